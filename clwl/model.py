@@ -1,0 +1,198 @@
+"""The sending queue manager's view of its cluster(s): what the CLWL algorithm decides over.
+
+Everything here is what one queue manager knows (its own DISPLAY output): a partial repository only knows
+the queue managers it has used (mq-domain-notes section 5, pitfall 11), so a replay always uses the
+putting queue manager's view, never a full repository's.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+# Channel states grouped into the tiers of steps 6-9 (cli-contract reading 1). Anything not listed (for
+# example SWITCHING) falls into the last tier, as the contract says "and any other state".
+STATE_TIERS: tuple[frozenset[str], ...] = (
+    frozenset({"INACTIVE", "RUNNING"}),
+    frozenset({"BINDING", "INITIALIZING", "STARTING", "STOPPING"}),
+    frozenset({"RETRYING"}),
+    frozenset({"REQUESTING", "PAUSED", "STOPPED"}),
+)
+
+
+def state_tier(state: str) -> int:
+    """0-based tier of a channel state: 0 is best (INACTIVE/RUNNING), 3 is worst (and unknown states)."""
+    for i, tier in enumerate(STATE_TIERS[:-1]):
+        if state in tier:
+            return i
+    return len(STATE_TIERS) - 1
+
+
+# DEFTYPE values that mean a manually defined CLUSSDR exists on the sending queue manager (step 10).
+MANUAL_CLUSSDR_DEFTYPES = frozenset({"CLUSSDR", "CLUSSDRB"})
+
+SCTQ = "SYSTEM.CLUSTER.TRANSMIT.QUEUE"
+QSG_XMITQ = "SYSTEM.QSG.TRANSMIT.QUEUE"
+# CFLEVEL(3) structures hold messages up to 63 KB; the message travels with its transmission header
+# (MQXQH: 4+4+48+48 bytes + the 324-byte MQMD v1 = 428 bytes), so the application data may be 428 less.
+IGQ_DEFAULT_MAX_MESSAGE = 63 * 1024 - 428
+
+
+@dataclass(frozen=True)
+class QmgrAttributes:
+    """DISPLAY QMGR of the sending queue manager (only what routing needs)."""
+
+    name: str
+    qmid: str = ""
+    clwluseq: str = "LOCAL"  # LOCAL | ANY
+    clwlmruc: int = 999_999_999
+    defclxq: str = "SCTQ"  # SCTQ | CHANNEL
+    qsgname: str = ""
+    igq: bool = False
+
+
+@dataclass(frozen=True)
+class ClusterChannel:
+    """A route from the sending queue manager to one cluster queue manager: one CLUSSDR channel.
+
+    Workload attributes are the ones the target's CLUSRCVR advertises (shown in DISPLAY CLUSQMGR); values
+    set on a manual CLUSSDR are ignored by MQ (mq-domain-notes pitfall 1).
+    """
+
+    name: str
+    qmgr: str
+    clusters: frozenset[str]
+    deftype: str = "CLUSSDRA"
+    clwlrank: int = 0
+    clwlprty: int = 0
+    clwlwght: int = 50
+    netprty: int = 0
+    suspended: bool = False
+    state: str = "INACTIVE"
+    current_xmitq: str = ""  # what the channel uses now (CHSTATUS XMITQ, else CLUSQMGR XMITQ)
+    qmid: str = ""
+
+    @property
+    def manual(self) -> bool:
+        return self.deftype in MANUAL_CLUSSDR_DEFTYPES
+
+
+@dataclass(frozen=True)
+class QueueInstance:
+    """One advertised instance of a cluster queue (a DISPLAY QCLUSTER record, clusters merged).
+
+    ``clusqt`` is QLOCAL, QALIAS, QREMOTE or QMGR (a queue manager alias). ``local`` marks the instance
+    hosted by the sending queue manager itself.
+    """
+
+    queue: str
+    qmgr: str
+    clusters: frozenset[str]
+    clusqt: str = "QLOCAL"
+    put_enabled: bool = True
+    clwlrank: int = 0
+    clwlprty: int = 0
+    defbind: str = "OPEN"
+    local: bool = False
+    clwluseq: str = "QMGR"  # only known for the local instance (not advertised): LOCAL | ANY | QMGR
+    qmid: str = ""
+
+    @property
+    def qmgr_alias(self) -> bool:
+        return self.clusqt == "QMGR"
+
+
+@dataclass(frozen=True)
+class LocalQueue:
+    """A DISPLAY QLOCAL record of the sending queue manager (routing uses CLWLUSEQ and xmitq CLCHNAME)."""
+
+    name: str
+    usage: str = "NORMAL"
+    clchname: str = ""
+    clusters: frozenset[str] = frozenset()
+    clwluseq: str = "QMGR"
+    put_enabled: bool = True
+    clwlrank: int = 0
+    clwlprty: int = 0
+    defbind: str = "OPEN"
+
+
+@dataclass(frozen=True)
+class LocalAlias:
+    """DISPLAY QALIAS: a local alias resolves to its TARGET, and its DEFBIND overrides the target's."""
+
+    name: str
+    target: str
+    defbind: str = "OPEN"
+    clusters: frozenset[str] = frozenset()
+
+
+@dataclass(frozen=True)
+class RemoteDefinition:
+    """DISPLAY QREMOTE. With a blank RNAME it is a queue manager alias: RQMNAME is the real target."""
+
+    name: str
+    rname: str
+    rqmname: str
+    xmitq: str = ""
+    clusters: frozenset[str] = frozenset()
+
+    @property
+    def qmgr_alias(self) -> bool:
+        return not self.rname
+
+
+@dataclass(frozen=True)
+class ClusterView:
+    """Everything the sending queue manager knows, at one moment."""
+
+    qmgr: QmgrAttributes
+    channels: tuple[ClusterChannel, ...] = ()
+    instances: tuple[QueueInstance, ...] = ()
+    local_queues: tuple[LocalQueue, ...] = ()
+    aliases: tuple[LocalAlias, ...] = ()
+    remotes: tuple[RemoteDefinition, ...] = ()
+    # The local queue manager's own CLUSRCVR channels (DEFTYPE CLUSRCVR records): its clusters, and the
+    # CLWLWGHT the local instance competes with in step 12 (cli-contract reading 2).
+    local_receivers: tuple[ClusterChannel, ...] = ()
+    # Queue managers of the sending queue manager's queue-sharing group (intra-group queuing path).
+    qsg_members: frozenset[str] = frozenset()
+    igq_max_message: int = IGQ_DEFAULT_MAX_MESSAGE
+    notes: tuple[str, ...] = field(default=(), compare=False)
+
+    @property
+    def local_name(self) -> str:
+        return self.qmgr.name
+
+    @property
+    def local_clusters(self) -> frozenset[str]:
+        out: set[str] = set()
+        for r in self.local_receivers:
+            out |= r.clusters
+        return frozenset(out)
+
+    def instances_of(self, queue: str) -> list[QueueInstance]:
+        return [i for i in self.instances if i.queue == queue]
+
+    def channels_to(self, qmgr: str) -> list[ClusterChannel]:
+        return [c for c in self.channels if c.qmgr == qmgr]
+
+    def local_queue(self, name: str) -> LocalQueue | None:
+        for q in self.local_queues:
+            if q.name == name:
+                return q
+        return None
+
+    def alias(self, name: str) -> LocalAlias | None:
+        for a in self.aliases:
+            if a.name == name:
+                return a
+        return None
+
+    def remote(self, name: str) -> RemoteDefinition | None:
+        for r in self.remotes:
+            if r.name == name:
+                return r
+        return None
+
+    def known_qmgrs(self) -> set[str]:
+        return {c.qmgr for c in self.channels}

@@ -1,0 +1,298 @@
+"""amqsmon output: queue accounting and queue statistics, one row per queue per interval.
+
+The format is ``amqsmon0.c``'s (``mq-domain-notes.md`` section 2c): each record starts with
+``MonitoringType: <type>`` and goes on with ``Label: value`` lines; a group prints ``QueueAccounting: <n>``
+(or ``QueueStatistics: <n>``) and then its fields indented. Strings are single-quoted, byte strings
+``x'hex'``, int lists ``[non-persistent, persistent]``.
+
+``parse_amqsmon_text`` returns ``(records, problems, skipped)``:
+
+* one :class:`QueueAccountingRecord` per queue group of a QueueAccounting or QueueStatistics record (a
+  record with ``ObjectCount: 3`` gives three rows); a QueueStatistics record whose queue fields are at the
+  top level (no group) gives one row;
+* ``skipped``: the number of records of the types that carry no per-queue puts (MQIAccounting,
+  MQIStatistics, ChannelStatistics), recognised and left out on purpose (their fields are not checked);
+* a :class:`ParseProblem` per unit that could not be accepted: a queue group (missing QueueName, an int
+  list that is not ``[a, b]``, a line that is not ``Label: value`` inside it), or a whole record when its
+  own fields are wrong (bad interval date/time, malformed line outside the groups, unknown type, no queue
+  at all), plus one for groups that ``ObjectCount`` announces but the file does not hold, and one per
+  non-blank line outside any record.
+
+So rows read = ``len(records) + skipped + len(problems)``.
+
+Assumptions: interval dates and times are returned as naive datetimes exactly as printed (amqsmon prints
+the queue manager's local time and no zone); a put field that is absent is ``None``; ``put_fail_count`` is
+PutFailCount (Put1FailCount is not added).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+
+from clwl.parse.common import InputError, ParseProblem
+
+__all__ = ["QueueAccountingRecord", "parse_amqsmon_text", "parse_amqsmon_file", "QUEUE_TYPES", "SKIPPED_TYPES"]
+
+QUEUE_TYPES = ("QueueAccounting", "QueueStatistics")
+SKIPPED_TYPES = ("MQIAccounting", "MQIStatistics", "ChannelStatistics")
+_GROUP_LABELS = frozenset(QUEUE_TYPES)
+
+
+@dataclass(frozen=True, slots=True)
+class QueueAccountingRecord:
+    """Puts to one queue in one accounting/statistics interval."""
+
+    source: str
+    line: int  # line of the queue group (or of the record, for a statistics record without groups)
+    monitoring_type: str  # 'QueueAccounting' | 'QueueStatistics'
+    qmgr: str
+    interval_start: datetime  # naive, as printed
+    interval_end: datetime
+    queue: str
+    queue_type: str | None  # Local, Model, Alias, Remote, Cluster, ... as printed
+    put_count_nonpersistent: int | None
+    put_count_persistent: int | None
+    put1_count_nonpersistent: int | None
+    put1_count_persistent: int | None
+    put_fail_count: int | None
+    put_bytes_nonpersistent: int | None
+    put_bytes_persistent: int | None
+    application_name: str | None  # None for statistics
+    connection_id: str | None  # hex, upper case; None for statistics
+
+
+class _Reject(Exception):
+    pass
+
+
+_LINE = re.compile(r"^(\s*)([A-Za-z][A-Za-z0-9_]*)\s*:\s?(.*?)\s*$")
+_INT_LIST = re.compile(r"^\[\s*(-?\d+)\s*,\s*(-?\d+)\s*\]$")
+_DATE = re.compile(r"^(\d{4})-(\d{2})-(\d{2})$")
+_TIME = re.compile(r"^(\d{2})[.:](\d{2})[.:](\d{2})$")
+_HEXSTR = re.compile(r"^[xX]'([0-9A-Fa-f]*)'$")
+
+
+def _text(value: str) -> str:
+    if len(value) >= 2 and value[0] == "'" and value[-1] == "'":
+        return value[1:-1].rstrip()
+    return value
+
+
+def _int(fields: dict[str, str], label: str) -> int | None:
+    value = fields.get(label)
+    if value is None:
+        return None
+    try:
+        return int(value)
+    except ValueError:
+        raise _Reject(f"{label} is not an integer: {value!r}") from None
+
+
+def _pair(fields: dict[str, str], label: str) -> tuple[int | None, int | None]:
+    value = fields.get(label)
+    if value is None:
+        return None, None
+    match = _INT_LIST.match(value)
+    if not match:
+        raise _Reject(f"{label} is not an int list [a, b]: {value!r}")
+    return int(match.group(1)), int(match.group(2))
+
+
+def _interval(fields: dict[str, str], which: str) -> datetime:
+    date_label, time_label = f"Interval{which}Date", f"Interval{which}Time"
+    date, time = fields.get(date_label), fields.get(time_label)
+    if date is None:
+        raise _Reject(f"missing {date_label}")
+    if time is None:
+        raise _Reject(f"missing {time_label}")
+    date, time = _text(date), _text(time)
+    d = _DATE.match(date)
+    if not d:
+        raise _Reject(f"bad {date_label} {date!r}")
+    t = _TIME.match(time)
+    if not t:
+        raise _Reject(f"bad {time_label} {time!r}")
+    try:
+        day = datetime(int(d.group(1)), int(d.group(2)), int(d.group(3)))
+    except ValueError:
+        raise _Reject(f"bad {date_label} {date!r}") from None
+    hh, mm, ss = int(t.group(1)), int(t.group(2)), int(t.group(3))
+    if hh > 23 or mm > 59 or ss > 59:
+        raise _Reject(f"bad {time_label} {time!r}")
+    return day.replace(hour=hh, minute=mm, second=ss)
+
+
+class _Group:
+    __slots__ = ("line", "fields", "lines", "error")
+
+    def __init__(self, line: int):
+        self.line = line
+        self.fields: dict[str, str] = {}
+        self.lines: list[str] = []
+        self.error: str | None = None
+
+
+class _Record:
+    __slots__ = ("line", "mtype", "fields", "lines", "error", "groups")
+
+    def __init__(self, line: int, mtype: str):
+        self.line = line
+        self.mtype = mtype
+        self.fields: dict[str, str] = {}
+        self.lines: list[str] = []
+        self.error: str | None = None
+        self.groups: list[_Group] = []
+
+
+def parse_amqsmon_text(
+    text: str, source: str
+) -> tuple[list[QueueAccountingRecord], list[ParseProblem], int]:
+    """Rows of amqsmon output; see the module documentation for what counts as what."""
+    records: list[QueueAccountingRecord] = []
+    problems: list[ParseProblem] = []
+    skipped = 0
+    cur: _Record | None = None
+    group: _Group | None = None
+
+    def finish(rec: _Record) -> None:
+        nonlocal skipped
+        raw = "\n".join(rec.lines)
+        if rec.mtype in SKIPPED_TYPES:
+            skipped += 1
+            return
+        try:
+            if rec.mtype not in _GROUP_LABELS:
+                raise _Reject(f"unknown MonitoringType {rec.mtype!r}")
+            if rec.error:
+                raise _Reject(rec.error)
+            head = rec.fields
+            qmgr = _text(head.get("QueueManager", ""))
+            if not qmgr:
+                raise _Reject("missing QueueManager")
+            start = _interval(head, "Start")
+            end = _interval(head, "End")
+            accounting = rec.mtype == "QueueAccounting"
+            appl = conn = None
+            if accounting:
+                appl = _text(head["ApplicationName"]) if "ApplicationName" in head else None
+                if "ConnectionId" in head:
+                    match = _HEXSTR.match(head["ConnectionId"])
+                    conn = match.group(1).upper() if match else _text(head["ConnectionId"])
+            count = _int(head, "ObjectCount")
+            units = rec.groups
+            if not units:
+                if "QueueName" not in head:
+                    raise _Reject("no queue in record (no QueueName and no queue groups)")
+        except _Reject as exc:
+            problems.append(ParseProblem(source, rec.line, str(exc), raw))
+            return
+
+        def row(line: int, fields: dict[str, str]) -> QueueAccountingRecord:
+            queue = _text(fields.get("QueueName", ""))
+            if not queue:
+                raise _Reject(f"missing QueueName in {rec.mtype} group")
+            put_np, put_p = _pair(fields, "PutCount")
+            put1_np, put1_p = _pair(fields, "Put1Count")
+            bytes_np, bytes_p = _pair(fields, "PutBytes")
+            qtype = fields.get("QueueType")
+            return QueueAccountingRecord(
+                source=source,
+                line=line,
+                monitoring_type=rec.mtype,
+                qmgr=qmgr,
+                interval_start=start,
+                interval_end=end,
+                queue=queue,
+                queue_type=_text(qtype) if qtype is not None else None,
+                put_count_nonpersistent=put_np,
+                put_count_persistent=put_p,
+                put1_count_nonpersistent=put1_np,
+                put1_count_persistent=put1_p,
+                put_fail_count=_int(fields, "PutFailCount"),
+                put_bytes_nonpersistent=bytes_np,
+                put_bytes_persistent=bytes_p,
+                application_name=appl,
+                connection_id=conn,
+            )
+
+        if not units:
+            try:
+                records.append(row(rec.line, head))
+            except _Reject as exc:
+                problems.append(ParseProblem(source, rec.line, str(exc), raw))
+            return
+        for g in units:
+            try:
+                if g.error:
+                    raise _Reject(g.error)
+                records.append(row(g.line, g.fields))
+            except _Reject as exc:
+                problems.append(ParseProblem(source, g.line, str(exc), "\n".join(g.lines)))
+        if count is not None and count > len(units):
+            problems.append(ParseProblem(
+                source, rec.line, f"ObjectCount {count} but only {len(units)} queue groups", raw))
+
+    for lineno, line in enumerate(text.splitlines(), 1):
+        if not line.strip():
+            continue
+        match = _LINE.match(line)
+        if match and match.group(2) == "MonitoringType" and not match.group(1):
+            if cur is not None:
+                finish(cur)
+            cur = _Record(lineno, _text(match.group(3)))
+            cur.lines.append(line)
+            group = None
+            continue
+        if cur is None:
+            problems.append(ParseProblem(source, lineno, "line outside any record", line))
+            continue
+        cur.lines.append(line)
+        indented = line[0] in " \t"
+        if match and not indented and match.group(2) in _GROUP_LABELS and match.group(3).strip().isdigit():
+            group = _Group(lineno)
+            group.lines.append(line)
+            cur.groups.append(group)
+            continue
+        if group is not None and indented:
+            group.lines.append(line)
+            if match is None:
+                if group.error is None:
+                    group.error = f"malformed line (no 'Label: value'): {line.strip()[:60]!r}"
+            else:
+                group.fields[match.group(2)] = match.group(3)
+            continue
+        group = None if not indented else group
+        if match is None:
+            if cur.error is None:
+                cur.error = f"malformed line (no 'Label: value'): {line.strip()[:60]!r}"
+        else:
+            cur.fields.setdefault(match.group(2), match.group(3))
+    if cur is not None:
+        finish(cur)
+    return records, problems, skipped
+
+
+_LOOKS_AMQSMON = re.compile(r"^MonitoringType\s*:", re.M)
+
+
+def parse_amqsmon_file(path: str | Path) -> tuple[list[QueueAccountingRecord], list[ParseProblem], int]:
+    """An amqsmon output file; InputError when it is missing, unreadable or not amqsmon output."""
+    p = Path(path)
+    try:
+        data = p.read_bytes()
+    except FileNotFoundError:
+        raise InputError(str(path), "file not found") from None
+    except IsADirectoryError:
+        raise InputError(str(path), "is a directory, not a file") from None
+    except OSError as exc:
+        raise InputError(str(path), f"cannot read: {exc.strerror or exc}") from None
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        text = data.decode("latin-1")
+    if text.strip() and not _LOOKS_AMQSMON.search(text):
+        raise InputError(str(path), "not amqsmon output (no 'MonitoringType:' line)")
+    return parse_amqsmon_text(text, str(path))

@@ -1,0 +1,638 @@
+"""runmqsc text output -> :class:`ParsedCapture` (standard library only).
+
+What a capture looks like (mq-domain-notes 2a)::
+
+    5724-H72 (C) Copyright IBM Corp. 1994, 2025.
+    Starting MQSC for queue manager QM1.
+
+
+         1 : DISPLAY CLUSQMGR(*) ALL
+    AMQ8441I: Display Cluster Queue Manager details.
+       CLUSQMGR(QM1)                           CHANNEL(TO.QM1)
+       CONNAME(host1(1414))                    DESCR( )
+    AMQ8441I: Display Cluster Queue Manager details.
+       ...
+    One MQSC command read.
+    No commands have a syntax error.
+    All valid MQSC commands were processed.
+
+How the text is read:
+
+* A record starts at a line ``^\\s*AMQnnnn[IEWS]?:`` (any text after the colon, in any language) and owns the
+  lines that follow until the next record, an echoed command (``     2 : DISPLAY ...``, ``       : ALL``), a closing
+  line (``One MQSC command read.`` ...) or a line at column 0 that is not clean ``KEY(value)`` text (this is how
+  translated closing lines such as ``MQSC コマンドを 1 つ読み取りました。`` end a record). Blank lines inside a record
+  are skipped.
+* Attribute lines are tokenised with a balanced-parenthesis scanner, never by columns: ``KEY(value)`` and bare
+  keywords (``CURRENT``) at any column, any number per line; nested parentheses (``CONNAME(a(1414),b(1414))``),
+  empty values (``DESCR( )`` -> ``""``), values with blanks (``DESCR(Auto-defined by)``), quoted values
+  (``DESCR('a b')`` -> ``a b``, ``''`` inside quotes is one quote; a quote is only special as the first non-blank
+  character of a value). Keys are upper-cased; values keep their text, surrounding blanks stripped (inside quotes
+  too: MQ blank-pads its fields). Unknown attribute names are kept.
+* A value may continue on the next line when a parenthesis (or quote) is still open at the end of a line and the
+  record continues: the two pieces are joined with one blank, or with nothing after ``(``/``,`` or before
+  ``)``/``,``. If the record ends instead (next record, echoed command, closing line, blank line, end of file)
+  the record is a problem.
+* Messages without attributes (``AMQ8147E: IBM MQ object X not found.``, ``AMQ8420I: Channel Status not found.``,
+  ``AMQ8405I`` syntax errors, ...) yield neither a record nor a problem: a "not found" answer is a normal
+  outcome. The lines following ``AMQ8405``/``AMQ8427`` (the echoed bad command, the syntax help) are skipped.
+  Exception: the header of a DISPLAY kind this project reads (AMQ8441, 8409, 8408, 8417, 8414, 8550) followed by no
+  attribute at all is a problem (the record was cut).
+* Banner queue manager (``ParsedCapture.banner_qmgr``), looked for in the banner part (the lines before the first
+  echoed command or record, copyright lines excluded), first match wins:
+  1. ``Starting MQSC for queue manager NAME.``;
+  2. a line that ends with ``<words> NAME.`` or ``NAME。`` where NAME is a valid MQ name (``A-Za-z0-9._/%``, at
+     most 48) with no lower-case letter (French ``... gestionnaire de files d'attente QM1.``);
+  3. a line that mentions ``MQSC`` and holds exactly one blank-separated token that is a valid MQ name, has no
+     lower-case letter and is not ``MQSC``/``IBM``/``MQ`` (translations that put the name mid-sentence:
+     ``キュー・マネージャー QM1 の MQSC を開始しています。``, German ``... QM1 wird gestartet.``);
+  4. a line ending as in 2 whose NAME has lower-case letters (a lower-case queue manager name).
+  ``None`` when nothing matches.
+* The record kind comes from the attributes (see :func:`classify`); the message id only breaks ties.
+
+Malformed records become :class:`ParseProblem` (line = the record's AMQ line, raw = the record's text) and are
+not emitted. Reason prefixes: ``unbalanced parenthesis:``, ``unclosed quote:``, ``not KEY(value) or a keyword:``,
+``record truncated at end of file:``, ``missing key attribute:``, ``duplicate attribute:``, ``attributes outside a
+record:`` (attribute lines with no AMQ header before them).
+"""
+
+from __future__ import annotations
+
+import codecs
+import os
+import re
+from typing import Mapping
+
+from clwl.parse.common import InputError, MqscRecord, ParsedCapture, ParseProblem
+
+__all__ = [
+    "KINDS",
+    "QUEUE_KINDS",
+    "REQUIRED_ATTRIBUTES",
+    "classify",
+    "decode_bytes",
+    "missing_key_reason",
+    "parse_mqsc_file",
+    "parse_mqsc_text",
+    "read_text_file",
+]
+
+# --------------------------------------------------------------------------------------------------------------
+# Kinds (shared with clwl.parse.rest)
+
+KINDS = frozenset(
+    {"CLUSQMGR", "QCLUSTER", "QMGR", "QLOCAL", "QALIAS", "QREMOTE", "QMODEL", "CHSTATUS", "NAMELIST", "CHANNEL",
+     "OTHER"}
+)
+QUEUE_KINDS = frozenset({"QLOCAL", "QALIAS", "QREMOTE", "QCLUSTER", "QMODEL"})
+
+# AMQ message number -> kind it announces ("QUEUE": a queue of a type still to be read from TYPE).
+_MESSAGE_KINDS = {
+    "8441": "CLUSQMGR",
+    "8409": "QUEUE",
+    "8408": "QMGR",
+    "8417": "CHSTATUS",
+    "8414": "CHANNEL",
+    "8550": "NAMELIST",
+}
+_CHSTATUS_MARKERS = ("STATUS", "CURRENT", "SAVED", "CHSTATI", "CHSTADA", "SUBSTATE", "MSGS")
+
+# Attributes without which a record of that kind is useless. "QUEUE" is the pseudo-kind of a queue record whose
+# TYPE is missing: never emitted, always a problem.
+REQUIRED_ATTRIBUTES: Mapping[str, tuple[str, ...]] = {
+    "CLUSQMGR": ("CLUSQMGR", "CHANNEL", "CLUSTER"),
+    "QCLUSTER": ("QUEUE", "CLUSQMGR"),
+    "QLOCAL": ("QUEUE",),
+    "QALIAS": ("QUEUE",),
+    "QREMOTE": ("QUEUE",),
+    "QMODEL": ("QUEUE",),
+    "QUEUE": ("QUEUE", "TYPE"),
+    "QMGR": ("QMNAME",),
+    "CHSTATUS": ("CHANNEL", "CHLTYPE"),
+    "CHANNEL": ("CHANNEL", "CHLTYPE"),
+    "NAMELIST": ("NAMELIST",),
+}
+
+
+def classify(attrs: Mapping[str, str | None], message_id: str = "") -> str:
+    """Kind of a record, decided from its attribute names (never from the message text).
+
+    Rules, in order:
+    1. ``QUEUE`` present: ``TYPE``'s value if it is QLOCAL/QALIAS/QREMOTE/QCLUSTER/QMODEL; without TYPE,
+       QCLUSTER if ``CLUSQMGR`` is present, else the pseudo-kind ``QUEUE`` under an AMQ8409 header (a problem);
+       anything else (DISPLAY QSTATUS's TYPE(QUEUE), ...) is OTHER.
+    2. ``CLUSQMGR`` present: CLUSQMGR (QCLUSTER under an AMQ8409 header: a cluster queue that lost QUEUE).
+    3. ``CHANNEL`` and ``CHLTYPE``: CHSTATUS if any of STATUS, CURRENT, SAVED, CHSTATI, CHSTADA, SUBSTATE, MSGS is
+       present, else CHSTATUS under an AMQ8417 header, else CHANNEL. ``CHANNEL`` without ``CHLTYPE``: the kind
+       of the header (AMQ8417/8414/8441, then a problem for the missing key) or OTHER.
+    4. ``QMNAME`` (and neither QUEUE nor CHANNEL): QMGR, except ``QMNAME`` + ``STATUS`` (DISPLAY QMSTATUS) which
+       is OTHER unless the header is AMQ8408.
+    5. ``NAMELIST``: NAMELIST.
+    6. none of these: the kind of the header if it is a known one (the record then misses its key attribute),
+       else OTHER.
+    """
+    hint = _MESSAGE_KINDS.get(message_id[3:7]) if message_id else None
+    if "QUEUE" in attrs:
+        qtype = attrs.get("TYPE")
+        if qtype:
+            qtype = qtype.upper()
+            return qtype if qtype in QUEUE_KINDS else "OTHER"
+        if "CLUSQMGR" in attrs:
+            return "QCLUSTER"
+        return "QUEUE" if hint == "QUEUE" else "OTHER"
+    if "CLUSQMGR" in attrs:
+        return "QCLUSTER" if hint == "QUEUE" else "CLUSQMGR"
+    if "CHANNEL" in attrs:
+        if "CHLTYPE" in attrs:
+            for marker in _CHSTATUS_MARKERS:
+                if marker in attrs:
+                    return "CHSTATUS"
+            return "CHSTATUS" if hint == "CHSTATUS" else "CHANNEL"
+        return hint if hint in ("CHSTATUS", "CHANNEL", "CLUSQMGR") else "OTHER"
+    if "QMNAME" in attrs:
+        if "STATUS" in attrs and hint != "QMGR":
+            return "OTHER"
+        return "QMGR"
+    if "NAMELIST" in attrs:
+        return "NAMELIST"
+    return hint or "OTHER"
+
+
+def missing_key_reason(kind: str, attrs: Mapping[str, str | None]) -> str | None:
+    """``"missing key attribute: ..."`` when a record of ``kind`` lacks (or has empty) key attributes."""
+    required = REQUIRED_ATTRIBUTES.get(kind)
+    if not required:
+        return None
+    missing = [key for key in required if key not in attrs]
+    label = "queue" if kind == "QUEUE" else kind
+    if missing:
+        return f"missing key attribute: {label} record without {', '.join(missing)}"
+    empty = [key for key in required if not attrs[key]]
+    if empty:
+        return f"missing key attribute: {label} record with empty {', '.join(empty)}"
+    return None
+
+
+# --------------------------------------------------------------------------------------------------------------
+# Reading files
+
+
+def decode_bytes(data: bytes) -> str:
+    """Bytes of a capture -> text: BOM (UTF-8, UTF-16) honoured, else UTF-8, else latin-1 (never fails)."""
+    if data.startswith(codecs.BOM_UTF8):
+        data = data[3:]
+    elif data.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
+        try:
+            return data.decode("utf-16")
+        except UnicodeDecodeError:
+            pass
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        return data.decode("latin-1")
+
+
+def read_text_file(path: str | os.PathLike[str]) -> tuple[str, str]:
+    """``(source, text)`` of a file; :class:`InputError` when it is missing or unreadable."""
+    source = os.fspath(path)
+    try:
+        with open(source, "rb") as handle:
+            data = handle.read()
+    except FileNotFoundError:
+        raise InputError(source, "no such file") from None
+    except IsADirectoryError:
+        raise InputError(source, "is a directory, not a file") from None
+    except PermissionError:
+        raise InputError(source, "permission denied") from None
+    except OSError as error:
+        raise InputError(source, f"cannot be read: {error.strerror or error}") from None
+    return source, decode_bytes(data)
+
+
+# --------------------------------------------------------------------------------------------------------------
+# Lexical patterns (precompiled). The common record costs one findall of _FAST_PAIRS plus one dict
+# comprehension: keys in upper case, values without quotes, newlines or more than one level of nested
+# parentheses, nothing else on the lines. Anything else (a "junk" match, group 4, which gives the key "") sends
+# the record to the exact, slower scanner below.
+
+_KEY = r"[A-Za-z][A-Za-z0-9_]*"
+_FAST_INNER = r"[^()'\n]*+(?:\([^()'\n]*+\)[^()'\n]*+)*+"
+_FAST_PAIRS = re.compile(
+    r"[ \t\n]*+(?:([A-Z][A-Z0-9_]*+)(?:(\()(" + _FAST_INNER + r")\)|(?=[ \t\n]|\Z))|(.))"
+)
+_HEADER = re.compile(r"(AMQ\d{4}[IEWS]?):")
+_KEY_RE = re.compile(_KEY)
+_TOKEN_RE = re.compile(r"[^ \t]+")
+_VALUE_CHUNK = re.compile(r"[^()']+")
+_QUOTED_CHUNK = re.compile(r"[^']+")
+_ECHO = re.compile(r"[ \t]*(?:\d+[ \t]*)?:(?:[ \t]|$)")
+_CLOSING = re.compile(
+    r"[ \t]*(?:(?:One|No|All|\d+)[ \t]+(?:valid[ \t]+)?(?:MQSC[ \t]+)?commands?\b|MQSC[ \t]+commands?\b)"
+)
+_COPYRIGHT = re.compile(r"5724-H72|Copyright|\(C\)", re.IGNORECASE)
+_STARTING = re.compile(r"Starting MQSC for queue manager[ \t]+(\S+?)\.?[ \t]*$")
+_MQ_NAME = re.compile(r"[A-Za-z0-9._/%]{1,48}")
+_ENDS_WITH_NAME = re.compile(r"(?<![A-Za-z0-9._/%])([A-Za-z0-9._/%]{1,49})[ \t]*[.。][ \t]*$")
+_LETTER = re.compile(r"[^\W\d_]")
+_LOWER = re.compile(r"[a-z]")
+_NOT_NAME_WORDS = frozenset({"MQSC", "IBM", "MQ"})
+
+# AMQ8405 (syntax error) and AMQ8427 (valid syntax) are followed by command text, not attributes.
+_SKIP_BODY = frozenset(f"AMQ{n}{s}" for n in ("8405", "8427") for s in ("", "I", "E", "W", "S"))
+
+
+def _clip(text: str, limit: int = 80) -> str:
+    text = text.strip()
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+# --------------------------------------------------------------------------------------------------------------
+# The slow, exact scanner: used for the lines the fast pattern does not take (quotes, deep nesting, errors,
+# values continued on the next line, attribute lines at column 0)
+
+
+class _Scanner:
+    """Balanced-parenthesis tokeniser fed one line at a time; keeps an open value across lines."""
+
+    __slots__ = ("pairs", "error", "key", "buf", "depth", "mode", "token", "token_line")
+
+    def __init__(self) -> None:
+        self.pairs: list[tuple[str, str | None]] = []
+        self.error: str | None = None
+        self.key: str | None = None  # key whose value is open
+        self.buf: list[str] = []
+        self.depth = 0
+        self.mode = 0  # 0 before the value's first non-blank, 1 literal, 2 inside quotes, 3 after closing quote
+        self.token: list[str] = []  # raw text of the open token, for messages
+        self.token_line = 0
+
+    @property
+    def open(self) -> bool:
+        return self.key is not None
+
+    def unclosed_reason(self) -> str:
+        what = "unclosed quote" if self.mode == 2 else "unbalanced parenthesis: unclosed '('"
+        return f"{what} in {_clip(' '.join(self.token))!r} at line {self.token_line}"
+
+    def feed(self, line: str, lineno: int) -> None:
+        n = len(line)
+        i = 0
+        if self.key is not None:  # the value goes on: join the two pieces
+            content = line.lstrip(" \t")
+            i = n - len(content)
+            self.token.append(content.rstrip())
+            if self.mode in (1, 2, 3):
+                prev = "".join(self.buf)
+                if self.mode != 2:
+                    prev = prev.rstrip(" \t")
+                self.buf = [prev]
+                if prev and content and prev[-1] not in "(," and content[0] not in "),":
+                    self.buf.append(" ")
+        while i < n:
+            if self.key is None:
+                c = line[i]
+                if c == " " or c == "\t":
+                    i += 1
+                    continue
+                m = _KEY_RE.match(line, i)
+                if m is None:
+                    if c == ")":
+                        self.error = f"unbalanced parenthesis: stray ')' in {_clip(line)!r} at line {lineno}"
+                    else:
+                        token = _TOKEN_RE.match(line, i).group()
+                        self.error = (
+                            f"not KEY(value) or a keyword: {_clip(token, 40)!r} in {_clip(line)!r} at line {lineno}"
+                        )
+                    return
+                j = m.end()
+                if j < n and line[j] == "(":
+                    self.key = m.group().upper()
+                    self.buf = []
+                    self.depth = 0
+                    self.mode = 0
+                    self.token = [line[i:].rstrip()]
+                    self.token_line = lineno
+                    i = j + 1
+                    continue
+                if j < n and line[j] not in " \t":
+                    token = _TOKEN_RE.match(line, i).group()
+                    self.error = (
+                        f"not KEY(value) or a keyword: {_clip(token, 40)!r} in {_clip(line)!r} at line {lineno}"
+                    )
+                    return
+                self.pairs.append((m.group().upper(), None))
+                i = j
+                continue
+            # inside a value
+            mode = self.mode
+            c = line[i]
+            if mode == 2:  # quoted
+                if c == "'":
+                    if i + 1 < n and line[i + 1] == "'":
+                        self.buf.append("'")
+                        i += 2
+                    else:
+                        self.mode = 3
+                        i += 1
+                    continue
+                m = _QUOTED_CHUNK.match(line, i)
+                self.buf.append(m.group())
+                i = m.end()
+                continue
+            if mode == 3:  # after the closing quote: blanks, then ')'
+                if c == " " or c == "\t":
+                    i += 1
+                    continue
+                if c == ")":
+                    self._close()
+                    i += 1
+                    continue
+                self.error = (
+                    f"not KEY(value) or a keyword: text after the closing quote in {_clip(' '.join(self.token))!r}"
+                    f" at line {lineno}"
+                )
+                return
+            if mode == 0:
+                if c == " " or c == "\t":
+                    i += 1
+                    continue
+                if c == "'":
+                    self.mode = 2
+                    i += 1
+                    continue
+                self.mode = 1
+            if c == "(":
+                self.depth += 1
+                self.buf.append(c)
+                i += 1
+            elif c == ")":
+                if self.depth == 0:
+                    self._close()
+                else:
+                    self.depth -= 1
+                    self.buf.append(c)
+                i += 1
+            else:
+                m = _VALUE_CHUNK.match(line, i)
+                if m is None:  # a quote inside a literal value is literal
+                    self.buf.append(c)
+                    i += 1
+                else:
+                    self.buf.append(m.group())
+                    i = m.end()
+
+    def _close(self) -> None:
+        self.pairs.append((self.key, "".join(self.buf).strip()))  # type: ignore[arg-type]
+        self.key = None
+        self.buf = []
+        self.token = []
+
+
+def _clean_attribute_line(line: str) -> list[tuple[str, str | None]] | None:
+    """Pairs of a line that is complete, clean KEY(value) text with at least one valued pair, else None."""
+    scanner = _Scanner()
+    scanner.feed(line, 0)
+    if scanner.error or scanner.open:
+        return None
+    for _key, value in scanner.pairs:
+        if value is not None:
+            return scanner.pairs
+    return None
+
+
+def _is_end_line(line: str) -> bool:
+    """An echoed command or an English closing line: ends any record, even one with an open value."""
+    return _ECHO.match(line) is not None or _CLOSING.match(line) is not None
+
+
+# --------------------------------------------------------------------------------------------------------------
+# Banner
+
+
+def _banner_qmgr(lines: list[str]) -> str | None:
+    ending_lower: str | None = None
+    for line in lines:
+        text = line.strip()
+        if not text or _COPYRIGHT.search(text):
+            continue
+        m = _STARTING.search(text)
+        if m and _MQ_NAME.fullmatch(m.group(1)):
+            return m.group(1)
+        m = _ENDS_WITH_NAME.search(text)
+        if m and _MQ_NAME.fullmatch(m.group(1)) and _LETTER.search(text, 0, m.start()):
+            name = m.group(1)
+            if not _LOWER.search(name):
+                return name
+            if ending_lower is None:
+                ending_lower = name
+        if "MQSC" in text:
+            candidates = [
+                token.rstrip(".。")
+                for token in text.split()
+                if token.rstrip(".。") not in _NOT_NAME_WORDS
+                and _MQ_NAME.fullmatch(token.rstrip(".。"))
+                and not _LOWER.search(token)
+            ]
+            if len(candidates) == 1:
+                return candidates[0]
+    return ending_lower
+
+
+# --------------------------------------------------------------------------------------------------------------
+# The parser
+
+
+def parse_mqsc_file(path: str | os.PathLike[str]) -> ParsedCapture:
+    """Parse one runmqsc capture file. :class:`InputError` if it is missing, unreadable or not runmqsc output."""
+    source, text = read_text_file(path)
+    return parse_mqsc_text(text, source)
+
+
+def parse_mqsc_text(text: str, source: str) -> ParsedCapture:
+    """Parse runmqsc output held in ``text`` (``source`` names it in records and problems).
+
+    Raises :class:`InputError` when the text is not runmqsc output at all (no banner line, no echoed command and
+    no AMQnnnn message).
+    """
+    if text.startswith("\ufeff"):
+        text = text[1:]
+    if "\r" in text:
+        text = text.replace("\r\n", "\n").replace("\r", "\n")
+    capture = ParsedCapture(source=source, fmt="mqsc")
+    parser = _Parser(text, source, capture)
+    parser.run()
+    if not (parser.headers or parser.saw_echo or parser.saw_banner):
+        reason = "empty file" if not text.strip() else "not runmqsc output (no banner, echoed command or AMQnnnn message)"
+        raise InputError(source, reason)
+    capture.banner_qmgr = _banner_qmgr(parser.banner_lines)
+    return capture
+
+
+class _Parser:
+    def __init__(self, text: str, source: str, capture: ParsedCapture) -> None:
+        self.text = text
+        self.source = source
+        self.records = capture.records
+        self.problems = capture.problems
+        self.headers = 0
+        self.saw_echo = False
+        self.saw_banner = False
+        self.in_banner = True
+        self.banner_lines: list[str] = []
+
+    # -- driver ------------------------------------------------------------------------------------------------
+    def run(self) -> None:
+        text = self.text
+        end = len(text)
+        rfind = text.rfind
+        previous: tuple[int, int, str] | None = None  # (line start, end of "AMQnnnnX:", message id)
+        lineno = 1
+        for m in _HEADER.finditer(text):
+            at = m.start()
+            line_start = rfind("\n", 0, at) + 1
+            if line_start != at and text[line_start:at].strip(" \t"):
+                continue  # "AMQnnnn:" inside other text
+            self.headers += 1
+            if previous is None:
+                self._loose(0, line_start, 1)
+                self.in_banner = False
+                lineno = 1 + text.count("\n", 0, line_start)
+            else:
+                lineno = self._one(previous, line_start, lineno)
+            previous = (line_start, m.end(), m.group(1))
+        if previous is None:
+            self._loose(0, end, 1)
+        else:
+            self._one(previous, end, lineno)
+
+    def _one(self, header: tuple[int, int, str], body_end: int, lineno: int) -> int:
+        """Read the record whose header is ``header`` and whose text ends at ``body_end``; next line number."""
+        text = self.text
+        line_start, header_end, message_id = header
+        nl = text.find("\n", header_end, body_end)
+        body_start = body_end if nl < 0 else nl + 1
+        pairs = _FAST_PAIRS.findall(text, body_start, body_end)
+        attrs = {k: (v.strip() if p else None) for k, p, v, _junk in pairs}
+        if attrs and "" not in attrs and len(attrs) == len(pairs) and message_id not in _SKIP_BODY:
+            kind = classify(attrs, message_id)
+            for key in REQUIRED_ATTRIBUTES.get(kind, ()):
+                if not attrs.get(key):
+                    raw = text[line_start:body_end].rstrip("\n")
+                    self.problems.append(ParseProblem(self.source, lineno, missing_key_reason(kind, attrs) or "", raw))
+                    break
+            else:
+                self.records.append(MqscRecord(kind, attrs, self.source, lineno, message_id))
+        else:
+            self._record(message_id, line_start, body_start, body_end, lineno)
+        return lineno + text.count("\n", line_start, body_end)
+
+    # -- lines outside records ------------------------------------------------------------------------------------
+    def _loose(self, start: int, stop: int, lineno: int) -> None:
+        if start >= stop:
+            return
+        segment = self.text[start:stop]
+        if segment.endswith("\n"):
+            segment = segment[:-1]
+        orphan_line = 0
+        orphan: list[str] = []
+        for offset, line in enumerate(segment.split("\n")):
+            if _ECHO.match(line):
+                self.saw_echo = True
+                self.in_banner = False
+            elif line.strip() and not _CLOSING.match(line) and _clean_attribute_line(line) is not None:
+                if not orphan:
+                    orphan_line = lineno + offset
+                orphan.append(line)
+                continue
+            elif self.in_banner and line.strip():
+                self.banner_lines.append(line)
+                if _COPYRIGHT.search(line) or "MQSC" in line:
+                    self.saw_banner = True
+            if orphan:
+                self._orphan(orphan_line, orphan)
+                orphan = []
+        if orphan:
+            self._orphan(orphan_line, orphan)
+
+    def _orphan(self, lineno: int, lines: list[str]) -> None:
+        self.problems.append(
+            ParseProblem(
+                self.source,
+                lineno,
+                f"attributes outside a record: no AMQnnnn message before {_clip(lines[0])!r}",
+                "\n".join(lines),
+            )
+        )
+
+    # -- one record, the exact way --------------------------------------------------------------------------------
+    def _record(self, message_id: str, line_start: int, body_start: int, body_end: int, lineno: int) -> None:
+        text = self.text
+        if message_id in _SKIP_BODY:
+            return  # the bad command / the syntax help follow: no attributes
+        error, record_end, pairs = self._scan(body_start, body_end, lineno + 1)
+        self._loose(record_end, body_end, lineno + 1 + text.count("\n", body_start, record_end))
+        attrs: dict[str, str | None] = {}
+        if error is None:
+            for key, value in pairs:
+                if key in attrs and attrs[key] != value:
+                    error = (
+                        f"duplicate attribute: {key} given twice with different values ({attrs[key]!r}, {value!r})"
+                    )
+                    break
+                attrs[key] = value
+        if error is None and not attrs:
+            kind = _MESSAGE_KINDS.get(message_id[3:7])
+            if kind is None:
+                return  # "object not found", "Channel Status not found", ...: a message, not a record
+            if body_end == len(text) and not text[body_start:body_end].strip():
+                error = f"record truncated at end of file: {message_id} message without attributes"
+            else:
+                error = f"missing key attribute: {message_id} message without attributes"
+        if error is None:
+            kind = classify(attrs, message_id)
+            error = missing_key_reason(kind, attrs)
+            if error is None:
+                self.records.append(MqscRecord(kind, attrs, self.source, lineno, message_id))
+                return
+        raw = text[line_start:record_end].rstrip("\n")
+        self.problems.append(ParseProblem(self.source, lineno, error, raw))
+
+    def _scan(self, pos: int, stop: int, lineno: int) -> tuple[str | None, int, list[tuple[str, str | None]]]:
+        """Scan a record's lines from ``pos``: (first error, end of the record's text, pairs)."""
+        text = self.text
+        scanner = _Scanner()
+        error: str | None = None
+        at_eof = stop == len(text)
+        while pos < stop:
+            nl = text.find("\n", pos, stop)
+            line_end = stop if nl < 0 else nl
+            next_pos = stop if nl < 0 else nl + 1
+            line = text[pos:line_end]
+            stripped = line.strip()
+            if scanner.open:
+                if not stripped or _is_end_line(line):
+                    return scanner.unclosed_reason(), pos, scanner.pairs
+                scanner.feed(line, lineno)
+            elif not stripped:
+                pass
+            elif _is_end_line(line):
+                break
+            elif line[0] not in " \t":
+                pairs = _clean_attribute_line(line)
+                if pairs is None:
+                    break  # a translated closing line or other text: the record ends here
+                scanner.pairs.extend(pairs)
+            elif error is None:
+                scanner.feed(line, lineno)
+            if error is None and scanner.error:
+                error = scanner.error
+                scanner = _Scanner()  # go on consuming the bad record's lines, without reading them
+            pos = next_pos
+            lineno += 1
+        if error is None and scanner.open:
+            reason = scanner.unclosed_reason()
+            if at_eof and pos >= stop:
+                reason = "record truncated at end of file: " + reason.replace("unbalanced parenthesis: ", "")
+            return reason, pos, scanner.pairs
+        return error, pos, scanner.pairs
+

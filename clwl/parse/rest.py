@@ -1,0 +1,249 @@
+"""MQ REST API (mqweb) runCommandJSON responses -> :class:`ParsedCapture` (standard library only).
+
+Accepted shapes (mq-domain-notes 2b), in one file:
+
+* one response envelope ``{"commandResponse": [{"completionCode": 0, "reasonCode": 0, "parameters": {...}}],
+  "overallCompletionCode": 0, "overallReasonCode": 0}``;
+* a JSON array of envelopes;
+* JSON Lines: one envelope per line (a line that is not valid JSON is a problem for that line, not for the file);
+* any of these wrapped as ``{"qmgr": "QM1", "response": <envelope or array>}``: ``qmgr`` gives
+  ``banner_qmgr`` (the first one in the file wins);
+* an mqweb error body ``{"error": [{"messageId": "MQWB...", "message": ..., "reasonCode": ...}]}``: one problem per
+  error.
+
+Each ``commandResponse`` item with ``completionCode`` 0 gives one record per object: its ``parameters`` with keys
+upper-cased; a nested ``objects`` array is flattened as pymqrest does (each object merged over a copy of its
+parent's other parameters, the object's keys winning; an empty array gives no record). Values become text:
+strings stripped, integers in decimal, ``true``/``false`` -> ``YES``/``NO``, ``null`` -> ``None`` (like a bare
+keyword), lists joined with ``,`` (``"names": ["A", "B"]`` -> ``"A,B"``), other objects as compact JSON. The kind is
+decided by :func:`clwl.parse.mqsc.classify` (no message id in REST) and checked by
+:func:`clwl.parse.mqsc.missing_key_reason`.
+
+An item with ``completionCode`` != 0 is a problem (``command failed: completionCode 2, reasonCode 2085 ...``),
+except "nothing found": ``overallReasonCode`` 3008 and an item without parameters whose ``reasonCode`` is 2085
+(MQRC_UNKNOWN_OBJECT_NAME) or 3065 (MQRCCF_CHL_STATUS_NOT_FOUND, the REST form of "AMQ8420I: Channel Status not
+found."), which yields nothing. An item with completionCode 0 and no ``parameters`` (a DEFINE/ALTER answer) yields
+nothing.
+
+:class:`InputError` when the file is missing or unreadable, is not JSON (the message gives the JSON error's line
+and column), or holds no runCommandJSON response at all.
+
+Problem reason prefixes: ``command failed:``, ``REST error:``, ``invalid JSON:`` (one JSON Lines line), ``not a
+command response:``, ``missing key attribute:``, ``duplicate attribute:``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from typing import Any
+
+from clwl.parse.common import InputError, MqscRecord, ParsedCapture, ParseProblem
+from clwl.parse.mqsc import classify, missing_key_reason, read_text_file
+
+__all__ = ["parse_rest_file", "parse_rest_text"]
+
+_NOT_FOUND_REASONS = frozenset({2085, 3065})
+_NOTHING_FOUND_OVERALL = 3008
+_ENVELOPE_KEYS = ("commandResponse", "overallCompletionCode", "overallReasonCode")
+
+
+def parse_rest_file(path: str | os.PathLike[str]) -> ParsedCapture:
+    """Parse one MQ REST response file; :class:`InputError` if missing, unreadable, not JSON or not a response."""
+    source, text = read_text_file(path)
+    return parse_rest_text(text, source)
+
+
+def parse_rest_text(text: str, source: str) -> ParsedCapture:
+    """Parse MQ REST runCommandJSON response(s) held in ``text``; ``source`` names it."""
+    if text.startswith("\ufeff"):
+        text = text[1:]
+    if not text.strip():
+        raise InputError(source, "empty file")
+    units: list[tuple[int, Any, str | None]]  # (line, parsed JSON or the error, raw line for JSON Lines)
+    try:
+        document = json.loads(text)
+    except json.JSONDecodeError as error:
+        lines = _json_lines(text)
+        if lines is None:
+            raise InputError(
+                source, f"invalid JSON at line {error.lineno} column {error.colno}: {error.msg}"
+            ) from None
+        units = lines
+    else:
+        if isinstance(document, list):
+            units = [(0, item, None) for item in document]
+        else:
+            units = [(0, document, None)]
+    reader = _Reader(source)
+    for line, value, raw in units:
+        reader.unit(value, line, raw)
+    if not reader.recognised:
+        raise InputError(source, "not an MQ REST runCommandJSON response (no commandResponse)")
+    return reader.capture
+
+
+def _json_lines(text: str) -> list[tuple[int, Any, str | None]] | None:
+    """The file read as JSON Lines, or None if it does not look like JSON Lines of responses at all."""
+    units: list[tuple[int, Any, str | None]] = []
+    envelopes = 0
+    for number, line in enumerate(text.split("\n"), 1):
+        stripped = line.strip()
+        if not stripped:
+            continue
+        try:
+            value = json.loads(stripped)
+        except json.JSONDecodeError as error:
+            units.append((number, error, stripped))
+            continue
+        if isinstance(value, dict) and _looks_like_response(value):
+            envelopes += 1
+        units.append((number, value, stripped))
+    return units if envelopes else None
+
+
+def _looks_like_response(value: dict[str, Any]) -> bool:
+    return any(key in value for key in _ENVELOPE_KEYS) or "response" in value or "error" in value
+
+
+def _text(value: Any) -> str | None:
+    if value is None:
+        return None
+    if isinstance(value, str):
+        return value.strip()
+    if isinstance(value, bool):
+        return "YES" if value else "NO"
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float):
+        return str(int(value)) if value.is_integer() else repr(value)
+    if isinstance(value, list):
+        return ",".join("" if item is None else (_text(item) or "") for item in value)
+    return json.dumps(value, separators=(",", ":"), sort_keys=True, ensure_ascii=False)
+
+
+def _raw(value: Any) -> str:
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+
+
+class _Reader:
+    def __init__(self, source: str) -> None:
+        self.source = source
+        self.capture = ParsedCapture(source=source, fmt="rest")
+        self.recognised = False
+
+    def problem(self, line: int, reason: str, raw: str) -> None:
+        self.capture.problems.append(ParseProblem(self.source, line, reason, raw))
+
+    def unit(self, value: Any, line: int, raw: str | None) -> None:
+        if isinstance(value, json.JSONDecodeError):
+            self.problem(line, f"invalid JSON: {value.msg} at column {value.colno}", raw or "")
+            return
+        if not isinstance(value, dict):
+            self.problem(line, f"not a command response: a JSON {type(value).__name__}", raw or _raw(value))
+            return
+        if "response" in value and not any(key in value for key in _ENVELOPE_KEYS):
+            qmgr = value.get("qmgr")
+            if isinstance(qmgr, str) and qmgr.strip() and self.capture.banner_qmgr is None:
+                self.capture.banner_qmgr = qmgr.strip()
+            inner = value["response"]
+            for item in inner if isinstance(inner, list) else [inner]:
+                self.unit(item, line, None)
+            return
+        if any(key in value for key in _ENVELOPE_KEYS):
+            self.recognised = True
+            self.envelope(value, line)
+            return
+        if isinstance(value.get("error"), list):
+            self.recognised = True
+            for error in value["error"]:
+                if isinstance(error, dict):
+                    detail = " ".join(
+                        str(part)
+                        for part in (error.get("messageId"), error.get("message"))
+                        if part not in (None, "")
+                    )
+                    codes = f"completionCode {error.get('completionCode')}, reasonCode {error.get('reasonCode')}"
+                    self.problem(line, f"REST error: {detail} ({codes})".replace(":  (", ": ("), _raw(error))
+                else:
+                    self.problem(line, "REST error: unreadable error entry", _raw(error))
+            return
+        self.problem(line, "not a command response: no commandResponse", raw or _raw(value))
+
+    def envelope(self, envelope: dict[str, Any], line: int) -> None:
+        items = envelope.get("commandResponse", [])
+        overall_cc = envelope.get("overallCompletionCode", 0)
+        overall_rc = envelope.get("overallReasonCode", 0)
+        if not isinstance(items, list):
+            self.problem(line, "not a command response: commandResponse is not a list", _raw(envelope))
+            return
+        if not items:
+            if overall_cc not in (0, None) and overall_rc != _NOTHING_FOUND_OVERALL:
+                self.problem(
+                    line,
+                    f"command failed: overallCompletionCode {overall_cc}, overallReasonCode {overall_rc}",
+                    _raw(envelope),
+                )
+            return
+        for item in items:
+            if not isinstance(item, dict):
+                self.problem(line, "not a command response: commandResponse item is not an object", _raw(item))
+                continue
+            cc = item.get("completionCode", 0)
+            rc = item.get("reasonCode", 0)
+            parameters = item.get("parameters")
+            if cc != 0:
+                if not parameters and rc in _NOT_FOUND_REASONS and overall_rc == _NOTHING_FOUND_OVERALL:
+                    continue
+                message = item.get("message")
+                if isinstance(message, list):
+                    message = " ".join(str(part).strip() for part in message)
+                reason = f"command failed: completionCode {cc}, reasonCode {rc}"
+                if message:
+                    reason += f": {message}"
+                self.problem(line, reason, _raw(item))
+                continue
+            if parameters is None:
+                continue
+            if not isinstance(parameters, dict):
+                self.problem(line, "not a command response: parameters is not an object", _raw(item))
+                continue
+            for flat in self.flatten(parameters, item, line):
+                self.record(flat, item, line)
+
+    def flatten(self, parameters: dict[str, Any], item: dict[str, Any], line: int) -> list[dict[str, Any]]:
+        objects = parameters.get("objects")
+        if not isinstance(objects, list):
+            return [parameters]
+        shared = {key: value for key, value in parameters.items() if key != "objects"}
+        flattened = []
+        for nested in objects:
+            if isinstance(nested, dict):
+                merged = dict(shared)
+                merged.update(nested)
+                flattened.append(merged)
+            else:
+                self.problem(line, "not a command response: an entry of objects is not an object", _raw(item))
+        return flattened
+
+    def record(self, parameters: dict[str, Any], item: dict[str, Any], line: int) -> None:
+        attrs: dict[str, str | None] = {}
+        for key, value in parameters.items():
+            name = str(key).strip().upper()
+            text = _text(value)
+            if name in attrs and attrs[name] != text:
+                self.problem(
+                    line,
+                    f"duplicate attribute: {name} given twice with different values ({attrs[name]!r}, {text!r})",
+                    _raw(parameters),
+                )
+                return
+            attrs[name] = text
+        if not attrs:
+            return
+        kind = classify(attrs)
+        reason = missing_key_reason(kind, attrs)
+        if reason is not None:
+            self.problem(line, reason, _raw(parameters))
+            return
+        self.capture.records.append(MqscRecord(kind, attrs, self.source, line))

@@ -1,0 +1,103 @@
+"""The Delta-enabled session works end to end: a broken jar/Spark pairing fails here first."""
+
+from __future__ import annotations
+
+import importlib.metadata
+from pathlib import Path
+
+import pytest
+
+from spark.config import PipelineConfig
+
+pytestmark = pytest.mark.spark
+
+SCHEMA = "id INT, qmgr STRING, weight INT"
+ORIGINAL = [(1, "QM1", 10), (2, "QM2", 20), (3, "QM3", 30)]
+CHANGES = [(2, "QM2", 25), (4, "QM4", 40)]  # update id 2, insert id 4
+AFTER_MERGE = [(1, "QM1", 10), (2, "QM2", 25), (3, "QM3", 30), (4, "QM4", 40)]
+
+
+def _rows(df) -> list[tuple]:
+    return sorted(tuple(r) for r in df.collect())
+
+
+def test_delta_write_merge_history_time_travel_and_read_without_jvm(spark, tmp_lake):
+    import deltalake
+    from delta.tables import DeltaTable
+
+    path = PipelineConfig(lake=tmp_lake).table_path("silver", "cluster_qmgrs")
+    assert path == str(tmp_lake / "silver" / "cluster_qmgrs")
+
+    spark.createDataFrame(ORIGINAL, SCHEMA).write.format("delta").save(path)
+    assert _rows(spark.read.format("delta").load(path)) == ORIGINAL
+
+    (
+        DeltaTable.forPath(spark, path)
+        .alias("t")
+        .merge(spark.createDataFrame(CHANGES, SCHEMA).alias("s"), "t.id = s.id")
+        .whenMatchedUpdateAll()
+        .whenNotMatchedInsertAll()
+        .execute()
+    )
+    assert _rows(spark.read.format("delta").load(path)) == AFTER_MERGE
+
+    history = spark.sql(f"DESCRIBE HISTORY delta.`{path}`").orderBy("version").collect()
+    assert [(h.version, h.operation) for h in history] == [(0, "WRITE"), (1, "MERGE")]
+    metrics = history[1].operationMetrics
+    assert (metrics["numTargetRowsUpdated"], metrics["numTargetRowsInserted"]) == ("1", "1")
+
+    assert _rows(spark.read.format("delta").option("versionAsOf", 0).load(path)) == ORIGINAL
+
+    # The `deltalake` package (delta-rs, no JVM) reads what Spark wrote: latest version and version 0.
+    dt = deltalake.DeltaTable(path)
+    assert dt.version() == 1
+    assert "deletionVectors" not in (dt.protocol().reader_features or [])
+    latest = dt.to_pyarrow_table(columns=["id", "qmgr", "weight"]).to_pylist()
+    assert sorted((r["id"], r["qmgr"], r["weight"]) for r in latest) == AFTER_MERGE
+    v0 = deltalake.DeltaTable(path, version=0).to_pyarrow_table().to_pylist()
+    assert sorted((r["id"], r["qmgr"], r["weight"]) for r in v0) == ORIGINAL
+
+
+def test_session_settings_and_jar_pairing(spark):
+    import pyspark
+
+    from spark.session import get_spark
+
+    assert get_spark() is spark  # the active session is reused, not rebuilt
+    assert spark.conf.get("spark.sql.shuffle.partitions") == "4"
+    assert spark.conf.get("spark.sql.session.timeZone") == "UTC"
+    assert spark.conf.get("spark.databricks.delta.properties.defaults.enableDeletionVectors") == "false"
+    assert spark.conf.get("spark.sql.execution.arrow.pyspark.enabled") == "true"
+    assert spark.version == pyspark.__version__
+    # The Delta jar on the JVM belongs with the Python delta-spark (same major.minor) and with this Spark.
+    jvm_delta = spark._jvm.io.delta.package.VERSION()
+    assert jvm_delta.split(".")[:2] == importlib.metadata.version("delta_spark").split(".")[:2]
+    packages = spark.sparkContext.getConf().get("spark.jars.packages")
+    spark_mm = ".".join(pyspark.__version__.split(".")[:2])
+    assert packages == f"io.delta:delta-spark_{spark_mm}_2.13:{jvm_delta}"
+
+
+def test_excluded_jars_are_shipped_by_pyspark():
+    import pyspark
+
+    from spark.session import PROVIDED_BY_PYSPARK
+
+    jars = Path(pyspark.__file__).parent / "jars"
+    missing = [c for c in PROVIDED_BY_PYSPARK if not list(jars.glob(f"{c.split(':')[1]}-[0-9]*.jar"))]
+    assert missing == [], f"excluded from the Delta download but not in pyspark/jars: {missing}"
+
+
+def test_pipeline_config_from_env(monkeypatch, tmp_path):
+    monkeypatch.setenv("CLWL_LAKE", str(tmp_path / "l"))
+    monkeypatch.setenv("CLWL_LANDING", "")  # empty means unset
+    monkeypatch.setenv("CLWL_SPARK_MASTER", "local[1]")
+    cfg = PipelineConfig.from_env(shuffle_partitions=2)
+    assert (cfg.lake, cfg.master, cfg.shuffle_partitions) == (tmp_path / "l", "local[1]", 2)
+    assert cfg.reports == tmp_path / "l" / "reports"
+    assert cfg.landing.parts[-2:] == ("samples", "landing")
+    assert PipelineConfig.from_env(master="local[3]").master == "local[3]"
+    assert cfg.table_path("gold", "routing_replay") == str(tmp_path / "l" / "gold" / "routing_replay")
+    with pytest.raises(ValueError):
+        cfg.table_path("gold", "../x")
+    with pytest.raises(TypeError):
+        PipelineConfig.from_env(no_such_field=1)
