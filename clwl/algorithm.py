@@ -92,6 +92,12 @@ class Step:
     def __call__(self, cands: list[Candidate], ctx: Context) -> Optional[list[Candidate]]:
         return self.fn(cands, ctx)
 
+    @property
+    def eligibility(self) -> bool:
+        """Steps 1 and 2 say which destinations are possible at all: they always run in full, even in front
+        of a single candidate, because a lone ineligible destination means the put fails."""
+        return self.id in ("1", "2")
+
 
 PUT_INHIBITED = ("MQRC_CLUSTER_PUT_INHIBITED", 2268)
 

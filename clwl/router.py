@@ -22,6 +22,7 @@ from clwl.xmitq import delivery
 # Reason codes (IBM MQ constants) the router can answer with.
 MQRC_UNKNOWN_OBJECT_NAME = ("MQRC_UNKNOWN_OBJECT_NAME", 2085)
 MQRC_UNKNOWN_REMOTE_Q_MGR = ("MQRC_UNKNOWN_REMOTE_Q_MGR", 2087)
+MQRC_NO_DESTINATIONS_AVAILABLE = ("MQRC_NO_DESTINATIONS_AVAILABLE", 2270)
 
 BIND_OPTIONS = ("notfixed", "open", "group")
 
@@ -159,9 +160,9 @@ class Router:
     def route_many(self, request: Request, count: int) -> list[Result]:
         """``count`` not-fixed messages of the same kind: the fast path in a tight loop."""
         prep = self._prepare(request)
-        if prep.error is not None or prep.decided_by is not None or not prep.fast:
-            return [self._fast(request, None) for _ in range(count)]
         reason = not_reallocatable_reason(request, "notfixed", "", True)
+        if prep.error is not None or prep.decided_by is not None or not prep.fast:
+            return [self._fast(request, reason) for _ in range(count)]
         choose = self._choose_fast
         out = []
         append = out.append
@@ -185,27 +186,15 @@ class Router:
         if not trace:
             trace.append(TraceEntry("start", "candidates", (), _labels(cands)))
         ctx = self._context(request, choosing_qmgr)
-        decided = None
-        for st in self.steps:
-            out = st(cands, ctx)
-            if out is None:
-                continue
-            if not out:
-                trace.append(TraceEntry(st.id, st.rule, _labels(cands), ()))
-                return RouteError(request.queue, st.empty_reason[0], st.empty_reason[1],
-                                  f"step {st.id} left no destination", tuple(trace))
-            keep = {id(c) for c in out}
-            gone = tuple(c.label for c in cands if id(c) not in keep)
-            note = _step_note(st, cands, out, ctx)
-            trace.append(TraceEntry(st.id, st.rule, gone, _labels(out), note))
-            cands = out
-            if len(cands) == 1:
-                decided = st.id
-                break
-        if decided is None:
-            # One candidate from the start and no applicable step: the first step of the profile
-            # already had a single choice in front of it.
-            decided = self.steps[0].id
+        run = run_steps(self.steps, cands, ctx, trace)
+        if run.error is not None:
+            st = run.error
+            return RouteError(request.queue, st.empty_reason[0], st.empty_reason[1],
+                              f"step {st.id} left no destination", tuple(trace))
+        cands = run.cands
+        # One candidate from the start and no applicable step: the first step of the profile already had a
+        # single choice in front of it.
+        decided = run.decided or self.steps[0].id
         if ctx.notes:
             trace.append(TraceEntry("note", "; ".join(ctx.notes), (), _labels(cands)))
         chosen = cands[0]
@@ -228,19 +217,13 @@ class Router:
         # The stateful rest of the profile (PCF messages, CLWLMRUC below the number of channels).
         ctx = self._context(request, prep.choosing_qmgr)
         ctx.tier_done = prep.ctx_tier_done
-        cands = prep.cands
-        decided = None
-        for st in prep.rest:
-            out = st(cands, ctx)
-            if out is None:
-                continue
-            if not out:
-                return RouteError(request.queue, st.empty_reason[0], st.empty_reason[1],
-                                  f"step {st.id} left no destination")
-            cands = out
-            if len(cands) == 1:
-                decided = st.id
-                break
+        run = run_steps(prep.rest, prep.cands, ctx)
+        if run.error is not None:
+            st = run.error
+            return RouteError(request.queue, st.empty_reason[0], st.empty_reason[1],
+                              f"step {st.id} left no destination")
+        cands = run.cands
+        decided = run.decided or self.steps[0].id
         chosen = cands[0]
         self._record(chosen, request, ctx)
         return self._route_for(chosen, decided or prep.rest[-1].id, request, reason)
@@ -259,27 +242,19 @@ class Router:
         prep.choosing_qmgr = choosing_qmgr
         ctx = self._context(request, choosing_qmgr)
         steps = self.steps
-        i = 0
-        for i, st in enumerate(steps):
-            if _stateful_for(st, request):
-                break
-            out = st(cands, ctx)
-            if out is None:
-                continue
-            if not out:
-                prep.error = RouteError(request.queue, st.empty_reason[0], st.empty_reason[1],
-                                        f"step {st.id} left no destination")
-                return prep
-            cands = out
-            if len(cands) == 1:
-                prep.cands = cands
-                prep.decided_by = st.id
-                return prep
-        else:
-            i = len(steps)
-        prep.cands = cands
+        stop = next((i for i, st in enumerate(steps) if _stateful_for(st, request)), len(steps))
+        run = run_steps(steps[:stop], cands, ctx)
+        if run.error is not None:
+            st = run.error
+            prep.error = RouteError(request.queue, st.empty_reason[0], st.empty_reason[1],
+                                    f"step {st.id} left no destination")
+            return prep
+        cands = prep.cands = run.cands
+        if run.decided is not None:
+            prep.decided_by = run.decided
+            return prep
         prep.ctx_tier_done = ctx.tier_done
-        prep.rest = steps[i:]
+        prep.rest = steps[stop:]
         if len(cands) == 1:  # as in the explaining path: no step had anything to decide
             prep.decided_by = steps[0].id
             return prep
@@ -392,7 +367,7 @@ class Router:
                 return [Candidate(target, None, local)], True, notes
             aliases = [i for i in view.instances_of(target) if i.qmgr_alias]
             if aliases:
-                return self._instance_candidates(aliases, notes), True, notes
+                return _with(self._instance_candidates(aliases, notes), True, notes)
             chans = view.channels_to(target)
             if not chans:
                 return RouteError(queue, *MQRC_UNKNOWN_REMOTE_Q_MGR,
@@ -418,10 +393,17 @@ class Router:
                               f"{queue} is not a queue, alias or cluster queue known to {view.local_name}")
         if all(i.qmgr_alias for i in instances):
             notes.append(f"{queue} is a clustered queue manager alias")
-            return self._instance_candidates(instances, notes), True, notes
-        return self._instance_candidates([i for i in instances if not i.qmgr_alias], notes), False, notes
+            return _with(self._instance_candidates(instances, notes), True, notes)
+        return _with(self._instance_candidates([i for i in instances if not i.qmgr_alias], notes), False, notes)
 
-    def _instance_candidates(self, instances: list[QueueInstance], notes: list[str]) -> list[Candidate]:
+    def _instance_candidates(self, instances: list[QueueInstance], notes: list[str]):
+        out = self._reachable(instances, notes)
+        if not out:
+            return RouteError(instances[0].queue, *MQRC_NO_DESTINATIONS_AVAILABLE,
+                              "; ".join(notes) or "no instance is reachable")
+        return out
+
+    def _reachable(self, instances: list[QueueInstance], notes: list[str]) -> list[Candidate]:
         out: list[Candidate] = []
         for inst in sorted(instances, key=lambda i: i.qmgr):
             if inst.local or inst.qmgr == self.view.local_name:
@@ -433,6 +415,42 @@ class Router:
             for ch in sorted(chans, key=lambda c: c.name):
                 out.append(Candidate(inst.qmgr, ch, inst))
         return out
+
+
+def _with(cands, choosing_qmgr: bool, notes: list[str]):
+    return cands if isinstance(cands, RouteError) else (cands, choosing_qmgr, notes)
+
+
+@dataclass
+class StepRun:
+    cands: list[Candidate]
+    decided: Optional[str] = None  # id of the step after which one candidate remained
+    error: Optional[Step] = None  # the step that left no candidate
+
+
+def run_steps(steps: tuple[Step, ...], cands: list[Candidate], ctx: Context,
+              trace: Optional[list[TraceEntry]] = None) -> StepRun:
+    """Apply ``steps`` in order, as the reference lists them. Once one candidate remains the choice is made;
+    only the eligibility steps (1, 2) still run, since a lone ineligible destination fails the put."""
+    decided = None
+    for st in steps:
+        if decided is not None and not st.eligibility:
+            continue
+        out = st(cands, ctx)
+        if out is None:
+            continue
+        if not out:
+            if trace is not None:
+                trace.append(TraceEntry(st.id, st.rule, _labels(cands), ()))
+            return StepRun([], decided, st)
+        if trace is not None:
+            keep = {id(c) for c in out}
+            gone = tuple(c.label for c in cands if id(c) not in keep)
+            trace.append(TraceEntry(st.id, st.rule, gone, _labels(out), _step_note(st, cands, out, ctx)))
+        cands = out
+        if decided is None and len(cands) == 1:
+            decided = st.id
+    return StepRun(cands, decided)
 
 
 def not_reallocatable_reason(request: Request, bind: str, group_id: str, logical_order: bool) -> Optional[str]:

@@ -30,23 +30,23 @@ How the text is read:
   character of a value). Keys are upper-cased; values keep their text, surrounding blanks stripped (inside quotes
   too: MQ blank-pads its fields). Unknown attribute names are kept.
 * A value may continue on the next line when a parenthesis (or quote) is still open at the end of a line and the
-  record continues: the two pieces are joined with one blank, or with nothing after ``(``/``,`` or before
-  ``)``/``,``. If the record ends instead (next record, echoed command, closing line, blank line, end of file)
-  the record is a problem.
+  record continues: the two pieces are joined with one blank, or with nothing after ``(``, before ``)`` or ``,``,
+  and after ``,`` when the value so far has no blank (a list: ``CONNAME(a(1414),`` + ``b(1414))``). If the
+  record ends instead (next record, echoed command, closing line, blank line, end of file) it is a problem.
 * Messages without attributes (``AMQ8147E: IBM MQ object X not found.``, ``AMQ8420I: Channel Status not found.``,
   ``AMQ8405I`` syntax errors, ...) yield neither a record nor a problem: a "not found" answer is a normal
   outcome. The lines following ``AMQ8405``/``AMQ8427`` (the echoed bad command, the syntax help) are skipped.
   Exception: the header of a DISPLAY kind this project reads (AMQ8441, 8409, 8408, 8417, 8414, 8550) followed by no
   attribute at all is a problem (the record was cut).
 * Banner queue manager (``ParsedCapture.banner_qmgr``), looked for in the banner part (the lines before the first
-  echoed command or record, copyright lines excluded), first match wins:
+  echoed command or record, copyright lines excluded); rules 1-3 are tried line by line, the first hit wins:
   1. ``Starting MQSC for queue manager NAME.``;
   2. a line that ends with ``<words> NAME.`` or ``NAME。`` where NAME is a valid MQ name (``A-Za-z0-9._/%``, at
-     most 48) with no lower-case letter (French ``... gestionnaire de files d'attente QM1.``);
+     most 48), not ``MQSC``/``IBM``/``MQ``, with no lower-case letter (French ``... files d'attente QM1.``);
   3. a line that mentions ``MQSC`` and holds exactly one blank-separated token that is a valid MQ name, has no
      lower-case letter and is not ``MQSC``/``IBM``/``MQ`` (translations that put the name mid-sentence:
      ``キュー・マネージャー QM1 の MQSC を開始しています。``, German ``... QM1 wird gestartet.``);
-  4. a line ending as in 2 whose NAME has lower-case letters (a lower-case queue manager name).
+  4. failing all that, the first line ending as in 2 whose NAME has lower-case letters (``... QM qm1.``).
   ``None`` when nothing matches.
 * The record kind comes from the attributes (see :func:`classify`); the message id only breaks ties.
 
@@ -242,7 +242,7 @@ _SKIP_BODY = frozenset(f"AMQ{n}{s}" for n in ("8405", "8427") for s in ("", "I",
 
 
 def _clip(text: str, limit: int = 80) -> str:
-    text = text.strip()
+    text = " ".join(text.split())
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
@@ -271,8 +271,8 @@ class _Scanner:
         return self.key is not None
 
     def unclosed_reason(self) -> str:
-        what = "unclosed quote" if self.mode == 2 else "unbalanced parenthesis: unclosed '('"
-        return f"{what} in {_clip(' '.join(self.token))!r} at line {self.token_line}"
+        what = "unclosed quote:" if self.mode == 2 else "unbalanced parenthesis: unclosed '(' in"
+        return f"{what} {_clip(' '.join(self.token))!r} at line {self.token_line}"
 
     def feed(self, line: str, lineno: int) -> None:
         n = len(line)
@@ -286,8 +286,9 @@ class _Scanner:
                 if self.mode != 2:
                     prev = prev.rstrip(" \t")
                 self.buf = [prev]
-                if prev and content and prev[-1] not in "(," and content[0] not in "),":
-                    self.buf.append(" ")
+                if prev and content and prev[-1] != "(" and content[0] not in "),":
+                    if prev[-1] != "," or " " in prev.strip():
+                        self.buf.append(" ")
         while i < n:
             if self.key is None:
                 c = line[i]
@@ -419,7 +420,12 @@ def _banner_qmgr(lines: list[str]) -> str | None:
         if m and _MQ_NAME.fullmatch(m.group(1)):
             return m.group(1)
         m = _ENDS_WITH_NAME.search(text)
-        if m and _MQ_NAME.fullmatch(m.group(1)) and _LETTER.search(text, 0, m.start()):
+        if (
+            m
+            and m.group(1) not in _NOT_NAME_WORDS
+            and _MQ_NAME.fullmatch(m.group(1))
+            and _LETTER.search(text, 0, m.start())
+        ):
             name = m.group(1)
             if not _LOWER.search(name):
                 return name
@@ -462,8 +468,9 @@ def parse_mqsc_text(text: str, source: str) -> ParsedCapture:
     parser = _Parser(text, source, capture)
     parser.run()
     if not (parser.headers or parser.saw_echo or parser.saw_banner):
-        reason = "empty file" if not text.strip() else "not runmqsc output (no banner, echoed command or AMQnnnn message)"
-        raise InputError(source, reason)
+        if not text.strip():
+            raise InputError(source, "empty file")
+        raise InputError(source, "not runmqsc output (no banner, echoed command or AMQnnnn message)")
     capture.banner_qmgr = _banner_qmgr(parser.banner_lines)
     return capture
 
@@ -632,7 +639,9 @@ class _Parser:
         if error is None and scanner.open:
             reason = scanner.unclosed_reason()
             if at_eof and pos >= stop:
-                reason = "record truncated at end of file: " + reason.replace("unbalanced parenthesis: ", "")
+                reason = "record truncated at end of file: " + reason.replace("unbalanced parenthesis: ", "").replace(
+                    "unclosed quote:", "unclosed quote in"
+                )
             return reason, pos, scanner.pairs
         return error, pos, scanner.pairs
 

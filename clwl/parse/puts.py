@@ -11,7 +11,9 @@ already accepted row of the same file is a problem (``duplicate msg_id``); the f
 
 Reading of values: booleans are ``true``/``false`` in any letter case (JSON ``true``/``false`` too);
 put_time is ISO-8601 and is converted to UTC (``Z``, an offset, or no zone, which is read as UTC because
-the schema says UTC); hex is returned upper case; an empty optional value is ``None``.
+the schema says UTC); hex is returned upper case; an empty optional value is ``None``. MQ names
+(sending_qmgr, queue, target_qmgr, observed_qmgr, observed_xmitq: at most 48 characters; observed_channel:
+at most 20) may hold only ``A-Z a-z 0-9 . / _ %``. open_handle and group_id are kept as given.
 """
 
 from __future__ import annotations
@@ -130,12 +132,18 @@ def _make_fast(*values) -> PutRecord:
     return row
 
 
-try:
-    _probe = _make_fast(*range(len(fields(PutRecord))))
-    assert type(_probe) is PutRecord and _probe == PutRecord(*range(len(fields(PutRecord))))
-    _make_record = _make_fast
-except (TypeError, AssertionError):  # pragma: no cover - another Python implementation
-    _make_record = PutRecord
+def _choose_maker():
+    values = range(len(fields(PutRecord)))
+    try:
+        probe = _make_fast(*values)
+    except TypeError:  # pragma: no cover - a Python where the layouts are not compatible
+        return PutRecord
+    if type(probe) is PutRecord and probe == PutRecord(*values):
+        return _make_fast
+    return PutRecord  # pragma: no cover
+
+
+_make_record = _choose_maker()
 
 
 def is_zero_token(hex_token: str | None) -> bool:

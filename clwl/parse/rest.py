@@ -22,8 +22,9 @@ decided by :func:`clwl.parse.mqsc.classify` (no message id in REST) and checked 
 An item with ``completionCode`` != 0 is a problem (``command failed: completionCode 2, reasonCode 2085 ...``),
 except "nothing found": ``overallReasonCode`` 3008 and an item without parameters whose ``reasonCode`` is 2085
 (MQRC_UNKNOWN_OBJECT_NAME) or 3065 (MQRCCF_CHL_STATUS_NOT_FOUND, the REST form of "AMQ8420I: Channel Status not
-found."), which yields nothing. An item with completionCode 0 and no ``parameters`` (a DEFINE/ALTER answer) yields
-nothing.
+found."), which yields nothing. An item with completionCode 0 and no ``parameters`` yields nothing (a DEFINE/ALTER
+answer), unless it carries the ``text`` lines of a plain ``runCommand`` answer: those are read as runmqsc output
+(records keep their AMQ message id; line is the JSON Lines line or 0).
 
 :class:`InputError` when the file is missing or unreadable, is not JSON (the message gives the JSON error's line
 and column), or holds no runCommandJSON response at all.
@@ -34,12 +35,13 @@ command response:``, ``missing key attribute:``, ``duplicate attribute:``.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 from typing import Any
 
 from clwl.parse.common import InputError, MqscRecord, ParsedCapture, ParseProblem
-from clwl.parse.mqsc import classify, missing_key_reason, read_text_file
+from clwl.parse.mqsc import classify, missing_key_reason, parse_mqsc_text, read_text_file
 
 __all__ = ["parse_rest_file", "parse_rest_text"]
 
@@ -158,13 +160,12 @@ class _Reader:
             self.recognised = True
             for error in value["error"]:
                 if isinstance(error, dict):
-                    detail = " ".join(
-                        str(part)
-                        for part in (error.get("messageId"), error.get("message"))
-                        if part not in (None, "")
-                    )
+                    message_id = str(error.get("messageId") or "")
+                    message = str(error.get("message") or "")
+                    detail = message if message.startswith(message_id) else f"{message_id} {message}".strip()
                     codes = f"completionCode {error.get('completionCode')}, reasonCode {error.get('reasonCode')}"
-                    self.problem(line, f"REST error: {detail} ({codes})".replace(":  (", ": ("), _raw(error))
+                    reason = f"REST error: {detail} ({codes})" if detail else f"REST error: {codes}"
+                    self.problem(line, reason, _raw(error))
                 else:
                     self.problem(line, "REST error: unreadable error entry", _raw(error))
             return
@@ -204,12 +205,25 @@ class _Reader:
                 self.problem(line, reason, _raw(item))
                 continue
             if parameters is None:
+                text = item.get("text")
+                if isinstance(text, list) and text:
+                    self.text_lines(text, item, line)
                 continue
             if not isinstance(parameters, dict):
                 self.problem(line, "not a command response: parameters is not an object", _raw(item))
                 continue
             for flat in self.flatten(parameters, item, line):
                 self.record(flat, item, line)
+
+    def text_lines(self, text: list[Any], item: dict[str, Any], line: int) -> None:
+        """A ``runCommand`` (plain text) answer: its ``text`` lines are runmqsc output."""
+        try:
+            parsed = parse_mqsc_text("\n".join(str(part) for part in text) + "\n", self.source)
+        except InputError:
+            self.problem(line, "not a command response: text is not runmqsc output", _raw(item))
+            return
+        self.capture.records.extend(dataclasses.replace(record, line=line) for record in parsed.records)
+        self.capture.problems.extend(dataclasses.replace(problem, line=line) for problem in parsed.problems)
 
     def flatten(self, parameters: dict[str, Any], item: dict[str, Any], line: int) -> list[dict[str, Any]]:
         objects = parameters.get("objects")

@@ -377,6 +377,7 @@ def parse_amqsbcg_text(text: str, source: str) -> tuple[list[XmitqMessage], list
             cur.md[cur.pending] = _md_value(stripped.split()[0])
             cur.pending = None
             continue
+        cur.pending = None
         for label, value in pairs:
             if value == "":
                 cur.pending = label

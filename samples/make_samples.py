@@ -1,0 +1,1649 @@
+#!/usr/bin/env python3
+"""Write the bundled sample estate: ``samples/landing/**``, ``samples/captures/**`` and ``samples/facts.json``.
+
+Standard library only, deterministic: running it again reproduces every file byte for byte.
+
+    python samples/make_samples.py           # (re)write the estate
+    python samples/make_samples.py --check   # exit 1 if what is on disk differs from what would be written
+
+How it works: the estate (queue managers, channels, cluster queues, the events of the two days) is
+declared below; the applications' puts are generated from seeded random streams; every put is routed by a
+small, self-contained replay of the CLWL algorithm (the default profile as ``docs/cli-contract.md`` reads
+it) so that the transmission queue browses, channel status, ``observed_*`` columns and the receiving
+queue managers' accounting all agree with one another. Then each artefact is rendered in the real output
+format of the MQ tool that produces it (runmqsc, MQ REST runCommandJSON, amqsbcg, dmpmqmsg, amqsmon).
+``samples/README.md`` tells the story; ``samples/facts.json`` holds the generator's own ground truth.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import io
+import json
+import random
+import re
+import shutil
+import struct
+import sys
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+CLUSTER = "CL1"
+DAYS = ["2026-11-19", "2026-11-20"]
+DISCINT = 6000  # seconds, every cluster channel (MQ default)
+ACCTINT = 1800  # seconds, every queue manager
+
+
+def T(s: str) -> datetime:
+    """A UTC instant, written 'YYYY-MM-DD HH:MM:SS[.fff]'."""
+    fmt = "%Y-%m-%d %H:%M:%S.%f" if "." in s else "%Y-%m-%d %H:%M:%S"
+    return datetime.strptime(s, fmt)
+
+
+def mq_date(t: datetime) -> str:
+    return t.strftime("%Y-%m-%d")
+
+
+def mq_time(t: datetime) -> str:
+    return t.strftime("%H.%M.%S")
+
+
+def iso_ms(t: datetime) -> str:
+    return t.strftime("%Y-%m-%dT%H:%M:%S.") + f"{t.microsecond // 1000:03d}Z"
+
+
+# --------------------------------------------------------------------------------------------------
+# The estate
+# --------------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class QMgr:
+    name: str
+    host: str  # CLUSRCVR CONNAME host part
+    ip: str
+    created: datetime
+    version: str  # VRMF as DISPLAY QMGR VERSION shows it
+    repos: bool
+    defclxq: str
+    descr: str
+
+    @property
+    def qmid(self) -> str:
+        return f"{self.name}_{self.created.strftime('%Y-%m-%d_%H.%M.%S')}"
+
+    @property
+    def conname(self) -> str:
+        return f"{self.host}(1414)"
+
+    @property
+    def cmdlevel(self) -> int:
+        return int(self.version[1]) * 100 + int(self.version[3]) * 10 + int(self.version[5])
+
+    @property
+    def v90(self) -> bool:  # MQ 9.0 prints message ids without the severity letter
+        return self.version < "09010000"
+
+
+QMS: dict[str, QMgr] = {
+    q.name: q
+    for q in [
+        QMgr("FR1", "fr1.mq.example.com", "10.40.1.11", T("2024-02-12 09:14:02"), "09040200", True, "SCTQ",
+             "Full repository 1 for cluster CL1"),
+        QMgr("FR2", "fr2.mq.example.com", "10.40.1.12", T("2024-02-12 09:31:47"), "09040200", True, "CHANNEL",
+             "Full repository 2 for cluster CL1"),
+        QMgr("QM1", "qm1.mq.example.com", "10.40.1.21", T("2024-03-04 14:02:11"), "09040200", False, "SCTQ",
+             "Order intake front end - partial repository in CL1 (site A)"),
+        QMgr("QM2", "qm2.mq.example.com", "10.40.1.22", T("2024-03-04 14:20:36"), "09040200", False, "SCTQ",
+             "Order and billing back end 2"),
+        QMgr("QM3", "10.40.1.23", "10.40.1.23", T("2024-03-05 10:11:59"), "09030000", False, "SCTQ",
+             "Order, billing and audit back end 3"),
+        QMgr("QM4", "qm4.mq.example.com", "10.40.1.24", T("2021-06-17 08:45:20"), "09000000", False, "SCTQ",
+             "Order and billing back end 4 (MQ 9.0)"),
+        QMgr("QM5", "qm5.mq.example.com", "10.40.1.25", T("2025-01-20 16:05:33"), "09040200", False, "SCTQ",
+             "Billing front end"),
+    ]
+}
+ALL_QMS = sorted(QMS)
+FULL_REPOS = ["FR1", "FR2"]
+SENDERS = ["QM1", "QM5"]  # queue managers whose applications' puts are recorded (puts.csv)
+REST_QM = "QM2"  # the one queue manager whose configuration is captured as MQ REST JSON
+
+# Which queue managers each one knows (DISPLAY CLUSQMGR): a full repository knows everybody, a partial
+# repository the full repositories, itself and what it has used.
+KNOWS_QM = {
+    "FR1": ALL_QMS,
+    "FR2": ALL_QMS,
+    "QM1": ["FR1", "FR2", "QM1", "QM2", "QM3", "QM4"],
+    "QM2": ["FR1", "FR2", "QM2"],
+    "QM3": ["FR1", "FR2", "QM3"],
+    "QM4": ["FR1", "FR2", "QM4"],
+    "QM5": ["FR1", "FR2", "QM2", "QM3", "QM4", "QM5"],
+}
+
+# Cluster queue instances: (queue, hosting QM, CLUSQT)
+INSTANCES = [
+    ("APP.AUDIT", "QM3", "QLOCAL"),
+    ("APP.BILLING", "QM2", "QLOCAL"),
+    ("APP.BILLING", "QM3", "QLOCAL"),
+    ("APP.BILLING", "QM4", "QLOCAL"),
+    ("APP.ORDERS", "QM1", "QLOCAL"),
+    ("APP.ORDERS", "QM2", "QLOCAL"),
+    ("APP.ORDERS", "QM3", "QLOCAL"),
+    ("APP.ORDERS", "QM4", "QLOCAL"),
+    ("BILLING.GW", "QM2", "QMGR"),  # clustered queue manager alias: QREMOTE(BILLING.GW) RNAME( ) RQMNAME(QM2)
+]
+QM_ALIASES = {"BILLING.GW": "QM2"}
+QUEUE_DESCR = {
+    "APP.ORDERS": "Order intake - clustered in CL1, consumed by order-svc on every host",
+    "APP.BILLING": "Billing events (CL1)",
+    "APP.AUDIT": "Audit trail (CL1, single instance)",
+    "BILLING.GW": "QM alias for billing gateway",
+}
+QUEUE_CREATED = {
+    ("APP.ORDERS", "QM1"): T("2024-04-02 09:30:00"),
+    ("APP.ORDERS", "QM2"): T("2024-04-02 09:31:10"),
+    ("APP.ORDERS", "QM3"): T("2024-04-02 09:32:05"),
+    ("APP.ORDERS", "QM4"): T("2024-04-02 09:33:40"),
+    ("APP.BILLING", "QM2"): T("2025-02-03 10:00:00"),
+    ("APP.BILLING", "QM3"): T("2025-02-03 10:01:12"),
+    ("APP.BILLING", "QM4"): T("2025-02-03 10:02:31"),
+    ("APP.AUDIT", "QM3"): T("2024-09-16 15:44:09"),
+    ("BILLING.GW", "QM2"): T("2025-02-03 10:20:00"),
+}
+KNOWS_Q = {
+    "FR1": {q for q, _, _ in INSTANCES},
+    "FR2": {q for q, _, _ in INSTANCES},
+    "QM1": {"APP.ORDERS", "APP.AUDIT"},
+    "QM5": {"APP.BILLING", "BILLING.GW"},
+}
+
+# Manually defined cluster transmission queues: (QM, queue, CLCHNAME)
+CLCHNAME_QUEUES = [
+    ("QM5", "CLUS.XMITQ.QM", "TO.QM*"),
+    ("QM5", "CLUS.XMITQ.QM2", "TO.QM2"),
+]
+
+# ---- events (UTC) --------------------------------------------------------------------------------
+QM4_SUSPENDED = (T("2026-11-19 05:30:00"), T("2026-11-19 20:30:00"))  # SUSPEND QMGR(CL1) ... RESUME
+QM2_WEIGHT_CHANGE = T("2026-11-19 11:55:00")  # ALTER CHANNEL(TO.QM2) CHLTYPE(CLUSRCVR) CLWLWGHT(80)
+QM3_CRASH = T("2026-11-20 13:52:00")  # host of QM3 fails; cluster senders to QM3 go RETRYING
+QM3_RESTART = T("2026-11-20 16:35:12")  # strmqm QM3
+TOQM3_BACK = T("2026-11-20 16:52:00")  # next long retry of the senders succeeds (LONGTMR 600)
+QM4_ORDERS_DISABLED = T("2026-11-20 17:55:00")  # ALTER QLOCAL(APP.ORDERS) PUT(DISABLED) on QM4
+BROWSE_AT = T("2026-11-20 15:30:00")  # transmission queue browses on QM1 (amqsbcg) and QM5 (dmpmqmsg)
+SHORTRTY, SHORTTMR, LONGRTY, LONGTMR = 10, 60, 999999999, 600
+ADMIN_EVENTS = {  # changes a back end publishes to the full repositories (its channels to them start)
+    "QM2": [QM2_WEIGHT_CHANGE],
+    "QM3": [QM3_RESTART],
+    "QM4": [QM4_SUSPENDED[0], QM4_SUSPENDED[1], QM4_ORDERS_DISABLED],
+}
+
+
+def clwlwght(qm: str, t: datetime) -> int:
+    return 80 if qm == "QM2" and t >= QM2_WEIGHT_CHANGE else 50
+
+
+def clusrcvr_altered(qm: str, t: datetime) -> datetime:
+    if qm == "QM2" and t >= QM2_WEIGHT_CHANGE:
+        return QM2_WEIGHT_CHANGE
+    return QMS[qm].created + timedelta(minutes=12, seconds=7)
+
+
+def suspended(qm: str, t: datetime) -> bool:
+    return qm == "QM4" and QM4_SUSPENDED[0] <= t < QM4_SUSPENDED[1]
+
+
+def cluster_info_time(qm: str, t: datetime) -> datetime:
+    """When the repository last learnt something about qm's CLUSRCVR (CLUSDATE/CLUSTIME)."""
+    times = [clusrcvr_altered(qm, t)]
+    if qm == "QM4":
+        times += [e for e in QM4_SUSPENDED if e <= t]
+    return max(times)
+
+
+def republished(name: str) -> datetime:
+    """Cluster objects are republished by their owner every 27 days; the last time before the samples."""
+    return T("2026-10-29 02:00:00") + timedelta(minutes=37 * sorted(QMS).index(name[:3] if name[:3] in QMS else "QM1")
+                                                 + 7 * len(name))
+
+
+def put_enabled(queue: str, host: str, t: datetime) -> bool:
+    return not (queue == "APP.ORDERS" and host == "QM4" and t >= QM4_ORDERS_DISABLED)
+
+
+def put_altered(queue: str, host: str, t: datetime) -> datetime:
+    if queue == "APP.ORDERS" and host == "QM4" and t >= QM4_ORDERS_DISABLED:
+        return QM4_ORDERS_DISABLED
+    return QUEUE_CREATED[(queue, host)] + timedelta(seconds=41)
+
+
+def retrying(to_qm: str, t: datetime) -> bool:
+    return to_qm == "QM3" and QM3_CRASH <= t < TOQM3_BACK
+
+
+def clwluseq(qm: str, queue: str) -> str:
+    """The effective use-queue setting of a local instance."""
+    if qm == "QM1" and queue == "APP.ORDERS":
+        return "ANY"
+    return "LOCAL"  # queue CLWLUSEQ(QMGR) and QMGR CLWLUSEQ(LOCAL)
+
+
+def xmitq_for(qm: str, channel: str) -> str:
+    exact = [q for m, q, pat in CLCHNAME_QUEUES if m == qm and pat == channel]
+    if exact:
+        return sorted(exact)[0]
+    generic = []
+    for m, q, pat in CLCHNAME_QUEUES:
+        if m == qm and "*" in pat and re.fullmatch(".*".join(re.escape(p) for p in pat.split("*")), channel):
+            generic.append((-len(pat.replace("*", "")), q))
+    if generic:
+        return sorted(generic)[0][1]
+    if QMS[qm].defclxq == "CHANNEL":
+        return f"SYSTEM.CLUSTER.TRANSMIT.{channel}"
+    return "SYSTEM.CLUSTER.TRANSMIT.QUEUE"
+
+
+# --------------------------------------------------------------------------------------------------
+# Applications and their puts
+# --------------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class App:
+    name: str
+    user: str
+    uid: str
+    appltype: int  # MQAT_*: 6 UNIX, 28 JAVA
+
+    @property
+    def token(self) -> bytes:
+        """AccountingToken as MQ sets it on Linux: length-prefixed numeric user id, type byte 0x06."""
+        raw = bytes([len(self.uid)]) + self.uid.encode()
+        return raw + b"\0" * (31 - len(raw)) + b"\x06"
+
+
+APPS = {
+    a.name: a
+    for a in [
+        App("orders-api", "ordsvc", "1001", 28),
+        App("orders-batch", "ordbat", "1002", 6),
+        App("orders-recon", "recon", "1003", 6),
+        App("billing-svc", "billsvc", "1101", 28),
+        App("billing-batch", "billbat", "1102", 6),
+        App("billing-gwfeed", "billgw", "1103", 6),
+        App("billing-recon", "recon", "1003", 6),
+    ]
+}
+ZERO_TOKEN = b"\0" * 32
+
+
+@dataclass
+class Put:
+    t: datetime
+    sender: str
+    queue: str
+    target: str  # "" = not named by the application
+    bind: str  # notfixed | open | group
+    handle: str
+    app: str
+    length: int
+    persistent: bool
+    group_id: bytes = b""
+    logical: bool = False
+    group_seq: int = 0
+    group_last: bool = False
+    tag: str = ""  # scripted role, for the generator's own checks
+    msg_id: bytes = b""
+    # routing result
+    dest: str = ""
+    channel: str = ""
+    xmitq: str = ""
+    decided_at: datetime | None = None
+    stuck: bool = False
+    sent: datetime | None = None
+    arrive: datetime | None = None
+
+    @property
+    def token(self) -> bytes:
+        if self.bind == "open" or (self.bind == "group" and self.logical) or self.target:
+            return ZERO_TOKEN
+        return APPS[self.app].token
+
+    @property
+    def local(self) -> bool:
+        return self.dest == self.sender
+
+
+class Ids:
+    """MQ-style 24-byte ids: 'AMQ ' + queue manager name (12) + 8 unique bytes (kept below 0x80)."""
+
+    def __init__(self, qm: str, kind: int):
+        self.prefix = b"AMQ " + QMS[qm].name.ljust(12).encode()
+        self.kind = kind
+        self.n = 0
+
+    def next(self, day_index: int) -> bytes:
+        self.n += 1
+        stamp = bytes([0x5A, 0x45 + day_index, 0x39 + self.kind, 0x6A])
+        c = self.n
+        return self.prefix + stamp + bytes([(c >> 21) & 0x7F, (c >> 14) & 0x7F, (c >> 7) & 0x7F, c & 0x7F])
+
+
+def ms(t: datetime) -> datetime:
+    return t.replace(microsecond=(t.microsecond // 1000) * 1000)
+
+
+def windows(day: str):
+    """Business traffic comes in bursts from HH:05 to HH:50, 07:05-19:50 (quiet around captures)."""
+    for h in range(7, 20):
+        yield h, T(f"{day} {h:02d}:05:00"), T(f"{day} {h:02d}:50:00")
+
+
+def gen_qm1(day: str, straddle_open: datetime | None, straddle_group: datetime | None) -> list[Put]:
+    rng = random.Random(f"QM1/{day}")
+    di = DAYS.index(day)
+    pid = {a: rng.randint(2000, 30000) for a in ("orders-api", "orders-batch", "orders-recon")}
+    hseq = {a: 0 for a in pid}
+
+    def handle(app: str) -> str:
+        hseq[app] += 1
+        return f"{app}:{pid[app]}:{hseq[app]}"
+
+    api_h, audit_h, recon_h = handle("orders-api"), handle("orders-api"), handle("orders-recon")
+    gids = Ids("QM1", 1)
+    puts: list[Put] = []
+    for h, w0, w1 in windows(day):
+        n = rng.randint(14, 20)
+        for s in sorted(rng.uniform(0, (w1 - w0).total_seconds()) for _ in range(n)):
+            t = ms(w0 + timedelta(seconds=s))
+            puts.append(Put(t, "QM1", "APP.ORDERS", "", "notfixed", api_h, "orders-api",
+                            rng.randint(220, 640), rng.random() < 0.9))
+            if rng.random() < 0.08:
+                puts.append(Put(ms(t + timedelta(seconds=rng.uniform(0.05, 0.4))), "QM1", "APP.AUDIT", "",
+                                "notfixed", audit_h, "orders-api", rng.randint(150, 240), True))
+        if 9 <= h <= 17:  # reconciliation job names QM3 explicitly
+            for mm in (40,):
+                t = ms(T(f"{day} {h:02d}:{mm:02d}:00") + timedelta(seconds=rng.uniform(0, 20)))
+                puts.append(Put(t, "QM1", "APP.ORDERS", "QM3", "notfixed", recon_h, "orders-recon",
+                                rng.randint(110, 140), False, tag="named"))
+        sessions = [9, 16] + ([13] if day == "2026-11-19" else [])
+        if h in sessions:  # bind-on-open batch sessions
+            hh = handle("orders-batch")
+            t = T(f"{day} {h:02d}:20:00") + timedelta(seconds=rng.uniform(0, 60))
+            for _ in range(rng.randint(8, 12)):
+                puts.append(Put(ms(t), "QM1", "APP.ORDERS", "", "open", hh, "orders-batch",
+                                rng.randint(200, 400), True))
+                t += timedelta(seconds=rng.uniform(6, 15))
+        if h in (8, 11, 15, 18):  # multi-part orders: bind-on-group, logical order
+            hh = handle("orders-batch")
+            t = T(f"{day} {h:02d}:35:00") + timedelta(seconds=rng.uniform(0, 60))
+            for _ in range(2):
+                gid, k = gids.next(di), rng.randint(3, 5)
+                for i in range(k):
+                    puts.append(Put(ms(t), "QM1", "APP.ORDERS", "", "group", hh, "orders-batch",
+                                    rng.randint(200, 400), True, gid, True, i + 1, i == k - 1))
+                    t += timedelta(seconds=rng.uniform(1, 3))
+                t += timedelta(seconds=rng.uniform(20, 90))
+        if day == "2026-11-19" and h == 10:  # one group put WITHOUT logical order (not managed by MQ)
+            hh, gid = handle("orders-batch"), gids.next(di)
+            t = T(f"{day} 10:20:00") + timedelta(seconds=rng.uniform(0, 30))
+            for i in range(3):
+                puts.append(Put(ms(t), "QM1", "APP.ORDERS", "", "group", hh, "orders-batch",
+                                rng.randint(200, 400), True, gid, False, i + 1, i == 2, tag="group-unmanaged"))
+                t += timedelta(seconds=rng.uniform(1, 3))
+    if straddle_open:
+        # a long bind-on-open session that opens before QM3 fails and keeps putting after
+        hh = handle("orders-batch")
+        t = straddle_open
+        while t < T(f"{day} 14:45:00"):
+            puts.append(Put(ms(t), "QM1", "APP.ORDERS", "", "open", hh, "orders-batch",
+                            rng.randint(200, 400), True, tag="straddle-open"))
+            t += timedelta(seconds=240)
+    if straddle_group:
+        # an eight-part order group that starts before the failure; parts 6-8 come after it
+        hh, gid = handle("orders-batch"), gids.next(di)
+        step = max(75, int((T(f"{day} 13:53:00") - straddle_group).total_seconds() // 5))
+        t = straddle_group
+        for i in range(8):
+            puts.append(Put(ms(t), "QM1", "APP.ORDERS", "", "group", hh, "orders-batch",
+                            rng.randint(200, 400), True, gid, True, i + 1, i == 7, tag="straddle-group"))
+            t += timedelta(seconds=step)
+    return puts
+
+
+def gen_qm5(day: str, straddle_open: datetime | None) -> list[Put]:
+    rng = random.Random(f"QM5/{day}")
+    pid = {a: rng.randint(2000, 30000) for a in ("billing-svc", "billing-batch", "billing-gwfeed",
+                                                 "billing-recon")}
+    hseq = {a: 0 for a in pid}
+
+    def handle(app: str) -> str:
+        hseq[app] += 1
+        return f"{app}:{pid[app]}:{hseq[app]}"
+
+    svc_h, gw_h, recon_h = handle("billing-svc"), handle("billing-gwfeed"), handle("billing-recon")
+    puts: list[Put] = []
+    for h, w0, w1 in windows(day):
+        n = rng.randint(10, 15)
+        for s in sorted(rng.uniform(0, (w1 - w0).total_seconds()) for _ in range(n)):
+            puts.append(Put(ms(w0 + timedelta(seconds=s)), "QM5", "APP.BILLING", "", "notfixed", svc_h,
+                            "billing-svc", rng.randint(300, 700), True))
+        if 8 <= h <= 18:  # gateway feed names the queue manager alias BILLING.GW
+            t = ms(T(f"{day} {h:02d}:15:00") + timedelta(seconds=rng.uniform(0, 30)))
+            puts.append(Put(t, "QM5", "APP.BILLING", "BILLING.GW", "notfixed", gw_h, "billing-gwfeed",
+                            rng.randint(380, 420), True, tag="named-alias"))
+        sessions = [10, 17] + ([14] if day == "2026-11-19" else [])
+        if h in sessions:
+            hh = handle("billing-batch")
+            t = T(f"{day} {h:02d}:20:00") + timedelta(seconds=rng.uniform(0, 60))
+            for _ in range(rng.randint(6, 9)):
+                puts.append(Put(ms(t), "QM5", "APP.BILLING", "", "open", hh, "billing-batch",
+                                rng.randint(250, 450), True))
+                t += timedelta(seconds=rng.uniform(8, 20))
+        for hm in ("10:30", "14:30", "15:10"):  # billing reconciliation names QM3
+            if f"{h:02d}" == hm[:2]:
+                t = ms(T(f"{day} {hm}:00") + timedelta(seconds=rng.uniform(0, 20)))
+                puts.append(Put(t, "QM5", "APP.BILLING", "QM3", "notfixed", recon_h, "billing-recon",
+                                rng.randint(140, 160), False, tag="named"))
+    if straddle_open:
+        hh = handle("billing-batch")
+        t = straddle_open
+        while t < T(f"{day} 14:55:00"):
+            puts.append(Put(ms(t), "QM5", "APP.BILLING", "", "open", hh, "billing-batch",
+                            rng.randint(250, 450), True, tag="straddle-open"))
+            t += timedelta(seconds=300)
+    return puts
+
+
+# --------------------------------------------------------------------------------------------------
+# The CLWL replay used to route the generated puts (default profile, cli-contract readings)
+# --------------------------------------------------------------------------------------------------
+
+
+class Router:
+    """Routing state of one sending queue manager: DestSeqFactor / DestSeqNumber per destination."""
+
+    def __init__(self, sender: str):
+        self.sender = sender
+        self.factor: dict[str, float] = {}
+        self.seqno: dict[str, int] = {}
+        self.counter = 0
+        self.weights_seen: dict[str, int] = {}
+
+    def _check_reset(self, t: datetime) -> None:
+        # factors of all destinations reset when the CLUSRCVR workload attributes of one change
+        now = {q: clwlwght(q, t) for q in KNOWS_QM[self.sender]}
+        if self.weights_seen and now != self.weights_seen:
+            self.factor = {k: 0.0 for k in self.factor}
+        self.weights_seen = now
+
+    def peek(self, queue: str, target: str, t: datetime) -> str:
+        """The choice route() would make now, without changing the state."""
+        saved = (dict(self.factor), dict(self.seqno), self.counter, dict(self.weights_seen))
+        try:
+            return self.route(queue, target, t)
+        finally:
+            self.factor, self.seqno, self.counter, self.weights_seen = saved
+
+    def route(self, queue: str, target: str, t: datetime) -> str:
+        self._check_reset(t)
+        if target:
+            dest = QM_ALIASES.get(target, target)
+            cands = [dest]
+        else:
+            hosts = [h for q, h, _ in INSTANCES if q == queue and h in KNOWS_QM[self.sender]]
+            hosts = [h for h in hosts if put_enabled(queue, h, t)]  # step 1
+            if not hosts:
+                raise RuntimeError(f"no put-enabled instance of {queue} at {t}")
+            if self.sender in hosts and clwluseq(self.sender, queue) == "LOCAL":  # step 3
+                return self._take(self.sender, t)
+            if self.sender not in hosts:  # step 5
+                resumed = [h for h in hosts if not suspended(h, t)]
+                hosts = resumed or hosts
+            remote = [h for h in hosts if h != self.sender]  # steps 6-9: channel-state tiers
+            if remote:
+                best = min(2 if retrying(h, t) else 0 for h in remote)
+                remote = [h for h in remote if (2 if retrying(h, t) else 0) == best]
+            cands = ([self.sender] if self.sender in hosts else []) + remote
+        # step 12: lowest DestSeqFactor, then lowest DestSeqNumber, then QM name, then channel name
+        best = min(cands, key=lambda q: (self.factor.get(q, 0.0), self.seqno.get(q, 0), q,
+                                         "" if q == self.sender else f"TO.{q}"))
+        return self._take(best, t)
+
+    def _take(self, q: str, t: datetime) -> str:
+        self.counter += 1
+        self.factor[q] = self.factor.get(q, 0.0) + 1000.0 / clwlwght(q, t)
+        self.seqno[q] = self.counter
+        return q
+
+
+def route_day(puts: list[Put], probe: tuple | None = None) -> list[datetime]:
+    """Route one sending QM's puts of one day (state starts at zero: the QMs restart at 05:00).
+
+    probe (queue, want, after, before): return the instants in [after, before), one second after a put, at
+    which a new choice for queue would pick `want` (used to place the scripted sessions of 2026-11-20).
+    """
+    found: list[datetime] = []
+    if not puts:
+        return found
+    r = Router(puts[0].sender)
+    bound: dict[tuple[str, str], str] = {}
+    for i, p in enumerate(puts):
+        if probe and i > 0:
+            cand = puts[i - 1].t + timedelta(seconds=1)
+            if probe[2] <= cand < min(p.t, probe[3]) and r.peek(probe[0], "", cand) == probe[1]:
+                found.append(cand)
+        key = None
+        if p.bind == "open" and not p.target:
+            key = ("open", p.handle)
+        elif p.bind == "group" and p.logical and not p.target:
+            key = ("group", p.group_id.hex())
+        if key and key in bound:
+            p.dest = bound[key]
+        else:
+            p.dest = r.route(p.queue, p.target, p.t)
+            p.decided_at = p.t
+            if key:
+                bound[key] = p.dest
+        if p.local:
+            p.arrive = p.t
+            continue
+        p.channel = f"TO.{p.dest}"
+        p.xmitq = xmitq_for(p.sender, p.channel)
+        if retrying(p.dest, p.t):
+            p.stuck = True
+        else:
+            p.sent = p.t + timedelta(milliseconds=80)
+            p.arrive = p.sent + timedelta(milliseconds=20)
+    held = sorted((p for p in puts if p.stuck), key=lambda p: p.t)
+    for i, p in enumerate(held):  # the channel drains its backlog, in order, when it restarts
+        p.sent = TOQM3_BACK + timedelta(milliseconds=350 + 40 * i)
+        p.arrive = p.sent + timedelta(milliseconds=20)
+    return found
+
+
+def build_day(sender: str, day: str, probe=None, **kw) -> tuple[list[Put], list[datetime]]:
+    puts = gen_qm1(day, **kw) if sender == "QM1" else gen_qm5(day, **kw)
+    puts.sort(key=lambda p: p.t)
+    return puts, route_day(puts, probe)
+
+
+def build_traffic() -> dict[tuple[str, str], list[Put]]:
+    """All puts, routed. On 2026-11-20 the scripted sessions are placed where the replay binds them to QM3."""
+    out: dict[tuple[str, str], list[Put]] = {}
+    d1, d2 = DAYS
+    out[("QM1", d1)], _ = build_day("QM1", d1, straddle_open=None, straddle_group=None)
+    out[("QM5", d1)], _ = build_day("QM5", d1, straddle_open=None)
+
+    def tagged(puts, tag):
+        return next(p for p in puts if p.tag == tag)
+
+    # QM1: a bind-on-open session and a logically ordered group, both bound to QM3 before it fails
+    _, opens = build_day("QM1", d2, probe=("APP.ORDERS", "QM3", T(f"{d2} 12:05:00"), T(f"{d2} 13:30:00")),
+                         straddle_open=None, straddle_group=None)
+    for t_open in reversed(opens):  # latest first: keep the sessions short
+        _, grps = build_day("QM1", d2, probe=("APP.ORDERS", "QM3", t_open + timedelta(minutes=2),
+                                              T(f"{d2} 13:46:45")), straddle_open=t_open, straddle_group=None)
+        if grps:
+            break
+    puts, _ = build_day("QM1", d2, straddle_open=t_open, straddle_group=grps[-1])
+    assert tagged(puts, "straddle-open").dest == "QM3" and tagged(puts, "straddle-group").dest == "QM3"
+    out[("QM1", d2)] = puts
+    # QM5: a bind-on-open billing session bound to QM3
+    _, opens = build_day("QM5", d2, probe=("APP.BILLING", "QM3", T(f"{d2} 12:05:00"), T(f"{d2} 13:30:00")),
+                         straddle_open=None)
+    puts, _ = build_day("QM5", d2, straddle_open=opens[-1])
+    assert tagged(puts, "straddle-open").dest == "QM3"
+    out[("QM5", d2)] = puts
+    # message ids, in put order per sending QM
+    for sender in SENDERS:
+        ids = Ids(sender, 0)
+        for di, day in enumerate(DAYS):
+            for p in out[(sender, day)]:
+                p.msg_id = ids.next(di)
+    return out
+
+
+# --------------------------------------------------------------------------------------------------
+# Channel runtime (derived from the routed traffic)
+# --------------------------------------------------------------------------------------------------
+
+
+class Runtime:
+    def __init__(self, traffic: dict[tuple[str, str], list[Put]]):
+        self.traffic = traffic
+        self.sends: dict[tuple[str, str], list[tuple[datetime, int]]] = {}
+        for (sender, _), puts in traffic.items():
+            for p in puts:
+                if not p.local:
+                    self.sends.setdefault((sender, p.dest), []).append((p.sent, self.xmit_len(p)))
+        for k in self.sends:
+            self.sends[k].sort()
+
+    @staticmethod
+    def xmit_len(p: Put) -> int:
+        return 428 + (72 if p.group_id and p.logical else 0) + p.length
+
+    @staticmethod
+    def repository_channel(frm: str, to: str) -> bool:
+        """Channels between FR1 and FR2, QM1, QM5 carry repository traffic all day (the sending queue managers
+        keep subscribing to cluster queues); FR2 is used only FR1 <-> FR2, and the back ends' channels to the
+        full repositories are idle (DISCINT) outside the admin changes."""
+        pair = {frm, to}
+        return frm != to and "FR1" in pair and bool(pair & {"FR2", "QM1", "QM5"})
+
+    def instance_start(self, frm: str, to: str, t: datetime) -> datetime | None:
+        """Start of the channel instance running at t (None: channel not running)."""
+        day0 = t.replace(hour=5, minute=0, second=0, microsecond=0)
+        if self.repository_channel(frm, to):
+            if "QM3" in (frm, to) and t.date() == QM3_CRASH.date() and t >= QM3_CRASH:
+                back = QM3_RESTART + timedelta(seconds=9) if frm == "QM3" else TOQM3_BACK
+                return back if t >= back else None
+            base = day0 + timedelta(seconds=31 + ALL_QMS.index(frm) * 3 + ALL_QMS.index(to))
+            return base if t >= base else None
+        if to in FULL_REPOS:  # a back end publishes an administrative change to both full repositories
+            recent = [e for e in ADMIN_EVENTS.get(frm, []) if e <= t and (t - e).total_seconds() <= DISCINT]
+            return max(recent) + timedelta(seconds=1 + FULL_REPOS.index(to)) if recent else None
+        if (frm, to) not in self.sends:
+            return None
+        start, last = None, None
+        for s, _ in self.sends[(frm, to)]:
+            if s > t or s.date() != t.date():
+                if s > t:
+                    break
+                continue
+            if last is None or (s - last).total_seconds() > DISCINT or (to == "QM3" and last < TOQM3_BACK <= s):
+                start = s
+            last = s
+        if last is None or (t - last).total_seconds() > DISCINT:
+            return None
+        return start
+
+    def state(self, frm: str, to: str, t: datetime) -> str:
+        if frm == to:
+            return "RUNNING"
+        if frm in SENDERS and retrying(to, t):
+            return "RETRYING"
+        if frm == "QM3" and QM3_CRASH <= t < QM3_RESTART:
+            return "INACTIVE"
+        return "RUNNING" if self.instance_start(frm, to, t) else "INACTIVE"
+
+    def stats(self, frm: str, to: str, t: datetime) -> tuple[int, int, datetime | None]:
+        start = self.instance_start(frm, to, t)
+        if start is None:
+            return 0, 0, None
+        if (frm, to) in self.sends:
+            sel = [(s, n) for s, n in self.sends[(frm, to)] if start <= s <= t]
+            return len(sel), sum(n for _, n in sel), (sel[-1][0] if sel else start)
+        minutes = int((t - start).total_seconds() // 60)
+        msgs = 2 + minutes // 45  # repository traffic
+        return msgs, msgs * 2316, start + timedelta(minutes=45 * (msgs - 2)) if msgs > 2 else start
+
+    def sent_before(self, frm: str, to: str, t: datetime) -> int:
+        """Messages sent earlier that day over the channel (sequence numbers carry on across instances)."""
+        return sum(1 for s, _ in self.sends.get((frm, to), []) if s.date() == t.date() and s < t)
+
+    def held(self, frm: str, xmitq: str | None, t: datetime, to: str | None = None) -> list[Put]:
+        out = []
+        for (sender, _), puts in self.traffic.items():
+            if sender != frm:
+                continue
+            for p in puts:
+                if p.stuck and p.t <= t < p.sent and (xmitq is None or p.xmitq == xmitq) \
+                        and (to is None or p.dest == to):
+                    out.append(p)
+        return sorted(out, key=lambda p: p.t)
+
+
+# --------------------------------------------------------------------------------------------------
+# runmqsc rendering
+# --------------------------------------------------------------------------------------------------
+
+MSG_TEXT = {
+    "AMQ8408": "Display Queue Manager details.",
+    "AMQ8409": "Display Queue details.",
+    "AMQ8417": "Display Channel Status details.",
+    "AMQ8420": "Channel Status not found.",
+    "AMQ8441": "Display Cluster Queue Manager details.",
+}
+BANNER_YEAR = {"09040200": "2025", "09030000": "2022", "09000000": "2016"}
+
+
+def msgid(qm: str, base: str) -> str:
+    return base if QMS[qm].v90 else base + "I"
+
+
+def item(k: str, v: str | None) -> str:
+    if v is None:
+        return k
+    return f"{k}({v if v != '' else ' '})"
+
+
+def layout(attrs: list[tuple[str, str | None]]) -> list[str]:
+    """Two attributes a line at columns 4 and 44; an item of 40 characters or more takes a line alone."""
+    lines, pending = [], None
+    for k, v in attrs:
+        it = item(k, v)
+        if pending is None:
+            if len(it) >= 40:
+                lines.append("   " + it)
+            else:
+                pending = it
+        else:
+            lines.append("   " + pending.ljust(40) + it)
+            pending = None
+    if pending is not None:
+        lines.append("   " + pending)
+    return lines
+
+
+@dataclass
+class Rec:
+    kind: str  # AMQ base id
+    attrs: list[tuple[str, str | None]]
+
+
+@dataclass
+class Cmd:
+    text: str
+    recs: list[Rec] = field(default_factory=list)
+    empty_msg: str = ""  # message printed when nothing matched
+
+
+def render_mqsc(qm: str, cmds: list[Cmd]) -> str:
+    q = QMS[qm]
+    out = [f"5724-H72 (C) Copyright IBM Corp. 1994, {BANNER_YEAR[q.version]}.",
+           f"Starting MQSC for queue manager {qm}.", "", ""]
+    for i, c in enumerate(cmds, 1):
+        out.append(f"{i:6d} : {c.text}")
+        if not c.recs and c.empty_msg:
+            mid = msgid(qm, c.empty_msg)
+            out.append(f"{mid}: {MSG_TEXT[c.empty_msg]}")
+        for r in c.recs:
+            out.append(f"{msgid(qm, r.kind)}: {MSG_TEXT[r.kind]}")
+            out.extend(layout(r.attrs))
+    n = len(cmds)
+    out.append("One MQSC command read." if n == 1 else f"{n} MQSC commands read.")
+    out.append("No commands have a syntax error.")
+    out.append("All valid MQSC commands were processed.")
+    return "\n".join(out) + "\n"
+
+
+NUMERIC = set("""ACCTINT BATCHHB BATCHINT BATCHLIM BATCHSZ BOTHRESH CCSID CLWLLEN CLWLMRUC CLWLPRTY CLWLRANK
+CLWLWGHT CMDLEVEL CURDEPTH DEFPRTY DISCINT HBINT IMGINTVL IPPROCS LONGRTY LONGTMR MARKINT MAXDEPTH MAXHANDS
+MAXMSGL MAXPRTY MAXUMSGS MRRTY MRTMR NETPRTY OPPROCS PSRTYCNT QDEPTHHI QDEPTHLO QSVCINT RETINTVL SEQWRAP
+SHORTRTY SHORTTMR SSLRKEYC STATINT TREELIFE TRIGDPTH TRIGINT TRIGMPRI""".split())
+BARE_TO_REST = {"HARDENBO": ("hardenbo", "YES"), "NOHARDENBO": ("hardenbo", "NO"), "TRIGGER": ("trigger", "YES"),
+                "NOTRIGGER": ("trigger", "NO"), "SHARE": ("share", "YES"), "NOSHARE": ("share", "NO")}
+
+
+def render_rest(cmds: list[Cmd]) -> str:
+    """MQ REST runCommandJSON responses, one envelope a command, in a JSON array."""
+    envs = []
+    for c in cmds:
+        items = []
+        for r in c.recs:
+            params = {}
+            for k, v in r.attrs:
+                if v is None:
+                    if k in BARE_TO_REST:
+                        kk, vv = BARE_TO_REST[k]
+                        params[kk] = vv
+                    continue
+                params[k.lower()] = int(v) if k in NUMERIC and re.fullmatch(r"-?\d+", v) else v
+            items.append({"completionCode": 0, "reasonCode": 0, "parameters": params})
+        envs.append({"commandResponse": items, "overallCompletionCode": 0, "overallReasonCode": 0})
+    return json.dumps(envs, indent=2) + "\n"
+
+
+# ---- object builders ---------------------------------------------------------------------------
+
+
+def qmgr_rec(qm: str, t: datetime) -> Rec:
+    q = QMS[qm]
+    v90 = q.v90
+    cr = q.created
+    alt = cr + timedelta(days=3, minutes=17)
+    a: list[tuple[str, str | None]] = [
+        ("QMNAME", qm), ("ACCTCONO", "DISABLED"), ("ACCTINT", str(ACCTINT)), ("ACCTMQI", "OFF"),
+        ("ACCTQ", "OFF"), ("ACTIVREC", "MSG"), ("ACTVCONO", "DISABLED"), ("ACTVTRC", "OFF"),
+        ("ADVCAP", "ENABLED"), ("ALTDATE", mq_date(alt)), ("ALTTIME", mq_time(alt)), ("AMQPCAP", "NO"),
+        ("AUTHOREV", "DISABLED"), ("CCSID", "1208"), ("CERTLABL", f"ibmwebspheremq{qm.lower()}"),
+        ("CERTVPOL", "ANY"), ("CHAD", "DISABLED"), ("CHADEV", "DISABLED"), ("CHADEXIT", ""),
+        ("CHLEV", "DISABLED"), ("CHLAUTH", "ENABLED"), ("CLWLDATA", ""), ("CLWLEXIT", ""), ("CLWLLEN", "100"),
+        ("CLWLMRUC", "999999999"), ("CLWLUSEQ", "LOCAL"), ("CMDEV", "DISABLED"), ("CMDLEVEL", str(q.cmdlevel)),
+        ("COMMANDQ", "SYSTEM.ADMIN.COMMAND.QUEUE"), ("CONFIGEV", "DISABLED"),
+        ("CONNAUTH", "SYSTEM.DEFAULT.AUTHINFO.IDPWOS"), ("CRDATE", mq_date(cr)), ("CRTIME", mq_time(cr)),
+        ("CUSTOM", ""), ("DEADQ", "SYSTEM.DEAD.LETTER.QUEUE"), ("DEFCLXQ", q.defclxq), ("DEFXMITQ", ""),
+        ("DESCR", q.descr), ("DISTL", "YES"), ("IMGINTVL", "60"), ("IMGLOGLN", "OFF"), ("IMGRCOVO", "YES"),
+        ("IMGRCOVQ", "YES"), ("IMGSCHED", "MANUAL"), ("INHIBTEV", "DISABLED"), ("INITKEY", ""),
+        ("IPADDRV", "IPV4"), ("LOCALEV", "DISABLED"), ("LOGGEREV", "DISABLED"), ("MARKINT", "5000"),
+        ("MAXHANDS", "256"), ("MAXMSGL", "4194304"), ("MAXPROPL", "NOLIMIT"), ("MAXPRTY", "9"),
+        ("MAXUMSGS", "10000"), ("MONACLS", "QMGR"), ("MONCHL", "OFF"), ("MONQ", "OFF"), ("PARENT", ""),
+        ("PERFMEV", "DISABLED"), ("PLATFORM", "UNIX"), ("PSMODE", "ENABLED"), ("PSCLUS", "ENABLED"),
+        ("PSNPMSG", "DISCARD"), ("PSNPRES", "NORMAL"), ("PSRTYCNT", "5"), ("PSSYNCPT", "IFPER"),
+        ("QMID", q.qmid), ("REMOTEEV", "DISABLED"), ("REPOS", CLUSTER if q.repos else ""), ("REPOSNL", ""),
+        ("REVDNS", "ENABLED"), ("ROUTEREC", "MSG"), ("SCHINIT", "QMGR"), ("SCMDSERV", "QMGR"),
+        ("SPLCAP", "DISABLED"), ("SSLCRLNL", ""), ("SSLCRYP", ""), ("SSLEV", "DISABLED"), ("SSLFIPS", "NO"),
+        ("KEYRPWD", ""), ("SSLKEYR", f"/var/mqm/qmgrs/{qm}/ssl/key"), ("SSLRKEYC", "0"), ("STATACLS", "QMGR"),
+        ("STATCHL", "OFF"), ("STATINT", "1800"), ("STATMQI", "OFF"), ("STATQ", "OFF"), ("STRSTPEV", "ENABLED"),
+        ("SUITEB", "NONE"), ("SYNCPT", None), ("TREELIFE", "1800"), ("TRIGINT", "999999999"),
+        ("VERSION", q.version), ("XRCAP", "NO"),
+    ]
+    drop = set()
+    if v90:
+        drop |= {"ADVCAP", "IMGINTVL", "IMGLOGLN", "IMGRCOVO", "IMGRCOVQ", "IMGSCHED", "INITKEY", "KEYRPWD"}
+    if q.version < "09040000":
+        drop |= {"KEYRPWD"}
+    return Rec("AMQ8408", [x for x in a if x[0] not in drop])
+
+
+def clusqmgr_rec(observer: str, qm: str, t: datetime, rt: Runtime, extra=None) -> Rec:
+    q = QMS[qm]
+    own = observer == qm
+    if own:
+        deftype = "CLUSRCVR"
+    elif qm == "FR1" and not QMS[observer].repos or {observer, qm} == {"FR1", "FR2"}:
+        deftype = "CLUSSDRB"  # manually defined CLUSSDR + automatic
+    else:
+        deftype = "CLUSSDRA"
+    alt = clusrcvr_altered(qm, t)
+    clus = max(cluster_info_time(qm, t), republished(qm)) + (timedelta(0) if own else timedelta(seconds=2))
+    status = rt.state(observer, qm, t) if not own else "RUNNING"
+    a: list[tuple[str, str | None]] = [
+        ("CLUSQMGR", qm), ("ALTDATE", mq_date(alt)), ("ALTTIME", mq_time(alt)), ("BATCHHB", "0"),
+        ("BATCHINT", "0"), ("BATCHLIM", "5000"), ("BATCHSZ", "50"), ("CHANNEL", f"TO.{qm}"),
+        ("CLUSDATE", mq_date(clus)), ("CLUSTER", CLUSTER), ("CLUSTIME", mq_time(clus)), ("CLWLPRTY", "0"),
+        ("CLWLRANK", "0"), ("CLWLWGHT", str(clwlwght(qm, t))), ("COMPHDR", "NONE"), ("COMPMSG", "NONE"),
+        ("CONNAME", q.conname), ("CONVERT", "NO"), ("DEFTYPE", deftype), ("DESCR", f"Cluster receiver for {qm}"),
+        ("DISCINT", str(DISCINT)), ("HBINT", "300"), ("KAINT", "AUTO"), ("LOCLADDR", ""),
+        ("LONGRTY", str(LONGRTY)), ("LONGTMR", str(LONGTMR)), ("MAXMSGL", "4194304"), ("MCANAME", ""),
+        ("MCATYPE", "THREAD"), ("MCAUSER", ""), ("MODENAME", ""), ("MRDATA", ""), ("MREXIT", ""),
+        ("MRRTY", "10"), ("MRTMR", "1000"), ("MSGDATA", ""), ("MSGEXIT", ""), ("NETPRTY", "0"),
+        ("NPMSPEED", "FAST"), ("PASSWORD", ""), ("PROPCTL", "COMPAT"), ("PUTAUT", "DEF"), ("QMID", q.qmid),
+        ("QMTYPE", "REPOS" if q.repos else "NORMAL"), ("RCVDATA", ""), ("RCVEXIT", ""), ("SCYDATA", ""),
+        ("SCYEXIT", ""), ("SENDDATA", ""), ("SENDEXIT", ""), ("SEQWRAP", "999999999"),
+        ("SHORTRTY", str(SHORTRTY)), ("SHORTTMR", str(SHORTTMR)), ("SSLCAUTH", "REQUIRED"), ("SSLCIPH", ""),
+        ("SSLPEER", ""), ("STATUS", status), ("SUSPEND", "YES" if suspended(qm, t) else "NO"), ("TPNAME", ""),
+        ("TRPTYPE", "TCP"), ("USEDLQ", "YES"), ("USERID", ""), ("VERSION", q.version),
+        ("XMITQ", "" if own else xmitq_for(observer, f"TO.{qm}")),
+    ]
+    if extra:
+        a[extra[0]:extra[0]] = [extra[1]]
+    return Rec("AMQ8441", a)
+
+
+def qcluster_rec(queue: str, host: str, clusqt: str, t: datetime) -> Rec:
+    cr = QUEUE_CREATED[(queue, host)]
+    alt = put_altered(queue, host, t)
+    clus = max(alt, republished(host) + timedelta(seconds=len(queue))) + timedelta(seconds=1)
+    return Rec("AMQ8409", [
+        ("QUEUE", queue), ("TYPE", "QCLUSTER"), ("ALTDATE", mq_date(alt)), ("ALTTIME", mq_time(alt)),
+        ("CLUSDATE", mq_date(clus)), ("CLUSNL", ""), ("CLUSQMGR", host), ("CLUSQT", clusqt), ("CLUSTER", CLUSTER),
+        ("CLUSTIME", mq_time(clus)), ("CLWLPRTY", "0"), ("CLWLRANK", "0"), ("CUSTOM", ""),
+        ("DEFBIND", "NOTFIXED"), ("DEFPRESP", "SYNC"), ("DEFPRTY", "0"),
+        ("DEFPSIST", "YES" if queue != "BILLING.GW" else "NO"), ("DESCR", QUEUE_DESCR[queue]),
+        ("PUT", "ENABLED" if put_enabled(queue, host, t) else "DISABLED"), ("QMID", QMS[host].qmid),
+    ])
+
+
+def qlocal_rec(qm: str, name: str, t: datetime, rt: Runtime, **o) -> Rec:
+    v90 = QMS[qm].v90
+    cr = o.get("created", QMS[qm].created)
+    alt = o.get("altered", cr)
+    a: list[tuple[str, str | None]] = [
+        ("QUEUE", name), ("TYPE", "QLOCAL"), ("ACCTQ", o.get("acctq", "QMGR")), ("ALTDATE", mq_date(alt)),
+        ("ALTTIME", mq_time(alt)), ("BOQNAME", o.get("boqname", "")), ("BOTHRESH", o.get("bothresh", "0")),
+        ("CAPEXPRY", "NOLIMIT"), ("CLCHNAME", o.get("clchname", "")), ("CLUSNL", ""),
+        ("CLUSTER", o.get("cluster", "")), ("CLWLPRTY", "0"), ("CLWLRANK", "0"),
+        ("CLWLUSEQ", o.get("clwluseq", "QMGR")), ("CRDATE", mq_date(cr)), ("CRTIME", mq_time(cr)),
+        ("CURDEPTH", str(o.get("curdepth", 0))), ("CUSTOM", ""), ("DEFBIND", o.get("defbind", "OPEN")),
+        ("DEFPRESP", "SYNC"), ("DEFPRTY", "0"), ("DEFPSIST", o.get("defpsist", "NO")), ("DEFREADA", "NO"),
+        ("DEFSOPT", "SHARED"), ("DEFTYPE", o.get("deftype", "PREDEFINED")), ("DESCR", o.get("descr", "")),
+        ("DISTL", "NO"), ("GET", "ENABLED"), ("HARDENBO", None), ("IMGRCOVQ", "QMGR"), ("INITQ", ""),
+        ("IPPROCS", str(o.get("ipprocs", 0))), ("MAXDEPTH", o.get("maxdepth", "5000")),
+        ("MAXFSIZE", "DEFAULT"), ("MAXMSGL", "4194304"), ("MONQ", "QMGR"), ("MSGDLVSQ", "PRIORITY"),
+        ("NOTRIGGER", None), ("NPMCLASS", "NORMAL"), ("OPPROCS", str(o.get("opprocs", 0))), ("PROCESS", ""),
+        ("PROPCTL", "COMPAT"), ("PUT", o.get("put", "ENABLED")), ("QDEPTHHI", "80"), ("QDEPTHLO", "20"),
+        ("QDPHIEV", "DISABLED"), ("QDPLOEV", "DISABLED"), ("QDPMAXEV", "ENABLED"), ("QSVCIEV", "NONE"),
+        ("QSVCINT", "999999999"), ("RETINTVL", "999999999"), ("SCOPE", "QMGR"), ("SHARE", None),
+        ("STATQ", "QMGR"), ("STREAMQ", ""), ("STRMQOS", "BESTEF"), ("TRIGDATA", ""), ("TRIGDPTH", "1"),
+        ("TRIGMPRI", "0"), ("TRIGTYPE", "FIRST"), ("USAGE", o.get("usage", "NORMAL")),
+    ]
+    if v90:
+        a = [x for x in a if x[0] not in {"CAPEXPRY", "IMGRCOVQ", "MAXFSIZE", "STREAMQ", "STRMQOS"}]
+    return Rec("AMQ8409", a)
+
+
+def business(t: datetime) -> bool:
+    return 7 <= t.hour < 21
+
+
+def qlocals(qm: str, t: datetime, rt: Runtime) -> list[Rec]:
+    q = QMS[qm]
+    recs = []
+    sys_q = {
+        "SYSTEM.ADMIN.ACCOUNTING.QUEUE": dict(descr="IBM MQ Accounting Queue", defpsist="NO"),
+        "SYSTEM.ADMIN.COMMAND.QUEUE": dict(descr="IBM MQ Administration Command Queue", ipprocs=1),
+        "SYSTEM.CLUSTER.COMMAND.QUEUE": dict(descr="IBM MQ Cluster Command Queue", ipprocs=1, defpsist="YES"),
+        "SYSTEM.CLUSTER.REPOSITORY.QUEUE": dict(descr="IBM MQ Cluster Repository Queue", ipprocs=1, opprocs=1,
+                                                defpsist="YES", curdepth=len(KNOWS_QM[qm]) + 3),
+        "SYSTEM.CLUSTER.TRANSMIT.QUEUE": dict(descr="IBM MQ Cluster Transmission Queue", usage="XMITQ",
+                                              defpsist="YES", maxdepth="999999999"),
+        "SYSTEM.DEAD.LETTER.QUEUE": dict(descr="IBM MQ Default Dead Letter Queue", maxdepth="999999999"),
+        "SYSTEM.DEFAULT.LOCAL.QUEUE": dict(),
+    }
+    app: dict[str, dict] = {}
+    for queue, host, clusqt in INSTANCES:
+        if host != qm or clusqt != "QLOCAL":
+            continue
+        cr = QUEUE_CREATED[(queue, host)]
+        enabled = put_enabled(queue, host, t)
+        app[queue] = dict(
+            created=cr, altered=put_altered(queue, host, t), cluster=CLUSTER, defbind="NOTFIXED",
+            defpsist="YES", descr=QUEUE_DESCR[queue], maxdepth="50000",
+            acctq="ON" if queue in ("APP.ORDERS", "APP.BILLING") else "QMGR",
+            clwluseq="ANY" if clwluseq(qm, queue) == "ANY" else "QMGR",
+            put="ENABLED" if enabled else "DISABLED",
+            ipprocs=(2 if enabled else 0) if not (qm == "QM3" and QM3_CRASH <= t < QM3_RESTART) else 0,
+            opprocs=(1 if business(t) else 0), boqname=f"{queue}.BACKOUT", bothresh="5")
+        recs_b = dict(created=cr, descr=f"Backout queue for {queue}", defpsist="YES")
+        app[f"{queue}.BACKOUT"] = recs_b
+    for m, name, pat in CLCHNAME_QUEUES:
+        if m == qm:
+            app[name] = dict(created=T("2025-06-10 08:15:00"), usage="XMITQ", clchname=pat, defpsist="YES",
+                             descr=f"Cluster transmission queue for channels {pat}", maxdepth="999999999")
+    if q.defclxq == "CHANNEL":
+        for other in KNOWS_QM[qm]:
+            if other != qm:
+                app[f"SYSTEM.CLUSTER.TRANSMIT.TO.{other}"] = dict(
+                    created=q.created + timedelta(minutes=20), deftype="PERMDYN", usage="XMITQ", defpsist="YES",
+                    descr="IBM MQ Cluster Transmission Queue", maxdepth="999999999")
+    if qm == "QM5":
+        app["BILLING.REPLY"] = dict(created=T("2025-02-03 10:30:00"), descr="Replies to billing-svc",
+                                    ipprocs=1 if business(t) else 0)
+    merged = {**sys_q, **app}
+    for name in sorted(merged):
+        o = dict(merged[name])
+        if o.get("usage") == "XMITQ":
+            held = rt.held(qm, name, t)
+            o["curdepth"] = len(held)
+            users = [r for r in KNOWS_QM[qm] if r != qm and xmitq_for(qm, f"TO.{r}") == name
+                     and rt.state(qm, r, t) == "RUNNING"]
+            o["ipprocs"] = len(users)
+            o["opprocs"] = 1 if business(t) and qm in SENDERS and users else 0
+        recs.append(qlocal_rec(qm, name, t, rt, **o))
+    return recs
+
+
+def qalias_recs(qm: str) -> list[Rec]:
+    cr = QMS[qm].created
+    return [Rec("AMQ8409", [
+        ("QUEUE", "SYSTEM.DEFAULT.ALIAS.QUEUE"), ("TYPE", "QALIAS"), ("ALTDATE", mq_date(cr)),
+        ("ALTTIME", mq_time(cr)), ("CLUSNL", ""), ("CLUSTER", ""), ("CLWLPRTY", "0"), ("CLWLRANK", "0"),
+        ("CUSTOM", ""), ("DEFBIND", "OPEN"), ("DEFPRESP", "SYNC"), ("DEFPRTY", "0"), ("DEFPSIST", "NO"),
+        ("DEFREADA", "NO"), ("DESCR", ""), ("GET", "ENABLED"), ("PROPCTL", "COMPAT"), ("PUT", "ENABLED"),
+        ("SCOPE", "QMGR"), ("TARGET", ""), ("TARGTYPE", "QUEUE"),
+    ])]
+
+
+def qremote_recs(qm: str, t: datetime) -> list[Rec]:
+    recs = []
+    defs = [("SYSTEM.DEFAULT.REMOTE.QUEUE", QMS[qm].created, "", "", "", "OPEN", "")]
+    for alias, host in QM_ALIASES.items():
+        if host == qm:
+            cr = QUEUE_CREATED[(alias, host)]
+            defs.append((alias, cr, CLUSTER, "", host, "NOTFIXED", QUEUE_DESCR[alias]))
+    for name, cr, cluster, rname, rqm, defbind, descr in sorted(defs):
+        recs.append(Rec("AMQ8409", [
+            ("QUEUE", name), ("TYPE", "QREMOTE"), ("ALTDATE", mq_date(cr)), ("ALTTIME", mq_time(cr)),
+            ("CLUSNL", ""), ("CLUSTER", cluster), ("CLWLPRTY", "0"), ("CLWLRANK", "0"), ("CUSTOM", ""),
+            ("DEFBIND", defbind), ("DEFPRESP", "SYNC"), ("DEFPRTY", "0"), ("DEFPSIST", "NO"), ("DESCR", descr),
+            ("PUT", "ENABLED"), ("RNAME", rname), ("RQMNAME", rqm), ("SCOPE", "QMGR"), ("XMITQ", ""),
+        ]))
+    return recs
+
+
+def config_cmds(qm: str, t: datetime, rt: Runtime, unknown_attr: tuple | None = None) -> list[Cmd]:
+    clus = []
+    for other in sorted(KNOWS_QM[qm]):
+        extra = None
+        if unknown_attr and unknown_attr[0] == other:
+            extra = unknown_attr[1:]
+        clus.append(clusqmgr_rec(qm, other, t, rt, extra))
+    known_q = KNOWS_Q.get(qm) or {q for q, h, _ in INSTANCES if h == qm}
+    qc = [qcluster_rec(q, h, ct, t) for q, h, ct in sorted(INSTANCES) if q in known_q and h in KNOWS_QM[qm]]
+    return [
+        Cmd("DISPLAY QMGR ALL", [qmgr_rec(qm, t)]),
+        Cmd("DISPLAY CLUSQMGR(*) ALL", clus),
+        Cmd("DISPLAY QCLUSTER(*) ALL", qc),
+        Cmd("DISPLAY QLOCAL(*) ALL", qlocals(qm, t, rt)),
+        Cmd("DISPLAY QALIAS(*) ALL", qalias_recs(qm)),
+        Cmd("DISPLAY QREMOTE(*) ALL", qremote_recs(qm, t)),
+    ]
+
+
+def hexid(seed: str, n: int = 16) -> str:
+    r = random.Random(seed)
+    return "".join(r.choice("0123456789ABCDEF") for _ in range(n))
+
+
+def chstatus_cmd(qm: str, t: datetime, rt: Runtime) -> Cmd:
+    recs = []
+    rows = []
+    for other in KNOWS_QM[qm]:
+        if other == qm:
+            continue
+        st = rt.state(qm, other, t)
+        if st != "INACTIVE":
+            rows.append((f"TO.{other}", "CLUSSDR", other, st))
+    for s in ALL_QMS:  # inbound instances of our cluster-receiver
+        if s != qm and qm in KNOWS_QM[s] and rt.state(s, qm, t) == "RUNNING":
+            rows.append((f"TO.{qm}", "CLUSRCVR", s, "RUNNING"))
+    for chl, typ, rqm, st in sorted(rows):
+        seed = f"{qm}/{chl}/{rqm}/{t.date()}"
+        if typ == "CLUSSDR":
+            frm, to = qm, rqm
+        else:
+            frm, to = rqm, qm
+        msgs, nbytes, last = rt.stats(frm, to, t)
+        start = rt.instance_start(frm, to, t)
+        seqbase = 1000 + random.Random(seed).randint(0, 400000) + rt.sent_before(frm, to, start or t)
+        if st == "RETRYING":
+            start = QM3_CRASH
+            tried = [r for r in retry_times()[1:] if r <= t]
+            shortrts = SHORTRTY - min(len(tried), SHORTRTY)
+            longrts = LONGRTY - max(0, len(tried) - SHORTRTY)
+            xq = len(rt.held(qm, None, t, to=rqm))
+            a = [
+                ("CHANNEL", chl), ("CHLTYPE", typ), ("BATCHES", "0"), ("BATCHSZ", "50"), ("BUFSRCVD", "0"),
+                ("BUFSSENT", "0"), ("BYTSRCVD", "0"), ("BYTSSENT", "0"), ("CHSTADA", mq_date(start)),
+                ("CHSTATI", mq_time(start)), ("COMPHDR", "NONE,NONE"), ("COMPMSG", "NONE,NONE"),
+                ("COMPRATE", "0,0"), ("COMPTIME", "0,0"), ("CONNAME", QMS[rqm].conname),
+                ("CURLUWID", "0000000000000000"), ("CURMSGS", "0"), ("CURRENT", None),
+                ("CURSEQNO", str(seqbase)),
+                ("EXITTIME", "0,0"), ("HBINT", "300"), ("INDOUBT", "NO"), ("JOBNAME", "0000000000000000"),
+                ("LOCLADDR", ""), ("LONGRTS", str(longrts)), ("LSTLUWID", "0000000000000000"),
+                ("LSTMSGDA", ""), ("LSTMSGTI", ""), ("LSTSEQNO", str(seqbase)), ("MCASTAT", "NOTRUNNING"),
+                ("MONCHL", "OFF"), ("MSGS", "0"), ("NETTIME", "0,0"), ("NPMSPEED", "FAST"), ("RQMNAME", rqm),
+                ("SECPROT", "NONE"), ("SHORTRTS", str(shortrts)), ("SSLCERTI", ""), ("SSLCIPH", ""),
+                ("SSLKEYDA", ""), ("SSLKEYTI", ""), ("SSLPEER", ""), ("SSLRKEYS", "0"), ("STATUS", st),
+                ("STOPREQ", "NO"), ("SUBSTATE", ""), ("XBATCHSZ", "0,0"), ("XMITQ", xmitq_for(qm, chl)),
+                ("XQMSGSA", str(xq)), ("XQTIME", "0,0"), ("RVERSION", ""), ("RPRODUCT", ""),
+            ]
+        else:
+            peer_ip = QMS[rqm].ip
+            lastd = last or start
+            a = [
+                ("CHANNEL", chl), ("CHLTYPE", typ), ("BATCHES", str(msgs)), ("BATCHSZ", "50"),
+                ("BUFSRCVD", str(msgs + 3 if typ == "CLUSSDR" else 2 * msgs + 3)),
+                ("BUFSSENT", str(2 * msgs + 3 if typ == "CLUSSDR" else msgs + 3)),
+                ("BYTSRCVD", str(msgs * 48 + 692 if typ == "CLUSSDR" else nbytes + msgs * 96 + 692)),
+                ("BYTSSENT", str(nbytes + msgs * 96 + 692 if typ == "CLUSSDR" else msgs * 48 + 692)),
+                ("CHSTADA", mq_date(start)), ("CHSTATI", mq_time(start)), ("COMPHDR", "NONE,NONE"),
+                ("COMPMSG", "NONE,NONE"), ("COMPRATE", "0,0"), ("COMPTIME", "0,0"),
+                ("CONNAME", QMS[rqm].conname if typ == "CLUSSDR" else peer_ip), ("CURLUWID", hexid(seed + "c")),
+                ("CURMSGS", "0"), ("CURRENT", None), ("CURSEQNO", str(seqbase + msgs)), ("EXITTIME", "0,0"),
+                ("HBINT", "300"), ("INDOUBT", "NO"), ("JOBNAME", hexid(seed + "j")),
+                ("LOCLADDR", f"{QMS[qm].ip}({40000 + random.Random(seed).randint(0, 20000)})"
+                 if typ == "CLUSSDR" else f"{QMS[qm].ip}(1414)"),
+                ("LSTLUWID", hexid(seed + "l")), ("LSTMSGDA", mq_date(lastd)), ("LSTMSGTI", mq_time(lastd)),
+                ("LSTSEQNO", str(seqbase + msgs)), ("MCASTAT", "RUNNING"), ("MONCHL", "OFF"), ("MSGS", str(msgs)),
+                ("NETTIME", "0,0"), ("NPMSPEED", "FAST"), ("RQMNAME", rqm), ("SECPROT", "NONE"),
+                ("SHORTRTS", str(SHORTRTY)), ("SSLCERTI", ""), ("SSLCIPH", ""), ("SSLKEYDA", ""),
+                ("SSLKEYTI", ""), ("SSLPEER", ""), ("SSLRKEYS", "0"), ("STATUS", st), ("STOPREQ", "NO"),
+                ("SUBSTATE", "MQGET" if typ == "CLUSSDR" else "RECEIVE"), ("XBATCHSZ", "1,1"),
+            ]
+            if typ == "CLUSSDR":
+                a.insert(a.index(("LSTLUWID", hexid(seed + "l"))), ("LONGRTS", str(LONGRTY)))
+                a += [("XMITQ", xmitq_for(qm, chl)), ("XQMSGSA", str(len(rt.held(qm, None, t, to=rqm)))),
+                      ("XQTIME", "0,0")]
+            else:
+                a.remove(("SHORTRTS", str(SHORTRTY)))
+            a += [("RVERSION", QMS[rqm].version), ("RPRODUCT", "MQMM")]
+        recs.append(Rec("AMQ8417", a))
+    return Cmd("DISPLAY CHSTATUS(*) ALL", recs, empty_msg="AMQ8420")
+
+
+# --------------------------------------------------------------------------------------------------
+# Transmission queue browses
+# --------------------------------------------------------------------------------------------------
+
+
+def payload(p: Put) -> bytes:
+    day = p.t.strftime("%Y%m%d")
+    n = int.from_bytes(p.msg_id[-4:], "big") & 0xFFFFF
+    if p.queue == "APP.AUDIT":
+        base = f'{{"type":"audit","event":"order.created","order":"O-{day}-{n:06d}","by":"{p.app}","pad":"'
+    elif p.queue == "APP.ORDERS":
+        part = f',"part":{p.group_seq}' if p.group_id else ""
+        base = (f'{{"type":"order","order":"O-{day}-{n:06d}"{part},"customer":"C{n % 9973:05d}",'
+                f'"source":"{p.app}","pad":"')
+    else:
+        base = f'{{"type":"billing","invoice":"B-{day}-{n:06d}","account":"A{n % 7919:05d}","pad":"'
+    body = base + "." * max(0, p.length - len(base) - 2) + '"}'
+    b = body.encode()
+    assert len(b) == p.length, (len(b), p.length)
+    return b
+
+
+def put_date_time(t: datetime) -> tuple[str, str]:
+    return t.strftime("%Y%m%d"), t.strftime("%H%M%S") + f"{t.microsecond // 10000:02d}"
+
+
+def retry_times() -> list[datetime]:
+    """Failed connection attempts of the cluster senders to QM3 (each one re-drives re-allocation)."""
+    ts = [QM3_CRASH + timedelta(seconds=SHORTTMR * i) for i in range(SHORTRTY + 1)]
+    t = ts[-1]
+    while True:
+        t += timedelta(seconds=LONGTMR)
+        if t >= TOQM3_BACK:
+            break
+        ts.append(t)
+    return ts
+
+
+def outer_md(p: Put, at: datetime) -> dict:
+    app = APPS[p.app]
+    put_t = p.t
+    if p.token != ZERO_TOKEN:  # re-allocation eligible: PutDate/PutTime follow each re-allocation attempt
+        tried = [r for r in retry_times() if p.t <= r <= at]
+        if tried:
+            put_t = tried[-1] + timedelta(milliseconds=310)
+    pd, pt = put_date_time(put_t)
+    flags = 0
+    if p.group_id and p.logical:
+        flags = 8 | (16 if p.group_last else 0)
+    return dict(
+        StrucId="MD  ", Version=2, Report=0, MsgType=8, Expiry=-1, Feedback=0, Encoding=546, CodedCharSetId=1208,
+        Format="MQXMIT  ", Priority=0, Persistence=1 if p.persistent else 0, MsgId=p.msg_id,
+        CorrelId=p.channel.ljust(24).encode(), BackoutCount=0, ReplyToQ="", ReplyToQMgr=p.sender,
+        UserIdentifier=app.user, AccountingToken=p.token, ApplIdentityData="", PutApplType=app.appltype,
+        PutApplName=app.name, PutDate=pd, PutTime=pt, ApplOriginData="",
+        GroupId=p.group_id if (p.group_id and p.logical) else b"\0" * 24,
+        MsgSeqNumber=p.group_seq if (p.group_id and p.logical) else 1, Offset=0, MsgFlags=flags, OriginalLength=-1,
+    )
+
+
+def xmit_data(p: Put) -> bytes:
+    app = APPS[p.app]
+    pd, pt = put_date_time(p.t)
+    grouped = bool(p.group_id and p.logical)
+    md1 = (b"MD  " + struct.pack("<7i", 1, 0, 8, -1, 0, 546, 1208)
+           + (b"MQHMDE  " if grouped else b"MQSTR   ") + struct.pack("<2i", 0, 1 if p.persistent else 0)
+           + p.msg_id + b"\0" * 24 + struct.pack("<i", 0) + b" " * 48 + p.sender.ljust(48).encode()
+           + app.user.ljust(12).encode() + app.token + b" " * 32 + struct.pack("<i", app.appltype)
+           + app.name.ljust(28).encode() + pd.encode() + pt.encode() + b"    ")
+    assert len(md1) == 324
+    rqm = p.target or p.dest
+    xqh = b"XQH " + struct.pack("<i", 1) + p.queue.ljust(48).encode() + rqm.ljust(48).encode() + md1
+    mde = b""
+    if grouped:
+        mde = (b"MDE " + struct.pack("<4i", 2, 72, 546, 1208) + b"MQSTR   " + struct.pack("<i", 0) + p.group_id
+               + struct.pack("<4i", p.group_seq, 0, 8 | (16 if p.group_last else 0), -1))
+        assert len(mde) == 72
+    data = xqh + mde + payload(p)
+    assert not any(0xC2 <= b <= 0xF4 for b in data)  # no multi-byte UTF-8 lead bytes: plain amqsbcg layout
+    return data
+
+
+MBCSMAX = 6  # amqsbcg run in a UTF-8 locale (MB_CUR_MAX 6): ten extra blanks before the character column
+
+
+def render_amqsbcg(queue: str, msgs: list[tuple[dict, bytes]]) -> str:
+    """Output of amqsbcg (MQ 9.4 sample) browsing `queue`, reproduced from the sample's printf calls."""
+    w = []
+    w.append("\nAMQSBCG0 - starts here\n")
+    w.append("**********************\n ")
+    w.append(f"\n MQOPEN - '{queue}'")
+    w.append("\n ")
+    page_first = True
+    lines_printed = 0
+    for j, (md, data) in enumerate(msgs, 1):
+        if page_first:
+            lines_printed, page_first = 29, False
+        else:
+            w.append("\n ")
+            lines_printed = 22
+        w.append("\n ")
+        w.append(f"\n MQGET of message number {j}, CompCode:0 Reason:0")
+        w.append(print_md(md))
+        w.append("\n ")
+        w.append("\n****   Message      ****\n ")
+        w.append(f"\n length - {len(data)} of {len(data)} bytes\n ")
+        ch = 0
+        while True:
+            line = [f"\n{ch:08X}: "]
+            text = []
+            n = 0
+            while n < 16 and ch < len(data):
+                if n % 2 == 0:
+                    line.append(" ")
+                b = data[ch]
+                line.append(f"{b:02X}")
+                text.append(chr(b) if 0x20 <= b < 0x7F else ".")
+                n += 1
+                ch += 1
+            while n < 16:
+                if n % 2 == 0:
+                    line.append(" ")
+                line.append("  ")
+                text.append(" ")
+                n += 1
+            line.append(" " * ((MBCSMAX - 1) * 2))
+            line.append(f" '{''.join(text)}'")
+            w.append("".join(line))
+            lines_printed += 1
+            if lines_printed >= 60:
+                lines_printed = 0
+                w.append("\n ")
+            if ch >= len(data):
+                break
+    if not page_first:
+        w.append("\n ")
+    w.append("\n \n \n No more messages ")
+    if msgs:
+        lens = [len(d) for _, d in msgs]
+        w.append(f"\n\n****   Summary      ****\n {len(msgs)} messages browsed.\n Smallest message {min(lens)} "
+                 f"bytes.\n Largest message {max(lens)} bytes.\n Average message {sum(lens) // len(lens)} bytes.\n")
+    w.append("\n MQCLOSE")
+    w.append("\n MQDISC")
+    w.append("\n")
+    return "".join(w)
+
+
+def print_md(md: dict) -> str:
+    def s(v, n):
+        return (v if isinstance(v, str) else v.decode()).ljust(n)[:n]
+
+    return "".join([
+        "\n****Message descriptor****\n",
+        f"\n  StrucId  : '{md['StrucId']}'", f"  Version : {md['Version']}",
+        f"\n  Report   : {md['Report']}", f"  MsgType : {md['MsgType']}",
+        f"\n  Expiry   : {md['Expiry']}", f"  Feedback : {md['Feedback']}",
+        f"\n  Encoding : {md['Encoding']}", f"  CodedCharSetId : {md['CodedCharSetId']}",
+        f"\n  Format : '{s(md['Format'], 8)}'",
+        f"\n  Priority : {md['Priority']}", f"  Persistence : {md['Persistence']}",
+        f"\n  MsgId : X'{md['MsgId'].hex().upper()}'",
+        f"\n  CorrelId : X'{md['CorrelId'].hex().upper()}'",
+        f"\n  BackoutCount : {md['BackoutCount']}",
+        f"\n  ReplyToQ       : '{s(md['ReplyToQ'], 48)}'",
+        f"\n  ReplyToQMgr    : '{s(md['ReplyToQMgr'], 48)}'",
+        "\n  ** Identity Context",
+        f"\n  UserIdentifier : '{s(md['UserIdentifier'], 12)}'",
+        f"\n  AccountingToken : \n   X'{md['AccountingToken'].hex().upper()}'",
+        f"\n  ApplIdentityData : '{s(md['ApplIdentityData'], 32)}'",
+        "\n  ** Origin Context",
+        f"\n  PutApplType    : '{md['PutApplType']}'",
+        f"\n  PutApplName    : '{s(md['PutApplName'], 28)}'",
+        f"\n  PutDate  : '{md['PutDate']}'", f"    PutTime  : '{md['PutTime']}'",
+        f"\n  ApplOriginData : '{s(md['ApplOriginData'], 4)}'\n",
+        f"\n  GroupId : X'{md['GroupId'].hex().upper()}'",
+        f"\n  MsgSeqNumber   : '{md['MsgSeqNumber']}'",
+        f"\n  Offset         : '{md['Offset']}'",
+        f"\n  MsgFlags       : '{md['MsgFlags']}'",
+        f"\n  OriginalLength : '{md['OriginalLength']}'",
+    ])
+
+
+def render_dmpmqmsg(qm: str, queue: str, at: datetime, msgs: list[tuple[dict, bytes]]) -> str:
+    """dmpmqmsg text output: MD fields as 'A <code> <value>' in amqsbcg order, message data as 'X <hex>'."""
+    out = [f"* Dumper Version:9.4.2.0 Created:{at.strftime('%a %b %d %H:%M:%S %Y')}",
+           f"* Qmgr  = {qm}", f"* Queue = {queue}", ""]
+    codes = [("VER", "Version"), ("RPT", "Report"), ("MST", "MsgType"), ("EXP", "Expiry"), ("FDB", "Feedback"),
+             ("ENC", "Encoding"), ("CCS", "CodedCharSetId"), ("FMT", "Format"), ("PRI", "Priority"),
+             ("PER", "Persistence"), ("MSI", "MsgId"), ("COI", "CorrelId"), ("BOC", "BackoutCount"),
+             ("RTQ", "ReplyToQ"), ("RTM", "ReplyToQMgr"), ("USR", "UserIdentifier"), ("ACC", "AccountingToken"),
+             ("AIX", "ApplIdentityData"), ("PAT", "PutApplType"), ("PAN", "PutApplName"), ("PTD", "PutDate"),
+             ("PTT", "PutTime"), ("AOX", "ApplOriginData"), ("GRP", "GroupId"), ("MSQ", "MsgSeqNumber"),
+             ("OFF", "Offset"), ("MSF", "MsgFlags"), ("ORL", "OriginalLength")]
+    for md, data in msgs:
+        out.append("N")
+        for code, f in codes:
+            v = md[f]
+            if isinstance(v, bytes):
+                v = v.hex().upper()
+            v = str(v).rstrip()
+            out.append(f"A {code} {v}" if v else f"A {code}")
+        for i in range(0, len(data), 32):
+            out.append("X " + data[i:i + 32].hex().upper())
+        out.append("")
+    return "\n".join(out) + "\n"
+
+
+# --------------------------------------------------------------------------------------------------
+# amqsmon queue accounting
+# --------------------------------------------------------------------------------------------------
+
+
+def grid(qm: str, day: str) -> list[tuple[datetime, datetime]]:
+    """Accounting intervals of a queue manager: ACCTINT from its start (05:00, or its restart)."""
+    out = []
+    start = T(f"{day} 05:00:00")
+    stop = start + timedelta(days=1)
+    restart = QM3_RESTART if qm == "QM3" and day == mq_date(QM3_CRASH) else None
+    t = start
+    while t < stop:
+        nxt = t + timedelta(seconds=ACCTINT)
+        if restart and t < QM3_CRASH < nxt:
+            t = restart  # the interval that was running at the crash is lost; a new timer starts at restart
+            continue
+        out.append((t, nxt))
+        t = nxt
+    return out
+
+
+def render_amqsmon(records: list[list[tuple[int, str, object]]]) -> str:
+    out = []
+    for rec in records:
+        out.append("MonitoringType: QueueAccounting")
+        for indent, k, v in rec:
+            pad = " " * indent
+            if isinstance(v, list):
+                out.append(f"{pad}{k}: [{', '.join(str(x) for x in v)}]")
+            elif isinstance(v, bytes):
+                out.append(f"{pad}{k}: x'{v.hex()}'")
+            elif isinstance(v, str) and not v.startswith("\x00"):
+                out.append(f"{pad}{k}: '{v}'")
+            elif isinstance(v, str):
+                out.append(f"{pad}{k}: {v[1:]}")
+            else:
+                out.append(f"{pad}{k}: {v}")
+        out.append("")
+    return "\n".join(out) + "\n"
+
+
+def accounting(qm: str, day: str, traffic) -> str:
+    """Queue accounting records of APP.ORDERS / APP.BILLING on a receiving queue manager for one day."""
+    conns: dict[tuple, dict] = {}
+    arrivals: dict[tuple, list[Put]] = {}
+    for (sender, d), puts in traffic.items():
+        for p in puts:
+            if p.dest != qm or p.queue not in ("APP.ORDERS", "APP.BILLING") or p.arrive.date() != T(f"{day} 00:00:00").date():
+                continue
+            if p.local:
+                ckey = ("app", p.app)
+            else:
+                epoch = 1 if qm == "QM3" and p.arrive >= QM3_RESTART else 0
+                ckey = ("mca", sender, epoch)
+            arrivals.setdefault(ckey, []).append(p)
+    rng = random.Random(f"acct/{qm}/{day}")
+    intervals = grid(qm, day)
+    records = []
+    di = DAYS.index(day)
+    for ci, ckey in enumerate(sorted(arrivals)):
+        ps = sorted(arrivals[ckey], key=lambda p: p.arrive)
+        if ckey[0] == "app":
+            app = APPS[ckey[1]]
+            cstart = T(f"{day} 07:00:00") + timedelta(seconds=rng.randint(0, 50))
+            meta = dict(name=app.name, user=app.user, pid=rng.randint(2000, 30000), tid=1)
+        else:
+            cstart = ps[0].arrive - timedelta(milliseconds=15)
+            meta = dict(name="amqrmppa", user="mqm", pid=rng.randint(2000, 30000), tid=rng.randint(3, 40))
+        cid = (b"AMQC" + qm.ljust(12).encode() + bytes([0x5B, 0x40 + di, 0x10 + ci, 0x6A])
+               + bytes([0x02, 0x29, rng.randint(0, 0x7F), rng.randint(0, 0x7F)]))
+        seq = 0
+        opened = {}
+        for (i0, i1) in intervals:
+            if i1 <= cstart:
+                continue
+            by_q: dict[str, list[Put]] = {}
+            for p in ps:
+                if i0 <= p.arrive < i1:
+                    by_q.setdefault(p.queue, []).append(p)
+            if not by_q:  # no record for an interval without activity (arrivals lost in a crash included)
+                continue
+            start = max(i0, cstart)
+            rec = [
+                (0, "QueueManager", qm), (0, "IntervalStartDate", mq_date(start)),
+                (0, "IntervalStartTime", mq_time(start)), (0, "IntervalEndDate", mq_date(i1)),
+                (0, "IntervalEndTime", mq_time(i1)), (0, "CommandLevel", QMS[qm].cmdlevel),
+                (0, "ConnectionId", cid), (0, "SeqNumber", seq), (0, "ApplicationName", meta["name"]),
+                (0, "ApplicationPid", meta["pid"]), (0, "ApplicationTid", meta["tid"]),
+                (0, "UserId", meta["user"]), (0, "ObjectCount", len(by_q)),
+            ]
+            for gi, queue in enumerate(sorted(by_q)):
+                qp = by_q[queue]
+                np_ = [p.length for p in qp if not p.persistent]
+                pp = [p.length for p in qp if p.persistent]
+                first_open = queue not in opened
+                if first_open:
+                    opened[queue] = qp[0].arrive - timedelta(milliseconds=5)
+                od = opened[queue]
+                cr = QUEUE_CREATED[(queue, qm)]
+                rec += [(0, "QueueAccounting", gi)] + [(2, k, v) for k, v in [
+                    ("QueueName", queue), ("CreateDate", mq_date(cr)), ("CreateTime", mq_time(cr)),
+                    ("QueueType", "\x00Local"), ("QueueDefinitionType", "\x00Predefined"),
+                    ("OpenCount", 1 if first_open else 0), ("OpenDate", mq_date(od)), ("OpenTime", mq_time(od)),
+                    ("PutCount", [len(np_), len(pp)]), ("PutFailCount", 0), ("Put1Count", [0, 0]),
+                    ("Put1FailCount", 0), ("PutBytes", [sum(np_), sum(pp)]),
+                    ("PutMinBytes", [min(np_) if np_ else 0, min(pp) if pp else 0]),
+                    ("PutMaxBytes", [max(np_) if np_ else 0, max(pp) if pp else 0]),
+                    ("GeneratedMsgCount", 0), ("GetCount", [0, 0]), ("GetFailCount", 0), ("GetBytes", [0, 0]),
+                    ("GetMinBytes", [0, 0]), ("GetMaxBytes", [0, 0]), ("BrowseCount", [0, 0]),
+                    ("BrowseFailCount", 0), ("BrowseBytes", [0, 0]), ("BrowseMinBytes", [0, 0]),
+                    ("BrowseMaxBytes", [0, 0]), ("TimeOnQMin", [0, 0]), ("TimeOnQAvg", [0, 0]),
+                    ("TimeOnQMax", [0, 0]), ("CbCount", 0), ("CbFailCount", 0)]]
+            records.append((i1, meta["name"], seq, rec))
+            seq += 1
+    records.sort(key=lambda r: (r[0], r[1], r[2]))
+    return render_amqsmon([r[3] for r in records])
+
+
+# --------------------------------------------------------------------------------------------------
+# Put records (CSV)
+# --------------------------------------------------------------------------------------------------
+
+CSV_HEADER = ["put_time", "sending_qmgr", "queue", "target_qmgr", "bind", "open_handle", "group_id",
+              "logical_order", "from_cluster_channel", "pcf", "length", "persistent", "accounting_token", "msg_id",
+              "observed_qmgr", "observed_channel", "observed_xmitq"]
+
+
+def csv_row(p: Put, i: int) -> list[str]:
+    observed = i % 6 == 0  # a traced sample of the messages
+    return [
+        iso_ms(p.t), p.sender, p.queue, p.target, p.bind, p.handle, p.group_id.hex().upper(),
+        "true" if p.logical else "false", "false", "false", str(p.length), "true" if p.persistent else "false",
+        p.token.hex().upper(), p.msg_id.hex().upper(),
+        p.dest if observed else "", (p.channel if observed else ""), (p.xmitq if observed else ""),
+    ]
+
+
+def render_csv(rows: list[list[str]]) -> str:
+    buf = io.StringIO()
+    wr = csv.writer(buf, lineterminator="\n")
+    wr.writerow(CSV_HEADER)
+    wr.writerows(rows)
+    return buf.getvalue()
+
+
+# --------------------------------------------------------------------------------------------------
+# The files
+# --------------------------------------------------------------------------------------------------
+
+CONFIG_TIMES = {
+    ("QM1", "2026-11-19"): ["060000", "120000", "180000"],
+    ("QM1", "2026-11-20"): ["060000", "120000", "140000", "170000", "180000"],
+    ("QM5", "2026-11-19"): ["060000", "120000", "180000"],
+    ("QM5", "2026-11-20"): ["060000", "120000", "140000", "170000", "180000"],
+    ("QM2", "2026-11-19"): ["060000", "120000"],
+    ("QM2", "2026-11-20"): ["060000"],
+    ("QM3", "2026-11-19"): ["060000"],
+    ("QM3", "2026-11-20"): ["060000"],
+    ("QM4", "2026-11-19"): ["060000"],
+    ("QM4", "2026-11-20"): ["060000", "180000"],
+    ("FR1", "2026-11-19"): ["060000"],
+    ("FR1", "2026-11-20"): ["060000"],
+    ("FR2", "2026-11-19"): ["060000"],
+    ("FR2", "2026-11-20"): ["060000"],
+}
+UNKNOWN_ATTR_FILE = ("QM1", "2026-11-20", "120000")  # CLUSQMGR(QM2) carries CLWLHINT(NONE)
+UNBALANCED_FILE = ("FR1", "2026-11-20", "060000")  # CLUSQMGR(QM3) CONNAME lacks its closing parenthesis
+TRUNCATED_FILE = ("QM5", "2026-11-20", "210000")  # chstatus capture cut off in its last record
+NOT_MQSC_FILE = ("QM3", "2026-11-20", "140000")  # the capture job could not reach QM3's host
+LATE_FROM = T("2026-11-20 19:00:00")  # QM1's puts from here on arrived late: puts_late.csv
+
+
+def build_files() -> tuple[dict[str, bytes], dict]:
+    traffic = build_traffic()
+    rt = Runtime(traffic)
+    files: dict[str, bytes] = {}
+
+    def put(rel: str, text: str) -> None:
+        files[rel] = text.encode("utf-8")
+
+    for (qm, day), times in sorted(CONFIG_TIMES.items()):
+        for hhmmss in times:
+            t = T(f"{day} {hhmmss[:2]}:{hhmmss[2:4]}:{hhmmss[4:]}")
+            base = f"landing/{day}/{qm}"
+            unknown = None
+            if (qm, day, hhmmss) == UNKNOWN_ATTR_FILE:
+                unknown = ("QM2", 11, ("CLWLHINT", "NONE"))  # an attribute this MQ level does not have
+            cmds = config_cmds(qm, t, rt, unknown)
+            if qm == REST_QM:
+                put(f"{base}/config_{hhmmss}.json", render_rest(cmds))
+            else:
+                text = render_mqsc(qm, cmds)
+                if (qm, day, hhmmss) == UNBALANCED_FILE:
+                    good = f"CONNAME({QMS['QM3'].conname})"
+                    assert text.count(good) == 1
+                    text = text.replace(good, good[:-1] + " ")
+                put(f"{base}/config_{hhmmss}.mqsc", text)
+            put(f"{base}/chstatus_{hhmmss}.mqsc", render_mqsc(qm, [chstatus_cmd(qm, t, rt)]))
+
+    # deliberate defects that are whole files
+    qm, day, hhmmss = TRUNCATED_FILE
+    t = T(f"{day} 21:00:00")
+    full = render_mqsc(qm, [chstatus_cmd(qm, t, rt)])
+    cut = full.rfind("\n   CONNAME(")
+    assert cut > 0
+    put(f"landing/{day}/{qm}/chstatus_{hhmmss}.mqsc", full[:cut + len("\n   CONNAME(") + 6])
+    qm, day, hhmmss = NOT_MQSC_FILE
+    put(f"landing/{day}/{qm}/config_{hhmmss}.mqsc",
+        "ssh: connect to host 10.40.1.23 port 22: No route to host\n"
+        "capture-mq.sh: runmqsc capture of QM3 failed (rc=255), output kept for the record\n")
+
+    # put records
+    for sender in SENDERS:
+        for day in DAYS:
+            rows, late = [], []
+            for i, p in enumerate(traffic[(sender, day)]):
+                (late if sender == "QM1" and p.t >= LATE_FROM else rows).append(csv_row(p, i))
+            put(f"landing/{day}/{sender}/puts.csv", render_csv(rows))
+            if late:
+                bad1 = list(late[4])
+                bad1[0] = iso_ms(T(bad1[0][:10] + " " + bad1[0][11:23]) + timedelta(milliseconds=7))
+                bad1[13] = bad1[13][:-4] + "7F7E"
+                bad1[12] = bad1[12][:-4] + "0G06"  # not hexadecimal
+                bad2 = list(late[9])
+                bad2[0] = iso_ms(T(bad2[0][:10] + " " + bad2[0][11:23]) + timedelta(milliseconds=9))
+                bad2[13] = bad2[13][:-4] + "7F7D"
+                bad2[12] = bad2[12][2:]  # 62 hex digits: one byte short
+                late = late[:5] + [bad1] + late[5:10] + [bad2] + late[10:]
+                put(f"landing/{day}/{sender}/puts_late.csv", render_csv(late))
+
+    # transmission queue browses behind the retrying channel
+    q1 = rt.held("QM1", "SYSTEM.CLUSTER.TRANSMIT.QUEUE", BROWSE_AT)
+    put(f"landing/{mq_date(BROWSE_AT)}/QM1/xmitq_{BROWSE_AT.strftime('%H%M%S')}.amqsbcg",
+        render_amqsbcg("SYSTEM.CLUSTER.TRANSMIT.QUEUE", [(outer_md(p, BROWSE_AT), xmit_data(p)) for p in q1]))
+    q5 = rt.held("QM5", "CLUS.XMITQ.QM", BROWSE_AT)
+    put(f"landing/{mq_date(BROWSE_AT)}/QM5/xmitq_{BROWSE_AT.strftime('%H%M%S')}.dmpmqmsg",
+        render_dmpmqmsg("QM5", "CLUS.XMITQ.QM", BROWSE_AT,
+                        [(outer_md(p, BROWSE_AT), xmit_data(p)) for p in q5]))
+
+    # accounting on the receiving queue managers
+    for day in DAYS:
+        for qm in ("QM1", "QM2", "QM3", "QM4"):
+            put(f"landing/{day}/{qm}/accounting.amqsmon", accounting(qm, day, traffic))
+
+    # the route example captures
+    for name in ("config_060000.mqsc", "chstatus_060000.mqsc"):
+        files[f"captures/QM1/{name}"] = files[f"landing/2026-11-20/QM1/{name}"]
+
+    facts = build_facts(traffic, rt, q1, q5)
+    files["facts.json"] = (json.dumps(facts, indent=2) + "\n").encode()
+    return files, facts
+
+
+def build_facts(traffic, rt: Runtime, q1: list[Put], q5: list[Put]) -> dict:
+    per = {}
+    for (sender, day), puts in sorted(traffic.items()):
+        d: dict[str, dict[str, int]] = {}
+        for p in puts:
+            d.setdefault(p.queue, {}).setdefault(p.dest, 0)
+            d[p.queue][p.dest] += 1
+        per[f"{sender} {day}"] = {"puts": len(puts), "by_queue_and_destination": d}
+
+    def reason(p: Put) -> str:
+        if p.target:
+            return "not re-allocatable: target queue manager named by the application"
+        if p.bind == "open":
+            return "not re-allocatable: bind on open"
+        if p.bind == "group" and p.logical:
+            return "not re-allocatable: bind on group with logical order"
+        return "still most favourable: the only instance of the queue"
+
+    def held(ps):
+        return [{"msg_id": p.msg_id.hex().upper(), "put_time": iso_ms(p.t), "queue": p.queue,
+                 "dest": p.dest, "channel": p.channel, "reason": reason(p)} for p in ps]
+
+    all_held = [p for (s, _), puts in sorted(traffic.items()) for p in puts if p.stuck]
+    return {
+        "note": "Ground truth of samples/make_samples.py: its own CLWL replay (default profile, cli-contract "
+                "readings, factors reset when a CLUSRCVR weight changes, state from zero each day).",
+        "traffic": per,
+        "held_behind_TO.QM3": {"count": len(all_held), "released_at": iso_ms(TOQM3_BACK)},
+        "browse_QM1_SYSTEM.CLUSTER.TRANSMIT.QUEUE_153000": held(q1),
+        "browse_QM5_CLUS.XMITQ.QM_153000": held(q5),
+        "route_example_QM1_2026-11-20_060000_APP.ORDERS_x10": route_example(),
+    }
+
+
+def route_example() -> list[str]:
+    t = T("2026-11-20 06:00:00")
+    r = Router("QM1")
+    r.weights_seen = {q: clwlwght(q, t) for q in KNOWS_QM["QM1"]}
+    return [r.route("APP.ORDERS", "", t) for _ in range(10)]
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--check", action="store_true", help="compare with the files on disk instead of writing")
+    args = ap.parse_args(argv)
+    files, facts = build_files()
+    generated_dirs = [HERE / "landing", HERE / "captures"]
+    on_disk = {str(p.relative_to(HERE)) for d in generated_dirs if d.exists() for p in d.rglob("*") if p.is_file()}
+    if (HERE / "facts.json").exists():
+        on_disk.add("facts.json")
+    if args.check:
+        bad = sorted(rel for rel, data in files.items()
+                     if not (HERE / rel).exists() or (HERE / rel).read_bytes() != data)
+        extra = sorted(on_disk - set(files))
+        for rel in bad:
+            print(f"differs or missing: samples/{rel}")
+        for rel in extra:
+            print(f"not generated: samples/{rel}")
+        return 1 if bad or extra else 0
+    for d in generated_dirs:
+        if d.exists():
+            shutil.rmtree(d)
+    for rel, data in sorted(files.items()):
+        path = HERE / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(data)
+    print(f"wrote {len(files)} files under {HERE}")
+    for k, v in facts["traffic"].items():
+        print(f"  {k}: {v['puts']} puts  {json.dumps(v['by_queue_and_destination'], sort_keys=True)}")
+    print(f"  held behind TO.QM3: {facts['held_behind_TO.QM3']['count']}; "
+          f"in the QM1 browse: {len(facts['browse_QM1_SYSTEM.CLUSTER.TRANSMIT.QUEUE_153000'])}; "
+          f"in the QM5 browse: {len(facts['browse_QM5_CLUS.XMITQ.QM_153000'])}")
+    print(f"  route example: {' '.join(facts['route_example_QM1_2026-11-20_060000_APP.ORDERS_x10'])}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
