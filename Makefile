@@ -36,7 +36,7 @@ test: $(STAMP)
 	$(PY) -m pytest $(PYTEST_ARGS)
 
 demo: $(STAMP)
-	$(VENV)/bin/clwl route --mqsc samples/landing/2026-11-20/QM1 --queue APP.ORDERS --count 10 --explain
+	$(VENV)/bin/clwl route --mqsc samples/captures/QM1 --queue APP.ORDERS --count 10 --explain
 
 bench: $(STAMP)
 	$(PY) bench/engine.py

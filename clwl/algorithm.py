@@ -195,6 +195,10 @@ def choose_local_instance(cands, ctx):
         return None
     if ctx.request.from_cluster_channel or _local_useq(ctx, local[0]) == "LOCAL":
         return local
+    q = local[0].instance.clwluseq if local[0].instance else "QMGR"
+    ctx.notes.append(f"the queue's CLWLUSEQ({q})" + (f" defers to the queue manager's CLWLUSEQ("
+                     f"{ctx.view.qmgr.clwluseq})" if q == "QMGR" else "")
+                     + " and the message was put locally: the local instance competes with the others")
     return None
 
 
@@ -245,6 +249,8 @@ def eliminate_lower_ranked_queues(cands, ctx):
 @step("5", "if only remote instances remain, resumed queue managers are chosen over suspended ones")
 def prefer_resumed_qmgrs(cands, ctx):
     if any(c.local for c in cands):  # reading 3: only while no local instance remains
+        if any(c.channel is not None and c.channel.suspended for c in cands):
+            ctx.notes.append("a local instance remains, so suspended queue managers are not avoided")
         return None
     resumed = [c for c in cands if not c.channel.suspended]
     return resumed or None

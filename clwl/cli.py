@@ -126,16 +126,24 @@ def _print_readable(results: Sequence[Route | RouteError], args: argparse.Namesp
             w(line(header))
             w(line(rows[n - 1]))
             for t in r.trace or ():
-                w(f"    step {t.step:<5} {t.rule}\n")
+                if t.step == "start":
+                    w(f"    {'start':<5} {t.note or 'candidates'}: {', '.join(t.remaining)}\n")
+                    continue
+                if t.step == "note":
+                    w(f"    {'note':<5} {t.rule}\n")
+                    continue
                 if t.eliminated:
-                    w(f"               eliminated: {', '.join(t.eliminated)}\n")
-                w(f"               remaining:  {', '.join(t.remaining) or '(none)'}\n")
+                    w(f"    {t.step:<5} {t.rule}\n")
+                    w(f"          eliminated {', '.join(t.eliminated)} -> remaining "
+                      f"{', '.join(t.remaining) or '(none)'}\n")
+                else:
+                    w(f"    {t.step:<5} {t.rule}: nothing eliminated\n")
                 if t.note:
-                    w(f"               ({t.note})\n")
+                    w(f"          [{t.note}]\n")
             if isinstance(r, Route) and r.why_xmitq:
-                w(f"    xmitq      {r.why_xmitq}\n")
+                w(f"    xmitq {r.why_xmitq}\n")
             if isinstance(r, RouteError) and r.detail:
-                w(f"    error      {r.detail}\n")
+                w(f"    error {r.detail}\n")
             w("\n")
     else:
         w(line(header))

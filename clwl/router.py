@@ -436,8 +436,13 @@ def run_steps(steps: tuple[Step, ...], cands: list[Candidate], ctx: Context,
     for st in steps:
         if decided is not None and not st.eligibility:
             continue
+        noted = len(ctx.notes)
         out = st(cands, ctx)
         if out is None:
+            if trace is not None and len(ctx.notes) > noted:  # why a step did not apply, where it says
+                why = "; ".join(ctx.notes[noted:])
+                del ctx.notes[noted:]
+                trace.append(TraceEntry(st.id, st.rule, (), _labels(cands), f"not applied: {why}"))
             continue
         if not out:
             if trace is not None:

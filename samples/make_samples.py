@@ -205,10 +205,9 @@ def cluster_info_time(qm: str, t: datetime) -> datetime:
     return max(times)
 
 
-def republished(name: str) -> datetime:
-    """Cluster objects are republished by their owner every 27 days; the last time before the samples."""
-    return T("2026-10-29 02:00:00") + timedelta(minutes=37 * sorted(QMS).index(name[:3] if name[:3] in QMS else "QM1")
-                                                 + 7 * len(name))
+def republished(qm: str) -> datetime:
+    """A queue manager republishes its cluster objects every 27 days; the last time before the samples."""
+    return T("2026-10-29 02:00:00") + timedelta(minutes=37 * ALL_QMS.index(qm) + 7 * len(qm))
 
 
 def put_enabled(queue: str, host: str, t: datetime) -> bool:
@@ -803,7 +802,7 @@ def render_rest(cmds: list[Cmd]) -> str:
 # ---- object builders ---------------------------------------------------------------------------
 
 
-def qmgr_rec(qm: str, t: datetime) -> Rec:
+def qmgr_rec(qm: str) -> Rec:
     q = QMS[qm]
     v90 = q.v90
     cr = q.created
@@ -878,7 +877,6 @@ def clusqmgr_rec(observer: str, qm: str, t: datetime, rt: Runtime, extra=None) -
 
 
 def qcluster_rec(queue: str, host: str, clusqt: str, t: datetime) -> Rec:
-    cr = QUEUE_CREATED[(queue, host)]
     alt = put_altered(queue, host, t)
     clus = max(alt, republished(host) + timedelta(seconds=len(queue))) + timedelta(seconds=1)
     return Rec("AMQ8409", [
@@ -891,7 +889,7 @@ def qcluster_rec(queue: str, host: str, clusqt: str, t: datetime) -> Rec:
     ])
 
 
-def qlocal_rec(qm: str, name: str, t: datetime, rt: Runtime, **o) -> Rec:
+def qlocal_rec(qm: str, name: str, **o) -> Rec:
     v90 = QMS[qm].v90
     cr = o.get("created", QMS[qm].created)
     alt = o.get("altered", cr)
@@ -951,8 +949,7 @@ def qlocals(qm: str, t: datetime, rt: Runtime) -> list[Rec]:
             put="ENABLED" if enabled else "DISABLED",
             ipprocs=(2 if enabled else 0) if not (qm == "QM3" and QM3_CRASH <= t < QM3_RESTART) else 0,
             opprocs=(1 if business(t) else 0), boqname=f"{queue}.BACKOUT", bothresh="5")
-        recs_b = dict(created=cr, descr=f"Backout queue for {queue}", defpsist="YES")
-        app[f"{queue}.BACKOUT"] = recs_b
+        app[f"{queue}.BACKOUT"] = dict(created=cr, descr=f"Backout queue for {queue}", defpsist="YES")
     for m, name, pat in CLCHNAME_QUEUES:
         if m == qm:
             app[name] = dict(created=T("2025-06-10 08:15:00"), usage="XMITQ", clchname=pat, defpsist="YES",
@@ -976,7 +973,7 @@ def qlocals(qm: str, t: datetime, rt: Runtime) -> list[Rec]:
                      and rt.state(qm, r, t) == "RUNNING"]
             o["ipprocs"] = len(users)
             o["opprocs"] = 1 if business(t) and qm in SENDERS and users else 0
-        recs.append(qlocal_rec(qm, name, t, rt, **o))
+        recs.append(qlocal_rec(qm, name, **o))
     return recs
 
 
@@ -991,7 +988,7 @@ def qalias_recs(qm: str) -> list[Rec]:
     ])]
 
 
-def qremote_recs(qm: str, t: datetime) -> list[Rec]:
+def qremote_recs(qm: str) -> list[Rec]:
     recs = []
     defs = [("SYSTEM.DEFAULT.REMOTE.QUEUE", QMS[qm].created, "", "", "", "OPEN", "")]
     for alias, host in QM_ALIASES.items():
@@ -1018,12 +1015,12 @@ def config_cmds(qm: str, t: datetime, rt: Runtime, unknown_attr: tuple | None = 
     known_q = KNOWS_Q.get(qm) or {q for q, h, _ in INSTANCES if h == qm}
     qc = [qcluster_rec(q, h, ct, t) for q, h, ct in sorted(INSTANCES) if q in known_q and h in KNOWS_QM[qm]]
     return [
-        Cmd("DISPLAY QMGR ALL", [qmgr_rec(qm, t)]),
+        Cmd("DISPLAY QMGR ALL", [qmgr_rec(qm)]),
         Cmd("DISPLAY CLUSQMGR(*) ALL", clus),
         Cmd("DISPLAY QCLUSTER(*) ALL", qc),
         Cmd("DISPLAY QLOCAL(*) ALL", qlocals(qm, t, rt)),
         Cmd("DISPLAY QALIAS(*) ALL", qalias_recs(qm)),
-        Cmd("DISPLAY QREMOTE(*) ALL", qremote_recs(qm, t)),
+        Cmd("DISPLAY QREMOTE(*) ALL", qremote_recs(qm)),
     ]
 
 
@@ -1337,6 +1334,10 @@ def grid(qm: str, day: str) -> list[tuple[datetime, datetime]]:
     return out
 
 
+class Named(str):
+    """An integer field amqsmon prints by its constant's name (QueueType: Local), without quotes."""
+
+
 def render_amqsmon(records: list[list[tuple[int, str, object]]]) -> str:
     out = []
     for rec in records:
@@ -1347,10 +1348,10 @@ def render_amqsmon(records: list[list[tuple[int, str, object]]]) -> str:
                 out.append(f"{pad}{k}: [{', '.join(str(x) for x in v)}]")
             elif isinstance(v, bytes):
                 out.append(f"{pad}{k}: x'{v.hex()}'")
-            elif isinstance(v, str) and not v.startswith("\x00"):
-                out.append(f"{pad}{k}: '{v}'")
+            elif isinstance(v, Named):
+                out.append(f"{pad}{k}: {v}")
             elif isinstance(v, str):
-                out.append(f"{pad}{k}: {v[1:]}")
+                out.append(f"{pad}{k}: '{v}'")
             else:
                 out.append(f"{pad}{k}: {v}")
         out.append("")
@@ -1359,11 +1360,10 @@ def render_amqsmon(records: list[list[tuple[int, str, object]]]) -> str:
 
 def accounting(qm: str, day: str, traffic) -> str:
     """Queue accounting records of APP.ORDERS / APP.BILLING on a receiving queue manager for one day."""
-    conns: dict[tuple, dict] = {}
     arrivals: dict[tuple, list[Put]] = {}
-    for (sender, d), puts in traffic.items():
+    for (sender, _), puts in traffic.items():
         for p in puts:
-            if p.dest != qm or p.queue not in ("APP.ORDERS", "APP.BILLING") or p.arrive.date() != T(f"{day} 00:00:00").date():
+            if p.dest != qm or p.queue not in ("APP.ORDERS", "APP.BILLING") or mq_date(p.arrive) != day:
                 continue
             if p.local:
                 ckey = ("app", p.app)
@@ -1417,7 +1417,7 @@ def accounting(qm: str, day: str, traffic) -> str:
                 cr = QUEUE_CREATED[(queue, qm)]
                 rec += [(0, "QueueAccounting", gi)] + [(2, k, v) for k, v in [
                     ("QueueName", queue), ("CreateDate", mq_date(cr)), ("CreateTime", mq_time(cr)),
-                    ("QueueType", "\x00Local"), ("QueueDefinitionType", "\x00Predefined"),
+                    ("QueueType", Named("Local")), ("QueueDefinitionType", Named("Predefined")),
                     ("OpenCount", 1 if first_open else 0), ("OpenDate", mq_date(od)), ("OpenTime", mq_time(od)),
                     ("PutCount", [len(np_), len(pp)]), ("PutFailCount", 0), ("Put1Count", [0, 0]),
                     ("Put1FailCount", 0), ("PutBytes", [sum(np_), sum(pp)]),
@@ -1564,19 +1564,20 @@ def build_files() -> tuple[dict[str, bytes], dict]:
     for name in ("config_060000.mqsc", "chstatus_060000.mqsc"):
         files[f"captures/QM1/{name}"] = files[f"landing/2026-11-20/QM1/{name}"]
 
-    facts = build_facts(traffic, rt, q1, q5)
+    facts = build_facts(traffic, q1, q5)
     files["facts.json"] = (json.dumps(facts, indent=2) + "\n").encode()
     return files, facts
 
 
-def build_facts(traffic, rt: Runtime, q1: list[Put], q5: list[Put]) -> dict:
+def build_facts(traffic, q1: list[Put], q5: list[Put]) -> dict:
     per = {}
     for (sender, day), puts in sorted(traffic.items()):
         d: dict[str, dict[str, int]] = {}
         for p in puts:
             d.setdefault(p.queue, {}).setdefault(p.dest, 0)
             d[p.queue][p.dest] += 1
-        per[f"{sender} {day}"] = {"puts": len(puts), "by_queue_and_destination": d}
+        per[f"{sender} {day}"] = {"puts": len(puts), "by_queue_and_destination":
+                                  {q: dict(sorted(v.items())) for q, v in sorted(d.items())}}
 
     def reason(p: Put) -> str:
         if p.target:
@@ -1592,11 +1593,19 @@ def build_facts(traffic, rt: Runtime, q1: list[Put], q5: list[Put]) -> dict:
                  "dest": p.dest, "channel": p.channel, "reason": reason(p)} for p in ps]
 
     all_held = [p for (s, _), puts in sorted(traffic.items()) for p in puts if p.stuck]
+    lost: dict[str, int] = {}
+    for (_, _), puts in sorted(traffic.items()):
+        for p in puts:
+            if p.dest == "QM3" and p.arrive and T("2026-11-20 13:30:00") <= p.arrive < QM3_CRASH \
+                    and p.queue in ("APP.ORDERS", "APP.BILLING"):
+                lost[p.queue] = lost.get(p.queue, 0) + 1
     return {
         "note": "Ground truth of samples/make_samples.py: its own CLWL replay (default profile, cli-contract "
                 "readings, factors reset when a CLUSRCVR weight changes, state from zero each day).",
         "traffic": per,
-        "held_behind_TO.QM3": {"count": len(all_held), "released_at": iso_ms(TOQM3_BACK)},
+        "held_behind_TO.QM3": {"count": len(all_held), "released_at": iso_ms(TOQM3_BACK),
+                               "by_sender": {s: sum(1 for p in all_held if p.sender == s) for s in SENDERS}},
+        "accounting_lost_in_QM3_crash_2026-11-20_13:30-13:52": dict(sorted(lost.items())),
         "browse_QM1_SYSTEM.CLUSTER.TRANSMIT.QUEUE_153000": held(q1),
         "browse_QM5_CLUS.XMITQ.QM_153000": held(q5),
         "route_example_QM1_2026-11-20_060000_APP.ORDERS_x10": route_example(),

@@ -150,7 +150,14 @@ def eliminated_at(route, step: str) -> tuple[str, ...]:
 
 
 def steps_in_trace(route) -> list[str]:
-    return [t.step for t in (route.trace or ()) if t.step not in ("start", "note")]
+    """Ids of the steps that applied (a step that did not apply may still leave a "not applied: why" entry)."""
+    return [t.step for t in (route.trace or ()) if t.step not in ("start", "note")
+            and not t.note.startswith("not applied")]
+
+
+def not_applied(route, step: str) -> str:
+    """The reason the trace gives for ``step`` not applying ("" if it gives none)."""
+    return next((t.note for t in (route.trace or ()) if t.step == step and t.note.startswith("not applied")), "")
 
 
 def deciding_entry(route) -> TraceEntry:

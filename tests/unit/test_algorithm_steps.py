@@ -34,7 +34,7 @@ from clwl_builders import (  # noqa: E402
     route_n,
     seqno,
     spread_view,
-    steps_in_trace,
+    steps_in_trace, not_applied,
 )
 
 from clwl.router import Route, RouteError, Router  # noqa: E402
@@ -237,6 +237,7 @@ def test_step3_local_instance_not_preferred_with_useq_any(queue_useq, qm_useq):
     assert [(r.qmgr, r.channel, r.decided_by) for r in rs] == [
         ("QM1", None, "12"), ("QM2", "TO.QM2", "12"), ("QM3", "TO.QM3", "12")]
     assert "3" not in steps_in_trace(rs[0])
+    assert "CLWLUSEQ" in not_applied(rs[0], "3")  # the explanation says why the local instance was not forced
 
 
 # =====================================================================================================
@@ -364,6 +365,7 @@ def test_step5_not_applied_while_the_local_instance_remains():
     router = Router(view)
     r = explain(router)
     assert "5" not in steps_in_trace(r)
+    assert "local instance remains" in not_applied(r, "5")
     assert [r.qmgr] + qmgrs(route_n(router, req(), 2)) == ["QM1", "QM2", "QM3"]
 
 
