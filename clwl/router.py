@@ -56,6 +56,9 @@ class Route:
     bound: bool = False  # the destination was fixed by an earlier choice (bind on open / on group)
     trace: Optional[tuple[TraceEntry, ...]] = None
     why_xmitq: str = ""
+    # Compact trace for tables: the steps that eliminated something, then the choice, e.g.
+    # "6:-QM4/TO.QM4;12:=QM2/TO.QM2" (step 12's own eliminations are left out: they are everyone else).
+    summary: str = ""
 
     error = None
 
@@ -91,7 +94,7 @@ class _Prepared:
     """What the stateless prefix of the profile decided for one kind of request."""
 
     __slots__ = ("cands", "error", "decided_by", "ctx_tier_done", "rest", "heap", "heap_epoch", "incs",
-                 "weights", "routes", "fast", "choosing_qmgr")
+                 "weights", "routes", "fast", "choosing_qmgr", "summary")
 
     def __init__(self) -> None:
         self.cands: list[Candidate] = []
@@ -106,6 +109,7 @@ class _Prepared:
         self.routes: dict = {}
         self.fast = False
         self.choosing_qmgr = False
+        self.summary = ""
 
 
 def _stateful_for(st: Step, req: Request) -> bool:
@@ -199,7 +203,7 @@ class Router:
             trace.append(TraceEntry("note", "; ".join(ctx.notes), (), _labels(cands)))
         chosen = cands[0]
         self._record(chosen, request, ctx)
-        route = self._route_for(chosen, decided, request, reason)
+        route = self._route_for(chosen, decided, request, reason, _summary(trace))
         return replace(route, trace=tuple(trace))
 
     # -- the fast path ------------------------------------------------------------------------------------
@@ -226,7 +230,7 @@ class Router:
         decided = run.decided or self.steps[0].id
         chosen = cands[0]
         self._record(chosen, request, ctx)
-        return self._route_for(chosen, decided or prep.rest[-1].id, request, reason)
+        return self._route_for(chosen, decided, request, reason, prep.summary)
 
     def _prepare(self, request: Request) -> _Prepared:
         prep = self._prepared.get(request)
@@ -243,7 +247,9 @@ class Router:
         ctx = self._context(request, choosing_qmgr)
         steps = self.steps
         stop = next((i for i, st in enumerate(steps) if _stateful_for(st, request)), len(steps))
-        run = run_steps(steps[:stop], cands, ctx)
+        prefix_trace: list[TraceEntry] = []
+        run = run_steps(steps[:stop], cands, ctx, prefix_trace)
+        prep.summary = _summary(prefix_trace)
         if run.error is not None:
             st = run.error
             prep.error = RouteError(request.queue, st.empty_reason[0], st.empty_reason[1],
@@ -326,15 +332,17 @@ class Router:
 
     def _make_route(self, prep: _Prepared, idx: int, decided: str, request: Request,
                     reason: Optional[str]) -> Route:
-        r = self._route_for(prep.cands[idx], decided, request, reason)
+        r = self._route_for(prep.cands[idx], decided, request, reason, prep.summary)
         # Only the side of the IGQ size limit matters to the route, not the size itself.
         prep.routes[(idx, reason, request.size <= self.view.igq_max_message)] = r
         return r
 
-    def _route_for(self, c: Candidate, decided: str, request: Request, reason: Optional[str]) -> Route:
+    def _route_for(self, c: Candidate, decided: str, request: Request, reason: Optional[str],
+                   summary: str = "") -> Route:
         d = delivery(self.view, c.qmgr, c.channel, request.size)
+        summary = f"{summary};{decided}:={c.label}" if summary else f"{decided}:={c.label}"
         return Route(request.queue, c.qmgr, c.channel.name if c.channel else None, d.xmitq, d.path, decided,
-                     reason is None, reason, why_xmitq=d.why)
+                     reason is None, reason, why_xmitq=d.why, summary=summary)
 
     def _bound_copy(self, first: Route, request: Request, explain: bool) -> Route:
         trace = None
@@ -467,6 +475,11 @@ def not_reallocatable_reason(request: Request, bind: str, group_id: str, logical
     if bind == "group" and logical_order and group_id:
         return "bind-on-group"
     return None
+
+
+def _summary(trace: list[TraceEntry]) -> str:
+    return ";".join(f"{t.step}:-{','.join(t.eliminated)}" for t in trace
+                    if t.eliminated and t.step not in ("12", "start", "note"))
 
 
 def _labels(cands: list[Candidate]) -> tuple[str, ...]:

@@ -1,0 +1,279 @@
+"""Replay one sending queue manager's messages, in time order, through the engine.
+
+For every message the configuration and channel state in force are the latest captures at or before its put
+time (a timeline of ClusterViews). The routing state (DestSeqFactor/DestSeqNumber, their resets, bindings)
+is carried across the whole replay, as the queue manager carries it.
+
+Re-allocation (002_ec56732b64a70c94.txt): a message routed over a channel that is RETRYING, STOPPED (or in any
+other state of the last two tiers) waits on the transmission queue. Each time the replay sees that channel in
+such a state again (a capture: the channel stopped, or a retry failed), every waiting message is examined:
+not eligible (all-zero AccountingToken: bind-on-open, bind-on-group in logical order, named queue manager) ->
+it stays; eligible -> the algorithm is driven again and the message moves, unless its destination is still the
+most favourable one. When the channel is seen INACTIVE/RUNNING/STARTING again, the waiting messages are
+delivered. Pure Python: Spark calls this per sending queue manager (spark/replay.py).
+"""
+
+from __future__ import annotations
+
+import bisect
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Iterable, Iterator, Optional
+
+from clwl.algorithm import Request
+from clwl.model import ClusterView, state_tier
+from clwl.parse.common import MqscRecord
+from clwl.router import Route, RouteError, Router
+from clwl.view import build_view
+
+# Tiers 2 and 3 of steps 6-9: the channel is not moving messages.
+HOLDING_TIER = 2
+
+# What a deciding step says about why a message stays on its channel ("still most favourable").
+STAY_BECAUSE = {
+    "1": "the only eligible instance (step 1)",
+    "2": "the only channel to the named queue manager (step 2)",
+    "3": "the local instance is used (step 3)",
+    "4": "cluster PCF routing (step 4)",
+    "4a": "channel CLWLRANK (step 4a): rank is taken before channel state",
+    "4b": "queue CLWLRANK (step 4b): rank is taken before channel state",
+    "5": "the other queue managers are suspended (step 5)",
+    "6": "channel state (step 6)",
+    "7": "channel state (step 7)",
+    "8": "channel state: every other channel is no better (step 8)",
+    "9": "channel state: every other channel is no better (step 9)",
+    "10": "locally defined CLUSSDR for PCF (step 10)",
+    "11": "NETPRTY (step 11)",
+    "11a": "channel CLWLPRTY (step 11a)",
+    "11b": "queue CLWLPRTY (step 11b)",
+    "11c": "CLWLMRUC (step 11c)",
+    "12": "least recently used (step 12)",
+}
+
+
+@dataclass(frozen=True)
+class PutEvent:
+    msg_id: str
+    put_time: datetime
+    queue: str
+    target_qmgr: Optional[str] = None
+    bind: str = "notfixed"
+    open_handle: str = ""
+    group_id: str = ""
+    logical_order: bool = False
+    from_cluster_channel: bool = False
+    pcf: bool = False
+    length: int = 0
+    observed_qmgr: Optional[str] = None
+
+
+@dataclass
+class ReplayRow:
+    msg_id: str
+    put_time: datetime
+    queue: str
+    target_qmgr: Optional[str]
+    bind: str
+    length: int
+    qmgr: Optional[str]
+    channel: Optional[str]
+    xmitq: Optional[str]
+    path: Optional[str]
+    decided_by: Optional[str]
+    reallocatable: bool
+    not_reallocatable_reason: Optional[str]
+    trace: str
+    error: Optional[str]
+    reason_code: Optional[int]
+    config_time: Optional[datetime]
+    observed_qmgr: Optional[str]
+    reallocations: int = 0
+    final_qmgr: Optional[str] = None
+    final_channel: Optional[str] = None
+    final_xmitq: Optional[str] = None
+    held: bool = False  # still waiting on a transmission queue when the replay ended
+    held_from: Optional[datetime] = None  # when it started waiting (None: never waited)
+    released_at: Optional[datetime] = None  # when the channel delivered it after waiting
+    hold_state: Optional[str] = None  # the channel's state while it waited
+    stay_reason: Optional[str] = None  # not-reallocatable | still-most-favourable
+    stay_detail: Optional[str] = None
+
+    @property
+    def delivered_at(self) -> Optional[datetime]:
+        if self.error or self.held:
+            return None
+        return self.released_at or self.put_time
+
+    @property
+    def agrees(self) -> Optional[bool]:
+        if not self.observed_qmgr:
+            return None
+        return self.observed_qmgr == self.final_qmgr
+
+
+@dataclass
+class Snapshot:
+    """The configuration of the sending queue manager from ``time`` on."""
+
+    time: datetime
+    view: ClusterView
+
+
+def timeline_from_captures(qmgr: str, captures: Iterable[tuple[datetime, set[str], list[MqscRecord]]],
+                           qsg_members: Iterable[str] = ()) -> list[Snapshot]:
+    """Snapshots from capture files: (capture time, kinds the capture replaces, its records).
+
+    A capture replaces every earlier record of the kinds it covers (a DISPLAY CHSTATUS capture without a
+    record for a channel means the channel is inactive now; a DISPLAY QCLUSTER capture without an instance
+    means it is gone).
+    """
+    by_time: dict[datetime, list[tuple[set[str], list[MqscRecord]]]] = {}
+    for t, kinds, recs in captures:
+        by_time.setdefault(t, []).append((set(kinds), recs))
+    current: dict[str, list[MqscRecord]] = {}
+    out: list[Snapshot] = []
+    members = tuple(qsg_members)
+    for t in sorted(by_time):
+        for kinds, recs in by_time[t]:
+            for k in kinds | {r.kind for r in recs}:
+                current[k] = []
+            for r in recs:
+                current[r.kind].append(r)
+        records = [r for rs in current.values() for r in rs]
+        view, _ = build_view(records, qmgr, members)
+        out.append(Snapshot(t, view))
+    return out
+
+
+class SenderReplay:
+    """The replay of one sending queue manager."""
+
+    def __init__(self, qmgr: str, timeline: list[Snapshot], profile: str = "default"):
+        if not timeline:
+            raise ValueError(f"no configuration captured for {qmgr}: nothing to replay against")
+        self.qmgr = qmgr
+        self.timeline = sorted(timeline, key=lambda s: s.time)
+        self._times = [s.time for s in self.timeline]
+        self.profile = profile
+        self.router: Optional[Router] = None
+        self._applied = -1
+        self.waiting: dict[str, list[ReplayRow]] = {}  # channel -> messages on its transmission queue
+        self.resets = 0
+        self.reallocation_events = 0
+        self._states: dict[str, str] = {}  # channel -> state in the configuration in force
+
+    # -- configuration in force --------------------------------------------------------------------------
+    def _advance(self, t: datetime) -> Iterator[ReplayRow]:
+        """Apply every snapshot at or before ``t``; yields the rows that became final (delivered)."""
+        last = bisect.bisect_right(self._times, t) - 1
+        while self._applied < last:
+            self._applied += 1
+            snap = self.timeline[self._applied]
+            if self.router is None:
+                self.router = Router(snap.view, self.profile)
+            elif self.router.set_view(snap.view):
+                self.resets += 1
+            self._states = {c.name: c.state for c in snap.view.channels}
+            yield from self._channel_events(snap)
+
+    def _channel_events(self, snap: Snapshot) -> Iterator[ReplayRow]:
+        states = {c.name: c.state for c in snap.view.channels}
+        for channel in sorted(self.waiting):
+            rows = self.waiting[channel]
+            if not rows:
+                continue
+            state = states.get(channel, "INACTIVE")
+            if state_tier(state) < HOLDING_TIER:
+                # The channel moves messages again: everything waiting is delivered now.
+                for row in rows:
+                    row.released_at = snap.time
+                self.waiting[channel] = []
+                yield from rows
+            else:
+                self.reallocation_events += 1
+                yield from self._reallocate(channel, state, snap.time)
+
+    def _reallocate(self, channel: str, state: str, at: datetime) -> Iterator[ReplayRow]:
+        stay: list[ReplayRow] = []
+        for row in self.waiting[channel]:
+            row.hold_state = state
+            if not row.reallocatable:
+                row.stay_reason, row.stay_detail = "not-reallocatable", row.not_reallocatable_reason
+                stay.append(row)
+                continue
+            req = Request(row.queue, row.target_qmgr, False, False, row.length)
+            res = self.router.route(req)
+            if isinstance(res, RouteError) or res.channel == channel:
+                row.stay_reason = "still-most-favourable"
+                row.stay_detail = (STAY_BECAUSE.get(res.decided_by, res.decided_by)
+                                   if isinstance(res, Route) else f"{res.error} ({res.reason})")
+                stay.append(row)
+                continue
+            row.reallocations += 1
+            row.final_qmgr, row.final_channel, row.final_xmitq = res.qmgr, res.channel, res.xmitq
+            row.stay_reason = row.stay_detail = None
+            if res.channel is not None and self._holding(res.channel):
+                row.held_from = at
+                self.waiting.setdefault(res.channel, []).append(row)
+            else:
+                row.released_at = at
+                yield row
+        self.waiting[channel] = stay
+
+    def _holding(self, channel: str) -> bool:
+        return state_tier(self._states.get(channel, "INACTIVE")) >= HOLDING_TIER
+
+    # -- messages ------------------------------------------------------------------------------------------
+    def put(self, ev: PutEvent) -> Iterator[ReplayRow]:
+        """Route one message; yields every row that became final (earlier ones included)."""
+        yield from self._advance(ev.put_time)
+        if self.router is None:
+            config_time = None
+            res: Route | RouteError = RouteError(ev.queue, "NO_CONFIGURATION", 0,
+                                                 "no capture of the configuration before this message")
+        else:
+            config_time = self.timeline[self._applied].time
+            req = Request(ev.queue, ev.target_qmgr or None, ev.from_cluster_channel, ev.pcf, ev.length)
+            res = self.router.route(req, bind=ev.bind, handle=ev.open_handle, group_id=ev.group_id,
+                                    logical_order=ev.logical_order)
+        if isinstance(res, RouteError):
+            yield ReplayRow(ev.msg_id, ev.put_time, ev.queue, ev.target_qmgr, ev.bind, ev.length, None, None,
+                            None, None, None, True, None, res.detail, res.error, res.reason, config_time,
+                            ev.observed_qmgr)
+            return
+        row = ReplayRow(ev.msg_id, ev.put_time, ev.queue, ev.target_qmgr, ev.bind, ev.length, res.qmgr,
+                        res.channel, res.xmitq, res.path, res.decided_by, res.reallocatable,
+                        res.not_reallocatable_reason, res.summary, None, None, config_time, ev.observed_qmgr,
+                        final_qmgr=res.qmgr, final_channel=res.channel, final_xmitq=res.xmitq)
+        if res.channel is not None and res.path == "cluster" and self._holding(res.channel):
+            row.held_from = ev.put_time
+            row.hold_state = self._states.get(res.channel)
+            if not row.reallocatable:
+                row.stay_reason, row.stay_detail = "not-reallocatable", row.not_reallocatable_reason
+            else:
+                row.stay_reason = "still-most-favourable"
+                row.stay_detail = STAY_BECAUSE.get(res.decided_by, res.decided_by)
+            self.waiting.setdefault(res.channel, []).append(row)
+            return
+        yield row
+
+    def finish(self, until: Optional[datetime] = None) -> Iterator[ReplayRow]:
+        """Apply the captures up to ``until`` (default: all), then yield what still waits, held."""
+        if until is not None:
+            yield from self._advance(until)
+        else:
+            yield from self._advance(self._times[-1])
+        for channel in sorted(self.waiting):
+            for row in self.waiting[channel]:
+                row.held = True
+                yield row
+            self.waiting[channel] = []
+
+
+def replay(qmgr: str, timeline: list[Snapshot], events: Iterable[PutEvent], profile: str = "default",
+           until: Optional[datetime] = None) -> Iterator[ReplayRow]:
+    """Every message of ``events`` (sorted by put time) once, when its fate is known."""
+    r = SenderReplay(qmgr, timeline, profile)
+    for ev in events:
+        yield from r.put(ev)
+    yield from r.finish(until)

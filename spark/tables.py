@@ -1,0 +1,327 @@
+"""The one table registry: every Delta table of the lake, its layer, name, schema, partitioning and keys.
+
+A table lives at ``<lake>/<layer>/<name>`` (``PipelineConfig.table_path``; ../shared/docs/cli-contract.md).
+Jobs never spell a path or a schema themselves: they take ``TABLES["silver.quarantine"]`` and call
+:func:`path`, :func:`ensure_table` or :func:`read`.
+
+Conventions:
+
+* Every timestamp column is UTC (``TIMESTAMP``), except the amqsmon interval times in bronze, which are kept
+  exactly as printed (``TIMESTAMP_NTZ``: amqsmon prints the queue manager's local time and no zone).
+* ``run_date`` is the landing folder's date (``<landing>/<YYYY-MM-DD>/<QM>/<file>``); ``observing_qmgr`` is the
+  queue manager folder's name: the queue manager whose view (captures, puts, browses) the file holds.
+* ``source_file`` is the file's path relative to the landing root (``2026-11-20/QM1/config_060000.mqsc``);
+  ``position`` the 1-based line where the record starts in it (0 when the format has no lines, e.g. one REST JSON
+  document, or for a whole file); ``seq`` the record's 0-based ordinal within its file where ``position`` is not
+  unique.
+* ``keys`` are the columns that identify a row (unique within the table); tests check them.
+* ``silver.ingest_files`` is the ingest run log: one row per input file per run, appended. Every other table is
+  replaced by what the ingested files say (idempotent).
+
+The module imports only ``pyspark.sql.types`` at the top (no JVM is started by importing it).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Iterable
+
+from pyspark.sql.types import (
+    ArrayType,
+    BooleanType,
+    DataType,
+    DateType,
+    IntegerType,
+    LongType,
+    MapType,
+    StringType,
+    StructField,
+    StructType,
+    TimestampNTZType,
+    TimestampType,
+)
+
+__all__ = ["TABLES", "Table", "ensure_table", "ensure_tables", "path", "read", "table"]
+
+
+@dataclass(frozen=True)
+class Table:
+    layer: str  # bronze | silver | gold
+    name: str
+    schema: StructType
+    partition_by: tuple[str, ...]
+    keys: tuple[str, ...]
+    description: str
+
+    @property
+    def key(self) -> str:
+        return f"{self.layer}.{self.name}"
+
+    @property
+    def columns(self) -> tuple[str, ...]:
+        return tuple(self.schema.fieldNames())
+
+    def row(self, **values: object) -> tuple:
+        """A tuple in schema order from keyword values; every column must be given (None for null)."""
+        cols = self.columns
+        if len(values) != len(cols) or any(c not in values for c in cols):
+            missing = [c for c in cols if c not in values]
+            extra = [k for k in values if k not in cols]
+            raise ValueError(f"{self.key}: row missing {missing}, unknown {extra}")
+        return tuple(values[c] for c in cols)
+
+
+def _f(name: str, dtype: DataType, nullable: bool = True) -> StructField:
+    return StructField(name, dtype, nullable)
+
+
+S, I, L, B, TS, NTZ, D = StringType(), IntegerType(), LongType(), BooleanType(), TimestampType(), TimestampNTZType(), DateType()
+ATTRS = MapType(StringType(), StringType(), valueContainsNull=True)  # bare keyword (CURRENT) -> null value
+
+# Lineage columns, first in every bronze table.
+_RUN = [_f("ingest_run_id", S, False), _f("run_date", D, False), _f("observing_qmgr", S)]
+
+# The typed put record (clwl.parse.puts.PutRecord without source/line), shared by bronze and silver.
+_PUT_FIELDS = [
+    _f("put_time", TS, False),
+    _f("sending_qmgr", S, False),
+    _f("queue", S, False),
+    _f("target_qmgr", S),
+    _f("bind", S, False),
+    _f("open_handle", S),
+    _f("group_id", S),
+    _f("logical_order", B, False),
+    _f("from_cluster_channel", B, False),
+    _f("pcf", B, False),
+    _f("length", L, False),
+    _f("persistent", B, False),
+    _f("accounting_token", S, False),
+    _f("accounting_token_zero", B, False),
+    _f("msg_id", S, False),
+    _f("observed_qmgr", S),
+    _f("observed_channel", S),
+    _f("observed_xmitq", S),
+]
+
+# One message on a transmission queue (clwl.parse.xmitq.XmitqMessage), renamed where it would clash.
+_XMITQ_FIELDS = [
+    _f("message_number", I),  # XmitqMessage.position: 1-based number of the message in the browse
+    _f("xmitq", S),  # the browsed queue, when the output names it
+    _f("msg_id", S, False),
+    _f("correl_id", S, False),
+    _f("accounting_token", S, False),
+    _f("accounting_token_zero", B, False),
+    _f("put_time", TS, False),  # outer MD PutDate + PutTime
+    _f("md_format", S),  # outer MD Format ("MQXMIT")
+    _f("persistence", I),
+    _f("priority", I),
+    _f("group_id", S),
+    _f("msg_seq_number", I),
+    _f("length", L, False),
+    _f("remote_q_name", S),  # MQXQH
+    _f("remote_qmgr_name", S),
+    _f("inner_accounting_token", S),  # the embedded MQMD's
+    _f("inner_put_time", TS),
+]
+
+# Puts to one queue in one amqsmon interval (clwl.parse.amqsmon.QueueAccountingRecord), minus the times.
+_ACCOUNTING_FIELDS = [
+    _f("queue", S, False),
+    _f("queue_type", S),
+    _f("put_count_nonpersistent", L),
+    _f("put_count_persistent", L),
+    _f("put1_count_nonpersistent", L),
+    _f("put1_count_persistent", L),
+    _f("put_fail_count", L),
+    _f("put_bytes_nonpersistent", L),
+    _f("put_bytes_persistent", L),
+    _f("application_name", S),
+    _f("connection_id", S),
+]
+
+
+def _t(layer: str, name: str, fields: list[StructField], partition_by: Iterable[str], keys: Iterable[str],
+       description: str) -> Table:
+    return Table(layer, name, StructType(fields), tuple(partition_by), tuple(keys), description)
+
+
+_ALL = [
+    # ---------------------------------------------------------------------------------------------- bronze
+    _t("bronze", "capture_files", _RUN + [
+        _f("capture_time", TS, False),
+        _f("source_file", S, False),
+        _f("format", S, False),  # mqsc | rest
+        _f("capture_type", S, False),  # config | chstatus (from the file name)
+        _f("kinds_covered", ArrayType(S, False), False),  # kinds asked for in full: DISPLAY <kind>(*) (or inferred)
+        _f("kinds_present", ArrayType(S, False), False),  # kinds with at least one record in the file
+        _f("complete", B, False),  # no record of the file was quarantined
+        _f("banner_qmgr", S),
+        _f("records", I, False),
+        _f("problems", I, False),
+    ], ["run_date"], ["source_file"],
+       "One row per accepted runmqsc/REST capture file: what it covers, for the silver history rebuild."),
+    _t("bronze", "mqsc_objects", _RUN + [
+        _f("capture_time", TS, False),
+        _f("source_file", S, False),
+        _f("seq", I, False),
+        _f("position", I, False),
+        _f("format", S, False),  # mqsc | rest
+        _f("message_id", S),  # AMQnnnnX header ("" for REST)
+        _f("kind", S, False),
+        _f("object_key", S, False),  # "|".join(clwl.view._identity(record)) for every kind but OTHER
+        _f("attrs", ATTRS, False),
+        _f("attrs_hash", S, False),  # sha256 of the attributes that describe configuration (ingest.attrs_hash)
+    ], ["run_date"], ["source_file", "seq"],
+       "One row per runmqsc / MQ REST record (DISPLAY CLUSQMGR, QCLUSTER, QMGR, QLOCAL, ..., CHSTATUS)."),
+    _t("bronze", "put_records", _RUN + [
+        _f("source_file", S, False),
+        _f("position", I, False),
+        _f("format", S, False),  # csv | jsonl | json
+    ] + _PUT_FIELDS, ["run_date"], ["source_file", "position"],
+       "One row per accepted put record (the documented CSV/JSONL schema, clwl.parse.puts.PUT_COLUMNS)."),
+    _t("bronze", "xmitq_messages", _RUN + [
+        _f("capture_time", TS, False),
+        _f("source_file", S, False),
+        _f("position", I, False),
+        _f("format", S, False),  # amqsbcg | dmpmqmsg
+    ] + _XMITQ_FIELDS, ["run_date"], ["source_file", "position"],
+       "One row per message of a transmission queue browse (amqsbcg, dmpmqmsg)."),
+    _t("bronze", "queue_accounting", _RUN + [
+        _f("source_file", S, False),
+        _f("position", I, False),
+        _f("format", S, False),  # amqsmon
+        _f("monitoring_type", S, False),  # QueueAccounting | QueueStatistics
+        _f("qmgr", S, False),
+        _f("interval_start", NTZ, False),  # as printed (queue manager local time, no zone)
+        _f("interval_end", NTZ, False),
+    ] + _ACCOUNTING_FIELDS, ["run_date"], ["source_file", "position"],
+       "One row per queue per amqsmon accounting/statistics interval."),
+    # ---------------------------------------------------------------------------------------------- silver
+    _t("silver", "config_history", [
+        _f("observing_qmgr", S, False),
+        _f("kind", S, False),
+        _f("object_key", S, False),
+        _f("attrs", ATTRS, False),
+        _f("attrs_hash", S, False),
+        _f("valid_from", TS, False),  # capture time of the capture that showed this version first
+        _f("valid_to", TS),  # capture time of the first later capture that changed or dropped it; null = current
+        _f("source_file", S, False),  # the capture that opened the version
+        _f("run_date", D, False),
+    ], [], ["observing_qmgr", "kind", "object_key", "valid_from"],
+       "Configuration objects as each queue manager saw them, as history (rebuilt from all bronze captures)."),
+    _t("silver", "channel_status", [
+        _f("observing_qmgr", S, False),
+        _f("channel", S, False),
+        _f("chltype", S),
+        _f("status", S, False),  # INACTIVE when a full CHSTATUS capture has no record of the channel
+        _f("xmitq", S),
+        _f("substate", S),
+        _f("valid_from", TS, False),
+        _f("valid_to", TS),  # null = current
+        _f("source_file", S, False),
+        _f("run_date", D, False),
+    ], [], ["observing_qmgr", "channel", "valid_from"],
+       "Channel status timeline per observing queue manager and channel (from DISPLAY CHSTATUS captures)."),
+    _t("silver", "message_events", [
+        _f("run_date", D, False),
+        _f("observing_qmgr", S),
+        _f("source_file", S, False),
+        _f("position", I, False),
+    ] + _PUT_FIELDS, ["run_date"], ["source_file", "position"],
+       "Typed message put events (natural key: sending_qmgr, msg_id)."),
+    _t("silver", "xmitq_contents", [
+        _f("run_date", D, False),
+        _f("observing_qmgr", S),
+        _f("capture_time", TS, False),  # when the browse was taken: the messages sat there then
+        _f("source_file", S, False),
+        _f("position", I, False),
+        _f("format", S, False),
+    ] + _XMITQ_FIELDS, ["run_date"], ["source_file", "position"],
+       "Messages sitting on transmission queues at browse time."),
+    _t("silver", "queue_accounting", [
+        _f("run_date", D, False),
+        _f("observing_qmgr", S),
+        _f("qmgr", S, False),
+        _f("monitoring_type", S, False),
+        _f("interval_start", TS, False),  # the printed time read as UTC
+        _f("interval_end", TS, False),
+        _f("put_count", L),  # PutCount + Put1Count, non-persistent + persistent (null if none printed)
+    ] + _ACCOUNTING_FIELDS + [
+        _f("source_file", S, False),
+        _f("position", I, False),
+    ], ["run_date"], ["source_file", "position"],
+       "Queue accounting/statistics intervals: puts per queue per interval on the receiving queue managers."),
+    _t("silver", "quarantine", [
+        _f("ingest_run_id", S, False),
+        _f("run_date", D, False),
+        _f("observing_qmgr", S),
+        _f("source_file", S, False),
+        _f("seq", I, False),  # 0-based ordinal of the problem within its file
+        _f("position", I, False),  # line where the bad record starts; 0 for a whole file
+        _f("format", S, False),
+        _f("level", S, False),  # record | file
+        _f("reason", S, False),
+        _f("raw", S),
+    ], [], ["source_file", "seq"],
+       "Every record (or whole file) that could not be accepted, with its source, position, reason and raw text."),
+    _t("silver", "ingest_files", [
+        _f("ingest_run_id", S, False),
+        _f("ingested_at", TS, False),
+        _f("run_date", D, False),
+        _f("observing_qmgr", S),
+        _f("source_file", S, False),
+        _f("format", S, False),
+        _f("capture_time", TS),
+        _f("size_bytes", L),
+        _f("content_sha256", S),
+        _f("code_version", S, False),  # fingerprint of the parsers and the ingest code that read the file
+        _f("status", S, False),  # ingested | rejected | unchanged | removed
+        _f("reason", S),  # why a file was rejected (whole file quarantined)
+        _f("records_read", L, False),
+        _f("records_accepted", L, False),
+        _f("records_quarantined", L, False),
+        _f("records_skipped", L, False),  # part of accepted: recognised and left out by design (amqsmon MQI records)
+    ], [], ["ingest_run_id", "source_file"],
+       "Ingest run log: per input file per run, records read = accepted + quarantined."),
+]
+
+TABLES: dict[str, Table] = {t.key: t for t in _ALL}
+
+
+def table(which: str | Table) -> Table:
+    """A Table from its key (``"silver.quarantine"``) or itself."""
+    if isinstance(which, Table):
+        return which
+    try:
+        return TABLES[which]
+    except KeyError:
+        raise KeyError(f"no table {which!r}; known: {', '.join(sorted(TABLES))}") from None
+
+
+def path(config, which: str | Table) -> str:
+    """``<lake>/<layer>/<name>`` of a table, as a string (what Spark and deltalake take)."""
+    t = table(which)
+    return config.table_path(t.layer, t.name)
+
+
+def ensure_table(spark, config, which: str | Table) -> str:
+    """Create the (empty) Delta table if it does not exist yet; its path."""
+    from delta.tables import DeltaTable
+
+    t = table(which)
+    location = path(config, t)
+    builder = DeltaTable.createIfNotExists(spark).location(location).addColumns(t.schema)
+    if t.partition_by:
+        builder = builder.partitionedBy(*t.partition_by)
+    builder.comment(t.description).execute()
+    return location
+
+
+def ensure_tables(spark, config, which: Iterable[str | Table] | None = None) -> None:
+    for t in (TABLES.values() if which is None else which):
+        ensure_table(spark, config, t)
+
+
+def read(spark, config, which: str | Table):
+    """The table as a DataFrame."""
+    return spark.read.format("delta").load(path(config, which))
