@@ -277,3 +277,24 @@ def replay(qmgr: str, timeline: list[Snapshot], events: Iterable[PutEvent], prof
     for ev in events:
         yield from r.put(ev)
     yield from r.finish(until)
+
+
+def timeline_from_history(qmgr: str, rows: Iterable[tuple[str, dict, datetime, Optional[datetime], str]],
+                          start: datetime, end: datetime, qsg_members: Iterable[str] = ()) -> list[Snapshot]:
+    """Snapshots from history rows (kind, attrs, valid_from, valid_to or None, source) of one queue manager.
+
+    The first snapshot is the configuration in force at ``start`` (the latest change at or before it); then
+    one per change before ``end``.
+    """
+    rows = list(rows)
+    points = sorted({r[2] for r in rows} | {r[3] for r in rows if r[3] is not None})
+    before = [t for t in points if t <= start]
+    times = ([before[-1]] if before else []) + [t for t in points if start < t < end]
+    members = tuple(qsg_members)
+    out: list[Snapshot] = []
+    for t in times:
+        recs = [MqscRecord(kind, attrs, src, 0) for kind, attrs, vf, vt, src in rows
+                if vf <= t and (vt is None or t < vt)]
+        view, _ = build_view(recs, qmgr, members)
+        out.append(Snapshot(t, view))
+    return out

@@ -69,6 +69,31 @@ def delta_packages() -> str:
     return configure_spark_with_delta_pip(SparkSession.Builder())._options["spark.jars.packages"]
 
 
+def baked_delta_jars() -> list[str]:
+    """The Delta jars resolved at image build time (docker/bake-delta-jars.sh), from CLWL_DELTA_JARS: a folder
+    of jars, or a comma-separated list of jar files. Empty when unset: then Ivy resolves `delta_packages()`.
+
+    The folder must hold the very jar `delta_packages()` names (Ivy's `<group>_<artifact>-<version>.jar`), so
+    an image baked for another pyspark/delta-spark pair fails here, not deep inside the first Delta write.
+    """
+    raw = os.environ.get("CLWL_DELTA_JARS", "").strip()
+    if not raw:
+        return []
+    jars: list[str] = []
+    for item in filter(None, (part.strip() for part in raw.split(","))):
+        path = Path(item).expanduser().absolute()
+        if path.is_dir():
+            jars += sorted(str(p) for p in path.glob("*.jar"))
+        elif path.is_file():
+            jars.append(str(path))
+        else:
+            raise FileNotFoundError(f"CLWL_DELTA_JARS: {path} does not exist")
+    group, artifact, version = delta_packages().split(":")
+    if f"{group}_{artifact}-{version}.jar" not in {Path(j).name for j in jars}:
+        raise FileNotFoundError(f"CLWL_DELTA_JARS={raw} has no {group}_{artifact}-{version}.jar")
+    return jars
+
+
 def _ivy_dir() -> str | None:
     """Where Ivy keeps its cache and the resolved jars.
 
@@ -162,20 +187,26 @@ def get_spark(master: str | None = None, app_name: str = "clwl", conf: dict | No
         # Bind to loopback: a CI container's or laptop's hostname may not resolve to a usable address.
         settings["spark.driver.bindAddress"] = "127.0.0.1"
         settings["spark.driver.host"] = "127.0.0.1"
-    settings["spark.jars.excludes"] = ",".join(PROVIDED_BY_PYSPARK)
-    ivy = _ivy_dir()
-    if ivy:
-        settings["spark.jars.ivy"] = ivy
-    mirror = os.environ.get("CLWL_MAVEN_REPO", "").strip()
-    if mirror:  # an extra repository (a mirror of Maven Central) for the Delta jars
-        settings["spark.jars.repositories"] = mirror
+    baked = baked_delta_jars()
+    if baked:
+        # Containers: jars baked into the image; on the driver's class path and shipped to the executors.
+        settings["spark.jars"] = ",".join(baked)
+    else:
+        settings["spark.jars.excludes"] = ",".join(PROVIDED_BY_PYSPARK)
+        ivy = _ivy_dir()
+        if ivy:
+            settings["spark.jars.ivy"] = ivy
+        mirror = os.environ.get("CLWL_MAVEN_REPO", "").strip()
+        if mirror:  # an extra repository (a mirror of Maven Central) for the Delta jars
+            settings["spark.jars.repositories"] = mirror
     settings.update({k: str(v) for k, v in conf.items()})
 
     builder = SparkSession.builder.master(master).appName(app_name)
     for key, value in settings.items():
         builder = builder.config(key, value)
-    builder = configure_spark_with_delta_pip(builder)
-    builder = builder.config("spark.jars.packages", conf.get("spark.jars.packages") or delta_packages())
+    if not baked:
+        builder = configure_spark_with_delta_pip(builder)
+        builder = builder.config("spark.jars.packages", conf.get("spark.jars.packages") or delta_packages())
 
     for attempt in range(1, _START_ATTEMPTS + 1):
         try:

@@ -1,0 +1,608 @@
+"""The synthetic estate: queue managers, clusters, cluster queues and their instances, applications, the
+schedule of events (outages, suspends, weight / priority changes, PUT(DISABLED)), capture times, and the
+configuration state those events change.
+
+Everything here is decided up front from the seed (``random.Random`` seeded with strings, so neither
+``PYTHONHASHSEED`` nor dict/set order matters). Nothing here knows about messages; ``simulate`` routes them
+and ``render`` prints what the queue managers would show.
+
+Time rules (the same as ``samples/``):
+
+* Every queue manager restarts at 05:00 each day, so routing state starts at zero every day; accounting
+  intervals (ACCTINT 1800) run from 05:00, on the :00 and :30 marks.
+* Application traffic runs from 06:00 to 22:00, cut into 30-minute slots.
+* Every configuration or channel-state change happens one second before a slot boundary, and every
+  sending queue manager is captured (config + chstatus) at that boundary. No message is put within two
+  seconds before or one second after any boundary. So a replay that takes the state from the latest
+  capture before each message sees exactly the state the simulation used.
+* No change of any kind happens while a channel is RETRYING (outages never overlap each other or any other
+  change): a message held behind a retrying channel meets, at every re-allocation attempt, the very same
+  candidates it met when it was put.
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass, field
+from datetime import date, datetime, timedelta
+from math import lcm
+
+ACCTINT = 1800  # seconds
+DISCINT = 6000  # seconds
+SHORTRTY, SHORTTMR, LONGRTY, LONGTMR = 10, 60, 999999999, 600
+RESTART_MIN = 5 * 60  # 05:00 nightly restart
+BASE_CAPTURE_MIN = 5 * 60 + 30  # 05:30 every queue manager is captured
+TRAFFIC_START_MIN = 6 * 60
+TRAFFIC_END_MIN = 22 * 60
+SLOT_MIN = 30
+REGULAR_SENDER_CAPTURES = (5 * 60 + 30, 12 * 60, 18 * 60)
+QUIET_BEFORE_MS = 2000  # no puts in [boundary - 2 s, boundary + 1 s)
+QUIET_AFTER_MS = 1000
+CHANGE_LEAD_S = 1  # a change happens 1 s before the capture that shows it
+WEIGHTS = (20, 25, 40, 50, 60, 75, 80, 90)  # CLWLWGHT values the estate uses
+SENDER_WEIGHT = 50
+QMGR_CLWLUSEQ = "LOCAL"  # DISPLAY QMGR CLWLUSEQ of every queue manager
+FR_NAMES = ("FR1", "FR2")
+QUEUE_WORDS = ("ORDERS", "BILLING", "PAYMENTS", "AUDIT", "INVENTORY", "SHIPPING", "CLAIMS", "QUOTES",
+               "LEDGER", "NOTIFY", "PRICING", "RETURNS")
+VERSIONS = ("09040200", "09030000", "09040200", "09000000")
+
+
+@dataclass(frozen=True)
+class QMgr:
+    name: str
+    role: str  # repos | sender | backend
+    index: int  # position in the estate's name order
+    clusters: tuple[str, ...]
+    version: str
+    defclxq: str  # SCTQ | CHANNEL
+    host: str
+    ip: str
+    created: datetime
+    descr: str
+    manual_xmitqs: tuple[tuple[str, str], ...] = ()  # (queue, CLCHNAME)
+
+    @property
+    def qmid(self) -> str:
+        return f"{self.name}_{self.created.strftime('%Y-%m-%d_%H.%M.%S')}"
+
+    @property
+    def conname(self) -> str:
+        return f"{self.host}(1414)"
+
+    @property
+    def cmdlevel(self) -> int:
+        return int(self.version[1]) * 100 + int(self.version[3]) * 10 + int(self.version[5])
+
+    @property
+    def v90(self) -> bool:
+        return self.version < "09010000"
+
+    @property
+    def repos(self) -> bool:
+        return self.role == "repos"
+
+
+@dataclass(frozen=True)
+class Instance:
+    queue: str
+    host: str
+    cluster: str
+    clwluseq: str  # the QLOCAL's CLWLUSEQ: QMGR or ANY
+    created: datetime
+
+
+@dataclass(frozen=True)
+class Queue:
+    name: str
+    index: int
+    cluster: str
+    hosts: tuple[str, ...]  # instance hosts, name order
+    descr: str
+    created: datetime
+    persistent_share: float
+    length_lo: int
+    length_hi: int
+
+
+@dataclass(frozen=True)
+class App:
+    name: str
+    user: str
+    uid: str
+    appltype: int  # 6 UNIX, 28 JAVA
+    pid: int
+
+    @property
+    def token(self) -> bytes:
+        """AccountingToken as MQ sets it on Linux: length-prefixed numeric user id, type byte 0x06."""
+        raw = bytes([len(self.uid)]) + self.uid.encode()
+        return raw + b"\0" * (31 - len(raw)) + b"\x06"
+
+
+@dataclass(frozen=True)
+class Change:
+    """One change of the configuration or channel state, effective from the capture at ``at``."""
+
+    at: datetime  # the capture instant; the change itself happened CHANGE_LEAD_S before
+    kind: str  # weight | chl_prty | q_prty | put | suspend | retrying
+    qmgr: str
+    queue: str = ""
+    value: object = None
+    event: int = -1  # index of the event it belongs to
+    order: int = 1  # 0 = an ending (applied before beginnings at the same instant)
+
+
+@dataclass
+class Event:
+    """An event as the ground truth lists it."""
+
+    index: int
+    kind: str  # outage | suspend | weight_change | priority_change | put_disabled
+    qmgr: str
+    start: datetime
+    end: datetime | None  # None: instantaneous (weight change) or, for an outage, still going at the end
+    queue: str = ""
+    attribute: str = ""
+    old: object = None
+    new: object = None
+    unresolved: bool = False
+
+    def to_json(self) -> dict:
+        d = {"index": self.index, "kind": self.kind, "qmgr": self.qmgr, "start": iso(self.start),
+             "end": iso(self.end) if self.end else None}
+        if self.queue:
+            d["queue"] = self.queue
+        if self.attribute:
+            d["attribute"] = self.attribute
+        if self.old is not None or self.new is not None:
+            d["old"], d["new"] = self.old, self.new
+        if self.kind == "outage":
+            d["unresolved"] = self.unresolved
+        return d
+
+
+def iso(t: datetime) -> str:
+    return t.strftime("%Y-%m-%dT%H:%M:%S.") + f"{t.microsecond // 1000:03d}Z"
+
+
+def at_min(day: date, minute: int, second: int = 0) -> datetime:
+    return datetime(day.year, day.month, day.day) + timedelta(minutes=minute, seconds=second)
+
+
+class ConfigState:
+    """The configuration and channel state in force (what the latest captures show)."""
+
+    def __init__(self, estate: "Estate"):
+        self.estate = estate
+        self.weight: dict[str, int] = dict(estate.initial_weight)
+        self.chl_prty: dict[str, int] = {q: 0 for q in estate.qmgrs}
+        self.q_prty: dict[tuple[str, str], int] = {(i.queue, i.host): 0 for i in estate.instances}
+        self.put_disabled: set[tuple[str, str]] = set()
+        self.suspended: set[str] = set()
+        self.retrying: set[str] = set()
+        self.retrying_since: dict[str, datetime] = {}
+        self.chl_altered: dict[str, datetime] = {q.name: q.created + timedelta(minutes=12, seconds=7)
+                                                 for q in estate.qmgrs.values()}
+        self.q_altered: dict[tuple[str, str], datetime] = {(i.queue, i.host): i.created + timedelta(seconds=41)
+                                                           for i in estate.instances}
+        self.clus_learnt: dict[str, datetime] = dict(self.chl_altered)
+        self.admin_changes: dict[str, list[datetime]] = {}  # back end -> times it published a change
+        self.epoch = 0
+
+    def apply(self, c: Change) -> None:
+        when = c.at - timedelta(seconds=CHANGE_LEAD_S)
+        qm = c.qmgr
+        if c.kind == "weight":
+            self.weight[qm] = int(c.value)  # type: ignore[arg-type]
+            self.chl_altered[qm] = self.clus_learnt[qm] = when
+        elif c.kind == "chl_prty":
+            self.chl_prty[qm] = int(c.value)  # type: ignore[arg-type]
+            self.chl_altered[qm] = self.clus_learnt[qm] = when
+        elif c.kind == "q_prty":
+            self.q_prty[(c.queue, qm)] = int(c.value)  # type: ignore[arg-type]
+            self.q_altered[(c.queue, qm)] = when
+        elif c.kind == "put":
+            if c.value == "DISABLED":
+                self.put_disabled.add((c.queue, qm))
+            else:
+                self.put_disabled.discard((c.queue, qm))
+            self.q_altered[(c.queue, qm)] = when
+        elif c.kind == "suspend":
+            if c.value:
+                self.suspended.add(qm)
+            else:
+                self.suspended.discard(qm)
+            self.clus_learnt[qm] = when
+        elif c.kind == "retrying":
+            if c.value:
+                self.retrying.add(qm)
+                self.retrying_since[qm] = when
+            else:
+                self.retrying.discard(qm)
+                self.retrying_since.pop(qm, None)
+        else:  # pragma: no cover
+            raise ValueError(c.kind)
+        if c.kind != "retrying":
+            self.admin_changes.setdefault(qm, []).append(when)
+        self.epoch += 1
+
+    def put_enabled(self, queue: str, host: str) -> bool:
+        return (queue, host) not in self.put_disabled
+
+
+@dataclass
+class Estate:
+    seed: int
+    days: list[date]
+    qmgrs: dict[str, QMgr]
+    clusters: list[str]
+    queues: list[Queue]
+    instances: list[Instance]
+    senders: list[str]
+    backends: list[str]
+    rest_qmgrs: list[str]
+    knows: dict[str, list[str]]  # queue manager -> queue managers it knows (DISPLAY CLUSQMGR), name order
+    initial_weight: dict[str, int]
+    apps: dict[str, dict[str, App]]  # sender -> role (svc, batch, recon) -> App
+    queue_weights: dict[str, list[int]]  # sender -> relative popularity of each queue
+    sender_share: dict[str, int]  # sender -> relative share of the day's messages
+    changes: list[Change] = field(default_factory=list)
+    events: list[Event] = field(default_factory=list)
+    captures: dict[date, dict[int, list[str]]] = field(default_factory=dict)  # day -> minute -> QMs
+
+    # -- names ------------------------------------------------------------------------------------
+    def channel(self, qm: str, cluster: str) -> str:
+        """Name of qm's cluster-receiver channel in a cluster."""
+        return f"TO.{qm}" if len(self.clusters) == 1 else f"TO.{qm}.{cluster}"
+
+    def channels_of(self, qm: str) -> list[tuple[str, str]]:
+        """(channel, cluster) of every cluster-receiver of qm."""
+        return [(self.channel(qm, c), c) for c in self.qmgrs[qm].clusters]
+
+    def shared_clusters(self, a: str, b: str) -> list[str]:
+        cb = set(self.qmgrs[b].clusters)
+        return [c for c in self.qmgrs[a].clusters if c in cb]
+
+    def xmitq_for(self, qm: str, channel: str) -> str:
+        """Transmission queue of a cluster-sender channel (003: CLCHNAME, exact match first, then the
+        generic match with most non-'*' characters, then the queue name; else DEFCLXQ)."""
+        q = self.qmgrs[qm]
+        exact = sorted(name for name, pat in q.manual_xmitqs if pat == channel)
+        if exact:
+            return exact[0]
+        generic = sorted((-len(pat.replace("*", "")), name) for name, pat in q.manual_xmitqs
+                         if "*" in pat and _wild_match(pat, channel))
+        if generic:
+            return generic[0][1]
+        if q.defclxq == "CHANNEL":
+            return f"SYSTEM.CLUSTER.TRANSMIT.{channel}"
+        return "SYSTEM.CLUSTER.TRANSMIT.QUEUE"
+
+    def instance(self, queue: str, host: str) -> Instance:
+        return self._inst[(queue, host)]
+
+    def queue(self, name: str) -> Queue:
+        return self._queue[name]
+
+    def __post_init__(self) -> None:
+        self._inst = {(i.queue, i.host): i for i in self.instances}
+        self._queue = {q.name: q for q in self.queues}
+
+    @property
+    def hosts(self) -> list[str]:
+        """Queue managers that host at least one instance (the receivers), name order."""
+        return sorted({i.host for i in self.instances})
+
+    def weight_denominator(self) -> int:
+        """Least common multiple of every CLWLWGHT the estate can show: 1000/CLWLWGHT is an exact multiple of
+        1/denominator, so DestSeqFactors can be kept as integers."""
+        return lcm(*WEIGHTS, SENDER_WEIGHT, *self.initial_weight.values())
+
+
+def _wild_match(pattern: str, name: str) -> bool:
+    parts = pattern.split("*")
+    if not name.startswith(parts[0]) or not name.endswith(parts[-1]):
+        return False
+    pos = len(parts[0])
+    for p in parts[1:-1]:
+        i = name.find(p, pos)
+        if i < 0:
+            return False
+        pos = i + len(p)
+    return pos <= len(name) - len(parts[-1])
+
+
+# --------------------------------------------------------------------------------------------------
+# Building the estate from the options
+
+
+class EstateError(ValueError):
+    """The options do not describe a possible estate."""
+
+
+def build_estate(o) -> Estate:
+    """``o``: the generate options (see ``clwl.generate.GenerateOptions``)."""
+    rng = random.Random(f"clwl-generate/{o.seed}/estate")
+    n_backends = o.qmgrs - 2 - o.senders
+    if o.senders < 1:
+        raise EstateError("--senders must be at least 1")
+    if o.clusters < 1 or o.queues < 1 or o.instances < 1 or o.days < 1:
+        raise EstateError("--clusters, --queues, --instances and --days must be at least 1")
+    if n_backends < o.clusters * o.instances:
+        raise EstateError(
+            f"--qmgrs {o.qmgrs} leaves {n_backends} back-end queue managers after 2 full repositories and "
+            f"{o.senders} senders; {o.clusters} cluster(s) x {o.instances} instances need at least "
+            f"{o.clusters * o.instances} (use --qmgrs {2 + o.senders + o.clusters * o.instances} or more)")
+    width = max(2, len(str(o.qmgrs)))
+    clusters = [f"CL{i + 1}" for i in range(o.clusters)]
+    first = datetime(o.start_date.year, o.start_date.month, o.start_date.day)
+    days = [o.start_date + timedelta(days=i) for i in range(o.days)]
+
+    names: list[tuple[str, str]] = [(n, "repos") for n in FR_NAMES]
+    names += [(f"QM{i + 1:0{width}d}", "sender") for i in range(o.senders)]
+    names += [(f"QM{o.senders + i + 1:0{width}d}", "backend") for i in range(n_backends)]
+    qmgrs: dict[str, QMgr] = {}
+    backend_cluster: dict[str, str] = {}
+    for idx, (name, role) in enumerate(names):
+        created = first - timedelta(days=400 + rng.randint(0, 900), seconds=rng.randint(0, 86399))
+        ip = f"10.{40 + idx // 250}.{1 + (idx // 250) % 200}.{10 + idx % 240}"
+        host = ip if idx % 5 == 4 else f"{name.lower()}.mq.example.com"
+        if role == "repos":
+            cl = tuple(clusters)
+            version, defclxq, manual = "09040200", ("SCTQ" if name == "FR1" else "CHANNEL"), ()
+            descr = f"Full repository {name[-1]} for {', '.join(clusters)}"
+        elif role == "sender":
+            si = idx - 2
+            cl = tuple(clusters)
+            version = "09040200"
+            defclxq = "CHANNEL" if si % 3 == 1 else "SCTQ"
+            manual = ()
+            descr = f"Front end {si + 1} - sends to the cluster queues"
+        else:
+            bi = idx - 2 - o.senders
+            c = clusters[bi % len(clusters)]
+            backend_cluster[name] = c
+            cl = (c,)
+            version = VERSIONS[bi % len(VERSIONS)]
+            defclxq, manual = "SCTQ", ()
+            descr = f"Back end {bi + 1} in {c}"
+        qmgrs[name] = QMgr(name, role, idx, cl, version, defclxq, host, ip, created, descr, manual)
+    senders = [n for n, r in names if r == "sender"]
+    backends = [n for n, r in names if r == "backend"]
+
+    # queues and instances
+    queues: list[Queue] = []
+    instances: list[Instance] = []
+    for j in range(o.queues):
+        word = QUEUE_WORDS[j % len(QUEUE_WORDS)]
+        qname = f"APP.{word}" if j < len(QUEUE_WORDS) else f"APP.{word}.{j // len(QUEUE_WORDS) + 1}"
+        c = clusters[j % len(clusters)]
+        pool = [b for b in backends if backend_cluster[b] == c]
+        hosts = sorted(rng.sample(pool, o.instances))
+        local_sender = None
+        if j % 3 == 2 and o.instances >= 2:
+            # one instance on a sending queue manager: its local instance competes (or wins, step 3)
+            local_sender = senders[(j // 3) % len(senders)]
+            hosts = sorted(hosts[:-1] + [local_sender])
+        qcreated = first - timedelta(days=30 + rng.randint(0, 300), seconds=rng.randint(0, 86399))
+        lo = rng.choice((160, 200, 240, 300))
+        queues.append(Queue(qname, j, c, tuple(hosts), f"{word.title()} events - clustered in {c}", qcreated,
+                            rng.choice((0.6, 0.8, 0.9, 1.0)), lo, lo + rng.choice((200, 400, 600))))
+        for k, h in enumerate(hosts):
+            if h == local_sender:
+                useq = "ANY" if (j // 3) % 2 == 0 else "QMGR"
+            else:
+                useq = "QMGR"
+            instances.append(Instance(qname, h, c, useq, qcreated + timedelta(seconds=70 * k + rng.randint(0, 60))))
+
+    # sending queue managers with manual cluster transmission queues (CLCHNAME)
+    for si, s in enumerate(senders):
+        if si % 3 == 2:
+            remote_hosts = sorted({i.host for i in instances if i.host != s})
+            exact = qmgrs[remote_hosts[0]].name if remote_hosts else None
+            manual = [("CLUS.XMITQ.APP", "TO.QM*")]
+            if exact:
+                chl = f"TO.{exact}" if len(clusters) == 1 else f"TO.{exact}.{qmgrs[exact].clusters[0]}"
+                manual.append((f"CLUS.XMITQ.{exact}"[:48], chl))
+            q = qmgrs[s]
+            qmgrs[s] = QMgr(q.name, q.role, q.index, q.clusters, q.version, q.defclxq, q.host, q.ip, q.created,
+                            q.descr, tuple(manual))
+
+    hosts_all = sorted({i.host for i in instances})
+    knows: dict[str, list[str]] = {}
+    for name, role in names:
+        if role == "repos":
+            knows[name] = sorted(qmgrs)
+        elif role == "sender":
+            knows[name] = sorted(set(FR_NAMES) | {name} | set(hosts_all))
+        else:
+            knows[name] = sorted(set(FR_NAMES) | {name})
+
+    initial_weight = {}
+    for name, role in names:
+        if role == "backend":
+            initial_weight[name] = rng.choice((50, 50, 50, 25, 75, 40))
+        else:
+            initial_weight[name] = SENDER_WEIGHT
+
+    apps: dict[str, dict[str, App]] = {}
+    for si, s in enumerate(senders):
+        low = s.lower()
+        base = 1000 + 10 * si
+        apps[s] = {
+            "svc": App(f"{low}-svc", f"{low}svc"[:12], str(base + 1), 28, rng.randint(2000, 30000)),
+            "batch": App(f"{low}-batch", f"{low}bat"[:12], str(base + 2), 6, rng.randint(2000, 30000)),
+            "recon": App(f"{low}-recon", "recon", str(base + 3), 6, rng.randint(2000, 30000)),
+        }
+    queue_weights = {s: [rng.randint(1, 4) for _ in queues] for s in senders}
+    sender_share = {s: 10 - min(6, si) for si, s in enumerate(senders)}
+    rest = [b for b in backends if any(i.host == b for i in instances)][: max(0, o.rest_qmgrs)]
+
+    est = Estate(o.seed, days, qmgrs, clusters, queues, instances, senders, backends, rest, knows,
+                 initial_weight, apps, queue_weights, sender_share)
+    _schedule(est, o)
+    return est
+
+
+# --------------------------------------------------------------------------------------------------
+# Events
+
+
+def _count(rng: random.Random, rate: float) -> int:
+    whole = int(rate)
+    return whole + (1 if rng.random() < rate - whole else 0)
+
+
+def _schedule(est: Estate, o) -> None:
+    instants = list(range(TRAFFIC_START_MIN + SLOT_MIN, TRAFFIC_END_MIN, SLOT_MIN))  # 06:30 .. 21:30
+    hosting_backends = sorted({i.host for i in est.instances if est.qmgrs[i.host].role == "backend"})
+    backend_instances = [(i.queue, i.host) for i in est.instances if est.qmgrs[i.host].role == "backend"]
+    n_inst = {q.name: len(q.hosts) for q in est.queues}
+    events: list[Event] = []
+    changes: list[Change] = []
+
+    def add_event(ev: Event, chs: list[Change]) -> None:
+        ev.index = len(events)
+        events.append(ev)
+        for c in chs:
+            changes.append(Change(c.at, c.kind, c.qmgr, c.queue, c.value, ev.index, c.order))
+
+    for di, day in enumerate(est.days):
+        rng = random.Random(f"clwl-generate/{o.seed}/events/{day.isoformat()}")
+        last_day = di == len(est.days) - 1
+        outages: list[tuple[int, int]] = []  # minutes [start, end]; end = 24*60 for an unresolved one
+        wanted = _count(rng, o.outages) if hosting_backends else 0
+        placed: list[tuple[int, int, str]] = []
+        for _ in range(wanted):
+            for _attempt in range(40):
+                dur = rng.randint(1, 4) * SLOT_MIN
+                s = rng.choice(instants)
+                e = s + dur
+                if e > instants[-1]:
+                    continue
+                if any(not (e + SLOT_MIN <= a or s >= b + SLOT_MIN) for a, b, _ in placed):
+                    continue
+                placed.append((s, e, rng.choice(hosting_backends)))
+                break
+        placed.sort()
+        for k, (s, e, qm) in enumerate(placed):
+            unresolved = last_day and k == len(placed) - 1 and o.unresolved_outage
+            outages.append((s, 24 * 60 if unresolved else e))
+            ev = Event(0, "outage", qm, at_min(day, s), None if unresolved else at_min(day, e), unresolved=unresolved)
+            chs = [Change(at_min(day, s), "retrying", qm, value=True)]
+            if not unresolved:
+                chs.append(Change(at_min(day, e), "retrying", qm, value=False, order=0))
+            add_event(ev, chs)
+
+        def free(minute: int) -> bool:
+            """No change may happen while a channel is retrying (an unresolved outage lasts till midnight)."""
+            return all(not (a < minute < b) for a, b in outages)
+
+        def period(max_slots: int) -> tuple[int, int] | None:
+            for _attempt in range(40):
+                s = rng.choice(instants)
+                e = s + rng.randint(1, max_slots) * SLOT_MIN
+                if e <= instants[-1] and free(s) and free(e):
+                    return s, e
+            return None
+
+        busy: dict[tuple, list[tuple[int, int]]] = {}
+
+        def overlaps(key: tuple, s: int, e: int) -> bool:
+            return any(not (e < a or s > b) for a, b in busy.get(key, []))
+
+        # suspends
+        for _ in range(_count(rng, o.suspends) if hosting_backends else 0):
+            p = period(8)
+            if p is None:
+                continue
+            qm = rng.choice(hosting_backends)
+            if overlaps(("suspend", qm), *p):
+                continue
+            busy.setdefault(("suspend", qm), []).append(p)
+            add_event(Event(0, "suspend", qm, at_min(day, p[0]), at_min(day, p[1])),
+                      [Change(at_min(day, p[0]), "suspend", qm, value=True),
+                       Change(at_min(day, p[1]), "suspend", qm, value=False, order=0)])
+        # PUT(DISABLED) on one instance, never the last enabled instance of its queue
+        for _ in range(_count(rng, o.put_disabled) if backend_instances else 0):
+            p = period(6)
+            if p is None:
+                continue
+            queue, host = rng.choice(backend_instances)
+            same_q = [iv for (kind, q, h), ivs in busy.items() if kind == "put" and q == queue for iv in ivs]
+            concurrent = sum(1 for a, b in same_q if not (p[1] < a or p[0] > b))
+            if overlaps(("put", queue, host), *p) or concurrent + 1 >= n_inst[queue]:
+                continue
+            busy.setdefault(("put", queue, host), []).append(p)
+            add_event(Event(0, "put_disabled", host, at_min(day, p[0]), at_min(day, p[1]), queue=queue,
+                            attribute="PUT", old="ENABLED", new="DISABLED"),
+                      [Change(at_min(day, p[0]), "put", host, queue, "DISABLED"),
+                       Change(at_min(day, p[1]), "put", host, queue, "ENABLED", order=0)])
+        # priority changes: a cluster receiver's CLWLPRTY, or a queue instance's CLWLPRTY, raised then restored
+        for k in range(_count(rng, o.priority_changes) if backend_instances else 0):
+            p = period(4)
+            if p is None:
+                continue
+            value = rng.randint(1, 3)
+            if rng.random() < 0.5:
+                qm = rng.choice(hosting_backends)
+                if overlaps(("chl_prty", qm), *p):
+                    continue
+                busy.setdefault(("chl_prty", qm), []).append(p)
+                add_event(Event(0, "priority_change", qm, at_min(day, p[0]), at_min(day, p[1]),
+                                attribute="CLUSRCVR CLWLPRTY", old=0, new=value),
+                          [Change(at_min(day, p[0]), "chl_prty", qm, value=value),
+                           Change(at_min(day, p[1]), "chl_prty", qm, value=0, order=0)])
+            else:
+                queue, host = rng.choice(backend_instances)
+                if overlaps(("q_prty", queue, host), *p):
+                    continue
+                busy.setdefault(("q_prty", queue, host), []).append(p)
+                add_event(Event(0, "priority_change", host, at_min(day, p[0]), at_min(day, p[1]), queue=queue,
+                                attribute="QLOCAL CLWLPRTY", old=0, new=value),
+                          [Change(at_min(day, p[0]), "q_prty", host, queue, value),
+                           Change(at_min(day, p[1]), "q_prty", host, queue, 0, order=0)])
+        # weight changes (instantaneous; they stay)
+        for _ in range(_count(rng, o.weight_changes) if hosting_backends else 0):
+            for _attempt in range(40):
+                s = rng.choice(instants)
+                if free(s):
+                    qm = rng.choice(hosting_backends)
+                    add_event(Event(0, "weight_change", qm, at_min(day, s), None, attribute="CLUSRCVR CLWLWGHT"),
+                              [Change(at_min(day, s), "weight", qm, value=rng.choice(WEIGHTS))])
+                    break
+
+    # apply in time order to fill in old/new weights, and drop weight "changes" to the same value
+    changes.sort(key=lambda c: (c.at, c.order, c.event, c.kind, c.qmgr, c.queue))
+    weight = dict(est.initial_weight)
+    kept: list[Change] = []
+    for c in changes:
+        if c.kind == "weight":
+            ev = events[c.event]
+            if c.value == weight[c.qmgr]:
+                c = Change(c.at, c.kind, c.qmgr, c.queue, next(w for w in WEIGHTS if w != weight[c.qmgr]),
+                           c.event, c.order)
+            ev.old, ev.new = weight[c.qmgr], c.value
+            weight[c.qmgr] = int(c.value)  # type: ignore[arg-type]
+        kept.append(c)
+    events.sort(key=lambda e: (e.start, e.index))
+    renum = {e.index: n for n, e in enumerate(events)}
+    for n, e in enumerate(events):
+        e.index = n
+    est.events = events
+    est.changes = [Change(c.at, c.kind, c.qmgr, c.queue, c.value, renum[c.event], c.order) for c in kept]
+
+    # capture schedule
+    for day in est.days:
+        caps: dict[int, set[str]] = {BASE_CAPTURE_MIN: set(est.qmgrs)}
+        for m in REGULAR_SENDER_CAPTURES:
+            caps.setdefault(m, set()).update(est.senders)
+        for c in est.changes:
+            if c.at.date() != day:
+                continue
+            m = c.at.hour * 60 + c.at.minute
+            caps.setdefault(m, set()).update(est.senders)
+            if c.kind != "retrying":
+                caps[m].add(c.qmgr)  # the queue manager that changed shows it in its own capture
+        est.captures[day] = {m: sorted(v) for m, v in sorted(caps.items())}

@@ -1,0 +1,739 @@
+"""An independent, plainly written simulation of the CLWL algorithm, and the traffic it routes.
+
+This module is the generator's own reading of ``000_0afde381a4318fee.txt`` (default profile) with the
+points that ``docs/cli-contract.md`` fixes. It deliberately imports nothing from the engine under test
+(``clwl.algorithm``, ``clwl.router``, ``clwl.state``, ``clwl.xmitq``): the pipeline agreeing with it must
+mean something.
+
+What the simulation assumes (recorded in ``_generate.json`` too):
+
+* Routing state (DestSeqFactor, DestSeqNumber) is per sending queue manager and per channel, shared by
+  every queue; the local instance has its own entry. It starts at zero every day (05:00 restart).
+* Step 12 adds exactly 1000/CLWLWGHT: factors are integers over a common denominator (the least common
+  multiple of every CLWLWGHT in the estate), never floats.
+* Ties: lowest DestSeqFactor, then lowest DestSeqNumber, then queue manager name, then channel name.
+* DestSeqNumber is the sending queue manager's choice counter (1, 2, 3, ...) when the channel was last
+  chosen. The state advances on every choice, whichever step made it (a named target queue manager, the
+  local instance by step 3, the first message of a bind-on-open handle or of a logically ordered group).
+  Later messages of a bound handle or group make no choice.
+* All DestSeqFactors are reset to zero when a workload attribute (CLWLWGHT, CLWLPRTY, CLWLRANK, NETPRTY)
+  of a known cluster receiver changes. Not when a channel comes back from RETRYING, not on suspend /
+  resume, not when a queue's attributes change.
+* Steps 4 and 10 (cluster PCF messages) never apply: put records are application puts. CLWLMRUC is the
+  default (999999999), so step 11c keeps everything; it is written out all the same.
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass
+from datetime import date, datetime, timedelta
+
+from clwl.generate.estate import (
+    ACCTINT, DISCINT, QMGR_CLWLUSEQ, QUIET_AFTER_MS, QUIET_BEFORE_MS, RESTART_MIN, SENDER_WEIGHT, ConfigState,
+    Estate)
+
+ZERO_TOKEN = b"\0" * 32
+ZERO_TOKEN_HEX = "0" * 64
+SEQ_BITS = 40  # DestSeqNumber < 2**40 choices a day
+RANK_BITS = 20  # < 2**20 destinations per sending queue manager
+STATE_TIER = {"INACTIVE": 0, "RUNNING": 0, "BINDING": 1, "INITIALIZING": 1, "STARTING": 1, "STOPPING": 1,
+              "RETRYING": 2}  # anything else (REQUESTING, PAUSED, STOPPED, ...) is tier 3
+
+
+@dataclass(frozen=True)
+class Dest:
+    """A destination the sending queue manager can choose: its local instance (channel "") or a
+    cluster-sender channel to a queue manager in one cluster."""
+
+    key: int
+    qmgr: str
+    channel: str
+    cluster: str
+
+    @property
+    def local(self) -> bool:
+        return self.channel == ""
+
+
+class SenderRouter:
+    """The CLWL algorithm as one sending queue manager runs it, with its routing state.
+
+    ``eligible_*`` run steps 1-11b, which depend only on the configuration (cached until it changes);
+    ``choose`` runs 11c and 12 on the routing state and records the choice.
+    """
+
+    def __init__(self, estate: Estate, cfg: ConfigState, sender: str, mruc: int = 999_999_999):
+        self.estate, self.cfg, self.me = estate, cfg, sender
+        self.mruc = mruc
+        self.known = set(estate.knows[sender])
+        self.my_clusters = set(estate.qmgrs[sender].clusters)
+        dests: list[tuple[str, str, str]] = []
+        if any(i.host == sender for i in estate.instances):
+            dests.append((sender, "", ""))
+        for qm in sorted(self.known):
+            if qm == sender or estate.qmgrs[qm].repos:
+                continue
+            for chl, cl in estate.channels_of(qm):
+                if cl in self.my_clusters:
+                    dests.append((qm, chl, cl))
+        self.dests = [Dest(k, qm, chl, cl) for k, (qm, chl, cl) in enumerate(dests)]
+        self.by_qmgr: dict[str, list[Dest]] = {}
+        for d in self.dests:
+            self.by_qmgr.setdefault(d.qmgr, []).append(d)
+        self.local_key = self.dests[0].key if self.dests and self.dests[0].local else -1
+        order = sorted(self.dests, key=lambda d: (d.qmgr, d.channel))  # the contract's tie order
+        self.rank = [0] * len(self.dests)
+        for r, d in enumerate(order):
+            self.rank[d.key] = r
+        n = len(self.dests)
+        self.denominator = estate.weight_denominator()
+        # routing state
+        self.factor = [0] * n  # DestSeqFactor x denominator
+        self.seqno = [0] * n  # DestSeqNumber
+        self.counter = 0
+        self.packed = [self.rank[k] for k in range(n)]  # step 12's ordering as one integer (see choose)
+        self.resets = 0
+        # derived from the configuration
+        self.increment = [0] * n
+        self.retrying = [False] * n
+        self.queue_cache: list[list[int] | None] = []
+        self.named_cache: dict[str, list[int]] = {}
+        self.named_pairs: list[tuple[int, str]] = []
+        self.epoch = -1
+        self.fingerprint: tuple | None = None
+        self.sync()
+
+    # -- configuration -----------------------------------------------------------------------------
+    def sync(self) -> None:
+        """Take the configuration in force (the latest capture) into account; reset factors if a
+        cluster receiver's workload attributes changed (step 12, last sentences)."""
+        cfg = self.cfg
+        if cfg.epoch == self.epoch:
+            return
+        self.epoch = cfg.epoch
+        fp = tuple((qm, cfg.weight[qm], cfg.chl_prty[qm], 0, 0) for qm in sorted(self.known))
+        if self.fingerprint is not None and fp != self.fingerprint:
+            self.reset_factors()
+        self.fingerprint = fp
+        for d in self.dests:
+            w = SENDER_WEIGHT if d.local else cfg.weight[d.qmgr]
+            self.increment[d.key] = 1000 * self.denominator // w  # exactly 1000/CLWLWGHT, scaled
+            self.retrying[d.key] = d.qmgr in cfg.retrying
+        self.queue_cache = [None] * len(self.estate.queues)
+        self.named_cache = {}
+        self.named_pairs = [(q.index, h) for q in self.estate.queues for h in q.hosts
+                            if h != self.me and h in self.known and cfg.put_enabled(q.name, h)]
+
+    def reset_factors(self) -> None:
+        for k in range(len(self.factor)):
+            self.factor[k] = 0
+            self.packed[k] = self._pack(k)
+        self.resets += 1
+
+    def channel_tier(self, d: Dest) -> int:
+        if d.local:
+            return 0  # the local instance has no channel: it counts with the best tier (reading 2)
+        return STATE_TIER.get("RETRYING" if d.qmgr in self.cfg.retrying else "RUNNING", 3)
+
+    # -- steps 1 to 11b ----------------------------------------------------------------------------
+    def eligible_queue(self, qi: int) -> list[int]:
+        """Keys left by steps 1-11b for a put to a cluster queue (no queue manager named)."""
+        est, cfg = self.estate, self.cfg
+        queue = est.queues[qi]
+        # Step 1: queues not PUT enabled are eliminated; remote instances not sharing a cluster with the
+        # local queue manager are eliminated; channels not in the queue's cluster are eliminated.
+        insts = [est.instance(queue.name, h) for h in queue.hosts if h in self.known]
+        insts = [i for i in insts if cfg.put_enabled(i.queue, i.host)]
+        insts = [i for i in insts if i.host == self.me or i.cluster in self.my_clusters]
+        cands: list[tuple[Dest, object]] = []
+        for i in insts:
+            if i.host == self.me:
+                cands.append((self.dests[self.local_key], i))
+            else:
+                cands += [(d, i) for d in self.by_qmgr.get(i.host, []) if d.cluster == i.cluster]
+        # Step 3: the local instance is chosen if its CLWLUSEQ resolves to LOCAL (queue QMGR -> the queue
+        # manager's CLWLUSEQ, LOCAL in this estate); a message put locally with CLWLUSEQ(ANY) competes.
+        local = [(d, i) for d, i in cands if d.local]
+        if local:
+            useq = local[0][1].clwluseq
+            if useq == "QMGR":
+                useq = QMGR_CLWLUSEQ
+            if useq == "LOCAL":
+                return [local[0][0].key]
+        return self._common_steps(cands, choosing_qmgr=False)
+
+    def eligible_named(self, target: str) -> list[int]:
+        """Keys left by steps 2-11a for a put that names the target queue manager."""
+        # Step 2: a queue manager name is specified: (no queue manager aliases in this estate) channels not in
+        # the same cluster as the local queue manager are eliminated.
+        cands = [(d, None) for d in self.by_qmgr.get(target, []) if d.cluster in self.my_clusters]
+        return self._common_steps(cands, choosing_qmgr=True)
+
+    def _common_steps(self, cands: list, choosing_qmgr: bool) -> list[int]:
+        cfg = self.cfg
+        # Step 4 (cluster PCF message): never, application puts only.
+        # Step 4a: channels with a CLWLRANK below the highest remaining channel's are eliminated (every
+        # CLWLRANK is 0 in this estate); the local instance is not a channel (reading 2).
+        cands = _keep_highest(cands, lambda c: 0, lambda c: not c[0].local)
+        # Step 4b: queues with a CLWLRANK below the highest are eliminated (queue being chosen only).
+        if not choosing_qmgr:
+            cands = _keep_highest(cands, lambda c: 0, lambda c: c[1] is not None)
+        # Step 5: if only remote instances remain, resumed queue managers are preferred (reading 3).
+        if not any(d.local for d, _ in cands):
+            resumed = [c for c in cands if c[0].qmgr not in cfg.suspended]
+            if resumed:
+                cands = resumed
+        # Steps 6-9: channel state tiers, the first tier that keeps something (reading 1).
+        if len(cands) > 1:
+            best = min(self.channel_tier(d) for d, _ in cands)
+            cands = [c for c in cands if self.channel_tier(c[0]) == best]
+        # Step 10 (cluster PCF message): never.
+        # Step 11: for each queue manager, the channels with the highest NETPRTY (0 everywhere here).
+        if len(cands) > 1:
+            cands = _keep_highest(cands, lambda c: 0, lambda c: not c[0].local)
+        # Step 11a: channels other than those with the highest CLWLPRTY are eliminated (reading 4: also
+        # when a queue is chosen); the local instance is not a channel.
+        if len(cands) > 1:
+            cands = _keep_highest(cands, lambda c: cfg.chl_prty[c[0].qmgr], lambda c: not c[0].local)
+        # Step 11b: queues other than those with the highest CLWLPRTY are eliminated.
+        if len(cands) > 1 and not choosing_qmgr:
+            cands = _keep_highest(cands, lambda c: cfg.q_prty[(c[1].queue, c[1].host)], lambda c: True)
+        return [d.key for d, _ in cands]
+
+    # -- steps 11c and 12: the routing state -----------------------------------------------------------
+    def _pack(self, k: int) -> int:
+        """Step 12's order as one integer: DestSeqFactor, then DestSeqNumber, then (queue manager name,
+        channel name) rank. Lower is chosen first."""
+        return (((self.factor[k] << SEQ_BITS) | self.seqno[k]) << RANK_BITS) | self.rank[k]
+
+    def choose(self, keys: list[int]) -> int:
+        """Steps 11c and 12 on the remaining keys; records the choice and returns its key."""
+        # Step 11c: keep no more than CLWLMRUC channels, those most recently used (highest DestSeqNumber).
+        channels = [k for k in keys if k != self.local_key]
+        if len(channels) > self.mruc:
+            by_recency = sorted(channels, key=lambda k: (-self.seqno[k], self.rank[k]))
+            keep = set(by_recency[: self.mruc])
+            keys = [k for k in keys if k == self.local_key or k in keep]
+        # Step 12: the least recently used: lowest DestSeqFactor, then lowest DestSeqNumber, then names.
+        k = keys[0] if len(keys) == 1 else min(keys, key=self.packed.__getitem__)
+        self.record(k)
+        return k
+
+    def choose_plainly(self, keys: list[int]) -> int:
+        """The same choice as ``choose`` with step 12 written as a tuple comparison (for the tests)."""
+        def order(k: int) -> tuple:
+            d = self.dests[k]
+            return self.factor[k], self.seqno[k], d.qmgr, d.channel
+        k = min(keys, key=order)
+        self.record(k)
+        return k
+
+    def record(self, k: int) -> None:
+        """The choice: its DestSeqFactor grows by 1000/CLWLWGHT, its DestSeqNumber is the counter."""
+        self.counter += 1
+        self.factor[k] += self.increment[k]
+        self.seqno[k] = self.counter
+        self.packed[k] = self._pack(k)
+
+    def route_queue(self, qi: int) -> int:
+        keys = self.queue_cache[qi]
+        if keys is None:
+            keys = self.queue_cache[qi] = self.eligible_queue(qi)
+        return self.choose(keys)
+
+    def route_named(self, target: str) -> int:
+        keys = self.named_cache.get(target)
+        if keys is None:
+            keys = self.named_cache[target] = self.eligible_named(target)
+        return self.choose(keys)
+
+    def state(self) -> dict[str, tuple[float, int]]:
+        return {f"{d.qmgr}/{d.channel or 'local'}": (self.factor[d.key] / self.denominator, self.seqno[d.key])
+                for d in self.dests}
+
+
+def _keep_highest(cands: list, value, among) -> list:
+    """Keep the candidates that ``among`` does not cover, and of those it covers the ones with the highest
+    ``value``."""
+    scored = [c for c in cands if among(c)]
+    if not scored:
+        return cands
+    top = max(value(c) for c in scored)
+    return [c for c in cands if not among(c) or value(c) == top]
+
+
+# --------------------------------------------------------------------------------------------------
+# Message ids and times
+
+
+def seven_bit(n: int) -> bytes:
+    """Four bytes below 0x80 (an amqsbcg character column stays one byte per character)."""
+    return bytes([(n >> 21) & 0x7F, (n >> 14) & 0x7F, (n >> 7) & 0x7F, n & 0x7F])
+
+
+def id_prefix(qm: str, day_index: int, kind: int) -> bytes:
+    """'AMQ ' + queue manager name (12) + 4 bytes for the day and the kind of id."""
+    return b"AMQ " + qm.ljust(12).encode() + bytes([0x5A, (day_index >> 7) & 0x7F, day_index & 0x7F, 0x40 + kind])
+
+
+MS_SUFFIX = [f".{i:03d}Z" for i in range(1000)]
+LOW_HEX = [f"{i:02X}" for i in range(128)]
+
+
+def hms(ms: int) -> str:
+    s = ms // 1000
+    return f"{s // 3600:02d}:{s // 60 % 60:02d}:{s % 60:02d}"
+
+
+# --------------------------------------------------------------------------------------------------
+# What the simulation hands over: held messages, accounting counters
+
+
+@dataclass
+class HeldMessage:
+    """A message kept on a transmission queue behind a RETRYING channel (for the browses)."""
+
+    t_ms: int
+    queue: str
+    target: str
+    dest: str
+    channel: str
+    xmitq: str
+    bind: str
+    handle: str
+    group_id: bytes
+    group_seq: int
+    group_last: bool
+    logical: bool
+    length: int
+    persistent: bool
+    msg_id: bytes
+    app_role: str
+    zero: bool
+    reason: str
+
+
+class HeldStore:
+    """Messages held behind one outage, for one sending queue manager: exact counters, and the first
+    ``cap`` messages in full (for the browse)."""
+
+    def __init__(self, sender: str, outage: int, browse_ms: int, cap: int):
+        self.sender, self.outage, self.browse_ms, self.cap = sender, outage, browse_ms, cap
+        self.counts: dict[tuple[int, int, int], list[int]] = {}  # (key, queue index, persistent) -> n, bytes, min, max
+        self.reasons: dict[str, int] = {}
+        self.kept: list[HeldMessage] = []
+        self.at_browse = 0  # held messages put before the browse
+        self.total = 0
+
+    def add(self, key: int, qi: int, pers: int, length: int, reason: str, t_ms: int, detail) -> None:
+        c = self.counts.get((key, qi, pers))
+        if c is None:
+            self.counts[(key, qi, pers)] = [1, length, length, length]
+        else:
+            c[0] += 1
+            c[1] += length
+            c[2] = min(c[2], length)
+            c[3] = max(c[3], length)
+        self.reasons[reason] = self.reasons.get(reason, 0) + 1
+        self.total += 1
+        if t_ms < self.browse_ms:
+            self.at_browse += 1
+            if len(self.kept) < self.cap:
+                self.kept.append(detail())
+
+
+class DayAccounting:
+    """Queue accounting counters of one day: (receiver, interval, connection, queue) -> counters.
+
+    Counters: [count non-persistent, count persistent, bytes np, bytes p, min np, max np, min p, max p].
+    """
+
+    def __init__(self):
+        self.cells: dict[tuple, list[int]] = {}
+
+    def add(self, receiver: str, interval: int, conn: tuple, queue: str, pers: int, n: int, nbytes: int,
+            mn: int, mx: int) -> None:
+        key = (receiver, interval, conn, queue)
+        c = self.cells.get(key)
+        if c is None:
+            c = self.cells[key] = [0, 0, 0, 0, 0, 0, 0, 0]
+        c[pers] += n
+        c[2 + pers] += nbytes
+        if c[4 + 2 * pers] == 0 or mn < c[4 + 2 * pers]:
+            c[4 + 2 * pers] = mn
+        c[5 + 2 * pers] = max(c[5 + 2 * pers], mx)
+
+
+def interval_of(minute_of_day: int) -> int:
+    """Accounting interval index (ACCTINT from the 05:00 restart) of a minute of the day."""
+    return (minute_of_day - RESTART_MIN) * 60 // ACCTINT
+
+
+# --------------------------------------------------------------------------------------------------
+# One sending queue manager's traffic on one day
+
+
+@dataclass
+class Shares:
+    bind_open: float
+    bind_group: float
+    named: float
+    group_logical: float = 0.85
+
+
+class SenderDay:
+    """Generates, routes and writes (puts.csv) one sending queue manager's messages of one day."""
+
+    MAX_SESSIONS = 4
+
+    def __init__(self, estate: Estate, cfg: ConfigState, sender: str, day: date, day_index: int, shares: Shares,
+                 csv_out, observed_every: int, broken_rows: dict[int, list[str]] | None = None):
+        self.estate, self.cfg, self.sender, self.day, self.di = estate, cfg, sender, day, day_index
+        self.rng = random.Random(f"clwl-generate/{estate.seed}/traffic/{sender}/{day.isoformat()}")
+        self.router = SenderRouter(estate, cfg, sender)
+        self.shares = shares
+        self.out = csv_out
+        self.observed_every = max(1, observed_every)
+        self.broken_rows = broken_rows or {}
+        self.broken_written: list[dict] = []
+        self.rows_written = 0  # data rows, broken ones included
+        self.base = datetime(day.year, day.month, day.day)
+        self.day_prefix = day.isoformat() + "T"
+        apps = estate.apps[sender]
+        self.apps = apps
+        self.tokens = {role: a.token.hex().upper() for role, a in apps.items()}
+        nq = len(estate.queues)
+        self.nq = nq
+        self.qnames = [q.name for q in estate.queues]
+        weights = estate.queue_weights[sender]
+        table: list[int] = []
+        total = sum(weights)
+        for qi, w in enumerate(weights):
+            table += [qi] * max(1, round(1024 * w / total))
+        self.qtable = table
+        self.handles = {role: [f"{a.name}:{a.pid}:{qi + 1}" for qi in range(nq)] for role, a in apps.items()}
+        self.batch_handles = nq  # batch handles after the per-queue ones
+        self.len_lo = [q.length_lo for q in estate.queues]
+        self.len_span = [q.length_hi - q.length_lo + 1 for q in estate.queues]
+        self.pshare = [q.persistent_share for q in estate.queues]
+        self.msg_prefix = id_prefix(sender, day_index, 0)
+        self.msg_prefix_hex = self.msg_prefix.hex().upper()
+        self.group_prefix = id_prefix(sender, day_index, 1)
+        self.msg_count = 0
+        self.group_count = 0
+        r = self.router
+        n = len(r.dests)
+        self.n_keys = n
+        self.obs = []
+        for d in r.dests:
+            if d.local:
+                self.obs.append(f"{d.qmgr},,")
+            else:
+                self.obs.append(f"{d.qmgr},{d.channel},{estate.xmitq_for(sender, d.channel)}")
+        self.xmitq = ["" if d.local else estate.xmitq_for(sender, d.channel) for d in r.dests]
+        # per-day results
+        self.sessions: list[list] = []  # [handle, queue index, key or -1, remaining]
+        self.group: list | None = None  # [handle, qi, group id bytes, seq, remaining, logical, key]
+        self.routed: dict[tuple[int, int], int] = {}  # (queue index, key) -> messages routed there
+        self.kinds = {"open": 0, "group_logical": 0, "group_unmanaged": 0, "named": 0}  # the rest: not fixed
+        self.zero_tokens = 0
+        self.held: HeldStore | None = None  # the current outage's held messages, if any
+        self.held_stores: list[HeldStore] = []
+        # channel runtime (for DISPLAY CHSTATUS): per key
+        self.first_ms = [-1] * n  # first message of the current slot
+        self.last_ms = [-1] * n  # last message sent (ms of day)
+        self.inst_start = [-1] * n
+        self.inst_msgs = [0] * n
+        self.inst_bytes = [0] * n
+        self.sent_today = [0] * n
+        self.prev_last = [-1] * n  # last message before the current slot
+        self.csv_rows: list[str] = []
+        self.out.write("put_time,sending_qmgr,queue,target_qmgr,bind,open_handle,group_id,logical_order,"
+                       "from_cluster_channel,pcf,length,persistent,accounting_token,msg_id,observed_qmgr,"
+                       "observed_channel,observed_xmitq\n")
+
+    # -- sessions and groups ------------------------------------------------------------------------
+    def _bound_still_open(self, key: int, qi: int) -> bool:
+        d = self.router.dests[key]
+        return self.cfg.put_enabled(self.qnames[qi], d.qmgr)
+
+    def _new_handle(self, role: str) -> str:
+        self.batch_handles += 1
+        a = self.apps[role]
+        return f"{a.name}:{a.pid}:{self.batch_handles}"
+
+    def _session(self) -> list:
+        rnd = self.rng.random
+        # a bound handle whose instance was PUT(DISABLED) since: the application gets an error and closes
+        self.sessions = [s for s in self.sessions if s[2] < 0 or self._bound_still_open(s[2], s[1])]
+        if not self.sessions or (len(self.sessions) < self.MAX_SESSIONS and rnd() < 0.1):
+            s = [self._new_handle("batch"), self.qtable[int(rnd() * len(self.qtable))], -1,
+                 self.rng.randint(5, 40)]
+            self.sessions.append(s)
+            return s
+        return self.sessions[int(rnd() * len(self.sessions))]
+
+    def _group(self) -> list:
+        g = self.group
+        if g is not None and g[4] > 0 and (g[6] < 0 or not g[5] or self._bound_still_open(g[6], g[1])):
+            return g
+        rnd = self.rng.random
+        self.group_count += 1
+        gid = self.group_prefix + seven_bit(self.group_count)
+        g = [self._new_handle("batch"), self.qtable[int(rnd() * len(self.qtable))], gid, 0,
+             self.rng.randint(2, 6), rnd() < self.shares.group_logical, -1]
+        self.group = g
+        return g
+
+    # -- one slot -------------------------------------------------------------------------------------
+    def run_slot(self, start_ms: int, end_ms: int, n: int, acct: DayAccounting, interval: int) -> None:
+        """Put ``n`` messages in [start_ms + 1 s, end_ms - 2 s), in time order, route them, write them."""
+        router = self.router
+        router.sync()
+        rng = self.rng
+        rnd = rng.random
+        sh = self.shares
+        p_open = sh.bind_open
+        p_group = p_open + sh.bind_group
+        p_special = p_group + sh.named
+        qtable = self.qtable
+        qscale = len(qtable) / (1.0 - p_special) if p_special < 1 else 0.0
+        qnames = self.qnames
+        len_lo, len_span, pshare = self.len_lo, self.len_span, self.pshare
+        retrying = router.retrying
+        route_queue = router.route_queue
+        sender = self.sender
+        svc_handles = self.handles["svc"]
+        svc_token = self.tokens["svc"]
+        obs, obs_every = self.obs, self.observed_every
+        rows = self.csv_rows
+        out = self.out
+        cells: dict[int, list[int]] = {}
+        first_ms, last_ms = self.first_ms, self.last_ms
+        nq = self.nq
+        local_key = router.local_key
+        n_keys = self.n_keys
+        msg_hex = self.msg_prefix_hex
+        day_prefix = self.day_prefix
+        broken = self.broken_rows
+        lo = start_ms + QUIET_AFTER_MS
+        span = end_ms - QUIET_BEFORE_MS - lo
+        cur = 1.0
+        last_sec = -1
+        sec_prefix = ""
+        count = self.msg_count
+        hi_hex = ""
+        for i in range(n, 0, -1):
+            # put time: the n sorted uniform instants, generated in order (Bentley & Saxe)
+            cur *= rnd() ** (1.0 / i)
+            t = lo + int((1.0 - cur) * span)
+            sec = t // 1000
+            if sec != last_sec:
+                last_sec = sec
+                sec_prefix = day_prefix + hms(t)
+            count += 1
+            if count & 127 == 0 or not hi_hex:
+                hi_hex = f"{(count >> 21) & 0x7F:02X}{(count >> 14) & 0x7F:02X}{(count >> 7) & 0x7F:02X}"
+            mid = msg_hex + hi_hex + LOW_HEX[count & 127]
+            r = rnd()
+            if r >= p_special:  # the common case: a not-fixed put by the service application
+                qi = qtable[int((r - p_special) * qscale)]
+                k = route_queue(qi)
+                role = "svc"
+                head = f"{qnames[qi]},,notfixed,{svc_handles[qi]},,false,false,false,"
+                token = svc_token
+                reason = "still most favourable"
+                detail_args = None
+            else:
+                qi, k, role, head, token, reason, detail_args = self._special(r, p_open, p_group)
+            ln = len_lo[qi] + int(rnd() * len_span[qi])
+            pers = 1 if rnd() < pshare[qi] else 0
+            if retrying[k]:
+                self._hold(k, qi, pers, ln, reason, t, count, role, detail_args)
+            else:
+                code = ((k if k != local_key else n_keys + ("svc", "batch", "recon").index(role)) * nq + qi) * 2 + pers
+                c = cells.get(code)
+                if c is None:
+                    cells[code] = [1, ln, ln, ln]
+                else:
+                    c[0] += 1
+                    c[1] += ln
+                    if ln < c[2]:
+                        c[2] = ln
+                    elif ln > c[3]:
+                        c[3] = ln
+                if first_ms[k] < 0:
+                    first_ms[k] = t
+                last_ms[k] = t
+            idx = count - 1
+            rows.append(f"{sec_prefix}{MS_SUFFIX[t - sec * 1000]},{sender},{head}{ln},"
+                        f"{'true' if pers else 'false'},{token},{mid},"
+                        f"{obs[k] if idx % obs_every == 0 else ',,'}\n")
+            if idx in broken:
+                self._broken(idx, rows[-1])
+            if len(rows) >= 4096:
+                out.write("".join(rows))
+                rows.clear()
+        self.msg_count = count
+        self._flush_slot(cells, acct, interval)
+
+    def _special(self, r: float, p_open: float, p_group: float):
+        """A message of a bind-on-open handle, of a group, or naming its target queue manager."""
+        rnd = self.rng.random
+        router = self.router
+        if r < p_open:  # bind on open: one choice for the handle, zero AccountingToken (002)
+            s = self._session()
+            qi = s[1]
+            if s[2] < 0:
+                s[2] = router.route_queue(qi)
+            k = s[2]
+            s[3] -= 1
+            if s[3] <= 0:
+                self.sessions.remove(s)
+            self.kinds["open"] += 1
+            self.zero_tokens += 1
+            head = f"{self.qnames[qi]},,open,{s[0]},,false,false,false,"
+            return qi, k, "batch", head, ZERO_TOKEN_HEX, "not re-allocatable: bind on open", \
+                ("open", s[0], b"", 0, False, False)
+        if r < p_group:  # bind on group: with logical order one choice per group and a zero token (002)
+            g = self._group()
+            qi, logical = g[1], g[5]
+            g[3] += 1
+            g[4] -= 1
+            if logical:
+                if g[6] < 0:
+                    g[6] = router.route_queue(qi)
+                k = g[6]
+                self.kinds["group_logical"] += 1
+                self.zero_tokens += 1
+                token, reason = ZERO_TOKEN_HEX, "not re-allocatable: bind on group with logical order"
+            else:  # a group the queue manager does not manage: routed message by message, normal token
+                k = router.route_queue(qi)
+                self.kinds["group_unmanaged"] += 1
+                token, reason = self.tokens["batch"], "still most favourable"
+            head = (f"{self.qnames[qi]},,group,{g[0]},{g[2].hex().upper()},{'true' if logical else 'false'},"
+                    f"false,false,")
+            return qi, k, "batch", head, token, reason, ("group", g[0], g[2], g[3], g[4] == 0, logical)
+        pairs = router.named_pairs  # the application names the target queue manager: zero token (002)
+        if not pairs:
+            qi = self.qtable[int(rnd() * len(self.qtable))]
+            k = router.route_queue(qi)
+            head = f"{self.qnames[qi]},,notfixed,{self.handles['svc'][qi]},,false,false,false,"
+            return qi, k, "svc", head, self.tokens["svc"], "still most favourable", None
+        qi, target = pairs[int(rnd() * len(pairs))]
+        k = router.route_named(target)
+        self.kinds["named"] += 1
+        self.zero_tokens += 1
+        head = f"{self.qnames[qi]},{target},notfixed,{self.handles['recon'][qi]},,false,false,false,"
+        return qi, k, "recon", head, ZERO_TOKEN_HEX, "not re-allocatable: target queue manager named", \
+            ("named", self.handles["recon"][qi], b"", 0, False, False, target)
+
+    def _hold(self, k, qi, pers, ln, reason, t, count, role, detail_args) -> None:
+        store = self.held
+        assert store is not None, "a message for a retrying channel outside an outage"
+        d = self.router.dests[k]
+
+        def detail() -> HeldMessage:
+            if detail_args is None:
+                bind, handle, gid, gseq, glast, logical, target = "notfixed", self.handles["svc"][qi], b"", 0, \
+                    False, False, ""
+            elif detail_args[0] == "named":
+                bind, handle, gid, gseq, glast, logical, target = "notfixed", *detail_args[1:]
+            else:
+                bind, handle, gid, gseq, glast, logical = detail_args
+                target = ""
+            msg_id = self.msg_prefix + seven_bit(count)
+            zero = reason.startswith("not re-allocatable")
+            return HeldMessage(t, self.qnames[qi], target, d.qmgr, d.channel, self.xmitq[k], bind, handle, gid,
+                               gseq, glast, logical, ln, bool(pers), msg_id, role, zero, reason)
+
+        store.add(k, qi, pers, ln, reason, t, detail)
+        self.routed[(qi, k)] = self.routed.get((qi, k), 0) + 1
+
+    def _broken(self, idx: int, row: str) -> None:
+        """Extra rows that describe no real message, right after data row ``idx``: each is quarantined."""
+        for kind in self.broken_rows[idx]:
+            f = row.rstrip("\n").split(",")
+            bad_id = bytes.fromhex(f[13])[:20] + seven_bit(0x0FFFFFFF - len(self.broken_written))
+            f[13] = bad_id.hex().upper()
+            if kind == "bad_hex":
+                f[12] = f[12][:-4] + "0G06"
+                reason = "bad hex in accounting_token"
+            else:
+                f[12] = f[12][2:]
+                reason = "accounting_token is not 32 bytes"
+            self.rows_written += 1
+            line = idx + 2 + len(self.broken_written) + 1  # header, rows 0..idx, earlier broken rows
+            self.csv_rows.append(",".join(f) + "\n")
+            self.broken_written.append({"kind": kind, "line": line, "expected_reason": reason})
+
+    def _flush_slot(self, cells: dict[int, list[int]], acct: DayAccounting, interval: int) -> None:
+        est, router = self.estate, self.router
+        nq, n_keys = self.nq, self.n_keys
+        sent = [0] * n_keys
+        nbytes = [0] * n_keys
+        for code, (cnt, byt, mn, mx) in cells.items():
+            pers = code & 1
+            rest = code >> 1
+            qi, conn = rest % nq, rest // nq
+            if conn < n_keys:
+                k = conn
+                d = router.dests[k]
+                conn_id = ("mca", self.sender, d.channel)
+            else:
+                k = router.local_key
+                d = router.dests[k]
+                conn_id = ("app", self.apps[("svc", "batch", "recon")[conn - n_keys]].name)
+            acct.add(d.qmgr, interval, conn_id, est.queues[qi].name, pers, cnt, byt, mn, mx)
+            self.routed[(qi, k)] = self.routed.get((qi, k), 0) + cnt
+            sent[k] += cnt
+            nbytes[k] += byt + (428 * cnt if not d.local else 0)
+        for k in range(n_keys):
+            if sent[k] == 0:
+                continue
+            first = self.first_ms[k]
+            if self.inst_start[k] < 0 or self.prev_last[k] < 0 or first - self.prev_last[k] > DISCINT * 1000:
+                self.inst_start[k] = first
+                self.inst_msgs[k] = 0
+                self.inst_bytes[k] = 0
+            self.inst_msgs[k] += sent[k]
+            self.inst_bytes[k] += nbytes[k]
+            self.sent_today[k] += sent[k]
+            self.first_ms[k] = -1
+            self.prev_last[k] = self.last_ms[k]
+
+    # -- outages ----------------------------------------------------------------------------------------
+    def start_outage(self, outage: int, browse_ms: int, cap: int) -> None:
+        self.held = HeldStore(self.sender, outage, browse_ms, cap)
+        self.held_stores.append(self.held)
+
+    def end_outage(self, release_ms: int, acct: DayAccounting) -> HeldStore | None:
+        """The channel is back (one second before the capture at ``release_ms``): the backlog is sent at
+        once and arrives in the accounting interval that ends at the capture."""
+        store, self.held = self.held, None
+        if store is None:
+            return None
+        interval = interval_of(release_ms // 60000) - 1
+        router = self.router
+        per_key: dict[int, list[int]] = {}
+        for (k, qi, pers), (cnt, byt, mn, mx) in sorted(store.counts.items()):
+            d = router.dests[k]
+            acct.add(d.qmgr, interval, ("mca", self.sender, d.channel), self.qnames[qi], pers, cnt, byt, mn, mx)
+            pk = per_key.setdefault(k, [0, 0])
+            pk[0] += cnt
+            pk[1] += byt + 428 * cnt
+        for k, (cnt, byt) in per_key.items():
+            back = release_ms - 1000
+            self.inst_start[k] = back
+            self.inst_msgs[k] = cnt
+            self.inst_bytes[k] = byt
+            self.sent_today[k] += cnt
+            self.last_ms[k] = back + 350
+            self.prev_last[k] = back + 350
+        return store
+
+    def finish(self) -> None:
+        if self.csv_rows:
+            self.out.write("".join(self.csv_rows))
+            self.csv_rows.clear()

@@ -1,0 +1,285 @@
+"""Detection on the replay: messages stuck behind a channel, and distributions that differ from the prediction.
+
+stuck_messages: every message that waited on a transmission queue behind a RETRYING/STOPPED channel in the
+replay, with why it stayed (not eligible for re-allocation, and which bind / named-queue-manager reason; or
+still the most favourable destination, and which attribute decided), plus messages a transmission queue
+browse shows sitting there although the replay had them delivered (the channel failed between captures).
+
+distribution: per sending queue manager, queue, interval and destination, the replay's expected count against
+the observation: the observed destinations of the put records (per sender, hourly), and the receivers'
+amqsmon queue accounting (all senders together, sending_qmgr "*", the accounting interval). A chi-square
+goodness-of-fit test per group gives the p-value; the verdict per destination is "unexpected" when the group
+is significant (p < ALPHA) and this destination's standardised residual is beyond RESIDUAL, "insufficient
+data" when the group is too small to test, else "expected". The explanation names what the configuration
+and events say about the skew (weights, priority, rank, suspend, outages, local preference, CLWLMRUC).
+"""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from datetime import datetime, timedelta
+from typing import Iterable
+
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
+from pyspark.sql.types import (DateType, DoubleType, LongType, StringType, StructField, StructType,
+                               TimestampType, BooleanType)
+
+from clwl.model import state_tier
+from clwl.replay import Snapshot
+from spark.config import PipelineConfig
+from spark.replay import day_bounds
+from spark.tables import path as table_path
+
+ALPHA = 0.01  # significance level of the goodness-of-fit test
+RESIDUAL = 2.0  # |observed - expected| / sqrt(expected) beyond which one destination is the odd one out
+MIN_GROUP = 20  # fewer observations than this in a group: insufficient data
+MIN_EXPECTED = 5.0  # the chi-square approximation needs expected counts of about 5 or more
+
+STUCK_SCHEMA = StructType([
+    StructField("run_date", DateType(), False),
+    StructField("sending_qmgr", StringType(), False),
+    StructField("msg_id", StringType(), False),
+    StructField("queue", StringType(), False),
+    StructField("qmgr", StringType()),
+    StructField("channel", StringType()),
+    StructField("xmitq", StringType()),
+    StructField("channel_state", StringType()),
+    StructField("held_from", TimestampType(), False),
+    StructField("released_at", TimestampType()),
+    StructField("age_seconds", LongType(), False),
+    StructField("why", StringType(), False),
+    StructField("detail", StringType()),
+    StructField("observed_on_xmitq", BooleanType(), False),
+])
+
+DISTRIBUTION_SCHEMA = StructType([
+    StructField("run_date", DateType(), False),
+    StructField("sending_qmgr", StringType(), False),
+    StructField("queue", StringType(), False),
+    StructField("interval_start", TimestampType(), False),
+    StructField("interval_end", TimestampType(), False),
+    StructField("qmgr", StringType(), False),
+    StructField("expected", LongType(), False),
+    StructField("observed", LongType(), False),
+    StructField("deviation", DoubleType(), False),
+    StructField("p_value", DoubleType()),
+    StructField("verdict", StringType(), False),
+    StructField("explanation", StringType(), False),
+    StructField("source", StringType(), False),
+])
+
+
+def stuck_messages(spark: SparkSession, config: PipelineConfig, run_date: str, replayed: DataFrame) -> DataFrame:
+    _, end = day_bounds(run_date)
+    browsed = (spark.read.format("delta").load(table_path(config, "silver.xmitq_contents"))
+               .where(F.col("run_date") == F.lit(run_date).cast("date"))
+               .groupBy(F.upper("msg_id").alias("b_msg_id"))
+               .agg(F.min("capture_time").alias("seen_at"), F.first("xmitq").alias("seen_xmitq")))
+    r = replayed.join(browsed, F.upper(replayed.msg_id) == browsed.b_msg_id, "left")
+    waited = r.where(F.col("held_from").isNotNull())
+    # Seen on a transmission queue although the replay delivered it: the channel failed between captures.
+    missed = r.where(F.col("held_from").isNull() & F.col("seen_at").isNotNull() & F.col("error").isNull())
+    end_ts = F.lit(end).cast("timestamp")
+    a = waited.select(
+        "run_date", "sending_qmgr", "msg_id", "queue", F.col("final_qmgr").alias("qmgr"),
+        F.col("final_channel").alias("channel"), F.col("final_xmitq").alias("xmitq"),
+        F.col("hold_state").alias("channel_state"), "held_from", "released_at",
+        (F.coalesce("released_at", end_ts).cast("long") - F.col("held_from").cast("long")).alias("age_seconds"),
+        F.col("stay_reason").alias("why"), F.col("stay_detail").alias("detail"),
+        F.col("seen_at").isNotNull().alias("observed_on_xmitq"))
+    b = missed.select(
+        "run_date", "sending_qmgr", "msg_id", "queue", F.col("final_qmgr").alias("qmgr"),
+        F.col("final_channel").alias("channel"), F.coalesce("seen_xmitq", "final_xmitq").alias("xmitq"),
+        F.lit(None).cast("string").alias("channel_state"), F.col("put_time").alias("held_from"),
+        F.lit(None).cast("timestamp").alias("released_at"),
+        (F.col("seen_at").cast("long") - F.col("put_time").cast("long")).alias("age_seconds"),
+        F.when(F.col("reallocatable"), F.lit("still-most-favourable")).otherwise(F.lit("not-reallocatable"))
+        .alias("why"),
+        F.concat_ws("", F.coalesce("not_reallocatable_reason", F.lit("eligible")),
+                    F.lit("; on the transmission queue at "), F.date_format("seen_at", "HH:mm"),
+                    F.lit(" although the last capture before its put showed the channel working: it failed "
+                          "between captures")).alias("detail"),
+        F.lit(True).alias("observed_on_xmitq"))
+    return a.unionByName(b)
+
+
+# -- distribution --------------------------------------------------------------------------------------------
+def chi_square_sf(x: float, dof: int) -> float:
+    """P(X > x) for a chi-square variable with ``dof`` degrees of freedom (regularised upper gamma)."""
+    if dof <= 0:
+        return 1.0
+    if x <= 0:
+        return 1.0
+    a, z = dof / 2.0, x / 2.0
+    # Series for the lower incomplete gamma when z < a + 1, continued fraction otherwise (Numerical Recipes).
+    if z < a + 1:
+        term = total = 1.0 / a
+        n = a
+        for _ in range(1000):
+            n += 1
+            term *= z / n
+            total += term
+            if abs(term) < abs(total) * 1e-15:
+                break
+        return max(0.0, 1.0 - total * math.exp(-z + a * math.log(z) - math.lgamma(a)))
+    b, c, d = z + 1 - a, 1e300, 1.0 / (z + 1 - a)
+    h = d
+    for i in range(1, 1000):
+        an = -i * (i - a)
+        b += 2
+        d = an * d + b
+        d = 1e-300 if abs(d) < 1e-300 else d
+        c = b + an / c
+        c = 1e-300 if abs(c) < 1e-300 else c
+        d = 1.0 / d
+        delta = d * c
+        h *= delta
+        if abs(delta - 1) < 1e-15:
+            break
+    return min(1.0, math.exp(-z + a * math.log(z) - math.lgamma(a)) * h)
+
+
+def judge_group(expected: dict[str, float], observed: dict[str, int]) -> tuple[float | None, dict[str, str]]:
+    """p-value of the group and a verdict per destination."""
+    dests = sorted(set(expected) | set(observed))
+    n_obs, n_exp = sum(observed.values()), sum(expected.values())
+    if n_obs < MIN_GROUP or n_exp <= 0 or len(dests) < 2:
+        return None, {d: "insufficient data" for d in dests}
+    scale = n_obs / n_exp  # compare shares: the totals can differ (lost accounting, late records)
+    exp = {d: expected.get(d, 0.0) * scale for d in dests}
+    if any(0 < e < MIN_EXPECTED for e in exp.values()):
+        return None, {d: "insufficient data" for d in dests}
+    chi, dof = 0.0, -1
+    for d in dests:
+        e, o = exp[d], observed.get(d, 0)
+        if e == 0:
+            if o:
+                return 0.0, {x: ("unexpected" if (exp[x] == 0 and observed.get(x, 0)) else "expected") for x in dests}
+            continue
+        chi += (o - e) ** 2 / e
+        dof += 1
+    p = chi_square_sf(chi, dof)
+    verdicts = {}
+    for d in dests:
+        e, o = exp[d], observed.get(d, 0)
+        resid = abs(o - e) / math.sqrt(e) if e > 0 else float("inf")
+        verdicts[d] = "unexpected" if p < ALPHA and resid > RESIDUAL else "expected"
+    return p, verdicts
+
+
+def explain(timeline: list[Snapshot], queue: str, dest: str, start: datetime, end: datetime,
+            verdict: str, expected: float, observed: int) -> str:
+    """Plain words for what the configuration in force during [start, end) says about this destination."""
+    at_start = [s for s in timeline if s.time <= start][-1:]
+    in_force = at_start + [s for s in timeline if start < s.time < end]
+    notes: list[str] = []
+    for s in in_force:
+        v = s.view
+        inst = [i for i in v.instances if i.queue == queue]
+        chans = {c.qmgr: c for c in v.channels}
+        weights = {i.qmgr: chans[i.qmgr].clwlwght for i in inst if i.qmgr in chans}
+        if dest in weights and len(set(weights.values())) > 1:
+            notes.append("CLWLWGHT " + ", ".join(f"{q} {w}" for q, w in sorted(weights.items())))
+        for i in inst:
+            if i.qmgr == dest and not i.put_enabled:
+                notes.append(f"{dest}'s instance PUT(DISABLED) from {s.time:%H:%M}")
+            if i.qmgr == dest and i.local and (i.clwluseq == "LOCAL" or (i.clwluseq == "QMGR" and
+                                                                          v.qmgr.clwluseq == "LOCAL")):
+                notes.append("local instance preferred (CLWLUSEQ LOCAL)")
+        c = chans.get(dest)
+        if c is not None:
+            if state_tier(c.state) >= 2:
+                notes.append(f"channel {c.name} {c.state} at {s.time:%H:%M}")
+            if c.suspended:
+                notes.append(f"{dest} suspended")
+            prios = {q: ch.clwlprty for q, ch in chans.items() if q in weights}
+            if len(set(prios.values())) > 1:
+                notes.append("channel CLWLPRTY " + ", ".join(f"{q} {p}" for q, p in sorted(prios.items())))
+            ranks = {q: ch.clwlrank for q, ch in chans.items() if q in weights}
+            if len(set(ranks.values())) > 1:
+                notes.append("channel CLWLRANK " + ", ".join(f"{q} {p}" for q, p in sorted(ranks.items())))
+        if v.qmgr.clwlmruc < len(weights):
+            notes.append(f"CLWLMRUC({v.qmgr.clwlmruc})")
+    seen, uniq = set(), []
+    for n in notes:
+        if n not in seen:
+            seen.add(n)
+            uniq.append(n)
+    if verdict == "unexpected":
+        head = f"observed {observed} against {expected:.1f} expected"
+        return head + ("; the configuration in force (" + "; ".join(uniq) + ") does not account for it"
+                       if uniq else "; no configuration change or channel event explains it")
+    if verdict == "insufficient data":
+        return f"too few messages to test ({observed} observed)"
+    return "as the configuration predicts" + (": " + "; ".join(uniq) if uniq else "")
+
+
+def distribution(spark: SparkSession, config: PipelineConfig, run_date: str, replayed: DataFrame,
+                 timelines: dict[str, list[Snapshot]]) -> DataFrame:
+    rd = datetime.fromisoformat(run_date).date()
+    ok = replayed.where(F.col("error").isNull())
+    rows: list[tuple] = []
+
+    # (1) Observed destinations in the put records: per sender, queue and hour.
+    obs = (ok.where(F.col("observed_qmgr").isNotNull())
+           .withColumn("interval_start", F.date_trunc("hour", "put_time"))
+           .groupBy("sending_qmgr", "queue", "interval_start")
+           .agg(F.collect_list(F.struct("final_qmgr", "observed_qmgr")).alias("pairs"))
+           .collect())
+    for g in obs:
+        exp, got = defaultdict(float), defaultdict(int)
+        for p in g.pairs:
+            exp[p.final_qmgr] += 1
+            got[p.observed_qmgr] += 1
+        start = _aware(g.interval_start)
+        rows += _judge_rows(rd, g.sending_qmgr, g.queue, start, start + timedelta(hours=1), exp, got,
+                            timelines.get(g.sending_qmgr, []), "observed_destination")
+
+    # (2) Receiver accounting: all senders together, per accounting interval.
+    acct = (spark.read.format("delta").load(table_path(config, "silver.queue_accounting"))
+            .where((F.col("run_date") == F.lit(run_date).cast("date")) & (F.col("monitoring_type") == "QueueAccounting"))
+            .groupBy("qmgr", "queue", "interval_start", "interval_end")
+            .agg(F.sum(F.coalesce("put_count", F.lit(0))).alias("observed")))
+    acct_rows = acct.collect()
+    if acct_rows:
+        delivered = ok.where(F.col("delivered_at").isNotNull()).select("final_qmgr", "queue", "delivered_at")
+        a = acct.alias("a")
+        d = delivered.alias("d")
+        joined = (a.join(d, (F.col("a.qmgr") == F.col("d.final_qmgr")) & (F.col("a.queue") == F.col("d.queue"))
+                         & (F.col("d.delivered_at") >= F.col("a.interval_start"))
+                         & (F.col("d.delivered_at") < F.col("a.interval_end")), "left")
+                  .groupBy("a.qmgr", "a.queue", "a.interval_start", "a.interval_end", "a.observed")
+                  .agg(F.count("d.final_qmgr").alias("expected"))
+                  .collect())
+        # Group receivers' intervals that overlap into one comparison per queue and aligned interval start.
+        groups: dict[tuple, dict] = defaultdict(lambda: {"exp": defaultdict(float), "obs": defaultdict(int),
+                                                          "end": None})
+        for j in joined:
+            start, stop = _aware(j.interval_start), _aware(j.interval_end)
+            key = (j.queue, start)
+            g = groups[key]
+            g["exp"][j.qmgr] += j.expected
+            g["obs"][j.qmgr] += int(j.observed)
+            g["end"] = max(g["end"] or stop, stop)
+        senders = {qm for qm in timelines}
+        for (queue, start), g in sorted(groups.items()):
+            tl = next((timelines[s] for s in sorted(senders) if any(
+                i.queue == queue for snap in timelines[s] for i in snap.view.instances)), [])
+            rows += _judge_rows(rd, "*", queue, start, g["end"], g["exp"], g["obs"], tl, "accounting")
+    return spark.createDataFrame(rows, DISTRIBUTION_SCHEMA)
+
+
+def _aware(t: datetime) -> datetime:
+    from datetime import timezone
+    return t.replace(tzinfo=timezone.utc) if t.tzinfo is None else t
+
+
+def _judge_rows(rd, sender: str, queue: str, start: datetime, end: datetime, exp: dict, obs: dict,
+                timeline: list[Snapshot], source: str) -> Iterable[tuple]:
+    p, verdicts = judge_group(exp, obs)
+    for dest in sorted(verdicts):
+        e, o = exp.get(dest, 0.0), obs.get(dest, 0)
+        yield (rd, sender, queue, start, end, dest, int(round(e)), int(o), float(o - e), p, verdicts[dest],
+               explain(timeline, queue, dest, start, end, verdicts[dest], e, o), source)

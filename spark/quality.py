@@ -1,0 +1,466 @@
+"""The quality gate: Great Expectations suites (files in expectations/) plus cross-table checks in Python.
+
+`validate_table(df, suite)` runs one suite on one Spark DataFrame in an ephemeral GX context (GX writes no
+files) and returns a `ValidationOutcome` whose `result_json` is what the reader of a blocked run gets. Checks a
+suite cannot express on one table (counts reconciling with silver, expected totals against the replay, the run
+summary against the gold tables) are `ExtraCheck`s: plain functions over Spark DataFrames whose results are
+recorded beside the GX results, in the same outcome.
+
+Suites are named `<layer>.<table>` and live in `expectations/<layer>.<table>.json`, GX 1.x ExpectationSuite
+JSON (`{"name", "expectations": [{"type", "kwargs", "meta"}], "meta"}`).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import logging
+import os
+import threading
+import time
+import uuid
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Iterable, Mapping, Sequence
+
+from pyspark import StorageLevel
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
+
+from spark.config import REPO_ROOT, PipelineConfig
+
+log = logging.getLogger(__name__)
+
+EXPECTATIONS_DIR = REPO_ROOT / "expectations"
+
+#: gold tables in the order publish writes them (run_summary last: it records the others' versions)
+GOLD_TABLES = ("routing_replay", "stuck_messages", "distribution", "run_summary")
+#: silver tables that feed gold and have a suite
+SILVER_TABLES = ("message_events", "quarantine", "config_history")
+
+# GX result format: counts plus a few example values per failed expectation; never the full unexpected list.
+RESULT_FORMAT = {"result_format": "SUMMARY", "partial_unexpected_count": 5}
+_EXAMPLES = 3  # example values quoted in a failure line
+
+
+# ------------------------------------------------------------------------------------------------ results
+
+
+@dataclass(frozen=True)
+class CheckResult:
+    """What an ExtraCheck found: `observed` must be JSON-serialisable (numbers, strings, small lists)."""
+
+    success: bool
+    reason: str = ""
+    observed: Any = None
+
+
+@dataclass(frozen=True)
+class ExtraCheck:
+    """A check in Python, recorded with a suite's results. `func(df)` gets the table being validated."""
+
+    name: str
+    func: Callable[[DataFrame], CheckResult]
+    column: str | None = None
+    description: str = ""
+
+
+@dataclass
+class ValidationOutcome:
+    table: str  # "<layer>.<table>", the suite's name
+    success: bool
+    failed: list[str]  # "<expectation type> <column(s)>: <short reason>", one per failed check
+    result_json: dict = field(repr=False)
+
+
+# ------------------------------------------------------------------------------------------------ suites
+
+
+def suite_path(suite: str | os.PathLike) -> Path:
+    """A suite file from a path, a `<layer>.<table>` name, or a bare gold/silver table name."""
+    p = Path(suite)
+    if p.suffix == ".json" or p.is_file():
+        if not p.is_file():
+            raise FileNotFoundError(f"no expectation suite file {p}")
+        return p
+    name = str(suite)
+    candidates = [name] if "." in name else [f"gold.{name}", f"silver.{name}"]
+    for c in candidates:
+        f = EXPECTATIONS_DIR / f"{c}.json"
+        if f.is_file():
+            return f
+    raise FileNotFoundError(f"no expectation suite named {name!r} in {EXPECTATIONS_DIR}")
+
+
+def load_suite_json(suite: str | os.PathLike) -> dict:
+    path = suite_path(suite)
+    with open(path, encoding="utf-8") as fh:
+        data = json.load(fh)
+    if not isinstance(data, dict) or not data.get("name") or not isinstance(data.get("expectations"), list):
+        raise ValueError(f"{path}: not a GX ExpectationSuite (needs 'name' and a list of 'expectations')")
+    return data
+
+
+# ------------------------------------------------------------------------------------------------ GX
+
+
+_gx_lock = threading.Lock()
+_gx_state: dict[str, Any] = {}
+
+
+def _gx_context():
+    """One ephemeral GX context per process (in memory only: GX writes no files), with one Spark datasource.
+
+    persist=False: GX would otherwise persist every batch and never unpersist it; the caller decides what to
+    cache (validate_table caches the frame for the duration of the validation).
+    """
+    with _gx_lock:
+        if "context" not in _gx_state:
+            import great_expectations as gx
+
+            logging.getLogger("great_expectations").setLevel(logging.WARNING)
+            context = gx.get_context(mode="ephemeral")
+            try:
+                from great_expectations.data_context.types.base import ProgressBarsConfig
+
+                context.variables.progress_bars = ProgressBarsConfig(globally=False)
+            except Exception:  # cosmetic only
+                pass
+            _gx_state["gx"] = gx
+            _gx_state["context"] = context
+            _gx_state["datasource"] = context.data_sources.add_spark(name="clwl_spark", persist=False)
+        return _gx_state["gx"], _gx_state["context"], _gx_state["datasource"]
+
+
+def _build_suite(gx, data: dict, unique_name: str):
+    """An ExpectationSuite from JSON, strictly: GX drops an invalid expectation with only a log line, the gate
+    must not silently lose a check."""
+    from great_expectations.expectations.expectation_configuration import ExpectationConfiguration
+
+    expectations = []
+    for i, raw in enumerate(data["expectations"]):
+        raw = dict(raw)
+        raw.pop("id", None)
+        raw.pop("rendered_content", None)
+        try:
+            expectations.append(ExpectationConfiguration(**raw).to_domain_obj())
+        except Exception as exc:
+            raise ValueError(f"suite {data['name']}: expectation #{i} ({raw.get('type')}) is invalid: {exc}") from exc
+    return gx.ExpectationSuite(name=unique_name, expectations=expectations, meta=data.get("meta") or None)
+
+
+def _columns_of(kwargs: Mapping) -> str:
+    if kwargs.get("column"):
+        return str(kwargs["column"])
+    if kwargs.get("column_list"):
+        return "(" + ", ".join(kwargs["column_list"]) + ")"
+    if kwargs.get("column_A"):
+        return f"{kwargs['column_A']},{kwargs['column_B']}"
+    return ""
+
+
+def _short(value: Any, limit: int = 80) -> str:
+    s = json.dumps(value, default=str) if not isinstance(value, str) else value
+    return s if len(s) <= limit else s[: limit - 3] + "..."
+
+
+def _reason(res: dict) -> str:
+    exc = res.get("exception_info") or {}
+    if exc.get("raised_exception"):
+        return "error: " + _short(exc.get("exception_message") or "exception", 160)
+    r = res.get("result") or {}
+    cfg = res.get("expectation_config") or {}
+    parts = []
+    if cfg.get("description"):
+        parts.append(cfg["description"])
+    if "unexpected_count" in r:
+        total = r.get("element_count")
+        parts.append(f"{r['unexpected_count']} unexpected" + (f" of {total}" if total is not None else ""))
+        ex = r.get("partial_unexpected_list") or []
+        if ex:
+            parts.append("e.g. " + _short(ex[:_EXAMPLES]))
+    elif "observed_value" in r:
+        obs = r["observed_value"]
+        details = (r.get("details") or {}).get("mismatched")
+        parts.append("observed " + _short(details if details else obs))
+    kw = cfg.get("kwargs") or {}
+    if kw.get("row_condition"):
+        rc = kw["row_condition"]
+        rc = rc.get("pass_through_filter", rc) if isinstance(rc, dict) else rc
+        parts.append(f"where {rc}")
+    return "; ".join(parts) or "failed"
+
+
+def _gx_validate(df: DataFrame, data: dict) -> dict:
+    gx, context, datasource = _gx_context()
+    tag = uuid.uuid4().hex[:10]
+    with _gx_lock:  # the fluent datasource's asset list is shared state
+        asset = datasource.add_dataframe_asset(name=f"{data['name']}-{tag}")
+        batch_def = asset.add_batch_definition_whole_dataframe(f"whole-{tag}")
+        suite = context.suites.add(_build_suite(gx, data, f"{data['name']}-{tag}"))
+        vd = context.validation_definitions.add(
+            gx.ValidationDefinition(name=f"{data['name']}-{tag}", data=batch_def, suite=suite)
+        )
+    try:
+        result = vd.run(batch_parameters={"dataframe": df}, result_format=RESULT_FORMAT)
+        return result.to_json_dict()
+    finally:  # keep the ephemeral context from growing run after run
+        with _gx_lock:
+            for remove in (
+                lambda: context.validation_definitions.delete(vd.name),
+                lambda: context.suites.delete(suite.name),
+                lambda: datasource.delete_asset(asset.name),
+            ):
+                try:
+                    remove()
+                except Exception:  # pragma: no cover - cleanup only
+                    pass
+
+
+# ------------------------------------------------------------------------------------------------ validate
+
+
+def validate_table(
+    df: DataFrame,
+    suite: str | os.PathLike,
+    extra_checks: Iterable[ExtraCheck] = (),
+    *,
+    cache: bool = True,
+) -> ValidationOutcome:
+    """Run the suite (a path, `<layer>.<table>`, or a bare table name) and the extra checks on `df`.
+
+    `cache`: persist `df` for the validation when it is not already (GX runs several Spark jobs over it);
+    it is unpersisted again afterwards.
+    """
+    data = load_suite_json(suite)
+    table = data["name"]
+    started = time.perf_counter()
+    cached_here = False
+    if cache and not df.storageLevel.useMemory and not df.storageLevel.useDisk:
+        df = df.persist(StorageLevel.MEMORY_AND_DISK)
+        cached_here = True
+    try:
+        gx_json = _gx_validate(df, data)
+        gx_seconds = time.perf_counter() - started
+        extras = [_run_extra(c, df) for c in extra_checks]
+    finally:
+        if cached_here:
+            df.unpersist()
+
+    failed: list[str] = []
+    for res in gx_json.get("results", []):
+        if res.get("success"):
+            continue
+        cfg = res.get("expectation_config") or {}
+        cols = _columns_of(cfg.get("kwargs") or {})
+        failed.append(f"{cfg.get('type')}{' ' + cols if cols else ''}: {_reason(res)}")
+    for x in extras:
+        if not x["success"]:
+            failed.append(f"{x['check']}{' ' + x['column'] if x['column'] else ''}: {x['reason'] or 'failed'}")
+
+    success = bool(gx_json.get("success")) and all(x["success"] for x in extras)
+    result_json = {
+        "table": table,
+        "suite": str(suite_path(suite)),
+        "success": success,
+        "failed": failed,
+        "validated_at": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
+        "seconds": {"great_expectations": round(gx_seconds, 3),
+                    "total": round(time.perf_counter() - started, 3)},
+        "statistics": gx_json.get("statistics"),
+        "results": gx_json.get("results", []),
+        "extra_checks": extras,
+    }
+    return ValidationOutcome(table=table, success=success, failed=failed, result_json=result_json)
+
+
+def _run_extra(check: ExtraCheck, df: DataFrame) -> dict:
+    try:
+        res = check.func(df)
+    except Exception as exc:  # a check that cannot run is a failed check, with the reason
+        res = CheckResult(False, f"error: {type(exc).__name__}: {_short(str(exc), 160)}")
+    return {"check": check.name, "column": check.column, "description": check.description,
+            "success": bool(res.success), "reason": res.reason, "observed": _jsonable(res.observed)}
+
+
+def _jsonable(v: Any) -> Any:
+    return json.loads(json.dumps(v, default=str))
+
+
+# ------------------------------------------------------------------------------------------------ extra checks
+
+
+def check_run_date(run_date: dt.date | str) -> ExtraCheck:
+    """Every row belongs to the run date being published (publish replaces only that partition)."""
+    day = _as_date(run_date)
+
+    def run(df: DataFrame) -> CheckResult:
+        bad = df.where(F.col("run_date").isNull() | (F.col("run_date") != F.lit(day))).groupBy("run_date").count()
+        rows = bad.limit(_EXAMPLES).collect()
+        if not rows:
+            return CheckResult(True, observed=0)
+        n = bad.agg(F.sum("count")).first()[0]
+        return CheckResult(False, f"{n} rows not of run date {day} (e.g. {[str(r.run_date) for r in rows]})", n)
+
+    return ExtraCheck("run_date_is_the_run_date", run, "run_date", f"every row has run_date = {day}")
+
+
+def check_row_count(other: DataFrame | None, other_name: str) -> ExtraCheck:
+    """The table has as many rows as `other` (None: the other table is missing, which fails the check)."""
+
+    def run(df: DataFrame) -> CheckResult:
+        if other is None:
+            return CheckResult(False, f"{other_name} not found: cannot reconcile the row count")
+        mine, theirs = df.count(), other.count()
+        return CheckResult(mine == theirs, "" if mine == theirs else f"{mine} rows, {other_name} has {theirs}",
+                           {"rows": mine, other_name: theirs})
+
+    return ExtraCheck(f"row_count_equals_{other_name.replace('/', '_')}", run, None,
+                      f"row count = rows of {other_name} for the run date")
+
+
+def check_keys_in(other: DataFrame, keys: Sequence[str], other_name: str) -> ExtraCheck:
+    """Every key of the table is a key of `other` (e.g. every stuck message is a replayed message)."""
+
+    def run(df: DataFrame) -> CheckResult:
+        missing = df.select(*keys).distinct().join(other.select(*keys).distinct(), list(keys), "left_anti")
+        rows = missing.limit(_EXAMPLES).collect()
+        if not rows:
+            return CheckResult(True, observed=0)
+        n = missing.count()
+        return CheckResult(False, f"{n} keys not in {other_name}, e.g. {[tuple(r) for r in rows]}", n)
+
+    return ExtraCheck(f"keys_in_{other_name.replace('/', '_')}", run, "(" + ", ".join(keys) + ")",
+                      f"every ({', '.join(keys)}) is in {other_name}")
+
+
+def check_distribution_totals(replay: DataFrame) -> ExtraCheck:
+    """Per (sending_qmgr, queue, interval, source): sum(expected) = routed routing_replay messages of that
+    sender (all senders for '*') and queue with interval_start <= put_time < interval_end. Routed = error null.
+    """
+
+    def run(dist: DataFrame) -> CheckResult:
+        totals = dist.groupBy("sending_qmgr", "queue", "interval_start", "interval_end", "source").agg(
+            F.sum("expected").alias("expected_total")
+        )
+        routed = replay.where(F.col("error").isNull()).select(
+            F.col("sending_qmgr").alias("r_sender"), F.col("queue").alias("r_queue"), "put_time"
+        )
+        in_interval = (F.col("put_time") >= F.col("interval_start")) & (F.col("put_time") < F.col("interval_end"))
+        per_sender = totals.where(F.col("sending_qmgr") != "*")
+        all_senders = totals.where(F.col("sending_qmgr") == "*")
+        # Equi-join on the keys, then the range condition: no OR in the join (that would be a nested loop).
+        a = per_sender.join(
+            routed, (F.col("sending_qmgr") == F.col("r_sender")) & (F.col("queue") == F.col("r_queue")) & in_interval,
+            "left",
+        )
+        b = all_senders.join(routed, (F.col("queue") == F.col("r_queue")) & in_interval, "left")
+        keys = ["sending_qmgr", "queue", "interval_start", "interval_end", "source", "expected_total"]
+        counted = a.unionByName(b).groupBy(*keys).agg(F.count("put_time").alias("replayed"))
+        bad = counted.where(F.col("expected_total") != F.col("replayed"))
+        rows = bad.orderBy("queue", "sending_qmgr", "interval_start").limit(_EXAMPLES).collect()
+        if not rows:
+            return CheckResult(True, observed=0)
+        n = bad.count()
+        ex = [f"{r.sending_qmgr}/{r.queue}/{r.source} from {r.interval_start.isoformat()}: expected "
+              f"{r.expected_total}, replayed {r.replayed}" for r in rows]
+        return CheckResult(False, f"{n} intervals where expected totals differ from the replay ({'; '.join(ex)})",
+                           {"intervals": n, "examples": ex})
+
+    return ExtraCheck("expected_totals_equal_replay_counts", run, "expected",
+                      "sum(expected) per sender/queue/interval/source = routed replay messages in the interval")
+
+
+def check_run_summary(run_id: str, replay: DataFrame | None, stuck: DataFrame | None,
+                      distribution: DataFrame | None) -> ExtraCheck:
+    """The run summary row of `run_id` exists, and its counts match the gold tables published with it:
+    messages_replayed = routing_replay rows, messages_stuck = distinct (sending_qmgr, msg_id) in stuck_messages,
+    distribution_unexpected = distribution rows with verdict 'unexpected'."""
+
+    def run(df: DataFrame) -> CheckResult:
+        rows = df.where(F.col("run_id") == run_id).collect()
+        if len(rows) != 1:
+            return CheckResult(False, f"{len(rows)} rows for run_id {run_id!r}, want 1", len(rows))
+        r = rows[0]
+        actual = {}
+        if replay is not None:
+            actual["messages_replayed"] = replay.count()
+        if stuck is not None:
+            actual["messages_stuck"] = stuck.select("sending_qmgr", "msg_id").distinct().count()
+        if distribution is not None:
+            actual["distribution_unexpected"] = distribution.where(F.col("verdict") == "unexpected").count()
+        wrong = {k: {"summary": r[k], "table": v} for k, v in actual.items() if r[k] != v}
+        return CheckResult(not wrong, "" if not wrong else "; ".join(
+            f"{k} = {w['summary']}, the table says {w['table']}" for k, w in wrong.items()), actual)
+
+    return ExtraCheck("run_summary_counts_match_gold", run, None,
+                      "messages_replayed, messages_stuck, distribution_unexpected match the gold tables")
+
+
+def _as_date(d: dt.date | str) -> dt.date:
+    if isinstance(d, dt.datetime):
+        return d.date()
+    return d if isinstance(d, dt.date) else dt.date.fromisoformat(str(d))
+
+
+# ------------------------------------------------------------------------------------------------ silver
+
+
+def read_delta_if_exists(spark: SparkSession, path: str) -> DataFrame | None:
+    if not (Path(path) / "_delta_log").is_dir():
+        return None
+    return spark.read.format("delta").load(path)
+
+
+def events_for_run_date(events: DataFrame, run_date: dt.date | str) -> DataFrame:
+    """silver/message_events rows of one run date: by its `run_date` column when it has one, else by the UTC
+    date of put_time (the session time zone is UTC)."""
+    day = _as_date(run_date)
+    if "run_date" in events.columns:
+        return events.where(F.col("run_date") == F.lit(day))
+    return events.where(F.to_date("put_time") == F.lit(day))
+
+
+def silver_tables(spark: SparkSession, config: PipelineConfig, run_date: dt.date | str) -> dict[str, DataFrame]:
+    """The silver tables that have a suite and exist in the lake, message_events narrowed to the run date."""
+    out = {}
+    for name in SILVER_TABLES:
+        df = read_delta_if_exists(spark, config.table_path("silver", name))
+        if df is not None:
+            out[name] = events_for_run_date(df, run_date) if name == "message_events" else df
+    return out
+
+
+def default_cross_checks(
+    spark: SparkSession,
+    config: PipelineConfig,
+    run_date: dt.date | str,
+    run_id: str,
+    tables: Mapping[str, DataFrame],
+    silver: Mapping[str, DataFrame] | None = None,
+) -> dict[str, list[ExtraCheck]]:
+    """The checks publish runs besides the suites, per gold table."""
+    if silver is None:
+        silver = silver_tables(spark, config, run_date)
+    replay = tables.get("routing_replay")
+    checks: dict[str, list[ExtraCheck]] = {name: [check_run_date(run_date)] for name in tables}
+    if replay is not None:
+        checks["routing_replay"].append(check_row_count(silver.get("message_events"), "silver/message_events"))
+        if "stuck_messages" in tables:
+            checks["stuck_messages"].append(
+                check_keys_in(replay, ["sending_qmgr", "msg_id"], "gold/routing_replay"))
+        if "distribution" in tables:
+            checks["distribution"].append(check_distribution_totals(replay))
+    if "run_summary" in tables:
+        checks["run_summary"].append(check_run_summary(
+            run_id, replay, tables.get("stuck_messages"), tables.get("distribution")))
+    return checks
+
+
+def write_result(outcome: ValidationOutcome, folder: Path) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / f"{outcome.table}.json"
+    tmp = path.with_suffix(".json.tmp")
+    tmp.write_text(json.dumps(outcome.result_json, indent=2, default=str) + "\n", encoding="utf-8")
+    tmp.replace(path)
+    return path

@@ -1,0 +1,592 @@
+"""docker-compose.yml and the images it builds, checked by parsing: there is no Docker engine to start them.
+
+What must hold for `docker compose up` to give a working pipeline: every service present, every image pinned,
+the Airflow services built from one shared anchor, the lake volume at the same path in every Airflow and Spark
+container, health checks and start-up order, the environment the pipeline reads, no credential written into a
+tracked file, and the Delta jars baked into both images at build time (never resolved from Maven at run time).
+The checker helpers are themselves tested on bad input at the bottom, so a lax checker cannot pass silently.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+from pathlib import Path
+from urllib.parse import urlsplit
+
+import pytest
+import yaml
+
+ROOT = Path(__file__).resolve().parents[2]
+COMPOSE = ROOT / "docker-compose.yml"
+ENV_EXAMPLE = ROOT / ".env.example"
+
+AIRFLOW_SERVICES = (
+    "airflow-init",
+    "airflow-apiserver",
+    "airflow-scheduler",
+    "airflow-dag-processor",
+    "airflow-triggerer",
+)
+LONG_RUNNING_AIRFLOW = tuple(s for s in AIRFLOW_SERVICES if s != "airflow-init")
+SPARK_SERVICES = ("spark-master", "spark-worker")
+PIPELINE_SERVICES = AIRFLOW_SERVICES + SPARK_SERVICES
+REQUIRED_SERVICES = ("postgres",) + PIPELINE_SERVICES
+
+LAKE_VOLUME = "lake"
+LAKE_PATH = "/opt/clwl/lake"
+LANDING_SOURCE = "./samples/landing"
+LANDING_PATH = "/opt/clwl/landing"
+SPARK_MASTER_URL = "spark://spark-master:7077"
+EXECUTION_API_URL = "http://airflow-apiserver:8080/execution/"
+
+# Environment names that hold a credential (a value that must come from ${VAR}, never be written inline).
+SECRET_NAME = re.compile(r"PASSWORD|PASSWD|SECRET|TOKEN|FERNET|CREDENTIAL|(^|_)KEY$", re.IGNORECASE)
+NOT_A_SECRET = re.compile(r"_(FILE|PATH)$", re.IGNORECASE)  # where a secret is kept, not the secret
+VAR_REF = re.compile(r"\$\{[A-Za-z_][A-Za-z0-9_]*(?::?[-?+][^}]*)?\}")
+VAR_USE = re.compile(r"(?<!\$)\$(?:\{([A-Za-z_][A-Za-z0-9_]*)(:?[-?+])?|([A-Za-z_][A-Za-z0-9_]*))")
+URL_USERINFO = re.compile(r"://([^\s/@]*)@")
+RUNTIME_RESOLUTION = re.compile(r"spark\.jars\.packages|--packages\b")
+
+
+# --------------------------------------------------------------------------------------------------- helpers
+
+
+def is_var_ref(value: object) -> bool:
+    """The whole value is one compose variable reference: ${NAME}, ${NAME:?msg}, ${NAME:-default}, ..."""
+    return isinstance(value, str) and VAR_REF.fullmatch(value) is not None
+
+
+def credential_problems(env: dict, where: str = "") -> list[str]:
+    """Inline credentials in one environment mapping: secret-named values that are not a ${VAR}, and URLs
+    whose user or password part is written out."""
+    problems = []
+    for key, value in env.items():
+        text = "" if value is None else str(value)
+        if SECRET_NAME.search(key) and not NOT_A_SECRET.search(key) and not is_var_ref(text):
+            problems.append(f"{where}{key}={text!r} is not a ${{VAR}} reference")
+        problems += [f"{where}{key}: {p}" for p in url_credential_problems(text)]
+    return problems
+
+
+def url_credential_problems(text: str) -> list[str]:
+    problems = []
+    for m in URL_USERINFO.finditer(text):
+        # user[:password], where each part must be one whole ${VAR} (which may itself hold ':')
+        parts = VAR_REF.sub("\0", m.group(1)).split(":")
+        if any(part != "\0" for part in parts):
+            problems.append(f"literal user/password in URL {m.group(0)!r}")
+    return problems
+
+
+def image_pinned(ref: str) -> bool:
+    """An exact image reference: a digest, or a tag that starts with a major.minor version (so neither
+    `latest`, nor a moving alias like `16` or `python3`), and no ${VAR} the file cannot show."""
+    if "$" in ref:
+        return False
+    if "@sha256:" in ref:
+        return True
+    name, _, tag = ref.rpartition(":")
+    if not name or "/" in tag:
+        return False
+    return tag != "latest" and re.match(r"\d+\.\d+", tag) is not None
+
+
+def env_of(service: dict) -> dict:
+    env = service.get("environment") or {}
+    if isinstance(env, list):
+        env = dict(item.split("=", 1) if "=" in item else (item, None) for item in env)
+    return env
+
+
+def mounts(service: dict) -> list[tuple[str, str, bool]]:
+    """(source, target, read_only) for each entry of `volumes`, short or long syntax."""
+    out = []
+    for v in service.get("volumes") or []:
+        if isinstance(v, dict):
+            out.append((str(v.get("source", "")), str(v["target"]), bool(v.get("read_only", False))))
+            continue
+        parts = v.split(":")
+        if len(parts) == 1:
+            out.append(("", parts[0], False))
+        else:
+            mode = parts[2] if len(parts) > 2 else ""
+            out.append((parts[0], parts[1], "ro" in mode.split(",")))
+    return out
+
+
+def strings_in(node: object):
+    """Every string (keys and values) in a loaded YAML document."""
+    if isinstance(node, dict):
+        for k, v in node.items():
+            yield from strings_in(k)
+            yield from strings_in(v)
+    elif isinstance(node, list):
+        for v in node:
+            yield from strings_in(v)
+    elif isinstance(node, str):
+        yield node
+
+
+def compose_variables(doc: dict) -> dict[str, bool]:
+    """Each variable compose interpolates -> whether some reference gives it a default (${X:-d} / ${X-d}).
+    Read from the parsed document, so comments do not count and `$$` (a literal `$`) is skipped."""
+    found: dict[str, bool] = {}
+    for text in strings_in(doc):
+        for m in VAR_USE.finditer(text):
+            name = m.group(1) or m.group(3)
+            op = m.group(2) or ""
+            found[name] = found.get(name, False) or op in ("-", ":-")
+    return found
+
+
+def parse_env_file(text: str) -> dict[str, tuple[str, bool]]:
+    """NAME -> (value, active) from a dotenv file; `# NAME=value` lines are listed as inactive."""
+    out: dict[str, tuple[str, bool]] = {}
+    for line in text.splitlines():
+        m = re.match(r"^\s*(#\s*)?([A-Za-z_][A-Za-z0-9_]*)=(.*)$", line)
+        if m:
+            name, value, active = m.group(2), m.group(3).strip(), m.group(1) is None
+            if name not in out or active:
+                out[name] = (value, active)
+    return out
+
+
+def dockerfile_instructions(text: str) -> list[tuple[str, str]]:
+    """(INSTRUCTION, arguments) with comment lines dropped and continuation lines joined."""
+    lines = [ln for ln in text.splitlines() if not ln.lstrip().startswith("#")]
+    joined = re.sub(r"\\\s*\n", " ", "\n".join(lines))
+    out = []
+    for line in joined.splitlines():
+        if line.strip():
+            instr, _, args = line.strip().partition(" ")
+            out.append((instr.upper(), " ".join(args.split())))
+    return out
+
+
+def base_images(instructions: list[tuple[str, str]]) -> list[str]:
+    """Images a Dockerfile pulls: FROM (not an earlier stage) and COPY --from=<image>."""
+    stages: set[str] = set()
+    images = []
+    for instr, args in instructions:
+        words = [w for w in args.split() if not w.startswith("--platform")]
+        if instr == "FROM":
+            if words[0].lower() not in stages:
+                images.append(words[0])
+            if len(words) >= 3 and words[1].lower() == "as":
+                stages.add(words[2].lower())
+        elif instr == "COPY":
+            for w in words:
+                if w.startswith("--from="):
+                    src = w.split("=", 1)[1]
+                    if src.lower() not in stages and not src.isdigit():
+                        images.append(src)
+    return images
+
+
+def dockerfile_env(instructions: list[tuple[str, str]]) -> dict[str, str]:
+    env = {}
+    for instr, args in instructions:
+        if instr == "ENV":
+            for word in shlex.split(args):
+                if "=" in word:
+                    k, v = word.split("=", 1)
+                    env[k] = v
+    return env
+
+
+def dockerfile_args(instructions: list[tuple[str, str]]) -> dict[str, str]:
+    out = {}
+    for instr, args in instructions:
+        if instr == "ARG":
+            k, _, v = args.partition("=")
+            out[k.strip()] = v.strip().strip('"')
+    return out
+
+
+def pins() -> dict[str, str]:
+    out = {}
+    for line in (ROOT / "constraints.txt").read_text().splitlines():
+        if "==" in line and not line.lstrip().startswith("#"):
+            name, version = line.split("==", 1)
+            out[re.sub(r"[-_.]+", "-", name.strip().lower())] = version.strip()
+    return out
+
+
+# -------------------------------------------------------------------------------------------------- fixtures
+
+
+@pytest.fixture(scope="module")
+def compose_text() -> str:
+    assert COMPOSE.is_file(), "docker-compose.yml is missing"
+    return COMPOSE.read_text()
+
+
+@pytest.fixture(scope="module")
+def compose(compose_text) -> dict:
+    doc = yaml.safe_load(compose_text)
+    assert isinstance(doc, dict) and isinstance(doc.get("services"), dict)
+    return doc
+
+
+@pytest.fixture(scope="module")
+def services(compose) -> dict:
+    return compose["services"]
+
+
+def _dockerfile_path(service: dict) -> Path:
+    build = service["build"]
+    if isinstance(build, str):
+        return ROOT / build / "Dockerfile"
+    return ROOT / build.get("context", ".") / build.get("dockerfile", "Dockerfile")
+
+
+@pytest.fixture(scope="module")
+def dockerfiles(services) -> dict[str, Path]:
+    """Service name -> the Dockerfile it builds (services with a build section only)."""
+    return {name: _dockerfile_path(svc) for name, svc in services.items() if "build" in svc}
+
+
+@pytest.fixture(scope="module")
+def airflow_dockerfile(services) -> list[tuple[str, str]]:
+    return dockerfile_instructions(_dockerfile_path(services["airflow-scheduler"]).read_text())
+
+
+@pytest.fixture(scope="module")
+def spark_dockerfile(services) -> list[tuple[str, str]]:
+    return dockerfile_instructions(_dockerfile_path(services["spark-master"]).read_text())
+
+
+# ----------------------------------------------------------------------------------------------- the compose
+
+
+def test_required_services_present(services):
+    missing = [s for s in REQUIRED_SERVICES if s not in services]
+    assert not missing, f"services missing from docker-compose.yml: {missing}"
+    commands = {s: services[s].get("command") for s in LONG_RUNNING_AIRFLOW}
+    assert commands == {
+        "airflow-apiserver": "api-server",
+        "airflow-scheduler": "scheduler",
+        "airflow-dag-processor": "dag-processor",
+        "airflow-triggerer": "triggerer",
+    }
+    assert services["airflow-init"].get("restart", "no") == "no", "a one-shot init must not restart"
+
+
+def test_every_image_is_pinned(services, dockerfiles):
+    for name, svc in services.items():
+        if "build" in svc:
+            path = dockerfiles[name]
+            assert path.is_file(), f"{name}: Dockerfile {path} does not exist"
+            images = base_images(dockerfile_instructions(path.read_text()))
+            assert images, f"{name}: {path.name} has no FROM"
+            loose = [i for i in images if not image_pinned(i)]
+            assert not loose, f"{name}: {path.name} pulls unpinned images {loose}"
+            tag = svc.get("image", "").rpartition(":")[2]
+            assert svc.get("image") and tag and tag != "latest", f"{name}: built image needs a fixed tag"
+        else:
+            assert image_pinned(svc.get("image", "")), f"{name}: image {svc.get('image')!r} is not pinned"
+
+
+def test_base_images_match_the_pinned_versions(airflow_dockerfile, spark_dockerfile):
+    p = pins()
+    airflow_from = base_images(airflow_dockerfile)[0]
+    assert airflow_from == f"apache/airflow:{p['apache-airflow']}-python3.11", airflow_from
+    spark_from = base_images(spark_dockerfile)[0]
+    assert spark_from.startswith(f"apache/spark:{p['pyspark']}-"), (
+        f"{spark_from}: the Spark cluster must run the pinned pyspark's version ({p['pyspark']})"
+    )
+    assert "java17" in spark_from
+
+
+def test_airflow_services_share_the_common_anchor(compose_text, services):
+    """Each Airflow service merges the one `x-airflow-common` mapping (same image, build, volumes, user),
+    and an environment it overrides still merges `x-airflow-common`'s environment mapping."""
+    root = yaml.compose(compose_text)
+    top = {k.value: v for k, v in root.value}
+    common = top.get("x-airflow-common")
+    assert common is not None, "no x-airflow-common anchor"
+    common_env = {k.value: v for k, v in common.value}["environment"]
+    svc_nodes = {k.value: v for k, v in top["services"].value}
+    for name in AIRFLOW_SERVICES:
+        pairs = svc_nodes[name].value
+        merged = [v for k, v in pairs if k.value == "<<"]
+        assert merged and merged[0] is common, f"{name} does not merge <<: *airflow-common"
+        env_override = [v for k, v in pairs if k.value == "environment"]
+        if env_override:
+            inner = [v for k, v in env_override[0].value if k.value == "<<"]
+            assert inner and inner[0] is common_env, f"{name} overrides environment without the common one"
+
+    image = {services[s]["image"] for s in AIRFLOW_SERVICES}
+    build = {repr(services[s]["build"]) for s in AIRFLOW_SERVICES}
+    assert len(image) == 1 and len(build) == 1, f"Airflow services differ in image/build: {image} {build}"
+    base_env = env_of(services["airflow-apiserver"])
+    for name in AIRFLOW_SERVICES:
+        env = env_of(services[name])
+        assert {k: env.get(k) for k in base_env} == base_env, f"{name} changes a common environment value"
+
+
+def test_lake_volume_at_the_same_path_in_every_pipeline_container(compose, services):
+    assert LAKE_VOLUME in (compose.get("volumes") or {}), "the lake must be a named volume"
+    for name in PIPELINE_SERVICES:
+        lake = [(s, t, ro) for s, t, ro in mounts(services[name]) if s == LAKE_VOLUME]
+        assert lake == [(LAKE_VOLUME, LAKE_PATH, False)], f"{name}: lake mounts {lake}"
+        assert env_of(services[name]).get("CLWL_LAKE") == LAKE_PATH, f"{name}: CLWL_LAKE"
+    users = {services[s].get("user") for s in PIPELINE_SERVICES if s != "airflow-init"}
+    assert len(users) == 1, f"Airflow and Spark must write the lake as one user, got {users}"
+
+
+def test_landing_folder_read_only_everywhere(services):
+    assert (ROOT / LANDING_SOURCE).is_dir()
+    for name in PIPELINE_SERVICES:
+        landing = [(s, t, ro) for s, t, ro in mounts(services[name]) if t == LANDING_PATH]
+        assert landing == [(LANDING_SOURCE, LANDING_PATH, True)], f"{name}: landing mounts {landing}"
+        assert env_of(services[name]).get("CLWL_LANDING") == LANDING_PATH, f"{name}: CLWL_LANDING"
+
+
+def test_dags_folder_is_the_mounted_dags(services):
+    for name in AIRFLOW_SERVICES:
+        env = env_of(services[name])
+        dags = [t for s, t, _ in mounts(services[name]) if s == "./dags"]
+        assert dags and env.get("AIRFLOW__CORE__DAGS_FOLDER") == dags[0], f"{name}: {dags} vs DAGS_FOLDER"
+
+
+@pytest.mark.parametrize(
+    "service, expected",
+    [
+        ("postgres", "pg_isready"),
+        ("airflow-apiserver", "http://localhost:8080/api/v2/monitor/health"),
+        ("airflow-scheduler", "http://localhost:8974/health"),
+        ("airflow-dag-processor", "--job-type DagProcessorJob"),
+        ("airflow-triggerer", "--job-type TriggererJob"),
+        ("spark-master", "http://localhost:8080/"),
+    ],
+)
+def test_healthchecks(services, service, expected):
+    hc = services[service].get("healthcheck") or {}
+    assert not hc.get("disable"), f"{service}: healthcheck disabled"
+    test = hc.get("test")
+    text = " ".join(test) if isinstance(test, list) else str(test)
+    assert expected in text, f"{service}: healthcheck {text!r} does not check {expected!r}"
+
+
+def test_scheduler_health_server_enabled(services):
+    env = env_of(services["airflow-scheduler"])
+    assert str(env.get("AIRFLOW__SCHEDULER__ENABLE_HEALTH_CHECK")).lower() == "true"
+
+
+def test_start_up_order(services):
+    def conditions(name):
+        return {dep: (spec or {}).get("condition") for dep, spec in services[name].get("depends_on", {}).items()}
+
+    assert conditions("airflow-init").get("postgres") == "service_healthy"
+    for name in LONG_RUNNING_AIRFLOW:
+        deps = conditions(name)
+        assert deps.get("postgres") == "service_healthy", f"{name}: {deps}"
+        assert deps.get("airflow-init") == "service_completed_successfully", f"{name}: {deps}"
+    assert conditions("spark-worker").get("spark-master") == "service_healthy"
+
+
+def test_required_environment(services):
+    for name in AIRFLOW_SERVICES:
+        env = env_of(services[name])
+        assert env.get("AIRFLOW__CORE__EXECUTOR") == "LocalExecutor", name
+        assert env.get("AIRFLOW__CORE__EXECUTION_API_SERVER_URL") == EXECUTION_API_URL, name
+        assert str(env.get("AIRFLOW__CORE__LOAD_EXAMPLES")).lower() == "false", name
+        assert env.get("CLWL_SPARK_MASTER") == SPARK_MASTER_URL, name
+        conn = urlsplit(VAR_REF.sub("v", env.get("AIRFLOW__DATABASE__SQL_ALCHEMY_CONN", "")))
+        assert conn.scheme.startswith("postgresql") and conn.hostname == "postgres", name
+        for key in ("AIRFLOW__CORE__FERNET_KEY", "AIRFLOW__API_AUTH__JWT_SECRET", "AIRFLOW__API__SECRET_KEY"):
+            assert is_var_ref(env.get(key)), f"{name}: {key} must come from a ${{VAR}}"
+    # the execution API URL and the Spark master URL point at what the services really serve
+    api = urlsplit(EXECUTION_API_URL)
+    assert api.hostname in services and f"{api.port}:{api.port}" in services[api.hostname].get("ports", [])
+    assert api.port is not None and f"localhost:{api.port}/" in str(services[api.hostname]["healthcheck"])
+    master = urlsplit(SPARK_MASTER_URL)
+    command = [str(c) for c in services["spark-master"]["command"]]
+    assert master.hostname in services and command[command.index("--port") + 1] == str(master.port)
+    assert command[command.index("--host") + 1] == master.hostname
+    assert SPARK_MASTER_URL in [str(c) for c in services["spark-worker"]["command"]]
+
+
+def test_host_ports_do_not_clash(services):
+    published = []
+    for name, svc in services.items():
+        for port in svc.get("ports", []):
+            host = str(port).rsplit(":", 1)[0] if ":" in str(port) else str(port)
+            published.append((host, name))
+    hosts = [h for h, _ in published]
+    assert len(hosts) == len(set(hosts)), f"host ports used twice: {sorted(published)}"
+    assert "8081:8080" in services["spark-master"]["ports"] and "7077:7077" in services["spark-master"]["ports"]
+
+
+def test_no_literal_credentials(compose):
+    problems = []
+    for name, svc in compose["services"].items():
+        problems += credential_problems(env_of(svc), f"{name}: ")
+    for key, block in compose.items():
+        if key.startswith("x-") and isinstance(block, dict):
+            env = block.get("environment", block)
+            problems += credential_problems(env if isinstance(env, dict) else {}, f"{key}: ")
+    for text in strings_in(compose):
+        problems += url_credential_problems(text)
+    assert not problems, "\n".join(problems)
+
+
+def test_env_example_covers_every_variable(compose):
+    assert ENV_EXAMPLE.is_file()
+    listed = parse_env_file(ENV_EXAMPLE.read_text())
+    variables = compose_variables(compose)
+    assert variables, "docker-compose.yml interpolates no variable at all?"
+    missing = sorted(v for v in variables if v not in listed)
+    assert not missing, f".env.example does not mention {missing}"
+    required_but_commented = sorted(v for v, has_default in variables.items() if not has_default and not listed[v][1])
+    assert not required_but_commented, f"required (no default) yet commented out: {required_but_commented}"
+
+
+def test_env_example_holds_no_secrets():
+    text = ENV_EXAMPLE.read_text()
+    assert ".gitignore" in text or "git-ignored" in text, ".env.example must say .env stays out of git"
+    filled = [(k, v) for k, (v, _) in parse_env_file(text).items() if SECRET_NAME.search(k) and v]
+    assert not filled, f".env.example must leave secrets empty: {filled}"
+
+
+# ------------------------------------------------------------------------------------------------ the images
+
+
+def test_dockerfiles_install_the_project_with_the_pinned_constraints(dockerfiles):
+    assert {p.name for p in dockerfiles.values()} == {"airflow.Dockerfile", "spark.Dockerfile"}
+    for path in set(dockerfiles.values()):
+        instructions = dockerfile_instructions(path.read_text())
+        copied_to = [
+            args.split()[-1] for instr, args in instructions if instr == "COPY" and "constraints.txt" in args
+        ]
+        assert copied_to, f"{path.name}: constraints.txt is not copied in"
+        installs = [args for instr, args in instructions if instr == "RUN" and "pip install" in args]
+        project = [a for a in installs if re.search(r"/opt/clwl/src\[", a)]
+        assert project, f"{path.name}: the project is not pip-installed"
+        for run in project:
+            m = re.search(r"(?:-c|--constraint)[ =](\S*constraints\.txt)", run)
+            assert m, f"{path.name}: `{run}` does not install with -c constraints.txt"
+            assert m.group(1).startswith(copied_to[0].rstrip("/")), f"{path.name}: {m.group(1)} not copied"
+        ignore = path.with_name(path.name + ".dockerignore")
+        assert ignore.is_file(), f"{path.name}: no {ignore.name}"
+        patterns = [ln.strip() for ln in ignore.read_text().splitlines() if ln.strip() and ln[0] != "#"]
+        assert patterns[0] == "*" and "!.venv" not in patterns, (
+            f"{ignore.name}: the build context must start from nothing (no .venv, lake, caches)"
+        )
+
+
+def test_delta_jars_are_baked_in_at_build_time(services, dockerfiles):
+    from spark.session import delta_packages
+
+    coordinate = delta_packages()  # what get_spark would otherwise resolve with Ivy at run time
+    bake = ROOT / "docker" / "bake-delta-jars.sh"
+    assert bake.is_file() and "--packages" in bake.read_text() and "PROVIDED_BY_PYSPARK" in bake.read_text()
+    for path in set(dockerfiles.values()):
+        instructions = dockerfile_instructions(path.read_text())
+        assert dockerfile_args(instructions).get("DELTA_PACKAGE") == coordinate, f"{path.name}: DELTA_PACKAGE"
+        runs = [args for instr, args in instructions if instr == "RUN" and "bake-delta-jars.sh" in args]
+        assert len(runs) == 1, f"{path.name}: the jars must be resolved by one RUN at build time"
+        m = re.search(r'bake-delta-jars\.sh\s+"?\$\{?DELTA_PACKAGE\}?"?\s+(\S+)', runs[0])
+        assert m, f"{path.name}: {runs[0]}"
+        jars_dir = m.group(1).rstrip(";")
+        assert dockerfile_env(instructions).get("CLWL_DELTA_JARS") == jars_dir, f"{path.name}: CLWL_DELTA_JARS"
+        for instr, args in instructions:
+            if instr in ("ENV", "CMD", "ENTRYPOINT"):
+                assert not RUNTIME_RESOLUTION.search(args), f"{path.name}: run-time resolution in {instr} {args}"
+    for name in PIPELINE_SERVICES:
+        jars_dir = dockerfile_env(dockerfile_instructions(dockerfiles[name].read_text()))["CLWL_DELTA_JARS"]
+        assert env_of(services[name]).get("CLWL_DELTA_JARS") == jars_dir, f"{name}: CLWL_DELTA_JARS"
+    spark_runs = [a for i, a in dockerfile_instructions(dockerfiles["spark-worker"].read_text()) if i == "RUN"]
+    assert any("/opt/spark/jars" in a for a in spark_runs), "executors need the jars in /opt/spark/jars"
+
+
+def test_nothing_resolves_jars_at_run_time(compose):
+    hits = [s for s in strings_in(compose) if RUNTIME_RESOLUTION.search(s)]
+    assert not hits, f"docker-compose.yml asks for run-time resolution: {hits}"
+    for script in (ROOT / "docker").glob("*.sh"):
+        if script.name != "bake-delta-jars.sh":  # the build-time resolver itself
+            assert not RUNTIME_RESOLUTION.search(script.read_text()), script.name
+
+
+def test_same_python_and_java_in_driver_and_executors(services, airflow_dockerfile, spark_dockerfile):
+    pythons = {env_of(services[s]).get("PYSPARK_PYTHON") for s in PIPELINE_SERVICES}
+    assert pythons == {"python3.11"}, f"PYSPARK_PYTHON differs or is missing: {pythons}"
+    assert dockerfile_env(airflow_dockerfile).get("PYSPARK_PYTHON") == "python3.11"
+    assert dockerfile_env(spark_dockerfile).get("PYSPARK_PYTHON") == "python3.11"
+    spark_runs = " ".join(a for i, a in spark_dockerfile if i == "RUN")
+    assert "python3.11-venv" in spark_runs and "python3.11 -m venv" in spark_runs
+    java = [i for i in base_images(airflow_dockerfile) if "java17" in i]
+    assert java, "the Airflow image (the Spark driver) needs Java 17"
+    assert dockerfile_env(airflow_dockerfile).get("JAVA_HOME") == "/opt/java/openjdk"
+    # tasks run in the scheduler: it must advertise a host name the executors can reach back
+    assert env_of(services["airflow-scheduler"]).get("SPARK_LOCAL_HOSTNAME") == "airflow-scheduler"
+
+
+def test_init_script_is_in_the_image(services, airflow_dockerfile):
+    command = [str(c) for c in services["airflow-init"]["command"]]
+    script = next(c for c in command if c.endswith(".sh"))
+    copies = [a for i, a in airflow_dockerfile if i == "COPY" and "docker/airflow-init.sh" in a]
+    assert copies and script.startswith(copies[0].split()[-1].rstrip("/") + "/"), (script, copies)
+    text = (ROOT / "docker" / "airflow-init.sh").read_text()
+    assert "airflow db migrate" in text and "AIRFLOW_ADMIN_PASSWORD" in text
+    env = env_of(services["airflow-init"])
+    assert is_var_ref(env.get("AIRFLOW_ADMIN_PASSWORD")) and services["airflow-init"].get("user") == "0:0"
+
+
+# ---------------------------------------------------------------------------- the checkers catch bad input
+
+
+@pytest.mark.parametrize(
+    "env",
+    [
+        {"POSTGRES_PASSWORD": "airflow"},
+        {"AIRFLOW__CORE__FERNET_KEY": "46BKJoQYlPPOexq0OhDZnIlNepKFf87WFwLbfzqDDho="},
+        {"AIRFLOW__API_AUTH__JWT_SECRET": "${AIRFLOW_JWT_SECRET}-and-more"},
+        {"AIRFLOW__DATABASE__SQL_ALCHEMY_CONN": "postgresql+psycopg2://airflow:airflow@postgres/airflow"},
+        {"CONN": "postgresql://${POSTGRES_USER}:hunter2@postgres/airflow"},
+    ],
+)
+def test_checker_flags_inline_credentials(env):
+    assert credential_problems(env)
+
+
+@pytest.mark.parametrize(
+    "env",
+    [
+        {"POSTGRES_PASSWORD": "${POSTGRES_PASSWORD:?set it}"},
+        {"AIRFLOW__DATABASE__SQL_ALCHEMY_CONN": "postgresql+psycopg2://${U:?x}:${P:?x}@postgres:5432/${D:?x}"},
+        {"AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_PASSWORDS_FILE": "/opt/airflow/auth/passwords.json"},
+        {"CLWL_LAKE": "/opt/clwl/lake"},
+    ],
+)
+def test_checker_accepts_references(env):
+    assert credential_problems(env) == []
+
+
+@pytest.mark.parametrize(
+    "ref, pinned",
+    [
+        ("postgres:16.9-bookworm", True),
+        ("apache/airflow:3.3.2-python3.11", True),
+        ("busybox@sha256:" + "0" * 64, True),
+        ("postgres", False),
+        ("postgres:latest", False),
+        ("postgres:16", False),
+        ("apache/spark:python3", False),
+        ("${AIRFLOW_IMAGE_NAME:-apache/airflow:3.3.2}", False),
+        ("localhost:5000/img", False),
+    ],
+)
+def test_pin_checker(ref, pinned):
+    assert image_pinned(ref) is pinned
+
+
+def test_variable_and_env_file_parsers():
+    doc = {"a": "${A:?x} ${B:-1} $$C ${D}", "b": ["$E"]}
+    assert compose_variables(doc) == {"A": False, "B": True, "D": False, "E": False}
+    env = parse_env_file("A=1\n# B=2\n#C=\nD=\n")
+    assert env == {"A": ("1", True), "B": ("2", False), "C": ("", False), "D": ("", True)}
+    ins = dockerfile_instructions("FROM a:1.2 AS s\n# FROM x\nCOPY --from=s /a /b\nCOPY --from=b:2.0 /c /d\nRUN x \\\n y\n")
+    assert base_images(ins) == ["a:1.2", "b:2.0"] and ("RUN", "x y") in ins
