@@ -202,7 +202,7 @@ class SenderReplay:
                 stay.append(row)
                 continue
             req = Request(row.queue, row.target_qmgr, False, False, row.length)
-            res = self.router.route(req)
+            res = self.router.peek(req)
             if isinstance(res, RouteError) or res.channel == channel:
                 row.stay_reason = "still-most-favourable"
                 row.stay_detail = (STAY_BECAUSE.get(res.decided_by, res.decided_by)

@@ -161,6 +161,17 @@ class Router:
             self._bindings[key] = result
         return result
 
+    def peek(self, request: Request) -> Result:
+        """What the algorithm would choose now, without counting it as a choice: the routing state is left
+        exactly as it was. Re-allocation uses this: re-driving a waiting message moves it (or not), but
+        neither the documents nor MQ's observable behaviour make it a new put that shifts the rotation."""
+        st = self.state
+        saved = (st.counter, dict(st.numerators), dict(st.seq), st.denom, st.epoch, set(st.pcf_sent))
+        try:
+            return self._explain(request, None)
+        finally:
+            st.counter, st.numerators, st.seq, st.denom, st.epoch, st.pcf_sent = saved
+
     def route_many(self, request: Request, count: int) -> list[Result]:
         """``count`` not-fixed messages of the same kind: the fast path in a tight loop."""
         prep = self._prepare(request)

@@ -244,12 +244,18 @@ def distribution(spark: SparkSession, config: PipelineConfig, run_date: str, rep
             .agg(F.sum(F.coalesce("put_count", F.lit(0))).alias("observed")))
     acct_rows = acct.collect()
     if acct_rows:
-        delivered = ok.where(F.col("delivered_at").isNotNull()).select("final_qmgr", "queue", "delivered_at")
+        # A message that waited is known delivered by the capture that showed its channel working again
+        # (released_at): it belongs to the interval that ends at or after that moment.
+        delivered = (ok.where(F.col("delivered_at").isNotNull())
+                     .select("final_qmgr", "queue", "delivered_at", F.col("released_at").isNotNull().alias("late")))
         a = acct.alias("a")
         d = delivered.alias("d")
+        in_interval = F.when(F.col("d.late"), (F.col("d.delivered_at") > F.col("a.interval_start"))
+                             & (F.col("d.delivered_at") <= F.col("a.interval_end"))) \
+            .otherwise((F.col("d.delivered_at") >= F.col("a.interval_start"))
+                       & (F.col("d.delivered_at") < F.col("a.interval_end")))
         joined = (a.join(d, (F.col("a.qmgr") == F.col("d.final_qmgr")) & (F.col("a.queue") == F.col("d.queue"))
-                         & (F.col("d.delivered_at") >= F.col("a.interval_start"))
-                         & (F.col("d.delivered_at") < F.col("a.interval_end")), "left")
+                         & in_interval, "left")
                   .groupBy("a.qmgr", "a.queue", "a.interval_start", "a.interval_end", "a.observed")
                   .agg(F.count("d.final_qmgr").alias("expected"))
                   .collect())

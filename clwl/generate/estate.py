@@ -530,7 +530,7 @@ def _schedule(est: Estate, o) -> None:
             if p is None:
                 continue
             queue, host = rng.choice(backend_instances)
-            same_q = [iv for (kind, q, h), ivs in busy.items() if kind == "put" and q == queue for iv in ivs]
+            same_q = [iv for key, ivs in busy.items() if key[0] == "put" and key[1] == queue for iv in ivs]
             concurrent = sum(1 for a, b in same_q if not (p[1] < a or p[0] > b))
             if overlaps(("put", queue, host), *p) or concurrent + 1 >= n_inst[queue]:
                 continue

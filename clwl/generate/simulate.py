@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import random
 from dataclasses import dataclass
-from datetime import date, datetime, timedelta
+from datetime import date
 
 from clwl.generate.estate import (
     ACCTINT, DISCINT, QMGR_CLWLUSEQ, QUIET_AFTER_MS, QUIET_BEFORE_MS, RESTART_MIN, SENDER_WEIGHT, ConfigState,
@@ -210,15 +210,20 @@ class SenderRouter:
     def choose(self, keys: list[int]) -> int:
         """Steps 11c and 12 on the remaining keys; records the choice and returns its key."""
         # Step 11c: keep no more than CLWLMRUC channels, those most recently used (highest DestSeqNumber).
-        channels = [k for k in keys if k != self.local_key]
-        if len(channels) > self.mruc:
-            by_recency = sorted(channels, key=lambda k: (-self.seqno[k], self.rank[k]))
-            keep = set(by_recency[: self.mruc])
-            keys = [k for k in keys if k == self.local_key or k in keep]
+        if len(keys) > self.mruc:
+            keys = self.most_recently_used(keys)
         # Step 12: the least recently used: lowest DestSeqFactor, then lowest DestSeqNumber, then names.
         k = keys[0] if len(keys) == 1 else min(keys, key=self.packed.__getitem__)
         self.record(k)
         return k
+
+    def most_recently_used(self, keys: list[int]) -> list[int]:
+        channels = [k for k in keys if k != self.local_key]
+        if len(channels) <= self.mruc:
+            return keys
+        by_recency = sorted(channels, key=lambda k: (-self.seqno[k], self.rank[k]))
+        keep = set(by_recency[: self.mruc])
+        return [k for k in keys if k == self.local_key or k in keep]
 
     def choose_plainly(self, keys: list[int]) -> int:
         """The same choice as ``choose`` with step 12 written as a tuple comparison (for the tests)."""
@@ -231,10 +236,10 @@ class SenderRouter:
 
     def record(self, k: int) -> None:
         """The choice: its DestSeqFactor grows by 1000/CLWLWGHT, its DestSeqNumber is the counter."""
-        self.counter += 1
-        self.factor[k] += self.increment[k]
-        self.seqno[k] = self.counter
-        self.packed[k] = self._pack(k)
+        self.counter = c = self.counter + 1
+        self.factor[k] = f = self.factor[k] + self.increment[k]
+        self.seqno[k] = c
+        self.packed[k] = (((f << SEQ_BITS) | c) << RANK_BITS) | self.rank[k]  # as _pack(k)
 
     def route_queue(self, qi: int) -> int:
         keys = self.queue_cache[qi]
@@ -351,9 +356,13 @@ class DayAccounting:
 
     def __init__(self):
         self.cells: dict[tuple, list[int]] = {}
+        self.first_arrival: dict[tuple[str, tuple], int] = {}  # (receiver, connection) -> ms of day
 
     def add(self, receiver: str, interval: int, conn: tuple, queue: str, pers: int, n: int, nbytes: int,
-            mn: int, mx: int) -> None:
+            mn: int, mx: int, arrival_ms: int) -> None:
+        fk = (receiver, conn)
+        if arrival_ms < self.first_arrival.get(fk, 1 << 62):
+            self.first_arrival[fk] = arrival_ms
         key = (receiver, interval, conn, queue)
         c = self.cells.get(key)
         if c is None:
@@ -397,8 +406,6 @@ class SenderDay:
         self.observed_every = max(1, observed_every)
         self.broken_rows = broken_rows or {}
         self.broken_written: list[dict] = []
-        self.rows_written = 0  # data rows, broken ones included
-        self.base = datetime(day.year, day.month, day.day)
         self.day_prefix = day.isoformat() + "T"
         apps = estate.apps[sender]
         self.apps = apps
@@ -412,7 +419,11 @@ class SenderDay:
         for qi, w in enumerate(weights):
             table += [qi] * max(1, round(1024 * w / total))
         self.qtable = table
-        self.handles = {role: [f"{a.name}:{a.pid}:{qi + 1}" for qi in range(nq)] for role, a in apps.items()}
+        self.qpick = table + [table[-1]]  # one spare entry: a float product that rounds up to len(table)
+        # the applications restart with the queue manager: a new process id every day
+        self.pids = {role: 2000 + (a.pid + 7919 * day_index) % 28000 for role, a in apps.items()}
+        self.handles = {role: [f"{a.name}:{self.pids[role]}:{qi + 1}" for qi in range(nq)]
+                        for role, a in apps.items()}
         self.batch_handles = nq  # batch handles after the per-queue ones
         self.len_lo = [q.length_lo for q in estate.queues]
         self.len_span = [q.length_hi - q.length_lo + 1 for q in estate.queues]
@@ -460,8 +471,7 @@ class SenderDay:
 
     def _new_handle(self, role: str) -> str:
         self.batch_handles += 1
-        a = self.apps[role]
-        return f"{a.name}:{a.pid}:{self.batch_handles}"
+        return f"{self.apps[role].name}:{self.pids[role]}:{self.batch_handles}"
 
     def _session(self) -> list:
         rnd = self.rng.random
@@ -497,8 +507,8 @@ class SenderDay:
         p_open = sh.bind_open
         p_group = p_open + sh.bind_group
         p_special = p_group + sh.named
-        qtable = self.qtable
-        qscale = len(qtable) / (1.0 - p_special) if p_special < 1 else 0.0
+        qpick = self.qpick
+        qscale = len(self.qtable) / (1.0 - p_special) if p_special < 1 else 0.0
         qnames = self.qnames
         len_lo, len_span, pshare = self.len_lo, self.len_span, self.pshare
         retrying = router.retrying
@@ -538,7 +548,7 @@ class SenderDay:
             mid = msg_hex + hi_hex + LOW_HEX[count & 127]
             r = rnd()
             if r >= p_special:  # the common case: a not-fixed put by the service application
-                qi = qtable[int((r - p_special) * qscale)]
+                qi = qpick[int((r - p_special) * qscale)]
                 k = route_queue(qi)
                 role = "svc"
                 head = f"{qnames[qi]},,notfixed,{svc_handles[qi]},,false,false,false,"
@@ -663,7 +673,6 @@ class SenderDay:
             else:
                 f[12] = f[12][2:]
                 reason = "accounting_token is not 32 bytes"
-            self.rows_written += 1
             line = idx + 2 + len(self.broken_written) + 1  # header, rows 0..idx, earlier broken rows
             self.csv_rows.append(",".join(f) + "\n")
             self.broken_written.append({"kind": kind, "line": line, "expected_reason": reason})
@@ -685,7 +694,8 @@ class SenderDay:
                 k = router.local_key
                 d = router.dests[k]
                 conn_id = ("app", self.apps[("svc", "batch", "recon")[conn - n_keys]].name)
-            acct.add(d.qmgr, interval, conn_id, est.queues[qi].name, pers, cnt, byt, mn, mx)
+            arrival = self.first_ms[k] + (0 if d.local else 100)
+            acct.add(d.qmgr, interval, conn_id, est.queues[qi].name, pers, cnt, byt, mn, mx, arrival)
             self.routed[(qi, k)] = self.routed.get((qi, k), 0) + cnt
             sent[k] += cnt
             nbytes[k] += byt + (428 * cnt if not d.local else 0)
@@ -719,7 +729,8 @@ class SenderDay:
         per_key: dict[int, list[int]] = {}
         for (k, qi, pers), (cnt, byt, mn, mx) in sorted(store.counts.items()):
             d = router.dests[k]
-            acct.add(d.qmgr, interval, ("mca", self.sender, d.channel), self.qnames[qi], pers, cnt, byt, mn, mx)
+            acct.add(d.qmgr, interval, ("mca", self.sender, d.channel), self.qnames[qi], pers, cnt, byt, mn, mx,
+                     release_ms - 1000 + 350)
             pk = per_key.setdefault(k, [0, 0])
             pk[0] += cnt
             pk[1] += byt + 428 * cnt

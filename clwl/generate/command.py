@@ -1,0 +1,175 @@
+"""The ``clwl generate`` subcommand. ``clwl/cli.py`` registers it with ``add_generate_command(sub)``."""
+
+from __future__ import annotations
+
+import argparse
+import re
+import shutil
+import sys
+from datetime import date
+from pathlib import Path
+
+from clwl.generate import GenerateOptions
+
+EXIT_OK, EXIT_INPUT = 0, 2
+_DAY_DIR = re.compile(r"\d{4}-\d{2}-\d{2}")
+
+
+def _int_at_least(lo: int):
+    def parse(text: str) -> int:
+        try:
+            n = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+        if n < lo:
+            raise argparse.ArgumentTypeError(f"{n} must be at least {lo}")
+        return n
+    return parse
+
+
+def _rate(text: str) -> float:
+    try:
+        x = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if not 0 <= x <= 1000:
+        raise argparse.ArgumentTypeError(f"{x} must be between 0 and 1000")
+    return x
+
+
+def _share(text: str) -> float:
+    x = _rate(text)
+    if x > 1:
+        raise argparse.ArgumentTypeError(f"{x} is a share: between 0 and 1")
+    return x
+
+
+def _factor(text: str) -> float:
+    x = _rate(text)
+    if x <= 0 or x == 1:
+        raise argparse.ArgumentTypeError("the skew factor must be positive and not 1")
+    return x
+
+
+def _date(text: str) -> date:
+    try:
+        return date.fromisoformat(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a date YYYY-MM-DD") from None
+
+
+def add_generate_command(subparsers) -> argparse.ArgumentParser:
+    d = GenerateOptions(out="")
+    g = subparsers.add_parser(
+        "generate", help="write a synthetic estate (captures, puts, browses, accounting) into a landing folder",
+        description="Write a synthetic IBM MQ cluster estate into a landing folder, in the layout and formats of "
+                    "samples/landing, routed by an independent simulation of the CLWL algorithm. Deterministic "
+                    "from --seed. Ground truth in <out>/_generate.json. Event options are rates per day "
+                    "(a fraction is a chance); share options are fractions of all messages.")
+    g.add_argument("--out", required=True, metavar="DIR", help="landing folder to write")
+    g.add_argument("--seed", type=int, default=d.seed, help=f"random seed (default {d.seed})")
+    g.add_argument("--qmgrs", type=_int_at_least(5), default=d.qmgrs, metavar="N",
+                   help=f"queue managers, 2 full repositories included (default {d.qmgrs})")
+    g.add_argument("--clusters", type=_int_at_least(1), default=d.clusters, metavar="N",
+                   help=f"clusters (default {d.clusters})")
+    g.add_argument("--queues", type=_int_at_least(1), default=d.queues, metavar="N",
+                   help=f"cluster queues (default {d.queues})")
+    g.add_argument("--instances", type=_int_at_least(1), default=d.instances, metavar="N",
+                   help=f"instances per queue (default {d.instances})")
+    g.add_argument("--senders", type=_int_at_least(1), default=d.senders, metavar="N",
+                   help=f"sending queue managers, the ones with puts.csv (default {d.senders})")
+    g.add_argument("--days", type=_int_at_least(1), default=d.days, metavar="N", help=f"days (default {d.days})")
+    g.add_argument("--start-date", type=_date, default=d.start_date, metavar="YYYY-MM-DD",
+                   help=f"first day (default {d.start_date.isoformat()})")
+    g.add_argument("--messages-per-day", type=_int_at_least(0), default=d.messages_per_day, metavar="N",
+                   help=f"messages put per day, all senders together (default {d.messages_per_day})")
+    g.add_argument("--outages", type=_rate, default=d.outages, metavar="RATE",
+                   help=f"channel outages (RETRYING periods) per day (default {d.outages})")
+    g.add_argument("--suspends", type=_rate, default=d.suspends, metavar="RATE",
+                   help=f"queue managers suspended from the cluster, per day (default {d.suspends})")
+    g.add_argument("--weight-changes", type=_rate, default=d.weight_changes, metavar="RATE",
+                   help=f"CLUSRCVR CLWLWGHT changes per day (default {d.weight_changes})")
+    g.add_argument("--priority-changes", type=_rate, default=d.priority_changes, metavar="RATE",
+                   help=f"channel or queue CLWLPRTY periods per day (default {d.priority_changes})")
+    g.add_argument("--put-disabled", type=_rate, default=d.put_disabled, metavar="RATE",
+                   help=f"PUT(DISABLED) periods of one instance per day (default {d.put_disabled})")
+    g.add_argument("--bind-open-share", type=_share, default=d.bind_open_share, metavar="F",
+                   help=f"share of messages put through bind-on-open handles (default {d.bind_open_share})")
+    g.add_argument("--bind-group-share", type=_share, default=d.bind_group_share, metavar="F",
+                   help=f"share of messages in bind-on-group groups, 85%% with logical order "
+                        f"(default {d.bind_group_share})")
+    g.add_argument("--named-qmgr-share", type=_share, default=d.named_qmgr_share, metavar="F",
+                   help=f"share of messages that name their target queue manager (default {d.named_qmgr_share})")
+    g.add_argument("--skew", type=_int_at_least(0), default=d.skew, metavar="N",
+                   help=f"injected accounting skews (one receiver, queue and interval each; default {d.skew})")
+    g.add_argument("--skew-factor", type=_factor, default=None, metavar="F",
+                   help="factor of every skew (default: 0.5 and 1.6 alternately)")
+    g.add_argument("--broken-records", type=_int_at_least(0), default=d.broken_records, metavar="N",
+                   help="broken records to inject, in turn: truncated capture, unbalanced parenthesis, bad hex "
+                        f"token, file in no known format, short token (default {d.broken_records})")
+    g.add_argument("--rest-qmgrs", type=_int_at_least(0), default=d.rest_qmgrs, metavar="N",
+                   help=f"back ends whose configuration is captured as MQ REST JSON (default {d.rest_qmgrs})")
+    g.add_argument("--observed-every", type=_int_at_least(1), default=d.observed_every, metavar="N",
+                   help=f"fill observed_* in every Nth put row (default {d.observed_every})")
+    g.add_argument("--browse-cap", type=_int_at_least(1), default=d.browse_cap, metavar="N",
+                   help=f"most messages written to one transmission queue browse (default {d.browse_cap})")
+    g.add_argument("--no-unresolved-outage", dest="unresolved_outage", action="store_false",
+                   help="let the last outage end (by default it is still going at the end of the estate)")
+    g.add_argument("--force", action="store_true",
+                   help="replace an existing landing folder's day folders and _generate.json")
+    g.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
+    g.set_defaults(func=cmd_generate)
+    return g
+
+
+def options_from_args(args: argparse.Namespace) -> GenerateOptions:
+    return GenerateOptions(
+        out=args.out, seed=args.seed, qmgrs=args.qmgrs, clusters=args.clusters, queues=args.queues,
+        instances=args.instances, senders=args.senders, days=args.days, start_date=args.start_date,
+        messages_per_day=args.messages_per_day, outages=args.outages, suspends=args.suspends,
+        weight_changes=args.weight_changes, priority_changes=args.priority_changes, put_disabled=args.put_disabled,
+        bind_open_share=args.bind_open_share, bind_group_share=args.bind_group_share,
+        named_qmgr_share=args.named_qmgr_share, skew=args.skew, skew_factor=args.skew_factor,
+        broken_records=args.broken_records, rest_qmgrs=args.rest_qmgrs, observed_every=args.observed_every,
+        browse_cap=args.browse_cap, unresolved_outage=args.unresolved_outage, force=args.force, quiet=args.quiet)
+
+
+def cmd_generate(args: argparse.Namespace) -> int:
+    from clwl.generate import generate
+    from clwl.generate.estate import EstateError
+
+    o = options_from_args(args)
+    if o.bind_open_share + o.bind_group_share + o.named_qmgr_share > 1:
+        print("clwl generate: the three shares add up to more than 1", file=sys.stderr)
+        return EXIT_INPUT
+    out = Path(o.out)
+    if out.exists() and not out.is_dir():
+        print(f"clwl generate: {out}: not a folder", file=sys.stderr)
+        return EXIT_INPUT
+    if out.is_dir() and any(out.iterdir()):
+        ours = [p for p in out.iterdir() if (p.is_dir() and _DAY_DIR.fullmatch(p.name)) or p.name == "_generate.json"]
+        if not o.force:
+            print(f"clwl generate: {out}: folder is not empty (use --force to replace its day folders and "
+                  f"_generate.json)", file=sys.stderr)
+            return EXIT_INPUT
+        for p in ours:
+            shutil.rmtree(p) if p.is_dir() else p.unlink()
+    try:
+        generate(o)
+    except EstateError as e:
+        print(f"clwl generate: {e}", file=sys.stderr)
+        return EXIT_INPUT
+    return EXIT_OK
+
+
+def main(argv=None) -> int:
+    """``python -m clwl.generate.command ...`` (until the lead wires ``generate`` into ``clwl``)."""
+    p = argparse.ArgumentParser(prog="clwl")
+    sub = p.add_subparsers(dest="command", required=True)
+    add_generate_command(sub)
+    args = p.parse_args(argv)
+    return args.func(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,747 @@
+"""Write a synthetic estate into a landing folder, day by day and slot by slot, streaming.
+
+Layout (the same as ``samples/landing``)::
+
+    <out>/<YYYY-MM-DD>/<QMNAME>/config_<HHMMSS>.mqsc|.json, chstatus_<HHMMSS>.mqsc, puts.csv,
+                                xmitq_<HHMMSS>.amqsbcg|.dmpmqmsg, accounting.amqsmon
+    <out>/_generate.json        the ground truth
+
+Memory is bounded: puts are written as they are generated; accounting is kept as counters per interval;
+messages held on transmission queues are kept as counters plus (for the browses) at most ``browse_cap`` of
+them in full.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import random
+import sys
+import time
+from dataclasses import asdict
+from datetime import date, datetime, timedelta
+from fractions import Fraction
+from pathlib import Path
+from typing import TextIO
+
+from clwl.generate import render as R
+from clwl.generate.estate import (
+    BASE_CAPTURE_MIN, DISCINT, FR_NAMES, SLOT_MIN, TRAFFIC_END_MIN, TRAFFIC_START_MIN, Change,
+    ConfigState, Estate, at_min, build_estate, iso)
+from clwl.generate.simulate import DayAccounting, HeldStore, SenderDay, Shares, interval_of
+
+GENERATOR_VERSION = 1
+BROKEN_KINDS = ("truncated", "unbalanced", "bad_hex", "not_mqsc", "short_token")
+BROKEN_REASONS = {
+    "truncated": "record truncated at end of file",
+    "unbalanced": "unbalanced parenthesis",
+    "bad_hex": "bad hex in accounting_token",
+    "short_token": "accounting_token is not 32 bytes",
+    "not_mqsc": "not runmqsc output",
+}
+
+
+def largest_remainder(total: int, weights: list[float]) -> list[int]:
+    """Split ``total`` into integers proportional to ``weights`` (ties to the lower index)."""
+    s = sum(weights)
+    if total <= 0 or s <= 0:
+        return [0] * len(weights)
+    exact = [total * w / s for w in weights]
+    out = [int(x) for x in exact]
+    rest = total - sum(out)
+    order = sorted(range(len(weights)), key=lambda i: (-(exact[i] - out[i]), i))
+    for i in order[:rest]:
+        out[i] += 1
+    return out
+
+
+def slot_profile(rng: random.Random, n_slots: int) -> list[float]:
+    """Relative traffic per 30-minute slot from 06:00: a morning and an afternoon peak, some noise."""
+    import math
+    w = []
+    for s in range(n_slots):
+        h = TRAFFIC_START_MIN / 60 + (s + 0.5) * SLOT_MIN / 60
+        base = 1 + 2 * math.exp(-((h - 11) / 3) ** 2) + 1.5 * math.exp(-((h - 15.5) / 2.5) ** 2)
+        w.append(base * (0.85 + 0.3 * rng.random()))
+    return w
+
+
+class Progress:
+    def __init__(self, quiet: bool, stream: TextIO = sys.stderr):
+        self.quiet, self.stream = quiet, stream
+        self.t0 = time.perf_counter()
+        self.total = 0
+        self.last_print = 0
+
+    def say(self, text: str) -> None:
+        if not self.quiet:
+            print(f"clwl generate: {text}", file=self.stream, flush=True)
+
+    def messages(self, n: int) -> None:
+        self.total += n
+        if self.total - self.last_print >= 1_000_000:
+            self.last_print = self.total
+            el = time.perf_counter() - self.t0
+            self.say(f"{self.total:,} puts so far, {el:.1f} s, {self.total / max(el, 1e-9) / 1000:.0f}k msg/s")
+
+
+class Generator:
+    def __init__(self, opts, progress: Progress | None = None):
+        self.o = opts
+        self.out = Path(opts.out)
+        self.est: Estate = build_estate(opts)
+        self.cfg = ConfigState(self.est)
+        self.progress = progress or Progress(True)
+        self.shares = Shares(opts.bind_open_share, opts.bind_group_share, opts.named_qmgr_share)
+        self.sd: dict[str, SenderDay] = {}
+        self.day: date | None = None
+        self.files: list[str] = []
+        self.truth_days: list[dict] = []
+        self.held_truth: list[dict] = []
+        self.undelivered: dict[tuple[str, str], int] = {}
+        self.skews: list[dict] = []
+        self.broken: list[dict] = []
+        self.accounting_truth: dict[str, dict[str, dict[str, int]]] = {}
+        self.browses: list[dict] = []
+        self.rest = set(self.est.rest_qmgrs)
+        self._plan()
+
+    # -- plans (broken records, skews, traffic volumes) ----------------------------------------------
+    def _plan(self) -> None:
+        o, est = self.o, self.est
+        rng = random.Random(f"clwl-generate/{o.seed}/plan")
+        self.volume: dict[tuple[str, date], list[int]] = {}
+        for day in est.days:
+            per_sender = largest_remainder(o.messages_per_day, [est.sender_share[s] for s in est.senders])
+            n_slots = (TRAFFIC_END_MIN - TRAFFIC_START_MIN) // SLOT_MIN
+            for s, total in zip(est.senders, per_sender):
+                prng = random.Random(f"clwl-generate/{o.seed}/profile/{s}/{day.isoformat()}")
+                self.volume[(s, day)] = largest_remainder(total, slot_profile(prng, n_slots))
+        self.broken_plan: list[dict] = []
+        self.bad_rows: dict[tuple[str, date], dict[int, list[str]]] = {}
+        fr_targets = [b for b in est.backends]
+        used_unbalanced: set = set()
+        for i in range(o.broken_records):
+            kind = BROKEN_KINDS[i % len(BROKEN_KINDS)]
+            day = est.days[rng.randrange(len(est.days))]
+            if kind in ("bad_hex", "short_token"):
+                s = est.senders[rng.randrange(len(est.senders))]
+                n = sum(self.volume[(s, day)])
+                if n == 0:
+                    continue
+                idx = rng.randrange(n)
+                self.bad_rows.setdefault((s, day), {}).setdefault(idx, []).append(kind)
+                self.broken_plan.append({"kind": kind, "day": day, "qmgr": s, "row_index": idx})
+            elif kind == "truncated":
+                s = est.senders[rng.randrange(len(est.senders))]
+                k = sum(1 for b in self.broken_plan if b["kind"] == kind and b["day"] == day and b["qmgr"] == s)
+                self.broken_plan.append({"kind": kind, "day": day, "qmgr": s, "minute": 23 * 60 + 5 * k})
+            elif kind == "unbalanced":
+                for _ in range(20):
+                    fr = FR_NAMES[rng.randrange(2)]
+                    y = fr_targets[rng.randrange(len(fr_targets))]
+                    if (day, fr, y) not in used_unbalanced:
+                        used_unbalanced.add((day, fr, y))
+                        self.broken_plan.append({"kind": kind, "day": day, "qmgr": fr, "record_of": y})
+                        break
+            else:  # not_mqsc: a capture of a back end that failed
+                b = est.backends[rng.randrange(len(est.backends))]
+                k = sum(1 for x in self.broken_plan if x["kind"] == kind and x["day"] == day)
+                self.broken_plan.append({"kind": kind, "day": day, "qmgr": b,
+                                         "minute": 9 * 60 + 15 + (k % 14) + 60 * (k // 14)})
+        self.skew_plan: list[dict] = []
+        for i in range(o.skew):
+            factor = Fraction(str(o.skew_factor)) if o.skew_factor else (Fraction(1, 2) if i % 2 == 0
+                                                                          else Fraction(8, 5))
+            self.skew_plan.append({"day": est.days[rng.randrange(len(est.days))], "factor": factor, "n": i})
+
+    # -- files ---------------------------------------------------------------------------------------
+    def path(self, day: date, qm: str, name: str) -> Path:
+        p = self.out / day.isoformat() / qm / name
+        p.parent.mkdir(parents=True, exist_ok=True)
+        return p
+
+    def write(self, day: date, qm: str, name: str, text: str) -> Path:
+        p = self.path(day, qm, name)
+        p.write_bytes(text.encode("utf-8"))
+        self.files.append(str(p.relative_to(self.out)))
+        return p
+
+    # -- channel runtime ----------------------------------------------------------------------------
+    def channel_state(self, frm: str, to: str, channel: str, t: datetime) -> tuple[str, dict]:
+        """State of frm's cluster-sender channel to ``to`` at t, and what DISPLAY CHSTATUS needs."""
+        est, cfg = self.est, self.cfg
+        day0 = datetime(t.year, t.month, t.day) + timedelta(minutes=5 * 60)
+        roles = est.qmgrs[frm].role, est.qmgrs[to].role
+        if frm in self.sd and to in cfg.retrying:
+            return "RETRYING", {"since": cfg.retrying_since[to]}
+        pair = {frm, to}
+        if pair == {"FR1", "FR2"} or ("FR1" in pair and "sender" in roles):
+            start = day0 + timedelta(seconds=31 + est.qmgrs[frm].index * 3 + est.qmgrs[to].index % 20)
+            if t < start:
+                return "INACTIVE", {}
+            minutes = int((t - start).total_seconds() // 60)
+            msgs = 2 + minutes // 45
+            last = start + timedelta(minutes=45 * (msgs - 2)) if msgs > 2 else start
+            return "RUNNING", {"start": start, "msgs": msgs, "bytes": msgs * 2316, "last": last}
+        if roles[1] == "repos" and roles[0] == "backend":
+            recent = [e for e in cfg.admin_changes.get(frm, []) if e <= t and (t - e).total_seconds() <= DISCINT]
+            if recent:
+                start = max(recent) + timedelta(seconds=1 + FR_NAMES.index(to))
+                if start <= t:
+                    return "RUNNING", {"start": start, "msgs": 2, "bytes": 2 * 2316, "last": start}
+            return "INACTIVE", {}
+        sd = self.sd.get(frm)
+        if sd is None:
+            return "INACTIVE", {}
+        key = next((d.key for d in sd.router.dests if d.channel == channel), None)
+        if key is None or sd.last_ms[key] < 0:
+            return "INACTIVE", {}
+        base = datetime(t.year, t.month, t.day)
+        t_ms = int((t - base).total_seconds() * 1000)
+        if t_ms - sd.last_ms[key] > DISCINT * 1000:
+            return "INACTIVE", {}
+        ms = lambda v: base + timedelta(milliseconds=v)  # noqa: E731
+        return "RUNNING", {"start": ms(sd.inst_start[key]), "msgs": sd.inst_msgs[key],
+                           "bytes": sd.inst_bytes[key], "last": ms(sd.last_ms[key]),
+                           "before": sd.sent_today[key] - sd.inst_msgs[key]}
+
+    def held_on(self, frm: str, xmitq: str | None = None, to: str | None = None) -> int:
+        sd = self.sd.get(frm)
+        if sd is None or sd.held is None:
+            return 0
+        n = 0
+        for (k, _qi, _p), c in sd.held.counts.items():
+            d = sd.router.dests[k]
+            if (xmitq is None or sd.xmitq[k] == xmitq) and (to is None or d.qmgr == to):
+                n += c[0]
+        return n
+
+    # -- captures ---------------------------------------------------------------------------------
+    def config_cmds(self, qm: str, t: datetime, extra_unknown=None) -> list[R.Cmd]:
+        est, cfg = self.est, self.cfg
+        me = est.qmgrs[qm]
+        clus = []
+        for other in est.knows[qm]:
+            oq = est.qmgrs[other]
+            for chl, cl in est.channels_of(other):
+                if cl not in me.clusters:
+                    continue
+                status = "RUNNING" if other == qm else self.channel_state(qm, other, chl, t)[0]
+                clus.append(R.clusqmgr_rec(
+                    me, oq, chl, cl, weight=cfg.weight[other], prty=cfg.chl_prty[other],
+                    altered=cfg.chl_altered[other], learnt=cfg.clus_learnt[other], status=status,
+                    suspended=other in cfg.suspended, xmitq="" if other == qm else est.xmitq_for(qm, chl)))
+        if me.repos or me.role == "sender":
+            insts = [i for i in est.instances if i.host in est.knows[qm]]
+        else:
+            insts = [i for i in est.instances if i.host == qm]
+        insts = sorted(insts, key=lambda i: (i.queue, i.host))
+        qc = [R.qcluster_rec(i.queue, est.qmgrs[i.host], i.cluster, altered=cfg.q_altered[(i.queue, i.host)],
+                             learnt=cfg.clus_learnt[i.host], put=cfg.put_enabled(i.queue, i.host),
+                             prty=cfg.q_prty[(i.queue, i.host)], descr=est.queue(i.queue).descr,
+                             persistent=est.queue(i.queue).persistent_share >= 0.5) for i in insts]
+        clusters = list(me.clusters)
+        return [
+            R.Cmd("DISPLAY QMGR ALL", [R.qmgr_rec(me, clusters)]),
+            R.Cmd("DISPLAY CLUSQMGR(*) ALL", clus),
+            R.Cmd("DISPLAY QCLUSTER(*) ALL", qc),
+            R.Cmd("DISPLAY QLOCAL(*) ALL", self.qlocals(qm, t)),
+            R.Cmd("DISPLAY QALIAS(*) ALL", R.qalias_recs(me)),
+            R.Cmd("DISPLAY QREMOTE(*) ALL", R.qremote_recs(me)),
+        ]
+
+    def qlocals(self, qm: str, t: datetime) -> list[R.Rec]:
+        est, cfg = self.est, self.cfg
+        me = est.qmgrs[qm]
+        business = 6 <= t.hour < 22
+        sys_q = {
+            "SYSTEM.ADMIN.ACCOUNTING.QUEUE": dict(descr="IBM MQ Accounting Queue", defpsist="NO"),
+            "SYSTEM.ADMIN.COMMAND.QUEUE": dict(descr="IBM MQ Administration Command Queue", ipprocs=1),
+            "SYSTEM.CLUSTER.COMMAND.QUEUE": dict(descr="IBM MQ Cluster Command Queue", ipprocs=1, defpsist="YES"),
+            "SYSTEM.CLUSTER.REPOSITORY.QUEUE": dict(descr="IBM MQ Cluster Repository Queue", ipprocs=1, opprocs=1,
+                                                    defpsist="YES", curdepth=len(est.knows[qm]) + 3),
+            "SYSTEM.CLUSTER.TRANSMIT.QUEUE": dict(descr="IBM MQ Cluster Transmission Queue", usage="XMITQ",
+                                                  defpsist="YES", maxdepth="999999999"),
+            "SYSTEM.DEAD.LETTER.QUEUE": dict(descr="IBM MQ Default Dead Letter Queue", maxdepth="999999999"),
+            "SYSTEM.DEFAULT.LOCAL.QUEUE": dict(),
+        }
+        app: dict[str, dict] = {}
+        for i in est.instances:
+            if i.host != qm:
+                continue
+            q = est.queue(i.queue)
+            enabled = cfg.put_enabled(i.queue, qm)
+            app[i.queue] = dict(
+                created=i.created, altered=cfg.q_altered[(i.queue, qm)], cluster=i.cluster, defbind="NOTFIXED",
+                defpsist="YES" if q.persistent_share >= 0.5 else "NO", descr=q.descr, maxdepth="50000", acctq="ON",
+                clwluseq=i.clwluseq, clwlprty=cfg.q_prty[(i.queue, qm)], put="ENABLED" if enabled else "DISABLED",
+                ipprocs=2 if enabled else 0, opprocs=1 if business and me.role == "sender" else 0,
+                boqname=f"{i.queue}.BACKOUT", bothresh="5")
+            app[f"{i.queue}.BACKOUT"] = dict(created=i.created, descr=f"Backout queue for {i.queue}", defpsist="YES")
+        for name, pat in me.manual_xmitqs:
+            app[name] = dict(created=me.created + timedelta(days=30), usage="XMITQ", clchname=pat, defpsist="YES",
+                             descr=f"Cluster transmission queue for channels {pat}", maxdepth="999999999")
+        if me.defclxq == "CHANNEL":
+            for other in est.knows[qm]:
+                if other != qm:
+                    for chl, cl in est.channels_of(other):
+                        if cl in me.clusters:
+                            app[f"SYSTEM.CLUSTER.TRANSMIT.{chl}"] = dict(
+                                created=me.created + timedelta(minutes=20), deftype="PERMDYN", usage="XMITQ",
+                                defpsist="YES", descr="IBM MQ Cluster Transmission Queue", maxdepth="999999999")
+        merged = {**sys_q, **app}
+        recs = []
+        for name in sorted(merged):
+            o = dict(merged[name])
+            if o.get("usage") == "XMITQ":
+                o["curdepth"] = self.held_on(qm, xmitq=name)
+                users = 0
+                for other in est.knows[qm]:
+                    if other == qm:
+                        continue
+                    for chl, cl in est.channels_of(other):
+                        if cl in me.clusters and est.xmitq_for(qm, chl) == name \
+                                and self.channel_state(qm, other, chl, t)[0] == "RUNNING":
+                            users += 1
+                o["ipprocs"] = users
+                o["opprocs"] = 1 if business and me.role == "sender" and users else 0
+            recs.append(R.qlocal_rec(me, name, **o))
+        return recs
+
+    def chstatus_cmd(self, qm: str, t: datetime) -> R.Cmd:
+        est = self.est
+        me = est.qmgrs[qm]
+        rows = []
+        for other in est.knows[qm]:
+            if other == qm:
+                continue
+            for chl, cl in est.channels_of(other):
+                if cl not in me.clusters:
+                    continue
+                st, info = self.channel_state(qm, other, chl, t)
+                if st != "INACTIVE":
+                    rows.append((chl, "CLUSSDR", other, st, info))
+        for frm in sorted(est.qmgrs):
+            if frm == qm or qm not in est.knows[frm]:
+                continue
+            for chl, cl in est.channels_of(qm):
+                if cl not in est.qmgrs[frm].clusters:
+                    continue
+                st, info = self.channel_state(frm, qm, chl, t)
+                if st == "RUNNING":
+                    rows.append((chl, "CLUSRCVR", frm, st, info))
+        recs = []
+        for chl, typ, peer, st, info in sorted(rows, key=lambda r: (r[0], r[1], r[2])):
+            seed = int(R.hexid(f"{qm}/{chl}/{peer}/{t.date()}", 6), 16) % 400000
+            seqbase = 1000 + seed + info.get("before", 0)
+            if st == "RETRYING":
+                recs.append(R.chstatus_retrying(chl, est.qmgrs[peer], since=info["since"], at=t, seqbase=seqbase,
+                                                xmitq=est.xmitq_for(qm, chl), xqmsgsa=self.held_on(qm, to=peer)))
+            else:
+                recs.append(R.chstatus_running(
+                    me, chl, typ, est.qmgrs[peer], start=info["start"], msgs=info["msgs"], nbytes=info["bytes"],
+                    last=info["last"], seqbase=seqbase,
+                    xmitq=est.xmitq_for(qm, chl) if typ == "CLUSSDR" else "",
+                    xqmsgsa=self.held_on(qm, to=peer) if typ == "CLUSSDR" else 0))
+        return R.Cmd("DISPLAY CHSTATUS(*) ALL", recs, empty_msg="AMQ8420")
+
+    def capture(self, qm: str, day: date, minute: int) -> None:
+        t = at_min(day, minute)
+        hhmmss = f"{minute // 60:02d}{minute % 60:02d}00"
+        q = self.est.qmgrs[qm]
+        cmds = self.config_cmds(qm, t)
+        if qm in self.rest:
+            self.write(day, qm, f"config_{hhmmss}.json", R.render_rest(cmds))
+        else:
+            text = R.render_mqsc(q, cmds)
+            for b in self.broken_plan:
+                if b["kind"] == "unbalanced" and b["day"] == day and b["qmgr"] == qm and minute == BASE_CAPTURE_MIN:
+                    text = self._unbalance(text, b)
+            self.write(day, qm, f"config_{hhmmss}.mqsc", text)
+        self.write(day, qm, f"chstatus_{hhmmss}.mqsc", R.render_mqsc(q, [self.chstatus_cmd(qm, t)]))
+
+    def _unbalance(self, text: str, b: dict) -> str:
+        y = self.est.qmgrs[b["record_of"]]
+        good = f"CONNAME({y.conname})"
+        pos = text.find(good)
+        assert pos > 0 and text.count(good) == 1, (b, text.count(good))
+        header = text.rfind("\nAMQ8441", 0, pos) + 1
+        line = text.count("\n", 0, header) + 1
+        self.broken.append({"kind": "unbalanced", "file": self._rel(b["day"], b["qmgr"],
+                                                                     f"config_{BASE_CAPTURE_MIN // 60:02d}"
+                                                                     f"{BASE_CAPTURE_MIN % 60:02d}00.mqsc"),
+                            "line": line, "expected_reason": BROKEN_REASONS["unbalanced"],
+                            "effect": f"the CLUSQMGR({y.name}) record is quarantined; the rest of the file is "
+                                      f"accepted (a full repository's view: no effect on routing)"})
+        return text[:pos] + good[:-1] + " " + text[pos + len(good):]
+
+    def _rel(self, day: date, qm: str, name: str) -> str:
+        return f"{day.isoformat()}/{qm}/{name}"
+
+    # -- the run ----------------------------------------------------------------------------------
+    def run(self) -> dict:
+        est, o = self.est, self.o
+        self.out.mkdir(parents=True, exist_ok=True)
+        t_start = time.perf_counter()
+        changes_by_day: dict[date, dict[int, list[Change]]] = {}
+        for c in est.changes:
+            changes_by_day.setdefault(c.at.date(), {}).setdefault(c.at.hour * 60 + c.at.minute, []).append(c)
+        total = 0
+        for di, day in enumerate(est.days):
+            t_day = time.perf_counter()
+            n_day = self.run_day(di, day, changes_by_day.get(day, {}))
+            total += n_day
+            el = time.perf_counter() - t_day
+            self.progress.say(f"{day.isoformat()}: {n_day:,} puts from {len(est.senders)} sending queue managers "
+                              f"in {el:.2f} s ({n_day / max(el, 1e-9) / 1000:.0f}k msg/s)")
+        truth = self.ground_truth(total)
+        (self.out / "_generate.json").write_bytes((json.dumps(truth, indent=2) + "\n").encode())
+        el = time.perf_counter() - t_start
+        self.progress.say(f"wrote {len(self.files)} files, {total:,} puts, to {self.out} in {el:.1f} s")
+        return truth
+
+    def run_day(self, di: int, day: date, changes: dict[int, list[Change]]) -> int:
+        est, o = self.est, self.o
+        self.day = day
+        self.sd = {}
+        outs = {}
+        for s in est.senders:
+            p = self.path(day, s, "puts.csv")
+            outs[s] = open(p, "w", encoding="utf-8", newline="")
+            self.files.append(str(p.relative_to(self.out)))
+            self.sd[s] = SenderDay(est, self.cfg, s, day, di, self.shares, outs[s], o.observed_every,
+                                   self.bad_rows.get((s, day)))
+        acct = DayAccounting()
+        slots = list(range(TRAFFIC_START_MIN, TRAFFIC_END_MIN, SLOT_MIN))
+        captures = est.captures[day]
+        instants = sorted(set(slots) | set(captures) | set(changes) | {TRAFFIC_END_MIN})
+        outage_events = {e.index: e for e in est.events if e.kind == "outage" and e.start.date() == day}
+        n_day = 0
+        for m in instants:
+            t = at_min(day, m)
+            for c in sorted(changes.get(m, []), key=lambda c: (c.order, c.kind, c.qmgr, c.queue)):
+                self.cfg.apply(c)
+                if c.kind == "retrying":
+                    ev = outage_events[c.event]
+                    if c.value:
+                        end = ev.end or at_min(day, TRAFFIC_END_MIN)
+                        browse = ev.start + (end - ev.start) / 2
+                        browse = browse.replace(second=0, microsecond=0) + timedelta(minutes=7, seconds=13)
+                        if browse >= end:
+                            browse = end - timedelta(minutes=1)
+                        base = datetime(day.year, day.month, day.day)
+                        for s in est.senders:
+                            self.sd[s].start_outage(ev.index, int((browse - base).total_seconds() * 1000),
+                                                    o.browse_cap)
+                    else:
+                        self.release(ev, m, acct)
+            for s in est.senders:
+                self.sd[s].router.sync()
+            for qm in captures.get(m, []):
+                if not (est.qmgrs[qm].role == "backend" and qm in self.cfg.retrying):
+                    self.capture(qm, day, m)
+            if m in slots:
+                si = slots.index(m)
+                for s in est.senders:
+                    n = self.volume[(s, day)][si]
+                    self.sd[s].run_slot(m * 60000, (m + SLOT_MIN) * 60000, n, acct, interval_of(m))
+                    n_day += n
+                    self.progress.messages(n)
+        # after the day's traffic: broken captures, held messages still waiting, accounting, browses
+        for b in self.broken_plan:
+            if b["day"] != day:
+                continue
+            if b["kind"] == "truncated":
+                self.truncated_capture(b)
+            elif b["kind"] == "not_mqsc":
+                self.failed_capture(b)
+        for s in est.senders:
+            sd = self.sd[s]
+            sd.finish()
+            outs[s].close()
+            for bw in sd.broken_written:
+                self.broken.append({"kind": bw["kind"], "file": self._rel(day, s, "puts.csv"), "line": bw["line"],
+                                    "expected_reason": bw["expected_reason"],
+                                    "effect": "an extra row that describes no real message: quarantined"})
+            if sd.held is not None:  # an outage still going at the end of the estate
+                self.unresolved(sd.held)
+        self.browse(day)
+        self.write_accounting(day, acct)
+        self.day_truth(day)
+        return n_day
+
+    def release(self, ev, minute: int, acct: DayAccounting) -> None:
+        for s in self.est.senders:
+            store = self.sd[s].end_outage(minute * 60000, acct)
+            if store is not None and store.total:
+                self.held_truth.append(self._held_json(store, ev, released=at_min(self.day, minute)
+                                                       - timedelta(seconds=1)))
+
+    def unresolved(self, store: HeldStore) -> None:
+        ev = self.est.events[store.outage]
+        sd = self.sd[store.sender]
+        for (k, qi, _p), c in store.counts.items():
+            key = (sd.router.dests[k].qmgr, self.est.queues[qi].name)
+            self.undelivered[key] = self.undelivered.get(key, 0) + c[0]
+        if store.total:
+            self.held_truth.append(self._held_json(store, ev, released=None))
+
+    def _held_json(self, store: HeldStore, ev, released: datetime | None) -> dict:
+        sd = self.sd[store.sender]
+        by_q: dict[str, int] = {}
+        for (k, qi, _p), c in sorted(store.counts.items()):
+            by_q[self.est.queues[qi].name] = by_q.get(self.est.queues[qi].name, 0) + c[0]
+        base = datetime(self.day.year, self.day.month, self.day.day)
+        chl = next((d.channel for d in sd.router.dests if d.qmgr == ev.qmgr), "")
+        return {"outage": ev.index, "sender": store.sender, "dest": ev.qmgr, "channel": chl,
+                "xmitq": self.est.xmitq_for(store.sender, chl) if chl else "",
+                "held": store.total, "by_queue": dict(sorted(by_q.items())),
+                "by_reason": dict(sorted(store.reasons.items())),
+                "released_at": iso(released) if released else None,
+                "browse_at": iso(base + timedelta(milliseconds=store.browse_ms)),
+                "on_xmitq_at_browse": store.at_browse, "in_browse_file": len(store.kept),
+                "browse_msg_ids": [m.msg_id.hex().upper() for m in store.kept[:50]]}
+
+    def truncated_capture(self, b: dict) -> None:
+        day, qm, minute = b["day"], b["qmgr"], b["minute"]
+        t = at_min(day, minute)
+        full = R.render_mqsc(self.est.qmgrs[qm], [self.chstatus_cmd(qm, t)])
+        cut = full.rfind("\n   CONNAME(")
+        assert cut > 0
+        text = full[:cut + len("\n   CONNAME(") + 6]
+        header = max(text.rfind("\nAMQ8417"), -1) + 1
+        line = text.count("\n", 0, header) + 1
+        name = f"chstatus_{minute // 60:02d}{minute % 60:02d}00.mqsc"
+        self.write(day, qm, name, text)
+        self.broken.append({"kind": "truncated", "file": self._rel(day, qm, name), "line": line,
+                            "expected_reason": BROKEN_REASONS["truncated"],
+                            "effect": "the capture job was killed mid-write: the complete records are accepted, "
+                                      "the last one is quarantined (after the day's traffic)"})
+
+    def failed_capture(self, b: dict) -> None:
+        day, qm, minute = b["day"], b["qmgr"], b["minute"]
+        q = self.est.qmgrs[qm]
+        name = f"config_{minute // 60:02d}{minute % 60:02d}00.mqsc"
+        self.write(day, qm, name, f"ssh: connect to host {q.ip} port 22: No route to host\n"
+                                  f"capture-mq.sh: runmqsc capture of {qm} failed (rc=255), output kept for the "
+                                  f"record\n")
+        self.broken.append({"kind": "not_mqsc", "file": self._rel(day, qm, name), "line": 0,
+                            "expected_reason": BROKEN_REASONS["not_mqsc"],
+                            "effect": "the whole file is in no known format: rejected as a file"})
+
+    # -- browses ----------------------------------------------------------------------------------
+    def browse(self, day: date) -> None:
+        est = self.est
+        base = datetime(day.year, day.month, day.day)
+        for si, s in enumerate(est.senders):
+            sd = self.sd[s]
+            apps = est.apps[s]
+            for store in sd.held_stores:
+                if not store.kept:
+                    continue
+                at = base + timedelta(milliseconds=store.browse_ms)
+                ev = est.events[store.outage]
+                since = ev.start - timedelta(seconds=1)
+                retries = R.retry_times(since, at)
+                msgs = []
+                for m in store.kept:
+                    a = apps[m.app_role]
+                    put_t = base + timedelta(milliseconds=m.t_ms)
+                    outer_t = put_t
+                    if not m.zero:  # re-allocation re-driven at each failed retry: PutDate/PutTime follow
+                        tried = [r for r in retries if put_t <= r <= at]
+                        if tried:
+                            outer_t = tried[-1] + timedelta(milliseconds=310)
+                    md = R.outer_md(m, a.user, a.name, a.appltype, a.token, s, outer_t)
+                    data = R.payload(m.queue, a.name, m.length, m.msg_id, day.strftime("%Y%m%d"), m.group_seq)
+                    msgs.append((md, R.xmit_data(m, a.user, a.name, a.appltype, a.token, s, put_t, data)))
+                xq = store.kept[0].xmitq
+                hhmmss = at.strftime("%H%M%S")
+                if si % 2 == 0:
+                    name = f"xmitq_{hhmmss}.amqsbcg"
+                    self.write(day, s, name, R.render_amqsbcg(xq, msgs))
+                else:
+                    name = f"xmitq_{hhmmss}.dmpmqmsg"
+                    self.write(day, s, name, R.render_dmpmqmsg(s, xq, at, msgs))
+                self.browses.append({"file": self._rel(day, s, name), "xmitq": xq, "outage": store.outage,
+                                     "messages": len(msgs), "on_xmitq": store.at_browse,
+                                     "zero_token": sum(1 for m in store.kept if m.zero),
+                                     "truncated_to_cap": store.at_browse > len(msgs)})
+
+    # -- accounting -------------------------------------------------------------------------------
+    def write_accounting(self, day: date, acct: DayAccounting) -> None:
+        est = self.est
+        base = datetime(day.year, day.month, day.day)
+        # injected skews
+        for sk in self.skew_plan:
+            if sk["day"] != day:
+                continue
+            totals: dict[tuple[str, int, str], int] = {}
+            for (recv, iv, _conn, queue), c in acct.cells.items():
+                totals[(recv, iv, queue)] = totals.get((recv, iv, queue), 0) + c[0] + c[1]
+            taken = {(x["receiver"], x["interval"], x["queue"]) for x in self.skews if x["day"] == day.isoformat()}
+            cands = sorted((k for k, v in totals.items() if k not in taken), key=lambda k: (-totals[k], k))
+            if not cands:
+                continue
+            top = totals[cands[0]]
+            pool = [k for k in cands if totals[k] >= max(1, top // 2)]
+            rng = random.Random(f"clwl-generate/{self.o.seed}/skew/{sk['n']}")
+            recv, iv, queue = pool[rng.randrange(len(pool))]
+            f = sk["factor"]
+            before = after = 0
+            for (r2, iv2, conn, q2), c in sorted(acct.cells.items()):
+                if (r2, iv2, q2) != (recv, iv, queue):
+                    continue
+                for p in (0, 1):
+                    n_old = c[p]
+                    n_new = int(n_old * f + Fraction(1, 2))
+                    before += n_old
+                    after += n_new
+                    if n_old:
+                        c[2 + p] = int(c[2 + p] * n_new / n_old) if n_new else 0
+                    c[p] = n_new
+                    if n_new == 0:
+                        c[4 + 2 * p] = c[5 + 2 * p] = 0
+            i0 = base + timedelta(minutes=5 * 60, seconds=iv * 1800)
+            self.skews.append({"day": day.isoformat(), "receiver": recv, "queue": queue, "interval": iv,
+                               "interval_start": iso(i0), "interval_end": iso(i0 + timedelta(seconds=1800)),
+                               "factor": str(f), "true_count": before, "written_count": after,
+                               "delta": after - before})
+        by_recv: dict[str, list] = {}
+        for (recv, iv, conn, queue), c in acct.cells.items():
+            by_recv.setdefault(recv, []).append((iv, conn, queue, c))
+            t = self.accounting_truth.setdefault(day.isoformat(), {}).setdefault(recv, {})
+            t[queue] = t.get(queue, 0) + c[0] + c[1]
+        for recv in sorted(by_recv):
+            q = est.qmgrs[recv]
+            conns = sorted({conn for _, conn, _, _ in by_recv[recv]})
+            records = []
+            for ci, conn in enumerate(conns):
+                rows = sorted((iv, queue, c) for iv, cn, queue, c in by_recv[recv] if cn == conn)
+                h = hashlib.sha256(f"{recv}/{conn}/{day}".encode()).digest()
+                if conn[0] == "mca":
+                    name, user = "amqrmppa", "mqm"
+                else:
+                    app = next(a for apps in est.apps.values() for a in apps.values() if a.name == conn[1])
+                    name, user = app.name, app.user
+                pid, tid = 2000 + int.from_bytes(h[:2], "big") % 28000, 1 + h[2] % 40
+                cid = (b"AMQC" + recv.ljust(12).encode()[:12] + bytes([0x5B, 0x40 + ((day.toordinal() >> 7) & 0x3F),
+                                                                      day.toordinal() & 0x7F, 0x10 + ci % 0x60])
+                       + bytes([0x02, 0x29, h[3] & 0x7F, h[4] & 0x7F]))
+                opened: dict[str, datetime] = {}
+                seq = 0
+                ivs = sorted({iv for iv, _, _ in rows})
+                for iv in ivs:
+                    i0 = base + timedelta(minutes=5 * 60, seconds=iv * 1800)
+                    i1 = i0 + timedelta(seconds=1800)
+                    start = i0
+                    if seq == 0:  # a connection's first record starts when it connected (just before its
+                        first = acct.first_arrival[(recv, conn)] - 15  # first put), to the second
+                        start = max(i0, base + timedelta(seconds=first // 1000))
+                    groups = [(queue, c) for iv2, queue, c in rows if iv2 == iv]
+                    rec = [
+                        (0, "QueueManager", recv), (0, "IntervalStartDate", R.mq_date(start)),
+                        (0, "IntervalStartTime", R.mq_time(start)), (0, "IntervalEndDate", R.mq_date(i1)),
+                        (0, "IntervalEndTime", R.mq_time(i1)), (0, "CommandLevel", q.cmdlevel),
+                        (0, "ConnectionId", cid), (0, "SeqNumber", seq), (0, "ApplicationName", name),
+                        (0, "ApplicationPid", pid), (0, "ApplicationTid", tid), (0, "UserId", user),
+                        (0, "ObjectCount", len(groups)),
+                    ]
+                    for gi, (queue, c) in enumerate(groups):
+                        first = queue not in opened
+                        if first:
+                            opened[queue] = start
+                        rec += R.queue_group(gi, queue, est.instance(queue, recv).created, first, opened[queue], c)
+                    records.append((i1, name, conn, seq, rec))
+                    seq += 1
+            records.sort(key=lambda r: (r[0], r[1], r[2], r[3]))
+            self.write(day, recv, "accounting.amqsmon", R.render_amqsmon([r[4] for r in records]))
+
+    # -- ground truth -----------------------------------------------------------------------------
+    def day_truth(self, day: date) -> None:
+        est = self.est
+        for s in est.senders:
+            sd = self.sd[s]
+            dest: dict[str, dict[str, int]] = {}
+            for (qi, k), n in sorted(sd.routed.items()):
+                d = sd.router.dests[k]
+                qd = dest.setdefault(est.queues[qi].name, {})
+                qd[d.qmgr] = qd.get(d.qmgr, 0) + n
+            kinds = dict(sd.kinds)
+            kinds["notfixed"] = sd.msg_count - sum(sd.kinds.values())
+            self.truth_days.append({
+                "day": day.isoformat(), "sender": s, "puts": sd.msg_count,
+                "rows_in_puts_csv": sd.msg_count + len(sd.broken_written),
+                "by_queue_and_destination": {q: dict(sorted(v.items())) for q, v in sorted(dest.items())},
+                "by_kind": dict(sorted(kinds.items())), "zero_token": sd.zero_tokens,
+                "factor_resets": sd.router.resets,
+            })
+
+    def ground_truth(self, total: int) -> dict:
+        est, o = self.est, self.o
+        args = {k: (v.isoformat() if isinstance(v, date) else v) for k, v in asdict(o).items()
+                if k not in ("out", "force", "quiet")}
+        expected: dict[str, dict[str, int]] = {}
+        for d in self.truth_days:
+            for q, dests in d["by_queue_and_destination"].items():
+                for qm, n in dests.items():
+                    e = expected.setdefault(qm, {})
+                    e[q] = e.get(q, 0) + n
+        written: dict[str, dict[str, int]] = {}
+        for _day, recvs in self.accounting_truth.items():
+            for recv, qs in recvs.items():
+                for q, n in qs.items():
+                    w = written.setdefault(recv, {})
+                    w[q] = w.get(q, 0) + n
+        return {
+            "generator": "clwl generate", "version": GENERATOR_VERSION,
+            "args": args,
+            "assumptions": [
+                "CLWL as 000_0afde381a4318fee.txt (default profile) with the readings of docs/cli-contract.md",
+                "routing state per sending queue manager and channel, shared by all queues; zero at 05:00 each day",
+                "DestSeqFactor += exactly 1000/CLWLWGHT (integers over a common denominator)",
+                "ties: lowest DestSeqFactor, lowest DestSeqNumber, queue manager name, channel name",
+                "DestSeqFactors reset when a known cluster receiver's CLWLWGHT/CLWLPRTY/CLWLRANK/NETPRTY changes; "
+                "not on RETRYING -> RUNNING, suspend/resume or queue attribute changes",
+                "every change happens 1 s before a capture of every sending queue manager; no puts from 2 s "
+                "before to 1 s after any half-hour mark",
+                "no change while a channel is RETRYING; a held message meets the same candidates at every "
+                "re-allocation attempt, so it stays",
+                "bind-on-open handles / logically ordered groups bound to an instance that becomes PUT(DISABLED) "
+                "end (the application gets an error and closes)",
+                "held messages are delivered 1 s before the capture that shows the channel RUNNING again and "
+                "are counted in the accounting interval that ends there",
+                "accounting: ACCTINT 1800 from 05:00; one record per connection (receiving channel agent per "
+                "sending queue manager, or the local application) and interval with puts",
+                "_generate.json is not an input: ingest should skip files whose name starts with '_'",
+            ],
+            "estate": {
+                "clusters": est.clusters,
+                "qmgrs": [{"name": q.name, "role": q.role, "clusters": list(q.clusters), "version": q.version,
+                           "defclxq": q.defclxq, "manual_xmitqs": [list(x) for x in q.manual_xmitqs],
+                           "channels": [c for c, _ in est.channels_of(q.name)],
+                           "initial_clwlwght": est.initial_weight[q.name],
+                           "config_format": "rest" if q.name in self.rest else "mqsc"}
+                          for q in sorted(est.qmgrs.values(), key=lambda q: q.index)],
+                "queues": [{"name": q.name, "cluster": q.cluster, "instances": list(q.hosts),
+                            "clwluseq": {i.host: i.clwluseq for i in est.instances if i.queue == q.name
+                                         and i.clwluseq != "QMGR"}} for q in est.queues],
+                "senders": est.senders,
+                "weight_denominator": est.weight_denominator(),
+            },
+            "events": [e.to_json() for e in est.events],
+            "captures": {d.isoformat(): {f"{m // 60:02d}{m % 60:02d}00": qms for m, qms in caps.items()}
+                         for d, caps in est.captures.items()},
+            "totals": {"puts": total, "files": len(self.files) + 1,
+                       "rows_in_puts_csv": sum(d["rows_in_puts_csv"] for d in self.truth_days)},
+            "traffic": self.truth_days,
+            "expected_by_receiver": {k: dict(sorted(v.items())) for k, v in sorted(expected.items())},
+            "held": self.held_truth,
+            "undelivered_by_receiver": {f"{qm}/{q}": n for (qm, q), n in sorted(self.undelivered.items())},
+            "accounting_written_by_receiver": {k: dict(sorted(v.items())) for k, v in sorted(written.items())},
+            "accounting_by_day": self.accounting_truth,
+            "skews": self.skews,
+            "browses": self.browses,
+            "broken_records": sorted(self.broken, key=lambda b: (b["file"], b["line"])),
+        }

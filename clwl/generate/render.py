@@ -1,0 +1,531 @@
+"""Rendering in the real output formats, as ``samples/`` writes them (runmqsc, MQ REST runCommandJSON,
+amqsbcg, dmpmqmsg, amqsmon). Adapted from ``samples/make_samples.py``; see ``samples/README.md`` for the
+layouts and the judgement calls behind them."""
+
+from __future__ import annotations
+
+import json
+import re
+import struct
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+
+from clwl.generate.estate import ACCTINT, DISCINT, LONGRTY, LONGTMR, QMGR_CLWLUSEQ, SHORTRTY, SHORTTMR, QMgr
+
+MSG_TEXT = {
+    "AMQ8408": "Display Queue Manager details.",
+    "AMQ8409": "Display Queue details.",
+    "AMQ8417": "Display Channel Status details.",
+    "AMQ8420": "Channel Status not found.",
+    "AMQ8441": "Display Cluster Queue Manager details.",
+}
+BANNER_YEAR = {"09040200": "2025", "09030000": "2022", "09000000": "2016"}
+
+
+def mq_date(t: datetime) -> str:
+    return t.strftime("%Y-%m-%d")
+
+
+def mq_time(t: datetime) -> str:
+    return t.strftime("%H.%M.%S")
+
+
+@dataclass
+class Rec:
+    kind: str  # AMQ base id
+    attrs: list[tuple[str, str | None]]
+
+
+@dataclass
+class Cmd:
+    text: str
+    recs: list[Rec] = field(default_factory=list)
+    empty_msg: str = ""
+
+
+def item(k: str, v: str | None) -> str:
+    if v is None:
+        return k
+    return f"{k}({v if v != '' else ' '})"
+
+
+def layout(attrs: list[tuple[str, str | None]]) -> list[str]:
+    """Two attributes a line at columns 4 and 44; an item of 40 characters or more takes a line alone."""
+    lines, pending = [], None
+    for k, v in attrs:
+        it = item(k, v)
+        if pending is None:
+            if len(it) >= 40:
+                lines.append("   " + it)
+            else:
+                pending = it
+        else:
+            lines.append("   " + pending.ljust(40) + it)
+            pending = None
+    if pending is not None:
+        lines.append("   " + pending)
+    return lines
+
+
+def render_mqsc(q: QMgr, cmds: list[Cmd]) -> str:
+    out = [f"5724-H72 (C) Copyright IBM Corp. 1994, {BANNER_YEAR.get(q.version, '2025')}.",
+           f"Starting MQSC for queue manager {q.name}.", "", ""]
+    sev = "" if q.v90 else "I"
+    for i, c in enumerate(cmds, 1):
+        out.append(f"{i:6d} : {c.text}")
+        if not c.recs and c.empty_msg:
+            out.append(f"{c.empty_msg}{sev}: {MSG_TEXT[c.empty_msg]}")
+        for r in c.recs:
+            out.append(f"{r.kind}{sev}: {MSG_TEXT[r.kind]}")
+            out.extend(layout(r.attrs))
+    n = len(cmds)
+    out.append("One MQSC command read." if n == 1 else f"{n} MQSC commands read.")
+    out.append("No commands have a syntax error.")
+    out.append("All valid MQSC commands were processed.")
+    return "\n".join(out) + "\n"
+
+
+NUMERIC = set("""ACCTINT BATCHHB BATCHINT BATCHLIM BATCHSZ BOTHRESH CCSID CLWLLEN CLWLMRUC CLWLPRTY CLWLRANK
+CLWLWGHT CMDLEVEL CURDEPTH DEFPRTY DISCINT HBINT IMGINTVL IPPROCS LONGRTY LONGTMR MARKINT MAXDEPTH MAXHANDS
+MAXMSGL MAXPRTY MAXUMSGS MRRTY MRTMR NETPRTY OPPROCS PSRTYCNT QDEPTHHI QDEPTHLO QSVCINT RETINTVL SEQWRAP
+SHORTRTY SHORTTMR SSLRKEYC STATINT TREELIFE TRIGDPTH TRIGINT TRIGMPRI""".split())
+BARE_TO_REST = {"HARDENBO": ("hardenbo", "YES"), "NOHARDENBO": ("hardenbo", "NO"), "TRIGGER": ("trigger", "YES"),
+                "NOTRIGGER": ("trigger", "NO"), "SHARE": ("share", "YES"), "NOSHARE": ("share", "NO")}
+
+
+def render_rest(cmds: list[Cmd]) -> str:
+    """MQ REST runCommandJSON responses, one envelope a command, in a JSON array."""
+    envs = []
+    for c in cmds:
+        items = []
+        for r in c.recs:
+            params: dict[str, object] = {}
+            for k, v in r.attrs:
+                if v is None:
+                    if k in BARE_TO_REST:
+                        kk, vv = BARE_TO_REST[k]
+                        params[kk] = vv
+                    continue
+                params[k.lower()] = int(v) if k in NUMERIC and re.fullmatch(r"-?\d+", v) else v
+            items.append({"completionCode": 0, "reasonCode": 0, "parameters": params})
+        envs.append({"commandResponse": items, "overallCompletionCode": 0, "overallReasonCode": 0})
+    return json.dumps(envs, indent=2) + "\n"
+
+
+# --------------------------------------------------------------------------------------------------
+# object records
+
+
+def qmgr_rec(q: QMgr, clusters: list[str]) -> Rec:
+    cr = q.created
+    alt = cr + timedelta(days=3, minutes=17)
+    if q.repos:
+        repos, reposnl = (clusters[0], "") if len(clusters) == 1 else ("", "CLUSTERS.ALL")
+    else:
+        repos, reposnl = "", ""
+    a: list[tuple[str, str | None]] = [
+        ("QMNAME", q.name), ("ACCTCONO", "DISABLED"), ("ACCTINT", str(ACCTINT)), ("ACCTMQI", "OFF"),
+        ("ACCTQ", "OFF"), ("ACTIVREC", "MSG"), ("ACTVCONO", "DISABLED"), ("ACTVTRC", "OFF"),
+        ("ADVCAP", "ENABLED"), ("ALTDATE", mq_date(alt)), ("ALTTIME", mq_time(alt)), ("AMQPCAP", "NO"),
+        ("AUTHOREV", "DISABLED"), ("CCSID", "1208"), ("CERTLABL", f"ibmwebspheremq{q.name.lower()}"),
+        ("CERTVPOL", "ANY"), ("CHAD", "DISABLED"), ("CHADEV", "DISABLED"), ("CHADEXIT", ""),
+        ("CHLEV", "DISABLED"), ("CHLAUTH", "ENABLED"), ("CLWLDATA", ""), ("CLWLEXIT", ""), ("CLWLLEN", "100"),
+        ("CLWLMRUC", "999999999"), ("CLWLUSEQ", QMGR_CLWLUSEQ), ("CMDEV", "DISABLED"),
+        ("CMDLEVEL", str(q.cmdlevel)), ("COMMANDQ", "SYSTEM.ADMIN.COMMAND.QUEUE"), ("CONFIGEV", "DISABLED"),
+        ("CONNAUTH", "SYSTEM.DEFAULT.AUTHINFO.IDPWOS"), ("CRDATE", mq_date(cr)), ("CRTIME", mq_time(cr)),
+        ("CUSTOM", ""), ("DEADQ", "SYSTEM.DEAD.LETTER.QUEUE"), ("DEFCLXQ", q.defclxq), ("DEFXMITQ", ""),
+        ("DESCR", q.descr), ("DISTL", "YES"), ("IMGINTVL", "60"), ("IMGLOGLN", "OFF"), ("IMGRCOVO", "YES"),
+        ("IMGRCOVQ", "YES"), ("IMGSCHED", "MANUAL"), ("INHIBTEV", "DISABLED"), ("INITKEY", ""),
+        ("IPADDRV", "IPV4"), ("LOCALEV", "DISABLED"), ("LOGGEREV", "DISABLED"), ("MARKINT", "5000"),
+        ("MAXHANDS", "256"), ("MAXMSGL", "4194304"), ("MAXPROPL", "NOLIMIT"), ("MAXPRTY", "9"),
+        ("MAXUMSGS", "10000"), ("MONACLS", "QMGR"), ("MONCHL", "OFF"), ("MONQ", "OFF"), ("PARENT", ""),
+        ("PERFMEV", "DISABLED"), ("PLATFORM", "UNIX"), ("PSMODE", "ENABLED"), ("PSCLUS", "ENABLED"),
+        ("PSNPMSG", "DISCARD"), ("PSNPRES", "NORMAL"), ("PSRTYCNT", "5"), ("PSSYNCPT", "IFPER"),
+        ("QMID", q.qmid), ("REMOTEEV", "DISABLED"), ("REPOS", repos), ("REPOSNL", reposnl),
+        ("REVDNS", "ENABLED"), ("ROUTEREC", "MSG"), ("SCHINIT", "QMGR"), ("SCMDSERV", "QMGR"),
+        ("SPLCAP", "DISABLED"), ("SSLCRLNL", ""), ("SSLCRYP", ""), ("SSLEV", "DISABLED"), ("SSLFIPS", "NO"),
+        ("KEYRPWD", ""), ("SSLKEYR", f"/var/mqm/qmgrs/{q.name}/ssl/key"), ("SSLRKEYC", "0"),
+        ("STATACLS", "QMGR"), ("STATCHL", "OFF"), ("STATINT", "1800"), ("STATMQI", "OFF"), ("STATQ", "OFF"),
+        ("STRSTPEV", "ENABLED"), ("SUITEB", "NONE"), ("SYNCPT", None), ("TREELIFE", "1800"),
+        ("TRIGINT", "999999999"), ("VERSION", q.version), ("XRCAP", "NO"),
+    ]
+    drop = set()
+    if q.v90:
+        drop |= {"ADVCAP", "IMGINTVL", "IMGLOGLN", "IMGRCOVO", "IMGRCOVQ", "IMGSCHED", "INITKEY", "KEYRPWD"}
+    if q.version < "09040000":
+        drop |= {"KEYRPWD"}
+    return Rec("AMQ8408", [x for x in a if x[0] not in drop])
+
+
+def clusqmgr_rec(observer: QMgr, q: QMgr, channel: str, cluster: str, *, weight: int, prty: int,
+                 altered: datetime, learnt: datetime, status: str, suspended: bool, xmitq: str,
+                 extra: tuple[str, str] | None = None) -> Rec:
+    own = observer.name == q.name
+    if own:
+        deftype = "CLUSRCVR"
+    elif (q.name == "FR1" and not observer.repos) or {observer.name, q.name} == {"FR1", "FR2"}:
+        deftype = "CLUSSDRB"  # partial repositories define a CLUSSDR to FR1; FR1 and FR2 to each other
+    else:
+        deftype = "CLUSSDRA"
+    clus = learnt + (timedelta(0) if own else timedelta(seconds=2))
+    a: list[tuple[str, str | None]] = [
+        ("CLUSQMGR", q.name), ("ALTDATE", mq_date(altered)), ("ALTTIME", mq_time(altered)), ("BATCHHB", "0"),
+        ("BATCHINT", "0"), ("BATCHLIM", "5000"), ("BATCHSZ", "50"), ("CHANNEL", channel),
+        ("CLUSDATE", mq_date(clus)), ("CLUSTER", cluster), ("CLUSTIME", mq_time(clus)), ("CLWLPRTY", str(prty)),
+        ("CLWLRANK", "0"), ("CLWLWGHT", str(weight)), ("COMPHDR", "NONE"), ("COMPMSG", "NONE"),
+        ("CONNAME", q.conname), ("CONVERT", "NO"), ("DEFTYPE", deftype), ("DESCR", f"Cluster receiver for {q.name}"),
+        ("DISCINT", str(DISCINT)), ("HBINT", "300"), ("KAINT", "AUTO"), ("LOCLADDR", ""),
+        ("LONGRTY", str(LONGRTY)), ("LONGTMR", str(LONGTMR)), ("MAXMSGL", "4194304"), ("MCANAME", ""),
+        ("MCATYPE", "THREAD"), ("MCAUSER", ""), ("MODENAME", ""), ("MRDATA", ""), ("MREXIT", ""),
+        ("MRRTY", "10"), ("MRTMR", "1000"), ("MSGDATA", ""), ("MSGEXIT", ""), ("NETPRTY", "0"),
+        ("NPMSPEED", "FAST"), ("PASSWORD", ""), ("PROPCTL", "COMPAT"), ("PUTAUT", "DEF"), ("QMID", q.qmid),
+        ("QMTYPE", "REPOS" if q.repos else "NORMAL"), ("RCVDATA", ""), ("RCVEXIT", ""), ("SCYDATA", ""),
+        ("SCYEXIT", ""), ("SENDDATA", ""), ("SENDEXIT", ""), ("SEQWRAP", "999999999"),
+        ("SHORTRTY", str(SHORTRTY)), ("SHORTTMR", str(SHORTTMR)), ("SSLCAUTH", "REQUIRED"), ("SSLCIPH", ""),
+        ("SSLPEER", ""), ("STATUS", "RUNNING" if own else status), ("SUSPEND", "YES" if suspended else "NO"),
+        ("TPNAME", ""), ("TRPTYPE", "TCP"), ("USEDLQ", "YES"), ("USERID", ""), ("VERSION", q.version),
+        ("XMITQ", "" if own else xmitq),
+    ]
+    if extra:
+        a.insert(11, extra)
+    return Rec("AMQ8441", a)
+
+
+def qcluster_rec(queue: str, host: QMgr, cluster: str, *, altered: datetime, learnt: datetime, put: bool,
+                 prty: int, descr: str, persistent: bool) -> Rec:
+    clus = max(altered, learnt) + timedelta(seconds=1)
+    return Rec("AMQ8409", [
+        ("QUEUE", queue), ("TYPE", "QCLUSTER"), ("ALTDATE", mq_date(altered)), ("ALTTIME", mq_time(altered)),
+        ("CLUSDATE", mq_date(clus)), ("CLUSNL", ""), ("CLUSQMGR", host.name), ("CLUSQT", "QLOCAL"),
+        ("CLUSTER", cluster), ("CLUSTIME", mq_time(clus)), ("CLWLPRTY", str(prty)), ("CLWLRANK", "0"),
+        ("CUSTOM", ""), ("DEFBIND", "NOTFIXED"), ("DEFPRESP", "SYNC"), ("DEFPRTY", "0"),
+        ("DEFPSIST", "YES" if persistent else "NO"), ("DESCR", descr), ("PUT", "ENABLED" if put else "DISABLED"),
+        ("QMID", host.qmid),
+    ])
+
+
+def qlocal_rec(q: QMgr, name: str, **o) -> Rec:
+    cr = o.get("created", q.created)
+    alt = o.get("altered", cr)
+    a: list[tuple[str, str | None]] = [
+        ("QUEUE", name), ("TYPE", "QLOCAL"), ("ACCTQ", o.get("acctq", "QMGR")), ("ALTDATE", mq_date(alt)),
+        ("ALTTIME", mq_time(alt)), ("BOQNAME", o.get("boqname", "")), ("BOTHRESH", o.get("bothresh", "0")),
+        ("CAPEXPRY", "NOLIMIT"), ("CLCHNAME", o.get("clchname", "")), ("CLUSNL", ""),
+        ("CLUSTER", o.get("cluster", "")), ("CLWLPRTY", str(o.get("clwlprty", 0))), ("CLWLRANK", "0"),
+        ("CLWLUSEQ", o.get("clwluseq", "QMGR")), ("CRDATE", mq_date(cr)), ("CRTIME", mq_time(cr)),
+        ("CURDEPTH", str(o.get("curdepth", 0))), ("CUSTOM", ""), ("DEFBIND", o.get("defbind", "OPEN")),
+        ("DEFPRESP", "SYNC"), ("DEFPRTY", "0"), ("DEFPSIST", o.get("defpsist", "NO")), ("DEFREADA", "NO"),
+        ("DEFSOPT", "SHARED"), ("DEFTYPE", o.get("deftype", "PREDEFINED")), ("DESCR", o.get("descr", "")),
+        ("DISTL", "NO"), ("GET", "ENABLED"), ("HARDENBO", None), ("IMGRCOVQ", "QMGR"), ("INITQ", ""),
+        ("IPPROCS", str(o.get("ipprocs", 0))), ("MAXDEPTH", o.get("maxdepth", "5000")),
+        ("MAXFSIZE", "DEFAULT"), ("MAXMSGL", "4194304"), ("MONQ", "QMGR"), ("MSGDLVSQ", "PRIORITY"),
+        ("NOTRIGGER", None), ("NPMCLASS", "NORMAL"), ("OPPROCS", str(o.get("opprocs", 0))), ("PROCESS", ""),
+        ("PROPCTL", "COMPAT"), ("PUT", o.get("put", "ENABLED")), ("QDEPTHHI", "80"), ("QDEPTHLO", "20"),
+        ("QDPHIEV", "DISABLED"), ("QDPLOEV", "DISABLED"), ("QDPMAXEV", "ENABLED"), ("QSVCIEV", "NONE"),
+        ("QSVCINT", "999999999"), ("RETINTVL", "999999999"), ("SCOPE", "QMGR"), ("SHARE", None),
+        ("STATQ", "QMGR"), ("STREAMQ", ""), ("STRMQOS", "BESTEF"), ("TRIGDATA", ""), ("TRIGDPTH", "1"),
+        ("TRIGMPRI", "0"), ("TRIGTYPE", "FIRST"), ("USAGE", o.get("usage", "NORMAL")),
+    ]
+    if q.v90:
+        a = [x for x in a if x[0] not in {"CAPEXPRY", "IMGRCOVQ", "MAXFSIZE", "STREAMQ", "STRMQOS"}]
+    return Rec("AMQ8409", a)
+
+
+def qalias_recs(q: QMgr) -> list[Rec]:
+    cr = q.created
+    return [Rec("AMQ8409", [
+        ("QUEUE", "SYSTEM.DEFAULT.ALIAS.QUEUE"), ("TYPE", "QALIAS"), ("ALTDATE", mq_date(cr)),
+        ("ALTTIME", mq_time(cr)), ("CLUSNL", ""), ("CLUSTER", ""), ("CLWLPRTY", "0"), ("CLWLRANK", "0"),
+        ("CUSTOM", ""), ("DEFBIND", "OPEN"), ("DEFPRESP", "SYNC"), ("DEFPRTY", "0"), ("DEFPSIST", "NO"),
+        ("DEFREADA", "NO"), ("DESCR", ""), ("GET", "ENABLED"), ("PROPCTL", "COMPAT"), ("PUT", "ENABLED"),
+        ("SCOPE", "QMGR"), ("TARGET", ""), ("TARGTYPE", "QUEUE"),
+    ])]
+
+
+def qremote_recs(q: QMgr) -> list[Rec]:
+    cr = q.created
+    return [Rec("AMQ8409", [
+        ("QUEUE", "SYSTEM.DEFAULT.REMOTE.QUEUE"), ("TYPE", "QREMOTE"), ("ALTDATE", mq_date(cr)),
+        ("ALTTIME", mq_time(cr)), ("CLUSNL", ""), ("CLUSTER", ""), ("CLWLPRTY", "0"), ("CLWLRANK", "0"),
+        ("CUSTOM", ""), ("DEFBIND", "OPEN"), ("DEFPRESP", "SYNC"), ("DEFPRTY", "0"), ("DEFPSIST", "NO"),
+        ("DESCR", ""), ("PUT", "ENABLED"), ("RNAME", ""), ("RQMNAME", ""), ("SCOPE", "QMGR"), ("XMITQ", ""),
+    ])]
+
+
+def hexid(seed: str, n: int = 16) -> str:
+    import hashlib
+    return hashlib.sha256(seed.encode()).hexdigest().upper()[:n]
+
+
+def chstatus_running(q: QMgr, channel: str, chltype: str, peer: QMgr, *, start: datetime, msgs: int,
+                     nbytes: int, last: datetime | None, seqbase: int, xmitq: str = "", xqmsgsa: int = 0) -> Rec:
+    seed = f"{q.name}/{channel}/{peer.name}/{start.isoformat()}"
+    lastd = last or start
+    sdr = chltype == "CLUSSDR"
+    a: list[tuple[str, str | None]] = [
+        ("CHANNEL", channel), ("CHLTYPE", chltype), ("BATCHES", str(msgs)), ("BATCHSZ", "50"),
+        ("BUFSRCVD", str(msgs + 3 if sdr else 2 * msgs + 3)),
+        ("BUFSSENT", str(2 * msgs + 3 if sdr else msgs + 3)),
+        ("BYTSRCVD", str(msgs * 48 + 692 if sdr else nbytes + msgs * 96 + 692)),
+        ("BYTSSENT", str(nbytes + msgs * 96 + 692 if sdr else msgs * 48 + 692)),
+        ("CHSTADA", mq_date(start)), ("CHSTATI", mq_time(start)), ("COMPHDR", "NONE,NONE"),
+        ("COMPMSG", "NONE,NONE"), ("COMPRATE", "0,0"), ("COMPTIME", "0,0"),
+        ("CONNAME", peer.conname if sdr else peer.ip), ("CURLUWID", hexid(seed + "c")),
+        ("CURMSGS", "0"), ("CURRENT", None), ("CURSEQNO", str(seqbase + msgs)), ("EXITTIME", "0,0"),
+        ("HBINT", "300"), ("INDOUBT", "NO"), ("JOBNAME", hexid(seed + "j")),
+        ("LOCLADDR", f"{q.ip}({40000 + int(hexid(seed + 'p', 4), 16) % 20000})" if sdr else f"{q.ip}(1414)"),
+    ]
+    if sdr:
+        a.append(("LONGRTS", str(LONGRTY)))
+    a += [
+        ("LSTLUWID", hexid(seed + "l")), ("LSTMSGDA", mq_date(lastd)), ("LSTMSGTI", mq_time(lastd)),
+        ("LSTSEQNO", str(seqbase + msgs)), ("MCASTAT", "RUNNING"), ("MONCHL", "OFF"), ("MSGS", str(msgs)),
+        ("NETTIME", "0,0"), ("NPMSPEED", "FAST"), ("RQMNAME", peer.name), ("SECPROT", "NONE"),
+    ]
+    if sdr:
+        a.append(("SHORTRTS", str(SHORTRTY)))
+    a += [
+        ("SSLCERTI", ""), ("SSLCIPH", ""), ("SSLKEYDA", ""), ("SSLKEYTI", ""), ("SSLPEER", ""), ("SSLRKEYS", "0"),
+        ("STATUS", "RUNNING"), ("STOPREQ", "NO"), ("SUBSTATE", "MQGET" if sdr else "RECEIVE"),
+        ("XBATCHSZ", "1,1"),
+    ]
+    if sdr:
+        a += [("XMITQ", xmitq), ("XQMSGSA", str(xqmsgsa)), ("XQTIME", "0,0")]
+    a += [("RVERSION", peer.version), ("RPRODUCT", "MQMM")]
+    return Rec("AMQ8417", a)
+
+
+def chstatus_retrying(channel: str, peer: QMgr, *, since: datetime, at: datetime, seqbase: int, xmitq: str,
+                      xqmsgsa: int) -> Rec:
+    tried = [r for r in retry_times(since, at)[1:] if r <= at]
+    shortrts = SHORTRTY - min(len(tried), SHORTRTY)
+    longrts = LONGRTY - max(0, len(tried) - SHORTRTY)
+    return Rec("AMQ8417", [
+        ("CHANNEL", channel), ("CHLTYPE", "CLUSSDR"), ("BATCHES", "0"), ("BATCHSZ", "50"), ("BUFSRCVD", "0"),
+        ("BUFSSENT", "0"), ("BYTSRCVD", "0"), ("BYTSSENT", "0"), ("CHSTADA", mq_date(since)),
+        ("CHSTATI", mq_time(since)), ("COMPHDR", "NONE,NONE"), ("COMPMSG", "NONE,NONE"),
+        ("COMPRATE", "0,0"), ("COMPTIME", "0,0"), ("CONNAME", peer.conname),
+        ("CURLUWID", "0000000000000000"), ("CURMSGS", "0"), ("CURRENT", None), ("CURSEQNO", str(seqbase)),
+        ("EXITTIME", "0,0"), ("HBINT", "300"), ("INDOUBT", "NO"), ("JOBNAME", "0000000000000000"),
+        ("LOCLADDR", ""), ("LONGRTS", str(longrts)), ("LSTLUWID", "0000000000000000"),
+        ("LSTMSGDA", ""), ("LSTMSGTI", ""), ("LSTSEQNO", str(seqbase)), ("MCASTAT", "NOTRUNNING"),
+        ("MONCHL", "OFF"), ("MSGS", "0"), ("NETTIME", "0,0"), ("NPMSPEED", "FAST"), ("RQMNAME", peer.name),
+        ("SECPROT", "NONE"), ("SHORTRTS", str(shortrts)), ("SSLCERTI", ""), ("SSLCIPH", ""),
+        ("SSLKEYDA", ""), ("SSLKEYTI", ""), ("SSLPEER", ""), ("SSLRKEYS", "0"), ("STATUS", "RETRYING"),
+        ("STOPREQ", "NO"), ("SUBSTATE", ""), ("XBATCHSZ", "0,0"), ("XMITQ", xmitq),
+        ("XQMSGSA", str(xqmsgsa)), ("XQTIME", "0,0"), ("RVERSION", ""), ("RPRODUCT", ""),
+    ])
+
+
+def retry_times(since: datetime, until: datetime) -> list[datetime]:
+    """The failure, then the failed connection attempts of a cluster sender (each re-drives
+    re-allocation): SHORTRTY every SHORTTMR, then every LONGTMR."""
+    ts = [since + timedelta(seconds=SHORTTMR * i) for i in range(SHORTRTY + 1)]
+    t = ts[-1]
+    while t <= until:
+        t += timedelta(seconds=LONGTMR)
+        ts.append(t)
+    return [x for x in ts if x <= until] or [since]
+
+
+# --------------------------------------------------------------------------------------------------
+# transmission queue browses
+
+
+def put_date_time(t: datetime) -> tuple[str, str]:
+    return t.strftime("%Y%m%d"), t.strftime("%H%M%S") + f"{t.microsecond // 10000:02d}"
+
+
+def payload(queue: str, app: str, length: int, msg_id: bytes, day: str, group_seq: int) -> bytes:
+    n = int.from_bytes(msg_id[-4:], "big") & 0xFFFFFFF
+    word = queue.split(".")[1].lower() if "." in queue else queue.lower()
+    part = f',"part":{group_seq}' if group_seq else ""
+    base = f'{{"type":"{word}","id":"{word[:1].upper()}-{day}-{n:07d}"{part},"source":"{app}","pad":"'
+    body = base + "." * max(0, length - len(base) - 2) + '"}'
+    b = body.encode()
+    return b[:length] if len(b) > length else b
+
+
+def outer_md(m, app_user: str, app_name: str, appltype: int, token: bytes, sender: str, put_t: datetime) -> dict:
+    pd, pt = put_date_time(put_t)
+    grouped = bool(m.group_id and m.logical)
+    flags = 8 | (16 if m.group_last else 0) if grouped else 0
+    return dict(
+        StrucId="MD  ", Version=2, Report=0, MsgType=8, Expiry=-1, Feedback=0, Encoding=546, CodedCharSetId=1208,
+        Format="MQXMIT  ", Priority=0, Persistence=1 if m.persistent else 0, MsgId=m.msg_id,
+        CorrelId=m.channel.ljust(24).encode()[:24], BackoutCount=0, ReplyToQ="", ReplyToQMgr=sender,
+        UserIdentifier=app_user, AccountingToken=b"\0" * 32 if m.zero else token, ApplIdentityData="",
+        PutApplType=appltype, PutApplName=app_name, PutDate=pd, PutTime=pt, ApplOriginData="",
+        GroupId=m.group_id if grouped else b"\0" * 24,
+        MsgSeqNumber=m.group_seq if grouped else 1, Offset=0, MsgFlags=flags, OriginalLength=-1,
+    )
+
+
+def xmit_data(m, app_user: str, app_name: str, appltype: int, token: bytes, sender: str, put_t: datetime,
+              data: bytes) -> bytes:
+    """MQXQH (with the original MQMD v1), an MQMDE for a managed group, then the application data."""
+    pd, pt = put_date_time(put_t)
+    grouped = bool(m.group_id and m.logical)
+    md1 = (b"MD  " + struct.pack("<7i", 1, 0, 8, -1, 0, 546, 1208)
+           + (b"MQHMDE  " if grouped else b"MQSTR   ") + struct.pack("<2i", 0, 1 if m.persistent else 0)
+           + m.msg_id + b"\0" * 24 + struct.pack("<i", 0) + b" " * 48 + sender.ljust(48).encode()
+           + app_user.ljust(12).encode()[:12] + token + b" " * 32 + struct.pack("<i", appltype)
+           + app_name.ljust(28).encode()[:28] + pd.encode() + pt.encode() + b"    ")
+    assert len(md1) == 324
+    rqm = m.target or m.dest
+    xqh = b"XQH " + struct.pack("<i", 1) + m.queue.ljust(48).encode() + rqm.ljust(48).encode() + md1
+    mde = b""
+    if grouped:
+        mde = (b"MDE " + struct.pack("<4i", 2, 72, 546, 1208) + b"MQSTR   " + struct.pack("<i", 0) + m.group_id
+               + struct.pack("<4i", m.group_seq, 0, 8 | (16 if m.group_last else 0), -1))
+    return xqh + mde + data
+
+
+MBCSMAX = 6
+
+
+def render_amqsbcg(queue: str, msgs: list[tuple[dict, bytes]]) -> str:
+    """Output of amqsbcg (MQ 9.4 sample) browsing ``queue``, as ``samples/`` reproduces it."""
+    w = ["\nAMQSBCG0 - starts here\n", "**********************\n ", f"\n MQOPEN - '{queue}'", "\n "]
+    page_first = True
+    lines_printed = 0
+    for j, (md, data) in enumerate(msgs, 1):
+        if page_first:
+            lines_printed, page_first = 29, False
+        else:
+            w.append("\n ")
+            lines_printed = 22
+        w.append("\n ")
+        w.append(f"\n MQGET of message number {j}, CompCode:0 Reason:0")
+        w.append(print_md(md))
+        w.append("\n ")
+        w.append("\n****   Message      ****\n ")
+        w.append(f"\n length - {len(data)} of {len(data)} bytes\n ")
+        pad = " " * ((MBCSMAX - 1) * 2)
+        for ch in range(0, len(data), 16):
+            chunk = data[ch:ch + 16]
+            hexpart = "".join((" " if n % 2 == 0 else "") + f"{b:02X}" for n, b in enumerate(chunk))
+            for n in range(len(chunk), 16):
+                hexpart += (" " if n % 2 == 0 else "") + "  "
+            text = "".join(chr(b) if 0x20 <= b < 0x7F else "." for b in chunk).ljust(16)
+            w.append(f"\n{ch:08X}: {hexpart}{pad} '{text}'")
+            lines_printed += 1
+            if lines_printed >= 60:
+                lines_printed = 0
+                w.append("\n ")
+    if not page_first:
+        w.append("\n ")
+    w.append("\n \n \n No more messages ")
+    if msgs:
+        lens = [len(d) for _, d in msgs]
+        w.append(f"\n\n****   Summary      ****\n {len(msgs)} messages browsed.\n Smallest message {min(lens)} "
+                 f"bytes.\n Largest message {max(lens)} bytes.\n Average message {sum(lens) // len(lens)} bytes.\n")
+    w.append("\n MQCLOSE")
+    w.append("\n MQDISC")
+    w.append("\n")
+    return "".join(w)
+
+
+def print_md(md: dict) -> str:
+    def s(v, n):
+        return (v if isinstance(v, str) else v.decode()).ljust(n)[:n]
+
+    return "".join([
+        "\n****Message descriptor****\n",
+        f"\n  StrucId  : '{md['StrucId']}'", f"  Version : {md['Version']}",
+        f"\n  Report   : {md['Report']}", f"  MsgType : {md['MsgType']}",
+        f"\n  Expiry   : {md['Expiry']}", f"  Feedback : {md['Feedback']}",
+        f"\n  Encoding : {md['Encoding']}", f"  CodedCharSetId : {md['CodedCharSetId']}",
+        f"\n  Format : '{s(md['Format'], 8)}'",
+        f"\n  Priority : {md['Priority']}", f"  Persistence : {md['Persistence']}",
+        f"\n  MsgId : X'{md['MsgId'].hex().upper()}'",
+        f"\n  CorrelId : X'{md['CorrelId'].hex().upper()}'",
+        f"\n  BackoutCount : {md['BackoutCount']}",
+        f"\n  ReplyToQ       : '{s(md['ReplyToQ'], 48)}'",
+        f"\n  ReplyToQMgr    : '{s(md['ReplyToQMgr'], 48)}'",
+        "\n  ** Identity Context",
+        f"\n  UserIdentifier : '{s(md['UserIdentifier'], 12)}'",
+        f"\n  AccountingToken : \n   X'{md['AccountingToken'].hex().upper()}'",
+        f"\n  ApplIdentityData : '{s(md['ApplIdentityData'], 32)}'",
+        "\n  ** Origin Context",
+        f"\n  PutApplType    : '{md['PutApplType']}'",
+        f"\n  PutApplName    : '{s(md['PutApplName'], 28)}'",
+        f"\n  PutDate  : '{md['PutDate']}'", f"    PutTime  : '{md['PutTime']}'",
+        f"\n  ApplOriginData : '{s(md['ApplOriginData'], 4)}'\n",
+        f"\n  GroupId : X'{md['GroupId'].hex().upper()}'",
+        f"\n  MsgSeqNumber   : '{md['MsgSeqNumber']}'",
+        f"\n  Offset         : '{md['Offset']}'",
+        f"\n  MsgFlags       : '{md['MsgFlags']}'",
+        f"\n  OriginalLength : '{md['OriginalLength']}'",
+    ])
+
+
+DMP_CODES = [("VER", "Version"), ("RPT", "Report"), ("MST", "MsgType"), ("EXP", "Expiry"), ("FDB", "Feedback"),
+             ("ENC", "Encoding"), ("CCS", "CodedCharSetId"), ("FMT", "Format"), ("PRI", "Priority"),
+             ("PER", "Persistence"), ("MSI", "MsgId"), ("COI", "CorrelId"), ("BOC", "BackoutCount"),
+             ("RTQ", "ReplyToQ"), ("RTM", "ReplyToQMgr"), ("USR", "UserIdentifier"), ("ACC", "AccountingToken"),
+             ("AIX", "ApplIdentityData"), ("PAT", "PutApplType"), ("PAN", "PutApplName"), ("PTD", "PutDate"),
+             ("PTT", "PutTime"), ("AOX", "ApplOriginData"), ("GRP", "GroupId"), ("MSQ", "MsgSeqNumber"),
+             ("OFF", "Offset"), ("MSF", "MsgFlags"), ("ORL", "OriginalLength")]
+
+
+def render_dmpmqmsg(qm: str, queue: str, at: datetime, msgs: list[tuple[dict, bytes]]) -> str:
+    out = [f"* Dumper Version:9.4.2.0 Created:{at.strftime('%a %b %d %H:%M:%S %Y')}",
+           f"* Qmgr  = {qm}", f"* Queue = {queue}", ""]
+    for md, data in msgs:
+        out.append("N")
+        for code, f in DMP_CODES:
+            v = md[f]
+            if isinstance(v, bytes):
+                v = v.hex().upper()
+            v = str(v).rstrip()
+            out.append(f"A {code} {v}" if v else f"A {code}")
+        for i in range(0, len(data), 32):
+            out.append("X " + data[i:i + 32].hex().upper())
+        out.append("")
+    return "\n".join(out) + "\n"
+
+
+# --------------------------------------------------------------------------------------------------
+# amqsmon
+
+
+class Named(str):
+    """An integer field amqsmon prints by its constant's name (QueueType: Local), without quotes."""
+
+
+def render_amqsmon(records: list[list[tuple[int, str, object]]]) -> str:
+    out = []
+    for rec in records:
+        out.append("MonitoringType: QueueAccounting")
+        for indent, k, v in rec:
+            pad = " " * indent
+            if isinstance(v, list):
+                out.append(f"{pad}{k}: [{', '.join(str(x) for x in v)}]")
+            elif isinstance(v, bytes):
+                out.append(f"{pad}{k}: x'{v.hex()}'")
+            elif isinstance(v, Named):
+                out.append(f"{pad}{k}: {v}")
+            elif isinstance(v, str):
+                out.append(f"{pad}{k}: '{v}'")
+            else:
+                out.append(f"{pad}{k}: {v}")
+        out.append("")
+    return "\n".join(out) + "\n"
+
+
+def queue_group(gi: int, queue: str, created: datetime, first_open: bool, opened: datetime,
+                c: list[int]) -> list[tuple[int, str, object]]:
+    """One QueueAccounting group; c = [n np, n p, bytes np, bytes p, min np, max np, min p, max p]."""
+    return [(0, "QueueAccounting", gi)] + [(2, k, v) for k, v in [
+        ("QueueName", queue), ("CreateDate", mq_date(created)), ("CreateTime", mq_time(created)),
+        ("QueueType", Named("Local")), ("QueueDefinitionType", Named("Predefined")),
+        ("OpenCount", 1 if first_open else 0), ("OpenDate", mq_date(opened)), ("OpenTime", mq_time(opened)),
+        ("PutCount", [c[0], c[1]]), ("PutFailCount", 0), ("Put1Count", [0, 0]),
+        ("Put1FailCount", 0), ("PutBytes", [c[2], c[3]]),
+        ("PutMinBytes", [c[4], c[6]]), ("PutMaxBytes", [c[5], c[7]]),
+        ("GeneratedMsgCount", 0), ("GetCount", [0, 0]), ("GetFailCount", 0), ("GetBytes", [0, 0]),
+        ("GetMinBytes", [0, 0]), ("GetMaxBytes", [0, 0]), ("BrowseCount", [0, 0]),
+        ("BrowseFailCount", 0), ("BrowseBytes", [0, 0]), ("BrowseMinBytes", [0, 0]),
+        ("BrowseMaxBytes", [0, 0]), ("TimeOnQMin", [0, 0]), ("TimeOnQAvg", [0, 0]),
+        ("TimeOnQMax", [0, 0]), ("CbCount", 0), ("CbFailCount", 0)]]
