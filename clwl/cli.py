@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import importlib
 import json
 import sys
 from collections import Counter
@@ -70,7 +71,78 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--no-logical-order", action="store_true",
                    help="with --bind group: groups are not put in logical order (MQPMO_LOGICAL_ORDER off)")
     r.set_defaults(func=cmd_route)
+
+    run = sub.add_parser(
+        "run", help="run the pipeline: ingest, replay, detect, validate, publish, report",
+        description="Run ingest -> replay -> detect -> validate -> publish for each run date, on the embedded "
+                    "default (Spark local mode, Delta on local disk) unless --master names a cluster.")
+    run.add_argument("--landing", metavar="DIR", help="landing folder (default: the bundled samples/landing)")
+    run.add_argument("--lake", metavar="DIR", help="Delta lake root (default ./lake)")
+    run.add_argument("--date", action="append", metavar="YYYY-MM-DD",
+                     help="run date (repeatable; default: every date present in the landing folder)")
+    run.add_argument("--master", metavar="URL", help="Spark master (default local[2])")
+    run.add_argument("--algorithm", choices=sorted(PROFILES), default="default", metavar="PROFILE",
+                     help="algorithm profile for the replay")
+    run.add_argument("--what-if", metavar="JSON",
+                     help='what-if overrides, e.g. \'{"name": "w80", "channel_attrs": {"TO.QM2": {"CLWLWGHT": 80}}}\''
+                          "; results go under <lake>/whatif/<name>/, never to the published tables")
+    run.set_defaults(func=cmd_run)
+
+    for module, adder in (("clwl.pipeline_cli", "add_ingest_command"), ("clwl.query", "add_query_command"),
+                          ("clwl.generate.command", "add_generate_command")):
+        getattr(importlib.import_module(module), adder)(sub)
     return p
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    import datetime as _dt
+    from pathlib import Path
+
+    overrides = {k: v for k, v in (("lake", args.lake), ("landing", args.landing), ("master", args.master)) if v}
+    from spark.config import PipelineConfig  # no pyspark import: the config is plain Python
+
+    config = PipelineConfig.from_env(**{k: (Path(v) if k != "master" else v) for k, v in overrides.items()})
+    if not Path(config.landing).is_dir():
+        print(f"clwl run: {config.landing}: landing folder does not exist", file=sys.stderr)
+        return EXIT_INPUT
+    for d in args.date or ():
+        try:
+            _dt.date.fromisoformat(d)
+        except ValueError:
+            print(f"clwl run: --date {d}: not a date (YYYY-MM-DD)", file=sys.stderr)
+            return EXIT_INPUT
+        if not (Path(config.landing) / d).is_dir():
+            print(f"clwl run: {Path(config.landing) / d}: no landing folder for {d}", file=sys.stderr)
+            return EXIT_INPUT
+    whatif = None
+    if args.what_if:
+        from spark.pipeline import WhatIf
+
+        try:
+            whatif = WhatIf.from_dict(json.loads(args.what_if))
+        except (ValueError, AttributeError) as e:
+            print(f"clwl run: --what-if: not a JSON object of overrides ({e})", file=sys.stderr)
+            return EXIT_INPUT
+    from spark.pipeline import run_pipeline
+
+    def progress(msg: str) -> None:
+        print(msg, flush=True)
+
+    outcome = run_pipeline(config, args.date, args.algorithm, whatif, progress=progress)
+    print()
+    print(f"run {outcome.run_id}: {outcome.seconds.get('total', 0):.1f} s")
+    for d in outcome.dates:
+        state = "published" if d.published else "BLOCKED by the quality gate"
+        print(f"  {d.run_date}: {state}; {d.messages} messages, {d.stuck} stuck, {d.unexpected} unexpected")
+        if d.report_html:
+            print(f"    report: {d.report_html}")
+            print(f"    summary: {d.report_md}")
+        if not d.published:
+            for f in d.failures:
+                print(f"    failed: {f}")
+            print(f"    validation result: {d.validation_result}")
+            print("    the last good published tables stay in place")
+    return outcome.exit_code
 
 
 def cmd_route(args: argparse.Namespace) -> int:

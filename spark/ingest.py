@@ -78,13 +78,13 @@ __all__ = [
     "ReconciliationError",
     "VOLATILE_ATTRIBUTES",
     "attrs_hash",
-    "build_channel_status",
-    "build_config_history",
+    "build_histories",
     "classify_name",
     "code_version",
     "discover_landing",
     "ingest",
     "parse_landing_file",
+    "qmgr_history",
 ]
 
 
@@ -529,114 +529,220 @@ def parse_landing_file(spec: LandingFile, run_id: str) -> tuple[dict, dict[str, 
     return out.finish()
 
 
-def _parse_partition(specs: Iterator[LandingFile], run_id: str) -> Iterator[tuple[str, object]]:
+# The parse output of all tables in one DataFrame (cached while the tables are written): the union of the
+# columns of the tables the parse feeds, all nullable, plus the target table and, for the one row per file that
+# carries no data, the file's summary as JSON.
+_PARSED_TABLES = ("bronze.capture_files", "bronze.mqsc_objects", "bronze.put_records", "bronze.xmitq_messages",
+                  "bronze.queue_accounting", _QUARANTINE)
+
+
+def _stage_schema():
+    from pyspark.sql.types import StringType, StructField, StructType
+
+    fields: dict[str, StructField] = {"_table": StructField("_table", StringType(), False),
+                                      "_summary": StructField("_summary", StringType(), True)}
+    for key in _PARSED_TABLES:
+        for f in TABLES[key].schema.fields:
+            if f.name in fields and fields[f.name].dataType != f.dataType:
+                raise TypeError(f"staging schema: column {f.name} has two types ({fields[f.name].dataType}, "
+                                f"{f.dataType})")
+            fields.setdefault(f.name, StructField(f.name, f.dataType, True))
+    return StructType(list(fields.values()))
+
+
+def _parse_partition(specs: Iterator[LandingFile], run_id: str, names: tuple[str, ...]) -> Iterator[tuple]:
+    """Parse task: each file's rows, as staging rows (``names`` = the staging columns)."""
+    at = {name: i for i, name in enumerate(names)}
+    slots = {key: [at[c] for c in TABLES[key].columns] for key in _PARSED_TABLES}
+    width = len(names)
     for spec in specs:
         summary, rows = parse_landing_file(spec, run_id)
-        yield _FILE_TAG, summary
+        head = [None] * width
+        head[0], head[1] = _FILE_TAG, json.dumps(summary)
+        yield tuple(head)
         for key, table_rows in rows.items():
+            where = slots[key]
             for row in table_rows:
-                yield key, row
+                wide = [None] * width
+                wide[0] = key
+                for i, value in zip(where, row):
+                    wide[i] = value
+                yield tuple(wide)
 
 
 # ----------------------------------------------------------------------------------------------------------
-# History (DataFrame transformations; pure functions of the bronze tables)
+# History: rebuilt per observing queue manager from all of its captures (pure Python per queue manager, run by
+# Spark grouped by observing_qmgr: the window/join formulation took three times the jobs and stages)
 
 _ABSENT = "<absent>"
+_NOT_CONFIG = frozenset({"CHSTATUS", "OTHER"})
+_INACTIVE = ("INACTIVE", None, None)
 
 
-def _ordered(*partition: str):
-    from pyspark.sql import Window
+def _text_or_none(value) -> str | None:
+    if value is None or (isinstance(value, float) and value != value):  # pandas gives NaN for a null string
+        return None
+    value = str(value).strip()
+    return value or None
 
-    return Window.partitionBy(*partition).orderBy("capture_time", "source_file")
+
+def qmgr_history(objects: Iterable[dict], captures: Iterable[dict]) -> tuple[list[dict], list[dict]]:
+    """``(config versions, channel status intervals)`` of one observing queue manager.
+
+    objects: its bronze.mqsc_objects rows (kind, object_key, source_file, seq, attrs_hash; for CHSTATUS and
+    CLUSQMGR records also channel, chltype, status, xmitq, substate, deftype from the attributes).
+    captures: its bronze.capture_files rows (source_file, capture_time, run_date, kinds_covered, kinds_present,
+    complete).
+
+    Captures are taken in (capture_time, source_file) order; an object (a channel) is followed from the first
+    capture time it is seen at (for a channel: in a CHSTATUS record or named by a CLUSQMGR record). In a capture
+    that covers its kind it is present (its state), absent (the capture asked for the whole kind and lost no
+    record: gone, or INACTIVE for a channel) or unknown (the state carries over). A new version opens where the
+    state changes; the open one is closed then (valid_to). Versions carry the opening capture's source_file,
+    run_date and, for configuration, the record's seq (to fetch its attributes).
+    """
+    import itertools
+
+    caps = sorted(captures, key=lambda c: (c["capture_time"], c["source_file"]))
+    records: dict[str, dict[tuple[str, str], dict]] = {}
+    for o in sorted(objects, key=lambda o: (o["source_file"], o["seq"])):
+        records.setdefault(o["source_file"], {})[(o["kind"], o["object_key"])] = o  # the last of an object wins
+    config: list[dict] = []
+    channels: list[dict] = []
+    known: dict[str, list[str]] = {}  # kind -> object keys, in order of first sighting
+    seen: set[tuple[str, str]] = set()
+    state: dict[tuple[str, str], str] = {}
+    opened: dict[tuple[str, str], dict] = {}
+    ch_known: list[str] = []
+    ch_state: dict[str, tuple] = {}
+    ch_open: dict[str, dict] = {}
+    ch_type: dict[str, str] = {}
+    ch_deftype: dict[str, str] = {}
+
+    for when, group in itertools.groupby(caps, key=lambda c: c["capture_time"]):
+        group = list(group)
+        for c in group:  # sightings first: a capture at the same time but earlier in name order sees them too
+            for (kind, key), o in records.get(c["source_file"], {}).items():
+                if kind == "CHSTATUS" or kind == "CLUSQMGR":
+                    ch = _text_or_none(o.get("channel"))
+                    if ch and ch not in ch_known and (kind == "CLUSQMGR" or key.endswith("|CURRENT")):
+                        ch_known.append(ch)
+                    if ch and kind == "CLUSQMGR":
+                        ch_deftype[ch] = "CLUSRCVR" if _text_or_none(o.get("deftype")) == "CLUSRCVR" else "CLUSSDR"
+                if kind not in _NOT_CONFIG and (kind, key) not in seen:
+                    seen.add((kind, key))
+                    known.setdefault(kind, []).append(key)
+        for c in group:
+            recs = records.get(c["source_file"], {})
+            covered = set(c["kinds_covered"])
+            kinds = covered | set(c["kinds_present"])
+            for kind in sorted(kinds - _NOT_CONFIG):
+                full = bool(c["complete"]) and kind in covered
+                for key in known.get(kind, ()):
+                    o = recs.get((kind, key))
+                    new = o["attrs_hash"] if o is not None else (_ABSENT if full else None)
+                    ident = (kind, key)
+                    if new is None or new == state.get(ident):
+                        continue
+                    state[ident] = new
+                    if ident in opened:
+                        opened.pop(ident)["valid_to"] = when
+                    if new != _ABSENT:
+                        row = {"kind": kind, "object_key": key, "attrs_hash": new, "seq": int(o["seq"]),
+                               "valid_from": when, "valid_to": None, "source_file": c["source_file"],
+                               "run_date": c["run_date"]}
+                        opened[ident] = row
+                        config.append(row)
+            if "CHSTATUS" not in kinds:
+                continue
+            full = bool(c["complete"]) and "CHSTATUS" in covered
+            current = {}
+            for (kind, key), o in recs.items():
+                if kind == "CHSTATUS" and key.endswith("|CURRENT"):
+                    current[_text_or_none(o.get("channel"))] = o
+            for ch in ch_known:
+                o = current.get(ch)
+                if o is not None:
+                    status = (_text_or_none(o.get("status")) or "UNKNOWN").upper()
+                    substate = _text_or_none(o.get("substate"))
+                    new = (status, _text_or_none(o.get("xmitq")), substate.upper() if substate else None)
+                    chltype = _text_or_none(o.get("chltype"))
+                    if chltype:
+                        ch_type[ch] = chltype.upper()
+                elif full:
+                    new = _INACTIVE
+                else:
+                    continue
+                if new == ch_state.get(ch):
+                    continue
+                ch_state[ch] = new
+                if ch in ch_open:
+                    ch_open.pop(ch)["valid_to"] = when
+                row = {"channel": ch, "chltype": ch_type.get(ch) or ch_deftype.get(ch), "status": new[0],
+                       "xmitq": new[1], "substate": new[2], "valid_from": when, "valid_to": None,
+                       "source_file": c["source_file"], "run_date": c["run_date"]}
+                ch_open[ch] = row
+                channels.append(row)
+    return config, channels
 
 
-def _grid(objects, captures, key_cols: list[str], kind_filter):
-    """Every (object, capture covering its kind) from the object's first capture on, with the object's record
-    in that capture (or nulls) and whether the capture was full (absence = gone)."""
+_HISTORY_COLUMNS = ("_table", "observing_qmgr", "kind", "object_key", "attrs_hash", "seq", "channel", "chltype",
+                    "status", "xmitq", "substate", "valid_from", "valid_to", "source_file", "run_date")
+
+
+def _history_schema():
+    from pyspark.sql.types import DateType, IntegerType, StringType, StructField, StructType, TimestampType
+
+    types = {"seq": IntegerType(), "valid_from": TimestampType(), "valid_to": TimestampType(),
+             "run_date": DateType()}
+    return StructType([StructField(c, types.get(c, StringType()), True) for c in _HISTORY_COLUMNS])
+
+
+def _history_group(key, objects_pdf, captures_pdf):
+    """cogroup.applyInPandas body: one observing queue manager's history rows (both tables, tagged)."""
+    import pandas as pd
+
+    qmgr = key[0]
+    config, channels = qmgr_history(objects_pdf.to_dict("records"), captures_pdf.to_dict("records"))
+    rows = [{"_table": "config", "observing_qmgr": qmgr, **r} for r in config]
+    rows += [{"_table": "channel", "observing_qmgr": qmgr, **r} for r in channels]
+    out = pd.DataFrame(rows, columns=list(_HISTORY_COLUMNS))
+    for col in ("valid_from", "valid_to"):
+        out[col] = pd.to_datetime(out[col])
+    out["seq"] = out["seq"].astype("Int32")
+    return out
+
+
+def build_histories(mqsc_objects, capture_files):
+    """``(config_history, channel_status)`` DataFrames from bronze.mqsc_objects and bronze.capture_files rows
+    (any set of observing queue managers; each is rebuilt from all the rows given for it)."""
     from pyspark.sql import functions as F
 
-    cap_kinds = (
-        captures.select("observing_qmgr", "capture_time", "source_file", "complete", "kinds_covered",
-                        F.explode(F.array_union("kinds_covered", "kinds_present")).alias("kind"))
-        .where(kind_filter(F.col("kind")))
-        .select("observing_qmgr", "kind", "capture_time", "source_file",
-                (F.col("complete") & F.array_contains("kinds_covered", F.col("kind"))).alias("full"))
-    )
-    group = ["observing_qmgr", "kind"] + [c for c in key_cols if c != "kind"]
-    first = objects.groupBy(*group).agg(F.min(F.struct("capture_time", "source_file")).alias("_first"))
-    grid = first.join(cap_kinds, ["observing_qmgr", "kind"]).where(
-        F.struct("capture_time", "source_file") >= F.col("_first")).drop("_first")
-    return grid.join(objects.drop("capture_time"), [*group, "source_file"], "left")
+    def attr(name: str):
+        return F.col("attrs").getItem(name)
+
+    objects = mqsc_objects.where(F.col("kind") != "OTHER")
+    slim = objects.select(
+        "observing_qmgr", "kind", "object_key", "source_file", "seq", "attrs_hash",
+        *[F.when(F.col("kind").isin("CHSTATUS", "CLUSQMGR"), attr(a)).alias(c)
+          for a, c in (("CHANNEL", "channel"), ("CHLTYPE", "chltype"), ("STATUS", "status"), ("XMITQ", "xmitq"),
+                       ("SUBSTATE", "substate"), ("DEFTYPE", "deftype"))])
+    caps = capture_files.select("observing_qmgr", "source_file", "capture_time", "run_date", "kinds_covered",
+                                "kinds_present", "complete")
+    tagged = (slim.groupBy("observing_qmgr").cogroup(caps.groupBy("observing_qmgr"))
+              .applyInPandas(_history_group, _history_schema()))
+    return tagged
 
 
-def _versions(grid, key_cols: list[str], state_col, absent_state):
-    """Rows where the (carried-over) state changes, with valid_from / valid_to; absences removed."""
-    from pyspark.sql import functions as F
-    from pyspark.sql import Window
-
-    w = _ordered("observing_qmgr", *key_cols)
-    state = F.when(state_col.isNotNull(), state_col).when(F.col("full"), absent_state)
-    g = grid.withColumn("_state", state)
-    g = g.withColumn("_filled", F.last("_state", ignorenulls=True).over(
-        w.rowsBetween(Window.unboundedPreceding, Window.currentRow)))
-    g = g.where(F.col("_filled").isNotNull())
-    g = g.withColumn("_prev", F.lag("_filled").over(w))
-    starts = g.where(F.col("_prev").isNull() | ~F.col("_prev").eqNullSafe(F.col("_filled")))
-    starts = starts.withColumn("valid_from", F.col("capture_time")).withColumn(
-        "valid_to", F.lead("capture_time").over(_ordered("observing_qmgr", *key_cols)))
-    return starts.where(~F.col("_filled").eqNullSafe(absent_state))
-
-
-def build_config_history(mqsc_objects, capture_files):
-    """silver.config_history from bronze.mqsc_objects and bronze.capture_files (any set of observing QMs)."""
-    from pyspark.sql import Window
+def _split_histories(spark, tagged, mqsc_objects):
     from pyspark.sql import functions as F
 
-    not_config = ("CHSTATUS", "OTHER")
-    objs = mqsc_objects.where(~F.col("kind").isin(*not_config))
-    last = F.row_number().over(
-        Window.partitionBy("observing_qmgr", "source_file", "kind", "object_key").orderBy(F.desc("seq")))
-    objs = (objs.withColumn("_n", last).where("_n = 1")  # the same object twice in one capture: the last wins
-            .select("observing_qmgr", "kind", "object_key", "source_file", "capture_time", "run_date", "attrs",
-                    "attrs_hash"))
-    grid = _grid(objs, capture_files, ["kind", "object_key"], lambda k: ~k.isin(*not_config))
-    versions = _versions(grid, ["kind", "object_key"], F.col("attrs_hash"), F.lit(_ABSENT))
-    t = TABLES["silver.config_history"]
-    return versions.select(*t.columns)
-
-
-def build_channel_status(mqsc_objects, capture_files):
-    """silver.channel_status from bronze.mqsc_objects (CHSTATUS, current status) and bronze.capture_files."""
-    from pyspark.sql import Window
-    from pyspark.sql import functions as F
-
-    def attr(name):
-        v = F.trim(F.col("attrs").getItem(name))
-        return F.when(v == "", None).otherwise(v)
-
-    chs = (mqsc_objects.where((F.col("kind") == "CHSTATUS") & ~F.col("object_key").endswith("|SAVED"))
-           .select("observing_qmgr", "source_file", "seq", attr("CHANNEL").alias("channel"),
-                   F.upper(attr("CHLTYPE")).alias("chltype"), F.upper(attr("STATUS")).alias("status"),
-                   attr("XMITQ").alias("xmitq"), F.upper(attr("SUBSTATE")).alias("substate"), "run_date",
-                   "capture_time", F.lit("CHSTATUS").alias("kind")))
-    last = F.row_number().over(
-        Window.partitionBy("observing_qmgr", "source_file", "channel").orderBy(F.desc("seq")))
-    chs = chs.withColumn("_n", last).where("_n = 1").drop("_n", "seq")
-    chs = chs.withColumn("_st", F.struct(F.coalesce("status", F.lit("UNKNOWN")).alias("status"), "xmitq",
-                                         "substate"))
-    grid = _grid(chs, capture_files, ["channel"], lambda k: k == "CHSTATUS")
-    inactive = F.struct(F.lit("INACTIVE").alias("status"), F.lit(None).cast("string").alias("xmitq"),
-                        F.lit(None).cast("string").alias("substate"))
-    w = _ordered("observing_qmgr", "channel").rowsBetween(Window.unboundedPreceding, Window.currentRow)
-    grid = grid.withColumn("chltype", F.last("chltype", ignorenulls=True).over(w))
-    versions = _versions(grid, ["channel"], F.col("_st"), inactive)
-    # run_date of an INACTIVE row: the capture's own date (from its path), not the record's.
-    run_date = F.to_date(F.substring_index("source_file", "/", 1))
-    t = TABLES["silver.channel_status"]
-    return versions.select(
-        "observing_qmgr", "channel", "chltype", F.col("_filled.status").alias("status"),
-        F.col("_filled.xmitq").alias("xmitq"), F.col("_filled.substate").alias("substate"), "valid_from",
-        "valid_to", "source_file", run_date.alias("run_date")).select(*t.columns)
+    attrs = mqsc_objects.select("source_file", "seq", "attrs")
+    config = (tagged.where(F.col("_table") == "config")
+              .join(attrs, ["source_file", "seq"], "left")
+              .select(*TABLES["silver.config_history"].columns))
+    channels = tagged.where(F.col("_table") == "channel").select(*TABLES["silver.channel_status"].columns)
+    return config, channels
 
 
 # ----------------------------------------------------------------------------------------------------------
@@ -681,7 +787,7 @@ class IngestSummary:
 
     @property
     def files_rejected(self) -> int:
-        return sum(1 for f in self.files if f.status == "rejected")
+        return sum(1 for f in self.files if f.reason)  # rejected now, or before and unchanged since
 
     def format_table(self) -> str:
         """Per file: read / accepted / quarantined, status and reason; then the totals."""
@@ -767,8 +873,8 @@ def _previous(spark, config: PipelineConfig, dates: list[str]) -> dict[str, dict
     return {r["source_file"]: r.asDict() for r in latest.collect()}
 
 
-def _write(spark, config, key: str, df, predicate: str) -> int:
-    """Replace the rows matching ``predicate`` with ``df``; rows written."""
+def _write(spark, config, key: str, df, predicate: str, count: bool = False) -> int:
+    """Replace the rows matching ``predicate`` with ``df``; rows written (-1 unless ``count``)."""
     from delta.tables import DeltaTable
 
     t = TABLES[key]
@@ -777,6 +883,8 @@ def _write(spark, config, key: str, df, predicate: str) -> int:
     if t.partition_by:
         writer = writer.partitionBy(*t.partition_by)
     writer.save(location)
+    if not count:
+        return -1
     metrics = DeltaTable.forPath(spark, location).history(1).collect()[0]["operationMetrics"] or {}
     return int(metrics.get("numOutputRows", 0))
 
@@ -802,6 +910,7 @@ def ingest(config: PipelineConfig, run_dates: list[str] | None = None, spark=Non
 
         spark = get_spark(config.master, app_name="clwl-ingest")
     from pyspark import StorageLevel
+    from pyspark.sql import functions as F
 
     ensure_tables(spark, config)
     version = code_version()
@@ -829,15 +938,16 @@ def ingest(config: PipelineConfig, run_dates: list[str] | None = None, spark=Non
 
     # -- parse, one task per file ---------------------------------------------------------------------------------
     results: list[dict] = []
-    rdd = None
+    staged = None
     if todo:
         t0 = time.monotonic()
         sc = spark.sparkContext
         _ship_code(sc, sc.master)
-        rdd = (sc.parallelize(todo, len(todo))
-               .mapPartitions(functools.partial(_parse_partition, run_id=run_id))
-               .persist(StorageLevel.MEMORY_AND_DISK))
-        results = rdd.filter(lambda t: t[0] == _FILE_TAG).map(lambda t: t[1]).collect()
+        schema = _stage_schema()
+        parsed = sc.parallelize(todo, len(todo)).mapPartitions(
+            functools.partial(_parse_partition, run_id=run_id, names=tuple(schema.fieldNames())))
+        staged = spark.createDataFrame(parsed, schema).persist(StorageLevel.MEMORY_AND_DISK)
+        results = [json.loads(r[0]) for r in staged.where(F.col("_table") == _FILE_TAG).select("_summary").collect()]
         for r in results:  # checked in the task too; a mismatch here means rows were lost on the way
             if r["records_read"] != r["records_accepted"] + r["records_quarantined"]:
                 raise ReconciliationError(f"{r['source_file']}: read {r['records_read']} != accepted "
@@ -852,10 +962,10 @@ def ingest(config: PipelineConfig, run_dates: list[str] | None = None, spark=Non
                          f"({time.monotonic() - t0:.1f}s)")
 
     try:
-        written = _write_tables(spark, config, rdd, todo, removed, results, progress)
+        written = _write_tables(spark, config, staged, todo, removed, results, progress)
     finally:
-        if rdd is not None:
-            rdd.unpersist()
+        if staged is not None:
+            staged.unpersist()
 
     # -- the run log, last ------------------------------------------------------------------------------------
     by_name = {r["source_file"]: r for r in results}
@@ -908,27 +1018,34 @@ def ingest(config: PipelineConfig, run_dates: list[str] | None = None, spark=Non
     return summary
 
 
-def _write_tables(spark, config, rdd, todo: list[LandingFile], removed: list[dict], results: list[dict],
+def _write_tables(spark, config, staged, todo: list[LandingFile], removed: list[dict], results: list[dict],
                   progress) -> dict[str, int]:
+    """Replace the touched files' rows in every table they feed, then rebuild the affected histories."""
     from pyspark.sql import functions as F
 
-    written: dict[str, int] = {}
     touched: list[tuple[str, str, str]] = [(f.source_file, f.run_date, f.parser) for f in todo]
     for prev in removed:
         name = prev["source_file"].rsplit("/", 1)[-1]
         touched.append((prev["source_file"], str(prev["run_date"]), classify_name(name, str(prev["run_date"]))[0]))
     if not touched:
-        progress("write: nothing changed, no table rewritten")
-        return written
+        progress("write: nothing new or changed, no table rewritten")
+        return {}
+    t0 = time.monotonic()
+    # The parse ran one task per file; the writes read the cached rows in a few tasks (on a small estate a task
+    # costs more than the rows of a file).
+    if staged is not None:
+        staged = staged.coalesce(max(1, min(len(todo), spark.sparkContext.defaultParallelism)))
+    rows = {key: sum(r["rows"].get(key, 0) for r in results) for key in TABLES}
 
     def frame(key: str):
         t = TABLES[key]
-        if rdd is None:
+        if staged is None:
             return spark.createDataFrame([], t.schema)
-        return spark.createDataFrame(rdd.filter(lambda r, k=key: r[0] == k).map(lambda r: r[1]), t.schema)
+        return staged.where(F.col("_table") == key).select(*t.columns)
 
-    def predicate(key: str, parsers: Iterable[str] | None) -> str | None:
-        mine = [(s, d) for s, d, p in touched if parsers is None or p in parsers]
+    def predicate(key: str) -> str | None:
+        parsers = [p for p, keys in _FEEDS.items() if key in keys]
+        mine = [(s, d) for s, d, p in touched if key == _QUARANTINE or p in parsers]
         if not mine:
             return None
         where = _in("source_file", [s for s, _ in mine])
@@ -936,49 +1053,62 @@ def _write_tables(spark, config, rdd, todo: list[LandingFile], removed: list[dic
             where = _in("run_date", [d for _, d in mine]) + " AND " + where
         return where
 
-    def feeders(key: str) -> list[str]:
-        return [p for p, keys in _FEEDS.items() if key in keys]
-
-    bronze = {}
-    for key in ("bronze.capture_files", "bronze.mqsc_objects", "bronze.put_records", "bronze.xmitq_messages",
-                "bronze.queue_accounting"):
-        where = predicate(key, feeders(key))
-        if where is None:
-            continue
-        bronze[key] = frame(key)
-        written[key] = _write(spark, config, key, bronze[key], where)
-
-    derived = {
+    sources = {
         "silver.message_events": ("bronze.put_records", lambda df: df),
         "silver.xmitq_contents": ("bronze.xmitq_messages", lambda df: df),
         "silver.queue_accounting": ("bronze.queue_accounting", _silver_accounting),
     }
-    for key, (source, transform) in derived.items():
-        where = predicate(key, feeders(key))
+    jobs = []
+    for key in ("bronze.capture_files", "bronze.mqsc_objects", "bronze.put_records", "bronze.xmitq_messages",
+                "bronze.queue_accounting", "silver.message_events", "silver.xmitq_contents",
+                "silver.queue_accounting", _QUARANTINE):
+        where = predicate(key)
         if where is None:
             continue
-        written[key] = _write(spark, config, key, transform(bronze[source]), where)
-    written["silver.quarantine"] = _write(spark, config, "silver.quarantine", frame("silver.quarantine"),
-                                          predicate("silver.quarantine", None))
-    progress("write bronze/silver: " + ", ".join(f"{k} {n}" for k, n in written.items()) + " rows")
+        if key in sources:
+            source, transform = sources[key]
+            df = transform(frame(source))
+        else:
+            df = frame(key)
+        jobs.append((key, df, where))
+    _run_writes(spark, config, jobs)
+    written = {key: rows[key if key not in sources else sources[key][0]] for key, _, _ in jobs}
+    progress("write bronze/silver: " + ", ".join(f"{k} {n}" for k, n in written.items())
+             + f" rows ({time.monotonic() - t0:.1f}s)")
 
     # -- history, rebuilt per observing queue manager from all of its captures -------------------------------
-    qmgrs = sorted({f.observing_qmgr for f in todo if f.parser == "capture" and f.observing_qmgr}
-                   | {p["observing_qmgr"] for p in removed
-                      if p["observing_qmgr"] and p["source_file"].rsplit("/", 1)[-1].lower().startswith(
-                          ("config_", "chstatus_"))})
+    qmgr_of = {f.source_file: f.observing_qmgr for f in todo}
+    qmgr_of.update((p["source_file"], p["observing_qmgr"]) for p in removed)
+    qmgrs = sorted({qmgr_of[s] for s, _, parser in touched if parser == "capture" and qmgr_of[s]})
     if qmgrs:
+        t0 = time.monotonic()
         objs = read(spark, config, "bronze.mqsc_objects").where(F.col("observing_qmgr").isin(qmgrs))
         caps = read(spark, config, "bronze.capture_files").where(F.col("observing_qmgr").isin(qmgrs))
         where = _in("observing_qmgr", qmgrs)
-        written["silver.config_history"] = _write(spark, config, "silver.config_history",
-                                                  build_config_history(objs, caps), where)
-        written["silver.channel_status"] = _write(spark, config, "silver.channel_status",
-                                                  build_channel_status(objs, caps), where)
-        progress(f"history {len(qmgrs)} queue managers ({', '.join(qmgrs)}): config_history "
-                 f"{written['silver.config_history']} versions, channel_status "
-                 f"{written['silver.channel_status']} intervals")
+        tagged = build_histories(objs, caps).persist()
+        try:
+            history, channels = _split_histories(spark, tagged, objs)
+            counts = _run_writes(spark, config, [("silver.config_history", history, where),
+                                                 ("silver.channel_status", channels, where)], count=True)
+        finally:
+            tagged.unpersist()
+        written.update(counts)
+        progress(f"history of {len(qmgrs)} queue managers ({', '.join(qmgrs)}): config_history "
+                 f"{counts['silver.config_history']} versions, channel_status {counts['silver.channel_status']} "
+                 f"intervals ({time.monotonic() - t0:.1f}s)")
     return written
+
+
+def _run_writes(spark, config, jobs: list[tuple[str, object, str]], count: bool = False) -> dict[str, int]:
+    """Run independent table writes side by side (Spark schedules the jobs of several threads; the time of a
+    small write is mostly Delta's commit, not work). Rows written per table when ``count``."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    if not jobs:
+        return {}
+    with ThreadPoolExecutor(max_workers=min(4, len(jobs))) as pool:
+        futures = {key: pool.submit(_write, spark, config, key, df, where, count) for key, df, where in jobs}
+        return {key: future.result() for key, future in futures.items()}
 
 
 def _silver_accounting(df):

@@ -318,8 +318,24 @@ def ensure_table(spark, config, which: str | Table) -> str:
 
 
 def ensure_tables(spark, config, which: Iterable[str | Table] | None = None) -> None:
-    for t in (TABLES.values() if which is None else which):
-        ensure_table(spark, config, t)
+    """Create every missing table (default: all of them); the Delta commits run a few at a time."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    wanted = [table(t) for t in (TABLES.values() if which is None else which)]
+    missing = [t for t in wanted if not _is_delta_dir(path(config, t))]
+    if len(missing) <= 1:
+        for t in missing:
+            ensure_table(spark, config, t)
+        return
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        for future in [pool.submit(ensure_table, spark, config, t) for t in missing]:
+            future.result()
+
+
+def _is_delta_dir(location: str) -> bool:
+    import os
+
+    return os.path.isdir(os.path.join(location, "_delta_log"))
 
 
 def read(spark, config, which: str | Table):

@@ -1,0 +1,123 @@
+"""clwl_adhoc: a manual run for one day, either republishing it or as a what-if.
+
+Params (validated by their JSON schema when the run is triggered): `run_date` (required), `cluster`,
+`sending_qmgrs`, `profile` (default|legacy|mq9), `whatif_name`, and the what-if overrides `channel_attrs`,
+`suspend`, `channel_state`, `queue_attrs` (see spark.pipeline.WhatIf).
+
+- Without overrides, narrowing or a what-if name: ingest the day, replay, detect, validate and republish it to
+  the gold tables (emitting the gold asset events, like clwl_nightly).
+- Otherwise a what-if run: it reads the existing silver tables (no ingest) and writes its staged tables, its
+  gold tables, its validation results and its report under <lake>/whatif/<name>/ only. The published tables
+  are never touched and no gold asset event is emitted.
+
+    airflow dags trigger clwl_adhoc --conf '{"run_date": "2026-11-20", "whatif_name": "qm2-w20",
+        "channel_attrs": {"TO.QM2": {"CLWLWGHT": "20"}}}'
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+
+from airflow.sdk import dag, get_current_context, task
+
+from clwl_dag_support import (
+    ADHOC_PARAMS,
+    DEFAULT_ARGS,
+    TAGS_BASE,
+    adhoc_plan,
+    annotate_gold_events,
+    gold_assets,
+    ingest_day,
+    pipeline_config,
+    pipeline_run_id,
+    publish_or_fail,
+    spark_session,
+)
+
+
+def _plan():
+    """(config, plan, run_id, WhatIf or None) of the running task."""
+    from spark.pipeline import WhatIf
+
+    context = get_current_context()
+    plan = adhoc_plan(context["params"])
+    whatif = WhatIf.from_dict(plan["whatif"]) if plan["whatif"] else None
+    return pipeline_config(), plan, pipeline_run_id(context), whatif
+
+
+@dag(
+    dag_id="clwl_adhoc",
+    schedule=None,
+    start_date=dt.datetime(2026, 1, 1, tzinfo=dt.timezone.utc),
+    catchup=False,
+    max_active_runs=2,
+    default_args=DEFAULT_ARGS,
+    tags=[*TAGS_BASE, "adhoc", "what-if"],
+    params=ADHOC_PARAMS,
+    doc_md=__doc__,
+)
+def clwl_adhoc():
+    @task.branch
+    def plan() -> list[str]:
+        """Validate the params into a plan; a plain re-run ingests first, a what-if skips ingest (it reads the
+        silver tables as they are and writes nothing outside its what-if folder)."""
+        p = adhoc_plan(get_current_context()["params"])
+        return ["replay"] if p["whatif"] else ["ingest", "replay"]
+
+    @task
+    def ingest() -> dict:
+        config, p, _, _ = _plan()
+        return ingest_day(config, p["run_date"])
+
+    @task(trigger_rule="none_failed_min_one_success")
+    def replay() -> dict:
+        from spark.pipeline import replay_stage
+
+        config, p, _, whatif = _plan()
+        n = replay_stage(spark_session(config), config, p["run_date"], p["profile"], whatif, p["senders"],
+                         p["cluster"])
+        return {"run_date": p["run_date"], "whatif": whatif.name if whatif else None, "messages": n}
+
+    @task
+    def detect() -> dict:
+        from spark.pipeline import detect_stage
+
+        config, p, run_id, whatif = _plan()
+        started = get_current_context()["dag_run"].start_date
+        counts = detect_stage(spark_session(config), config, p["run_date"], run_id, whatif, started_at=started)
+        return {"run_date": p["run_date"], "run_id": run_id, "whatif": whatif.name if whatif else None, **counts}
+
+    @task.branch
+    def gate() -> str:
+        return "publish_whatif" if adhoc_plan(get_current_context()["params"])["whatif"] else "publish"
+
+    @task(outlets=gold_assets())
+    def publish() -> dict:
+        """Republish the day to gold (quality gate); emits the gold asset events."""
+        config, p, run_id, _ = _plan()
+        result = publish_or_fail(config, p["run_date"], run_id)
+        annotate_gold_events(config, p["run_date"], run_id, result["table_versions"],
+                             get_current_context()["outlet_events"])
+        return result
+
+    @task
+    def publish_whatif() -> dict:
+        """Quality gate and publish into <lake>/whatif/<name>/gold: no outlets, the published tables stay."""
+        config, p, run_id, whatif = _plan()
+        return {**publish_or_fail(config, p["run_date"], run_id, whatif), "whatif": whatif.name}
+
+    @task(trigger_rule="none_failed_min_one_success")
+    def report() -> dict:
+        from spark.pipeline import report_stage
+
+        config, p, run_id, whatif = _plan()
+        html, md = report_stage(None, config, p["run_date"], run_id, whatif)
+        return {"run_date": p["run_date"], "whatif": whatif.name if whatif else None, "report_html": html,
+                "report_md": md}
+
+    ingested, staged = ingest(), replay()
+    plan() >> [ingested, staged]
+    ingested >> staged >> detect() >> gate() >> [publish(), publish_whatif()] >> report()
+
+
+clwl_adhoc()

@@ -1,0 +1,222 @@
+"""Shared wiring for the clwl DAGs (not a DAG file: `.airflowignore` keeps the DAG processor from parsing it).
+
+Parse-time cheap on purpose: it imports only `airflow.sdk` and `spark.config` (no pyspark, no Great
+Expectations, no file or database access). Everything that touches Spark or the lake is imported inside the
+task functions, at run time.
+
+Configuration, at run time: the Airflow Variables `clwl_lake`, `clwl_landing`, `clwl_spark_master` (which also
+come from `AIRFLOW_VAR_CLWL_LAKE`, ... or a secrets backend), else the environment `CLWL_LAKE`, `CLWL_LANDING`,
+`CLWL_SPARK_MASTER`, else the defaults (lake `<checkout>/lake`, landing `<checkout>/samples/landing`,
+`local[2]`). None of them is a credential.
+
+The gold Assets are named by their table URIs, `file:///<lake>/gold/<table>`. An Asset must be known when the
+DAG file is parsed, and Variables are not read at parse time, so the URIs use the environment's lake
+(`CLWL_LAKE`, else `<checkout>/lake`); a `clwl_lake` Variable that points elsewhere still works (the tasks write
+where it says), and the publish task logs the mismatch and records the real table URIs in each event's extra.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import json
+import logging
+import os
+import re
+from pathlib import Path
+from typing import Any, Mapping
+
+from airflow.sdk import Asset, Param, Variable, get_current_context
+
+from spark.config import REPO_ROOT, PipelineConfig
+
+log = logging.getLogger(__name__)
+
+GOLD_TABLES = ("routing_replay", "stuck_messages", "distribution", "run_summary")  # = spark.pipeline.GOLD_TABLES
+PROFILES = ("default", "legacy", "mq9")  # = sorted(clwl.algorithm.PROFILES); tests/dags checks both
+TAGS_BASE = ["clwl", "mq"]
+
+VARIABLES = {"lake": "clwl_lake", "landing": "clwl_landing", "master": "clwl_spark_master"}
+DEFAULT_LAKE = REPO_ROOT / "lake"  # what `clwl run` uses from the checkout; independent of the worker's cwd
+
+# Retries for the Spark tasks: transient failures (a Spark master restarting, a lake volume hiccup) are retried
+# after 5 min, then 10 min (exponential backoff, multiplier 2, capped at 1 h). A failed quality gate is not
+# retried: it raises AirflowFailException.
+DEFAULT_ARGS = {
+    "owner": "clwl",
+    "retries": 2,
+    "retry_delay": dt.timedelta(minutes=5),
+    "retry_exponential_backoff": 2.0,
+    "max_retry_delay": dt.timedelta(hours=1),
+}
+
+DATE_PATTERN = r"^[0-9]{4}-[0-9]{2}-[0-9]{2}$"
+NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$"  # a what-if name: one safe path segment
+MQ_NAME_PATTERN = r"^[A-Za-z0-9._%/]{1,48}$"  # MQ object names (queue managers, clusters, channels)
+CHANNEL_STATES = ("RUNNING", "STOPPED", "RETRYING", "INACTIVE", "PAUSED", "BINDING", "STARTING",
+                  "INITIALIZING", "REQUESTING", "STOPPING")
+_ATTR_VALUES = {"type": "object", "propertyNames": {"pattern": r"^[A-Za-z]{2,16}$"},
+                "additionalProperties": {"type": ["string", "integer"]}}
+
+
+# ------------------------------------------------------------------------------------------------ parse time
+def parse_time_lake() -> Path:
+    """The lake the Asset URIs name: CLWL_LAKE, else <checkout>/lake (environment only: no Variable lookups)."""
+    raw = os.environ.get("CLWL_LAKE", "").strip()
+    return Path(raw).expanduser().absolute() if raw else DEFAULT_LAKE
+
+
+def table_uri(lake: Path | str, table: str, layer: str = "gold") -> str:
+    return (Path(lake) / layer / table).as_uri()
+
+
+def gold_assets(lake: Path | str | None = None) -> list[Asset]:
+    """One Asset per published gold table, named (and addressed) by its table URI."""
+    lake = parse_time_lake() if lake is None else lake
+    return [Asset(table_uri(lake, t)) for t in GOLD_TABLES]
+
+
+# ------------------------------------------------------------------------------------------------ run time
+def pipeline_config() -> PipelineConfig:
+    """Airflow Variables, else the environment, else the defaults (see the module docstring)."""
+    overrides: dict[str, Any] = {}
+    for name, key in VARIABLES.items():
+        value = Variable.get(key, default=None)
+        if value is not None and str(value).strip():
+            overrides[name] = str(value).strip()
+    if "lake" not in overrides and not os.environ.get("CLWL_LAKE", "").strip():
+        overrides["lake"] = DEFAULT_LAKE
+    return PipelineConfig.from_env(**overrides)
+
+
+def check_date(value: str) -> str:
+    if not re.match(DATE_PATTERN, str(value)):
+        raise ValueError(f"run_date must be YYYY-MM-DD, got {value!r}")
+    return dt.date.fromisoformat(str(value)).isoformat()
+
+
+def resolve_run_date(context: Mapping[str, Any]) -> str:
+    """The day to process: the `run_date` param if given, else the UTC date of the data interval start (for the
+    nightly schedule: the day before the run), else of the logical date, else of run_after."""
+    params = context.get("params") or {}
+    if params.get("run_date"):
+        return check_date(params["run_date"])
+    dag_run = context.get("dag_run")
+    for when in (context.get("data_interval_start"), getattr(dag_run, "logical_date", None),
+                 getattr(dag_run, "run_after", None)):
+        if when is not None:
+            if when.tzinfo is not None:
+                when = when.astimezone(dt.timezone.utc)
+            return when.date().isoformat()
+    raise ValueError("no run_date param, data interval, logical date or run_after to take the run date from")
+
+
+def pipeline_run_id(context: Mapping[str, Any]) -> str:
+    """The pipeline's run id for this DAG run: stable across the run's tasks and their retries, so every task
+    can derive it (nothing is passed through XCom), and safe as a folder name (<lake>/validation/<run_id>)."""
+    dag_run = context["dag_run"]
+    raw = f"{dag_run.dag_id}__{dag_run.run_id}"
+    return re.sub(r"[^A-Za-z0-9._-]+", "-", raw).strip("-.")
+
+
+def run_context() -> tuple[PipelineConfig, str, str]:
+    """(config, run_date, run_id) of the running task."""
+    context = get_current_context()
+    return pipeline_config(), resolve_run_date(context), pipeline_run_id(context)
+
+
+def spark_session(config: PipelineConfig):
+    """This task's Spark session (a task never hands a session to another task; in `dag.test()`, where tasks
+    share a process, get_spark reuses the active one)."""
+    from spark.session import get_spark
+
+    return get_spark(config.master, app_name=f"clwl-airflow-{get_current_context()['ti'].task_id}")
+
+
+def ingest_day(config: PipelineConfig, run_date: str) -> dict:
+    from spark.ingest import ingest
+
+    summary = ingest(config, [run_date], spark=spark_session(config), progress=log.info)
+    return {"run_date": run_date, "ingest_run_id": summary.run_id, "files": len(summary.files),
+            "files_rejected": summary.files_rejected, "records_read": summary.records_read,
+            "records_accepted": summary.records_accepted, "records_quarantined": summary.records_quarantined}
+
+
+def publish_or_fail(config: PipelineConfig, run_date: str, run_id: str, whatif=None) -> dict:
+    """The quality gate: publish_stage, and when it blocks, fail the task (no retry) naming every failed
+    expectation and the validation results."""
+    from airflow.sdk.exceptions import AirflowFailException
+
+    from spark.pipeline import publish_stage
+
+    res = publish_stage(spark_session(config), config, run_date, run_id, whatif)
+    if not res.published:
+        for failure in res.failures:
+            log.error("quality gate: %s", failure)
+        raise AirflowFailException(
+            f"quality gate blocked publishing {run_date} (run {run_id}): {len(res.failures)} failed "
+            f"expectation(s): {'; '.join(res.failures)}. Validation results: {res.result_path}. "
+            f"The published tables keep their last good version.")
+    return {"run_date": run_date, "run_id": run_id, "published": True, "validation_result": str(res.result_path),
+            "table_versions": dict(res.table_versions)}
+
+
+def annotate_gold_events(config: PipelineConfig, run_date: str, run_id: str, versions: Mapping[str, int],
+                         outlet_events) -> None:
+    """Extra on each gold asset event: run date, run id, the Delta version written and the real table URI."""
+    if Path(config.lake) != parse_time_lake():
+        log.warning("the lake is %s (Variable clwl_lake) but the gold Assets name %s (CLWL_LAKE at parse "
+                    "time); set both to the same path", config.lake, parse_time_lake())
+    for asset, table in zip(gold_assets(), GOLD_TABLES):
+        outlet_events[asset].extra = {"run_date": run_date, "run_id": run_id,
+                                      "delta_version": versions.get(f"gold.{table}"),
+                                      "table_uri": table_uri(config.lake, table)}
+
+
+# ------------------------------------------------------------------------------------------------ ad hoc
+ADHOC_PARAMS = {
+    "run_date": Param(type="string", format="date", pattern=DATE_PATTERN, title="Run date",
+                      description="The day to (re)run, YYYY-MM-DD (a folder of the landing root). Required."),
+    "cluster": Param(None, type=["null", "string"], pattern=MQ_NAME_PATTERN, title="Cluster",
+                     description="Only the queues of this cluster (makes the run a what-if run)."),
+    "sending_qmgrs": Param(None, type=["null", "array"], uniqueItems=True,
+                           items={"type": "string", "pattern": MQ_NAME_PATTERN}, title="Sending queue managers",
+                           description="Only messages put on these queue managers (makes the run a what-if run)."),
+    "profile": Param("default", type="string", enum=list(PROFILES), title="Algorithm profile",
+                     description="default: the CLWL algorithm; legacy: pre-CLWL-attribute; mq9: MQ 9.0."),
+    "whatif_name": Param(None, type=["null", "string"], pattern=NAME_PATTERN, title="What-if name",
+                         description="Folder under <lake>/whatif/ (default: derived from the overrides)."),
+    "channel_attrs": Param({}, type="object", additionalProperties=_ATTR_VALUES, title="Channel attributes",
+                           description='Per cluster-receiver channel, e.g. {"TO.QM2": {"CLWLWGHT": "20"}}.'),
+    "suspend": Param([], type="array", uniqueItems=True, items={"type": "string", "pattern": MQ_NAME_PATTERN},
+                     title="Suspend", description="Queue managers to treat as SUSPEND(YES) all day."),
+    "channel_state": Param({}, type="object", propertyNames={"pattern": MQ_NAME_PATTERN},
+                           additionalProperties={"type": "string", "enum": list(CHANNEL_STATES)},
+                           title="Channel state", description='All day, e.g. {"TO.QM3": "RETRYING"}.'),
+    "queue_attrs": Param({}, type="object", propertyNames={"pattern": r"^[^@\s]+@[^@\s]+$"},
+                         additionalProperties=_ATTR_VALUES, title="Queue attributes",
+                         description='Per QUEUE@QMGR, e.g. {"APP.ORDERS@QM4": {"PUT": "DISABLED"}}.'),
+}
+OVERRIDES = ("channel_attrs", "suspend", "channel_state", "queue_attrs")
+
+
+def adhoc_plan(params: Mapping[str, Any]) -> dict:
+    """What an ad-hoc run does, from its params: a plain re-run that republishes the day, or a what-if run
+    (any override, any narrowing by cluster / sending queue managers, or an explicit what-if name) that writes
+    under <lake>/whatif/<name>/ only. Pure: no Airflow context, no I/O."""
+    run_date = check_date(params.get("run_date") or "")
+    overrides = {k: params.get(k) for k in OVERRIDES if params.get(k)}
+    senders = list(params.get("sending_qmgrs") or []) or None
+    cluster = params.get("cluster") or None
+    whatif = None
+    if overrides or senders or cluster or params.get("whatif_name"):
+        name = params.get("whatif_name")
+        if not name:
+            digest = hashlib.sha1(json.dumps({**overrides, "cluster": cluster, "senders": senders},
+                                             sort_keys=True).encode()).hexdigest()[:8]
+            name = f"adhoc-{digest}"
+        if not re.match(NAME_PATTERN, name):
+            raise ValueError(f"bad what-if name {name!r}")
+        whatif = {"name": name, **overrides}
+    return {"run_date": run_date, "profile": params.get("profile") or "default", "whatif": whatif,
+            "senders": senders, "cluster": cluster}

@@ -1,0 +1,94 @@
+"""clwl_nightly: every night, ingest the landing folder of the previous day, replay, detect, validate, publish
+and report, with the same spark/ functions `clwl run` calls.
+
+Schedule: 02:30 UTC, as a data-interval cron timetable, so the run at 2026-11-21 02:30 covers the interval
+starting 2026-11-20 02:30 and processes run date 2026-11-20. No catch-up, one active run at a time, two retries
+with exponential backoff (a failed quality gate is not retried). The `run_date` param overrides the date:
+
+    airflow dags trigger clwl_nightly --conf '{"run_date": "2026-11-19"}'
+
+Write-audit-publish: replay and detect stage their tables under <lake>/staging/; `publish` validates them
+(Great Expectations suites + cross-table checks) and only then writes <lake>/gold/. It declares the four gold
+tables as Assets (file:///<lake>/gold/<table>), which schedule clwl_reports. A blocked gate fails `publish`
+naming the failed expectations and the validation results folder; gold keeps its last good version.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+
+from airflow.sdk import CronDataIntervalTimetable, Param, dag, get_current_context, task
+
+from clwl_dag_support import (
+    DATE_PATTERN,
+    DEFAULT_ARGS,
+    TAGS_BASE,
+    annotate_gold_events,
+    gold_assets,
+    ingest_day,
+    publish_or_fail,
+    run_context,
+    spark_session,
+)
+
+
+@dag(
+    dag_id="clwl_nightly",
+    schedule=CronDataIntervalTimetable("30 2 * * *", timezone="UTC"),
+    start_date=dt.datetime(2026, 1, 1, tzinfo=dt.timezone.utc),
+    catchup=False,
+    max_active_runs=1,
+    default_args=DEFAULT_ARGS,
+    dagrun_timeout=dt.timedelta(hours=6),
+    tags=[*TAGS_BASE, "nightly", "publish"],
+    params={
+        "run_date": Param(None, type=["null", "string"], format="date", pattern=DATE_PATTERN, title="Run date",
+                          description="Override the day to process (YYYY-MM-DD); default: the data interval's "
+                                      "start date, i.e. yesterday for the scheduled run."),
+    },
+    doc_md=__doc__,
+)
+def clwl_nightly():
+    @task
+    def ingest() -> dict:
+        """Landing folder of the run date -> bronze/silver (incremental: unchanged files are skipped)."""
+        config, run_date, _ = run_context()
+        return ingest_day(config, run_date)
+
+    @task
+    def replay() -> dict:
+        from spark.pipeline import replay_stage
+
+        config, run_date, _ = run_context()
+        return {"run_date": run_date, "messages": replay_stage(spark_session(config), config, run_date)}
+
+    @task
+    def detect() -> dict:
+        from spark.pipeline import detect_stage
+
+        config, run_date, run_id = run_context()
+        started = get_current_context()["dag_run"].start_date
+        counts = detect_stage(spark_session(config), config, run_date, run_id, started_at=started)
+        return {"run_date": run_date, "run_id": run_id, **counts}
+
+    @task(outlets=gold_assets())
+    def publish() -> dict:
+        """The quality gate; the gold tables are this task's outlets."""
+        config, run_date, run_id = run_context()
+        result = publish_or_fail(config, run_date, run_id)
+        annotate_gold_events(config, run_date, run_id, result["table_versions"],
+                             get_current_context()["outlet_events"])
+        return result
+
+    @task
+    def report() -> dict:
+        from spark.pipeline import report_stage
+
+        config, run_date, run_id = run_context()
+        html, md = report_stage(None, config, run_date, run_id)  # deltalake + pandas: no JVM needed
+        return {"run_date": run_date, "report_html": html, "report_md": md}
+
+    ingest() >> replay() >> detect() >> publish() >> report()
+
+
+clwl_nightly()

@@ -1,0 +1,272 @@
+"""The main job: ingest -> replay -> detect -> validate -> publish -> report, for one or more run dates.
+
+Each stage is a function of (spark, config, run_date, ...) that reads its inputs from the lake and writes its
+outputs there, so the Airflow DAG can run the stages as separate tasks and `clwl run` can run them in one
+process. Write-audit-publish: replay and detection write to `<lake>/staging/`, the quality gate validates the
+staged tables, and only then are they published to `<lake>/gold/` (spark/publish.py).
+
+What-if runs (Airflow params or `clwl run --what-if`) read the same silver tables but write everything they
+produce under `<lake>/whatif/<name>/`: the published tables are never touched.
+"""
+
+from __future__ import annotations
+
+import json
+import time as _time
+from dataclasses import dataclass, field, replace
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Callable, Optional
+
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
+
+from spark.config import PipelineConfig
+from spark.detect import distribution, stuck_messages
+from spark.replay import ROUTING_REPLAY_COLUMNS, load_timelines, replay_messages
+from spark.tables import path as table_path
+
+UTC = timezone.utc
+GOLD_TABLES = ("routing_replay", "stuck_messages", "distribution", "run_summary")
+SILVER_INPUTS = ("silver.config_history", "silver.channel_status", "silver.message_events",
+                 "silver.xmitq_contents", "silver.queue_accounting", "silver.quarantine", "silver.ingest_files")
+
+Progress = Callable[[str], None]
+
+
+@dataclass
+class WhatIf:
+    """Overrides for a what-if replay. ``channel_attrs``: {"TO.QM2": {"CLWLWGHT": "80"}} (the CLUSRCVR-advertised
+    values as the sending queue managers see them); ``suspend``: queue managers to treat as SUSPEND(YES);
+    ``channel_state``: {"TO.QM3": "RETRYING"} for the whole day; ``queue_attrs``: {"APP.ORDERS@QM4": {"PUT":
+    "DISABLED"}}."""
+
+    name: str
+    channel_attrs: dict[str, dict[str, str]] = field(default_factory=dict)
+    suspend: list[str] = field(default_factory=list)
+    channel_state: dict[str, str] = field(default_factory=dict)
+    queue_attrs: dict[str, dict[str, str]] = field(default_factory=dict)
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "WhatIf":
+        return cls(name=str(d.get("name") or "whatif"), channel_attrs=d.get("channel_attrs") or {},
+                   suspend=list(d.get("suspend") or []), channel_state=d.get("channel_state") or {},
+                   queue_attrs=d.get("queue_attrs") or {})
+
+    def apply(self, qmgr: str, kind: str, attrs: dict, valid_from) -> dict:
+        a = dict(attrs)
+        if kind == "CLUSQMGR":
+            a.update({k.upper(): str(v) for k, v in self.channel_attrs.get(a.get("CHANNEL", ""), {}).items()})
+            if a.get("CLUSQMGR") in self.suspend:
+                a["SUSPEND"] = "YES"
+            if a.get("CHANNEL") in self.channel_state:
+                a["STATUS"] = self.channel_state[a["CHANNEL"]]
+        elif kind == "CHSTATUS" and a.get("CHANNEL") in self.channel_state:
+            a["STATUS"] = self.channel_state[a["CHANNEL"]]
+        elif kind in ("QCLUSTER", "QLOCAL"):
+            key = f"{a.get('QUEUE', '')}@{a.get('CLUSQMGR', qmgr)}"
+            a.update({k.upper(): str(v) for k, v in self.queue_attrs.get(key, {}).items()})
+        return a
+
+
+@dataclass
+class DateOutcome:
+    run_date: str
+    published: bool
+    messages: int = 0
+    stuck: int = 0
+    unexpected: int = 0
+    failures: list[str] = field(default_factory=list)
+    validation_result: Optional[str] = None
+    report_html: Optional[str] = None
+    report_md: Optional[str] = None
+
+
+@dataclass
+class RunOutcome:
+    run_id: str
+    dates: list[DateOutcome]
+    ingest: object = None
+    seconds: dict[str, float] = field(default_factory=dict)
+
+    @property
+    def exit_code(self) -> int:
+        return 0 if all(d.published for d in self.dates) else 4
+
+
+def output_config(config: PipelineConfig, whatif: Optional[WhatIf]) -> PipelineConfig:
+    if whatif is None:
+        return config
+    return replace(config, lake=config.lake / "whatif" / whatif.name,
+                   reports=config.lake / "whatif" / whatif.name / "reports")
+
+
+def _staging(config: PipelineConfig, table: str) -> str:
+    return str(config.lake / "staging" / table)
+
+
+def _write_date(df: DataFrame, path: str, run_date: str) -> None:
+    (df.write.format("delta").mode("overwrite").option("replaceWhere", f"run_date = '{run_date}'")
+     .partitionBy("run_date").save(path))
+
+
+def delta_version(path: str) -> int:
+    from deltalake import DeltaTable
+
+    return DeltaTable(path).version()
+
+
+# -- stages ----------------------------------------------------------------------------------------------------
+def replay_stage(spark: SparkSession, config: PipelineConfig, run_date: str, profile: str = "default",
+                 whatif: Optional[WhatIf] = None, senders: Optional[list[str]] = None,
+                 cluster: Optional[str] = None) -> int:
+    """Replay ``run_date`` into ``<out>/staging/replay``; returns the number of messages replayed.
+
+    ``senders`` / ``cluster`` narrow the replay to some sending queue managers / the queues of one cluster;
+    a narrowed run is a what-if run (it must not replace the published day with a part of it)."""
+    if (senders or cluster) and whatif is None:
+        raise ValueError("a run narrowed to some senders or a cluster must be a what-if run (give it a name)")
+    out = output_config(config, whatif)
+    timelines = load_timelines(spark, config, run_date, whatif.apply if whatif else None)
+    messages = (spark.read.format("delta").load(table_path(config, "silver.message_events"))
+                .where(F.col("run_date") == F.lit(run_date).cast("date")))
+    if senders:
+        messages = messages.where(F.col("sending_qmgr").isin(list(senders)))
+    if cluster:
+        queues = sorted({i.queue for tl in timelines.values() for snap in tl for i in snap.view.instances
+                         if cluster in i.clusters})
+        messages = messages.where(F.col("queue").isin(queues))
+    replayed = replay_messages(spark, config, run_date, profile, timelines, messages)
+    _write_date(replayed, _staging(out, "replay"), run_date)
+    return (spark.read.format("delta").load(_staging(out, "replay"))
+            .where(F.col("run_date") == F.lit(run_date).cast("date")).count())
+
+
+def detect_stage(spark: SparkSession, config: PipelineConfig, run_date: str, run_id: str,
+                 whatif: Optional[WhatIf] = None, ingest_counts: Optional[dict] = None,
+                 started_at: Optional[datetime] = None) -> dict[str, int]:
+    """Stage the gold tables of ``run_date`` (routing_replay, stuck_messages, distribution, run_summary)."""
+    out = output_config(config, whatif)
+    replayed = (spark.read.format("delta").load(_staging(out, "replay"))
+                .where(F.col("run_date") == F.lit(run_date).cast("date"))).cache()
+    timelines = load_timelines(spark, config, run_date, whatif.apply if whatif else None)
+    routing = replayed.select(*ROUTING_REPLAY_COLUMNS)
+    stuck = stuck_messages(spark, config, run_date, replayed)
+    dist = distribution(spark, config, run_date, replayed, timelines)
+    _write_date(routing, _staging(out, "routing_replay"), run_date)
+    _write_date(stuck, _staging(out, "stuck_messages"), run_date)
+    _write_date(dist, _staging(out, "distribution"), run_date)
+    n_msgs = replayed.count()
+    n_stuck = spark.read.format("delta").load(_staging(out, "stuck_messages")).where(
+        F.col("run_date") == F.lit(run_date).cast("date")).count()
+    n_unexp = spark.read.format("delta").load(_staging(out, "distribution")).where(
+        (F.col("run_date") == F.lit(run_date).cast("date")) & (F.col("verdict") == "unexpected")).count()
+    counts = ingest_counts or _ingest_counts(spark, config, run_date)
+    versions = {t: delta_version(table_path(config, t)) for t in SILVER_INPUTS if _exists(table_path(config, t))}
+    summary = spark.createDataFrame([(
+        run_id, datetime.fromisoformat(run_date).date(), started_at or datetime.now(UTC), datetime.now(UTC),
+        int(counts.get("read", 0)), int(counts.get("accepted", 0)), int(counts.get("quarantined", 0)),
+        n_msgs, n_stuck, n_unexp, versions, "staged", None)],
+        "run_id string, run_date date, started_at timestamp, finished_at timestamp, rows_read long, "
+        "rows_accepted long, rows_quarantined long, messages_replayed long, messages_stuck long, "
+        "distribution_unexpected long, table_versions map<string,long>, status string, validation_result string")
+    _write_date(summary, _staging(out, "run_summary"), run_date)
+    replayed.unpersist()
+    return {"messages": n_msgs, "stuck": n_stuck, "unexpected": n_unexp}
+
+
+def publish_stage(spark: SparkSession, config: PipelineConfig, run_date: str, run_id: str,
+                  whatif: Optional[WhatIf] = None):
+    """Validate the staged tables of ``run_date`` and publish them to gold only if every suite passes."""
+    from spark.publish import publish
+
+    out = output_config(config, whatif)
+    staged = {t: spark.read.format("delta").load(_staging(out, t)).where(
+        F.col("run_date") == F.lit(run_date).cast("date")) for t in GOLD_TABLES}
+    staged["run_summary"] = staged["run_summary"].withColumn("status", F.lit("published"))
+    silver_events = (spark.read.format("delta").load(table_path(config, "silver.message_events"))
+                     .where(F.col("run_date") == F.lit(run_date).cast("date")))
+    return publish(spark, out, run_date, run_id, staged, extra_checks={"silver_message_events": silver_events})
+
+
+def report_stage(spark: Optional[SparkSession], config: PipelineConfig, run_date: str, run_id: str,
+                 whatif: Optional[WhatIf] = None) -> tuple[str, str]:
+    from spark.report import write_report
+
+    html, md = write_report(spark, output_config(config, whatif), run_date, run_id)
+    return str(html), str(md)
+
+
+def _exists(path: str) -> bool:
+    return (Path(path) / "_delta_log").is_dir()
+
+
+def _ingest_counts(spark: SparkSession, config: PipelineConfig, run_date: str) -> dict:
+    p = table_path(config, "silver.ingest_files")
+    if not _exists(p):
+        return {}
+    r = (spark.read.format("delta").load(p).where(F.col("run_date") == F.lit(run_date).cast("date"))
+         .agg(F.sum("records_read").alias("read"), F.sum("records_accepted").alias("accepted"),
+              F.sum("records_quarantined").alias("quarantined")).collect()[0])
+    return {"read": r.read or 0, "accepted": r.accepted or 0, "quarantined": r.quarantined or 0}
+
+
+def landing_dates(config: PipelineConfig) -> list[str]:
+    from spark.ingest import discover_landing
+
+    dates, _, _ = discover_landing(config.landing)
+    return dates
+
+
+def run_pipeline(config: PipelineConfig, run_dates: Optional[list[str]] = None, profile: str = "default",
+                 whatif: Optional[WhatIf] = None, spark: Optional[SparkSession] = None,
+                 progress: Progress = print, ingest_first: bool = True, senders: Optional[list[str]] = None,
+                 cluster: Optional[str] = None) -> RunOutcome:
+    """`clwl run`: every stage for every run date (default: every date in the landing folder)."""
+    from spark.ingest import ingest, new_run_id
+    from spark.session import get_spark
+
+    t0 = _time.perf_counter()
+    spark = spark or get_spark(config.master)
+    run_id = new_run_id()
+    dates = run_dates or landing_dates(config)
+    seconds: dict[str, float] = {}
+    summary = None
+    if ingest_first:
+        progress(f"[1/5] ingest {len(dates)} date(s) from {config.landing}")
+        t = _time.perf_counter()
+        summary = ingest(config, dates, spark=spark, progress=lambda m: progress("      " + m))
+        seconds["ingest"] = _time.perf_counter() - t
+    outcomes = []
+    for d in dates:
+        started = datetime.now(UTC)
+        t = _time.perf_counter()
+        progress(f"[2/5] {d}: replay (profile {profile}{', what-if ' + whatif.name if whatif else ''})")
+        n = replay_stage(spark, config, d, profile, whatif, senders, cluster)
+        seconds["replay"] = seconds.get("replay", 0) + _time.perf_counter() - t
+        progress(f"      {n} messages replayed")
+        t = _time.perf_counter()
+        progress(f"[3/5] {d}: detect stuck messages and distribution")
+        counts = detect_stage(spark, config, d, run_id, whatif, None, started)
+        seconds["detect"] = seconds.get("detect", 0) + _time.perf_counter() - t
+        progress(f"      {counts['stuck']} stuck, {counts['unexpected']} unexpected distribution rows")
+        t = _time.perf_counter()
+        progress(f"[4/5] {d}: validate and publish")
+        res = publish_stage(spark, config, d, run_id, whatif)
+        seconds["publish"] = seconds.get("publish", 0) + _time.perf_counter() - t
+        out = DateOutcome(d, bool(res.published), counts["messages"], counts["stuck"], counts["unexpected"],
+                          list(res.failures), str(res.result_path) if res.result_path else None)
+        if res.published:
+            t = _time.perf_counter()
+            progress(f"[5/5] {d}: report")
+            out.report_html, out.report_md = report_stage(spark, config, d, run_id, whatif)
+            seconds["report"] = seconds.get("report", 0) + _time.perf_counter() - t
+        else:
+            progress(f"      quality gate blocked publishing {d}: {'; '.join(res.failures)[:500]}")
+        outcomes.append(out)
+    seconds["total"] = _time.perf_counter() - t0
+    return RunOutcome(run_id, outcomes, summary, seconds)
+
+
+def whatif_from_json(text: str) -> WhatIf:
+    return WhatIf.from_dict(json.loads(text))

@@ -1,0 +1,252 @@
+"""Write-audit-publish for the gold tables.
+
+`publish` validates every table first (its suite in expectations/, the silver suites of the tables that feed it,
+and the cross-table checks of spark/quality.py). Only when everything passes does it write: each table to
+`<lake>/gold/<table>`, replacing only the run date's partition (Delta `replaceWhere`), in the order of
+`quality.GOLD_TABLES` (run_summary last, with the versions of the others in `table_versions`). When anything
+fails it writes nothing to gold, so readers keep the last good published version.
+
+The validation results are always kept, at `<lake>/validation/<run_id>/<table>.json` (silver suites as
+`silver.<table>.json`, the verdict and versions in `_publish.json`; a second run date published under the same
+run id goes to `<run_id>/<run_date>/`); a blocked run's reader finds the failed expectations there.
+
+If a write fails after validation passed, the tables this publish already wrote are restored to their previous
+versions (Delta RESTORE) and PublishError is raised: gold never mixes two runs.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import logging
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Mapping, Sequence
+
+from pyspark import StorageLevel
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
+
+from spark.config import PipelineConfig
+from spark.quality import (
+    GOLD_TABLES,
+    SILVER_TABLES,
+    ExtraCheck,
+    ValidationOutcome,
+    default_cross_checks,
+    events_for_run_date,
+    silver_tables,
+    validate_table,
+)
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class PublishOutcome:
+    published: bool
+    failures: list[str]  # "<table>: <expectation type> <column>: <reason>"
+    result_path: Path  # <lake>/validation/<run_id>
+    table_versions: dict[str, int] = field(default_factory=dict)  # "gold.<table>" -> Delta version written
+    previous_versions: dict[str, int | None] = field(default_factory=dict)  # before this publish (None: no table)
+    outcomes: list[ValidationOutcome] = field(default_factory=list, repr=False)
+
+
+class PublishError(RuntimeError):
+    """Writing failed after validation passed; the tables already written were restored."""
+
+
+def publish(
+    spark: SparkSession,
+    config: PipelineConfig,
+    run_date: dt.date | str,
+    run_id: str,
+    tables: Mapping[str, DataFrame],
+    extra_checks: Mapping[str, ExtraCheck | Sequence[ExtraCheck] | DataFrame] | None = None,
+    *,
+    silver: Mapping[str, DataFrame] | None = None,
+    cross_checks: bool = True,
+    validate_silver: bool = True,
+) -> PublishOutcome:
+    """Validate all `tables` (bare gold names), then publish them all or none.
+
+    extra_checks: more checks per gold table name, run on top of the default cross-table checks
+    (`cross_checks=False` leaves those out). A DataFrame under a silver name (`silver.message_events` or
+    `silver_message_events`) is taken as that silver table's rows for the run date, like `silver`.
+    silver: silver tables to reconcile with and validate, by bare name; those not given are read from
+    `<lake>/silver/<table>` when they exist (message_events narrowed to the run date). A what-if run, whose
+    lake has no silver, passes them here.
+    validate_silver: also run the silver suites (message_events, quarantine, config_history) on those tables;
+    a failing silver suite blocks too.
+    """
+    day = run_date if isinstance(run_date, dt.date) else dt.date.fromisoformat(str(run_date))
+    if not tables:
+        raise ValueError("nothing to publish: no tables given")
+    unknown = [t for t in tables if t not in GOLD_TABLES]
+    if unknown:
+        raise ValueError(f"not gold tables: {unknown} (known: {', '.join(GOLD_TABLES)})")
+    if not run_id or "/" in run_id or run_id in (".", ".."):
+        raise ValueError(f"bad run_id {run_id!r}")
+    result_dir = _result_dir(config, run_id, day)
+    order = [t for t in GOLD_TABLES if t in tables]
+
+    given_silver: dict[str, DataFrame] = {}
+    more_checks: dict[str, list[ExtraCheck]] = {}
+    for key, value in {**(extra_checks or {})}.items():
+        if isinstance(value, DataFrame):
+            name = key.split(".", 1)[1] if key.startswith("silver.") else key.removeprefix("silver_")
+            if name not in SILVER_TABLES:
+                raise ValueError(f"extra_checks[{key!r}]: a DataFrame is taken only for a silver table "
+                                 f"({', '.join('silver.' + t for t in SILVER_TABLES)})")
+            given_silver[name] = value
+        elif key not in GOLD_TABLES:
+            raise ValueError(f"extra_checks[{key!r}]: not a gold table")
+        else:
+            more_checks[key] = [value] if isinstance(value, ExtraCheck) else list(value)
+    given_silver.update(silver or {})
+
+    # The frames are computed once (the replay behind them is the expensive part), validated, then written.
+    cached = {name: _persist(df) for name, df in tables.items()}
+    try:
+        inputs = silver_tables(spark, config, day, skip=given_silver) if (validate_silver or cross_checks) else {}
+        inputs.update(given_silver)
+        if "message_events" in inputs:
+            inputs["message_events"] = events_for_run_date(inputs["message_events"], day)
+        checks: dict[str, list[ExtraCheck]] = (
+            default_cross_checks(spark, config, day, run_id, cached, inputs) if cross_checks else {}
+        )
+        for name, more in more_checks.items():
+            checks.setdefault(name, []).extend(more)
+
+        outcomes: list[ValidationOutcome] = []
+        for name in order:
+            outcomes.append(validate_table(cached[name], f"gold.{name}", checks.get(name, ()), cache=False))
+        if validate_silver:
+            for name, df in sorted(inputs.items()):
+                outcomes.append(validate_table(df, f"silver.{name}"))
+        for o in outcomes:
+            _write_result(o, result_dir)
+
+        previous = {f"gold.{n}": _current_version(spark, config.table_path("gold", n)) for n in order}
+        failures = [f"{o.table}: {f}" for o in outcomes if not o.success for f in o.failed]
+        if failures:
+            _write_summary(result_dir, run_id, day, False, failures, {}, previous)
+            log.error("publish %s: blocked by %d failed check(s); gold keeps its last good version; see %s",
+                      run_id, len(failures), result_dir)
+            return PublishOutcome(False, failures, result_dir, {}, previous, outcomes)
+
+        versions = _write_all(spark, config, day, order, cached, previous)
+        _write_summary(result_dir, run_id, day, True, [], versions, previous)
+        return PublishOutcome(True, [], result_dir, versions, previous, outcomes)
+    finally:
+        for name, df in cached.items():
+            if df is not tables[name]:
+                df.unpersist()
+
+
+def _result_dir(config: PipelineConfig, run_id: str, day: dt.date) -> Path:
+    """`<lake>/validation/<run_id>`; when a run publishes several dates under one run id, the results of a date
+    other than the one already there go to `<lake>/validation/<run_id>/<run_date>` (never overwritten)."""
+    folder = config.lake / "validation" / run_id
+    try:
+        there = json.loads((folder / "_publish.json").read_text(encoding="utf-8")).get("run_date")
+    except (OSError, ValueError, AttributeError):
+        there = None
+    return folder / day.isoformat() if there and there != day.isoformat() else folder
+
+
+def _persist(df: DataFrame) -> DataFrame:
+    if df.storageLevel.useMemory or df.storageLevel.useDisk:
+        return df
+    return df.persist(StorageLevel.MEMORY_AND_DISK)
+
+
+def _current_version(spark: SparkSession, path: str) -> int | None:
+    """The table's latest committed version (None: no table), from the commit files in `_delta_log`: no Spark
+    job. Only local or mounted lakes have a listable `_delta_log`; elsewhere Delta's history answers."""
+    log_dir = Path(path) / "_delta_log"
+    if "://" in path and not path.startswith("file:"):
+        from delta.tables import DeltaTable
+
+        try:
+            return int(DeltaTable.forPath(spark, path).history(1).select("version").first()[0])
+        except Exception:
+            return None
+    if not log_dir.is_dir():
+        return None
+    versions = [int(p.name[:-5]) for p in log_dir.glob("*.json") if p.name[:-5].isdigit()]
+    return max(versions) if versions else None
+
+
+def _with_versions(df: DataFrame, versions: Mapping[str, int]) -> DataFrame:
+    """run_summary.table_versions = the caller's map (e.g. silver versions it read) updated with the gold
+    versions written by this publish."""
+    if "table_versions" not in df.columns:
+        return df
+    keys = list(versions)
+    written = F.create_map(*[x for k in keys for x in (F.lit(k), F.lit(int(versions[k])).cast("long"))]) \
+        if keys else F.create_map().cast("map<string,bigint>")
+    given = F.coalesce(F.col("table_versions"), F.create_map().cast("map<string,bigint>"))
+    kept = F.map_filter(given, lambda k, v: ~k.isin(keys)) if keys else given
+    return df.withColumn("table_versions", F.map_concat(kept, written))
+
+
+def _write_all(spark: SparkSession, config: PipelineConfig, day: dt.date, order: Sequence[str],
+               frames: Mapping[str, DataFrame], previous: Mapping[str, int | None]) -> dict[str, int]:
+    from delta.tables import DeltaTable
+
+    versions: dict[str, int] = {}
+    written: list[str] = []
+    try:
+        for name in order:
+            path = config.table_path("gold", name)
+            df = frames[name]
+            if name == "run_summary":
+                df = _with_versions(df, versions)
+            (df.write.format("delta").mode("overwrite")
+               .option("replaceWhere", f"run_date = DATE'{day.isoformat()}'")
+               .option("mergeSchema", "true")  # a new column is an extension; a changed type still fails
+               .partitionBy("run_date")
+               .save(path))
+            written.append(name)
+            versions[f"gold.{name}"] = _current_version(spark, path)
+            log.info("publish: gold.%s version %d", name, versions[f"gold.{name}"])
+    except Exception as exc:
+        # Validation passed but a write failed (disk, schema clash with the published table, ...): put back what
+        # this publish already changed, so gold never mixes two runs.
+        for name in written:
+            path = config.table_path("gold", name)
+            before = previous.get(f"gold.{name}")
+            try:
+                if before is None:
+                    DeltaTable.forPath(spark, path).delete(F.col("run_date") == F.lit(day))
+                else:
+                    DeltaTable.forPath(spark, path).restoreToVersion(before)
+            except Exception:  # pragma: no cover - report the original failure
+                log.exception("publish: could not restore gold.%s to version %s", name, before)
+        raise PublishError(f"writing gold.{order[len(written)]} failed ({type(exc).__name__}: {exc}); "
+                           f"restored {', '.join('gold.' + n for n in written) or 'nothing'}") from exc
+    return versions
+
+
+def _write_result(outcome: ValidationOutcome, folder: Path) -> Path:
+    layer, _, table = outcome.table.partition(".")
+    return _write_json(folder / (f"{table}.json" if layer == "gold" else f"{outcome.table}.json"),
+                       outcome.result_json)
+
+
+def _write_summary(folder: Path, run_id: str, day: dt.date, published: bool, failures: list[str],
+                   versions: Mapping[str, int], previous: Mapping[str, int | None]) -> Path:
+    return _write_json(folder / "_publish.json", {
+        "run_id": run_id, "run_date": day.isoformat(), "published": published, "failures": failures,
+        "table_versions": dict(versions), "previous_versions": dict(previous),
+        "at": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
+    })
+
+
+def _write_json(path: Path, data: dict) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(json.dumps(data, indent=2, default=str) + "\n", encoding="utf-8")
+    tmp.replace(path)
+    return path

@@ -1,0 +1,175 @@
+"""DAG integrity for Airflow 3.3: the dags/ folder parses (in a fresh interpreter, quickly, without pyspark,
+delta, Great Expectations or deltalake), each DAG has tags, retries and the intended schedule, and the ad-hoc
+params' JSON schema accepts what it should and rejects what it should not."""
+
+from __future__ import annotations
+
+import copy
+import datetime as dt
+import json
+import os
+import subprocess
+import sys
+from types import SimpleNamespace
+
+import pytest
+
+from dagtest_support import DAGS, ROOT
+
+pytestmark = pytest.mark.airflow
+
+DAG_IDS = {"clwl_nightly", "clwl_reports", "clwl_adhoc"}
+HEAVY_MODULES = ("pyspark", "delta", "great_expectations", "deltalake", "py4j")
+
+PARSE_SCRIPT = r"""
+import json, sys, time
+sys.path.insert(0, sys.argv[1])  # the bundle folder, as the DAG processor's BundleDagBag does
+t0 = time.perf_counter()
+from airflow.dag_processing.dagbag import DagBag
+t1 = time.perf_counter()
+bag = DagBag(dag_folder=sys.argv[1])
+t2 = time.perf_counter()
+print("@@" + json.dumps({
+    "import_errors": bag.import_errors,
+    "dag_ids": sorted(bag.dag_ids),
+    "files": {s.file: s.duration.total_seconds() for s in bag.dagbag_stats},
+    "parse_seconds": t2 - t1,
+    "import_airflow_seconds": t1 - t0,
+    "heavy": sorted(m for m in sys.modules if m.split(".")[0] in %r),
+}))
+""" % (HEAVY_MODULES,)
+
+
+@pytest.fixture(scope="module")
+def parsed_in_subprocess(airflow_db):
+    proc = subprocess.run([sys.executable, "-c", PARSE_SCRIPT, str(DAGS)], env=os.environ.copy(),
+                          capture_output=True, text=True, timeout=120, cwd=ROOT)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    line = next(ln for ln in proc.stdout.splitlines() if ln.startswith("@@"))
+    return json.loads(line[2:])
+
+
+@pytest.fixture(scope="module")
+def dags(airflow_db):
+    from airflow.dag_processing.dagbag import DagBag
+
+    bag = DagBag(dag_folder=str(DAGS))
+    assert not bag.import_errors, bag.import_errors
+    return bag.dags
+
+
+def test_dag_folder_parses_fast_without_spark(parsed_in_subprocess):
+    r = parsed_in_subprocess
+    assert r["import_errors"] == {}
+    assert set(r["dag_ids"]) == DAG_IDS  # and no example DAGs (AIRFLOW__CORE__LOAD_EXAMPLES=False)
+    assert r["heavy"] == [], f"parsing the DAGs imported {r['heavy']}"
+    assert not any(f.endswith("clwl_dag_support.py") for f in r["files"]), ".airflowignore must skip the helper"
+    assert max(r["files"].values()) < 2.0 and r["parse_seconds"] < 5.0, r
+
+
+def test_every_dag_has_tags_retries_and_owner(dags):
+    assert set(dags) == DAG_IDS
+    for dag in dags.values():
+        assert "clwl" in dag.tags and len(dag.tags) >= 2, dag.dag_id
+        assert dag.catchup is False, dag.dag_id
+        for t in dag.tasks:
+            assert t.retries == 2, (dag.dag_id, t.task_id)
+            assert t.retry_exponential_backoff > 0 and t.retry_delay == dt.timedelta(minutes=5), t.task_id
+            assert t.owner == "clwl"
+
+
+def test_nightly_schedule_and_tasks(dags):
+    from airflow.sdk import CronDataIntervalTimetable
+
+    dag = dags["clwl_nightly"]
+    assert isinstance(dag.timetable, CronDataIntervalTimetable)
+    assert dag.timetable.expression == "30 2 * * *" and str(dag.timetable.timezone) == "UTC"
+    assert dag.max_active_runs == 1
+    order = ["ingest", "replay", "detect", "publish", "report"]
+    assert sorted(dag.task_ids) == sorted(order)
+    for up, down in zip(order, order[1:]):
+        assert dag.get_task(up).downstream_task_ids == {down}
+    lake = os.environ.get("CLWL_LAKE") or str(ROOT / "lake")
+    assert [a.uri for a in dag.get_task("publish").outlets] == [
+        f"file://{lake}/gold/{t}" for t in ("routing_replay", "stuck_messages", "distribution", "run_summary")]
+    assert dag.params["run_date"] is None
+
+
+def test_reports_scheduled_on_the_gold_assets(dags):
+    from airflow.sdk.definitions.timetables.assets import AssetTriggeredTimetable
+
+    reports, nightly = dags["clwl_reports"], dags["clwl_nightly"]
+    assert isinstance(reports.timetable, AssetTriggeredTimetable)
+    condition = reports.timetable.asset_condition
+    assert type(condition).__name__ == "AssetAll"  # a report needs all four tables; publish writes them together
+    assert [a.uri for a in condition.objects] == [a.uri for a in nightly.get_task("publish").outlets]
+    assert dags["clwl_adhoc"].get_task("publish").outlets == nightly.get_task("publish").outlets
+    assert dags["clwl_adhoc"].get_task("publish_whatif").outlets == []
+
+
+def test_adhoc_is_manual_only_with_validated_params(dags):
+    from airflow.sdk.definitions.param import ParamsDict
+    from airflow.sdk.definitions.timetables.simple import NullTimetable
+    from airflow.sdk.exceptions import ParamValidationError
+
+    dag = dags["clwl_adhoc"]
+    assert isinstance(dag.timetable, NullTimetable) and not dag.timetable.can_be_scheduled
+
+    def check(conf: dict) -> dict:
+        params = ParamsDict(copy.deepcopy(dag.params))  # ParamsDict shares its Param objects: copy them
+        for k, v in conf.items():
+            params[k] = v  # validates this param against its JSON schema
+        return params.validate()  # and the rest (a required param without a value fails here)
+
+    good = check({"run_date": "2026-11-20", "sending_qmgrs": ["QM1"], "cluster": "CL1", "profile": "mq9",
+                  "channel_attrs": {"TO.QM2": {"CLWLWGHT": "20", "CLWLPRTY": 3}}, "suspend": ["QM3"],
+                  "channel_state": {"TO.QM3": "RETRYING"}, "queue_attrs": {"APP.ORDERS@QM4": {"PUT": "DISABLED"}},
+                  "whatif_name": "qm2-w20"})
+    assert good["profile"] == "mq9" and good["channel_attrs"]["TO.QM2"]["CLWLWGHT"] == "20"
+    for bad in ({}, {"run_date": "20-11-2026"}, {"run_date": "2026-11-20", "profile": "mq8"},
+                {"run_date": "2026-11-20", "channel_state": {"TO.QM3": "BROKEN"}},
+                {"run_date": "2026-11-20", "channel_attrs": {"TO.QM2": "CLWLWGHT=20"}},
+                {"run_date": "2026-11-20", "queue_attrs": {"APP.ORDERS": {"PUT": "DISABLED"}}},
+                {"run_date": "2026-11-20", "sending_qmgrs": "QM1"},
+                {"run_date": "2026-11-20", "whatif_name": "../gold"}):
+        with pytest.raises(ParamValidationError):
+            check(bad)
+
+
+def test_profiles_enum_matches_the_algorithm():
+    from clwl.algorithm import PROFILES
+    from clwl_dag_support import PROFILES as DAG_PROFILES
+
+    assert sorted(DAG_PROFILES) == sorted(PROFILES)
+
+
+def test_adhoc_plan_what_if_or_republish():
+    from clwl_dag_support import adhoc_plan
+
+    plain = adhoc_plan({"run_date": "2026-11-20", "profile": "default", "channel_attrs": {}, "suspend": []})
+    assert plain == {"run_date": "2026-11-20", "profile": "default", "whatif": None, "senders": None,
+                     "cluster": None}
+    w = adhoc_plan({"run_date": "2026-11-20", "channel_attrs": {"TO.QM2": {"CLWLWGHT": "20"}}})
+    assert w["whatif"]["channel_attrs"] == {"TO.QM2": {"CLWLWGHT": "20"}} and w["whatif"]["name"].startswith("adhoc-")
+    assert adhoc_plan({"run_date": "2026-11-20", "sending_qmgrs": ["QM5"]})["whatif"] is not None  # narrowed
+    assert adhoc_plan({"run_date": "2026-11-20", "cluster": "CL1"})["whatif"] is not None
+    assert adhoc_plan({"run_date": "2026-11-20", "whatif_name": "base"})["whatif"] == {"name": "base"}
+    with pytest.raises(ValueError):
+        adhoc_plan({"run_date": ""})
+
+
+def test_run_date_and_run_id_resolution():
+    from clwl_dag_support import pipeline_run_id, resolve_run_date
+
+    utc = dt.timezone.utc
+    scheduled = SimpleNamespace(dag_id="clwl_nightly", run_id="scheduled__2026-11-20T02:30:00+00:00",
+                                logical_date=dt.datetime(2026, 11, 20, 2, 30, tzinfo=utc), run_after=None)
+    ctx = {"params": {"run_date": None}, "dag_run": scheduled,
+           "data_interval_start": dt.datetime(2026, 11, 20, 2, 30, tzinfo=utc)}
+    assert resolve_run_date(ctx) == "2026-11-20"  # the run at 11-21 02:30 processes 11-20
+    assert resolve_run_date({**ctx, "params": {"run_date": "2026-11-19"}}) == "2026-11-19"
+    manual = SimpleNamespace(dag_id="clwl_adhoc", run_id="manual__x", logical_date=None,
+                             run_after=dt.datetime(2026, 11, 21, 23, 0, tzinfo=dt.timezone(dt.timedelta(hours=-5))))
+    assert resolve_run_date({"params": {}, "dag_run": manual, "data_interval_start": None}) == "2026-11-22"
+    rid = pipeline_run_id({"dag_run": scheduled})
+    assert rid == "clwl_nightly__scheduled__2026-11-20T02-30-00-00-00" and "/" not in rid and ":" not in rid

@@ -1,0 +1,174 @@
+"""The DAGs run for real with dag.test() on a copy of samples/landing: the nightly DAG publishes what `clwl run`
+(spark.pipeline.run_pipeline) publishes on the same inputs, the gold Assets trigger the reports DAG, an ad-hoc
+what-if run changes only its what-if tables, and a failing quality gate fails the run visibly.
+
+All tasks run in this process and share one local Spark session (the `spark` fixture): one JVM for the session.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import shutil
+import time
+from types import SimpleNamespace
+
+import pytest
+
+from dagtest_support import GOLD, RUN_DATE, UTC, delta_versions, load_dag, task_states
+
+pytestmark = [pytest.mark.airflow, pytest.mark.spark, pytest.mark.slow]
+
+# Differ between runs by design: the run id (one per DAG run / `clwl run`), wall-clock times, result folder.
+VOLATILE = {"run_summary": ("run_id", "started_at", "finished_at", "validation_result")}
+
+
+def gold_frame(spark, lake, table):
+    from pyspark.sql import functions as F
+
+    df = spark.read.format("delta").load(str(lake / "gold" / table)).drop(*VOLATILE.get(table, ()))
+    if "table_versions" in df.columns:  # a map: no set operations on it, so compare it as sorted JSON
+        df = df.withColumn("table_versions", F.to_json(F.array_sort(F.map_entries("table_versions"))))
+    return df
+
+
+def asset_events(uri_prefix: str) -> list[tuple[str, dict]]:
+    from airflow.models.asset import AssetEvent, AssetModel
+    from airflow.utils.session import create_session
+
+    with create_session() as session:
+        rows = (session.query(AssetModel.uri, AssetEvent.extra).join(AssetModel, AssetEvent.asset_id == AssetModel.id)
+                .filter(AssetModel.uri.startswith(uri_prefix)).all())
+        return [(uri, dict(extra or {})) for uri, extra in rows]
+
+
+@pytest.fixture(scope="module")
+def reference_lake(nightly_run, clwl_env, spark, tmp_path_factory):
+    """`clwl run` for the same day on the same landing copy, into another lake (after the nightly DAG, so the
+    DAG's tasks start the shared session themselves)."""
+    from spark.config import PipelineConfig
+    from spark.pipeline import run_pipeline
+
+    lake = tmp_path_factory.mktemp("reference") / "lake"
+    t0 = time.perf_counter()
+    outcome = run_pipeline(PipelineConfig(lake=lake, landing=clwl_env["landing"]), [RUN_DATE], spark=spark,
+                           progress=lambda m: None)
+    assert outcome.exit_code == 0 and outcome.dates[0].published, outcome
+    print(f"clwl run (reference): {time.perf_counter() - t0:.1f}s {outcome.seconds}")
+    return lake
+
+
+def test_nightly_publishes_what_clwl_run_publishes(nightly_run, reference_lake, spark):
+    assert nightly_run["states"] == {t: "success" for t in ("ingest", "replay", "detect", "publish", "report")}
+    assert str(nightly_run["dag_run"].state.value if hasattr(nightly_run["dag_run"].state, "value")
+               else nightly_run["dag_run"].state) == "success"
+    lake = nightly_run["lake"]
+    for table in GOLD:
+        got, want = gold_frame(spark, lake, table), gold_frame(spark, reference_lake, table)
+        assert sorted(got.columns) == sorted(want.columns), table
+        want = want.select(*got.columns)
+        n = got.count()
+        assert n == want.count() and n > 0, (table, n, want.count())
+        assert got.exceptAll(want).count() == 0 and want.exceptAll(got).count() == 0, f"gold.{table} differs"
+        days = {r[0].isoformat() for r in got.select("run_date").distinct().collect()}
+        assert days == {RUN_DATE}, (table, days)  # the param's date only, though the landing has two days
+    summary = spark.read.format("delta").load(str(lake / "gold" / "run_summary")).collect()[0]
+    assert summary.status == "published" and summary.run_id.startswith("clwl_nightly__manual__")
+    assert (lake / "reports" / RUN_DATE / "report.html").is_file()
+
+
+def test_publish_emits_gold_asset_events_that_queue_the_reports_dag(nightly_run):
+    from airflow.models.asset import AssetDagRunQueue, AssetModel
+    from airflow.utils.session import create_session
+
+    lake = nightly_run["lake"]
+    events = asset_events(f"file://{lake}/gold/")
+    assert sorted(uri for uri, _ in events) == sorted(f"file://{lake}/gold/{t}" for t in GOLD)
+    for uri, extra in events:
+        assert extra["run_date"] == RUN_DATE and extra["table_uri"] == uri and extra["delta_version"] == 0
+    with create_session() as session:
+        queued = (session.query(AssetModel.uri).join(AssetDagRunQueue, AssetDagRunQueue.asset_id == AssetModel.id)
+                  .filter(AssetDagRunQueue.target_dag_id == "clwl_reports").all())
+    assert sorted(u for (u,) in queued) == sorted(uri for uri, _ in events)
+
+
+def test_reports_dag_rewrites_the_report(nightly_run):
+    report = nightly_run["lake"] / "reports" / RUN_DATE / "report.html"
+    report.unlink()
+    dag_run = load_dag("clwl_reports").test(logical_date=dt.datetime(2026, 11, 21, 3, tzinfo=UTC),
+                                            run_conf={"run_date": RUN_DATE})
+    assert task_states(dag_run) == {"report": "success"}
+    assert report.is_file() and RUN_DATE in report.read_text(encoding="utf-8")
+
+
+def test_adhoc_what_if_changes_only_the_what_if_tables(nightly_run, spark):
+    lake = nightly_run["lake"]
+    before = delta_versions(lake, exclude=("whatif/",))
+    events_before = asset_events("file://")
+    conf = {"run_date": RUN_DATE, "whatif_name": "qm2-w20", "channel_attrs": {"TO.QM2": {"CLWLWGHT": "20"}}}
+
+    dag_run = load_dag("clwl_adhoc").test(logical_date=dt.datetime(2026, 11, 21, 12, tzinfo=UTC), run_conf=conf)
+
+    assert task_states(dag_run) == {"plan": "success", "ingest": "skipped", "replay": "success",
+                                    "detect": "success", "gate": "success", "publish": "skipped",
+                                    "publish_whatif": "success", "report": "success"}
+    assert delta_versions(lake, exclude=("whatif/",)) == before  # gold, silver, bronze, staging: untouched
+    assert asset_events("file://") == events_before  # no gold asset event from a what-if
+    out = lake / "whatif" / "qm2-w20"
+    assert (out / "reports" / RUN_DATE / "report.html").is_file()
+    published = spark.read.format("delta").load(str(lake / "gold" / "routing_replay"))
+    whatif = spark.read.format("delta").load(str(out / "gold" / "routing_replay"))
+    assert whatif.count() == published.count()
+    assert whatif.exceptAll(published).count() > 0, "the what-if replay is the same as the published one"
+
+    def to_qm2(df):
+        return df.where("final_qmgr = 'QM2'").count()
+
+    assert to_qm2(whatif) < to_qm2(published), "CLWLWGHT 20 (others 50) should send fewer messages to QM2"
+
+
+def test_failing_quality_gate_fails_the_run_and_names_the_expectation(nightly_run, spark, tmp_path, capfd):
+    """Stage a broken day (a duplicated msg_id in the staged routing_replay) in a copy of the lake, point the
+    `clwl_lake` Variable at it, and run the nightly DAG with ingest/replay/detect marked successful: publish
+    must fail (no retry), name the failed expectation and the validation results, and leave gold as it was."""
+    from airflow.models.dagrun import DagRun
+    from airflow.models.variable import Variable
+    from airflow.utils.types import DagRunType
+    from delta.tables import DeltaTable
+    from pyspark.sql import functions as F
+
+    from clwl_dag_support import pipeline_run_id
+
+    lake = tmp_path / "lake"
+    shutil.copytree(nightly_run["lake"], lake, ignore=shutil.ignore_patterns("whatif", "reports"))
+    logical = run_after = dt.datetime(2026, 11, 22, 2, 30, tzinfo=UTC)
+    airflow_run_id = DagRun.generate_run_id(run_type=DagRunType.MANUAL, logical_date=logical, run_after=run_after)
+    run_id = pipeline_run_id({"dag_run": SimpleNamespace(dag_id="clwl_nightly", run_id=airflow_run_id)})
+
+    staged = str(lake / "staging" / "routing_replay")
+    spark.read.format("delta").load(staged).limit(1).write.format("delta").mode("append").save(staged)
+    DeltaTable.forPath(spark, str(lake / "staging" / "run_summary")).update(set={"run_id": F.lit(run_id)})
+    gold_before = delta_versions(lake / "gold")
+
+    Variable.set("clwl_lake", str(lake))  # the Variable wins over CLWL_LAKE (still the nightly_run lake)
+    try:
+        capfd.readouterr()
+        dag_run = load_dag("clwl_nightly").test(logical_date=logical, run_after=run_after,
+                                                run_conf={"run_date": RUN_DATE},
+                                                mark_success_pattern="ingest|replay|detect")
+        out = capfd.readouterr()
+    finally:
+        Variable.delete("clwl_lake")
+
+    assert dag_run.run_id == airflow_run_id
+    assert task_states(dag_run) == {"ingest": "success", "replay": "success", "detect": "success",
+                                    "publish": "failed", "report": "upstream_failed"}
+    assert str(getattr(dag_run.state, "value", dag_run.state)) == "failed"
+    assert delta_versions(lake / "gold") == gold_before  # the last good version stays published
+    result = json.loads((lake / "validation" / run_id / "_publish.json").read_text())
+    assert result["published"] is False
+    assert any(f.startswith("gold.routing_replay: expect_compound_columns_to_be_unique") for f in result["failures"])
+    log = out.out + out.err
+    assert "AirflowFailException" in log and f"quality gate blocked publishing {RUN_DATE}" in log
+    assert "gold.routing_replay: expect_compound_columns_to_be_unique (run_date, msg_id)" in log
+    assert f"Validation results: {lake / 'validation' / run_id}" in log

@@ -1,0 +1,484 @@
+"""Ingest into real Delta tables on a real local Spark: bronze rows per parser, silver history semantics,
+idempotent and incremental re-runs, quarantine of every kind of bad input, reconciliation on the samples.
+
+One ingest of samples/ is shared by the module (``samples_lake``); the other tests build small landing folders
+with hand-written runmqsc text in the real format.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from spark.config import REPO_ROOT, PipelineConfig
+from spark.ingest import ingest
+from spark.tables import TABLES, path
+
+pytestmark = pytest.mark.spark
+
+SAMPLES = REPO_ROOT / "samples" / "landing"
+FACTS = json.loads((REPO_ROOT / "samples" / "facts.json").read_text())
+
+# -- runmqsc text as the tool prints it ----------------------------------------------------------------------
+
+QMGR_MSG = "AMQ8408I: Display Queue Manager details."
+CLUSQMGR_MSG = "AMQ8441I: Display Cluster Queue Manager details."
+QUEUE_MSG = "AMQ8409I: Display Queue details."
+CHSTATUS_MSG = "AMQ8417I: Display Channel Status details."
+
+
+def rec(message: str, *pairs: str) -> str:
+    """One record: the AMQ line, then KEY(value) pairs two to a line at runmqsc's columns."""
+    lines = [message]
+    for i in range(0, len(pairs), 2):
+        right = pairs[i + 1] if i + 1 < len(pairs) else ""
+        lines.append(("   " + pairs[i].ljust(40) + right).rstrip())
+    return "\n".join(lines) + "\n"
+
+
+def runmqsc(qmgr: str, *commands: tuple[str, list[str]]) -> str:
+    out = [f"5724-H72 (C) Copyright IBM Corp. 1994, 2025.\nStarting MQSC for queue manager {qmgr}.\n\n\n"]
+    for n, (command, records) in enumerate(commands, 1):
+        out.append(f"{n:>6} : {command}\n")
+        out.extend(records)
+    count = "One MQSC command" if len(commands) == 1 else f"{len(commands)} MQSC commands"
+    out.append(f"{count} read.\nNo commands have a syntax error.\nAll valid MQSC commands were processed.\n")
+    return "".join(out)
+
+
+def config_capture(qmgr: str, weight: int, queues: list[str], depth: int = 0, extra: tuple[str, ...] = ()) -> str:
+    return runmqsc(
+        qmgr,
+        ("DISPLAY QMGR ALL", [rec(QMGR_MSG, f"QMNAME({qmgr})", "CLWLUSEQ(LOCAL)", "DEFCLXQ(SCTQ)",
+                                  f"QMID({qmgr}_2025-01-01_00.00.00)", "DESCR( )")]),
+        ("DISPLAY CLUSQMGR(*) ALL", [rec(CLUSQMGR_MSG, "CLUSQMGR(QMB)", "CHANNEL(TO.QMB)", "CLUSTER(CL1)",
+                                         f"CLWLWGHT({weight})", "CONNAME(qmb.example.com(1414))",
+                                         "DEFTYPE(CLUSSDRA)", "QMTYPE(NORMAL)", "SUSPEND(NO)", *extra)]),
+        ("DISPLAY QLOCAL(*) ALL", [rec(QUEUE_MSG, f"QUEUE({q})", "TYPE(QLOCAL)", f"CURDEPTH({depth})",
+                                       "PUT(ENABLED)", "USAGE(NORMAL)") for q in queues]),
+    )
+
+
+def chstatus_capture(qmgr: str, status: str | None) -> str:
+    if status is None:  # an inactive channel has no status record at all
+        records = ["AMQ8420I: Channel Status not found.\n"]
+    else:
+        records = [rec(CHSTATUS_MSG, "CHANNEL(TO.QMB)", "CHLTYPE(CLUSSDR)", "CONNAME(qmb.example.com(1414))",
+                       "CURRENT", "RQMNAME(QMB)", f"STATUS({status})",
+                       "SUBSTATE(MQGET)" if status == "RUNNING" else "SUBSTATE( )",
+                       "XMITQ(SYSTEM.CLUSTER.TRANSMIT.QUEUE)")]
+    return runmqsc(qmgr, ("DISPLAY CHSTATUS(*) ALL", records))
+
+
+PUT_HEADER = ("put_time,sending_qmgr,queue,target_qmgr,bind,open_handle,group_id,logical_order,"
+              "from_cluster_channel,pcf,length,persistent,accounting_token,msg_id,observed_qmgr,"
+              "observed_channel,observed_xmitq")
+
+
+def put_row(n: int, bind: str = "notfixed", token: str = "04" + "0" * 61 + "1") -> str:
+    msg_id = f"414D5120514D44{n:034X}"
+    return (f"2026-01-06T07:00:{n:02d}.000Z,QMD,APP.Q,,{bind},app:1,,false,false,false,100,true,"
+            f"{token},{msg_id},,,")
+
+
+# -- helpers -------------------------------------------------------------------------------------------------
+
+
+def write(root: Path, rel: str, text: str) -> Path:
+    p = root / rel
+    p.parent.mkdir(parents=True, exist_ok=True)
+    p.write_text(text)
+    return p
+
+
+def table(spark, cfg: PipelineConfig, key: str):
+    return spark.read.format("delta").load(path(cfg, key))
+
+
+def snapshot(spark, cfg: PipelineConfig, drop: tuple[str, ...] = ()) -> dict[str, list[str]]:
+    """Every table but the run log, as sorted JSON rows (``drop``: columns left out)."""
+    out = {}
+    for key in TABLES:
+        if key == "silver.ingest_files":
+            continue
+        df = table(spark, cfg, key)
+        df = df.drop(*[c for c in drop if c in df.columns])
+        out[key] = sorted(json.dumps(r.asDict(recursive=True), sort_keys=True, default=str) for r in df.collect())
+    return out
+
+
+def versions(spark, cfg: PipelineConfig) -> dict[str, int]:
+    from delta.tables import DeltaTable
+
+    return {key: DeltaTable.forPath(spark, path(cfg, key)).history(1).collect()[0]["version"] for key in TABLES}
+
+
+def history_rows(spark, cfg: PipelineConfig, qmgr: str) -> list[tuple]:
+    return [tuple(r) for r in table(spark, cfg, "silver.config_history").where(f"observing_qmgr = '{qmgr}'")
+            .selectExpr("kind", "object_key", "date_format(valid_from, 'HH:mm')",
+                        "date_format(valid_to, 'HH:mm')", "attrs['CLWLWGHT']", "source_file")
+            .orderBy("kind", "object_key", "valid_from").collect()]
+
+
+def timeline(spark, cfg: PipelineConfig, qmgr: str) -> list[tuple]:
+    return [tuple(r) for r in table(spark, cfg, "silver.channel_status").where(f"observing_qmgr = '{qmgr}'")
+            .selectExpr("channel", "chltype", "status", "date_format(valid_from, 'HH:mm')",
+                        "date_format(valid_to, 'HH:mm')")
+            .orderBy("channel", "valid_from").collect()]
+
+
+def quiet(_line: str) -> None:
+    pass
+
+
+# -- the sample estate, ingested once ------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def samples_lake(spark, tmp_path_factory):
+    cfg = PipelineConfig(lake=tmp_path_factory.mktemp("samples") / "lake", landing=SAMPLES)
+    lines: list[str] = []
+    summary = ingest(cfg, spark=spark, progress=lines.append)
+    return cfg, summary, lines
+
+
+def test_samples_reconcile_and_quarantine_the_deliberate_defects(spark, samples_lake):
+    cfg, summary, lines = samples_lake
+    assert summary.files and all(f.status in ("ingested", "rejected") for f in summary.files)
+    for f in summary.files:
+        assert f.records_read == f.records_accepted + f.records_quarantined, f
+    assert summary.records_read == summary.records_accepted + summary.records_quarantined
+    assert summary.records_quarantined > 0
+
+    log = table(spark, cfg, "silver.ingest_files").where(f"ingest_run_id = '{summary.run_id}'")
+    assert log.count() == len(summary.files)
+    assert log.where("records_read != records_accepted + records_quarantined").count() == 0
+    totals = log.selectExpr("sum(records_read)", "sum(records_accepted)", "sum(records_quarantined)").first()
+    assert tuple(totals) == (summary.records_read, summary.records_accepted, summary.records_quarantined)
+
+    quarantine = table(spark, cfg, "silver.quarantine")
+    assert quarantine.count() == summary.records_quarantined
+    reasons = [r.reason for r in quarantine.collect()]
+    for expected in ("unbalanced parenthesis", "record truncated at end of file", "bad hex in",
+                     "not runmqsc output"):
+        assert any(reason.startswith(expected) for reason in reasons), (expected, reasons)
+    rejected = quarantine.where("level = 'file'").collect()
+    assert rejected and all(r.position == 0 and r.raw for r in rejected)
+    assert all(r.source_file and r.ingest_run_id == summary.run_id for r in quarantine.collect())
+    # progress: one line per stage and date, with counts
+    assert any(line.startswith("parse 2026-11-20:") and "quarantined" in line for line in lines)
+
+
+def test_samples_every_parser_lands_in_bronze_with_its_lineage(spark, samples_lake):
+    from pyspark.sql import functions as F
+
+    cfg, summary, _ = samples_lake
+    run = summary.run_id
+    accepted = {f.source_file: f.records_accepted for f in summary.files}
+
+    objects = table(spark, cfg, "bronze.mqsc_objects")
+    assert objects.where(f"ingest_run_id != '{run}' OR position < 0 OR source_file IS NULL").count() == 0
+    qm1 = objects.where("source_file = '2026-11-20/QM1/config_060000.mqsc'")
+    assert qm1.count() == accepted["2026-11-20/QM1/config_060000.mqsc"]
+    row = qm1.selectExpr("min(position) > 0", "collect_set(date_format(capture_time, 'yyyy-MM-dd HH:mm:ss'))",
+                         "collect_set(observing_qmgr)", "collect_set(format)", "collect_set(run_date)").first()
+    assert row[0] and row[1] == ["2026-11-20 06:00:00"] and row[2] == ["QM1"] and row[3] == ["mqsc"]
+    assert str(row[4][0]) == "2026-11-20"
+    assert {"CLUSQMGR", "QCLUSTER", "QMGR", "QLOCAL"} <= {r.kind for r in qm1.select("kind").collect()}
+    rest = objects.where("source_file = '2026-11-20/QM2/config_060000.json'")
+    assert rest.count() > 0 and {r.format for r in rest.select("format").collect()} == {"rest"}
+    assert objects.where("kind = 'CHSTATUS'").count() > 0
+
+    puts = table(spark, cfg, "bronze.put_records")
+    for source in ("2026-11-19/QM1/puts.csv", "2026-11-20/QM5/puts.csv", "2026-11-20/QM1/puts_late.csv"):
+        assert puts.where(f"source_file = '{source}'").count() == accepted[source]
+    assert puts.where("position < 2").count() == 0  # line 1 is the CSV header
+    assert puts.where(f"ingest_run_id != '{run}'").count() == 0
+
+    browses = table(spark, cfg, "bronze.xmitq_messages")
+    by_file = {r[0]: tuple(r)[1:] for r in browses.groupBy("source_file").agg(
+        F.count("*"), F.max("format"), F.date_format(F.max("capture_time"), "HH:mm:ss")).collect()}
+    assert by_file == {
+        "2026-11-20/QM1/xmitq_153000.amqsbcg": (len(FACTS["browse_QM1_SYSTEM.CLUSTER.TRANSMIT.QUEUE_153000"]),
+                                                "amqsbcg", "15:30:00"),
+        "2026-11-20/QM5/xmitq_153000.dmpmqmsg": (len(FACTS["browse_QM5_CLUS.XMITQ.QM_153000"]), "dmpmqmsg",
+                                                 "15:30:00"),
+    }
+    assert browses.where("accounting_token_zero").count() > 0  # bind on open / group / named target QM
+    assert browses.where("remote_q_name IS NULL OR remote_qmgr_name IS NULL").count() == 0
+
+    accounting = table(spark, cfg, "bronze.queue_accounting")
+    amqsmon = [f for f in summary.files if f.format == "amqsmon"]
+    assert accounting.count() == sum(f.records_accepted - f.records_skipped for f in amqsmon) > 0
+    assert accounting.where("position <= 0 OR queue IS NULL OR interval_end <= interval_start").count() == 0
+
+    # silver: the same records, typed; accounting intervals in UTC with the put total
+    assert table(spark, cfg, "silver.message_events").count() == puts.count()
+    assert table(spark, cfg, "silver.xmitq_contents").count() == browses.count()
+    silver_acc = table(spark, cfg, "silver.queue_accounting")
+    assert silver_acc.count() == accounting.count()
+    assert silver_acc.where("put_count IS NULL").count() == 0
+    first = silver_acc.orderBy("interval_start").selectExpr("date_format(interval_start, 'yyyy-MM-dd HH:mm:ss')").first()
+    printed = accounting.orderBy("interval_start").selectExpr("cast(interval_start as string)").first()
+    assert first[0] == printed[0]
+
+
+def test_samples_unknown_attribute_is_accepted_and_kept(spark, samples_lake):
+    cfg, _, _ = samples_lake
+    hits = table(spark, cfg, "bronze.mqsc_objects").where("attrs['CLWLHINT'] IS NOT NULL").collect()
+    assert hits and all(r.attrs["CLWLHINT"] == "NONE" and r.kind == "CLUSQMGR" for r in hits)
+    assert table(spark, cfg, "silver.config_history").where("attrs['CLWLHINT'] = 'NONE'").count() > 0
+
+
+def test_samples_history_channel_goes_retrying_and_back_and_weight_change(spark, samples_lake):
+    cfg, _, _ = samples_lake
+    to_qm3 = [r for r in timeline(spark, cfg, "QM1") if r[0] == "TO.QM3"]
+    statuses = [r[2] for r in to_qm3]
+    assert "RETRYING" in statuses and statuses[-1] == "RUNNING"
+    assert statuses.index("RETRYING") < len(statuses) - 1
+    # QM1's view of QM2's CLUSRCVR weight changes during 2026-11-19: two versions with different CLWLWGHT
+    weights = [r[4] for r in history_rows(spark, cfg, "QM1") if r[1] == "CLUSQMGR|QM2|TO.QM2|CL1"]
+    assert len(set(weights)) >= 2
+    # every history table: per key, intervals are ordered and do not overlap; one current version at most
+    for key, cols in (("silver.config_history", "observing_qmgr, kind, object_key"),
+                      ("silver.channel_status", "observing_qmgr, channel")):
+        table(spark, cfg, key).createOrReplaceTempView("h")
+        bad = spark.sql(f"""
+            SELECT * FROM (SELECT *, lead(valid_from) OVER (PARTITION BY {cols} ORDER BY valid_from) AS nxt FROM h)
+            WHERE (valid_to IS NULL AND nxt IS NOT NULL) OR valid_to != nxt OR valid_to < valid_from""")
+        assert bad.count() == 0, key
+
+
+def test_samples_table_keys_are_unique(spark, samples_lake):
+    cfg, _, _ = samples_lake
+    for key, t in TABLES.items():
+        df = table(spark, cfg, key)
+        assert df.count() > 0, key
+        assert df.groupBy(*t.keys).count().where("count > 1").count() == 0, key
+        assert df.schema.fieldNames() == list(t.columns), key
+
+
+def test_samples_rerun_changes_no_table(spark, samples_lake):
+    cfg, first, _ = samples_lake
+    before, before_versions = snapshot(spark, cfg), versions(spark, cfg)
+    again = ingest(cfg, spark=spark, progress=quiet)
+    assert {f.status for f in again.files} == {"unchanged"}
+    assert [(f.source_file, f.records_read, f.records_accepted, f.records_quarantined) for f in again.files] == \
+        [(f.source_file, f.records_read, f.records_accepted, f.records_quarantined) for f in first.files]
+    assert snapshot(spark, cfg) == before
+    after_versions = versions(spark, cfg)
+    assert {k: v for k, v in after_versions.items() if k != "silver.ingest_files"} == \
+        {k: v for k, v in before_versions.items() if k != "silver.ingest_files"}
+    log = table(spark, cfg, "silver.ingest_files").where(f"ingest_run_id = '{again.run_id}'")
+    assert log.where("status = 'unchanged'").count() == len(first.files)
+
+
+# -- history semantics on a hand-written landing -----------------------------------------------------------
+
+
+def test_history_change_no_change_and_out_of_order_arrival(spark, tmp_lake, tmp_path):
+    landing = tmp_path / "landing"
+    cfg = PipelineConfig(lake=tmp_lake, landing=landing)
+    day = "2026-01-05/QMA"
+    late_first = {
+        f"{day}/config_180000.mqsc": config_capture("QMA", 80, ["APP.OTHER"]),  # weight changed, APP.L deleted
+        f"{day}/chstatus_180000.mqsc": chstatus_capture("QMA", "RETRYING"),
+    }
+    earlier = {
+        f"{day}/config_060000.mqsc": config_capture("QMA", 50, ["APP.L"]),
+        f"{day}/config_120000.mqsc": config_capture("QMA", 50, ["APP.L"], depth=12),  # unchanged configuration
+        f"{day}/chstatus_060000.mqsc": chstatus_capture("QMA", "RUNNING"),
+        f"{day}/chstatus_120000.mqsc": chstatus_capture("QMA", None),  # channel inactive: no record
+    }
+    for rel, text in late_first.items():
+        write(landing, rel, text)
+    ingest(cfg, spark=spark, progress=quiet)
+    assert history_rows(spark, cfg, "QMA") == [
+        ("CLUSQMGR", "CLUSQMGR|QMB|TO.QMB|CL1", "18:00", None, "80", f"{day}/config_180000.mqsc"),
+        ("QLOCAL", "QLOCAL|APP.OTHER", "18:00", None, None, f"{day}/config_180000.mqsc"),
+        ("QMGR", "QMGR", "18:00", None, None, f"{day}/config_180000.mqsc"),
+    ]
+    assert timeline(spark, cfg, "QMA") == [("TO.QMB", "CLUSSDR", "RETRYING", "18:00", None)]
+
+    for rel, text in earlier.items():  # the earlier captures arrive later
+        write(landing, rel, text)
+    second = ingest(cfg, spark=spark, progress=quiet)
+    assert sorted((f.source_file.rsplit("/", 1)[1], f.status) for f in second.files) == [
+        ("chstatus_060000.mqsc", "ingested"), ("chstatus_120000.mqsc", "ingested"),
+        ("chstatus_180000.mqsc", "unchanged"), ("config_060000.mqsc", "ingested"),
+        ("config_120000.mqsc", "ingested"), ("config_180000.mqsc", "unchanged")]
+    assert history_rows(spark, cfg, "QMA") == [
+        ("CLUSQMGR", "CLUSQMGR|QMB|TO.QMB|CL1", "06:00", "18:00", "50", f"{day}/config_060000.mqsc"),
+        ("CLUSQMGR", "CLUSQMGR|QMB|TO.QMB|CL1", "18:00", None, "80", f"{day}/config_180000.mqsc"),
+        ("QLOCAL", "QLOCAL|APP.L", "06:00", "18:00", None, f"{day}/config_060000.mqsc"),
+        ("QLOCAL", "QLOCAL|APP.OTHER", "18:00", None, None, f"{day}/config_180000.mqsc"),
+        ("QMGR", "QMGR", "06:00", None, None, f"{day}/config_060000.mqsc"),
+    ]
+    assert timeline(spark, cfg, "QMA") == [
+        ("TO.QMB", "CLUSSDR", "RUNNING", "06:00", "12:00"),
+        ("TO.QMB", "CLUSSDR", "INACTIVE", "12:00", "18:00"),
+        ("TO.QMB", "CLUSSDR", "RETRYING", "18:00", None),
+    ]
+
+
+# -- a corrected file, a removed file -------------------------------------------------------------------------
+
+
+def test_corrected_file_replaces_only_its_rows_and_a_removed_file_leaves(spark, tmp_lake, tmp_path):
+    landing = tmp_path / "landing"
+    cfg = PipelineConfig(lake=tmp_lake, landing=landing)
+    day = "2026-01-06/QMD"
+    write(landing, f"{day}/config_060000.mqsc", config_capture("QMD", 50, ["APP.Q"]))
+    write(landing, f"{day}/chstatus_060000.mqsc", chstatus_capture("QMD", "RUNNING"))
+    puts = write(landing, f"{day}/puts.csv",
+                 "\n".join([PUT_HEADER, put_row(1), put_row(2, bind="sometimes"), put_row(3)]) + "\n")
+    first = ingest(cfg, spark=spark, progress=quiet)
+    [bad] = table(spark, cfg, "silver.quarantine").collect()
+    assert (bad.source_file, bad.position, bad.reason) == (
+        f"{day}/puts.csv", 3, "unknown bind value 'sometimes' (expected notfixed, open or group)")
+    assert table(spark, cfg, "bronze.put_records").count() == 2
+    assert timeline(spark, cfg, "QMD") == [("TO.QMB", "CLUSSDR", "RUNNING", "06:00", None)]
+
+    puts.write_text("\n".join([PUT_HEADER, put_row(1), put_row(2), put_row(3)]) + "\n")
+    (landing / day / "chstatus_060000.mqsc").unlink()
+    second = ingest(cfg, spark=spark, progress=quiet)
+    assert {f.source_file.rsplit("/", 1)[1]: f.status for f in second.files} == {
+        "config_060000.mqsc": "unchanged", "puts.csv": "ingested", "chstatus_060000.mqsc": "removed"}
+
+    rows = table(spark, cfg, "bronze.put_records").select("position", "ingest_run_id").orderBy("position").collect()
+    assert [(r.position, r.ingest_run_id) for r in rows] == [(2, second.run_id), (3, second.run_id),
+                                                             (4, second.run_id)]
+    assert table(spark, cfg, "silver.message_events").count() == 3
+    assert table(spark, cfg, "silver.quarantine").count() == 0
+    # the config capture was not rewritten: its rows still carry the first run's id
+    objects = table(spark, cfg, "bronze.mqsc_objects")
+    assert {r.ingest_run_id for r in objects.select("ingest_run_id").collect()} == {first.run_id}
+    assert objects.where("kind = 'CHSTATUS'").count() == 0
+    assert table(spark, cfg, "bronze.capture_files").count() == 1
+    assert timeline(spark, cfg, "QMD") == []  # no CHSTATUS capture left
+    assert len(history_rows(spark, cfg, "QMD")) == 3
+    log = table(spark, cfg, "silver.ingest_files").where(f"ingest_run_id = '{second.run_id}'")
+    assert {(r.source_file.rsplit("/", 1)[1], r.status, r.records_read) for r in log.collect()} == {
+        ("config_060000.mqsc", "unchanged", 3), ("puts.csv", "ingested", 3), ("chstatus_060000.mqsc", "removed", 0)}
+
+
+# -- every kind of bad input, through the command line -------------------------------------------------------
+
+AMQSMON = """\
+MonitoringType: QueueAccounting
+QueueManager: 'QMC'
+IntervalStartDate: '2026-02-02'
+IntervalStartTime: '07.00.00'
+IntervalEndDate: '2026-02-02'
+IntervalEndTime: '07.30.00'
+ApplicationName: 'app'
+ConnectionId: x'414d5143514d43'
+ObjectCount: 1
+QueueAccounting: 0
+  QueueName: 'APP.Q'
+  QueueType: Local
+  PutCount: [1, 2]
+  PutFailCount: 0
+  Put1Count: [0, 0]
+  PutBytes: [10, 20]
+MonitoringType: QueueAccounting
+QueueManager: 'QMC'
+IntervalStartDate: '2026-02-02'
+IntervalStartTime: '07.30.00'
+IntervalEndDate: '2026-02-02'
+IntervalEndTime: '08.00.00'
+ApplicationName: 'app'
+ConnectionId: x'414d5143514d43'
+ObjectCount: 1
+QueueAccounting: 0
+  QueueName: 'APP.Q'
+  QueueType: Local
+  PutCount: [3]
+  PutFailCount: 0
+"""
+
+
+def _bad_landing(landing: Path) -> str:
+    day = "2026-02-02/QMC"
+    good_channel = ("CLUSQMGR(QMB)", "CHANNEL(TO.QMB)", "CLUSTER(CL1)", "CLWLHINT(NONE)", "STATUS(RUNNING)")
+    write(landing, f"{day}/config_060000.mqsc", runmqsc(
+        "QMC",
+        ("DISPLAY CLUSQMGR(*) ALL", [
+            rec(CLUSQMGR_MSG, *good_channel),  # an attribute this MQ level does not know: kept
+            rec(CLUSQMGR_MSG, "CLUSQMGR(QMD)", "CHANNEL(TO.QMD)", "CLUSTER(CL1)", "CONNAME(qmd.example.com(1414)",
+                "STATUS(RUNNING)"),  # unbalanced parenthesis
+            rec(CLUSQMGR_MSG, "CLUSQMGR(QME)", "CHANNEL(TO.QME)", "CLUSTER(CL1)", "STATUS(INACTIVE)"),
+        ])))
+    full = chstatus_capture("QMC", "RUNNING")
+    cut = full.index("CONNAME(") + len("CONNAME(qmb.ex")
+    write(landing, f"{day}/chstatus_060000.mqsc", full[:cut])  # the capture was cut off mid-record
+    write(landing, f"{day}/puts.csv", "\n".join([
+        PUT_HEADER, put_row(1).replace("QMD", "QMC"),
+        put_row(2, token="04" + "0" * 60 + "G1").replace("QMD", "QMC")]) + "\n")  # bad hex token
+    sample = (SAMPLES / "2026-11-20" / "QM5" / "xmitq_153000.dmpmqmsg").read_text().splitlines()
+    first_x = next(i for i, line in enumerate(sample) if line.startswith("X "))
+    sample[first_x] = "X " + sample[first_x][2:-2] + "ZZ"  # bad hex in the first message's data
+    write(landing, f"{day}/xmitq_153000.dmpmqmsg", "\n".join(sample) + "\n")
+    write(landing, f"{day}/accounting.amqsmon", AMQSMON)
+    write(landing, f"{day}/notes.txt", "capture job notes: nothing to see\n")  # no known format
+    write(landing, f"{day}/config_256000.mqsc", config_capture("QMC", 50, ["APP.Q"]))  # no such time
+    write(landing, f"{day}/chstatus_080000.mqsc", "ssh: connect to host qmc port 22: No route to host\n")
+    write(landing, f"{day}/config_090000.mqsc", config_capture("QMX", 50, ["APP.Q"]))  # another QM's capture
+    write(landing, "2026-02-02/stray.mqsc", config_capture("QMC", 50, []))  # not in a queue manager folder
+    return day
+
+
+def test_every_kind_of_bad_input_is_quarantined_and_the_run_succeeds(spark, tmp_lake, tmp_path, capsys):
+    from clwl.pipeline_cli import add_ingest_command
+
+    landing = tmp_path / "landing"
+    day = _bad_landing(landing)
+    parser = argparse.ArgumentParser(prog="clwl")
+    add_ingest_command(parser.add_subparsers(dest="command", required=True))
+    args = parser.parse_args(["ingest", "--landing", str(landing), "--lake", str(tmp_lake), "--date", "2026-02-02"])
+    assert args.func(args) == 0
+    out = capsys.readouterr().out
+    assert f"{day}/notes.txt" in out and "total (10 files)" in out
+
+    cfg = PipelineConfig(lake=tmp_lake, landing=landing)
+    quarantine = {(r.source_file.split("/", 1)[1], r.level, r.reason) for r in table(spark, cfg, "silver.quarantine").collect()}
+    expected = {
+        ("QMC/config_060000.mqsc", "record", "unbalanced parenthesis"),
+        ("QMC/chstatus_060000.mqsc", "record", "record truncated at end of file"),
+        ("QMC/puts.csv", "record", "bad hex in accounting_token"),
+        ("QMC/xmitq_153000.dmpmqmsg", "record", "bad hex in message data"),
+        ("QMC/accounting.amqsmon", "record", "PutCount is not an int list"),
+        ("QMC/notes.txt", "file", "no known format"),
+        ("QMC/config_256000.mqsc", "file", "bad capture time in file name 'config_256000.mqsc'"),
+        ("QMC/chstatus_080000.mqsc", "file", "not runmqsc output"),
+        ("QMC/config_090000.mqsc", "file", "capture is of queue manager QMX"),
+        ("stray.mqsc", "file", "not in a queue manager folder"),
+    }
+    for source, level, reason in expected:
+        assert any(s == source and lv == level and r.startswith(reason) for s, lv, r in quarantine), \
+            (source, reason, quarantine)
+    assert len(quarantine) == len(expected)
+
+    log = {r.source_file.split("/", 1)[1]: r for r in table(spark, cfg, "silver.ingest_files").collect()}
+    assert all(r.records_read == r.records_accepted + r.records_quarantined for r in log.values())
+    assert (log["QMC/config_060000.mqsc"].records_accepted, log["QMC/config_060000.mqsc"].records_quarantined) \
+        == (2, 1)
+    assert log["QMC/notes.txt"].status == "rejected" and log["QMC/notes.txt"].records_quarantined == 1
+    # what could be read was kept: the unknown attribute, the good put, the other browsed messages
+    [hint] = table(spark, cfg, "bronze.mqsc_objects").where("attrs['CLWLHINT'] IS NOT NULL").collect()
+    assert hint.attrs["CLWLHINT"] == "NONE" and hint.object_key == "CLUSQMGR|QMB|TO.QMB|CL1"
+    assert table(spark, cfg, "bronze.put_records").count() == 1
+    assert table(spark, cfg, "bronze.xmitq_messages").count() == len(FACTS["browse_QM5_CLUS.XMITQ.QM_153000"]) - 1
+    assert table(spark, cfg, "bronze.queue_accounting").count() == 1
+    # a capture with a quarantined record closes nothing: the cut-off CHSTATUS capture says nothing of TO.QMB
+    assert table(spark, cfg, "bronze.capture_files").where("NOT complete").count() == 2
+
+    # ingesting the same date again, every file read anew, gives the same tables (but the run id)
+    before = snapshot(spark, cfg, drop=("ingest_run_id",))
+    again = ingest(cfg, ["2026-02-02"], spark=spark, progress=quiet, force=True)
+    assert {f.status for f in again.files} == {"ingested", "rejected"}
+    assert snapshot(spark, cfg, drop=("ingest_run_id",)) == before

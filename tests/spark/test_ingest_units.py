@@ -1,0 +1,149 @@
+"""The parts of the ingest stage that need no JVM: file names, discovery, one file's rows and counts, the
+``clwl ingest`` argument errors. (Spark, Delta and the tables: test_ingest.py.)"""
+
+from __future__ import annotations
+
+import argparse
+import subprocess
+import sys
+from datetime import datetime, timezone
+from pathlib import Path
+
+import pytest
+
+from spark.config import REPO_ROOT
+from spark.ingest import (
+    LandingError,
+    attrs_hash,
+    classify_name,
+    covered_kinds,
+    discover_landing,
+    parse_landing_file,
+)
+from spark.tables import TABLES
+
+SAMPLES = REPO_ROOT / "samples" / "landing"
+
+MQSC = """\
+5724-H72 (C) Copyright IBM Corp. 1994, 2025.
+Starting MQSC for queue manager QMA.
+
+
+     1 : DISPLAY CLUSQMGR(*) ALL
+AMQ8441I: Display Cluster Queue Manager details.
+   CLUSQMGR(QMB)                           CHANNEL(TO.QMB)
+   CLUSTER(CL1)                            CLWLWGHT(50)
+   CONNAME(qmb.example.com(1414))          STATUS(RUNNING)
+AMQ8441I: Display Cluster Queue Manager details.
+   CLUSQMGR(QMC)                           CHANNEL(TO.QMC)
+   CLUSTER(CL1)                            CONNAME(qmc.example.com(1414)
+   STATUS(RUNNING)
+     2 : DISPLAY QLOCAL(APP.*) ALL
+AMQ8409I: Display Queue details.
+   QUEUE(APP.L)                            TYPE(QLOCAL)
+2 MQSC commands read.
+No commands have a syntax error.
+All valid MQSC commands were processed.
+"""
+
+
+@pytest.mark.parametrize("name, parser, ctype, stamp, reject", [
+    ("config_060000.mqsc", "capture", "config", "06:00:00", None),
+    ("CHSTATUS_235959.JSON", "capture", "chstatus", "23:59:59", None),
+    ("xmitq_153000.amqsbcg", "xmitq", "xmitq", "15:30:00", None),
+    ("puts.csv", "puts", None, None, None),
+    ("puts_late.jsonl", "puts", None, None, None),
+    ("accounting.amqsmon", "amqsmon", None, None, None),
+    ("config_256000.mqsc", "capture", "config", None, "'256000' is not a time of day"),
+    ("chstatus_0600.mqsc", "capture", "chstatus", None, "'0600' is not HHMMSS"),
+    ("xmitq_.dmpmqmsg", "xmitq", "xmitq", None, "is not HHMMSS"),
+    ("notes.txt", "unknown", None, None, None),
+    ("config.mqsc", "unknown", None, None, None),
+])
+def test_classify_name(name, parser, ctype, stamp, reject):
+    got_parser, got_type, when, why = classify_name(name, "2026-11-20")
+    assert (got_parser, got_type) == (parser, ctype)
+    if stamp:
+        assert when == datetime.fromisoformat(f"2026-11-20T{stamp}").replace(tzinfo=timezone.utc)
+    else:
+        assert when is None
+    if reject:
+        assert why.startswith("bad capture time in file name") and reject in why
+    else:
+        assert why is None
+
+
+def test_covered_kinds_from_echoed_commands_and_fallbacks():
+    # Only DISPLAY <kind>(*) without WHERE asks for a kind in full; DISPLAY QLOCAL(APP.*) does not.
+    assert covered_kinds(MQSC, "config", ["CLUSQMGR", "QLOCAL"]) == ["CLUSQMGR"]
+    text = "     1 : DISPLAY QMGR ALL\n     2 : dis q(*) type(qalias)\n     3 : DISPLAY CHSTATUS(*) WHERE(STATUS EQ RUNNING)\n"
+    assert covered_kinds(text, "config", []) == ["QALIAS", "QMGR"]
+    # REST (no echoed commands): the kinds it holds, and CHSTATUS for a chstatus capture even when empty.
+    assert covered_kinds(None, "chstatus", []) == ["CHSTATUS"]
+    assert covered_kinds(None, "config", ["QCLUSTER", "QMGR"]) == ["QCLUSTER", "QMGR"]
+
+
+def test_attrs_hash_ignores_volatile_attributes_only():
+    base = {"QUEUE": "APP.L", "TYPE": "QLOCAL", "CURDEPTH": "0", "PUT": "ENABLED"}
+    assert attrs_hash("QLOCAL", base) == attrs_hash("QLOCAL", {**base, "CURDEPTH": "7", "IPPROCS": "2"})
+    assert attrs_hash("QLOCAL", base) != attrs_hash("QLOCAL", {**base, "PUT": "DISABLED"})
+    assert attrs_hash("QLOCAL", base) == attrs_hash("QLOCAL", dict(reversed(list(base.items()))))
+
+
+def test_one_file_rows_and_reconciliation(tmp_path):
+    folder = tmp_path / "2026-01-01" / "QMA"
+    folder.mkdir(parents=True)
+    (folder / "config_060000.mqsc").write_text(MQSC)
+    _, [spec], _ = discover_landing(tmp_path)
+    summary, rows = parse_landing_file(spec, "run-1")
+    assert summary["records_read"] == 3 == summary["records_accepted"] + summary["records_quarantined"]
+    assert (summary["records_accepted"], summary["records_quarantined"]) == (2, 1)
+    objects = [dict(zip(TABLES["bronze.mqsc_objects"].columns, r)) for r in rows["bronze.mqsc_objects"]]
+    assert [(o["kind"], o["object_key"], o["position"]) for o in objects] == [
+        ("CLUSQMGR", "CLUSQMGR|QMB|TO.QMB|CL1", 6), ("QLOCAL", "QLOCAL|APP.L", 15)]
+    assert {o["source_file"] for o in objects} == {"2026-01-01/QMA/config_060000.mqsc"}
+    assert {o["ingest_run_id"] for o in objects} == {"run-1"}
+    [problem] = [dict(zip(TABLES["silver.quarantine"].columns, r)) for r in rows["silver.quarantine"]]
+    assert problem["position"] == 10 and problem["reason"].startswith("unbalanced parenthesis")
+    assert "CONNAME(qmc.example.com(1414)" in problem["raw"]
+    [capture] = [dict(zip(TABLES["bronze.capture_files"].columns, r)) for r in rows["bronze.capture_files"]]
+    assert capture["complete"] is False and capture["kinds_covered"] == ["CLUSQMGR"]
+
+
+def test_discovery_of_the_samples_and_bad_requests(tmp_path):
+    dates, files, notes = discover_landing(SAMPLES)
+    assert dates == ["2026-11-19", "2026-11-20"] and notes == []
+    assert all(f.source_file.startswith(f.run_date + "/" + f.observing_qmgr + "/") for f in files)
+    assert {f.parser for f in files} == {"capture", "puts", "xmitq", "amqsmon"}
+    with pytest.raises(LandingError, match="does not exist"):
+        discover_landing(tmp_path / "nowhere")
+    with pytest.raises(LandingError, match="no folder for run date 2026-01-01"):
+        discover_landing(SAMPLES, ["2026-01-01"])
+    with pytest.raises(LandingError, match="bad run date"):
+        discover_landing(SAMPLES, ["20261120"])
+
+
+def _cli(argv: list[str]) -> int:
+    from clwl.pipeline_cli import add_ingest_command
+
+    parser = argparse.ArgumentParser(prog="clwl")
+    add_ingest_command(parser.add_subparsers(dest="command", required=True))
+    args = parser.parse_args(argv)
+    return args.func(args)
+
+
+def test_cli_exits_2_with_one_line_when_the_landing_or_a_date_is_missing(tmp_path, capsys):
+    assert _cli(["ingest", "--landing", str(tmp_path / "missing"), "--lake", str(tmp_path / "lake")]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "landing folder" in err and "does not exist" in err
+    assert _cli(["ingest", "--landing", str(SAMPLES), "--lake", str(tmp_path / "lake"), "--date", "2030-01-01"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "no folder for run date 2030-01-01" in err
+    with pytest.raises(SystemExit):  # argparse: not a date at all
+        _cli(["ingest", "--date", "yesterday"])
+    assert not (tmp_path / "lake").exists()
+
+
+def test_import_clwl_and_the_cli_module_stay_free_of_pyspark():
+    code = "import sys, clwl, clwl.pipeline_cli; sys.exit('pyspark' in sys.modules)"
+    assert subprocess.run([sys.executable, "-c", code], cwd=Path(REPO_ROOT)).returncode == 0

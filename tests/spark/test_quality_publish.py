@@ -1,0 +1,334 @@
+"""The quality gate with real Spark, Delta and Great Expectations: a good run is published, a broken one is
+blocked and gold keeps its last good version; `clwl query` reads what Spark published without a JVM."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from spark.config import PipelineConfig
+
+pytestmark = pytest.mark.spark
+
+DAY = dt.date(2026, 11, 20)
+DAY2 = dt.date(2026, 11, 21)
+GOLD = ("routing_replay", "stuck_messages", "distribution", "run_summary")
+
+RR_SCHEMA = (
+    "run_date date, sending_qmgr string, msg_id string, put_time timestamp, queue string, target_qmgr string, "
+    "bind string, length long, qmgr string, channel string, xmitq string, path string, decided_by string, "
+    "reallocatable boolean, not_reallocatable_reason string, trace string, error string, reason_code int, "
+    "config_time timestamp, reallocations int, final_qmgr string, final_channel string, held boolean, "
+    "observed_qmgr string, agrees boolean, profile string"
+)
+SM_SCHEMA = (
+    "run_date date, sending_qmgr string, msg_id string, queue string, qmgr string, channel string, xmitq string, "
+    "channel_state string, held_from timestamp, released_at timestamp, age_seconds long, why string, "
+    "detail string, observed_on_xmitq boolean"
+)
+DI_SCHEMA = (
+    "run_date date, sending_qmgr string, queue string, interval_start timestamp, interval_end timestamp, "
+    "qmgr string, expected long, observed long, deviation double, p_value double, verdict string, "
+    "explanation string, source string"
+)
+RS_SCHEMA = (
+    "run_id string, run_date date, started_at timestamp, finished_at timestamp, rows_read long, rows_accepted long, "
+    "rows_quarantined long, messages_replayed long, messages_stuck long, distribution_unexpected long, "
+    "table_versions map<string,long>, status string, validation_result string"
+)
+EV_SCHEMA = "msg_id string, sending_qmgr string, queue string, put_time timestamp, bind string"
+SCTQ = "SYSTEM.CLUSTER.TRANSMIT.QUEUE"
+
+
+def at(day: dt.date, hh: int, mm: int, ss: int = 0) -> dt.datetime:
+    return dt.datetime(day.year, day.month, day.day, hh, mm, ss, tzinfo=dt.timezone.utc)
+
+
+def replay_rows(day: dt.date) -> list[tuple]:
+    """12 messages: 10 from QM1 (one unroutable, one bound on open, one re-allocated), 2 from QM2."""
+    cfg = at(day, 6, 0)
+
+    def msg(n, sender, t, qmgr, channel, path, *, queue="APP.ORDERS", bind="notfixed", realloc=True,
+            reason=None, error=None, code=None, reallocations=0, final=None, final_ch=None, held=False,
+            observed=None):
+        final = final or qmgr
+        final_ch = final_ch or channel
+        agrees = None if observed is None else observed == final
+        xmitq = None if path in (None, "local") else SCTQ
+        return (day, sender, f"{sender}-{day:%m%d}-{n:03d}", t, queue, None, bind, 100 + n, qmgr, channel, xmitq, path,
+                None if error else "12", None if error else realloc, reason, None if error else f"12:={qmgr}",
+                error, code, cfg, reallocations, None if error else final, None if error else final_ch, held,
+                observed, agrees, "default")
+
+    return [
+        msg(1, "QM1", at(day, 10, 0, 5), "QM1", None, "local", observed="QM1"),
+        msg(2, "QM1", at(day, 10, 0, 10), "QM2", "TO.QM2", "cluster", observed="QM2"),
+        msg(3, "QM1", at(day, 10, 0, 15), "QM3", "TO.QM3", "cluster", held=True),
+        msg(4, "QM1", at(day, 10, 0, 20), "QM4", "TO.QM4", "cluster", observed="QM4"),
+        msg(5, "QM1", at(day, 10, 0, 25), "QM2", "TO.QM2", "cluster", observed="QM2"),
+        msg(6, "QM1", at(day, 10, 0, 30), "QM3", "TO.QM3", "cluster", bind="open", realloc=False,
+            reason="bind-on-open", held=True),
+        msg(7, "QM1", at(day, 10, 5), "QM2", "TO.QM2", "cluster", observed="QM2"),
+        msg(8, "QM1", at(day, 10, 6), "QM4", "TO.QM4", "cluster", observed="QM2"),
+        msg(9, "QM1", at(day, 10, 10), "QM3", "TO.QM3", "cluster", reallocations=1, final="QM2", final_ch="TO.QM2"),
+        msg(10, "QM1", at(day, 10, 20), None, None, None, queue="APP.NOPE", error="MQRC_UNKNOWN_OBJECT_NAME",
+            code=2085),
+        msg(11, "QM2", at(day, 10, 30), "QM2", None, "local"),
+        msg(12, "QM2", at(day, 11, 30), "QM1", "TO.QM1", "cluster"),
+    ]
+
+
+def stuck_rows(day: dt.date) -> list[tuple]:
+    return [
+        (day, "QM1", f"QM1-{day:%m%d}-003", "APP.ORDERS", "QM3", "TO.QM3", SCTQ, "STOPPED", at(day, 10, 0, 15), None,
+         50385, "still-most-favourable", "QM3 keeps the highest CLWLRANK (5) among the remaining channels", True),
+        (day, "QM1", f"QM1-{day:%m%d}-006", "APP.ORDERS", "QM3", "TO.QM3", SCTQ, "STOPPED", at(day, 10, 0, 30), None,
+         50370, "not-reallocatable", "bind-on-open: AccountingToken is all zeros", True),
+    ]
+
+
+def distribution_rows(day: dt.date) -> list[tuple]:
+    """10:00-11:00 on APP.ORDERS: QM1's observed destinations (the 6 messages with one) and receiver accounting
+    for all senders (the 8 messages delivered; the 2 held behind TO.QM3 are not)."""
+    s, e = at(day, 10, 0), at(day, 11, 0)
+
+    def row(sender, qmgr, expected, observed, p, verdict, why, source):
+        return (day, sender, "APP.ORDERS", s, e, qmgr, expected, observed, float(observed - expected), p, verdict,
+                why, source)
+
+    outage = "channel TO.QM3 STOPPED from 10:00:12: 2 messages held on SYSTEM.CLUSTER.TRANSMIT.QUEUE"
+    few = "fewer than 20 messages: no test"
+    return [
+        row("QM1", "QM1", 1, 1, None, "insufficient data", few, "observed_destination"),
+        row("QM1", "QM2", 3, 4, None, "insufficient data", few, "observed_destination"),
+        row("QM1", "QM4", 2, 1, None, "insufficient data", few, "observed_destination"),
+        row("*", "QM1", 1, 1, 0.02, "expected", "local instance preferred (CLWLUSEQ)", "accounting"),
+        row("*", "QM2", 5, 9, 0.02, "unexpected", "QM2 received more than CLWLWGHT(80) explains", "accounting"),
+        row("*", "QM3", 0, 0, 0.02, "expected", outage, "accounting"),
+        row("*", "QM4", 2, 2, 0.02, "expected", "CLWLWGHT(50)", "accounting"),
+    ]
+
+
+def summary_rows(day: dt.date, run_id: str, replayed: int = 12, stuck: int = 2, unexpected: int = 1) -> list[tuple]:
+    return [(run_id, day, at(day, 23, 59), None, 14, 12, 2, replayed, stuck, unexpected,
+             {"silver.message_events": 0}, "published", "passed")]
+
+
+def gold_frames(spark, day: dt.date, run_id: str) -> dict:
+    return {
+        "routing_replay": spark.createDataFrame(replay_rows(day), RR_SCHEMA),
+        "stuck_messages": spark.createDataFrame(stuck_rows(day), SM_SCHEMA),
+        "distribution": spark.createDataFrame(distribution_rows(day), DI_SCHEMA),
+        "run_summary": spark.createDataFrame(summary_rows(day, run_id), RS_SCHEMA),
+    }
+
+
+ARROW_TYPES = {"string": "string", "date": "date32", "timestamp": "timestamp_utc", "long": "int64", "int": "int32",
+               "boolean": "bool_", "double": "float64", "map<string,long>": "map"}
+
+
+def arrow_table(rows: list[tuple], ddl: str):
+    """A pyarrow table from rows and a Spark DDL schema (the types these tests use)."""
+    import pyarrow as pa
+
+    fields = []
+    for part in ddl.split(", "):
+        name, kind = part.split(" ", 1)
+        t = ARROW_TYPES[kind]
+        fields.append(pa.field(name, pa.timestamp("us", tz="UTC") if t == "timestamp_utc"
+                               else pa.map_(pa.string(), pa.int64()) if t == "map" else getattr(pa, t)()))
+    schema = pa.schema(fields)
+    return pa.Table.from_pylist([dict(zip(schema.names, r)) for r in rows], schema=schema)
+
+
+def write_delta(path: str, rows: list[tuple], ddl: str, partition_by: list[str] | None = None) -> None:
+    """Write a Delta table with the deltalake package: quicker than a Spark job, and any Delta writer will do
+    for the silver inputs and the report's gold tables."""
+    import deltalake
+
+    deltalake.write_deltalake(path, arrow_table(rows, ddl), partition_by=partition_by, mode="append")
+
+
+def write_silver(cfg: PipelineConfig, day: dt.date) -> None:
+    events = [(r[2], r[1], r[4], r[3], r[6]) for r in replay_rows(day)]
+    write_delta(cfg.table_path("silver", "message_events"), events, EV_SCHEMA)
+    write_delta(cfg.table_path("silver", "quarantine"),
+                [("landing/puts/QM1.csv", 7, "bad timestamp '25:00'"), ("landing/puts/QM1.csv", 9, "unknown bind 'x'")],
+                "source_file string, position long, reason string")
+    write_delta(cfg.table_path("silver", "config_history"),
+                [("QM1", "CLUSQMGR", "QM2", at(day, 6, 0), None),
+                 ("QM1", "CLUSQMGR", "QM3", at(day, 6, 0), at(day, 9, 0))],
+                "observing_qmgr string, kind string, name string, valid_from timestamp, valid_to timestamp")
+
+
+def rows_of(cfg: PipelineConfig, table: str) -> list[dict]:
+    """A gold table's rows, read with deltalake (no Spark job; and it reads what Spark wrote)."""
+    import deltalake
+
+    rows = deltalake.DeltaTable(cfg.table_path("gold", table)).to_pyarrow_table().to_pylist()
+    return sorted(rows, key=lambda r: json.dumps(r, sort_keys=True, default=str))
+
+
+def latest_version(path: str) -> int:
+    import deltalake
+
+    return deltalake.DeltaTable(path).version()
+
+
+@pytest.fixture(scope="module")
+def lake(tmp_path_factory):
+    root = tmp_path_factory.mktemp("gate") / "lake"
+    root.mkdir()
+    return root
+
+
+def test_good_run_is_published_and_a_broken_one_is_blocked(spark, lake):
+    from pyspark.sql import functions as F
+
+    from spark.publish import publish
+
+    cfg = PipelineConfig(lake=lake)
+    write_silver(cfg, DAY)
+    # An earlier run of another date is already published: publishing DAY must replace only DAY's partition.
+    (spark.createDataFrame(summary_rows(DAY2, "run-day2", 0, 0, 0), RS_SCHEMA).write.format("delta")
+     .partitionBy("run_date").save(cfg.table_path("gold", "run_summary")))
+
+    # 1. A good run: validated, then all four tables written; run_summary records the versions.
+    good = publish(spark, cfg, DAY, "run-good", gold_frames(spark, DAY, "run-good"))
+    assert good.published, good.failures
+    assert good.failures == []
+    assert good.table_versions == {"gold.routing_replay": 0, "gold.stuck_messages": 0, "gold.distribution": 0,
+                                   "gold.run_summary": 1}
+    assert good.previous_versions == {"gold.routing_replay": None, "gold.stuck_messages": None,
+                                      "gold.distribution": None, "gold.run_summary": 0}
+    for t in GOLD:
+        assert latest_version(cfg.table_path("gold", t)) == (1 if t == "run_summary" else 0)
+    before = {t: rows_of(cfg, t) for t in GOLD}
+    assert len(before["routing_replay"]) == 12
+    for t in GOLD[:3]:
+        assert {r["run_date"] for r in before[t]} == {DAY}
+    assert sorted((r["run_id"], r["run_date"]) for r in before["run_summary"]) == [("run-day2", DAY2),
+                                                                                   ("run-good", DAY)]
+    summary = (spark.read.format("delta").load(cfg.table_path("gold", "run_summary"))
+               .where(F.col("run_id") == "run-good").first())
+    assert summary.run_date == DAY and summary.status == "published"
+    assert summary.table_versions == {"silver.message_events": 0, "gold.routing_replay": 0,
+                                      "gold.stuck_messages": 0, "gold.distribution": 0}
+    results = json.loads((lake / "validation" / "run-good" / "routing_replay.json").read_text())
+    assert results["success"] is True and results["failed"] == []
+    assert {x["check"] for x in results["extra_checks"]} >= {"run_date_is_the_run_date",
+                                                              "row_count_equals_silver_message_events"}
+    assert json.loads((lake / "validation" / "run-good" / "silver.message_events.json").read_text())["success"]
+
+    # 3. A broken run of DAY: a duplicated message, a step that does not exist, totals that do not add up.
+    frames = gold_frames(spark, DAY, "run-bad")
+    rr = frames["routing_replay"]
+    frames["routing_replay"] = rr.withColumn(
+        "decided_by", F.when(F.col("msg_id").endswith("-004"), F.lit("13")).otherwise(F.col("decided_by"))
+    ).unionByName(rr.where(F.col("msg_id").endswith("-012")))  # 11:30, outside the distribution's interval
+    frames["run_summary"] = spark.createDataFrame(summary_rows(DAY, "run-bad", replayed=13), RS_SCHEMA)
+    frames["distribution"] = frames["distribution"].withColumn(  # 7 expected for 6 observed messages
+        "expected", F.when(F.col("qmgr") == "QM4", F.col("expected") + 1).otherwise(F.col("expected"))
+    ).withColumn("deviation", (F.col("observed") - F.col("expected")).cast("double"))
+    bad = publish(spark, cfg, DAY, "run-bad", frames, validate_silver=False)  # silver passed above
+
+    assert not bad.published
+    text = "\n".join(bad.failures)
+    assert "gold.routing_replay: expect_compound_columns_to_be_unique (run_date, msg_id)" in text
+    assert "gold.routing_replay: expect_column_values_to_be_in_set decided_by: 1 unexpected" in text
+    assert '"13"' in text  # the offending value is quoted
+    assert "gold.routing_replay: row_count_equals_silver_message_events: 13 rows" in text
+    assert "gold.distribution: expected_totals_reconcile_with_replay expected: 1 intervals" in text
+    assert "QM1/APP.ORDERS/observed_destination from 2026-11-20T10:00:00" in text
+    assert not any(f.startswith("gold.stuck_messages") for f in bad.failures)
+
+    # Gold is untouched: same versions, same rows, for both run dates.
+    for t in GOLD:
+        assert latest_version(cfg.table_path("gold", t)) == (1 if t == "run_summary" else 0)
+        assert rows_of(cfg, t) == before[t]
+    assert bad.previous_versions == {"gold.routing_replay": 0, "gold.stuck_messages": 0, "gold.distribution": 0,
+                                     "gold.run_summary": 1}
+
+    # The reader finds the failed expectations, with counts and examples, beside the passing tables' results.
+    folder = lake / "validation" / "run-bad"
+    assert bad.result_path == folder
+    rr_json = json.loads((folder / "routing_replay.json").read_text())
+    assert rr_json["success"] is False
+    failed_types = {r["expectation_config"]["type"] for r in rr_json["results"] if not r["success"]}
+    assert failed_types == {"expect_compound_columns_to_be_unique", "expect_column_values_to_be_in_set"}
+    in_set = next(r for r in rr_json["results"] if not r["success"]
+                  and r["expectation_config"]["type"] == "expect_column_values_to_be_in_set")
+    assert in_set["result"]["unexpected_count"] == 1 and in_set["result"]["partial_unexpected_list"] == ["13"]
+    di_json = json.loads((folder / "distribution.json").read_text())
+    totals = next(x for x in di_json["extra_checks"] if x["check"] == "expected_totals_reconcile_with_replay")
+    assert totals["success"] is False and totals["observed"]["intervals"] == 1  # QM1's, accounting stays <= 10
+    assert json.loads((folder / "stuck_messages.json").read_text())["success"] is True
+    publish_json = json.loads((folder / "_publish.json").read_text())
+    assert publish_json["published"] is False and publish_json["failures"] == bad.failures
+
+    # 4. clwl query answers on what Spark published, without pyspark (and so without a JVM).
+    code = (
+        "import sys, io, contextlib\n"
+        "from clwl.query import main\n"
+        "out = io.StringIO()\n"
+        "with contextlib.redirect_stdout(out):\n"
+        f"    rc = main(['SELECT qmgr, count(*) AS n FROM routing_replay WHERE error IS NULL GROUP BY qmgr "
+        f"ORDER BY qmgr', '--lake', {str(lake)!r}, '--json'])\n"
+        "assert rc == 0, rc\n"
+        "assert 'pyspark' not in sys.modules and 'py4j' not in sys.modules\n"
+        "print(out.getvalue(), end='')\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    got = [json.loads(line) for line in proc.stdout.splitlines()]
+    assert got == [{"qmgr": "QM1", "n": 2}, {"qmgr": "QM2", "n": 4}, {"qmgr": "QM3", "n": 3}, {"qmgr": "QM4", "n": 2}]
+
+
+def test_validate_table_names_each_failed_check(spark):
+    """validate_table on its own: GX expectations and extra checks in one outcome, nothing written by GX."""
+    from pyspark.sql import functions as F
+
+    from spark.quality import check_run_date, validate_table
+
+    df = spark.createDataFrame(stuck_rows(DAY), SM_SCHEMA)
+    ok = validate_table(df, "stuck_messages", [check_run_date(DAY)])
+    assert ok.success and ok.failed == [] and ok.table == "gold.stuck_messages"
+
+    broken = df.withColumn("why", F.lit("stuck")).withColumn("released_at", F.lit(at(DAY, 9, 0)))
+    out = validate_table(broken, Path(__file__).parents[2] / "expectations" / "gold.stuck_messages.json",
+                         [check_run_date(DAY2)])
+    assert not out.success
+    assert sorted(f.split(":")[0] for f in out.failed) == [
+        "expect_column_pair_values_a_to_be_greater_than_b released_at,held_from",
+        "expect_column_values_to_be_in_set why",
+        "run_date_is_the_run_date run_date",
+    ]
+    assert any('e.g. ["stuck", "stuck"]' in f for f in out.failed)
+    assert not (Path.cwd() / "gx").exists()  # the ephemeral context wrote no project folder
+    json.dumps(out.result_json)  # the result is JSON as it stands
+
+
+def test_a_failed_write_restores_what_the_publish_already_wrote(spark, tmp_lake):
+    """Validation passed but the second table cannot be written (its published schema clashes): the first table
+    is restored to its previous version, so gold never mixes two runs."""
+    from spark.publish import PublishError, _write_all
+
+    cfg = PipelineConfig(lake=tmp_lake)
+    replay_path = cfg.table_path("gold", "routing_replay")
+    old = [r for r in replay_rows(DAY) if r[2].endswith(("-001", "-002"))]
+    write_delta(replay_path, old, RR_SCHEMA, partition_by=["run_date"])
+    write_delta(cfg.table_path("gold", "stuck_messages"), [(DAY, "QM1", "x", "7 days")],
+                "run_date date, sending_qmgr string, msg_id string, age_seconds string", partition_by=["run_date"])
+    frames = {"routing_replay": spark.createDataFrame(replay_rows(DAY), RR_SCHEMA),
+              "stuck_messages": spark.createDataFrame(stuck_rows(DAY), SM_SCHEMA)}
+    with pytest.raises(PublishError, match=r"writing gold.stuck_messages failed .*restored gold.routing_replay"):
+        _write_all(spark, cfg, DAY, ["routing_replay", "stuck_messages"], frames,
+                   {"gold.routing_replay": 0, "gold.stuck_messages": 0})
+    history = spark.sql(f"DESCRIBE HISTORY delta.`{replay_path}`").orderBy("version").collect()
+    assert [h.operation for h in history] == ["WRITE", "WRITE", "RESTORE"]
+    assert sorted(r["msg_id"] for r in rows_of(cfg, "routing_replay")) == ["QM1-1120-001", "QM1-1120-002"]

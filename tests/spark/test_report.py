@@ -1,0 +1,121 @@
+"""The HTML report and Markdown summary from published gold tables: read without a JVM (deltalake + pandas), or
+with Spark when deltalake cannot read a table. (test_quality_publish.py checks deltalake reads what Spark
+publishes; here the tables are written with deltalake, which is quicker.)"""
+
+from __future__ import annotations
+
+import base64
+import json
+import re
+import subprocess
+import sys
+
+import pytest
+
+from spark.config import PipelineConfig
+from test_quality_publish import (  # the same small, consistent gold tables the gate test publishes
+    DAY,
+    DI_SCHEMA,
+    RR_SCHEMA,
+    RS_SCHEMA,
+    SM_SCHEMA,
+    at,
+    distribution_rows,
+    replay_rows,
+    stuck_rows,
+    summary_rows,
+    write_delta,
+)
+
+pytestmark = pytest.mark.spark
+
+RUN_ID = "run-report"
+PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
+
+
+@pytest.fixture(scope="module")
+def lake(tmp_path_factory):
+    root = tmp_path_factory.mktemp("report") / "lake"
+    cfg = PipelineConfig(lake=root)
+    for table, rows, schema in (
+        ("routing_replay", replay_rows(DAY), RR_SCHEMA),
+        ("stuck_messages", stuck_rows(DAY), SM_SCHEMA),
+        ("distribution", distribution_rows(DAY), DI_SCHEMA),
+        ("run_summary", summary_rows(DAY, RUN_ID), RS_SCHEMA),
+    ):
+        write_delta(cfg.table_path("gold", table), rows, schema, partition_by=["run_date"])
+    write_delta(
+        cfg.table_path("silver", "channel_status"),
+        [("QM1", "TO.QM2", "RUNNING", at(DAY, 6, 0), None, DAY),
+         ("QM1", "TO.QM3", "RUNNING", at(DAY, 6, 0), at(DAY, 10, 0, 12), DAY),
+         ("QM1", "TO.QM3", "STOPPED", at(DAY, 10, 0, 12), None, DAY),
+         ("QM1", "TO.QM4", "INACTIVE", at(DAY, 6, 0), at(DAY, 12, 0), DAY),
+         ("QM1", "TO.QM4", "RETRYING", at(DAY, 12, 0), at(DAY, 13, 0), DAY),
+         ("QM1", "TO.QM4", "RUNNING", at(DAY, 13, 0), None, DAY)],
+        "observing_qmgr string, channel string, status string, valid_from timestamp, valid_to timestamp, "
+        "run_date date",
+    )
+    return root
+
+
+def _images(html: str) -> list[bytes]:
+    return [base64.b64decode(m) for m in re.findall(r"src='data:image/png;base64,([A-Za-z0-9+/=]+)'", html)]
+
+
+def test_report_without_a_jvm_has_charts_stuck_messages_and_the_run_summary(lake):
+    """Not marked for Spark by need, but kept beside its Spark twin; it starts no JVM itself."""
+    code = (
+        "import sys, json\n"
+        "from spark.config import PipelineConfig\n"
+        "from spark.report import write_report\n"
+        f"paths = write_report(None, PipelineConfig(lake={str(lake)!r}), {DAY.isoformat()!r}, {RUN_ID!r})\n"
+        "assert 'pyspark' not in sys.modules and 'py4j' not in sys.modules\n"
+        "print(json.dumps([str(p) for p in paths]))\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=180)
+    assert proc.returncode == 0, proc.stderr
+    html_path, md_path = map(__import__("pathlib").Path, json.loads(proc.stdout))
+    assert html_path == lake / "reports" / "2026-11-20" / "report.html"
+    assert md_path == html_path.with_name("summary.md")
+
+    html = html_path.read_text()
+    images = _images(html)
+    assert len(images) == 2  # APP.ORDERS expected vs observed, and the channel state timeline
+    assert all(img.startswith(PNG_MAGIC) for img in images)
+    assert "<h3>APP.ORDERS</h3>" in html and "Channel state timeline" in html
+    assert "src='http" not in html and "<script" not in html  # self-contained
+    # The stuck messages, with why they stay.
+    for msg_id in ("QM1-1120-003", "QM1-1120-006"):
+        assert msg_id in html
+    assert "still-most-favourable" in html and "not-reallocatable" in html and "STOPPED" in html
+    # The run summary and the table versions it was made from.
+    assert "run-report" in html and "messages_replayed" in html
+    assert "gold.routing_replay (version 0)" in html
+    # The one unexpected distribution row, with its explanation.
+    assert "QM2 received more than CLWLWGHT(80) explains" in html
+
+    md = md_path.read_text()
+    assert "## Stuck messages (2)" in md and "| QM1 | QM1-1120-003 | APP.ORDERS |" in md
+    assert "![Bar chart of expected against observed messages per destination for APP.ORDERS]" \
+           "(charts/distribution_APP.ORDERS.png)" in md
+    assert (html_path.parent / "charts" / "distribution_APP.ORDERS.png").read_bytes().startswith(PNG_MAGIC)
+    assert (html_path.parent / "charts" / "channel_states.png").read_bytes().startswith(PNG_MAGIC)
+
+
+def test_report_falls_back_to_spark_and_skips_a_missing_timeline(spark, lake, tmp_path, monkeypatch):
+    import deltalake
+
+    from spark.report import write_report
+
+    def unreadable(*args, **kwargs):
+        raise RuntimeError("reader feature not supported")
+
+    monkeypatch.setattr(deltalake, "DeltaTable", unreadable)
+    cfg = PipelineConfig(lake=lake, reports=tmp_path / "reports")
+    html_path, md_path = write_report(spark, cfg, DAY, "run-not-published",
+                                      channel_status=tmp_path / "no_such_table")
+    html = html_path.read_text()
+    assert len(_images(html)) == 1  # the distribution chart; no timeline
+    assert "no channel status table at" in html
+    assert "run run-not-published has no published summary; showing the latest published run" in html
+    assert "QM1-1120-006" in html and "QM1-1120-006" in md_path.read_text()

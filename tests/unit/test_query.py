@@ -1,0 +1,138 @@
+"""`clwl query`: SQL over the lake's Delta tables by bare name, answered by deltalake's QueryBuilder (DataFusion),
+without pyspark. The tiny lake here is written by deltalake itself; tests/spark/test_quality_publish.py runs the
+same command on tables Spark published."""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+pa = pytest.importorskip("pyarrow")
+deltalake = pytest.importorskip("deltalake")
+
+from clwl.query import add_query_command, discover_tables  # noqa: E402
+
+DAY = dt.date(2026, 11, 20)
+UTC = dt.timezone.utc
+
+
+def _ts(h: int, m: int) -> dt.datetime:
+    return dt.datetime(2026, 11, 20, h, m, tzinfo=UTC)
+
+
+@pytest.fixture(scope="module")
+def lake(tmp_path_factory) -> Path:
+    root = tmp_path_factory.mktemp("query") / "lake"
+    ts = pa.timestamp("us", tz="UTC")
+    replay = pa.table({
+        "run_date": pa.array([DAY] * 4, pa.date32()),
+        "sending_qmgr": ["QM1", "QM1", "QM1", "QM2"],
+        "msg_id": ["m1", "m2", "m3", "m4"],
+        "put_time": pa.array([_ts(10, 0), _ts(10, 1), _ts(10, 2), _ts(11, 0)], ts),
+        "queue": ["APP.ORDERS", "APP.ORDERS", "APP.NOPE", "APP.ORDERS"],
+        "qmgr": ["QM2", "QM3", None, "QM2"],
+        "error": [None, None, "MQRC_UNKNOWN_OBJECT_NAME", None],
+        "length": pa.array([100, 2000, 10, 5], pa.int64()),
+    })
+    deltalake.write_deltalake(str(root / "gold" / "routing_replay"), replay, partition_by=["run_date"])
+    summary = pa.table({
+        "run_id": ["r1"],
+        "run_date": pa.array([DAY], pa.date32()),
+        "started_at": pa.array([_ts(23, 0)], ts),
+        "deviation": pa.array([float("nan")], pa.float64()),
+        "table_versions": pa.array([[("gold.routing_replay", 0), ("silver.message_events", 3)]],
+                                   pa.map_(pa.string(), pa.int64())),
+    })
+    deltalake.write_deltalake(str(root / "gold" / "run_summary"), summary)
+    deltalake.write_deltalake(str(root / "silver" / "quarantine"),
+                              pa.table({"source_file": ["QM1.csv"], "reason": ["bad timestamp"]}))
+    deltalake.write_deltalake(str(root / "silver" / "message_events"), pa.table({"msg_id": ["m1", "m2"]}))
+    deltalake.write_deltalake(str(root / "bronze" / "message_events"), pa.table({"msg_id": ["m1", "m2", "m9"]}))
+    (root / "reports" / "2026-11-20").mkdir(parents=True)  # not a table: ignored
+    (root / "gold" / "half_written").mkdir()  # no _delta_log: ignored
+    return root
+
+
+def run(*argv: str) -> tuple[int, str, str]:
+    """The command as `clwl query` runs it, in a fresh interpreter (also proves it never imports pyspark)."""
+    code = (
+        "import sys\n"
+        "from clwl.query import main\n"
+        "rc = main(sys.argv[1:])\n"
+        "assert 'pyspark' not in sys.modules and 'py4j' not in sys.modules, 'pyspark was imported'\n"
+        "sys.exit(rc)\n"
+    )
+    p = subprocess.run([sys.executable, "-c", code, *argv], capture_output=True, text=True, timeout=120)
+    return p.returncode, p.stdout, p.stderr
+
+
+def test_tables_by_bare_name_gold_first_and_by_layer(lake):
+    names = discover_tables(lake)
+    assert names["routing_replay"] == lake / "gold" / "routing_replay"
+    assert names["quarantine"] == lake / "silver" / "quarantine"
+    assert names["message_events"] == lake / "silver" / "message_events"  # silver wins over bronze
+    assert names["bronze_message_events"] == lake / "bronze" / "message_events"
+    assert "half_written" not in names and "reports" not in names
+
+
+def test_readable_table(lake):
+    rc, out, err = run("SELECT qmgr, count(*) AS n, sum(length) AS bytes FROM routing_replay "
+                       "WHERE error IS NULL GROUP BY qmgr ORDER BY qmgr", "--lake", str(lake))
+    assert rc == 0, err
+    assert out.splitlines() == [
+        "qmgr  n  bytes",
+        "----  -  -----",
+        "QM2   2    105",
+        "QM3   1   2000",
+        "(2 rows)",
+    ]
+
+
+def test_json_one_object_per_row_with_iso_timestamps(lake):
+    rc, out, err = run("SELECT msg_id, put_time, run_date, qmgr FROM routing_replay ORDER BY msg_id LIMIT 3",
+                       "--lake", str(lake), "--json")
+    assert rc == 0, err
+    rows = [json.loads(line) for line in out.splitlines()]
+    assert rows == [
+        {"msg_id": "m1", "put_time": "2026-11-20T10:00:00+00:00", "run_date": "2026-11-20", "qmgr": "QM2"},
+        {"msg_id": "m2", "put_time": "2026-11-20T10:01:00+00:00", "run_date": "2026-11-20", "qmgr": "QM3"},
+        {"msg_id": "m3", "put_time": "2026-11-20T10:02:00+00:00", "run_date": "2026-11-20", "qmgr": None},
+    ]
+    rc, out, err = run("SELECT table_versions, deviation, q.reason FROM run_summary, quarantine q",
+                       "--lake", str(lake), "--json")
+    assert rc == 0, err
+    assert json.loads(out) == {"table_versions": {"gold.routing_replay": 0, "silver.message_events": 3},
+                               "deviation": None, "reason": "bad timestamp"}  # NaN is not JSON: null
+    rc, out, _ = run("SELECT count(*) AS n FROM bronze_message_events", "--lake", str(lake), "--json")
+    assert json.loads(out) == {"n": 3}
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["SELEC 1"], "clwl query: bad SQL: SQL error: ParserError"),
+    (["SELECT * FROM no_such_table"], "table 'datafusion.public.no_such_table' not found (tables in "),
+    (["SELECT nope FROM routing_replay"], "clwl query: bad SQL: Schema error: No field named nope"),
+])
+def test_bad_sql_exits_2_with_one_line(lake, argv, message):
+    rc, out, err = run(*argv, "--lake", str(lake))
+    assert rc == 2 and out == ""
+    assert len(err.splitlines()) == 1 and message in err
+
+
+def test_missing_lake_exits_2(tmp_path):
+    rc, out, err = run("SELECT 1", "--lake", str(tmp_path / "nowhere"))
+    assert rc == 2 and out == ""
+    assert err == f"clwl query: no lake at {tmp_path / 'nowhere'} (give --lake DIR, or set CLWL_LAKE)\n"
+
+
+def test_registers_as_a_clwl_subcommand(lake, capsys):
+    parser = argparse.ArgumentParser(prog="clwl")
+    add_query_command(parser.add_subparsers(dest="command", required=True))
+    args = parser.parse_args(["query", "SELECT count(*) AS n FROM quarantine", "--lake", str(lake), "--json"])
+    assert args.func(args) == 0
+    assert capsys.readouterr().out == '{"n": 1}\n'
