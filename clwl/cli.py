@@ -130,7 +130,8 @@ def cmd_run(args: argparse.Namespace) -> int:
 
     outcome = run_pipeline(config, args.date, args.algorithm, whatif, progress=progress)
     print()
-    print(f"run {outcome.run_id}: {outcome.seconds.get('total', 0):.1f} s")
+    stages = ", ".join(f"{k} {v:.1f} s" for k, v in outcome.seconds.items() if k != "total")
+    print(f"run {outcome.run_id}: {outcome.seconds.get('total', 0):.1f} s ({stages})")
     for d in outcome.dates:
         state = "published" if d.published else "BLOCKED by the quality gate"
         print(f"  {d.run_date}: {state}; {d.messages} messages, {d.stuck} stuck, {d.unexpected} unexpected")

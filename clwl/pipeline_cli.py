@@ -28,9 +28,17 @@ def add_ingest_command(subparsers) -> argparse.ArgumentParser:
     """Register ``clwl ingest [--landing DIR] [--lake DIR] [--date YYYY-MM-DD ...] [--master URL] [--force]``."""
     p = subparsers.add_parser(
         "ingest", help="ingest the landing folder's MQ exports into the lake (bronze, silver, quarantine)",
-        description="Parse every file of the landing folder's run dates (<landing>/<YYYY-MM-DD>/<QM>/<file>) into "
-                    "the Delta tables <lake>/bronze/... and <lake>/silver/...; records that cannot be read go to "
-                    "<lake>/silver/quarantine. Files already ingested and unchanged are not read again.")
+        description=_DESCRIPTION)
+    _add_ingest_arguments(p)
+    return p
+
+
+_DESCRIPTION = ("Parse every file of the landing folder's run dates (<landing>/<YYYY-MM-DD>/<QM>/<file>) into the "
+                "Delta tables <lake>/bronze/... and <lake>/silver/...; records that cannot be read go to "
+                "<lake>/silver/quarantine. Files already ingested and unchanged are not read again.")
+
+
+def _add_ingest_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--landing", metavar="DIR", help="landing folder (default: CLWL_LANDING, else samples/landing)")
     p.add_argument("--lake", metavar="DIR", help="lake folder (default: CLWL_LAKE, else ./lake)")
     p.add_argument("--date", dest="dates", action="append", type=_run_date, metavar="YYYY-MM-DD",
@@ -38,7 +46,14 @@ def add_ingest_command(subparsers) -> argparse.ArgumentParser:
     p.add_argument("--master", metavar="URL", help="Spark master (default: CLWL_SPARK_MASTER, else local[2])")
     p.add_argument("--force", action="store_true", help="read every file again, changed or not")
     p.set_defaults(func=cmd_ingest)
-    return p
+
+
+def ingest_main(argv=None) -> int:
+    """``python -m spark.ingest`` (spark-submit): the options of ``clwl ingest``."""
+    p = argparse.ArgumentParser(prog="python -m spark.ingest", description=_DESCRIPTION)
+    _add_ingest_arguments(p)
+    args = p.parse_args(argv)
+    return args.func(args)
 
 
 def cmd_ingest(args: argparse.Namespace) -> int:

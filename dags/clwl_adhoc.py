@@ -50,7 +50,7 @@ def _plan():
     schedule=None,
     start_date=dt.datetime(2026, 1, 1, tzinfo=dt.timezone.utc),
     catchup=False,
-    max_active_runs=2,
+    max_active_runs=1,  # plain re-runs share <lake>/staging with each other
     default_args=DEFAULT_ARGS,
     tags=[*TAGS_BASE, "adhoc", "what-if"],
     params=ADHOC_PARAMS,

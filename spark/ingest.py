@@ -30,14 +30,17 @@ How a run works (:func:`ingest`):
    was last ingested is not read again (``force=True`` reads everything); a file that was ingested before and
    is gone from its date folder is removed from the tables;
 2. parse the new or changed files in Spark tasks, one task per file
-   (``parallelize(files, len(files)).mapPartitions``), calling the ``clwl`` parsers; the tagged rows of every
-   target table come out of that one pass, which is cached (``persist``) while the tables are written;
+   (``parallelize(files, len(files)).mapPartitions``), calling the ``clwl`` parsers; the rows of every target
+   table come out of that one pass as one staging DataFrame (the union of the tables' columns plus the target
+   table), cached while the tables are written (in a few tasks: ``coalesce``) side by side;
 3. replace, in every table the files feed, the rows of exactly those files (Delta ``replaceWhere`` on
    ``run_date`` and ``source_file``): a corrected file replaces only its own rows, and ingesting the same dates
    again changes nothing (nothing is rewritten);
 4. rebuild ``silver.config_history`` and ``silver.channel_status`` of every observing queue manager whose
-   captures changed, from all of its bronze captures ordered by capture time (``replaceWhere`` on
-   ``observing_qmgr``): out-of-order arrival gives the same history as in-order arrival;
+   captures changed, from all of its bronze captures ordered by capture time: Spark groups bronze by
+   ``observing_qmgr`` (``cogroup(...).applyInArrow``) and :func:`qmgr_history` replays each queue manager's
+   captures; written with ``replaceWhere`` on ``observing_qmgr``. Out-of-order arrival gives the same history
+   as in-order arrival;
 5. append the run's per-file counts to ``silver.ingest_files`` (last: a run that dies before this is redone).
 
 History semantics (both history tables): for one observing queue manager, the captures that cover a kind
@@ -45,10 +48,12 @@ History semantics (both history tables): for one observing queue manager, the ca
 hash), absent (the capture asked for the whole kind with ``DISPLAY <kind>(*)`` and had no quarantined
 record), or unknown (anything else: its state carries over). A version opens where the state changes
 (``valid_from`` = that capture time) and is closed by the next change or absence (``valid_to``); an unchanged
-capture changes nothing. A channel absent from a full, clean CHSTATUS capture is ``INACTIVE`` from then
-(mq-domain-notes 2a: inactive channels have no CHSTATUS record). ``attrs_hash`` leaves out the attributes in
-:data:`VOLATILE_ATTRIBUTES` (queue depth and handle counts), so they do not make versions; the stored
-``attrs`` are the opening capture's.
+capture changes nothing. A channel is followed from the first capture that shows it (a CHSTATUS record, or a
+DISPLAY CLUSQMGR record naming it); a full, clean CHSTATUS capture without a current record of it says
+``INACTIVE`` (mq-domain-notes 2a: inactive channels have no CHSTATUS record). ``attrs_hash`` leaves out the
+attributes in :data:`VOLATILE_ATTRIBUTES` (queue depth and handle counts), so they make no versions; the
+stored ``attrs`` are the opening capture's. CLUSQMGR's STATUS stays in the hash: it is the channel state
+``clwl route`` falls back to when there is no CHSTATUS record.
 """
 
 from __future__ import annotations
@@ -580,7 +585,7 @@ _INACTIVE = ("INACTIVE", None, None)
 
 
 def _text_or_none(value) -> str | None:
-    if value is None or (isinstance(value, float) and value != value):  # pandas gives NaN for a null string
+    if value is None:
         return None
     value = str(value).strip()
     return value or None
@@ -698,19 +703,16 @@ def _history_schema():
     return StructType([StructField(c, types.get(c, StringType()), True) for c in _HISTORY_COLUMNS])
 
 
-def _history_group(key, objects_pdf, captures_pdf):
-    """cogroup.applyInPandas body: one observing queue manager's history rows (both tables, tagged)."""
-    import pandas as pd
+def _history_group(key, objects, captures):
+    """cogroup.applyInArrow body: one observing queue manager's history rows (both tables, tagged)."""
+    import pyarrow as pa
+    from pyspark.sql.pandas.types import to_arrow_schema
 
-    qmgr = key[0]
-    config, channels = qmgr_history(objects_pdf.to_dict("records"), captures_pdf.to_dict("records"))
+    qmgr = key[0].as_py() if hasattr(key[0], "as_py") else key[0]
+    config, channels = qmgr_history(objects.to_pylist(), captures.to_pylist())
     rows = [{"_table": "config", "observing_qmgr": qmgr, **r} for r in config]
     rows += [{"_table": "channel", "observing_qmgr": qmgr, **r} for r in channels]
-    out = pd.DataFrame(rows, columns=list(_HISTORY_COLUMNS))
-    for col in ("valid_from", "valid_to"):
-        out[col] = pd.to_datetime(out[col])
-    out["seq"] = out["seq"].astype("Int32")
-    return out
+    return pa.Table.from_pylist(rows, schema=to_arrow_schema(_history_schema()))
 
 
 def build_histories(mqsc_objects, capture_files):
@@ -730,11 +732,11 @@ def build_histories(mqsc_objects, capture_files):
     caps = capture_files.select("observing_qmgr", "source_file", "capture_time", "run_date", "kinds_covered",
                                 "kinds_present", "complete")
     tagged = (slim.groupBy("observing_qmgr").cogroup(caps.groupBy("observing_qmgr"))
-              .applyInPandas(_history_group, _history_schema()))
+              .applyInArrow(_history_group, _history_schema()))
     return tagged
 
 
-def _split_histories(spark, tagged, mqsc_objects):
+def _split_histories(tagged, mqsc_objects):
     from pyspark.sql import functions as F
 
     attrs = mqsc_objects.select("source_file", "seq", "attrs")
@@ -948,6 +950,8 @@ def ingest(config: PipelineConfig, run_dates: list[str] | None = None, spark=Non
             functools.partial(_parse_partition, run_id=run_id, names=tuple(schema.fieldNames())))
         staged = spark.createDataFrame(parsed, schema).persist(StorageLevel.MEMORY_AND_DISK)
         results = [json.loads(r[0]) for r in staged.where(F.col("_table") == _FILE_TAG).select("_summary").collect()]
+        if sorted(r["source_file"] for r in results) != sorted(f.source_file for f in todo):
+            raise ReconciliationError(f"parse returned {len(results)} file summaries for {len(todo)} files")
         for r in results:  # checked in the task too; a mismatch here means rows were lost on the way
             if r["records_read"] != r["records_accepted"] + r["records_quarantined"]:
                 raise ReconciliationError(f"{r['source_file']}: read {r['records_read']} != accepted "
@@ -1087,7 +1091,7 @@ def _write_tables(spark, config, staged, todo: list[LandingFile], removed: list[
         where = _in("observing_qmgr", qmgrs)
         tagged = build_histories(objs, caps).persist()
         try:
-            history, channels = _split_histories(spark, tagged, objs)
+            history, channels = _split_histories(tagged, objs)
             counts = _run_writes(spark, config, [("silver.config_history", history, where),
                                                  ("silver.channel_status", channels, where)], count=True)
         finally:
@@ -1125,3 +1129,11 @@ def _silver_accounting(df):
                                     if c in df.columns and c not in ("run_date", "observing_qmgr", "qmgr",
                                                                      "monitoring_type", "interval_start",
                                                                      "interval_end")])
+
+
+if __name__ == "__main__":  # python -m spark.ingest / spark-submit spark/ingest.py: the `clwl ingest` options
+    import sys
+
+    from clwl.pipeline_cli import ingest_main
+
+    sys.exit(ingest_main())

@@ -223,7 +223,7 @@ def run_pipeline(config: PipelineConfig, run_dates: Optional[list[str]] = None, 
                  progress: Progress = print, ingest_first: bool = True, senders: Optional[list[str]] = None,
                  cluster: Optional[str] = None) -> RunOutcome:
     """`clwl run`: every stage for every run date (default: every date in the landing folder)."""
-    from spark.ingest import ingest, new_run_id
+    from spark.ingest import ingest
     from spark.session import get_spark
 
     t0 = _time.perf_counter()
@@ -266,6 +266,12 @@ def run_pipeline(config: PipelineConfig, run_dates: Optional[list[str]] = None, 
         outcomes.append(out)
     seconds["total"] = _time.perf_counter() - t0
     return RunOutcome(run_id, outcomes, summary, seconds)
+
+
+def new_run_id() -> str:
+    import uuid
+
+    return f"run-{datetime.now(UTC):%Y%m%dT%H%M%S}-{uuid.uuid4().hex[:8]}"
 
 
 def whatif_from_json(text: str) -> WhatIf:

@@ -10,8 +10,8 @@ The validation results are always kept, at `<lake>/validation/<run_id>/<table>.j
 `silver.<table>.json`, the verdict and versions in `_publish.json`; a second run date published under the same
 run id goes to `<run_id>/<run_date>/`); a blocked run's reader finds the failed expectations there.
 
-If a write fails after validation passed, the tables this publish already wrote are restored to their previous
-versions (Delta RESTORE) and PublishError is raised: gold never mixes two runs.
+If a write fails after validation passed, the run date's partition of the tables this publish already wrote is
+rewritten as it was in their previous version, and PublishError is raised: gold never mixes two runs.
 """
 
 from __future__ import annotations
@@ -53,7 +53,7 @@ class PublishOutcome:
 
 
 class PublishError(RuntimeError):
-    """Writing failed after validation passed; the tables already written were restored."""
+    """Writing failed after validation passed; the tables already written were put back."""
 
 
 def publish(
@@ -191,10 +191,16 @@ def _with_versions(df: DataFrame, versions: Mapping[str, int]) -> DataFrame:
     return df.withColumn("table_versions", F.map_concat(kept, written))
 
 
+def _write_partition(df: DataFrame, path: str, day: dt.date) -> None:
+    (df.write.format("delta").mode("overwrite")
+       .option("replaceWhere", f"run_date = DATE'{day.isoformat()}'")
+       .option("mergeSchema", "true")  # a new column is an extension; a changed type still fails
+       .partitionBy("run_date")
+       .save(path))
+
+
 def _write_all(spark: SparkSession, config: PipelineConfig, day: dt.date, order: Sequence[str],
                frames: Mapping[str, DataFrame], previous: Mapping[str, int | None]) -> dict[str, int]:
-    from delta.tables import DeltaTable
-
     versions: dict[str, int] = {}
     written: list[str] = []
     try:
@@ -203,30 +209,34 @@ def _write_all(spark: SparkSession, config: PipelineConfig, day: dt.date, order:
             df = frames[name]
             if name == "run_summary":
                 df = _with_versions(df, versions)
-            (df.write.format("delta").mode("overwrite")
-               .option("replaceWhere", f"run_date = DATE'{day.isoformat()}'")
-               .option("mergeSchema", "true")  # a new column is an extension; a changed type still fails
-               .partitionBy("run_date")
-               .save(path))
+            _write_partition(df, path, day)
             written.append(name)
             versions[f"gold.{name}"] = _current_version(spark, path)
             log.info("publish: gold.%s version %d", name, versions[f"gold.{name}"])
     except Exception as exc:
-        # Validation passed but a write failed (disk, schema clash with the published table, ...): put back what
-        # this publish already changed, so gold never mixes two runs.
+        # Validation passed but a write failed (disk, schema clash with the published table, ...): put back the
+        # run date's partition of what this publish already wrote, as it was in the version before (other
+        # partitions, possibly written meanwhile by another run date, are left alone; RESTORE would not).
         for name in written:
-            path = config.table_path("gold", name)
-            before = previous.get(f"gold.{name}")
-            try:
-                if before is None:
-                    DeltaTable.forPath(spark, path).delete(F.col("run_date") == F.lit(day))
-                else:
-                    DeltaTable.forPath(spark, path).restoreToVersion(before)
-            except Exception:  # pragma: no cover - report the original failure
-                log.exception("publish: could not restore gold.%s to version %s", name, before)
-        raise PublishError(f"writing gold.{order[len(written)]} failed ({type(exc).__name__}: {exc}); "
-                           f"restored {', '.join('gold.' + n for n in written) or 'nothing'}") from exc
+            _roll_back(spark, config.table_path("gold", name), day, previous.get(f"gold.{name}"))
+        raise PublishError(f"writing gold.{order[len(written)]} failed ({type(exc).__name__}: "
+                           f"{str(exc).splitlines()[0] if str(exc) else ''}); put back "
+                           f"{', '.join('gold.' + n for n in written) or 'nothing'}") from exc
     return versions
+
+
+def _roll_back(spark: SparkSession, path: str, day: dt.date, before: int | None) -> None:
+    from delta.tables import DeltaTable
+
+    try:
+        if before is None:  # the table is new: it had no rows of this date
+            DeltaTable.forPath(spark, path).delete(F.col("run_date") == F.lit(day))
+        else:
+            old = spark.read.format("delta").option("versionAsOf", before).load(path)
+            _write_partition(old.where(F.col("run_date") == F.lit(day)), path, day)
+        log.warning("publish: put back %s, run date %s, as of version %s", path, day, before)
+    except Exception:  # pragma: no cover - report the original failure
+        log.exception("publish: could not put back %s as of version %s", path, before)
 
 
 def _write_result(outcome: ValidationOutcome, folder: Path) -> Path:

@@ -85,10 +85,13 @@ def _read(spark: Any, path: str, day: dt.date, name: str, *, by_date: bool = Tru
         if spark is None:
             raise
         log.warning("report: deltalake could not read %s (%s); reading it with Spark", path, exc)
-        from delta.tables import DeltaTable as SparkDeltaTable
         from pyspark.sql import functions as F
 
-        version = int(SparkDeltaTable.forPath(spark, path).history(1).select("version").first()[0])
+        version = _log_version(path)
+        if version is None:
+            from delta.tables import DeltaTable as SparkDeltaTable
+
+            version = int(SparkDeltaTable.forPath(spark, path).history(1).select("version").first()[0])
         if not load:
             return _Table(name, path, pd.DataFrame(), version, "read with Spark")
         df = spark.read.format("delta").option("versionAsOf", version).load(path)
@@ -97,6 +100,12 @@ def _read(spark: Any, path: str, day: dt.date, name: str, *, by_date: bool = Tru
         if columns:
             df = df.select(*[c for c in columns if c in df.columns])
         return _Table(name, path, df.toPandas(), version, "read with Spark")
+
+
+def _log_version(path: str) -> int | None:
+    """The latest commit in a local table's `_delta_log` (None when it cannot be listed)."""
+    versions = [int(p.name[:-5]) for p in (Path(path) / "_delta_log").glob("*.json") if p.name[:-5].isdigit()]
+    return max(versions) if versions else None
 
 
 # ------------------------------------------------------------------------------------------------ charts
@@ -186,7 +195,8 @@ def _timeline_chart(status: pd.DataFrame, day: dt.date) -> tuple[_Chart | None, 
         return None, "no channel status rows for this run date"
     ch, st, start = (_pick(status.columns, n) for n in (_CHANNEL_COLS, _STATE_COLS, _START_COLS))
     if not (ch and st and start):
-        return None, f"silver/channel_status has no recognisable channel/state/time columns ({', '.join(status.columns)})"
+        return None, ("the channel status table has no recognisable channel/state/time columns "
+                      f"({', '.join(status.columns)})")
     end, qm = _pick(status.columns, _END_COLS), _pick(status.columns, _QMGR_COLS)
     kind = _pick(status.columns, ("chltype", "channel_type"))
     if kind and status[kind].astype(str).str.upper().str.contains("SDR").any():
@@ -477,7 +487,10 @@ def _render_md(rep: _Report) -> str:
     flagged = dist[dist["verdict"] == "unexpected"] if not dist.empty else dist
     out += ["### Unexpected distributions", "", _md_table(flagged, DIST_COLS, "No interval was flagged as unexpected.")]
     out += ["## Channel state timeline", ""]
-    out += [f"![{rep.timeline.alt}](charts/{rep.timeline.file})", ""] if rep.timeline else [f"_{rep.timeline_note}_", ""]
+    if rep.timeline:
+        out += [f"![{rep.timeline.alt}](charts/{rep.timeline.file})", ""]
+    else:
+        out += [f"_{rep.timeline_note}_", ""]
     out += [f"## Stuck messages ({len(stuck)})", "",
             _md_table(stuck.sort_values("held_from") if "held_from" in stuck.columns else stuck, STUCK_COLS,
                       "No stuck messages.")]

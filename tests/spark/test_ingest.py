@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import shutil
 from pathlib import Path
 
 import pytest
@@ -482,3 +481,15 @@ def test_every_kind_of_bad_input_is_quarantined_and_the_run_succeeds(spark, tmp_
     again = ingest(cfg, ["2026-02-02"], spark=spark, progress=quiet, force=True)
     assert {f.status for f in again.files} == {"ingested", "rejected"}
     assert snapshot(spark, cfg, drop=("ingest_run_id",)) == before
+
+
+def test_samples_tables_read_without_a_jvm_and_have_no_deletion_vectors(samples_lake):
+    import deltalake
+
+    cfg, summary, _ = samples_lake
+    for key in TABLES:
+        dt = deltalake.DeltaTable(path(cfg, key))
+        assert "deletionVectors" not in (dt.protocol().reader_features or []), key
+        assert dt.to_pyarrow_table().num_rows > 0, key
+    quarantine = deltalake.DeltaTable(path(cfg, "silver.quarantine")).to_pyarrow_table().to_pylist()
+    assert len(quarantine) == summary.records_quarantined

@@ -147,3 +147,66 @@ def test_cli_exits_2_with_one_line_when_the_landing_or_a_date_is_missing(tmp_pat
 def test_import_clwl_and_the_cli_module_stay_free_of_pyspark():
     code = "import sys, clwl, clwl.pipeline_cli; sys.exit('pyspark' in sys.modules)"
     assert subprocess.run([sys.executable, "-c", code], cwd=Path(REPO_ROOT)).returncode == 0
+
+
+def _capture(name: str, hhmm: str, covered: list[str], present: list[str], complete: bool = True) -> dict:
+    return {"source_file": f"2026-01-01/QMA/{name}", "capture_time": datetime.fromisoformat(f"2026-01-01T{hhmm}"),
+            "run_date": "2026-01-01", "kinds_covered": covered, "kinds_present": present, "complete": complete}
+
+
+def _object(name: str, seq: int, kind: str, key: str, state: str = "h1", **attrs) -> dict:
+    return {"source_file": f"2026-01-01/QMA/{name}", "seq": seq, "kind": kind, "object_key": key,
+            "attrs_hash": state, **attrs}
+
+
+def test_qmgr_history_carries_over_unknown_and_closes_on_full_absence():
+    from spark.ingest import qmgr_history
+
+    q = "QLOCAL|APP.L"
+    captures = [
+        _capture("config_090000.mqsc", "09:00", ["QLOCAL"], ["QLOCAL"]),
+        _capture("config_060000.mqsc", "06:00", ["QLOCAL"], ["QLOCAL"]),  # arrives out of order
+        _capture("config_100000.mqsc", "10:00", ["QLOCAL"], [], complete=False),  # a record was cut: unknown
+        _capture("config_110000.mqsc", "11:00", ["QALIAS"], ["QALIAS"]),  # does not ask for QLOCAL at all
+        _capture("config_120000.mqsc", "12:00", ["QLOCAL"], []),  # asks for every QLOCAL: APP.L is gone
+    ]
+    objects = [
+        _object("config_060000.mqsc", 0, "QLOCAL", q, "h1"),
+        _object("config_090000.mqsc", 0, "QLOCAL", q, "h1"),  # unchanged
+        _object("config_090000.mqsc", 1, "QLOCAL", q, "h2"),  # the same object twice: the last one counts
+    ]
+    config, channels = qmgr_history(objects, captures)
+    assert [(r["attrs_hash"], r["valid_from"].strftime("%H"), r["valid_to"] and r["valid_to"].strftime("%H"),
+             r["seq"]) for r in config] == [("h1", "06", "09", 0), ("h2", "09", "12", 1)]
+    assert channels == []
+
+
+def test_qmgr_history_channel_inactive_only_from_a_full_clean_capture():
+    from spark.ingest import qmgr_history
+
+    def chs(name, seq, status):
+        return _object(name, seq, "CHSTATUS", "CHSTATUS|TO.QMB|CURRENT", channel="TO.QMB", chltype="CLUSSDR",
+                       status=status, xmitq="SYSTEM.CLUSTER.TRANSMIT.QUEUE", substate=None)
+
+    captures = [
+        _capture("config_060000.mqsc", "06:00", ["CLUSQMGR"], ["CLUSQMGR"]),
+        _capture("chstatus_060000.mqsc", "06:00", ["CHSTATUS"], []),  # TO.QMB known from CLUSQMGR: INACTIVE
+        _capture("chstatus_070000.mqsc", "07:00", ["CHSTATUS"], ["CHSTATUS"]),
+        _capture("chstatus_080000.mqsc", "08:00", ["CHSTATUS"], [], complete=False),  # cut off: unknown
+        _capture("chstatus_090000.mqsc", "09:00", ["CHSTATUS"], ["CHSTATUS"]),
+        _capture("chstatus_100000.mqsc", "10:00", ["CHSTATUS"], []),
+    ]
+    objects = [
+        _object("config_060000.mqsc", 0, "CLUSQMGR", "CLUSQMGR|QMB|TO.QMB|CL1", channel="TO.QMB",
+                deftype="CLUSSDRA"),
+        chs("chstatus_070000.mqsc", 0, "RUNNING"),
+        chs("chstatus_090000.mqsc", 0, "retrying"),
+    ]
+    _, channels = qmgr_history(objects, captures)
+    assert [(r["channel"], r["chltype"], r["status"], r["valid_from"].strftime("%H"),
+             r["valid_to"] and r["valid_to"].strftime("%H")) for r in channels] == [
+        ("TO.QMB", "CLUSSDR", "INACTIVE", "06", "07"),
+        ("TO.QMB", "CLUSSDR", "RUNNING", "07", "09"),
+        ("TO.QMB", "CLUSSDR", "RETRYING", "09", "10"),
+        ("TO.QMB", "CLUSSDR", "INACTIVE", "10", None),
+    ]
