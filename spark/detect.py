@@ -7,10 +7,11 @@ browse shows sitting there although the replay had them delivered (the channel f
 
 distribution: per sending queue manager, queue, interval and destination, the replay's expected count against
 the observation: the observed destinations of the put records (per sender, hourly), and the receivers'
-amqsmon queue accounting (all senders together, sending_qmgr "*", the accounting interval). A chi-square
-goodness-of-fit test per group gives the p-value; the verdict per destination is "unexpected" when the group
-is significant (p < ALPHA) and this destination's standardised residual is beyond RESIDUAL, "insufficient
-data" when the group is too small to test, else "expected". The explanation names what the configuration
+amqsmon queue accounting (all senders together, sending_qmgr "*", each receiver's own interval). For the
+observed destinations a chi-square goodness-of-fit test per (sender, queue, hour) gives the p-value; a
+destination is "unexpected" when the group is significant (p < ALPHA) and its standardised residual is beyond
+RESIDUAL. For accounting the replay predicts each receiver's count exactly, so each receiver interval is tested
+on its own (Poisson, normal approximation). Too few messages to test: "insufficient data". The explanation names what the configuration
 and events say about the skew (weights, priority, rank, suspend, outages, local preference, CLWLMRUC).
 """
 
@@ -169,6 +170,17 @@ def judge_group(expected: dict[str, float], observed: dict[str, int]) -> tuple[f
     return p, verdicts
 
 
+def judge_count(expected: float, observed: int) -> tuple[float | None, str]:
+    """One receiver's interval: the replay predicts the count exactly, so any deviation beyond counting noise
+    (messages crossing an interval boundary) is unexplained. Two-sided normal approximation of a Poisson
+    count with continuity correction."""
+    if expected < MIN_EXPECTED and observed < MIN_EXPECTED:
+        return None, "insufficient data"
+    z = max(0.0, abs(observed - expected) - 0.5) / math.sqrt(max(expected, 1.0))
+    p = math.erfc(z / math.sqrt(2))
+    return p, ("unexpected" if p < ALPHA else "expected")
+
+
 def explain(timeline: list[Snapshot], queue: str, dest: str, start: datetime, end: datetime,
             verdict: str, expected: float, observed: int) -> str:
     """Plain words for what the configuration in force during [start, end) says about this destination."""
@@ -240,8 +252,12 @@ def distribution(spark: SparkSession, config: PipelineConfig, run_date: str, rep
     # (2) Receiver accounting: all senders together, per accounting interval.
     acct = (spark.read.format("delta").load(table_path(config, "silver.queue_accounting"))
             .where((F.col("run_date") == F.lit(run_date).cast("date")) & (F.col("monitoring_type") == "QueueAccounting"))
-            .groupBy("qmgr", "queue", "interval_start", "interval_end")
-            .agg(F.sum(F.coalesce("put_count", F.lit(0))).alias("observed")))
+            # One record per connection (each sender's channel agent, each local application) and interval:
+            # the connections' intervals end together at the accounting timer, and start when each connection
+            # started, so one receiver interval is all records that end at the same moment.
+            .groupBy("qmgr", "queue", "interval_end")
+            .agg(F.min("interval_start").alias("interval_start"),
+                 F.sum(F.coalesce("put_count", F.lit(0))).alias("observed")))
     acct_rows = acct.collect()
     if acct_rows:
         # A message that waited is known delivered by the capture that showed its channel working again
@@ -259,21 +275,16 @@ def distribution(spark: SparkSession, config: PipelineConfig, run_date: str, rep
                   .groupBy("a.qmgr", "a.queue", "a.interval_start", "a.interval_end", "a.observed")
                   .agg(F.count("d.final_qmgr").alias("expected"))
                   .collect())
-        # Group receivers' intervals that overlap into one comparison per queue and aligned interval start.
-        groups: dict[tuple, dict] = defaultdict(lambda: {"exp": defaultdict(float), "obs": defaultdict(int),
-                                                          "end": None})
-        for j in joined:
+        # Receivers keep their own accounting intervals (they need not line up), and the replay predicts
+        # each receiver's count exactly: judge every receiver interval on its own.
+        for j in sorted(joined, key=lambda j: (j.queue, j.interval_start, j.qmgr)):
             start, stop = _aware(j.interval_start), _aware(j.interval_end)
-            key = (j.queue, start)
-            g = groups[key]
-            g["exp"][j.qmgr] += j.expected
-            g["obs"][j.qmgr] += int(j.observed)
-            g["end"] = max(g["end"] or stop, stop)
-        senders = {qm for qm in timelines}
-        for (queue, start), g in sorted(groups.items()):
-            tl = next((timelines[s] for s in sorted(senders) if any(
-                i.queue == queue for snap in timelines[s] for i in snap.view.instances)), [])
-            rows += _judge_rows(rd, "*", queue, start, g["end"], g["exp"], g["obs"], tl, "accounting")
+            tl = next((timelines[s] for s in sorted(timelines) if any(
+                i.queue == j.queue for snap in timelines[s] for i in snap.view.instances)), [])
+            e, o = float(j.expected), int(j.observed)
+            p, verdict = judge_count(e, o)
+            rows.append((rd, "*", j.queue, start, stop, j.qmgr, int(e), o, float(o - e), p, verdict,
+                         explain(tl, j.queue, j.qmgr, start, stop, verdict, e, o), "accounting"))
     return spark.createDataFrame(rows, DISTRIBUTION_SCHEMA)
 
 

@@ -276,93 +276,119 @@ def test_samples_rerun_changes_no_table(spark, samples_lake):
     assert log.where("status = 'unchanged'").count() == len(first.files)
 
 
-# -- history semantics on a hand-written landing -----------------------------------------------------------
+# -- files arriving over three runs: history, a corrected file, a removed file, a forced re-run ------------------
+
+QMA = "2026-01-05/QMA"  # history: a weight change, an unchanged capture, captures arriving out of order
+QMD = "2026-01-06/QMD"  # a put file corrected after the first run, a capture removed from the landing
 
 
-def test_history_change_no_change_and_out_of_order_arrival(spark, tmp_lake, tmp_path):
-    landing = tmp_path / "landing"
-    cfg = PipelineConfig(lake=tmp_lake, landing=landing)
-    day = "2026-01-05/QMA"
-    late_first = {
-        f"{day}/config_180000.mqsc": config_capture("QMA", 80, ["APP.OTHER"]),  # weight changed, APP.L deleted
-        f"{day}/chstatus_180000.mqsc": chstatus_capture("QMA", "RETRYING"),
-    }
-    earlier = {
-        f"{day}/config_060000.mqsc": config_capture("QMA", 50, ["APP.L"]),
-        f"{day}/config_120000.mqsc": config_capture("QMA", 50, ["APP.L"], depth=12),  # unchanged configuration
-        f"{day}/chstatus_060000.mqsc": chstatus_capture("QMA", "RUNNING"),
-        f"{day}/chstatus_120000.mqsc": chstatus_capture("QMA", None),  # channel inactive: no record
-    }
-    for rel, text in late_first.items():
-        write(landing, rel, text)
-    ingest(cfg, spark=spark, progress=quiet)
-    assert history_rows(spark, cfg, "QMA") == [
-        ("CLUSQMGR", "CLUSQMGR|QMB|TO.QMB|CL1", "18:00", None, "80", f"{day}/config_180000.mqsc"),
-        ("QLOCAL", "QLOCAL|APP.OTHER", "18:00", None, None, f"{day}/config_180000.mqsc"),
-        ("QMGR", "QMGR", "18:00", None, None, f"{day}/config_180000.mqsc"),
+@pytest.fixture(scope="module")
+def arrivals(spark, tmp_path_factory):
+    """One lake, three runs: (1) QMA's 18:00 captures and QMD's files with a bad put record; (2) QMA's earlier
+    captures, QMD's corrected put file, QMD's CHSTATUS capture removed; (3) everything read again (force).
+    What each test asserts is collected after the run it is about."""
+    root = tmp_path_factory.mktemp("arrivals")
+    landing = root / "landing"
+    cfg = PipelineConfig(lake=root / "lake", landing=landing)
+    seen: dict[str, object] = {}
+
+    write(landing, f"{QMA}/config_180000.mqsc", config_capture("QMA", 80, ["APP.OTHER"]))  # APP.L deleted
+    write(landing, f"{QMA}/chstatus_180000.mqsc", chstatus_capture("QMA", "RETRYING"))
+    write(landing, f"{QMD}/config_060000.mqsc", config_capture("QMD", 50, ["APP.Q"]))
+    write(landing, f"{QMD}/chstatus_060000.mqsc", chstatus_capture("QMD", "RUNNING"))
+    puts = write(landing, f"{QMD}/puts.csv",
+                 "\n".join([PUT_HEADER, put_row(1), put_row(2, bind="sometimes"), put_row(3)]) + "\n")
+    seen["run1"] = ingest(cfg, spark=spark, progress=quiet)
+    seen["history1"] = history_rows(spark, cfg, "QMA")
+    seen["timeline1"] = timeline(spark, cfg, "QMA")
+    seen["timeline_qmd1"] = timeline(spark, cfg, "QMD")
+    seen["quarantine1"] = [(r.source_file, r.position, r.reason) for r in table(spark, cfg, "silver.quarantine").collect()]
+    seen["puts1"] = table(spark, cfg, "bronze.put_records").count()
+
+    write(landing, f"{QMA}/config_060000.mqsc", config_capture("QMA", 50, ["APP.L"]))
+    write(landing, f"{QMA}/config_120000.mqsc", config_capture("QMA", 50, ["APP.L"], depth=12))  # no change
+    write(landing, f"{QMA}/chstatus_060000.mqsc", chstatus_capture("QMA", "RUNNING"))
+    write(landing, f"{QMA}/chstatus_120000.mqsc", chstatus_capture("QMA", None))  # inactive: no record
+    puts.write_text("\n".join([PUT_HEADER, put_row(1), put_row(2), put_row(3)]) + "\n")
+    (landing / QMD / "chstatus_060000.mqsc").unlink()
+    seen["run2"] = ingest(cfg, spark=spark, progress=quiet)
+    seen["history2"] = history_rows(spark, cfg, "QMA")
+    seen["timeline2"] = timeline(spark, cfg, "QMA")
+    seen["timeline_qmd2"] = timeline(spark, cfg, "QMD")
+    seen["history_qmd2"] = history_rows(spark, cfg, "QMD")
+    seen["puts2"] = [(r.position, r.ingest_run_id) for r in
+                     table(spark, cfg, "bronze.put_records").select("position", "ingest_run_id").orderBy("position").collect()]
+    seen["events2"] = table(spark, cfg, "silver.message_events").count()
+    seen["quarantine2"] = table(spark, cfg, "silver.quarantine").count()
+    qmd = table(spark, cfg, "bronze.mqsc_objects").where("observing_qmgr = 'QMD'")
+    seen["qmd_run_ids2"] = {r.ingest_run_id for r in qmd.select("ingest_run_id").collect()}
+    seen["qmd_chstatus2"] = qmd.where("kind = 'CHSTATUS'").count()
+    seen["qmd_captures2"] = table(spark, cfg, "bronze.capture_files").where("observing_qmgr = 'QMD'").count()
+    seen["log2"] = {(r.source_file, r.status, r.records_read) for r in table(spark, cfg, "silver.ingest_files")
+                    .where(f"ingest_run_id = '{seen['run2'].run_id}'").collect()}
+    seen["snapshot2"] = snapshot(spark, cfg, drop=("ingest_run_id",))
+
+    seen["run3"] = ingest(cfg, spark=spark, progress=quiet, force=True)
+    seen["snapshot3"] = snapshot(spark, cfg, drop=("ingest_run_id",))
+    return seen
+
+
+def test_history_of_captures_arriving_late_first(arrivals):
+    assert arrivals["history1"] == [
+        ("CLUSQMGR", "CLUSQMGR|QMB|TO.QMB|CL1", "18:00", None, "80", f"{QMA}/config_180000.mqsc"),
+        ("QLOCAL", "QLOCAL|APP.OTHER", "18:00", None, None, f"{QMA}/config_180000.mqsc"),
+        ("QMGR", "QMGR", "18:00", None, None, f"{QMA}/config_180000.mqsc"),
     ]
-    assert timeline(spark, cfg, "QMA") == [("TO.QMB", "CLUSSDR", "RETRYING", "18:00", None)]
+    assert arrivals["timeline1"] == [("TO.QMB", "CLUSSDR", "RETRYING", "18:00", None)]
 
-    for rel, text in earlier.items():  # the earlier captures arrive later
-        write(landing, rel, text)
-    second = ingest(cfg, spark=spark, progress=quiet)
-    assert sorted((f.source_file.rsplit("/", 1)[1], f.status) for f in second.files) == [
-        ("chstatus_060000.mqsc", "ingested"), ("chstatus_120000.mqsc", "ingested"),
-        ("chstatus_180000.mqsc", "unchanged"), ("config_060000.mqsc", "ingested"),
-        ("config_120000.mqsc", "ingested"), ("config_180000.mqsc", "unchanged")]
-    assert history_rows(spark, cfg, "QMA") == [
-        ("CLUSQMGR", "CLUSQMGR|QMB|TO.QMB|CL1", "06:00", "18:00", "50", f"{day}/config_060000.mqsc"),
-        ("CLUSQMGR", "CLUSQMGR|QMB|TO.QMB|CL1", "18:00", None, "80", f"{day}/config_180000.mqsc"),
-        ("QLOCAL", "QLOCAL|APP.L", "06:00", "18:00", None, f"{day}/config_060000.mqsc"),
-        ("QLOCAL", "QLOCAL|APP.OTHER", "18:00", None, None, f"{day}/config_180000.mqsc"),
-        ("QMGR", "QMGR", "06:00", None, None, f"{day}/config_060000.mqsc"),
+
+def test_history_change_no_change_and_out_of_order_arrival(arrivals):
+    assert sorted((f.source_file, f.status) for f in arrivals["run2"].files if f.source_file.startswith(QMA)) == [
+        (f"{QMA}/chstatus_060000.mqsc", "ingested"), (f"{QMA}/chstatus_120000.mqsc", "ingested"),
+        (f"{QMA}/chstatus_180000.mqsc", "unchanged"), (f"{QMA}/config_060000.mqsc", "ingested"),
+        (f"{QMA}/config_120000.mqsc", "ingested"), (f"{QMA}/config_180000.mqsc", "unchanged")]
+    # the 12:00 capture differs from 06:00 only in CURDEPTH (not configuration): no version opens at 12:00
+    assert arrivals["history2"] == [
+        ("CLUSQMGR", "CLUSQMGR|QMB|TO.QMB|CL1", "06:00", "18:00", "50", f"{QMA}/config_060000.mqsc"),
+        ("CLUSQMGR", "CLUSQMGR|QMB|TO.QMB|CL1", "18:00", None, "80", f"{QMA}/config_180000.mqsc"),
+        ("QLOCAL", "QLOCAL|APP.L", "06:00", "18:00", None, f"{QMA}/config_060000.mqsc"),
+        ("QLOCAL", "QLOCAL|APP.OTHER", "18:00", None, None, f"{QMA}/config_180000.mqsc"),
+        ("QMGR", "QMGR", "06:00", None, None, f"{QMA}/config_060000.mqsc"),
     ]
-    assert timeline(spark, cfg, "QMA") == [
+    assert arrivals["timeline2"] == [
         ("TO.QMB", "CLUSSDR", "RUNNING", "06:00", "12:00"),
         ("TO.QMB", "CLUSSDR", "INACTIVE", "12:00", "18:00"),
         ("TO.QMB", "CLUSSDR", "RETRYING", "18:00", None),
     ]
 
 
-# -- a corrected file, a removed file -------------------------------------------------------------------------
+def test_corrected_file_replaces_only_its_own_rows(arrivals):
+    run1, run2 = arrivals["run1"], arrivals["run2"]
+    assert arrivals["quarantine1"] == [
+        (f"{QMD}/puts.csv", 3, "unknown bind value 'sometimes' (expected notfixed, open or group)")]
+    assert arrivals["puts1"] == 2
+    assert arrivals["puts2"] == [(2, run2.run_id), (3, run2.run_id), (4, run2.run_id)]
+    assert arrivals["events2"] == 3 and arrivals["quarantine2"] == 0
+    # QMD's config capture was not read or rewritten again: its rows still carry the first run's id
+    assert arrivals["qmd_run_ids2"] == {run1.run_id}
+    assert {f.source_file: f.status for f in run2.files if f.source_file.startswith(QMD)} == {
+        f"{QMD}/config_060000.mqsc": "unchanged", f"{QMD}/puts.csv": "ingested",
+        f"{QMD}/chstatus_060000.mqsc": "removed"}
+    assert (f"{QMD}/puts.csv", "ingested", 3) in arrivals["log2"]
+    assert (f"{QMD}/config_060000.mqsc", "unchanged", 3) in arrivals["log2"]
 
 
-def test_corrected_file_replaces_only_its_rows_and_a_removed_file_leaves(spark, tmp_lake, tmp_path):
-    landing = tmp_path / "landing"
-    cfg = PipelineConfig(lake=tmp_lake, landing=landing)
-    day = "2026-01-06/QMD"
-    write(landing, f"{day}/config_060000.mqsc", config_capture("QMD", 50, ["APP.Q"]))
-    write(landing, f"{day}/chstatus_060000.mqsc", chstatus_capture("QMD", "RUNNING"))
-    puts = write(landing, f"{day}/puts.csv",
-                 "\n".join([PUT_HEADER, put_row(1), put_row(2, bind="sometimes"), put_row(3)]) + "\n")
-    first = ingest(cfg, spark=spark, progress=quiet)
-    [bad] = table(spark, cfg, "silver.quarantine").collect()
-    assert (bad.source_file, bad.position, bad.reason) == (
-        f"{day}/puts.csv", 3, "unknown bind value 'sometimes' (expected notfixed, open or group)")
-    assert table(spark, cfg, "bronze.put_records").count() == 2
-    assert timeline(spark, cfg, "QMD") == [("TO.QMB", "CLUSSDR", "RUNNING", "06:00", None)]
+def test_removed_file_leaves_the_tables(arrivals):
+    assert arrivals["timeline_qmd1"] == [("TO.QMB", "CLUSSDR", "RUNNING", "06:00", None)]
+    assert (f"{QMD}/chstatus_060000.mqsc", "removed", 0) in arrivals["log2"]
+    assert arrivals["qmd_chstatus2"] == 0 and arrivals["qmd_captures2"] == 1
+    assert arrivals["timeline_qmd2"] == []  # no CHSTATUS capture of QMD left
+    assert len(arrivals["history_qmd2"]) == 3
 
-    puts.write_text("\n".join([PUT_HEADER, put_row(1), put_row(2), put_row(3)]) + "\n")
-    (landing / day / "chstatus_060000.mqsc").unlink()
-    second = ingest(cfg, spark=spark, progress=quiet)
-    assert {f.source_file.rsplit("/", 1)[1]: f.status for f in second.files} == {
-        "config_060000.mqsc": "unchanged", "puts.csv": "ingested", "chstatus_060000.mqsc": "removed"}
 
-    rows = table(spark, cfg, "bronze.put_records").select("position", "ingest_run_id").orderBy("position").collect()
-    assert [(r.position, r.ingest_run_id) for r in rows] == [(2, second.run_id), (3, second.run_id),
-                                                             (4, second.run_id)]
-    assert table(spark, cfg, "silver.message_events").count() == 3
-    assert table(spark, cfg, "silver.quarantine").count() == 0
-    # the config capture was not rewritten: its rows still carry the first run's id
-    objects = table(spark, cfg, "bronze.mqsc_objects")
-    assert {r.ingest_run_id for r in objects.select("ingest_run_id").collect()} == {first.run_id}
-    assert objects.where("kind = 'CHSTATUS'").count() == 0
-    assert table(spark, cfg, "bronze.capture_files").count() == 1
-    assert timeline(spark, cfg, "QMD") == []  # no CHSTATUS capture left
-    assert len(history_rows(spark, cfg, "QMD")) == 3
-    log = table(spark, cfg, "silver.ingest_files").where(f"ingest_run_id = '{second.run_id}'")
-    assert {(r.source_file.rsplit("/", 1)[1], r.status, r.records_read) for r in log.collect()} == {
-        ("config_060000.mqsc", "unchanged", 3), ("puts.csv", "ingested", 3), ("chstatus_060000.mqsc", "removed", 0)}
+def test_reading_everything_again_gives_the_same_tables(arrivals):
+    assert {f.status for f in arrivals["run3"].files} == {"ingested"}
+    assert arrivals["snapshot3"] == arrivals["snapshot2"]  # all but the run ids and the run log
 
 
 # -- every kind of bad input, through the command line -------------------------------------------------------
@@ -475,12 +501,6 @@ def test_every_kind_of_bad_input_is_quarantined_and_the_run_succeeds(spark, tmp_
     assert table(spark, cfg, "bronze.queue_accounting").count() == 1
     # a capture with a quarantined record closes nothing: the cut-off CHSTATUS capture says nothing of TO.QMB
     assert table(spark, cfg, "bronze.capture_files").where("NOT complete").count() == 2
-
-    # ingesting the same date again, every file read anew, gives the same tables (but the run id)
-    before = snapshot(spark, cfg, drop=("ingest_run_id",))
-    again = ingest(cfg, ["2026-02-02"], spark=spark, progress=quiet, force=True)
-    assert {f.status for f in again.files} == {"ingested", "rejected"}
-    assert snapshot(spark, cfg, drop=("ingest_run_id",)) == before
 
 
 def test_samples_tables_read_without_a_jvm_and_have_no_deletion_vectors(samples_lake):
