@@ -16,7 +16,7 @@ PYTEST_ARGS ?=
 help:
 	@echo "make install   create $(VENV) and install the project with its pinned dependencies"
 	@echo "make test      run the test suite (PYTEST_ARGS=\"tests/spark -q\" to narrow it)"
-	@echo "make demo      route ten messages from the sample estate, explained"
+	@echo "make demo      run the pipeline (clwl run) on the bundled sample estate"
 	@echo "make bench     run the routing-engine benchmark"
 	@echo "make clean     remove generated data and caches (distclean: also $(VENV) and .ivy-cache)"
 
@@ -36,7 +36,7 @@ test: $(STAMP)
 	$(PY) -m pytest $(PYTEST_ARGS)
 
 demo: $(STAMP)
-	$(VENV)/bin/clwl route --mqsc samples/captures/QM1 --queue APP.ORDERS --count 10 --explain
+	$(VENV)/bin/clwl run
 
 bench: $(STAMP)
 	$(PY) bench/engine.py
