@@ -193,7 +193,9 @@ def report_stage(spark: Optional[SparkSession], config: PipelineConfig, run_date
                  whatif: Optional[WhatIf] = None) -> tuple[str, str]:
     from spark.report import write_report
 
-    html, md = write_report(spark, output_config(config, whatif), run_date, run_id)
+    # A what-if folder has no silver of its own: the channel timeline is the main lake's.
+    html, md = write_report(spark, output_config(config, whatif), run_date, run_id,
+                            channel_status=config.table_path("silver", "channel_status"))
     return str(html), str(md)
 
 

@@ -19,8 +19,8 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
-DAGS = ROOT / "dags"
+from dagtest_support import DAGS, ROOT, RUN_DATE, UTC, load_dag, task_states  # imports no airflow
+
 SAMPLES_LANDING = ROOT / "samples" / "landing"
 
 if "airflow" in sys.modules and not os.environ.get("CLWL_TEST_AIRFLOW_HOME"):
@@ -58,9 +58,10 @@ def airflow_db() -> Path:
         shutil.rmtree(_HOME, ignore_errors=True)
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def clwl_env(tmp_path_factory, airflow_db):
-    """A landing folder copied from samples/landing and an empty lake, as CLWL_LANDING / CLWL_LAKE."""
+    """A landing folder copied from samples/landing and an empty lake, as CLWL_LANDING / CLWL_LAKE (module
+    scope: restored before other test folders run in the same session)."""
     base = tmp_path_factory.mktemp("clwl-dags")
     landing = base / "landing"
     shutil.copytree(SAMPLES_LANDING, landing)
@@ -77,10 +78,7 @@ def clwl_env(tmp_path_factory, airflow_db):
             os.environ[k] = v
 
 
-from dagtest_support import RUN_DATE, UTC, load_dag, task_states  # noqa: E402  (after the AIRFLOW_* setup)
-
-
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def nightly_run(clwl_env, spark):
     """clwl_nightly end to end with dag.test(): run_date 2026-11-20, logical date 2026-11-20 (tasks run in this
     process and share the `spark` fixture's session: get_spark reuses the active one)."""

@@ -29,11 +29,16 @@ def load_dag(dag_id: str, *, no_retries: bool = True):
     return dag
 
 
+def run_state(dag_run) -> str:
+    return str(getattr(dag_run.state, "value", dag_run.state))
+
+
 def task_states(dag_run) -> dict[str, str]:
     from airflow.utils.session import create_session
 
     with create_session() as session:
-        return {ti.task_id: str(getattr(ti.state, "value", ti.state)) for ti in dag_run.get_task_instances(session=session)}
+        return {ti.task_id: str(getattr(ti.state, "value", ti.state))
+                for ti in dag_run.get_task_instances(session=session)}
 
 
 def delta_versions(root: Path, exclude: tuple[str, ...] = ()) -> dict[str, int]:

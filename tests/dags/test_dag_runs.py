@@ -15,7 +15,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from dagtest_support import GOLD, RUN_DATE, UTC, delta_versions, load_dag, task_states
+from dagtest_support import GOLD, RUN_DATE, UTC, delta_versions, load_dag, run_state, task_states
 
 pytestmark = [pytest.mark.airflow, pytest.mark.spark, pytest.mark.slow]
 
@@ -60,8 +60,7 @@ def reference_lake(nightly_run, clwl_env, spark, tmp_path_factory):
 
 def test_nightly_publishes_what_clwl_run_publishes(nightly_run, reference_lake, spark):
     assert nightly_run["states"] == {t: "success" for t in ("ingest", "replay", "detect", "publish", "report")}
-    assert str(nightly_run["dag_run"].state.value if hasattr(nightly_run["dag_run"].state, "value")
-               else nightly_run["dag_run"].state) == "success"
+    assert run_state(nightly_run["dag_run"]) == "success"
     lake = nightly_run["lake"]
     for table in GOLD:
         got, want = gold_frame(spark, lake, table), gold_frame(spark, reference_lake, table)
@@ -163,7 +162,7 @@ def test_failing_quality_gate_fails_the_run_and_names_the_expectation(nightly_ru
     assert dag_run.run_id == airflow_run_id
     assert task_states(dag_run) == {"ingest": "success", "replay": "success", "detect": "success",
                                     "publish": "failed", "report": "upstream_failed"}
-    assert str(getattr(dag_run.state, "value", dag_run.state)) == "failed"
+    assert run_state(dag_run) == "failed"
     assert delta_versions(lake / "gold") == gold_before  # the last good version stays published
     result = json.loads((lake / "validation" / run_id / "_publish.json").read_text())
     assert result["published"] is False

@@ -95,39 +95,45 @@ def write(root: Path, rel: str, text: str) -> Path:
 
 
 def table(spark, cfg: PipelineConfig, key: str):
+    """A table read back by Spark."""
     return spark.read.format("delta").load(path(cfg, key))
 
 
-def snapshot(spark, cfg: PipelineConfig, drop: tuple[str, ...] = ()) -> dict[str, list[str]]:
+def rows(cfg: PipelineConfig, key: str, **equal) -> list[dict]:
+    """A table read back without a JVM (deltalake), as dicts; ``equal``: column == value filters."""
+    import deltalake
+
+    out = deltalake.DeltaTable(path(cfg, key)).to_pyarrow_table().to_pylist()
+    return [r for r in out if all(r[k] == v for k, v in equal.items())]
+
+
+def snapshot(cfg: PipelineConfig, drop: tuple[str, ...] = ()) -> dict[str, list[str]]:
     """Every table but the run log, as sorted JSON rows (``drop``: columns left out)."""
-    out = {}
-    for key in TABLES:
-        if key == "silver.ingest_files":
-            continue
-        df = table(spark, cfg, key)
-        df = df.drop(*[c for c in drop if c in df.columns])
-        out[key] = sorted(json.dumps(r.asDict(recursive=True), sort_keys=True, default=str) for r in df.collect())
-    return out
+    return {key: sorted(json.dumps({k: v for k, v in r.items() if k not in drop}, sort_keys=True, default=str)
+                        for r in rows(cfg, key))
+            for key in TABLES if key != "silver.ingest_files"}
 
 
-def versions(spark, cfg: PipelineConfig) -> dict[str, int]:
-    from delta.tables import DeltaTable
+def versions(cfg: PipelineConfig) -> dict[str, int]:
+    import deltalake
 
-    return {key: DeltaTable.forPath(spark, path(cfg, key)).history(1).collect()[0]["version"] for key in TABLES}
-
-
-def history_rows(spark, cfg: PipelineConfig, qmgr: str) -> list[tuple]:
-    return [tuple(r) for r in table(spark, cfg, "silver.config_history").where(f"observing_qmgr = '{qmgr}'")
-            .selectExpr("kind", "object_key", "date_format(valid_from, 'HH:mm')",
-                        "date_format(valid_to, 'HH:mm')", "attrs['CLWLWGHT']", "source_file")
-            .orderBy("kind", "object_key", "valid_from").collect()]
+    return {key: deltalake.DeltaTable(path(cfg, key)).version() for key in TABLES}
 
 
-def timeline(spark, cfg: PipelineConfig, qmgr: str) -> list[tuple]:
-    return [tuple(r) for r in table(spark, cfg, "silver.channel_status").where(f"observing_qmgr = '{qmgr}'")
-            .selectExpr("channel", "chltype", "status", "date_format(valid_from, 'HH:mm')",
-                        "date_format(valid_to, 'HH:mm')")
-            .orderBy("channel", "valid_from").collect()]
+def _hhmm(t) -> str | None:
+    return None if t is None else t.strftime("%H:%M")
+
+
+def history_rows(cfg: PipelineConfig, qmgr: str) -> list[tuple]:
+    return sorted((r["kind"], r["object_key"], _hhmm(r["valid_from"]), _hhmm(r["valid_to"]),
+                   dict(r["attrs"]).get("CLWLWGHT"), r["source_file"])
+                  for r in rows(cfg, "silver.config_history", observing_qmgr=qmgr))
+
+
+def timeline(cfg: PipelineConfig, qmgr: str) -> list[tuple]:
+    return [(r["channel"], r["chltype"], r["status"], _hhmm(r["valid_from"]), _hhmm(r["valid_to"]))
+            for r in sorted(rows(cfg, "silver.channel_status", observing_qmgr=qmgr),
+                            key=lambda r: (r["channel"], r["valid_from"]))]
 
 
 def quiet(_line: str) -> None:
@@ -235,12 +241,12 @@ def test_samples_unknown_attribute_is_accepted_and_kept(spark, samples_lake):
 
 def test_samples_history_channel_goes_retrying_and_back_and_weight_change(spark, samples_lake):
     cfg, _, _ = samples_lake
-    to_qm3 = [r for r in timeline(spark, cfg, "QM1") if r[0] == "TO.QM3"]
+    to_qm3 = [r for r in timeline(cfg, "QM1") if r[0] == "TO.QM3"]
     statuses = [r[2] for r in to_qm3]
     assert "RETRYING" in statuses and statuses[-1] == "RUNNING"
     assert statuses.index("RETRYING") < len(statuses) - 1
     # QM1's view of QM2's CLUSRCVR weight changes during 2026-11-19: two versions with different CLWLWGHT
-    weights = [r[4] for r in history_rows(spark, cfg, "QM1") if r[1] == "CLUSQMGR|QM2|TO.QM2|CL1"]
+    weights = [r[4] for r in history_rows(cfg, "QM1") if r[1] == "CLUSQMGR|QM2|TO.QM2|CL1"]
     assert len(set(weights)) >= 2
     # every history table: per key, intervals are ordered and do not overlap; one current version at most
     for key, cols in (("silver.config_history", "observing_qmgr, kind, object_key"),
@@ -252,28 +258,19 @@ def test_samples_history_channel_goes_retrying_and_back_and_weight_change(spark,
         assert bad.count() == 0, key
 
 
-def test_samples_table_keys_are_unique(spark, samples_lake):
-    cfg, _, _ = samples_lake
-    for key, t in TABLES.items():
-        df = table(spark, cfg, key)
-        assert df.count() > 0, key
-        assert df.groupBy(*t.keys).count().where("count > 1").count() == 0, key
-        assert df.schema.fieldNames() == list(t.columns), key
-
-
 def test_samples_rerun_changes_no_table(spark, samples_lake):
     cfg, first, _ = samples_lake
-    before, before_versions = snapshot(spark, cfg), versions(spark, cfg)
+    before, before_versions = snapshot(cfg), versions(cfg)
     again = ingest(cfg, spark=spark, progress=quiet)
     assert {f.status for f in again.files} == {"unchanged"}
     assert [(f.source_file, f.records_read, f.records_accepted, f.records_quarantined) for f in again.files] == \
         [(f.source_file, f.records_read, f.records_accepted, f.records_quarantined) for f in first.files]
-    assert snapshot(spark, cfg) == before
-    after_versions = versions(spark, cfg)
+    assert snapshot(cfg) == before
+    after_versions = versions(cfg)
     assert {k: v for k, v in after_versions.items() if k != "silver.ingest_files"} == \
         {k: v for k, v in before_versions.items() if k != "silver.ingest_files"}
-    log = table(spark, cfg, "silver.ingest_files").where(f"ingest_run_id = '{again.run_id}'")
-    assert log.where("status = 'unchanged'").count() == len(first.files)
+    log = rows(cfg, "silver.ingest_files", ingest_run_id=again.run_id)
+    assert len(log) == len(first.files) and {r["status"] for r in log} == {"unchanged"}
 
 
 # -- files arriving over three runs: history, a corrected file, a removed file, a forced re-run ------------------
@@ -299,11 +296,11 @@ def arrivals(spark, tmp_path_factory):
     puts = write(landing, f"{QMD}/puts.csv",
                  "\n".join([PUT_HEADER, put_row(1), put_row(2, bind="sometimes"), put_row(3)]) + "\n")
     seen["run1"] = ingest(cfg, spark=spark, progress=quiet)
-    seen["history1"] = history_rows(spark, cfg, "QMA")
-    seen["timeline1"] = timeline(spark, cfg, "QMA")
-    seen["timeline_qmd1"] = timeline(spark, cfg, "QMD")
-    seen["quarantine1"] = [(r.source_file, r.position, r.reason) for r in table(spark, cfg, "silver.quarantine").collect()]
-    seen["puts1"] = table(spark, cfg, "bronze.put_records").count()
+    seen["history1"] = history_rows(cfg, "QMA")
+    seen["timeline1"] = timeline(cfg, "QMA")
+    seen["timeline_qmd1"] = timeline(cfg, "QMD")
+    seen["quarantine1"] = [(r["source_file"], r["position"], r["reason"]) for r in rows(cfg, "silver.quarantine")]
+    seen["puts1"] = len(rows(cfg, "bronze.put_records"))
 
     write(landing, f"{QMA}/config_060000.mqsc", config_capture("QMA", 50, ["APP.L"]))
     write(landing, f"{QMA}/config_120000.mqsc", config_capture("QMA", 50, ["APP.L"], depth=12))  # no change
@@ -312,24 +309,23 @@ def arrivals(spark, tmp_path_factory):
     puts.write_text("\n".join([PUT_HEADER, put_row(1), put_row(2), put_row(3)]) + "\n")
     (landing / QMD / "chstatus_060000.mqsc").unlink()
     seen["run2"] = ingest(cfg, spark=spark, progress=quiet)
-    seen["history2"] = history_rows(spark, cfg, "QMA")
-    seen["timeline2"] = timeline(spark, cfg, "QMA")
-    seen["timeline_qmd2"] = timeline(spark, cfg, "QMD")
-    seen["history_qmd2"] = history_rows(spark, cfg, "QMD")
-    seen["puts2"] = [(r.position, r.ingest_run_id) for r in
-                     table(spark, cfg, "bronze.put_records").select("position", "ingest_run_id").orderBy("position").collect()]
-    seen["events2"] = table(spark, cfg, "silver.message_events").count()
-    seen["quarantine2"] = table(spark, cfg, "silver.quarantine").count()
-    qmd = table(spark, cfg, "bronze.mqsc_objects").where("observing_qmgr = 'QMD'")
-    seen["qmd_run_ids2"] = {r.ingest_run_id for r in qmd.select("ingest_run_id").collect()}
-    seen["qmd_chstatus2"] = qmd.where("kind = 'CHSTATUS'").count()
-    seen["qmd_captures2"] = table(spark, cfg, "bronze.capture_files").where("observing_qmgr = 'QMD'").count()
-    seen["log2"] = {(r.source_file, r.status, r.records_read) for r in table(spark, cfg, "silver.ingest_files")
-                    .where(f"ingest_run_id = '{seen['run2'].run_id}'").collect()}
-    seen["snapshot2"] = snapshot(spark, cfg, drop=("ingest_run_id",))
+    seen["history2"] = history_rows(cfg, "QMA")
+    seen["timeline2"] = timeline(cfg, "QMA")
+    seen["timeline_qmd2"] = timeline(cfg, "QMD")
+    seen["history_qmd2"] = history_rows(cfg, "QMD")
+    seen["puts2"] = sorted((r["position"], r["ingest_run_id"]) for r in rows(cfg, "bronze.put_records"))
+    seen["events2"] = len(rows(cfg, "silver.message_events"))
+    seen["quarantine2"] = len(rows(cfg, "silver.quarantine"))
+    qmd = rows(cfg, "bronze.mqsc_objects", observing_qmgr="QMD")
+    seen["qmd_run_ids2"] = {r["ingest_run_id"] for r in qmd}
+    seen["qmd_chstatus2"] = sum(1 for r in qmd if r["kind"] == "CHSTATUS")
+    seen["qmd_captures2"] = len(rows(cfg, "bronze.capture_files", observing_qmgr="QMD"))
+    seen["log2"] = {(r["source_file"], r["status"], r["records_read"])
+                    for r in rows(cfg, "silver.ingest_files", ingest_run_id=seen["run2"].run_id)}
+    seen["snapshot2"] = snapshot(cfg, drop=("ingest_run_id",))
 
     seen["run3"] = ingest(cfg, spark=spark, progress=quiet, force=True)
-    seen["snapshot3"] = snapshot(spark, cfg, drop=("ingest_run_id",))
+    seen["snapshot3"] = snapshot(cfg, drop=("ingest_run_id",))
     return seen
 
 
@@ -470,7 +466,7 @@ def test_every_kind_of_bad_input_is_quarantined_and_the_run_succeeds(spark, tmp_
     assert f"{day}/notes.txt" in out and "total (10 files)" in out
 
     cfg = PipelineConfig(lake=tmp_lake, landing=landing)
-    quarantine = {(r.source_file.split("/", 1)[1], r.level, r.reason) for r in table(spark, cfg, "silver.quarantine").collect()}
+    quarantine = {(r["source_file"].split("/", 1)[1], r["level"], r["reason"]) for r in rows(cfg, "silver.quarantine")}
     expected = {
         ("QMC/config_060000.mqsc", "record", "unbalanced parenthesis"),
         ("QMC/chstatus_060000.mqsc", "record", "record truncated at end of file"),
@@ -488,28 +484,30 @@ def test_every_kind_of_bad_input_is_quarantined_and_the_run_succeeds(spark, tmp_
             (source, reason, quarantine)
     assert len(quarantine) == len(expected)
 
-    log = {r.source_file.split("/", 1)[1]: r for r in table(spark, cfg, "silver.ingest_files").collect()}
-    assert all(r.records_read == r.records_accepted + r.records_quarantined for r in log.values())
-    assert (log["QMC/config_060000.mqsc"].records_accepted, log["QMC/config_060000.mqsc"].records_quarantined) \
-        == (2, 1)
-    assert log["QMC/notes.txt"].status == "rejected" and log["QMC/notes.txt"].records_quarantined == 1
+    log = {r["source_file"].split("/", 1)[1]: r for r in rows(cfg, "silver.ingest_files")}
+    assert all(r["records_read"] == r["records_accepted"] + r["records_quarantined"] for r in log.values())
+    config_log = log["QMC/config_060000.mqsc"]
+    assert (config_log["records_accepted"], config_log["records_quarantined"]) == (2, 1)
+    assert log["QMC/notes.txt"]["status"] == "rejected" and log["QMC/notes.txt"]["records_quarantined"] == 1
     # what could be read was kept: the unknown attribute, the good put, the other browsed messages
-    [hint] = table(spark, cfg, "bronze.mqsc_objects").where("attrs['CLWLHINT'] IS NOT NULL").collect()
-    assert hint.attrs["CLWLHINT"] == "NONE" and hint.object_key == "CLUSQMGR|QMB|TO.QMB|CL1"
-    assert table(spark, cfg, "bronze.put_records").count() == 1
-    assert table(spark, cfg, "bronze.xmitq_messages").count() == len(FACTS["browse_QM5_CLUS.XMITQ.QM_153000"]) - 1
-    assert table(spark, cfg, "bronze.queue_accounting").count() == 1
+    [hint] = [r for r in rows(cfg, "bronze.mqsc_objects") if "CLWLHINT" in dict(r["attrs"])]
+    assert dict(hint["attrs"])["CLWLHINT"] == "NONE" and hint["object_key"] == "CLUSQMGR|QMB|TO.QMB|CL1"
+    assert len(rows(cfg, "bronze.put_records")) == 1
+    assert len(rows(cfg, "bronze.xmitq_messages")) == len(FACTS["browse_QM5_CLUS.XMITQ.QM_153000"]) - 1
+    assert len(rows(cfg, "bronze.queue_accounting")) == 1
     # a capture with a quarantined record closes nothing: the cut-off CHSTATUS capture says nothing of TO.QMB
-    assert table(spark, cfg, "bronze.capture_files").where("NOT complete").count() == 2
+    assert sum(1 for r in rows(cfg, "bronze.capture_files") if not r["complete"]) == 2
 
 
-def test_samples_tables_read_without_a_jvm_and_have_no_deletion_vectors(samples_lake):
+def test_samples_tables_read_without_a_jvm_have_unique_keys_and_no_deletion_vectors(samples_lake):
     import deltalake
 
     cfg, summary, _ = samples_lake
-    for key in TABLES:
+    for key, t in TABLES.items():
         dt = deltalake.DeltaTable(path(cfg, key))
         assert "deletionVectors" not in (dt.protocol().reader_features or []), key
-        assert dt.to_pyarrow_table().num_rows > 0, key
-    quarantine = deltalake.DeltaTable(path(cfg, "silver.quarantine")).to_pyarrow_table().to_pylist()
-    assert len(quarantine) == summary.records_quarantined
+        data = dt.to_pyarrow_table()
+        assert data.num_rows > 0 and data.column_names == list(t.columns), key
+        keys = list(zip(*(data.column(c).to_pylist() for c in t.keys)))
+        assert len(set(keys)) == len(keys), key
+    assert len(rows(cfg, "silver.quarantine")) == summary.records_quarantined
