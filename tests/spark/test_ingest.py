@@ -8,6 +8,8 @@ with hand-written runmqsc text in the real format.
 from __future__ import annotations
 
 import argparse
+import contextlib
+import io
 import json
 from pathlib import Path
 
@@ -125,9 +127,10 @@ def _hhmm(t) -> str | None:
 
 
 def history_rows(cfg: PipelineConfig, qmgr: str) -> list[tuple]:
-    return sorted((r["kind"], r["object_key"], _hhmm(r["valid_from"]), _hhmm(r["valid_to"]),
-                   dict(r["attrs"]).get("CLWLWGHT"), r["source_file"])
-                  for r in rows(cfg, "silver.config_history", observing_qmgr=qmgr))
+    return [(r["kind"], r["object_key"], _hhmm(r["valid_from"]), _hhmm(r["valid_to"]),
+             dict(r["attrs"]).get("CLWLWGHT"), r["source_file"])
+            for r in sorted(rows(cfg, "silver.config_history", observing_qmgr=qmgr),
+                            key=lambda r: (r["kind"], r["object_key"], r["valid_from"]))]
 
 
 def timeline(cfg: PipelineConfig, qmgr: str) -> list[tuple]:
@@ -151,7 +154,7 @@ def samples_lake(spark, tmp_path_factory):
     return cfg, summary, lines
 
 
-def test_samples_reconcile_and_quarantine_the_deliberate_defects(spark, samples_lake):
+def test_samples_reconcile_and_quarantine_the_deliberate_defects(samples_lake):
     cfg, summary, lines = samples_lake
     assert summary.files and all(f.status in ("ingested", "rejected") for f in summary.files)
     for f in summary.files:
@@ -159,77 +162,75 @@ def test_samples_reconcile_and_quarantine_the_deliberate_defects(spark, samples_
     assert summary.records_read == summary.records_accepted + summary.records_quarantined
     assert summary.records_quarantined > 0
 
-    log = table(spark, cfg, "silver.ingest_files").where(f"ingest_run_id = '{summary.run_id}'")
-    assert log.count() == len(summary.files)
-    assert log.where("records_read != records_accepted + records_quarantined").count() == 0
-    totals = log.selectExpr("sum(records_read)", "sum(records_accepted)", "sum(records_quarantined)").first()
-    assert tuple(totals) == (summary.records_read, summary.records_accepted, summary.records_quarantined)
+    log = rows(cfg, "silver.ingest_files", ingest_run_id=summary.run_id)
+    assert len(log) == len(summary.files)
+    assert all(r["records_read"] == r["records_accepted"] + r["records_quarantined"] for r in log)
+    totals = tuple(sum(r[c] for r in log) for c in ("records_read", "records_accepted", "records_quarantined"))
+    assert totals == (summary.records_read, summary.records_accepted, summary.records_quarantined)
 
-    quarantine = table(spark, cfg, "silver.quarantine")
-    assert quarantine.count() == summary.records_quarantined
-    reasons = [r.reason for r in quarantine.collect()]
+    quarantine = rows(cfg, "silver.quarantine")
+    assert len(quarantine) == summary.records_quarantined
+    reasons = [r["reason"] for r in quarantine]
     for expected in ("unbalanced parenthesis", "record truncated at end of file", "bad hex in",
                      "not runmqsc output"):
         assert any(reason.startswith(expected) for reason in reasons), (expected, reasons)
-    rejected = quarantine.where("level = 'file'").collect()
-    assert rejected and all(r.position == 0 and r.raw for r in rejected)
-    assert all(r.source_file and r.ingest_run_id == summary.run_id for r in quarantine.collect())
+    rejected = [r for r in quarantine if r["level"] == "file"]
+    assert rejected and all(r["position"] == 0 and r["raw"] for r in rejected)
+    assert all(r["source_file"] and r["ingest_run_id"] == summary.run_id for r in quarantine)
     # progress: one line per stage and date, with counts
     assert any(line.startswith("parse 2026-11-20:") and "quarantined" in line for line in lines)
 
 
 def test_samples_every_parser_lands_in_bronze_with_its_lineage(spark, samples_lake):
-    from pyspark.sql import functions as F
-
     cfg, summary, _ = samples_lake
     run = summary.run_id
     accepted = {f.source_file: f.records_accepted for f in summary.files}
 
+    # read back by Spark: runmqsc and REST records with their lineage
     objects = table(spark, cfg, "bronze.mqsc_objects")
     assert objects.where(f"ingest_run_id != '{run}' OR position < 0 OR source_file IS NULL").count() == 0
-    qm1 = objects.where("source_file = '2026-11-20/QM1/config_060000.mqsc'")
-    assert qm1.count() == accepted["2026-11-20/QM1/config_060000.mqsc"]
-    row = qm1.selectExpr("min(position) > 0", "collect_set(date_format(capture_time, 'yyyy-MM-dd HH:mm:ss'))",
-                         "collect_set(observing_qmgr)", "collect_set(format)", "collect_set(run_date)").first()
-    assert row[0] and row[1] == ["2026-11-20 06:00:00"] and row[2] == ["QM1"] and row[3] == ["mqsc"]
-    assert str(row[4][0]) == "2026-11-20"
-    assert {"CLUSQMGR", "QCLUSTER", "QMGR", "QLOCAL"} <= {r.kind for r in qm1.select("kind").collect()}
-    rest = objects.where("source_file = '2026-11-20/QM2/config_060000.json'")
-    assert rest.count() > 0 and {r.format for r in rest.select("format").collect()} == {"rest"}
-    assert objects.where("kind = 'CHSTATUS'").count() > 0
+    qm1 = objects.where("source_file = '2026-11-20/QM1/config_060000.mqsc'").selectExpr(
+        "count(*)", "min(position) > 0", "collect_set(date_format(capture_time, 'yyyy-MM-dd HH:mm:ss'))",
+        "collect_set(observing_qmgr)", "collect_set(format)", "collect_set(cast(run_date AS string))",
+        "collect_set(kind)").first()
+    assert qm1[0] == accepted["2026-11-20/QM1/config_060000.mqsc"] and qm1[1]
+    assert (qm1[2], qm1[3], qm1[4], qm1[5]) == (["2026-11-20 06:00:00"], ["QM1"], ["mqsc"], ["2026-11-20"])
+    assert {"CLUSQMGR", "QCLUSTER", "QMGR", "QLOCAL"} <= set(qm1[6])
+    formats = {r.format for r in objects.where("observing_qmgr = 'QM2'").select("format").distinct().collect()}
+    assert formats == {"rest", "mqsc"}  # QM2's configuration comes as MQ REST JSON, its CHSTATUS as runmqsc
 
-    puts = table(spark, cfg, "bronze.put_records")
-    for source in ("2026-11-19/QM1/puts.csv", "2026-11-20/QM5/puts.csv", "2026-11-20/QM1/puts_late.csv"):
-        assert puts.where(f"source_file = '{source}'").count() == accepted[source]
-    assert puts.where("position < 2").count() == 0  # line 1 is the CSV header
-    assert puts.where(f"ingest_run_id != '{run}'").count() == 0
+    # the rest read back without a JVM
+    puts = rows(cfg, "bronze.put_records")
+    by_source: dict[str, int] = {}
+    for r in puts:
+        by_source[r["source_file"]] = by_source.get(r["source_file"], 0) + 1
+    assert by_source == {f.source_file: f.records_accepted for f in summary.files if f.format == "csv"}
+    assert all(r["position"] >= 2 and r["ingest_run_id"] == run and r["put_time"].tzinfo for r in puts)
 
-    browses = table(spark, cfg, "bronze.xmitq_messages")
-    by_file = {r[0]: tuple(r)[1:] for r in browses.groupBy("source_file").agg(
-        F.count("*"), F.max("format"), F.date_format(F.max("capture_time"), "HH:mm:ss")).collect()}
-    assert by_file == {
-        "2026-11-20/QM1/xmitq_153000.amqsbcg": (len(FACTS["browse_QM1_SYSTEM.CLUSTER.TRANSMIT.QUEUE_153000"]),
-                                                "amqsbcg", "15:30:00"),
-        "2026-11-20/QM5/xmitq_153000.dmpmqmsg": (len(FACTS["browse_QM5_CLUS.XMITQ.QM_153000"]), "dmpmqmsg",
-                                                 "15:30:00"),
-    }
-    assert browses.where("accounting_token_zero").count() > 0  # bind on open / group / named target QM
-    assert browses.where("remote_q_name IS NULL OR remote_qmgr_name IS NULL").count() == 0
+    browses = rows(cfg, "bronze.xmitq_messages")
+    by_file = {(r["source_file"], r["format"], r["capture_time"].strftime("%H:%M:%S")) for r in browses}
+    assert by_file == {("2026-11-20/QM1/xmitq_153000.amqsbcg", "amqsbcg", "15:30:00"),
+                       ("2026-11-20/QM5/xmitq_153000.dmpmqmsg", "dmpmqmsg", "15:30:00")}
+    assert len(browses) == len(FACTS["browse_QM1_SYSTEM.CLUSTER.TRANSMIT.QUEUE_153000"]) + \
+        len(FACTS["browse_QM5_CLUS.XMITQ.QM_153000"])
+    assert any(r["accounting_token_zero"] for r in browses)  # bind on open / group / named target QM
+    assert all(r["remote_q_name"] and r["remote_qmgr_name"] and r["position"] > 0 for r in browses)
 
-    accounting = table(spark, cfg, "bronze.queue_accounting")
+    accounting = rows(cfg, "bronze.queue_accounting")
     amqsmon = [f for f in summary.files if f.format == "amqsmon"]
-    assert accounting.count() == sum(f.records_accepted - f.records_skipped for f in amqsmon) > 0
-    assert accounting.where("position <= 0 OR queue IS NULL OR interval_end <= interval_start").count() == 0
+    assert len(accounting) == sum(f.records_accepted - f.records_skipped for f in amqsmon) > 0
+    assert all(r["position"] > 0 and r["queue"] and r["interval_end"] > r["interval_start"] for r in accounting)
 
-    # silver: the same records, typed; accounting intervals in UTC with the put total
-    assert table(spark, cfg, "silver.message_events").count() == puts.count()
-    assert table(spark, cfg, "silver.xmitq_contents").count() == browses.count()
-    silver_acc = table(spark, cfg, "silver.queue_accounting")
-    assert silver_acc.count() == accounting.count()
-    assert silver_acc.where("put_count IS NULL").count() == 0
-    first = silver_acc.orderBy("interval_start").selectExpr("date_format(interval_start, 'yyyy-MM-dd HH:mm:ss')").first()
-    printed = accounting.orderBy("interval_start").selectExpr("cast(interval_start as string)").first()
-    assert first[0] == printed[0]
+    # silver: the same records, typed; accounting intervals as UTC instants, with the put total
+    assert len(rows(cfg, "silver.message_events")) == len(puts)
+    assert len(rows(cfg, "silver.xmitq_contents")) == len(browses)
+    silver_acc = {(r["source_file"], r["position"]): r for r in rows(cfg, "silver.queue_accounting")}
+    assert len(silver_acc) == len(accounting)
+    for r in accounting:
+        s = silver_acc[(r["source_file"], r["position"])]
+        assert s["interval_start"].replace(tzinfo=None) == r["interval_start"]  # printed time, read as UTC
+        assert s["put_count"] == sum(r[c] or 0 for c in ("put_count_nonpersistent", "put_count_persistent",
+                                                          "put1_count_nonpersistent", "put1_count_persistent"))
 
 
 def test_samples_unknown_attribute_is_accepted_and_kept(spark, samples_lake):
@@ -258,6 +259,20 @@ def test_samples_history_channel_goes_retrying_and_back_and_weight_change(spark,
         assert bad.count() == 0, key
 
 
+def test_samples_tables_read_without_a_jvm_have_unique_keys_and_no_deletion_vectors(samples_lake):
+    import deltalake
+
+    cfg, summary, _ = samples_lake
+    for key, t in TABLES.items():
+        dt = deltalake.DeltaTable(path(cfg, key))
+        assert "deletionVectors" not in (dt.protocol().reader_features or []), key
+        data = dt.to_pyarrow_table()
+        assert data.num_rows > 0 and data.column_names == list(t.columns), key
+        keys = list(zip(*(data.column(c).to_pylist() for c in t.keys)))
+        assert len(set(keys)) == len(keys), key
+    assert len(rows(cfg, "silver.quarantine")) == summary.records_quarantined
+
+
 def test_samples_rerun_changes_no_table(spark, samples_lake):
     cfg, first, _ = samples_lake
     before, before_versions = snapshot(cfg), versions(cfg)
@@ -277,13 +292,14 @@ def test_samples_rerun_changes_no_table(spark, samples_lake):
 
 QMA = "2026-01-05/QMA"  # history: a weight change, an unchanged capture, captures arriving out of order
 QMD = "2026-01-06/QMD"  # a put file corrected after the first run, a capture removed from the landing
+BAD_DAY = "2026-02-02"  # QMC: every kind of bad input
 
 
 @pytest.fixture(scope="module")
 def arrivals(spark, tmp_path_factory):
-    """One lake, three runs: (1) QMA's 18:00 captures and QMD's files with a bad put record; (2) QMA's earlier
-    captures, QMD's corrected put file, QMD's CHSTATUS capture removed; (3) everything read again (force).
-    What each test asserts is collected after the run it is about."""
+    """One lake, three runs: (1, through ``clwl ingest``) QMA's 18:00 captures, QMD's files with a bad put
+    record, and QMC's day of broken files; (2) QMA's earlier captures, QMD's corrected put file, QMD's CHSTATUS
+    capture removed; (3) everything read again (force). What each test asserts is collected after its run."""
     root = tmp_path_factory.mktemp("arrivals")
     landing = root / "landing"
     cfg = PipelineConfig(lake=root / "lake", landing=landing)
@@ -295,12 +311,33 @@ def arrivals(spark, tmp_path_factory):
     write(landing, f"{QMD}/chstatus_060000.mqsc", chstatus_capture("QMD", "RUNNING"))
     puts = write(landing, f"{QMD}/puts.csv",
                  "\n".join([PUT_HEADER, put_row(1), put_row(2, bind="sometimes"), put_row(3)]) + "\n")
-    seen["run1"] = ingest(cfg, spark=spark, progress=quiet)
+    _bad_landing(landing)
+    # run 1 through the command line
+    from clwl.pipeline_cli import add_ingest_command
+
+    parser = argparse.ArgumentParser(prog="clwl")
+    add_ingest_command(parser.add_subparsers(dest="command", required=True))
+    args = parser.parse_args(["ingest", "--landing", str(landing), "--lake", str(cfg.lake), "--date", "2026-01-05",
+                              "--date", "2026-01-06", "--date", BAD_DAY])
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        seen["cli_rc"] = args.func(args)
+    seen["cli_out"] = out.getvalue()
+    [run_id] = {r["ingest_run_id"] for r in rows(cfg, "silver.ingest_files")}
+    seen["run1"] = run_id
+    seen["bad_quarantine"] = [r for r in rows(cfg, "silver.quarantine") if r["run_date"].isoformat() == BAD_DAY]
+    seen["bad_log"] = [r for r in rows(cfg, "silver.ingest_files") if r["run_date"].isoformat() == BAD_DAY]
+    seen["bad_objects"] = rows(cfg, "bronze.mqsc_objects", observing_qmgr="QMC")
+    seen["bad_counts"] = {key: len(rows(cfg, key, observing_qmgr="QMC")) for key in (
+        "bronze.put_records", "bronze.xmitq_messages", "bronze.queue_accounting")}
+    seen["bad_incomplete"] = sum(1 for r in rows(cfg, "bronze.capture_files", observing_qmgr="QMC")
+                                 if not r["complete"])
     seen["history1"] = history_rows(cfg, "QMA")
     seen["timeline1"] = timeline(cfg, "QMA")
     seen["timeline_qmd1"] = timeline(cfg, "QMD")
-    seen["quarantine1"] = [(r["source_file"], r["position"], r["reason"]) for r in rows(cfg, "silver.quarantine")]
-    seen["puts1"] = len(rows(cfg, "bronze.put_records"))
+    seen["quarantine1"] = [(r["source_file"], r["position"], r["reason"])
+                           for r in rows(cfg, "silver.quarantine", observing_qmgr="QMD")]
+    seen["puts1"] = len(rows(cfg, "bronze.put_records", observing_qmgr="QMD"))
 
     write(landing, f"{QMA}/config_060000.mqsc", config_capture("QMA", 50, ["APP.L"]))
     write(landing, f"{QMA}/config_120000.mqsc", config_capture("QMA", 50, ["APP.L"], depth=12))  # no change
@@ -313,9 +350,10 @@ def arrivals(spark, tmp_path_factory):
     seen["timeline2"] = timeline(cfg, "QMA")
     seen["timeline_qmd2"] = timeline(cfg, "QMD")
     seen["history_qmd2"] = history_rows(cfg, "QMD")
-    seen["puts2"] = sorted((r["position"], r["ingest_run_id"]) for r in rows(cfg, "bronze.put_records"))
-    seen["events2"] = len(rows(cfg, "silver.message_events"))
-    seen["quarantine2"] = len(rows(cfg, "silver.quarantine"))
+    seen["puts2"] = sorted((r["position"], r["ingest_run_id"])
+                           for r in rows(cfg, "bronze.put_records", observing_qmgr="QMD"))
+    seen["events2"] = len(rows(cfg, "silver.message_events", observing_qmgr="QMD"))
+    seen["quarantine2"] = len(rows(cfg, "silver.quarantine", observing_qmgr="QMD"))
     qmd = rows(cfg, "bronze.mqsc_objects", observing_qmgr="QMD")
     seen["qmd_run_ids2"] = {r["ingest_run_id"] for r in qmd}
     seen["qmd_chstatus2"] = sum(1 for r in qmd if r["kind"] == "CHSTATUS")
@@ -359,15 +397,15 @@ def test_history_change_no_change_and_out_of_order_arrival(arrivals):
 
 
 def test_corrected_file_replaces_only_its_own_rows(arrivals):
-    run1, run2 = arrivals["run1"], arrivals["run2"]
+    run1, run2 = arrivals["run1"], arrivals["run2"].run_id
     assert arrivals["quarantine1"] == [
         (f"{QMD}/puts.csv", 3, "unknown bind value 'sometimes' (expected notfixed, open or group)")]
     assert arrivals["puts1"] == 2
-    assert arrivals["puts2"] == [(2, run2.run_id), (3, run2.run_id), (4, run2.run_id)]
+    assert arrivals["puts2"] == [(2, run2), (3, run2), (4, run2)]
     assert arrivals["events2"] == 3 and arrivals["quarantine2"] == 0
     # QMD's config capture was not read or rewritten again: its rows still carry the first run's id
-    assert arrivals["qmd_run_ids2"] == {run1.run_id}
-    assert {f.source_file: f.status for f in run2.files if f.source_file.startswith(QMD)} == {
+    assert arrivals["qmd_run_ids2"] == {run1}
+    assert {f.source_file: f.status for f in arrivals["run2"].files if f.source_file.startswith(QMD)} == {
         f"{QMD}/config_060000.mqsc": "unchanged", f"{QMD}/puts.csv": "ingested",
         f"{QMD}/chstatus_060000.mqsc": "removed"}
     assert (f"{QMD}/puts.csv", "ingested", 3) in arrivals["log2"]
@@ -383,7 +421,7 @@ def test_removed_file_leaves_the_tables(arrivals):
 
 
 def test_reading_everything_again_gives_the_same_tables(arrivals):
-    assert {f.status for f in arrivals["run3"].files} == {"ingested"}
+    assert {f.status for f in arrivals["run3"].files} == {"ingested", "rejected"}
     assert arrivals["snapshot3"] == arrivals["snapshot2"]  # all but the run ids and the run log
 
 
@@ -423,8 +461,8 @@ QueueAccounting: 0
 """
 
 
-def _bad_landing(landing: Path) -> str:
-    day = "2026-02-02/QMC"
+def _bad_landing(landing: Path) -> None:
+    day = f"{BAD_DAY}/QMC"
     good_channel = ("CLUSQMGR(QMB)", "CHANNEL(TO.QMB)", "CLUSTER(CL1)", "CLWLHINT(NONE)", "STATUS(RUNNING)")
     write(landing, f"{day}/config_060000.mqsc", runmqsc(
         "QMC",
@@ -449,24 +487,15 @@ def _bad_landing(landing: Path) -> str:
     write(landing, f"{day}/config_256000.mqsc", config_capture("QMC", 50, ["APP.Q"]))  # no such time
     write(landing, f"{day}/chstatus_080000.mqsc", "ssh: connect to host qmc port 22: No route to host\n")
     write(landing, f"{day}/config_090000.mqsc", config_capture("QMX", 50, ["APP.Q"]))  # another QM's capture
-    write(landing, "2026-02-02/stray.mqsc", config_capture("QMC", 50, []))  # not in a queue manager folder
-    return day
+    write(landing, f"{BAD_DAY}/stray.mqsc", config_capture("QMC", 50, []))  # not in a queue manager folder
 
 
-def test_every_kind_of_bad_input_is_quarantined_and_the_run_succeeds(spark, tmp_lake, tmp_path, capsys):
-    from clwl.pipeline_cli import add_ingest_command
+def test_every_kind_of_bad_input_is_quarantined_and_the_run_succeeds(arrivals):
+    assert arrivals["cli_rc"] == 0
+    out = arrivals["cli_out"]
+    assert f"{BAD_DAY}/QMC/notes.txt" in out and "total (15 files)" in out
 
-    landing = tmp_path / "landing"
-    day = _bad_landing(landing)
-    parser = argparse.ArgumentParser(prog="clwl")
-    add_ingest_command(parser.add_subparsers(dest="command", required=True))
-    args = parser.parse_args(["ingest", "--landing", str(landing), "--lake", str(tmp_lake), "--date", "2026-02-02"])
-    assert args.func(args) == 0
-    out = capsys.readouterr().out
-    assert f"{day}/notes.txt" in out and "total (10 files)" in out
-
-    cfg = PipelineConfig(lake=tmp_lake, landing=landing)
-    quarantine = {(r["source_file"].split("/", 1)[1], r["level"], r["reason"]) for r in rows(cfg, "silver.quarantine")}
+    quarantine = {(r["source_file"].split("/", 1)[1], r["level"], r["reason"]) for r in arrivals["bad_quarantine"]}
     expected = {
         ("QMC/config_060000.mqsc", "record", "unbalanced parenthesis"),
         ("QMC/chstatus_060000.mqsc", "record", "record truncated at end of file"),
@@ -484,30 +513,15 @@ def test_every_kind_of_bad_input_is_quarantined_and_the_run_succeeds(spark, tmp_
             (source, reason, quarantine)
     assert len(quarantine) == len(expected)
 
-    log = {r["source_file"].split("/", 1)[1]: r for r in rows(cfg, "silver.ingest_files")}
+    log = {r["source_file"].split("/", 1)[1]: r for r in arrivals["bad_log"]}
     assert all(r["records_read"] == r["records_accepted"] + r["records_quarantined"] for r in log.values())
     config_log = log["QMC/config_060000.mqsc"]
     assert (config_log["records_accepted"], config_log["records_quarantined"]) == (2, 1)
     assert log["QMC/notes.txt"]["status"] == "rejected" and log["QMC/notes.txt"]["records_quarantined"] == 1
     # what could be read was kept: the unknown attribute, the good put, the other browsed messages
-    [hint] = [r for r in rows(cfg, "bronze.mqsc_objects") if "CLWLHINT" in dict(r["attrs"])]
+    [hint] = [r for r in arrivals["bad_objects"] if "CLWLHINT" in dict(r["attrs"])]
     assert dict(hint["attrs"])["CLWLHINT"] == "NONE" and hint["object_key"] == "CLUSQMGR|QMB|TO.QMB|CL1"
-    assert len(rows(cfg, "bronze.put_records")) == 1
-    assert len(rows(cfg, "bronze.xmitq_messages")) == len(FACTS["browse_QM5_CLUS.XMITQ.QM_153000"]) - 1
-    assert len(rows(cfg, "bronze.queue_accounting")) == 1
-    # a capture with a quarantined record closes nothing: the cut-off CHSTATUS capture says nothing of TO.QMB
-    assert sum(1 for r in rows(cfg, "bronze.capture_files") if not r["complete"]) == 2
-
-
-def test_samples_tables_read_without_a_jvm_have_unique_keys_and_no_deletion_vectors(samples_lake):
-    import deltalake
-
-    cfg, summary, _ = samples_lake
-    for key, t in TABLES.items():
-        dt = deltalake.DeltaTable(path(cfg, key))
-        assert "deletionVectors" not in (dt.protocol().reader_features or []), key
-        data = dt.to_pyarrow_table()
-        assert data.num_rows > 0 and data.column_names == list(t.columns), key
-        keys = list(zip(*(data.column(c).to_pylist() for c in t.keys)))
-        assert len(set(keys)) == len(keys), key
-    assert len(rows(cfg, "silver.quarantine")) == summary.records_quarantined
+    assert arrivals["bad_counts"] == {"bronze.put_records": 1, "bronze.queue_accounting": 1,
+                                      "bronze.xmitq_messages": len(FACTS["browse_QM5_CLUS.XMITQ.QM_153000"]) - 1}
+    # a capture with a quarantined record closes nothing: both are marked incomplete
+    assert arrivals["bad_incomplete"] == 2
