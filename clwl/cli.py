@@ -18,24 +18,20 @@ from clwl.view import build_view, local_qmgr_name, read_captures
 EXIT_OK, EXIT_INPUT, EXIT_UNROUTABLE = 0, 2, 3
 
 
-def _positive(text: str) -> int:
-    try:
-        n = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
-    if n < 1:
-        raise argparse.ArgumentTypeError(f"{n} must be at least 1")
-    return n
+def _whole_number(lowest: int):
+    def parse(text: str) -> int:
+        try:
+            n = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+        if n < lowest:
+            raise argparse.ArgumentTypeError(f"{n} must be at least {lowest}")
+        return n
+
+    return parse
 
 
-def _nonnegative(text: str) -> int:
-    try:
-        n = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
-    if n < 0:
-        raise argparse.ArgumentTypeError(f"{n} must not be negative")
-    return n
+_positive, _nonnegative = _whole_number(1), _whole_number(0)
 
 
 def build_parser() -> argparse.ArgumentParser:
