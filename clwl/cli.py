@@ -10,6 +10,7 @@ from collections import Counter
 from typing import Optional, Sequence
 
 from clwl.algorithm import PROFILE_DOCS, PROFILES, Request
+from clwl.argtypes import whole_number
 from clwl.model import IGQ_DEFAULT_MAX_MESSAGE
 from clwl.parse.common import InputError
 from clwl.router import Route, RouteError, Router
@@ -18,20 +19,7 @@ from clwl.view import build_view, local_qmgr_name, read_captures
 EXIT_OK, EXIT_INPUT, EXIT_UNROUTABLE = 0, 2, 3
 
 
-def _whole_number(lowest: int):
-    def parse(text: str) -> int:
-        try:
-            n = int(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
-        if n < lowest:
-            raise argparse.ArgumentTypeError(f"{n} must be at least {lowest}")
-        return n
-
-    return parse
-
-
-_positive, _nonnegative = _whole_number(1), _whole_number(0)
+_positive, _nonnegative = whole_number(1), whole_number(0)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -16,7 +16,7 @@ delivered. Pure Python: Spark calls this per sending queue manager (spark/replay
 from __future__ import annotations
 
 import bisect
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Iterable, Iterator, Optional
 

@@ -24,36 +24,18 @@ from typing import Iterable
 
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
-from pyspark.sql.types import (DateType, DoubleType, LongType, StringType, StructField, StructType,
-                               TimestampType, BooleanType)
+from pyspark.sql.types import DateType, DoubleType, LongType, StringType, StructField, StructType, TimestampType
 
 from clwl.model import state_tier
 from clwl.replay import Snapshot
 from spark.config import PipelineConfig
-from spark.replay import day_bounds
+from spark.replay import as_utc, day_bounds
 from spark.tables import path as table_path
 
 ALPHA = 0.01  # significance level of the goodness-of-fit test
 RESIDUAL = 2.0  # |observed - expected| / sqrt(expected) beyond which one destination is the odd one out
 MIN_GROUP = 20  # fewer observations than this in a group: insufficient data
 MIN_EXPECTED = 5.0  # the chi-square approximation needs expected counts of about 5 or more
-
-STUCK_SCHEMA = StructType([
-    StructField("run_date", DateType(), False),
-    StructField("sending_qmgr", StringType(), False),
-    StructField("msg_id", StringType(), False),
-    StructField("queue", StringType(), False),
-    StructField("qmgr", StringType()),
-    StructField("channel", StringType()),
-    StructField("xmitq", StringType()),
-    StructField("channel_state", StringType()),
-    StructField("held_from", TimestampType(), False),
-    StructField("released_at", TimestampType()),
-    StructField("age_seconds", LongType(), False),
-    StructField("why", StringType(), False),
-    StructField("detail", StringType()),
-    StructField("observed_on_xmitq", BooleanType(), False),
-])
 
 DISTRIBUTION_SCHEMA = StructType([
     StructField("run_date", DateType(), False),
@@ -245,7 +227,7 @@ def distribution(spark: SparkSession, config: PipelineConfig, run_date: str, rep
         for p in g.pairs:
             exp[p.final_qmgr] += 1
             got[p.observed_qmgr] += 1
-        start = _aware(g.interval_start)
+        start = as_utc(g.interval_start)
         rows += _judge_rows(rd, g.sending_qmgr, g.queue, start, start + timedelta(hours=1), exp, got,
                             timelines.get(g.sending_qmgr, []), "observed_destination")
 
@@ -275,22 +257,22 @@ def distribution(spark: SparkSession, config: PipelineConfig, run_date: str, rep
                   .groupBy("a.qmgr", "a.queue", "a.interval_start", "a.interval_end", "a.observed")
                   .agg(F.count("d.final_qmgr").alias("expected"))
                   .collect())
+        # The configuration that explains a queue's accounting: the first sender (by name) that knows it.
+        queue_timeline: dict[str, list[Snapshot]] = {}
+        for sender in sorted(timelines, reverse=True):
+            for snap in timelines[sender]:
+                for i in snap.view.instances:
+                    queue_timeline[i.queue] = timelines[sender]
         # Receivers keep their own accounting intervals (they need not line up), and the replay predicts
         # each receiver's count exactly: judge every receiver interval on its own.
         for j in sorted(joined, key=lambda j: (j.queue, j.interval_start, j.qmgr)):
-            start, stop = _aware(j.interval_start), _aware(j.interval_end)
-            tl = next((timelines[s] for s in sorted(timelines) if any(
-                i.queue == j.queue for snap in timelines[s] for i in snap.view.instances)), [])
+            start, stop = as_utc(j.interval_start), as_utc(j.interval_end)
+            tl = queue_timeline.get(j.queue, [])
             e, o = float(j.expected), int(j.observed)
             p, verdict = judge_count(e, o)
             rows.append((rd, "*", j.queue, start, stop, j.qmgr, int(e), o, float(o - e), p, verdict,
                          explain(tl, j.queue, j.qmgr, start, stop, verdict, e, o), "accounting"))
     return spark.createDataFrame(rows, DISTRIBUTION_SCHEMA)
-
-
-def _aware(t: datetime) -> datetime:
-    from datetime import timezone
-    return t.replace(tzinfo=timezone.utc) if t.tzinfo is None else t
 
 
 def _judge_rows(rd, sender: str, queue: str, start: datetime, end: datetime, exp: dict, obs: dict,

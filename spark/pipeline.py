@@ -11,7 +11,6 @@ produce under `<lake>/whatif/<name>/`: the published tables are never touched.
 
 from __future__ import annotations
 
-import json
 import time as _time
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
@@ -275,6 +274,3 @@ def new_run_id() -> str:
 
     return f"run-{datetime.now(UTC):%Y%m%dT%H%M%S}-{uuid.uuid4().hex[:8]}"
 
-
-def whatif_from_json(text: str) -> WhatIf:
-    return WhatIf.from_dict(json.loads(text))

@@ -68,7 +68,7 @@ ROUTING_REPLAY_COLUMNS = [
 ]
 
 
-def _utc(t: datetime | None) -> datetime | None:
+def as_utc(t: datetime | None) -> datetime | None:
     if t is None:
         return None
     return t.replace(tzinfo=UTC) if t.tzinfo is None else t.astimezone(UTC)
@@ -99,16 +99,16 @@ def load_timelines(spark: SparkSession, config: PipelineConfig, run_date: str,
     for r in hist:
         attrs = dict(r.attrs)
         if overrides is not None:
-            attrs = overrides(r.observing_qmgr, r.kind, attrs, _utc(r.valid_from))
-        rows[r.observing_qmgr].append((r.kind, attrs, _utc(r.valid_from), _utc(r.valid_to), r.source_file))
+            attrs = overrides(r.observing_qmgr, r.kind, attrs, as_utc(r.valid_from))
+        rows[r.observing_qmgr].append((r.kind, attrs, as_utc(r.valid_from), as_utc(r.valid_to), r.source_file))
     for r in status:
         if (r.chltype or "CLUSSDR") not in ("CLUSSDR", ""):
             continue
         attrs = {"CHANNEL": r.channel, "CHLTYPE": r.chltype or "CLUSSDR", "STATUS": r.status,
                  "XMITQ": r.xmitq or "", "SUBSTATE": r.substate or ""}
         if overrides is not None:
-            attrs = overrides(r.observing_qmgr, "CHSTATUS", attrs, _utc(r.valid_from))
-        rows[r.observing_qmgr].append(("CHSTATUS", attrs, _utc(r.valid_from), _utc(r.valid_to), r.source_file))
+            attrs = overrides(r.observing_qmgr, "CHSTATUS", attrs, as_utc(r.valid_from))
+        rows[r.observing_qmgr].append(("CHSTATUS", attrs, as_utc(r.valid_from), as_utc(r.valid_to), r.source_file))
     return {qm: tl for qm, rs in rows.items() if (tl := timeline_from_history(qm, rs, start, end))}
 
 
@@ -146,7 +146,7 @@ def _replay_partitions(timelines: dict[str, list[Snapshot]], run_date: date, end
                     current = qm
                     tl = timelines.get(qm)
                     rep = SenderReplay(qm, tl, profile) if tl else None
-                ev = PutEvent(c["msg_id"][i], _utc(c["put_time"][i]), c["queue"][i], c["target_qmgr"][i] or None,
+                ev = PutEvent(c["msg_id"][i], as_utc(c["put_time"][i]), c["queue"][i], c["target_qmgr"][i] or None,
                               c["bind"][i], c["open_handle"][i] or "", c["group_id"][i] or "",
                               bool(c["logical_order"][i]), bool(c["from_cluster_channel"][i]), bool(c["pcf"][i]),
                               int(c["length"][i]), c["observed_qmgr"][i] or None)

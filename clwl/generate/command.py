@@ -9,22 +9,11 @@ import sys
 from datetime import date
 from pathlib import Path
 
+from clwl.argtypes import whole_number
 from clwl.generate import GenerateOptions
 
 EXIT_OK, EXIT_INPUT = 0, 2
 _DAY_DIR = re.compile(r"\d{4}-\d{2}-\d{2}")
-
-
-def _int_at_least(lo: int):
-    def parse(text: str) -> int:
-        try:
-            n = int(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
-        if n < lo:
-            raise argparse.ArgumentTypeError(f"{n} must be at least {lo}")
-        return n
-    return parse
 
 
 def _rate(text: str) -> float:
@@ -68,20 +57,20 @@ def add_generate_command(subparsers) -> argparse.ArgumentParser:
                     "(a fraction is a chance); share options are fractions of all messages.")
     g.add_argument("--out", required=True, metavar="DIR", help="landing folder to write")
     g.add_argument("--seed", type=int, default=d.seed, help=f"random seed (default {d.seed})")
-    g.add_argument("--qmgrs", type=_int_at_least(5), default=d.qmgrs, metavar="N",
+    g.add_argument("--qmgrs", type=whole_number(5), default=d.qmgrs, metavar="N",
                    help=f"queue managers, 2 full repositories included (default {d.qmgrs})")
-    g.add_argument("--clusters", type=_int_at_least(1), default=d.clusters, metavar="N",
+    g.add_argument("--clusters", type=whole_number(1), default=d.clusters, metavar="N",
                    help=f"clusters (default {d.clusters})")
-    g.add_argument("--queues", type=_int_at_least(1), default=d.queues, metavar="N",
+    g.add_argument("--queues", type=whole_number(1), default=d.queues, metavar="N",
                    help=f"cluster queues (default {d.queues})")
-    g.add_argument("--instances", type=_int_at_least(1), default=d.instances, metavar="N",
+    g.add_argument("--instances", type=whole_number(1), default=d.instances, metavar="N",
                    help=f"instances per queue (default {d.instances})")
-    g.add_argument("--senders", type=_int_at_least(1), default=d.senders, metavar="N",
+    g.add_argument("--senders", type=whole_number(1), default=d.senders, metavar="N",
                    help=f"sending queue managers, the ones with puts.csv (default {d.senders})")
-    g.add_argument("--days", type=_int_at_least(1), default=d.days, metavar="N", help=f"days (default {d.days})")
+    g.add_argument("--days", type=whole_number(1), default=d.days, metavar="N", help=f"days (default {d.days})")
     g.add_argument("--start-date", type=_date, default=d.start_date, metavar="YYYY-MM-DD",
                    help=f"first day (default {d.start_date.isoformat()})")
-    g.add_argument("--messages-per-day", type=_int_at_least(0), default=d.messages_per_day, metavar="N",
+    g.add_argument("--messages-per-day", type=whole_number(0), default=d.messages_per_day, metavar="N",
                    help=f"messages put per day, all senders together (default {d.messages_per_day})")
     g.add_argument("--outages", type=_rate, default=d.outages, metavar="RATE",
                    help=f"channel outages (RETRYING periods) per day (default {d.outages})")
@@ -100,18 +89,18 @@ def add_generate_command(subparsers) -> argparse.ArgumentParser:
                         f"(default {d.bind_group_share})")
     g.add_argument("--named-qmgr-share", type=_share, default=d.named_qmgr_share, metavar="F",
                    help=f"share of messages that name their target queue manager (default {d.named_qmgr_share})")
-    g.add_argument("--skew", type=_int_at_least(0), default=d.skew, metavar="N",
+    g.add_argument("--skew", type=whole_number(0), default=d.skew, metavar="N",
                    help=f"injected accounting skews (one receiver, queue and interval each; default {d.skew})")
     g.add_argument("--skew-factor", type=_factor, default=None, metavar="F",
                    help="factor of every skew (default: 0.5 and 1.6 alternately)")
-    g.add_argument("--broken-records", type=_int_at_least(0), default=d.broken_records, metavar="N",
+    g.add_argument("--broken-records", type=whole_number(0), default=d.broken_records, metavar="N",
                    help="broken records to inject, in turn: truncated capture, unbalanced parenthesis, bad hex "
                         f"token, file in no known format, short token (default {d.broken_records})")
-    g.add_argument("--rest-qmgrs", type=_int_at_least(0), default=d.rest_qmgrs, metavar="N",
+    g.add_argument("--rest-qmgrs", type=whole_number(0), default=d.rest_qmgrs, metavar="N",
                    help=f"back ends whose configuration is captured as MQ REST JSON (default {d.rest_qmgrs})")
-    g.add_argument("--observed-every", type=_int_at_least(1), default=d.observed_every, metavar="N",
+    g.add_argument("--observed-every", type=whole_number(1), default=d.observed_every, metavar="N",
                    help=f"fill observed_* in every Nth put row (default {d.observed_every})")
-    g.add_argument("--browse-cap", type=_int_at_least(1), default=d.browse_cap, metavar="N",
+    g.add_argument("--browse-cap", type=whole_number(1), default=d.browse_cap, metavar="N",
                    help=f"most messages written to one transmission queue browse (default {d.browse_cap})")
     g.add_argument("--no-unresolved-outage", dest="unresolved_outage", action="store_false",
                    help="let the last outage end (by default it is still going at the end of the estate)")
