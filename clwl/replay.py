@@ -17,8 +17,8 @@ from __future__ import annotations
 
 import bisect
 from dataclasses import dataclass
-from datetime import datetime
-from typing import Iterable, Iterator, Optional
+from datetime import datetime, timedelta, timezone
+from typing import Callable, Iterable, Iterator, Optional
 
 from clwl.algorithm import Request
 from clwl.model import ClusterView, state_tier
@@ -49,6 +49,14 @@ STAY_BECAUSE = {
     "11c": "CLWLMRUC (step 11c)",
     "12": "least recently used (step 12)",
 }
+
+
+_EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
+
+
+def _micros(t: datetime) -> int:
+    """Microseconds since the epoch (exact; timestamps in Arrow are these)."""
+    return (t - _EPOCH) // timedelta(microseconds=1)
 
 
 @dataclass(frozen=True)
@@ -241,21 +249,98 @@ class SenderReplay:
                             None, None, None, True, None, res.detail, res.error, res.reason, config_time,
                             ev.observed_qmgr)
             return
-        row = ReplayRow(ev.msg_id, ev.put_time, ev.queue, ev.target_qmgr, ev.bind, ev.length, res.qmgr,
+        if res.channel is not None and res.path == "cluster" and self._holding(res.channel):
+            self._wait(ev, res)
+            return
+        yield ReplayRow(ev.msg_id, ev.put_time, ev.queue, ev.target_qmgr, ev.bind, ev.length, res.qmgr,
                         res.channel, res.xmitq, res.path, res.decided_by, res.reallocatable,
                         res.not_reallocatable_reason, res.summary, None, None, config_time, ev.observed_qmgr,
                         final_qmgr=res.qmgr, final_channel=res.channel, final_xmitq=res.xmitq)
-        if res.channel is not None and res.path == "cluster" and self._holding(res.channel):
-            row.held_from = ev.put_time
-            row.hold_state = self._states.get(res.channel)
-            if not row.reallocatable:
-                row.stay_reason, row.stay_detail = "not-reallocatable", row.not_reallocatable_reason
-            else:
-                row.stay_reason = "still-most-favourable"
-                row.stay_detail = STAY_BECAUSE.get(res.decided_by, res.decided_by)
-            self.waiting.setdefault(res.channel, []).append(row)
-            return
-        yield row
+
+    # -- the batch path (spark/replay.py): put()'s decisions without an object per message ----------------
+    def put_batch(self, times_us: list[int], queues: list[str], targets: list[Optional[str]], binds: list[str],
+                  handles: list[str], groups: list[str], logical: list[bool], from_channel: list[bool],
+                  pcf: list[bool], lengths: list[int], event: Callable[[int], PutEvent]
+                  ) -> tuple[list[int], list[ReplayRow]]:
+        """Route a batch of messages given as columns, in time order, exactly as :meth:`put` would.
+
+        ``times_us``: put times in microseconds since the epoch. Returns ``(codes, rows)``: ``codes[i]`` is the
+        index in :attr:`outcomes` of message i's result ``(Route or RouteError, config_time)`` when that was its
+        fate at once (delivered at its put time, or an error); -1 when it waits on a transmission queue (its
+        row comes later, from this or a later batch or from :meth:`finish`). ``rows``: the rows that became
+        final during the batch. ``event(i)`` builds message i's PutEvent; it is called only for messages that
+        wait, so the common case costs no object per message."""
+        if not hasattr(self, "outcomes"):
+            self._start_batches()
+        codes: list[int] = []
+        append = codes.append
+        rows: list[ReplayRow] = []
+        code_of = self._code_of
+        requests = self._requests
+        next_us = self._next_us
+        for i, t in enumerate(times_us):
+            if t >= next_us:
+                rows.extend(self._advance(self.timeline[bisect.bisect_right(self._times_us, t) - 1].time))
+                self._after_snapshot()
+                next_us = self._next_us
+            router = self.router
+            if router is None:
+                append(self._code(self._no_config, None))
+                continue
+            size = lengths[i]
+            rk = (queues[i], targets[i], from_channel[i], pcf[i], size <= self._igq_max)
+            req = requests.get(rk)
+            if req is None:
+                # Only the side of the IGQ limit matters to a result (the steps never read the size).
+                req = requests[rk] = Request(rk[0], rk[1], rk[2], rk[3], size)
+            res = router.route(req, bind=binds[i], handle=handles[i], group_id=groups[i],
+                               logical_order=logical[i])
+            if res.error is None and res.channel in self._holding_now and res.path == "cluster":
+                self._wait(event(i), res)
+                append(-1)
+                continue
+            code = code_of.get((id(res), self._applied))
+            append(code if code is not None else self._code(res, self.timeline[self._applied].time))
+        return codes, rows
+
+    def _start_batches(self) -> None:
+        self.outcomes: list[tuple[object, Optional[datetime]]] = []
+        self._code_of: dict[tuple[int, int], int] = {}
+        self._no_config = RouteError("", "NO_CONFIGURATION", 0, "no capture of the configuration before this message")
+        self._times_us = [_micros(t) for t in self._times]
+        self._after_snapshot()
+
+    def _after_snapshot(self) -> None:
+        """Caches of the batch path that hold while the configuration in force does not change."""
+        nxt = self._applied + 1
+        self._next_us = self._times_us[nxt] if nxt < len(self._times_us) else float("inf")
+        self._requests: dict[tuple, Request] = {}
+        self._igq_max = self.router.view.igq_max_message if self.router is not None else 0
+        self._holding_now = frozenset(ch for ch, st in self._states.items() if state_tier(st) >= HOLDING_TIER)
+
+    def _code(self, res, config_time: Optional[datetime]) -> int:
+        key = (id(res), self._applied)
+        code = self._code_of.get(key)
+        if code is None:
+            # The result object is kept in outcomes, so its id cannot be reused by another one.
+            code = self._code_of[key] = len(self.outcomes)
+            self.outcomes.append((res, config_time))
+        return code
+
+    def _wait(self, ev: PutEvent, res: Route) -> None:
+        """A message routed over a channel that is not moving messages waits on its transmission queue."""
+        row = ReplayRow(ev.msg_id, ev.put_time, ev.queue, ev.target_qmgr, ev.bind, ev.length, res.qmgr,
+                        res.channel, res.xmitq, res.path, res.decided_by, res.reallocatable,
+                        res.not_reallocatable_reason, res.summary, None, None, self.timeline[self._applied].time,
+                        ev.observed_qmgr, final_qmgr=res.qmgr, final_channel=res.channel, final_xmitq=res.xmitq)
+        row.held_from = ev.put_time
+        row.hold_state = self._states.get(res.channel)
+        if not row.reallocatable:
+            row.stay_reason, row.stay_detail = "not-reallocatable", row.not_reallocatable_reason
+        else:
+            row.stay_reason = "still-most-favourable"
+            row.stay_detail = STAY_BECAUSE.get(res.decided_by, res.decided_by)
+        self.waiting.setdefault(res.channel, []).append(row)
 
     def finish(self, until: Optional[datetime] = None) -> Iterator[ReplayRow]:
         """Apply the captures up to ``until`` (default: all), then yield what still waits, held."""

@@ -127,8 +127,9 @@ class Router:
         self.state = state if state is not None else RoutingState()
         self.view = view
         self.state.observe(view)
-        self._prepared: dict[Request, _Prepared] = {}
+        self._prepared: dict[tuple, _Prepared] = {}
         self._bindings: dict[tuple, Route] = {}
+        self._bound_copies: dict[tuple, tuple[Route, Route]] = {}
 
     # -- configuration changes ----------------------------------------------------------------------------
     def set_view(self, view: ClusterView) -> bool:
@@ -136,6 +137,7 @@ class Router:
         Returns True when the new view reset the DestSeqFactors."""
         self.view = view
         self._prepared.clear()
+        self._bound_copies.clear()
         return self.state.observe(view)
 
     def close_handle(self, handle: str) -> None:
@@ -244,11 +246,14 @@ class Router:
         return self._route_for(chosen, decided, request, reason, prep.summary)
 
     def _prepare(self, request: Request) -> _Prepared:
-        prep = self._prepared.get(request)
+        # No step reads the message size (only the IGQ delivery does, and routes are cached per side of the
+        # IGQ limit), so requests that differ only in size share one prepared prefix.
+        key = (request.queue, request.target_qmgr, request.from_cluster_channel, request.pcf)
+        prep = self._prepared.get(key)
         if prep is not None:
             return prep
         prep = _Prepared()
-        self._prepared[request] = prep
+        self._prepared[key] = prep
         built = self._candidates(request)
         if isinstance(built, RouteError):
             prep.error = built
@@ -356,6 +361,19 @@ class Router:
                      reason is None, reason, why_xmitq=d.why, summary=summary)
 
     def _bound_copy(self, first: Route, request: Request, explain: bool) -> Route:
+        if not explain:
+            # One copy per binding and side of the IGQ limit while the view holds (``first`` is kept with it,
+            # so its id is not reused): the replay then sees one result object, not one per message.
+            key = (id(first), request.size <= self.view.igq_max_message)
+            hit = self._bound_copies.get(key)
+            if hit is not None and hit[0] is first:
+                return hit[1]
+            copy = self._bound_copy_of(first, request, False)
+            self._bound_copies[key] = (first, copy)
+            return copy
+        return self._bound_copy_of(first, request, True)
+
+    def _bound_copy_of(self, first: Route, request: Request, explain: bool) -> Route:
         trace = None
         if explain:
             trace = (TraceEntry("bind", f"bound: the destination chosen when the handle was opened (or the "

@@ -60,7 +60,8 @@ def stuck_messages(spark: SparkSession, config: PipelineConfig, run_date: str, r
                .where(F.col("run_date") == F.lit(run_date).cast("date"))
                .groupBy(F.upper("msg_id").alias("b_msg_id"))
                .agg(F.min("capture_time").alias("seen_at"), F.first("xmitq").alias("seen_xmitq")))
-    r = replayed.join(browsed, F.upper(replayed.msg_id) == browsed.b_msg_id, "left")
+    # The browses are small (the messages on transmission queues at capture times): broadcast them.
+    r = replayed.join(F.broadcast(browsed), F.upper(replayed.msg_id) == browsed.b_msg_id, "left")
     waited = r.where(F.col("held_from").isNotNull())
     # Seen on a transmission queue although the replay delivered it: the channel failed between captures.
     missed = r.where(F.col("held_from").isNull() & F.col("seen_at").isNotNull() & F.col("error").isNull())
@@ -216,20 +217,24 @@ def distribution(spark: SparkSession, config: PipelineConfig, run_date: str, rep
     ok = replayed.where(F.col("error").isNull())
     rows: list[tuple] = []
 
-    # (1) Observed destinations in the put records: per sender, queue and hour.
-    obs = (ok.where(F.col("observed_qmgr").isNotNull())
-           .withColumn("interval_start", F.date_trunc("hour", "put_time"))
-           .groupBy("sending_qmgr", "queue", "interval_start")
-           .agg(F.collect_list(F.struct("final_qmgr", "observed_qmgr")).alias("pairs"))
-           .collect())
-    for g in obs:
-        exp, got = defaultdict(float), defaultdict(int)
-        for p in g.pairs:
-            exp[p.final_qmgr] += 1
-            got[p.observed_qmgr] += 1
-        start = as_utc(g.interval_start)
-        rows += _judge_rows(rd, g.sending_qmgr, g.queue, start, start + timedelta(hours=1), exp, got,
-                            timelines.get(g.sending_qmgr, []), "observed_destination")
+    # (1) Observed destinations in the put records: per sender, queue and hour, the replay's destinations
+    # (expected) and the observed ones, counted in Spark (a few rows per group reach the driver).
+    seen = (ok.where(F.col("observed_qmgr").isNotNull())
+            .select("sending_qmgr", "queue", F.date_trunc("hour", "put_time").alias("interval_start"),
+                    "final_qmgr", "observed_qmgr"))
+    keys = ["sending_qmgr", "queue", "interval_start"]
+    counted = (seen.groupBy(*keys, F.col("final_qmgr").alias("qmgr")).count().withColumn("side", F.lit("e"))
+               .unionByName(seen.groupBy(*keys, F.col("observed_qmgr").alias("qmgr")).count()
+                            .withColumn("side", F.lit("o")))
+               .collect())
+    groups: dict[tuple, tuple[dict, dict]] = defaultdict(lambda: (defaultdict(float), defaultdict(int)))
+    for c in counted:
+        exp, got = groups[(c.sending_qmgr, c.queue, c.interval_start)]
+        (exp if c.side == "e" else got)[c.qmgr] += c["count"]
+    for (sender, queue, interval_start), (exp, got) in sorted(groups.items(), key=lambda kv: kv[0]):
+        start = as_utc(interval_start)
+        rows += _judge_rows(rd, sender, queue, start, start + timedelta(hours=1), exp, got,
+                            timelines.get(sender, []), "observed_destination")
 
     # (2) Receiver accounting: all senders together, per accounting interval.
     acct = (spark.read.format("delta").load(table_path(config, "silver.queue_accounting"))
@@ -243,9 +248,19 @@ def distribution(spark: SparkSession, config: PipelineConfig, run_date: str, rep
     acct_rows = acct.collect()
     if acct_rows:
         # A message that waited is known delivered by the capture that showed its channel working again
-        # (released_at): it belongs to the interval that ends at or after that moment.
-        delivered = (ok.where(F.col("delivered_at").isNotNull())
-                     .select("final_qmgr", "queue", "delivered_at", F.col("released_at").isNotNull().alias("late")))
+        # (released_at): it belongs to the interval that ends at or after that moment, (start, end]; the others
+        # to [start, end). amqsmon times are whole seconds, so the messages are counted per second first
+        # (rounded down, or up for (start, end]), which keeps the interval test exact and the join small.
+        whole_seconds = all(r.interval_start.microsecond == 0 and r.interval_end.microsecond == 0
+                            for r in acct_rows)
+        t = F.col("delivered_at")
+        down = F.date_trunc("second", t)
+        late = F.col("released_at").isNotNull()
+        at = (F.when(late & (down < t), down + F.expr("INTERVAL 1 SECOND")).otherwise(down) if whole_seconds
+              else t)
+        delivered = (ok.where(t.isNotNull())
+                     .groupBy("final_qmgr", "queue", late.alias("late"), at.alias("delivered_at"))
+                     .count())
         a = acct.alias("a")
         d = delivered.alias("d")
         in_interval = F.when(F.col("d.late"), (F.col("d.delivered_at") > F.col("a.interval_start"))
@@ -255,7 +270,7 @@ def distribution(spark: SparkSession, config: PipelineConfig, run_date: str, rep
         joined = (a.join(d, (F.col("a.qmgr") == F.col("d.final_qmgr")) & (F.col("a.queue") == F.col("d.queue"))
                          & in_interval, "left")
                   .groupBy("a.qmgr", "a.queue", "a.interval_start", "a.interval_end", "a.observed")
-                  .agg(F.count("d.final_qmgr").alias("expected"))
+                  .agg(F.coalesce(F.sum("d.count"), F.lit(0)).alias("expected"))
                   .collect())
         # The configuration that explains a queue's accounting: the first sender (by name) that knows it.
         queue_timeline: dict[str, list[Snapshot]] = {}

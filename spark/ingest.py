@@ -31,9 +31,9 @@ How a run works (:func:`ingest`):
    is gone from its date folder is removed from the tables;
 2. parse the new or changed files in Spark tasks (``parallelize(tasks, len(tasks)).mapPartitions``, small files
    packed together up to :data:`TASK_BYTES` a task, at least one task per core), calling the ``clwl``
-   parsers in the executors; the rows of every target
-   table come out of that one pass as one staging DataFrame (the union of the tables' columns plus the target
-   table), cached while the tables are written (in a few tasks: ``coalesce``) side by side;
+   parsers in the executors; each task writes the rows of every table it fed as a Parquet file to the run's
+   scratch folder ``<lake>/_ingest/<run_id>/`` (Arrow columns, no per-row crossing into the JVM) and returns
+   the files' summaries; the tables are then written side by side from those files, and the folder removed;
 3. replace, in every table the files feed, the rows of exactly those files (Delta ``replaceWhere`` on
    ``run_date`` and ``source_file``): a corrected file replaces only its own rows, and ingesting the same dates
    again changes nothing (nothing is rewritten);
@@ -352,7 +352,6 @@ def _head(p: str) -> str:
 
 
 _QUARANTINE = "silver.quarantine"
-_FILE_TAG = "_file"
 
 
 class _Out:
@@ -536,45 +535,47 @@ def parse_landing_file(spec: LandingFile, run_id: str) -> tuple[dict, dict[str, 
     return out.finish()
 
 
-# The parse output of all tables in one DataFrame (cached while the tables are written): the union of the
-# columns of the tables the parse feeds, all nullable, plus the target table and, for the one row per file that
-# carries no data, the file's summary as JSON.
+# The parse output: each parse task writes the rows of every table it fed as one Parquet file per table under
+# the run's scratch folder (``<lake>/_ingest/<run_id>/<table>/``, on the lake's storage so that executors on
+# other hosts can write it), and returns only the per-file summaries. Spark then reads each table's files with
+# the table's schema and writes it to Delta: the rows cross from Python to the JVM as Arrow columns, not as
+# pickled tuples. The scratch folder is removed after the writes.
 _PARSED_TABLES = ("bronze.capture_files", "bronze.mqsc_objects", "bronze.put_records", "bronze.xmitq_messages",
                   "bronze.queue_accounting", _QUARANTINE)
 
 
-def _stage_schema():
-    from pyspark.sql.types import StringType, StructField, StructType
-
-    fields: dict[str, StructField] = {"_table": StructField("_table", StringType(), False),
-                                      "_summary": StructField("_summary", StringType(), True)}
-    for key in _PARSED_TABLES:
-        for f in TABLES[key].schema.fields:
-            if f.name in fields and fields[f.name].dataType != f.dataType:
-                raise TypeError(f"staging schema: column {f.name} has two types ({fields[f.name].dataType}, "
-                                f"{f.dataType})")
-            fields.setdefault(f.name, StructField(f.name, f.dataType, True))
-    return StructType(list(fields.values()))
+def _scratch(config: PipelineConfig, run_id: str) -> Path:
+    return Path(config.lake) / "_ingest" / run_id
 
 
-def _parse_partition(tasks: Iterator[list[LandingFile]], run_id: str, names: tuple[str, ...]) -> Iterator[tuple]:
-    """Parse task: the rows of each file of its task, as staging rows (``names`` = the staging columns)."""
-    at = {name: i for i, name in enumerate(names)}
-    slots = {key: [at[c] for c in TABLES[key].columns] for key in _PARSED_TABLES}
-    width = len(names)
-    for spec in (spec for task in tasks for spec in task):
-        summary, rows = parse_landing_file(spec, run_id)
-        head = [None] * width
-        head[0], head[1] = _FILE_TAG, json.dumps(summary)
-        yield tuple(head)
-        for key, table_rows in rows.items():
-            where = slots[key]
-            for row in table_rows:
-                wide = [None] * width
-                wide[0] = key
-                for i, value in zip(where, row):
-                    wide[i] = value
-                yield tuple(wide)
+def _arrow_table(key: str, rows: list[tuple]):
+    import pyarrow as pa
+    from pyspark.sql.pandas.types import to_arrow_schema
+
+    schema = to_arrow_schema(TABLES[key].schema)
+    columns = list(zip(*rows))
+    return pa.Table.from_arrays([pa.array(c, type=f.type) for c, f in zip(columns, schema)], schema=schema)
+
+
+def _parse_partition(tasks: Iterator[tuple[int, list[LandingFile]]], run_id: str, scratch: str) -> Iterator[str]:
+    """Parse task: parse each file of its task(s), write the rows of every table as one Parquet file per table
+    (``<scratch>/<table>/part-<task>.parquet``) and yield each file's summary as JSON."""
+    import pyarrow.parquet as pq
+
+    for number, task in tasks:
+        rows: dict[str, list[tuple]] = {}
+        summaries = []
+        for spec in task:
+            summary, table_rows = parse_landing_file(spec, run_id)
+            summaries.append(json.dumps(summary))
+            for key, some in table_rows.items():
+                rows.setdefault(key, []).extend(some)
+        for key, some in rows.items():
+            if some:
+                folder = Path(scratch) / key
+                folder.mkdir(parents=True, exist_ok=True)
+                pq.write_table(_arrow_table(key, some), str(folder / f"part-{number:05d}.parquet"))
+        yield from summaries
 
 
 # ----------------------------------------------------------------------------------------------------------
@@ -939,9 +940,6 @@ def ingest(config: PipelineConfig, run_dates: list[str] | None = None, spark=Non
         from spark.session import get_spark
 
         spark = get_spark(config.master, app_name="clwl-ingest")
-    from pyspark import StorageLevel
-    from pyspark.sql import functions as F
-
     ensure_tables(spark, config)
     version = code_version()
     previous = {} if not files and not dates else _previous(spark, config, dates)
@@ -968,38 +966,41 @@ def ingest(config: PipelineConfig, run_dates: list[str] | None = None, spark=Non
 
     # -- parse in Spark tasks ------------------------------------------------------------------------------------
     results: list[dict] = []
-    staged = None
-    if todo:
-        t0 = time.monotonic()
-        sc = spark.sparkContext
-        _ship_code(sc, sc.master)
-        schema = _stage_schema()
-        tasks = plan_tasks(todo, sc.defaultParallelism, task_bytes)
-        parsed = sc.parallelize(tasks, len(tasks)).mapPartitions(
-            functools.partial(_parse_partition, run_id=run_id, names=tuple(schema.fieldNames())))
-        staged = spark.createDataFrame(parsed, schema).persist(StorageLevel.MEMORY_AND_DISK)
-        results = [json.loads(r[0]) for r in staged.where(F.col("_table") == _FILE_TAG).select("_summary").collect()]
-        if sorted(r["source_file"] for r in results) != sorted(f.source_file for f in todo):
-            raise ReconciliationError(f"parse returned {len(results)} file summaries for {len(todo)} files")
-        for r in results:  # checked in the task too; a mismatch here means rows were lost on the way
-            if r["records_read"] != r["records_accepted"] + r["records_quarantined"]:
-                raise ReconciliationError(f"{r['source_file']}: read {r['records_read']} != accepted "
-                                          f"{r['records_accepted']} + quarantined {r['records_quarantined']}")
-        for d in dates:
-            rs = [r for r in results if r["run_date"] == d]
-            if rs:
-                progress(f"parse {d}: {len(rs)} files ({len(tasks)} tasks in all), "
-                         f"{sum(r['records_read'] for r in rs)} records read, "
-                         f"{sum(r['records_accepted'] for r in rs)} accepted, "
-                         f"{sum(r['records_quarantined'] for r in rs)} quarantined, "
-                         f"{sum(1 for r in rs if r['status'] == 'rejected')} files rejected "
-                         f"({time.monotonic() - t0:.1f}s)")
-
+    frames: dict[str, object] = {}
+    scratch = _scratch(config, run_id)
     try:
-        written = _write_tables(spark, config, staged, todo, removed, results, progress)
+        if todo:
+            t0 = time.monotonic()
+            sc = spark.sparkContext
+            _ship_code(sc, sc.master)
+            tasks = plan_tasks(todo, sc.defaultParallelism, task_bytes)
+            results = [json.loads(r) for r in sc.parallelize(list(enumerate(tasks)), len(tasks)).mapPartitions(
+                functools.partial(_parse_partition, run_id=run_id, scratch=str(scratch))).collect()]
+            if sorted(r["source_file"] for r in results) != sorted(f.source_file for f in todo):
+                raise ReconciliationError(f"parse returned {len(results)} file summaries for {len(todo)} files")
+            for r in results:  # checked in the task too; a mismatch here means rows were lost on the way
+                if r["records_read"] != r["records_accepted"] + r["records_quarantined"]:
+                    raise ReconciliationError(f"{r['source_file']}: read {r['records_read']} != accepted "
+                                              f"{r['records_accepted']} + quarantined {r['records_quarantined']}")
+            for key in _PARSED_TABLES:
+                if any(r["rows"].get(key) for r in results):
+                    frames[key] = spark.read.schema(TABLES[key].schema).parquet(str(scratch / key))
+            for d in dates:
+                rs = [r for r in results if r["run_date"] == d]
+                if rs:
+                    progress(f"parse {d}: {len(rs)} files ({len(tasks)} tasks in all), "
+                             f"{sum(r['records_read'] for r in rs)} records read, "
+                             f"{sum(r['records_accepted'] for r in rs)} accepted, "
+                             f"{sum(r['records_quarantined'] for r in rs)} quarantined, "
+                             f"{sum(1 for r in rs if r['status'] == 'rejected')} files rejected "
+                             f"({time.monotonic() - t0:.1f}s)")
+        written = _write_tables(spark, config, frames, todo, removed, results, progress)
     finally:
-        if staged is not None:
-            staged.unpersist()
+        import shutil
+
+        shutil.rmtree(scratch, ignore_errors=True)
+        if scratch.parent.is_dir() and not any(scratch.parent.iterdir()):
+            scratch.parent.rmdir()
 
     # -- the run log, last ------------------------------------------------------------------------------------
     by_name = {r["source_file"]: r for r in results}
@@ -1052,7 +1053,7 @@ def ingest(config: PipelineConfig, run_dates: list[str] | None = None, spark=Non
     return summary
 
 
-def _write_tables(spark, config, staged, todo: list[LandingFile], removed: list[dict], results: list[dict],
+def _write_tables(spark, config, frames: dict, todo: list[LandingFile], removed: list[dict], results: list[dict],
                   progress) -> dict[str, int]:
     """Replace the touched files' rows in every table they feed, then rebuild the affected histories."""
     from pyspark.sql import functions as F
@@ -1065,16 +1066,12 @@ def _write_tables(spark, config, staged, todo: list[LandingFile], removed: list[
         progress("write: nothing new or changed, no table rewritten")
         return {}
     t0 = time.monotonic()
-    # The writes read the cached rows in a few tasks (on a small estate a task costs more than its rows).
-    if staged is not None:
-        staged = staged.coalesce(max(1, min(len(todo), spark.sparkContext.defaultParallelism)))  # no-op if fewer
     rows = {key: sum(r["rows"].get(key, 0) for r in results) for key in TABLES}
 
     def frame(key: str):
-        t = TABLES[key]
-        if staged is None:
-            return spark.createDataFrame([], t.schema)
-        return staged.where(F.col("_table") == key).select(*t.columns)
+        if key in frames:
+            return frames[key]
+        return spark.createDataFrame([], TABLES[key].schema)
 
     def predicate(key: str) -> str | None:
         parsers = [p for p, keys in _FEEDS.items() if key in keys]

@@ -22,7 +22,7 @@ from pyspark.sql import functions as F
 
 from spark.config import PipelineConfig
 from spark.detect import distribution, stuck_messages
-from spark.replay import ROUTING_REPLAY_COLUMNS, load_timelines, replay_messages
+from spark.replay import load_timelines, replay_messages
 from spark.tables import path as table_path
 
 UTC = timezone.utc
@@ -106,6 +106,7 @@ def _staging(config: PipelineConfig, table: str) -> str:
 
 def _write_date(df: DataFrame, path: str, run_date: str) -> None:
     (df.write.format("delta").mode("overwrite").option("replaceWhere", f"run_date = '{run_date}'")
+     .option("mergeSchema", "true")  # a lake staged by an older version gains the new columns
      .partitionBy("run_date").save(path))
 
 
@@ -115,11 +116,24 @@ def delta_version(path: str) -> int:
     return DeltaTable(path).version()
 
 
+def rows_written(path: str, run_date: str) -> int:
+    """Rows the latest write of ``run_date`` put into the table at ``path``, from its Delta commit metrics:
+    counting them again would read the table back."""
+    from deltalake import DeltaTable
+
+    for commit in DeltaTable(path).history(10):
+        params = commit.get("operationParameters") or {}
+        metrics = commit.get("operationMetrics") or {}
+        if run_date in str(params.get("predicate", "")) and "numOutputRows" in metrics:
+            return int(metrics["numOutputRows"])
+    raise LookupError(f"{path}: no recent write of run date {run_date} in the Delta history")
+
+
 # -- stages ----------------------------------------------------------------------------------------------------
 def replay_stage(spark: SparkSession, config: PipelineConfig, run_date: str, profile: str = "default",
                  whatif: Optional[WhatIf] = None, senders: Optional[list[str]] = None,
                  cluster: Optional[str] = None) -> int:
-    """Replay ``run_date`` into ``<out>/staging/replay``; returns the number of messages replayed.
+    """Replay ``run_date`` into ``<out>/staging/routing_replay``; returns the number of messages replayed.
 
     ``senders`` / ``cluster`` narrow the replay to some sending queue managers / the queues of one cluster;
     a narrowed run is a what-if run (it must not replace the published day with a part of it)."""
@@ -136,9 +150,8 @@ def replay_stage(spark: SparkSession, config: PipelineConfig, run_date: str, pro
                          if cluster in i.clusters})
         messages = messages.where(F.col("queue").isin(queues))
     replayed = replay_messages(spark, config, run_date, profile, timelines, messages)
-    _write_date(replayed, _staging(out, "replay"), run_date)
-    return (spark.read.format("delta").load(_staging(out, "replay"))
-            .where(F.col("run_date") == F.lit(run_date).cast("date")).count())
+    _write_date(replayed, _staging(out, "routing_replay"), run_date)
+    return rows_written(_staging(out, "routing_replay"), run_date)
 
 
 def detect_stage(spark: SparkSession, config: PipelineConfig, run_date: str, run_id: str,
@@ -146,18 +159,16 @@ def detect_stage(spark: SparkSession, config: PipelineConfig, run_date: str, run
                  started_at: Optional[datetime] = None) -> dict[str, int]:
     """Stage the gold tables of ``run_date`` (routing_replay, stuck_messages, distribution, run_summary)."""
     out = output_config(config, whatif)
-    replayed = (spark.read.format("delta").load(_staging(out, "replay"))
-                .where(F.col("run_date") == F.lit(run_date).cast("date"))).cache()
+    # Not cached: each use reads only the columns it needs from the staged table.
+    replayed = (spark.read.format("delta").load(_staging(out, "routing_replay"))
+                .where(F.col("run_date") == F.lit(run_date).cast("date")))
     timelines = load_timelines(spark, config, run_date, whatif.apply if whatif else None)
-    routing = replayed.select(*ROUTING_REPLAY_COLUMNS)
     stuck = stuck_messages(spark, config, run_date, replayed)
     dist = distribution(spark, config, run_date, replayed, timelines)
-    _write_date(routing, _staging(out, "routing_replay"), run_date)
     _write_date(stuck, _staging(out, "stuck_messages"), run_date)
     _write_date(dist, _staging(out, "distribution"), run_date)
     n_msgs = replayed.count()
-    n_stuck = spark.read.format("delta").load(_staging(out, "stuck_messages")).where(
-        F.col("run_date") == F.lit(run_date).cast("date")).count()
+    n_stuck = rows_written(_staging(out, "stuck_messages"), run_date)
     n_unexp = spark.read.format("delta").load(_staging(out, "distribution")).where(
         (F.col("run_date") == F.lit(run_date).cast("date")) & (F.col("verdict") == "unexpected")).count()
     counts = ingest_counts or _ingest_counts(spark, config, run_date)
@@ -170,7 +181,6 @@ def detect_stage(spark: SparkSession, config: PipelineConfig, run_date: str, run
         "rows_accepted long, rows_quarantined long, messages_replayed long, messages_stuck long, "
         "distribution_unexpected long, table_versions map<string,long>, status string, validation_result string")
     _write_date(summary, _staging(out, "run_summary"), run_date)
-    replayed.unpersist()
     return {"messages": n_msgs, "stuck": n_stuck, "unexpected": n_unexp}
 
 

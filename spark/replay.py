@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from datetime import date, datetime, time, timedelta, timezone
-from typing import Iterator
+from typing import TYPE_CHECKING, Iterator
 
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
@@ -22,9 +22,13 @@ from clwl.replay import PutEvent, SenderReplay, Snapshot, timeline_from_history
 from spark.config import PipelineConfig
 from spark.tables import path as table_path
 
+if TYPE_CHECKING:
+    import pyarrow as pa
+
 UTC = timezone.utc
 
-# Everything the replay knows about a message; gold routing_replay and stuck_messages select from it.
+# Everything the replay knows about a message: the columns of gold routing_replay (stuck_messages and the
+# distribution are computed from it).
 REPLAY_SCHEMA = StructType([
     StructField("run_date", DateType(), False),
     StructField("sending_qmgr", StringType(), False),
@@ -61,11 +65,6 @@ REPLAY_SCHEMA = StructType([
     StructField("profile", StringType(), False),
 ])
 
-ROUTING_REPLAY_COLUMNS = [
-    "run_date", "sending_qmgr", "msg_id", "put_time", "queue", "target_qmgr", "bind", "length", "qmgr", "channel",
-    "xmitq", "path", "decided_by", "reallocatable", "not_reallocatable_reason", "trace", "error", "reason_code",
-    "config_time", "reallocations", "final_qmgr", "final_channel", "held", "observed_qmgr", "agrees", "profile",
-]
 
 
 def as_utc(t: datetime | None) -> datetime | None:
@@ -112,14 +111,20 @@ def load_timelines(spark: SparkSession, config: PipelineConfig, run_date: str,
     return {qm: tl for qm, rs in rows.items() if (tl := timeline_from_history(qm, rs, start, end))}
 
 
-def _replay_partitions(timelines: dict[str, list[Snapshot]], run_date: date, end: datetime, profile: str):
+def _arrow_schema():
     import pyarrow as pa
 
-    arrow_schema = pa.schema([
-        pa.field(f.name, {"DateType": pa.date32(), "StringType": pa.string(), "TimestampType": pa.timestamp("us", "UTC"),
-                          "LongType": pa.int64(), "IntegerType": pa.int32(), "BooleanType": pa.bool_()}[
-            type(f.dataType).__name__], f.nullable) for f in REPLAY_SCHEMA.fields])
-    names = [f.name for f in REPLAY_SCHEMA.fields]
+    types = {"DateType": pa.date32(), "StringType": pa.string(), "TimestampType": pa.timestamp("us", "UTC"),
+             "LongType": pa.int64(), "IntegerType": pa.int32(), "BooleanType": pa.bool_()}
+    return pa.schema([pa.field(f.name, types[type(f.dataType).__name__], f.nullable) for f in REPLAY_SCHEMA.fields])
+
+
+def _row_batches(run_date: date, profile: str):
+    """(to_batch, out_row): REPLAY_SCHEMA rows from ReplayRows, for the rows built one by one."""
+    import pyarrow as pa
+
+    arrow_schema = _arrow_schema()
+    names = arrow_schema.names
 
     def to_batch(rows: list[tuple]) -> "pa.RecordBatch":
         cols = list(zip(*rows)) if rows else [[] for _ in names]
@@ -133,9 +138,31 @@ def _replay_partitions(timelines: dict[str, list[Snapshot]], run_date: date, end
                 r.held, r.held_from, r.released_at, r.delivered_at, r.hold_state, r.stay_reason, r.stay_detail,
                 r.observed_qmgr, r.agrees, profile)
 
+    return to_batch, out_row
+
+
+def _no_config_row(run_date: date, qm: str, ev: PutEvent, profile: str) -> tuple:
+    return (run_date, qm, ev.msg_id, ev.put_time, ev.queue, ev.target_qmgr, ev.bind, ev.length,
+            None, None, None, None, None, True, None, f"no configuration captured on {qm}", "NO_CONFIGURATION",
+            None, None, 0, None, None, None, False, None, None, None, None, None, None, ev.observed_qmgr, None,
+            profile)
+
+
+def _event(c: dict, i: int) -> PutEvent:
+    return PutEvent(c["msg_id"][i], as_utc(c["put_time"][i]), c["queue"][i], c["target_qmgr"][i] or None,
+                    c["bind"][i], c["open_handle"][i] or "", c["group_id"][i] or "", bool(c["logical_order"][i]),
+                    bool(c["from_cluster_channel"][i]), bool(c["pcf"][i]), int(c["length"][i]),
+                    c["observed_qmgr"][i] or None)
+
+
+def _replay_partitions_reference(timelines: dict[str, list[Snapshot]], run_date: date, end: datetime,
+                                 profile: str):
+    """The reference path: one PutEvent and one ReplayRow per message (SenderReplay.put). Slow; the fast path
+    (:func:`_replay_partitions`) must give the same rows, which a test checks on a generated estate."""
+    to_batch, out_row = _row_batches(run_date, profile)
+
     def run(batches: Iterator["pa.RecordBatch"]) -> Iterator["pa.RecordBatch"]:
         current, rep, out = None, None, []
-        no_config: list = []
         for batch in batches:
             c = batch.to_pydict()
             for i in range(batch.num_rows):
@@ -146,17 +173,9 @@ def _replay_partitions(timelines: dict[str, list[Snapshot]], run_date: date, end
                     current = qm
                     tl = timelines.get(qm)
                     rep = SenderReplay(qm, tl, profile) if tl else None
-                ev = PutEvent(c["msg_id"][i], as_utc(c["put_time"][i]), c["queue"][i], c["target_qmgr"][i] or None,
-                              c["bind"][i], c["open_handle"][i] or "", c["group_id"][i] or "",
-                              bool(c["logical_order"][i]), bool(c["from_cluster_channel"][i]), bool(c["pcf"][i]),
-                              int(c["length"][i]), c["observed_qmgr"][i] or None)
+                ev = _event(c, i)
                 if rep is None:
-                    no_config.append(ev)
-                    out.append((run_date, qm, ev.msg_id, ev.put_time, ev.queue, ev.target_qmgr, ev.bind, ev.length,
-                                None, None, None, None, None, True, None,
-                                f"no configuration captured on {qm}", "NO_CONFIGURATION", None, None, 0, None,
-                                None, None, False, None, None, None, None, None, None, ev.observed_qmgr, None,
-                                profile))
+                    out.append(_no_config_row(run_date, qm, ev, profile))
                 else:
                     out.extend(out_row(qm, r) for r in rep.put(ev))
                 if len(out) >= 8192:
@@ -170,10 +189,134 @@ def _replay_partitions(timelines: dict[str, list[Snapshot]], run_date: date, end
     return run
 
 
+def _replay_partitions(timelines: dict[str, list[Snapshot]], run_date: date, end: datetime, profile: str):
+    """The fast path: columns in, columns out. Per message only the routing decision runs in Python
+    (SenderReplay.put_batch gives each message the index of its result); the output columns are the input
+    columns passed through plus the results' columns taken by that index. Messages that wait on a transmission
+    queue come out later as rows, as in the reference path."""
+    import itertools
+
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    to_batch, out_row = _row_batches(run_date, profile)
+    schema = _arrow_schema()
+    ts = pa.timestamp("us", "UTC")
+
+    def blank(s: "pa.Array") -> "pa.Array":  # "" -> null, as the reference path's `or None`
+        return pc.if_else(pc.equal(s, ""), pa.scalar(None, pa.string()), s)
+
+    def outcome_columns(rep: SenderReplay) -> dict[str, "pa.Array"]:
+        cols: dict[str, list] = {k: [] for k in ("qmgr", "channel", "xmitq", "path", "decided_by", "reallocatable",
+                                                 "not_reallocatable_reason", "trace", "error", "reason_code",
+                                                 "config_time", "delivered")}
+        for res, config_time in rep.outcomes:
+            ok = res.error is None
+            cols["qmgr"].append(res.qmgr if ok else None)
+            cols["channel"].append(res.channel if ok else None)
+            cols["xmitq"].append(res.xmitq if ok else None)
+            cols["path"].append(res.path if ok else None)
+            cols["decided_by"].append(res.decided_by if ok else None)
+            cols["reallocatable"].append(res.reallocatable if ok else True)
+            cols["not_reallocatable_reason"].append(res.not_reallocatable_reason if ok else None)
+            cols["trace"].append(res.summary if ok else res.detail)
+            cols["error"].append(None if ok else res.error)
+            cols["reason_code"].append(None if ok else res.reason)
+            cols["config_time"].append(config_time)
+            cols["delivered"].append(ok)
+        return {k: pa.array(v, type=pa.bool_() if k == "delivered" else schema.field(k).type)
+                for k, v in cols.items()}
+
+    def segment(qm: str, rep: SenderReplay, sub: "pa.RecordBatch", cache: dict) -> Iterator["pa.RecordBatch"]:
+        put_time = sub.column("put_time").cast(ts)
+        targets, observed = blank(sub.column("target_qmgr")), blank(sub.column("observed_qmgr"))
+        columns = None
+
+        def event(i: int) -> PutEvent:  # only for the few messages that wait: their rows are built one by one
+            nonlocal columns
+            if columns is None:
+                columns = sub.to_pydict()
+            return _event(columns, i)
+
+        codes, rows = rep.put_batch(
+            put_time.cast(pa.int64()).to_pylist(), sub.column("queue").to_pylist(), targets.to_pylist(),
+            sub.column("bind").to_pylist(), pc.fill_null(sub.column("open_handle"), "").to_pylist(),
+            pc.fill_null(sub.column("group_id"), "").to_pylist(),
+            pc.fill_null(sub.column("logical_order"), False).to_pylist(),
+            pc.fill_null(sub.column("from_cluster_channel"), False).to_pylist(),
+            pc.fill_null(sub.column("pcf"), False).to_pylist(), sub.column("length").to_pylist(), event)
+        if rows:
+            yield to_batch([out_row(qm, r) for r in rows])
+        idx = pa.array(codes, pa.int32())
+        keep = None
+        if -1 in codes:
+            keep = pc.greater_equal(idx, 0)
+            idx = idx.filter(keep)
+        n = len(idx)
+        if not n:
+            return
+        if cache.get("n") != len(rep.outcomes):
+            cache.update(outcome_columns(rep), n=len(rep.outcomes))
+
+        def col(a: "pa.Array") -> "pa.Array":
+            return a.filter(keep) if keep is not None else a
+
+        def taken(name: str) -> "pa.Array":
+            return cache[name].take(idx)
+
+        put_time, observed = col(put_time), col(observed)
+        final_qmgr = taken("qmgr")
+        none = {t: pa.nulls(n, t) for t in (pa.string(), ts)}
+        out = {
+            "run_date": pa.repeat(pa.scalar(run_date, pa.date32()), n),
+            "sending_qmgr": col(sub.column("sending_qmgr")), "msg_id": col(sub.column("msg_id")),
+            "put_time": put_time, "queue": col(sub.column("queue")), "target_qmgr": col(targets),
+            "bind": col(sub.column("bind")), "length": col(sub.column("length")).cast(pa.int64()),
+            **{k: taken(k) for k in ("qmgr", "channel", "xmitq", "path", "decided_by", "reallocatable",
+                                     "not_reallocatable_reason", "trace", "error", "reason_code", "config_time")},
+            "reallocations": pa.repeat(pa.scalar(0, pa.int32()), n),
+            "final_qmgr": final_qmgr, "final_channel": taken("channel"), "final_xmitq": taken("xmitq"),
+            "held": pa.repeat(pa.scalar(False), n), "held_from": none[ts], "released_at": none[ts],
+            "delivered_at": pc.if_else(taken("delivered"), put_time, pa.scalar(None, ts)),
+            "hold_state": none[pa.string()], "stay_reason": none[pa.string()], "stay_detail": none[pa.string()],
+            "observed_qmgr": observed,
+            "agrees": pc.if_else(pc.is_null(observed), pa.scalar(None, pa.bool_()),
+                                 pc.fill_null(pc.equal(observed, final_qmgr), False)),
+            "profile": pa.repeat(pa.scalar(profile), n),
+        }
+        yield pa.RecordBatch.from_arrays([out[f.name] for f in schema], schema=schema)
+
+    def run(batches: Iterator["pa.RecordBatch"]) -> Iterator["pa.RecordBatch"]:
+        current, rep, cache = None, None, {}
+        for batch in batches:
+            pos = 0
+            for qm, group in itertools.groupby(batch.column("sending_qmgr").to_pylist()):
+                n = sum(1 for _ in group)
+                sub = batch.slice(pos, n)
+                pos += n
+                if qm != current:
+                    if rep is not None:
+                        yield to_batch([out_row(current, r) for r in rep.finish(end)])
+                    current, cache = qm, {}
+                    tl = timelines.get(qm)
+                    rep = SenderReplay(qm, tl, profile) if tl else None
+                if rep is None:
+                    c = sub.to_pydict()
+                    yield to_batch([_no_config_row(run_date, qm, _event(c, i), profile) for i in range(n)])
+                else:
+                    yield from segment(qm, rep, sub, cache)
+        if rep is not None:
+            yield to_batch([out_row(current, r) for r in rep.finish(end)])
+
+    return run
+
+
 def replay_messages(spark: SparkSession, config: PipelineConfig, run_date: str, profile: str = "default",
                     timelines: dict[str, list[Snapshot]] | None = None,
-                    messages: DataFrame | None = None) -> DataFrame:
-    """Every message event of ``run_date`` replayed (REPLAY_SCHEMA), one row per message."""
+                    messages: DataFrame | None = None, reference: bool = False) -> DataFrame:
+    """Every message event of ``run_date`` replayed (REPLAY_SCHEMA), one row per message.
+
+    ``reference``: take the reference path (a PutEvent and a ReplayRow per message) instead of the fast one."""
     start, end = day_bounds(run_date)
     if timelines is None:
         timelines = load_timelines(spark, config, run_date)
@@ -189,7 +332,9 @@ def replay_messages(spark: SparkSession, config: PipelineConfig, run_date: str, 
     bc = spark.sparkContext.broadcast(timelines)
     day = date.fromisoformat(run_date)
 
+    partitions = _replay_partitions_reference if reference else _replay_partitions
+
     def fn(batches):
-        return _replay_partitions(bc.value, day, end, profile)(batches)
+        return partitions(bc.value, day, end, profile)(batches)
 
     return ordered.mapInArrow(fn, REPLAY_SCHEMA)

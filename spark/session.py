@@ -175,7 +175,7 @@ def get_spark(master: str | None = None, app_name: str = "clwl", conf: dict | No
         "spark.databricks.delta.snapshotPartitions": "2",
         # Every timestamp in the pipeline is UTC; the host's zone must not leak into results.
         "spark.sql.session.timeZone": "UTC",
-        # Arrow for toPandas/createDataFrame(pandas) and pandas UDFs (the replay's applyInPandas).
+        # Arrow for toPandas/createDataFrame(pandas) and the Arrow UDFs (the replay's mapInArrow, history).
         "spark.sql.execution.arrow.pyspark.enabled": "true",
         # Batch jobs and tests: no web UI (no port 4040 clashes between parallel runs), no progress bars in logs.
         "spark.ui.enabled": "false",

@@ -23,8 +23,9 @@ RR_SCHEMA = (
     "run_date date, sending_qmgr string, msg_id string, put_time timestamp, queue string, target_qmgr string, "
     "bind string, length long, qmgr string, channel string, xmitq string, path string, decided_by string, "
     "reallocatable boolean, not_reallocatable_reason string, trace string, error string, reason_code int, "
-    "config_time timestamp, reallocations int, final_qmgr string, final_channel string, held boolean, "
-    "observed_qmgr string, agrees boolean, profile string"
+    "config_time timestamp, reallocations int, final_qmgr string, final_channel string, final_xmitq string, "
+    "held boolean, held_from timestamp, released_at timestamp, delivered_at timestamp, hold_state string, "
+    "stay_reason string, stay_detail string, observed_qmgr string, agrees boolean, profile string"
 )
 SM_SCHEMA = (
     "run_date date, sending_qmgr string, msg_id string, queue string, qmgr string, channel string, xmitq string, "
@@ -60,10 +61,14 @@ def replay_rows(day: dt.date) -> list[tuple]:
         final_ch = final_ch or channel
         agrees = None if observed is None else observed == final
         xmitq = None if path in (None, "local") else SCTQ
+        waiting = dict(held_from=t, hold_state="STOPPED",
+                       stay_reason="still-most-favourable" if realloc else "not-reallocatable") if held else {}
         return (day, sender, f"{sender}-{day:%m%d}-{n:03d}", t, queue, None, bind, 100 + n, qmgr, channel, xmitq, path,
                 None if error else "12", None if error else realloc, reason, None if error else f"12:={qmgr}",
-                error, code, cfg, reallocations, None if error else final, None if error else final_ch, held,
-                observed, agrees, "default")
+                error, code, cfg, reallocations, None if error else final, None if error else final_ch,
+                None if error or path == "local" else SCTQ, held, waiting.get("held_from"), None,
+                None if error or held else t, waiting.get("hold_state"), waiting.get("stay_reason"),
+                reason if held and not realloc else None, observed, agrees, "default")
 
     return [
         msg(1, "QM1", at(day, 10, 0, 5), "QM1", None, "local", observed="QM1"),
