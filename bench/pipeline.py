@@ -1,25 +1,116 @@
 """Pipeline benchmark: `clwl run` stages on a generated estate, against a bare Spark pass as the floor.
 
-    .venv/bin/python bench/pipeline.py [--messages 1000000] [--senders 4] [--keep DIR]
+    .venv/bin/python bench/pipeline.py [--messages 1000000] [--senders 4] [--keep DIR] [--lake DIR]
 
-1. `clwl generate` writes an estate with --messages messages in one day (not timed as part of the pipeline).
-2. The pipeline runs every stage in one process (local[2]), and each stage's wall time is printed.
-3. In the same run, the floor: a bare Spark read of silver.message_events and a Delta write of it, which is the
-   least any replay over that table can cost. The goal of issue 4/6: replay within 2x of the floor.
-Memory: the driver Python process's peak RSS, and the JVM's RSS at the end (it is a child process).
+1. `clwl generate` writes an estate with --messages messages in one day (not part of the pipeline's time).
+2. The pipeline runs every stage in one process (local[2]), and each stage's wall time is printed: ingest,
+   replay, detect, validate, publish (the gold writes), report.
+3. In the same run, the floor: a bare Spark read of silver.message_events and a Delta write of it (median of
+   3), which is the least any replay over that table can cost. Goals (issues 4 and 6): replay within 2x of the
+   floor, whole run within 4x.
+4. `clwl query` latency on the lake just built (no JVM): typical questions, each in a fresh process, median of 3.
+Memory: peaks sampled every 0.2 s while the pipeline runs: the driver JVM (local mode: it is also the
+executor) and the Python worker processes; and the driver Python process's own peak RSS.
+With --lake DIR (a lake a previous --keep run left), steps 1-2 are skipped and only the floor and the queries
+run.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import resource
 import shutil
+import statistics
+import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+QUERIES = (
+    ("stuck messages per channel", "SELECT channel, why, count(*) AS n FROM stuck_messages GROUP BY channel, why "
+                                   "ORDER BY n DESC"),
+    ("destinations of one queue, per hour", "SELECT date_trunc('hour', put_time) AS hour, final_qmgr, count(*) AS n "
+                                            "FROM routing_replay WHERE queue = 'APP.ORDERS' GROUP BY 1, 2 "
+                                            "ORDER BY 1, 2"),
+    ("unexpected distribution rows", "SELECT sending_qmgr, queue, qmgr, expected, observed FROM distribution "
+                                     "WHERE verdict = 'unexpected'"),
+)
+
+
+class PeakMemory:
+    """Peak RSS of this process's children (the JVM; Python workers), sampled on a thread."""
+
+    def __init__(self, every: float = 0.2):
+        import psutil
+
+        self._psutil, self.every = psutil, every
+        self.jvm = self.workers = 0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def _run(self) -> None:
+        me = self._psutil.Process()
+        while not self._stop.is_set():
+            jvm = workers = 0
+            for c in me.children(recursive=True):
+                try:
+                    rss, name = c.memory_info().rss, c.name()
+                except self._psutil.Error:
+                    continue
+                if "java" in name:
+                    jvm += rss
+                else:
+                    workers += rss
+            self.jvm, self.workers = max(self.jvm, jvm), max(self.workers, workers)
+            self._stop.wait(self.every)
+
+    def __enter__(self) -> "PeakMemory":
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._stop.set()
+        self._thread.join()
+
+
+def mib(n: float) -> str:
+    return f"{n / 2**20:,.0f} MiB"
+
+
+def query_latency(lake: Path) -> None:
+    clwl = Path(sys.executable).with_name("clwl")
+    print("clwl query (fresh process each time, no JVM), median of 3:")
+    for name, sql in QUERIES:
+        times = []
+        for _ in range(3):
+            t = time.perf_counter()
+            done = subprocess.run([str(clwl), "query", sql, "--lake", str(lake)], capture_output=True, text=True)
+            times.append(time.perf_counter() - t)
+            if done.returncode != 0:
+                print(f"  {name}: failed ({done.returncode}): {done.stderr.strip()[:200]}")
+                break
+        else:
+            rows = max(0, len(done.stdout.strip().splitlines()) - 2)
+            print(f"  {name:<38} {statistics.median(times):6.2f} s   ({rows} rows)")
+
+
+def floor_seconds(spark, config, root: Path) -> float:
+    from spark.tables import path as table_path
+
+    floors = []
+    for i in range(3):
+        t = time.perf_counter()
+        df = spark.read.format("delta").load(table_path(config, "silver.message_events"))
+        df.write.format("delta").mode("overwrite").save(str(root / f"floor{i}"))
+        floors.append(time.perf_counter() - t)
+        shutil.rmtree(root / f"floor{i}", ignore_errors=True)
+    return statistics.median(floors)
 
 
 def main() -> None:
@@ -27,13 +118,24 @@ def main() -> None:
     ap.add_argument("--messages", type=int, default=1_000_000)
     ap.add_argument("--senders", type=int, default=4)
     ap.add_argument("--keep", help="keep the landing folder and lake here")
+    ap.add_argument("--lake", help="only the floor and the queries, on this existing lake")
     a = ap.parse_args()
 
-    from clwl.generate.command import main as generate
     from spark.config import PipelineConfig
     from spark.pipeline import run_pipeline
     from spark.session import get_spark
-    from spark.tables import path as table_path
+
+    print(f"machine: {os.cpu_count()} cores, load average {os.getloadavg()[0]:.2f}; python {sys.version.split()[0]}")
+    if a.lake:
+        lake = Path(a.lake)
+        config = PipelineConfig.from_env(lake=lake, landing=lake.parent / "landing")
+        spark = get_spark(config.master)
+        print(f"  floor: bare read + Delta write of silver.message_events, median of 3: "
+              f"{floor_seconds(spark, config, Path(tempfile.mkdtemp(prefix='clwl-floor-'))):.1f} s")
+        query_latency(lake)
+        return
+
+    from clwl.generate.command import main as generate
 
     root = Path(a.keep) if a.keep else Path(tempfile.mkdtemp(prefix="clwl-bench-"))
     landing, lake = root / "landing", root / "lake"
@@ -45,28 +147,24 @@ def main() -> None:
 
     config = PipelineConfig.from_env(lake=lake, landing=landing)
     spark = get_spark(config.master)
-    outcome = run_pipeline(config, spark=spark, progress=lambda m: None)
+    with PeakMemory() as peak:
+        outcome = run_pipeline(config, spark=spark, progress=lambda m: print("  | " + m, flush=True))
     d = outcome.dates[0]
     print(f"clwl run: {'published' if d.published else 'BLOCKED'}; {d.messages:,} messages, {d.stuck} stuck, "
           f"{d.unexpected} unexpected distribution rows")
+    floor = floor_seconds(spark, config, root)
+    total = outcome.seconds["total"]
+    print(f"{'stage':<10} {'seconds':>8} {'x floor':>8}")
     for stage, secs in outcome.seconds.items():
-        print(f"  {stage:<8} {secs:8.1f} s")
-
-    floors = []
-    for i in range(3):
-        t = time.perf_counter()
-        df = spark.read.format("delta").load(table_path(config, "silver.message_events"))
-        df.write.format("delta").mode("overwrite").save(str(root / f"floor{i}"))
-        floors.append(time.perf_counter() - t)
-    floor = sorted(floors)[1]
+        print(f"{stage:<10} {secs:8.1f} {secs / floor:8.2f}")
+    print(f"{'floor':<10} {floor:8.1f} {1:8.2f}   bare read + Delta write of silver.message_events, median of 3")
     replay = outcome.seconds.get("replay", float("nan"))
-    print(f"  floor: bare read + Delta write of silver.message_events, median of 3: {floor:.1f} s")
-    print(f"  replay / floor = {replay / floor:.2f}x   whole run / floor = {outcome.seconds['total'] / floor:.2f}x")
-    import psutil
-
-    me = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    jvm = max((c.memory_info().rss for c in psutil.Process().children(recursive=True)), default=0) / 2**20
-    print(f"  memory: driver Python peak RSS {me:.0f} MiB; JVM (driver + local executors) RSS now {jvm:.0f} MiB")
+    print(f"replay / floor = {replay / floor:.2f}x (goal 2x); whole run / floor = {total / floor:.2f}x (goal 4x); "
+          f"{d.messages / replay:,.0f} messages/s replayed")
+    me = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+    print(f"memory peaks: driver JVM {mib(peak.jvm)}; Python workers (together) {mib(peak.workers)}; "
+          f"driver Python {mib(me)}")
+    query_latency(lake)
     if not a.keep:
         shutil.rmtree(root, ignore_errors=True)
 

@@ -62,31 +62,32 @@ def stuck_messages(spark: SparkSession, config: PipelineConfig, run_date: str, r
                .agg(F.min("capture_time").alias("seen_at"), F.first("xmitq").alias("seen_xmitq")))
     # The browses are small (the messages on transmission queues at capture times): broadcast them.
     r = replayed.join(F.broadcast(browsed), F.upper(replayed.msg_id) == browsed.b_msg_id, "left")
-    waited = r.where(F.col("held_from").isNotNull())
+    waited = F.col("held_from").isNotNull()
     # Seen on a transmission queue although the replay delivered it: the channel failed between captures.
-    missed = r.where(F.col("held_from").isNull() & F.col("seen_at").isNotNull() & F.col("error").isNull())
+    missed = F.col("held_from").isNull() & F.col("seen_at").isNotNull() & F.col("error").isNull()
     end_ts = F.lit(end).cast("timestamp")
-    a = waited.select(
+
+    def pick(held, seen, name: str):
+        """One pass over the replay: a waited message's value, or a missed one's."""
+        return F.when(waited, held).otherwise(seen).alias(name)
+
+    missed_detail = F.concat_ws(
+        "", F.coalesce("not_reallocatable_reason", F.lit("eligible")), F.lit("; on the transmission queue at "),
+        F.date_format("seen_at", "HH:mm"), F.lit(" although the last capture before its put showed the channel "
+                                                 "working: it failed between captures"))
+    return r.where(waited | missed).select(
         "run_date", "sending_qmgr", "msg_id", "queue", F.col("final_qmgr").alias("qmgr"),
-        F.col("final_channel").alias("channel"), F.col("final_xmitq").alias("xmitq"),
-        F.col("hold_state").alias("channel_state"), "held_from", "released_at",
-        (F.coalesce("released_at", end_ts).cast("long") - F.col("held_from").cast("long")).alias("age_seconds"),
-        F.col("stay_reason").alias("why"), F.col("stay_detail").alias("detail"),
-        F.col("seen_at").isNotNull().alias("observed_on_xmitq"))
-    b = missed.select(
-        "run_date", "sending_qmgr", "msg_id", "queue", F.col("final_qmgr").alias("qmgr"),
-        F.col("final_channel").alias("channel"), F.coalesce("seen_xmitq", "final_xmitq").alias("xmitq"),
-        F.lit(None).cast("string").alias("channel_state"), F.col("put_time").alias("held_from"),
-        F.lit(None).cast("timestamp").alias("released_at"),
-        (F.col("seen_at").cast("long") - F.col("put_time").cast("long")).alias("age_seconds"),
-        F.when(F.col("reallocatable"), F.lit("still-most-favourable")).otherwise(F.lit("not-reallocatable"))
-        .alias("why"),
-        F.concat_ws("", F.coalesce("not_reallocatable_reason", F.lit("eligible")),
-                    F.lit("; on the transmission queue at "), F.date_format("seen_at", "HH:mm"),
-                    F.lit(" although the last capture before its put showed the channel working: it failed "
-                          "between captures")).alias("detail"),
-        F.lit(True).alias("observed_on_xmitq"))
-    return a.unionByName(b)
+        F.col("final_channel").alias("channel"),
+        pick(F.col("final_xmitq"), F.coalesce("seen_xmitq", "final_xmitq"), "xmitq"),
+        pick(F.col("hold_state"), F.lit(None).cast("string"), "channel_state"),
+        pick(F.col("held_from"), F.col("put_time"), "held_from"),
+        pick(F.col("released_at"), F.lit(None).cast("timestamp"), "released_at"),
+        pick(F.coalesce("released_at", end_ts).cast("long") - F.col("held_from").cast("long"),
+             F.col("seen_at").cast("long") - F.col("put_time").cast("long"), "age_seconds"),
+        pick(F.col("stay_reason"), F.when(F.col("reallocatable"), F.lit("still-most-favourable"))
+             .otherwise(F.lit("not-reallocatable")), "why"),
+        pick(F.col("stay_detail"), missed_detail, "detail"),
+        pick(F.col("seen_at").isNotNull(), F.lit(True), "observed_on_xmitq"))
 
 
 # -- distribution --------------------------------------------------------------------------------------------

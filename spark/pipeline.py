@@ -22,7 +22,7 @@ from pyspark.sql import functions as F
 
 from spark.config import PipelineConfig
 from spark.detect import distribution, stuck_messages
-from spark.replay import load_timelines, replay_messages
+from spark.replay import ROUTING_REPLAY_OPTIONS, load_timelines, replay_messages
 from spark.tables import path as table_path
 
 UTC = timezone.utc
@@ -104,10 +104,10 @@ def _staging(config: PipelineConfig, table: str) -> str:
     return str(config.lake / "staging" / table)
 
 
-def _write_date(df: DataFrame, path: str, run_date: str) -> None:
+def _write_date(df: DataFrame, path: str, run_date: str, options: Optional[dict] = None) -> None:
     (df.write.format("delta").mode("overwrite").option("replaceWhere", f"run_date = '{run_date}'")
      .option("mergeSchema", "true")  # a lake staged by an older version gains the new columns
-     .partitionBy("run_date").save(path))
+     .options(**(options or {})).partitionBy("run_date").save(path))
 
 
 def delta_version(path: str) -> int:
@@ -150,7 +150,7 @@ def replay_stage(spark: SparkSession, config: PipelineConfig, run_date: str, pro
                          if cluster in i.clusters})
         messages = messages.where(F.col("queue").isin(queues))
     replayed = replay_messages(spark, config, run_date, profile, timelines, messages)
-    _write_date(replayed, _staging(out, "routing_replay"), run_date)
+    _write_date(replayed, _staging(out, "routing_replay"), run_date, ROUTING_REPLAY_OPTIONS)
     return rows_written(_staging(out, "routing_replay"), run_date)
 
 
@@ -261,10 +261,10 @@ def run_pipeline(config: PipelineConfig, run_dates: Optional[list[str]] = None, 
         counts = detect_stage(spark, config, d, run_id, whatif, None, started)
         seconds["detect"] = seconds.get("detect", 0) + _time.perf_counter() - t
         progress(f"      {counts['stuck']} stuck, {counts['unexpected']} unexpected distribution rows")
-        t = _time.perf_counter()
         progress(f"[4/5] {d}: validate and publish")
         res = publish_stage(spark, config, d, run_id, whatif)
-        seconds["publish"] = seconds.get("publish", 0) + _time.perf_counter() - t
+        for stage, key in (("validate", "validate"), ("publish", "write")):
+            seconds[stage] = seconds.get(stage, 0) + res.seconds.get(key, 0)
         out = DateOutcome(d, bool(res.published), counts["messages"], counts["stuck"], counts["unexpected"],
                           list(res.failures), str(res.result_path) if res.result_path else None)
         if res.published:

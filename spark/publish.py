@@ -19,6 +19,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 import logging
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Mapping, Sequence
@@ -28,6 +29,7 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from spark.config import PipelineConfig
+from spark.replay import ROUTING_REPLAY_OPTIONS
 from spark.quality import (
     GOLD_TABLES,
     SILVER_TABLES,
@@ -50,6 +52,7 @@ class PublishOutcome:
     table_versions: dict[str, int] = field(default_factory=dict)  # "gold.<table>" -> Delta version written
     previous_versions: dict[str, int | None] = field(default_factory=dict)  # before this publish (None: no table)
     outcomes: list[ValidationOutcome] = field(default_factory=list, repr=False)
+    seconds: dict[str, float] = field(default_factory=dict)  # "validate" and "write" wall times
 
 
 class PublishError(RuntimeError):
@@ -106,6 +109,7 @@ def publish(
     given_silver.update(silver or {})
 
     # The frames are computed once (the replay behind them is the expensive part), validated, then written.
+    started = time.perf_counter()
     cached = {name: _persist(df) for name, df in tables.items()}
     try:
         inputs = silver_tables(spark, config, day, skip=given_silver) if (validate_silver or cross_checks) else {}
@@ -129,15 +133,18 @@ def publish(
 
         previous = {f"gold.{n}": _current_version(spark, config.table_path("gold", n)) for n in order}
         failures = [f"{o.table}: {f}" for o in outcomes if not o.success for f in o.failed]
+        seconds = {"validate": time.perf_counter() - started}
         if failures:
             _write_summary(result_dir, run_id, day, False, failures, {}, previous)
             log.error("publish %s: blocked by %d failed check(s); gold keeps its last good version; see %s",
                       run_id, len(failures), result_dir)
-            return PublishOutcome(False, failures, result_dir, {}, previous, outcomes)
+            return PublishOutcome(False, failures, result_dir, {}, previous, outcomes, seconds)
 
+        started = time.perf_counter()
         versions = _write_all(spark, config, day, order, cached, previous)
         _write_summary(result_dir, run_id, day, True, [], versions, previous)
-        return PublishOutcome(True, [], result_dir, versions, previous, outcomes)
+        seconds["write"] = time.perf_counter() - started
+        return PublishOutcome(True, [], result_dir, versions, previous, outcomes, seconds)
     finally:
         for name, df in cached.items():
             if df is not tables[name]:
@@ -191,37 +198,61 @@ def _with_versions(df: DataFrame, versions: Mapping[str, int]) -> DataFrame:
     return df.withColumn("table_versions", F.map_concat(kept, written))
 
 
-def _write_partition(df: DataFrame, path: str, day: dt.date) -> None:
+def _write_partition(df: DataFrame, path: str, day: dt.date, options: Mapping[str, str] | None = None) -> None:
     (df.write.format("delta").mode("overwrite")
        .option("replaceWhere", f"run_date = DATE'{day.isoformat()}'")
        .option("mergeSchema", "true")  # a new column is an extension; a changed type still fails
+       .options(**(options or {}))  # table properties, taken when the write creates the table
        .partitionBy("run_date")
        .save(path))
 
 
 def _write_all(spark: SparkSession, config: PipelineConfig, day: dt.date, order: Sequence[str],
                frames: Mapping[str, DataFrame], previous: Mapping[str, int | None]) -> dict[str, int]:
+    """Write the tables: side by side (a Delta write of a small table is mostly its commit), then run_summary
+    last, with the versions of the others."""
+    from concurrent.futures import ThreadPoolExecutor
+
     versions: dict[str, int] = {}
     written: list[str] = []
-    try:
-        for name in order:
-            path = config.table_path("gold", name)
-            df = frames[name]
-            if name == "run_summary":
-                df = _with_versions(df, versions)
-            _write_partition(df, path, day)
-            written.append(name)
-            versions[f"gold.{name}"] = _current_version(spark, path)
-            log.info("publish: gold.%s version %d", name, versions[f"gold.{name}"])
-    except Exception as exc:
+    first = [n for n in order if n != "run_summary"]
+
+    def write(name: str) -> str:
+        path = config.table_path("gold", name)
+        df = frames[name]
+        if name == "run_summary":
+            df = _with_versions(df, versions)
+        _write_partition(df, path, day, ROUTING_REPLAY_OPTIONS if name == "routing_replay" else None)
+        return name
+
+    failed: tuple[str, BaseException] | None = None
+    with ThreadPoolExecutor(max_workers=max(1, len(first))) as pool:
+        for name, future in [(n, pool.submit(write, n)) for n in first]:
+            try:
+                future.result()
+                written.append(name)
+            except Exception as exc:  # noqa: BLE001 - reported below, after the others finished
+                failed = failed or (name, exc)
+    if failed is None and "run_summary" in order:
+        for name in written:
+            versions[f"gold.{name}"] = _current_version(spark, config.table_path("gold", name))
+        try:
+            written.append(write("run_summary"))
+        except Exception as exc:  # noqa: BLE001
+            failed = ("run_summary", exc)
+    if failed is not None:
         # Validation passed but a write failed (disk, schema clash with the published table, ...): put back the
         # run date's partition of what this publish already wrote, as it was in the version before (other
         # partitions, possibly written meanwhile by another run date, are left alone; RESTORE would not).
-        for name in written:
-            _roll_back(spark, config.table_path("gold", name), day, previous.get(f"gold.{name}"))
-        raise PublishError(f"writing gold.{order[len(written)]} failed ({type(exc).__name__}: "
+        name, exc = failed
+        for done in written:
+            _roll_back(spark, config.table_path("gold", done), day, previous.get(f"gold.{done}"))
+        raise PublishError(f"writing gold.{name} failed ({type(exc).__name__}: "
                            f"{str(exc).splitlines()[0] if str(exc) else ''}); put back "
                            f"{', '.join('gold.' + n for n in written) or 'nothing'}") from exc
+    for name in written:
+        versions[f"gold.{name}"] = _current_version(spark, config.table_path("gold", name))
+        log.info("publish: gold.%s version %d", name, versions[f"gold.{name}"])
     return versions
 
 
