@@ -17,7 +17,7 @@ help:
 	@echo "make install   create $(VENV) and install the project with its pinned dependencies"
 	@echo "make test      run the test suite (PYTEST_ARGS=\"tests/spark -q\" to narrow it)"
 	@echo "make demo      run the pipeline (clwl run) on the bundled sample estate"
-	@echo "make bench     run the routing-engine benchmark"
+	@echo "make bench     run the benchmarks: routing engine, replay loop, pipeline (MESSAGES=1000000)"
 	@echo "make clean     remove generated data and caches (distclean: also $(VENV) and .ivy-cache)"
 
 # Re-run whenever the dependency declaration or the pins change. The stamp is written last, so a failed
@@ -38,8 +38,12 @@ test: $(STAMP)
 demo: $(STAMP)
 	$(VENV)/bin/clwl run
 
+MESSAGES ?= 1000000
+
 bench: $(STAMP)
 	$(PY) bench/engine.py
+	$(PY) bench/replay.py
+	$(PY) bench/pipeline.py --messages $(MESSAGES)
 
 clean:
 	rm -rf lake reports spark-warehouse metastore_db derby.log build *.egg-info .pytest_cache .hypothesis

@@ -15,6 +15,7 @@ queue) is printed as the ceiling.
 from __future__ import annotations
 
 import argparse
+import shutil
 import statistics
 import sys
 import tempfile
@@ -94,6 +95,7 @@ def main() -> None:
         print(f"  {name:<42} {rates[name]:>12,.0f} msg/s  (median of {a.runs})")
     ref, fst = rates["reference path (put, a row per message)"], rates["fast path (put_batch, columns)"]
     print(f"  fast / reference = {fst / ref:.1f}x")
+    shutil.rmtree(root, ignore_errors=True)
 
 
 if __name__ == "__main__":
