@@ -169,6 +169,12 @@ class SenderReplay:
         self.resets = 0
         self.reallocation_events = 0
         self._states: dict[str, str] = {}  # channel -> state in the configuration in force
+        # The batch path (put_batch): results by index, and caches valid while one snapshot is in force.
+        self.outcomes: list[tuple[object, Optional[datetime]]] = []
+        self._code_of: dict[tuple[int, int], int] = {}
+        self._no_config = RouteError("", "NO_CONFIGURATION", 0, "no capture of the configuration before this message")
+        self._times_us = [_micros(t) for t in self._times]
+        self._after_snapshot()
 
     # -- configuration in force --------------------------------------------------------------------------
     def _advance(self, t: datetime) -> Iterator[ReplayRow]:
@@ -249,13 +255,11 @@ class SenderReplay:
                             None, None, None, True, None, res.detail, res.error, res.reason, config_time,
                             ev.observed_qmgr)
             return
+        row = self._routed_row(ev, res, config_time)
         if res.channel is not None and res.path == "cluster" and self._holding(res.channel):
-            self._wait(ev, res)
+            self._wait(row)
             return
-        yield ReplayRow(ev.msg_id, ev.put_time, ev.queue, ev.target_qmgr, ev.bind, ev.length, res.qmgr,
-                        res.channel, res.xmitq, res.path, res.decided_by, res.reallocatable,
-                        res.not_reallocatable_reason, res.summary, None, None, config_time, ev.observed_qmgr,
-                        final_qmgr=res.qmgr, final_channel=res.channel, final_xmitq=res.xmitq)
+        yield row
 
     # -- the batch path (spark/replay.py): put()'s decisions without an object per message ----------------
     def put_batch(self, times_us: list[int], queues: list[str], targets: list[Optional[str]], binds: list[str],
@@ -270,8 +274,6 @@ class SenderReplay:
         row comes later, from this or a later batch or from :meth:`finish`). ``rows``: the rows that became
         final during the batch. ``event(i)`` builds message i's PutEvent; it is called only for messages that
         wait, so the common case costs no object per message."""
-        if not hasattr(self, "outcomes"):
-            self._start_batches()
         codes: list[int] = []
         append = codes.append
         rows: list[ReplayRow] = []
@@ -296,19 +298,12 @@ class SenderReplay:
             res = router.route(req, bind=binds[i], handle=handles[i], group_id=groups[i],
                                logical_order=logical[i])
             if res.error is None and res.channel in self._holding_now and res.path == "cluster":
-                self._wait(event(i), res)
+                self._wait(self._routed_row(event(i), res, self.timeline[self._applied].time))
                 append(-1)
                 continue
             code = code_of.get((id(res), self._applied))
             append(code if code is not None else self._code(res, self.timeline[self._applied].time))
         return codes, rows
-
-    def _start_batches(self) -> None:
-        self.outcomes: list[tuple[object, Optional[datetime]]] = []
-        self._code_of: dict[tuple[int, int], int] = {}
-        self._no_config = RouteError("", "NO_CONFIGURATION", 0, "no capture of the configuration before this message")
-        self._times_us = [_micros(t) for t in self._times]
-        self._after_snapshot()
 
     def _after_snapshot(self) -> None:
         """Caches of the batch path that hold while the configuration in force does not change."""
@@ -327,20 +322,23 @@ class SenderReplay:
             self.outcomes.append((res, config_time))
         return code
 
-    def _wait(self, ev: PutEvent, res: Route) -> None:
+    @staticmethod
+    def _routed_row(ev: PutEvent, res: Route, config_time: Optional[datetime]) -> ReplayRow:
+        return ReplayRow(ev.msg_id, ev.put_time, ev.queue, ev.target_qmgr, ev.bind, ev.length, res.qmgr,
+                         res.channel, res.xmitq, res.path, res.decided_by, res.reallocatable,
+                         res.not_reallocatable_reason, res.summary, None, None, config_time, ev.observed_qmgr,
+                         final_qmgr=res.qmgr, final_channel=res.channel, final_xmitq=res.xmitq)
+
+    def _wait(self, row: ReplayRow) -> None:
         """A message routed over a channel that is not moving messages waits on its transmission queue."""
-        row = ReplayRow(ev.msg_id, ev.put_time, ev.queue, ev.target_qmgr, ev.bind, ev.length, res.qmgr,
-                        res.channel, res.xmitq, res.path, res.decided_by, res.reallocatable,
-                        res.not_reallocatable_reason, res.summary, None, None, self.timeline[self._applied].time,
-                        ev.observed_qmgr, final_qmgr=res.qmgr, final_channel=res.channel, final_xmitq=res.xmitq)
-        row.held_from = ev.put_time
-        row.hold_state = self._states.get(res.channel)
+        row.held_from = row.put_time
+        row.hold_state = self._states.get(row.channel)
         if not row.reallocatable:
             row.stay_reason, row.stay_detail = "not-reallocatable", row.not_reallocatable_reason
         else:
             row.stay_reason = "still-most-favourable"
-            row.stay_detail = STAY_BECAUSE.get(res.decided_by, res.decided_by)
-        self.waiting.setdefault(res.channel, []).append(row)
+            row.stay_detail = STAY_BECAUSE.get(row.decided_by, row.decided_by)
+        self.waiting.setdefault(row.channel, []).append(row)
 
     def finish(self, until: Optional[datetime] = None) -> Iterator[ReplayRow]:
         """Apply the captures up to ``until`` (default: all), then yield what still waits, held."""

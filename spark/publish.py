@@ -251,7 +251,8 @@ def _write_all(spark: SparkSession, config: PipelineConfig, day: dt.date, order:
                            f"{str(exc).splitlines()[0] if str(exc) else ''}); put back "
                            f"{', '.join('gold.' + n for n in written) or 'nothing'}") from exc
     for name in written:
-        versions[f"gold.{name}"] = _current_version(spark, config.table_path("gold", name))
+        if f"gold.{name}" not in versions:  # the others were read before run_summary was written
+            versions[f"gold.{name}"] = _current_version(spark, config.table_path("gold", name))
         log.info("publish: gold.%s version %d", name, versions[f"gold.{name}"])
     return versions
 
