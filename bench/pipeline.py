@@ -1,6 +1,7 @@
 """Pipeline benchmark: `clwl run` stages on a generated estate, against a bare Spark pass as the floor.
 
     .venv/bin/python bench/pipeline.py [--messages 1000000] [--senders 4] [--keep DIR] [--lake DIR]
+                                       [--landing DIR]
 
 1. `clwl generate` writes an estate with --messages messages in one day (not part of the pipeline's time).
 2. The pipeline runs every stage in one process (local[2]), and each stage's wall time is printed: ingest,
@@ -119,6 +120,8 @@ def main() -> None:
     ap.add_argument("--senders", type=int, default=4)
     ap.add_argument("--keep", help="keep the landing folder and lake here")
     ap.add_argument("--lake", help="only the floor and the queries, on this existing lake")
+    ap.add_argument("--landing", help="run on this existing landing folder (e.g. one a --keep run left) "
+                                      "instead of generating one; --messages and --senders are then ignored")
     a = ap.parse_args()
 
     from spark.config import PipelineConfig
@@ -138,12 +141,13 @@ def main() -> None:
     from clwl.generate.command import main as generate
 
     root = Path(a.keep) if a.keep else Path(tempfile.mkdtemp(prefix="clwl-bench-"))
-    landing, lake = root / "landing", root / "lake"
+    landing, lake = (Path(a.landing) if a.landing else root / "landing"), root / "lake"
     shutil.rmtree(lake, ignore_errors=True)
-    t = time.perf_counter()
-    generate(["generate", "--out", str(landing), "--days", "1", "--messages-per-day", str(a.messages),
-              "--senders", str(a.senders), "--qmgrs", str(6 + 2 * a.senders), "--force", "--quiet"])
-    print(f"generated {a.messages:,} messages in {time.perf_counter() - t:.1f} s into {landing}")
+    if not a.landing:
+        t = time.perf_counter()
+        generate(["generate", "--out", str(landing), "--days", "1", "--messages-per-day", str(a.messages),
+                  "--senders", str(a.senders), "--qmgrs", str(6 + 2 * a.senders), "--force", "--quiet"])
+        print(f"generated {a.messages:,} messages in {time.perf_counter() - t:.1f} s into {landing}")
 
     config = PipelineConfig.from_env(lake=lake, landing=landing)
     spark = get_spark(config.master)

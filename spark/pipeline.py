@@ -190,12 +190,19 @@ def publish_stage(spark: SparkSession, config: PipelineConfig, run_date: str, ru
     from spark.publish import publish
 
     out = output_config(config, whatif)
-    staged = {t: spark.read.format("delta").load(_staging(out, t)).where(
-        F.col("run_date") == F.lit(run_date).cast("date")) for t in GOLD_TABLES}
+    # Each table is read at the version it has now, so the gate validates exactly what publish then writes,
+    # and the two per-message tables are not cached for it (see publish's `uncached`).
+    staged = {t: _pinned(spark, _staging(out, t), run_date) for t in GOLD_TABLES}
     staged["run_summary"] = staged["run_summary"].withColumn("status", F.lit("published"))
-    silver_events = (spark.read.format("delta").load(table_path(config, "silver.message_events"))
-                     .where(F.col("run_date") == F.lit(run_date).cast("date")))
-    return publish(spark, out, run_date, run_id, staged, extra_checks={"silver_message_events": silver_events})
+    silver_events = _pinned(spark, table_path(config, "silver.message_events"), run_date)
+    return publish(spark, out, run_date, run_id, staged, extra_checks={"silver_message_events": silver_events},
+                   uncached=("routing_replay", "silver.message_events"))
+
+
+def _pinned(spark: SparkSession, path: str, run_date: str) -> DataFrame:
+    """``run_date``'s rows of the Delta table at ``path``, as of its current version."""
+    return (spark.read.format("delta").option("versionAsOf", delta_version(path)).load(path)
+            .where(F.col("run_date") == F.lit(run_date).cast("date")))
 
 
 def report_stage(spark: Optional[SparkSession], config: PipelineConfig, run_date: str, run_id: str,

@@ -22,7 +22,7 @@ import logging
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Mapping, Sequence
+from typing import Collection, Mapping, Sequence
 
 from pyspark import StorageLevel
 from pyspark.sql import DataFrame, SparkSession
@@ -70,6 +70,7 @@ def publish(
     silver: Mapping[str, DataFrame] | None = None,
     cross_checks: bool = True,
     validate_silver: bool = True,
+    uncached: Collection[str] = (),
 ) -> PublishOutcome:
     """Validate all `tables` (bare gold names), then publish them all or none.
 
@@ -81,6 +82,11 @@ def publish(
     lake has no silver, passes them here.
     validate_silver: also run the silver suites (message_events, quarantine, config_history) on those tables;
     a failing silver suite blocks too.
+    uncached: tables (bare gold names, or `silver.message_events`) not to persist for validation and writing.
+    By default every frame is persisted, so that what is written is what was validated. A caller whose large
+    frames are reads of Delta tables pinned to a version (publish_stage) names them here: each check then reads
+    only its columns from Parquet, which is cheaper than first building an in-memory copy of every column (at
+    1M messages: 12.6 s to cache routing_replay, then 6 s for its suite).
     """
     day = run_date if isinstance(run_date, dt.date) else dt.date.fromisoformat(str(run_date))
     if not tables:
@@ -110,7 +116,7 @@ def publish(
 
     # The frames are computed once (the replay behind them is the expensive part), validated, then written.
     started = time.perf_counter()
-    cached = {name: _persist(df) for name, df in tables.items()}
+    cached = {name: df if name in uncached else _persist(df) for name, df in tables.items()}
     try:
         inputs = silver_tables(spark, config, day, skip=given_silver) if (validate_silver or cross_checks) else {}
         inputs.update(given_silver)
@@ -127,7 +133,7 @@ def publish(
             outcomes.append(validate_table(cached[name], f"gold.{name}", checks.get(name, ()), cache=False))
         if validate_silver:
             for name, df in sorted(inputs.items()):
-                outcomes.append(validate_table(df, f"silver.{name}"))
+                outcomes.append(validate_table(df, f"silver.{name}", cache=f"silver.{name}" not in uncached))
         for o in outcomes:
             _write_result(o, result_dir)
 
