@@ -16,7 +16,7 @@ import logging
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable, Sequence
+from typing import Any, Callable, Iterable, Sequence
 
 import pandas as pd
 
@@ -67,8 +67,13 @@ class _Report:
 
 
 def _read(spark: Any, path: str, day: dt.date, name: str, *, by_date: bool = True, load: bool = True,
-          columns: Sequence[str] | None = None) -> _Table:
-    """The run date's rows of a Delta table (load=False: only its version; columns: only those)."""
+          columns: Sequence[str] | None = None,
+          reduce: Callable[[pd.DataFrame], pd.DataFrame] | None = None) -> _Table:
+    """The run date's rows of a Delta table (load=False: only its version; columns: only those).
+
+    reduce: a summary that adds up across parts of the table (e.g. counts per queue): it is taken batch by batch
+    and the parts combined with `_combine`, so that a table with a row per message is never held whole (at 10M
+    messages, reading routing_replay's overview columns into pandas took the driver to 1.8 GiB)."""
     if not (Path(path) / "_delta_log").is_dir():
         return _Table(name, path, pd.DataFrame(), None, "not published")
     try:
@@ -79,7 +84,15 @@ def _read(spark: Any, path: str, day: dt.date, name: str, *, by_date: bool = Tru
             return _Table(name, path, pd.DataFrame(), t.version())
         cols = [f.name for f in t.schema().fields]
         filters = [("run_date", "=", day)] if by_date and "run_date" in cols else None
-        frame = t.to_pandas(filters=filters, columns=[c for c in columns if c in cols] if columns else None)
+        wanted = [c for c in columns if c in cols] if columns else None
+        if reduce is not None:
+            import pyarrow.dataset as pads
+
+            expr = (pads.field("run_date") == pads.scalar(day)) if filters else None
+            parts = [reduce(b.to_pandas()) for b in t.to_pyarrow_dataset().to_batches(
+                columns=wanted, filter=expr, batch_size=_BATCH_ROWS) if b.num_rows]
+            return _Table(name, path, _combine(parts), t.version())
+        frame = t.to_pandas(filters=filters, columns=wanted)
         return _Table(name, path, frame, t.version())
     except Exception as exc:
         if spark is None:
@@ -99,7 +112,21 @@ def _read(spark: Any, path: str, day: dt.date, name: str, *, by_date: bool = Tru
             df = df.where(F.col("run_date") == F.lit(day))
         if columns:
             df = df.select(*[c for c in columns if c in df.columns])
-        return _Table(name, path, df.toPandas(), version, "read with Spark")
+        frame = df.toPandas()
+        return _Table(name, path, _combine([reduce(frame)]) if reduce is not None else frame, version,
+                      "read with Spark")
+
+
+_BATCH_ROWS = 1 << 18  # rows per batch when a table is summarised batch by batch (`_read`'s reduce)
+
+
+def _combine(parts: list[pd.DataFrame]) -> pd.DataFrame:
+    """Partial per-queue summaries (`_replay_overview` of parts of a table) added up into one."""
+    parts = [p for p in parts if not p.empty]
+    if not parts:
+        return pd.DataFrame()
+    total = pd.concat(parts).groupby("queue", as_index=False).sum()
+    return total.sort_values(["messages", "queue"], ascending=[False, True]).reset_index(drop=True)
 
 
 def _log_version(path: str) -> int | None:
@@ -366,9 +393,12 @@ def write_report(spark_or_none: Any, config: PipelineConfig, run_date: dt.date |
     day = run_date if isinstance(run_date, dt.date) else dt.date.fromisoformat(str(run_date))
     rep = _Report(day, run_id)
     for name in ("routing_replay", "stuck_messages", "distribution", "run_summary"):
-        # routing_replay has a row per message: only the columns of the overview are read.
+        # routing_replay has a row per message: only the columns of the overview are read, and only its per-queue
+        # overview is kept.
+        per_message = name == "routing_replay"
         rep.tables[name] = _read(spark_or_none, config.table_path("gold", name), day, f"gold.{name}",
-                                 columns=REPLAY_OVERVIEW_COLS if name == "routing_replay" else None)
+                                 columns=REPLAY_OVERVIEW_COLS if per_message else None,
+                                 reduce=_replay_overview if per_message else None)
     cs_path = str(channel_status) if channel_status is not None else config.table_path("silver", "channel_status")
     cs = _read(spark_or_none, cs_path, day, "silver.channel_status", by_date=False)
     if cs.note == "not published":
@@ -433,7 +463,7 @@ def _render_html(rep: _Report) -> str:
                  ". Reproduce with Delta time travel at these versions.</p>")
 
     parts.append("<h2>Replay per queue</h2>")
-    parts.append(_html_table(_replay_overview(rep.tables["routing_replay"].frame), REPLAY_OVERVIEW,
+    parts.append(_html_table(rep.tables["routing_replay"].frame, REPLAY_OVERVIEW,
                              "No messages replayed for this run date."))
     parts.append("<p class='muted'>observed: messages whose destination was observed; agree: of those, how many "
                  "went where the replay says.</p>")
@@ -477,7 +507,7 @@ def _render_md(rep: _Report) -> str:
                                           for k in SUMMARY_FIELDS if k in summary] + [""]
     out += ["Tables read: " + "; ".join(f"`{n}` ({v})" for n, v in versions) + ".", "",
             "## Replay per queue", "",
-            _md_table(_replay_overview(rep.tables["routing_replay"].frame), REPLAY_OVERVIEW,
+            _md_table(rep.tables["routing_replay"].frame, REPLAY_OVERVIEW,
                       "No messages replayed for this run date."),
             "## Distribution: expected against observed", ""]
     for c in rep.charts:

@@ -119,3 +119,36 @@ def test_report_falls_back_to_spark_and_skips_a_missing_timeline(spark, lake, tm
     assert "no channel status table at" in html
     assert "run run-not-published has no published summary; showing the latest published run" in html
     assert "QM1-1120-006" in html and "QM1-1120-006" in md_path.read_text()
+
+
+def test_replay_overview_read_batch_by_batch_equals_the_whole_table(tmp_path, monkeypatch):
+    """The report keeps only routing_replay's per-queue overview, summed batch by batch: the same table as the
+    overview of the whole day's rows, whatever the batch size. Another run date's rows are not counted."""
+    import datetime as dt
+
+    import pandas as pd
+    from deltalake import write_deltalake
+
+    from spark import report
+
+    day, other = dt.date(2026, 11, 20), dt.date(2026, 11, 21)
+    rows = []
+    for i in range(1000):
+        rows.append({"run_date": day if i % 10 else other, "queue": f"APP.Q{i % 7}",
+                     "path": ("local", "cluster", "igq")[i % 3], "error": "MQRC_UNKNOWN_OBJECT_NAME" if i % 37 == 0
+                     else None, "reallocatable": i % 5 != 0, "held": i % 11 == 0,
+                     "agrees": None if i % 4 == 0 else i % 13 != 0, "reallocations": i % 17 == 0})
+    frame = pd.DataFrame(rows)
+    frame["reallocations"] = frame["reallocations"].astype("int32")
+    path = tmp_path / "routing_replay"
+    write_deltalake(str(path), frame, partition_by=["run_date"])
+
+    whole = report._replay_overview(frame[frame["run_date"] == day].reset_index(drop=True))
+    whole = whole.sort_values(["messages", "queue"], ascending=[False, True]).reset_index(drop=True)
+    # 900 messages of the day (every 10th is the other date's), 7 queues
+    assert whole["messages"].sum() == 900 and len(whole) == 7
+    for batch in (1 << 18, 64, 7):
+        monkeypatch.setattr(report, "_BATCH_ROWS", batch)
+        streamed = report._read(None, str(path), day, "gold.routing_replay", columns=report.REPLAY_OVERVIEW_COLS,
+                                reduce=report._replay_overview).frame
+        pd.testing.assert_frame_equal(streamed[list(whole.columns)], whole, check_dtype=False)
