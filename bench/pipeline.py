@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import resource
 import shutil
 import statistics
@@ -45,13 +46,17 @@ QUERIES = (
 
 
 class PeakMemory:
-    """Peak RSS of this process's children (the JVM; Python workers), sampled on a thread."""
+    """Peak memory of this process's children (the JVM; the Python workers), sampled on a thread, overall and
+    per pipeline stage (`stage` is set from the progress lines). Workers are counted by PSS: they are forked
+    from one daemon and share its pages, which summed RSS would count once per worker."""
 
     def __init__(self, every: float = 0.2):
         import psutil
 
         self._psutil, self.every = psutil, every
         self.jvm = self.workers = 0
+        self.stage = "start"
+        self.by_stage: dict[str, list[int]] = {}
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, daemon=True)
 
@@ -61,15 +66,24 @@ class PeakMemory:
             jvm = workers = 0
             for c in me.children(recursive=True):
                 try:
-                    rss, name = c.memory_info().rss, c.name()
+                    name = c.name()
+                    if "java" in name:
+                        jvm += c.memory_info().rss
+                    else:
+                        workers += c.memory_full_info().pss
                 except self._psutil.Error:
                     continue
-                if "java" in name:
-                    jvm += rss
-                else:
-                    workers += rss
             self.jvm, self.workers = max(self.jvm, jvm), max(self.workers, workers)
+            peak = self.by_stage.setdefault(self.stage, [0, 0])
+            peak[0], peak[1] = max(peak[0], jvm), max(peak[1], workers)
             self._stop.wait(self.every)
+
+    def progress(self, message: str) -> None:
+        """The pipeline's progress callback: prints, and follows the stage ("[2/5] 2026-11-19: replay ...")."""
+        print("  | " + message, flush=True)
+        m = re.match(r"\[\d+/\d+\] (?:\S+: )?(\w+)", message)
+        if m:
+            self.stage = m.group(1)
 
     def __enter__(self) -> "PeakMemory":
         self._thread.start()
@@ -152,7 +166,7 @@ def main() -> None:
     config = PipelineConfig.from_env(lake=lake, landing=landing)
     spark = get_spark(config.master)
     with PeakMemory() as peak:
-        outcome = run_pipeline(config, spark=spark, progress=lambda m: print("  | " + m, flush=True))
+        outcome = run_pipeline(config, spark=spark, progress=peak.progress)
     d = outcome.dates[0]
     print(f"clwl run: {'published' if d.published else 'BLOCKED'}; {d.messages:,} messages, {d.stuck} stuck, "
           f"{d.unexpected} unexpected distribution rows")
@@ -166,8 +180,10 @@ def main() -> None:
     print(f"replay / floor = {replay / floor:.2f}x (goal 2x); whole run / floor = {total / floor:.2f}x (goal 4x); "
           f"{d.messages / replay:,.0f} messages/s replayed")
     me = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
-    print(f"memory peaks: driver JVM {mib(peak.jvm)}; Python workers (together) {mib(peak.workers)}; "
-          f"driver Python {mib(me)}")
+    print(f"memory peaks: driver JVM {mib(peak.jvm)} (RSS); Python workers together {mib(peak.workers)} (PSS); "
+          f"driver Python {mib(me)} (RSS)")
+    print("  per stage (JVM / Python workers): " + "; ".join(
+        f"{stage} {mib(j)} / {mib(w)}" for stage, (j, w) in peak.by_stage.items()))
     query_latency(lake)
     if not a.keep:
         shutil.rmtree(root, ignore_errors=True)
