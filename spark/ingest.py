@@ -357,9 +357,13 @@ _QUARANTINE = "silver.quarantine"
 class _Out:
     """Rows and counts of one file while it is parsed."""
 
-    def __init__(self, spec: LandingFile, run_id: str):
+    def __init__(self, spec: LandingFile, run_id: str,
+                 spill: Callable[[str, list[tuple]], str] | None = None):
         self.spec = spec
         self.run_id = run_id
+        self.spill = spill  # writes rows out as the file is parsed; returns the file written
+        self.spilled: dict[str, int] = {}
+        self.spilled_files: list[str] = []
         self.run_date = date.fromisoformat(spec.run_date)
         self.format = _format_from_name(spec)
         self.rows: dict[str, list[tuple]] = {}
@@ -369,6 +373,12 @@ class _Out:
 
     def add(self, key: str, row: tuple) -> None:
         self.rows.setdefault(key, []).append(row)
+
+    def write_out(self, key: str, rows: list[tuple]) -> None:
+        """Rows of `key` written out now (by `spill`) instead of kept; counted as rows of the file all the same."""
+        if rows:
+            self.spilled_files.append(self.spill(key, rows))
+            self.spilled[key] = self.spilled.get(key, 0) + len(rows)
 
     def problem(self, position: int, reason: str, raw: str | None, level: str = "record") -> None:
         s = self.spec
@@ -381,13 +391,18 @@ class _Out:
     def reject(self, reason: str) -> None:
         """The whole file to quarantine, as one row; whatever was read from it is dropped."""
         self.rows = {}
+        for written in self.spilled_files:
+            Path(written).unlink(missing_ok=True)
+        self.spilled, self.spilled_files = {}, []
         self.read, self.accepted, self.quarantined, self.skipped = 1, 0, 1, 0
         self.status, self.reason = "rejected", reason
         self.problem(0, reason, _head(self.spec.path), level="file")
 
     def finish(self) -> tuple[dict, dict[str, list[tuple]]]:
         s = self.spec
-        data_rows = sum(len(v) for k, v in self.rows.items() if k not in (_QUARANTINE, "bronze.capture_files"))
+        counts = {k: len(v) + self.spilled.get(k, 0) for k, v in self.rows.items()}
+        counts.update((k, n) for k, n in self.spilled.items() if k not in counts)
+        data_rows = sum(n for k, n in counts.items() if k not in (_QUARANTINE, "bronze.capture_files"))
         quarantine_rows = len(self.rows.get(_QUARANTINE, ()))
         if (self.read != self.accepted + self.quarantined or quarantine_rows != self.quarantined
                 or data_rows != self.accepted - self.skipped):
@@ -398,7 +413,7 @@ class _Out:
             "source_file": s.source_file, "run_date": s.run_date, "observing_qmgr": s.observing_qmgr,
             "format": self.format, "status": self.status, "reason": self.reason, "records_read": self.read,
             "records_accepted": self.accepted, "records_quarantined": self.quarantined,
-            "records_skipped": self.skipped, "rows": {k: len(v) for k, v in self.rows.items()},
+            "records_skipped": self.skipped, "rows": counts,
         }
         return summary, self.rows
 
@@ -455,15 +470,24 @@ def _parse_puts(out: _Out) -> None:
     from clwl.parse.puts import parse_puts_file
 
     s = out.spec
-    records, problems = parse_puts_file(s.path)
     t = TABLES["bronze.put_records"]
     fields = t.columns[t.columns.index("format") + 1:]
     head = (out.run_id, out.run_date, s.observing_qmgr, s.source_file)
-    for r in records:
-        out.add(t.key, head + (int(r.line), out.format) + tuple(getattr(r, f) for f in fields))
+
+    def rows(records) -> list[tuple]:
+        return [head + (int(r.line), out.format) + tuple(getattr(r, f) for f in fields) for r in records]
+
+    # A large file is written out in chunks as it is parsed: held whole, a 325 MB puts file took a parse
+    # worker to about 4 GiB.
+    records, problems = parse_puts_file(
+        s.path, on_chunk=(lambda chunk: out.write_out(t.key, rows(chunk))) if out.spill else None,
+        chunk_rows=PUTS_CHUNK_ROWS)
+    for row in rows(records):
+        out.add(t.key, row)
     for p in problems:
         out.problem(p.line, p.reason, p.raw)
-    out.read, out.accepted, out.quarantined = len(records) + len(problems), len(records), len(problems)
+    accepted = len(records) + out.spilled.get(t.key, 0)
+    out.read, out.accepted, out.quarantined = accepted + len(problems), accepted, len(problems)
 
 
 def _parse_xmitq(out: _Out) -> None:
@@ -515,11 +539,19 @@ def _parse_amqsmon(out: _Out) -> None:
 _PARSERS = {"capture": _parse_capture, "puts": _parse_puts, "xmitq": _parse_xmitq, "amqsmon": _parse_amqsmon}
 
 
-def parse_landing_file(spec: LandingFile, run_id: str) -> tuple[dict, dict[str, list[tuple]]]:
-    """Parse one landing file: ``(summary, rows by table key)``. Never raises for bad input."""
+#: Lines of a CSV puts file parsed between two writes of its rows, when the parse task writes as it goes.
+PUTS_CHUNK_ROWS = 250_000
+
+
+def parse_landing_file(spec: LandingFile, run_id: str, spill: Callable[[str, list[tuple]], str] | None = None
+                       ) -> tuple[dict, dict[str, list[tuple]]]:
+    """Parse one landing file: ``(summary, rows by table key)``. Never raises for bad input.
+
+    spill: ``spill(table key, rows) -> file written``, for rows written out while a large file is parsed;
+    they are counted in the summary's rows but not returned (and removed again if the file is rejected)."""
     from clwl.parse.common import InputError
 
-    out = _Out(spec, run_id)
+    out = _Out(spec, run_id, spill)
     if spec.reject:
         out.reject(spec.reject)
     elif spec.parser == "unknown":
@@ -560,13 +592,24 @@ def _arrow_table(key: str, rows: list[tuple]):
 def _parse_partition(tasks: Iterator[tuple[int, list[LandingFile]]], run_id: str, scratch: str) -> Iterator[str]:
     """Parse task: parse each file of its task(s), write the rows of every table as one Parquet file per table
     (``<scratch>/<table>/part-<task>.parquet``) and yield each file's summary as JSON."""
+    import itertools
+
     import pyarrow.parquet as pq
 
     for number, task in tasks:
         rows: dict[str, list[tuple]] = {}
         summaries = []
+        chunks = itertools.count()
+
+        def spill(key: str, some: list[tuple]) -> str:
+            folder = Path(scratch) / key
+            folder.mkdir(parents=True, exist_ok=True)
+            written = str(folder / f"part-{number:05d}-c{next(chunks):05d}.parquet")
+            pq.write_table(_arrow_table(key, some), written)
+            return written
+
         for spec in task:
-            summary, table_rows = parse_landing_file(spec, run_id)
+            summary, table_rows = parse_landing_file(spec, run_id, spill)
             summaries.append(json.dumps(summary))
             for key, some in table_rows.items():
                 rows.setdefault(key, []).extend(some)

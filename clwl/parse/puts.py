@@ -28,7 +28,7 @@ from datetime import datetime, timezone
 from contextlib import contextmanager
 from itertools import chain
 from pathlib import Path
-from typing import Iterable, Iterator
+from typing import Callable, Iterable, Iterator
 
 from clwl.parse.common import InputError, ParseProblem
 
@@ -357,9 +357,14 @@ def _csv_raw(row: list[str]) -> str:
     return out.getvalue()
 
 
-def _parse_csv(lines: Iterable[str], source: str) -> tuple[list[PutRecord], list[ParseProblem]]:
+def _parse_csv(lines: Iterable[str], source: str, on_chunk: Callable[[list[PutRecord]], None] | None = None,
+               chunk_rows: int = 0) -> tuple[list[PutRecord], list[ParseProblem]]:
     """Rows of CSV text. A line without a double quote is split on commas (fast); a line with one goes
-    through the csv module, which may take more lines (a quoted field can hold a newline)."""
+    through the csv module, which may take more lines (a quoted field can hold a newline).
+
+    on_chunk: called with the records so far each time about `chunk_rows` lines have been read, after which
+    they are dropped here (a caller that writes them as it goes holds one chunk, not the file); the records
+    returned are those after the last chunk."""
     it = iter(lines)
     lineno = 0
     header: list[str] | None = None
@@ -388,14 +393,25 @@ def _parse_csv(lines: Iterable[str], source: str) -> tuple[list[PutRecord], list
     records: list[PutRecord] = []
     problems: list[ParseProblem] = []
     append = records.append
+    flush = None
+    if on_chunk is not None and chunk_rows > 0:
+        def flush() -> None:
+            if records:
+                on_chunk(records[:])
+                records.clear()  # the same list: `append` stays bound to it
     with _gc_paused():
-        _csv_rows(it, lineno, source, width, identity, index, row_fn, append, problems)
+        _csv_rows(it, lineno, source, width, identity, index, row_fn, append, problems, flush, chunk_rows)
     return records, problems
 
 
-def _csv_rows(it, lineno, source, width, identity, index, row_fn, append, problems) -> None:
+def _csv_rows(it, lineno, source, width, identity, index, row_fn, append, problems, flush=None,
+              chunk_rows: int = 0) -> None:
+    flush_at = lineno + chunk_rows if flush is not None else -1
     for line in it:
         lineno += 1
+        if flush_at >= 0 and lineno >= flush_at:
+            flush()
+            flush_at = lineno + chunk_rows
         start = lineno
         if '"' in line:
             reader = csv.reader(chain((line,), it))
@@ -525,8 +541,12 @@ def parse_puts_jsonl_text(text: str, source: str) -> tuple[list[PutRecord], list
 # files
 
 
-def parse_puts_file(path: str | Path) -> tuple[list[PutRecord], list[ParseProblem]]:
-    """A put-record file, by extension: ``.csv``, ``.jsonl`` or ``.json``."""
+def parse_puts_file(path: str | Path, on_chunk: Callable[[list[PutRecord]], None] | None = None,
+                    chunk_rows: int = 0) -> tuple[list[PutRecord], list[ParseProblem]]:
+    """A put-record file, by extension: ``.csv``, ``.jsonl`` or ``.json``.
+
+    on_chunk / chunk_rows: for CSV, the records in chunks as they are parsed (see `_parse_csv`); JSON files are
+    parsed whole."""
     p = Path(path)
     source = str(path)
     suffix = p.suffix.lower()
@@ -535,7 +555,7 @@ def parse_puts_file(path: str | Path) -> tuple[list[PutRecord], list[ParseProble
     try:
         if suffix == ".csv":
             with p.open(encoding="utf-8-sig", newline="") as handle:
-                return _parse_csv(handle, source)
+                return _parse_csv(handle, source, on_chunk, chunk_rows)
         with p.open(encoding="utf-8-sig") as handle:
             first = ""
             for first in iter(lambda: handle.read(1), ""):

@@ -210,3 +210,68 @@ def test_qmgr_history_channel_inactive_only_from_a_full_clean_capture():
         ("TO.QMB", "CLUSSDR", "RETRYING", "09", "10"),
         ("TO.QMB", "CLUSSDR", "INACTIVE", "10", None),
     ]
+
+
+def _big_puts_file(tmp_path, tail: bytes = b"") -> Path:
+    """A copy of QM1's sample puts.csv with its data rows repeated (fresh message ids) to 1,000 rows, a
+    malformed row every 97th."""
+    sample = (SAMPLES / "2026-11-19" / "QM1" / "puts.csv").read_text(encoding="utf-8").splitlines()
+    header, data = sample[0], [line for line in sample[1:] if line.strip() and '"' not in line]
+    msg_id = header.split(",").index("msg_id")
+    lines = [header]
+    for i in range(1000):
+        fields = data[i % len(data)].split(",")
+        fields[msg_id] = f"{i:048X}"
+        if i % 97 == 5:
+            fields = fields[:3]  # too few fields: quarantined
+        lines.append(",".join(fields))
+    folder = tmp_path / "2026-11-19" / "QM1"
+    folder.mkdir(parents=True)
+    target = folder / "puts.csv"
+    target.write_bytes(("\n".join(lines) + "\n").encode() + tail)
+    return tmp_path
+
+
+@pytest.mark.parametrize("chunk", [64, 7, 10_000])
+def test_a_puts_file_written_in_chunks_gives_the_rows_of_a_whole_parse(tmp_path, monkeypatch, chunk):
+    """The parse task writes a large puts file's rows chunk by chunk as it parses (bounded memory): the rows
+    and counts are those of parsing it whole, and rows read = accepted + quarantined."""
+    import json
+
+    import pyarrow.parquet as pq
+
+    from spark import ingest
+
+    landing = _big_puts_file(tmp_path / "landing")
+    _, [spec], _ = discover_landing(landing)
+    whole_summary, whole = parse_landing_file(spec, "run-1")  # no spill: every row returned
+    assert whole_summary["records_read"] == 1000 == whole_summary["records_accepted"] + whole_summary[
+        "records_quarantined"] and whole_summary["records_quarantined"] == 11  # i % 97 == 5 for 11 of 1000
+
+    monkeypatch.setattr(ingest, "PUTS_CHUNK_ROWS", chunk)
+    scratch = tmp_path / "scratch"
+    [summary] = [json.loads(s) for s in ingest._parse_partition(iter([(0, [spec])]), "run-1", str(scratch))]
+    assert {k: summary[k] for k in ("records_read", "records_accepted", "records_quarantined", "rows")} == {
+        k: whole_summary[k] for k in ("records_read", "records_accepted", "records_quarantined", "rows")}
+    files = sorted((scratch / "bronze.put_records").glob("*.parquet"))
+    assert len(files) == (1 if chunk >= 1000 else -(-1001 // chunk))  # a file per chunk of lines, and the rest
+    columns = TABLES["bronze.put_records"].columns
+    written = [r for f in files for r in pq.read_table(f).to_pylist()]
+    expected = [dict(zip(columns, r)) for r in whole["bronze.put_records"]]
+    assert sorted(written, key=lambda r: r["position"]) == sorted(expected, key=lambda r: r["position"])
+
+
+def test_a_puts_file_rejected_after_chunks_were_written_leaves_none_of_its_rows(tmp_path, monkeypatch):
+    import json
+
+    from spark import ingest
+
+    landing = _big_puts_file(tmp_path / "landing", tail=b"2026-11-19T10:00:00Z,QM1,\xff\xfe broken\n")
+    _, [spec], _ = discover_landing(landing)
+    monkeypatch.setattr(ingest, "PUTS_CHUNK_ROWS", 64)
+    scratch = tmp_path / "scratch"
+    [summary] = [json.loads(s) for s in ingest._parse_partition(iter([(0, [spec])]), "run-1", str(scratch))]
+    assert summary["status"] == "rejected" and "not UTF-8" in summary["reason"]
+    assert (summary["records_read"], summary["records_accepted"], summary["records_quarantined"]) == (1, 0, 1)
+    assert not list((scratch / "bronze.put_records").glob("*.parquet"))  # the chunks written before are gone
+    assert summary["rows"] == {"silver.quarantine": 1}
