@@ -54,6 +54,19 @@ DISTRIBUTION_SCHEMA = StructType([
 ])
 
 
+def floor_second(t):
+    """The timestamp column `t` rounded down to its second: for whole-second bounds, start <= t < end exactly
+    when start <= floor_second(t) < end."""
+    return F.date_trunc("second", t)
+
+
+def ceil_second(t):
+    """`t` rounded up to a whole second: for whole-second bounds, start < t <= end exactly when
+    start < ceil_second(t) <= end."""
+    down = F.date_trunc("second", t)
+    return F.when(down < t, down + F.expr("INTERVAL 1 SECOND")).otherwise(down)
+
+
 def stuck_messages(spark: SparkSession, config: PipelineConfig, run_date: str, replayed: DataFrame) -> DataFrame:
     _, end = day_bounds(run_date)
     browsed = (spark.read.format("delta").load(table_path(config, "silver.xmitq_contents"))
@@ -255,10 +268,8 @@ def distribution(spark: SparkSession, config: PipelineConfig, run_date: str, rep
         whole_seconds = all(r.interval_start.microsecond == 0 and r.interval_end.microsecond == 0
                             for r in acct_rows)
         t = F.col("delivered_at")
-        down = F.date_trunc("second", t)
         late = F.col("released_at").isNotNull()
-        at = (F.when(late & (down < t), down + F.expr("INTERVAL 1 SECOND")).otherwise(down) if whole_seconds
-              else t)
+        at = F.when(late, ceil_second(t)).otherwise(floor_second(t)) if whole_seconds else t
         delivered = (ok.where(t.isNotNull())
                      .groupBy("final_qmgr", "queue", late.alias("late"), at.alias("delivered_at"))
                      .count())

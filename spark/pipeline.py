@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import time as _time
 from dataclasses import dataclass, field, replace
-from datetime import datetime, timezone
+from datetime import date, datetime, timezone
 from pathlib import Path
 from typing import Callable, Optional
 
@@ -105,9 +105,9 @@ def _staging(config: PipelineConfig, table: str) -> str:
 
 
 def _write_date(df: DataFrame, path: str, run_date: str, options: Optional[dict] = None) -> None:
-    (df.write.format("delta").mode("overwrite").option("replaceWhere", f"run_date = '{run_date}'")
-     .option("mergeSchema", "true")  # a lake staged by an older version gains the new columns
-     .options(**(options or {})).partitionBy("run_date").save(path))
+    from spark.publish import write_run_date  # staging and gold are written the same way
+
+    write_run_date(df, path, date.fromisoformat(run_date), options)
 
 
 def delta_version(path: str) -> int:

@@ -204,7 +204,8 @@ def _with_versions(df: DataFrame, versions: Mapping[str, int]) -> DataFrame:
     return df.withColumn("table_versions", F.map_concat(kept, written))
 
 
-def _write_partition(df: DataFrame, path: str, day: dt.date, options: Mapping[str, str] | None = None) -> None:
+def write_run_date(df: DataFrame, path: str, day: dt.date, options: Mapping[str, str] | None = None) -> None:
+    """Replace `day`'s partition of the Delta table at `path` with `df` (staging and gold tables alike)."""
     (df.write.format("delta").mode("overwrite")
        .option("replaceWhere", f"run_date = DATE'{day.isoformat()}'")
        .option("mergeSchema", "true")  # a new column is an extension; a changed type still fails
@@ -228,7 +229,7 @@ def _write_all(spark: SparkSession, config: PipelineConfig, day: dt.date, order:
         df = frames[name]
         if name == "run_summary":
             df = _with_versions(df, versions)
-        _write_partition(df, path, day, ROUTING_REPLAY_OPTIONS if name == "routing_replay" else None)
+        write_run_date(df, path, day, ROUTING_REPLAY_OPTIONS if name == "routing_replay" else None)
         return name
 
     failed: tuple[str, BaseException] | None = None
@@ -271,7 +272,7 @@ def _roll_back(spark: SparkSession, path: str, day: dt.date, before: int | None)
             DeltaTable.forPath(spark, path).delete(F.col("run_date") == F.lit(day))
         else:
             old = spark.read.format("delta").option("versionAsOf", before).load(path)
-            _write_partition(old.where(F.col("run_date") == F.lit(day)), path, day)
+            write_run_date(old.where(F.col("run_date") == F.lit(day)), path, day)
         log.warning("publish: put back %s, run date %s, as of version %s", path, day, before)
     except Exception:  # pragma: no cover - report the original failure
         log.exception("publish: could not put back %s as of version %s", path, before)
