@@ -124,8 +124,9 @@ def rows_written(path: str, run_date: str) -> int:
     for commit in DeltaTable(path).history(10):
         params = commit.get("operationParameters") or {}
         metrics = commit.get("operationMetrics") or {}
-        if run_date in str(params.get("predicate", "")) and "numOutputRows" in metrics:
-            return int(metrics["numOutputRows"])
+        if run_date in str(params.get("predicate", "")) and commit.get("operation") == "WRITE":
+            # A write of no rows adds no files, and Delta then records no numOutputRows at all.
+            return int(metrics.get("numOutputRows", 0))
     raise LookupError(f"{path}: no recent write of run date {run_date} in the Delta history")
 
 
