@@ -236,15 +236,13 @@ def distribution(spark: SparkSession, config: PipelineConfig, run_date: str, rep
     seen = (ok.where(F.col("observed_qmgr").isNotNull())
             .select("sending_qmgr", "queue", F.date_trunc("hour", "put_time").alias("interval_start"),
                     "final_qmgr", "observed_qmgr"))
-    keys = ["sending_qmgr", "queue", "interval_start"]
-    counted = (seen.groupBy(*keys, F.col("final_qmgr").alias("qmgr")).count().withColumn("side", F.lit("e"))
-               .unionByName(seen.groupBy(*keys, F.col("observed_qmgr").alias("qmgr")).count()
-                            .withColumn("side", F.lit("o")))
-               .collect())
+    # One pass: the counts per (replayed, observed) destination pair give both sides.
+    counted = seen.groupBy("sending_qmgr", "queue", "interval_start", "final_qmgr", "observed_qmgr").count().collect()
     groups: dict[tuple, tuple[dict, dict]] = defaultdict(lambda: (defaultdict(float), defaultdict(int)))
     for c in counted:
         exp, got = groups[(c.sending_qmgr, c.queue, c.interval_start)]
-        (exp if c.side == "e" else got)[c.qmgr] += c["count"]
+        exp[c.final_qmgr] += c["count"]
+        got[c.observed_qmgr] += c["count"]
     for (sender, queue, interval_start), (exp, got) in sorted(groups.items(), key=lambda kv: kv[0]):
         start = as_utc(interval_start)
         rows += _judge_rows(rd, sender, queue, start, start + timedelta(hours=1), exp, got,
@@ -279,11 +277,13 @@ def distribution(spark: SparkSession, config: PipelineConfig, run_date: str, rep
                              & (F.col("d.delivered_at") <= F.col("a.interval_end"))) \
             .otherwise((F.col("d.delivered_at") >= F.col("a.interval_start"))
                        & (F.col("d.delivered_at") < F.col("a.interval_end")))
-        joined = (a.join(d, (F.col("a.qmgr") == F.col("d.final_qmgr")) & (F.col("a.queue") == F.col("d.queue"))
-                         & in_interval, "left")
-                  .groupBy("a.qmgr", "a.queue", "a.interval_start", "a.interval_end", "a.observed")
-                  .agg(F.coalesce(F.sum("d.count"), F.lit(0)).alias("expected"))
-                  .collect())
+        # The per-second counts stream past the broadcast intervals (a few hundred rows); an interval no
+        # message falls in expects 0. (A left join from the intervals would broadcast the per-second counts.)
+        sums = (d.join(F.broadcast(a), (F.col("a.qmgr") == F.col("d.final_qmgr"))
+                       & (F.col("a.queue") == F.col("d.queue")) & in_interval)
+                .groupBy("a.qmgr", "a.queue", "a.interval_end").agg(F.sum("d.count").alias("expected"))
+                .collect())
+        expected = {(r.qmgr, r.queue, r.interval_end): r.expected for r in sums}
         # The configuration that explains a queue's accounting: the first sender (by name) that knows it.
         queue_timeline: dict[str, list[Snapshot]] = {}
         for sender in sorted(timelines, reverse=True):
@@ -292,10 +292,10 @@ def distribution(spark: SparkSession, config: PipelineConfig, run_date: str, rep
                     queue_timeline[i.queue] = timelines[sender]
         # Receivers keep their own accounting intervals (they need not line up), and the replay predicts
         # each receiver's count exactly: judge every receiver interval on its own.
-        for j in sorted(joined, key=lambda j: (j.queue, j.interval_start, j.qmgr)):
+        for j in sorted(acct_rows, key=lambda j: (j.queue, j.interval_start, j.qmgr)):
             start, stop = as_utc(j.interval_start), as_utc(j.interval_end)
             tl = queue_timeline.get(j.queue, [])
-            e, o = float(j.expected), int(j.observed)
+            e, o = float(expected.get((j.qmgr, j.queue, j.interval_end), 0)), int(j.observed)
             p, verdict = judge_count(e, o)
             rows.append((rd, "*", j.queue, start, stop, j.qmgr, int(e), o, float(o - e), p, verdict,
                          explain(tl, j.queue, j.qmgr, start, stop, verdict, e, o), "accounting"))
