@@ -279,18 +279,37 @@ class SenderReplay:
         rows: list[ReplayRow] = []
         code_of = self._code_of
         requests = self._requests
+        plain = self._plain
         next_us = self._next_us
+        igq_max = self._igq_max
         for i, t in enumerate(times_us):
             if t >= next_us:
                 rows.extend(self._advance(self.timeline[bisect.bisect_right(self._times_us, t) - 1].time))
                 self._after_snapshot()
-                next_us = self._next_us
+                requests, plain, next_us, igq_max = self._requests, self._plain, self._next_us, self._igq_max
             router = self.router
             if router is None:
                 append(self._code(self._no_config, None))
                 continue
             size = lengths[i]
-            rk = (queues[i], targets[i], from_channel[i], pcf[i], size <= self._igq_max)
+            rk = (queues[i], targets[i], from_channel[i], pcf[i], size <= igq_max)
+            if binds[i] == "notfixed":
+                # The common case in one place: what route() does for a not-fixed message whose choice is the
+                # plain least-recently-used one, without route()'s calls per message.
+                entry = plain.get(rk)
+                if entry is None:
+                    entry = plain[rk] = self._plain_entry(rk, size)
+                if entry:
+                    prep, by_idx = entry
+                    idx = router.choose_lru(prep)
+                    code = by_idx[idx]
+                    if code is None:
+                        code = by_idx[idx] = self._plain_code(rk, prep, idx)
+                    if code < 0:  # waits behind its channel: its row is built now, as in put()
+                        res = router.lru_route(prep, idx, requests[rk])
+                        self._wait(self._routed_row(event(i), res, self.timeline[self._applied].time))
+                    append(code)
+                    continue
             req = requests.get(rk)
             if req is None:
                 # Only the side of the IGQ limit matters to a result (the steps never read the size).
@@ -310,8 +329,26 @@ class SenderReplay:
         nxt = self._applied + 1
         self._next_us = self._times_us[nxt] if nxt < len(self._times_us) else float("inf")
         self._requests: dict[tuple, Request] = {}
+        # Request key -> (prepared request, result code per candidate), or False where the choice is not the
+        # plain least-recently-used one (a bound message, a decision before step 12, MRUC, PCF).
+        self._plain: dict[tuple, object] = {}
         self._igq_max = self.router.view.igq_max_message if self.router is not None else 0
         self._holding_now = frozenset(ch for ch, st in self._states.items() if state_tier(st) >= HOLDING_TIER)
+
+    def _plain_entry(self, rk: tuple, size: int):
+        req = self._requests.get(rk)
+        if req is None:
+            req = self._requests[rk] = Request(rk[0], rk[1], rk[2], rk[3], size)
+        prep = self.router.lru_prepared(req)
+        return (prep, [None] * len(prep.cands)) if prep is not None else False
+
+    def _plain_code(self, rk: tuple, prep, idx: int) -> int:
+        """The result code of candidate ``idx`` for request ``rk`` while this snapshot holds; -1 when the message
+        waits behind its channel."""
+        res = self.router.lru_route(prep, idx, self._requests[rk])
+        if res.channel in self._holding_now and res.path == "cluster":
+            return -1
+        return self._code(res, self.timeline[self._applied].time)
 
     def _code(self, res, config_time: Optional[datetime]) -> int:
         key = (id(res), self._applied)

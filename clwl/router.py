@@ -94,7 +94,7 @@ class _Prepared:
     """What the stateless prefix of the profile decided for one kind of request."""
 
     __slots__ = ("cands", "error", "decided_by", "ctx_tier_done", "rest", "heap", "heap_epoch", "incs",
-                 "weights", "routes", "fast", "choosing_qmgr", "summary")
+                 "weights", "keys", "routes", "fast", "choosing_qmgr", "summary")
 
     def __init__(self) -> None:
         self.cands: list[Candidate] = []
@@ -106,6 +106,7 @@ class _Prepared:
         self.heap_epoch = -1
         self.incs: list[int] = []
         self.weights: list[int] = []
+        self.keys: list = []  # the candidates' routing-state keys, for choose_lru
         self.routes: dict = {}
         self.fast = False
         self.choosing_qmgr = False
@@ -180,7 +181,7 @@ class Router:
         reason = not_reallocatable_reason(request, "notfixed", "", True)
         if prep.error is not None or prep.decided_by is not None or not prep.fast:
             return [self._fast(request, reason) for _ in range(count)]
-        choose = self._choose_fast
+        choose = self.choose_lru
         out = []
         append = out.append
         routes = prep.routes
@@ -192,6 +193,20 @@ class Router:
                 r = self._make_route(prep, idx, "12", request, reason)
             append(r)
         return out
+
+    # -- the plain least-recently-used choice, for callers that route many messages (clwl.replay) -------------
+    def lru_prepared(self, request: Request) -> Optional[_Prepared]:
+        """The prepared request when a not-fixed message of this kind is decided by step 12 alone (no error, no
+        earlier decision, nothing stateful before it): then ``choose_lru`` and ``lru_route`` do exactly what
+        ``route(request)`` does. None otherwise. Valid until the view changes."""
+        prep = self._prepare(request)
+        if prep.error is not None or prep.decided_by is not None or not prep.fast:
+            return None
+        return prep
+
+    def lru_route(self, prep: _Prepared, idx: int, request: Request) -> Route:
+        """The (cached) route to candidate ``idx`` of a not-fixed message."""
+        return self._route_cached(prep, idx, "12", request, not_reallocatable_reason(request, "notfixed", "", True))
 
     # -- the explaining (reference) path --------------------------------------------------------------------
     def _explain(self, request: Request, reason: Optional[str]) -> Result:
@@ -229,7 +244,7 @@ class Router:
             self._record(chosen, request, None)
             return self._route_cached(prep, 0, prep.decided_by, request, reason)
         if prep.fast:
-            idx = self._choose_fast(prep)
+            idx = self.choose_lru(prep)
             return self._route_cached(prep, idx, "12", request, reason)
         # The stateful rest of the profile (PCF messages, CLWLMRUC below the number of channels).
         ctx = self._context(request, prep.choosing_qmgr)
@@ -288,9 +303,11 @@ class Router:
                      and mruc_inactive) or ids == ["choose_least_recently_used"]
         if prep.fast:
             prep.weights = [self._weight(c) for c in cands]
+            prep.keys = [c.key for c in cands]
         return prep
 
-    def _choose_fast(self, prep: _Prepared) -> int:
+    def choose_lru(self, prep: _Prepared) -> int:
+        """Step 12 for a prepared request (``prep.fast``): the index of the chosen candidate; the state advances."""
         st = self.state
         num, seq = st.numerators, st.seq
         if prep.heap_epoch != st.epoch:
@@ -302,10 +319,10 @@ class Router:
             heapq.heapify(prep.heap)
             prep.heap_epoch = st.epoch
         heap = prep.heap
-        cands = prep.cands
+        keys = prep.keys
         while True:
             top = heap[0]
-            k = cands[top[4]].key
+            k = keys[top[4]]
             n, s = num.get(k, 0), seq.get(k, 0)
             if n == top[0] and s == top[1]:
                 break

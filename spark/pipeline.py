@@ -142,15 +142,11 @@ def replay_stage(spark: SparkSession, config: PipelineConfig, run_date: str, pro
         raise ValueError("a run narrowed to some senders or a cluster must be a what-if run (give it a name)")
     out = output_config(config, whatif)
     timelines = load_timelines(spark, config, run_date, whatif.apply if whatif else None)
-    messages = (spark.read.format("delta").load(table_path(config, "silver.message_events"))
-                .where(F.col("run_date") == F.lit(run_date).cast("date")))
-    if senders:
-        messages = messages.where(F.col("sending_qmgr").isin(list(senders)))
+    queues = None
     if cluster:
         queues = sorted({i.queue for tl in timelines.values() for snap in tl for i in snap.view.instances
                          if cluster in i.clusters})
-        messages = messages.where(F.col("queue").isin(queues))
-    replayed = replay_messages(spark, config, run_date, profile, timelines, messages)
+    replayed = replay_messages(spark, config, run_date, profile, timelines, senders, queues)
     _write_date(replayed, _staging(out, "routing_replay"), run_date, ROUTING_REPLAY_OPTIONS)
     return rows_written(_staging(out, "routing_replay"), run_date)
 

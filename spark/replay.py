@@ -1,17 +1,24 @@
 """Replay every message of a run date through the CLWL engine, per sending queue manager, in Spark.
 
-Layout: the messages are repartitioned by sending queue manager and sorted by put time within each partition;
-``mapInArrow`` then streams each partition through ``clwl.replay.SenderReplay`` with the routing state
-carried across Arrow batches (a per-key state machine: much faster than groupBy().applyInPandas, and never
-holds a queue manager's day in memory). The configuration timelines (small: a few rows per object and
-capture) are built once on the driver from silver history and broadcast.
+Layout: one Spark task per sending queue manager (the routing state is per sender). silver.message_events is
+partitioned by run date and sender, so the task reads exactly its sender's files (their list comes from the
+Delta log, at one table version), sorts them into put order and streams them through
+``clwl.replay.SenderReplay`` with ``mapInArrow``, the routing state carried across Arrow batches (a per-key
+state machine: much faster than groupBy().applyInPandas). The output goes straight to the Delta write. This
+replaced `repartition` by sender + `sortWithinPartitions` + `mapInArrow`, which gave the same rows in the same
+order but spent more CPU in the JVM's read, shuffle, sort and Arrow conversion than in the routing itself
+(BENCHMARKS.md). The configuration timelines (small: a few rows per object and capture) are built once on the
+driver from silver history and broadcast.
 """
 
 from __future__ import annotations
 
+import os
 from collections import defaultdict
+from dataclasses import dataclass
 from datetime import date, datetime, time, timedelta, timezone
-from typing import TYPE_CHECKING, Iterator
+from typing import TYPE_CHECKING, Collection, Iterable, Iterator, Optional
+from urllib.parse import unquote
 
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
@@ -20,6 +27,7 @@ from pyspark.sql.types import (BooleanType, DateType, IntegerType, LongType, Str
 
 from clwl.replay import PutEvent, SenderReplay, Snapshot, timeline_from_history
 from spark.config import PipelineConfig
+from spark.tables import TABLES, check_partitioning
 from spark.tables import path as table_path
 
 if TYPE_CHECKING:
@@ -236,13 +244,9 @@ def _replay_partitions(timelines: dict[str, list[Snapshot]], run_date: date, end
     def segment(qm: str, rep: SenderReplay, sub: "pa.RecordBatch", cache: dict) -> Iterator["pa.RecordBatch"]:
         put_time = sub.column("put_time").cast(ts)
         targets, observed = blank(sub.column("target_qmgr")), blank(sub.column("observed_qmgr"))
-        columns = None
 
         def event(i: int) -> PutEvent:  # only for the few messages that wait: their rows are built one by one
-            nonlocal columns
-            if columns is None:
-                columns = sub.to_pydict()
-            return _event(columns, i)
+            return _event(sub.slice(i, 1).to_pydict(), 0)
 
         codes, rows = rep.put_batch(
             put_time.cast(pa.int64()).to_pylist(), sub.column("queue").to_pylist(), targets.to_pylist(),
@@ -317,30 +321,99 @@ def _replay_partitions(timelines: dict[str, list[Snapshot]], run_date: date, end
     return run
 
 
+#: The columns of silver.message_events that the replay reads, in the order the replay loop takes them.
+INPUT_COLUMNS = ("sending_qmgr", "msg_id", "put_time", "queue", "target_qmgr", "bind", "open_handle", "group_id",
+                 "logical_order", "from_cluster_channel", "pcf", "length", "observed_qmgr", "source_file",
+                 "position")
+#: Put order within a sending queue manager (source file and position break ties in put time).
+PUT_ORDER = ("put_time", "source_file", "position")
+#: Messages per Arrow batch handed to the replay loop.
+BATCH_ROWS = 10_000
+
+
+@dataclass(frozen=True)
+class SenderInput:
+    """One sending queue manager's share of a run date in silver.message_events: its data files (absolute
+    paths, at one table version) and how many messages they hold."""
+
+    sending_qmgr: str
+    messages: int
+    files: tuple[str, ...]
+
+
+def sender_inputs(config: PipelineConfig, run_date: str, senders: Optional[Iterable[str]] = None
+                  ) -> tuple[int, list[SenderInput]]:
+    """The Delta version of silver.message_events and ``run_date``'s files per sending queue manager, largest
+    first. From the Delta log alone (the table is partitioned by run date and sender): no data is read."""
+    import pyarrow as pa
+    from deltalake import DeltaTable
+
+    root = table_path(config, "silver.message_events")
+    check_partitioning(TABLES["silver.message_events"], root)
+    table = DeltaTable(root)
+    actions = pa.table(table.get_add_actions(flatten=True)).to_pydict()
+    day = date.fromisoformat(run_date)
+    wanted = set(senders) if senders else None
+    files: dict[str, list[str]] = defaultdict(list)
+    counts: dict[str, int] = defaultdict(int)
+    for rel, n, d, qm in zip(actions["path"], actions["num_records"], actions["partition.run_date"],
+                             actions["partition.sending_qmgr"]):
+        if d != day or (wanted is not None and qm not in wanted):
+            continue
+        # Add-action paths are relative URIs: partition values are percent-encoded in them.
+        files[qm].append(os.path.join(root, unquote(rel)))
+        counts[qm] += int(n or 0)
+    inputs = [SenderInput(qm, counts[qm], tuple(sorted(fs))) for qm, fs in files.items()]
+    # Largest first: Spark starts the tasks in this order, so the longest replays do not start last.
+    inputs.sort(key=lambda s: (-s.messages, s.sending_qmgr))
+    return table.version(), inputs
+
+
+def sender_batches(sender: SenderInput, queues: Optional[Collection[str]] = None,
+                   batch_rows: int = BATCH_ROWS) -> Iterator["pa.RecordBatch"]:
+    """One sending queue manager's messages, in put order, as Arrow batches of INPUT_COLUMNS typed as Spark
+    would hand them to mapInArrow. Holds the sender's day of these columns in memory (about 150 bytes a
+    message) to sort it; the files are read directly, so no shuffle brings a sender's messages together."""
+    import pyarrow as pa
+    import pyarrow.dataset as ds
+
+    columns = [c for c in INPUT_COLUMNS if c != "sending_qmgr"]  # a partition column: in the path
+    dataset = ds.dataset(list(sender.files), format="parquet")
+    where = ds.field("queue").isin(list(queues)) if queues is not None else None
+    tab = dataset.to_table(columns=columns, filter=where)
+    tab = tab.sort_by([(c, "ascending") for c in PUT_ORDER])
+    # Spark's Parquet timestamps (INT96) read as naive nanoseconds; the replay takes UTC microseconds.
+    tab = tab.set_column(tab.schema.get_field_index("put_time"), "put_time",
+                         tab.column("put_time").cast(pa.timestamp("us", "UTC")))
+    tab = tab.add_column(0, "sending_qmgr", pa.array([sender.sending_qmgr] * tab.num_rows, pa.string()))
+    yield from tab.to_batches(max_chunksize=batch_rows)
+
+
 def replay_messages(spark: SparkSession, config: PipelineConfig, run_date: str, profile: str = "default",
-                    timelines: dict[str, list[Snapshot]] | None = None,
-                    messages: DataFrame | None = None, reference: bool = False) -> DataFrame:
+                    timelines: dict[str, list[Snapshot]] | None = None, senders: Optional[Iterable[str]] = None,
+                    queues: Optional[Collection[str]] = None, reference: bool = False) -> DataFrame:
     """Every message event of ``run_date`` replayed (REPLAY_SCHEMA), one row per message.
 
+    One Spark task per sending queue manager (the routing state is per sender): it reads that sender's files
+    of silver.message_events, in put order, and streams them through the replay loop (mapInArrow; the state
+    is carried across Arrow batches). ``senders`` / ``queues`` narrow the replay to some senders / queues.
     ``reference``: take the reference path (a PutEvent and a ReplayRow per message) instead of the fast one."""
     start, end = day_bounds(run_date)
     if timelines is None:
         timelines = load_timelines(spark, config, run_date)
-    if messages is None:
-        messages = (spark.read.format("delta").load(table_path(config, "silver.message_events"))
-                    .where(F.col("run_date") == F.lit(run_date).cast("date")))
-    cols = ["sending_qmgr", "msg_id", "put_time", "queue", "target_qmgr", "bind", "open_handle", "group_id",
-            "logical_order", "from_cluster_channel", "pcf", "length", "observed_qmgr", "source_file", "position"]
-    parts = max(1, min(config.shuffle_partitions, len(timelines) or 1))
-    ordered = (messages.select(*cols)
-               .repartition(parts, "sending_qmgr")
-               .sortWithinPartitions("sending_qmgr", "put_time", "source_file", "position"))
-    bc = spark.sparkContext.broadcast(timelines)
+    _, inputs = sender_inputs(config, run_date, senders)
+    if not inputs:
+        return spark.createDataFrame([], REPLAY_SCHEMA)
+    queues = sorted(queues) if queues is not None else None
+    bc = spark.sparkContext.broadcast((timelines, {s.sending_qmgr: s for s in inputs}))
     day = date.fromisoformat(run_date)
-
     partitions = _replay_partitions_reference if reference else _replay_partitions
 
     def fn(batches):
-        return partitions(bc.value, day, end, profile)(batches)
+        timelines, by_sender = bc.value
+        for batch in batches:
+            for qm in batch.column("sending_qmgr").to_pylist():
+                yield from partitions(timelines, day, end, profile)(sender_batches(by_sender[qm], queues))
 
-    return ordered.mapInArrow(fn, REPLAY_SCHEMA)
+    work = spark.sparkContext.parallelize([(s.sending_qmgr,) for s in inputs], len(inputs))
+    return spark.createDataFrame(work, "sending_qmgr string").mapInArrow(fn, REPLAY_SCHEMA)

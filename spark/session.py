@@ -173,6 +173,10 @@ def get_spark(master: str | None = None, app_name: str = "clwl", conf: dict | No
         # and Delta's 50 snapshot-state partitions likewise for every table load.
         "spark.sql.shuffle.partitions": str(cfg.shuffle_partitions),
         "spark.databricks.delta.snapshotPartitions": "2",
+        # Partitioned writes (every run-date table; silver.message_events also by sender) keep up to this many
+        # files open per task instead of first sorting the task's rows by partition: the replay's output is
+        # one partition per task, and sorting it cost more than writing it.
+        "spark.sql.maxConcurrentOutputFileWriters": "8",
         # Every timestamp in the pipeline is UTC; the host's zone must not leak into results.
         "spark.sql.session.timeZone": "UTC",
         # Arrow for toPandas/createDataFrame(pandas) and the Arrow UDFs (the replay's mapInArrow, history).

@@ -41,7 +41,7 @@ from pyspark.sql.types import (
     TimestampType,
 )
 
-__all__ = ["TABLES", "Table", "ensure_table", "ensure_tables", "path", "read", "table"]
+__all__ = ["TABLES", "Table", "check_partitioning", "ensure_table", "ensure_tables", "path", "read", "table"]
 
 
 @dataclass(frozen=True)
@@ -236,8 +236,11 @@ _ALL = [
         _f("observing_qmgr", S),
         _f("source_file", S, False),
         _f("position", I, False),
-    ] + _PUT_FIELDS, ["run_date"], ["source_file", "position"],
-       "Typed message put events (natural key: sending_qmgr, msg_id).", _MESSAGE_STATS),
+    ] + _PUT_FIELDS, ["run_date", "sending_qmgr"], ["source_file", "position"],
+       # Partitioned by sender too: the replay's task for one sending queue manager reads that sender's files
+       # and no others (spark/replay.py), so no shuffle brings a sender's messages together.
+       "Typed message put events (natural key: sending_qmgr, msg_id).",
+       tuple(c for c in _MESSAGE_STATS if c != "sending_qmgr")),  # Delta keeps no statistics of a partition column
     _t("silver", "xmitq_contents", [
         _f("run_date", D, False),
         _f("observing_qmgr", S),
@@ -319,6 +322,8 @@ def ensure_table(spark, config, which: str | Table) -> str:
 
     t = table(which)
     location = path(config, t)
+    if _is_delta_dir(location):
+        check_partitioning(t, location)
     builder = DeltaTable.createIfNotExists(spark).location(location).addColumns(t.schema)
     if t.partition_by:
         builder = builder.partitionedBy(*t.partition_by)
@@ -334,6 +339,9 @@ def ensure_tables(spark, config, which: Iterable[str | Table] | None = None) -> 
 
     wanted = [table(t) for t in (TABLES.values() if which is None else which)]
     missing = [t for t in wanted if not _is_delta_dir(path(config, t))]
+    for t in wanted:
+        if t not in missing:
+            check_partitioning(t, path(config, t))
     if len(missing) <= 1:
         for t in missing:
             ensure_table(spark, config, t)
@@ -341,6 +349,18 @@ def ensure_tables(spark, config, which: Iterable[str | Table] | None = None) -> 
     with ThreadPoolExecutor(max_workers=4) as pool:
         for future in [pool.submit(ensure_table, spark, config, t) for t in missing]:
             future.result()
+
+
+def check_partitioning(t: Table, location: str) -> None:
+    """A lake made by an earlier version may partition a table differently; writing to it would fail deep
+    inside Delta, so say so plainly."""
+    from deltalake import DeltaTable as ReadOnly
+
+    have = tuple(ReadOnly(location).metadata().partition_columns)
+    if have != t.partition_by:
+        raise RuntimeError(f"{location}: this Delta table is partitioned by ({', '.join(have)}) but this version of "
+                           f"clwl-analytics partitions {t.key} by ({', '.join(t.partition_by)}); move the table "
+                           f"away (or delete it) and run `clwl ingest` again to rebuild it from the landing folder")
 
 
 def _is_delta_dir(location: str) -> bool:

@@ -101,3 +101,25 @@ def test_pipeline_config_from_env(monkeypatch, tmp_path):
         cfg.table_path("gold", "../x")
     with pytest.raises(TypeError):
         PipelineConfig.from_env(no_such_field=1)
+
+
+def test_a_table_partitioned_the_old_way_gets_a_clear_error(tmp_path):
+    """silver.message_events is partitioned by run date and sender (the replay reads one sender's files per
+    task); a lake an earlier version made has it by run date only. Writing into it would fail deep in Delta;
+    the check names the table, both layouts and the way out."""
+    import deltalake
+    import pyarrow as pa
+
+    from spark.tables import TABLES, check_partitioning
+
+    old = tmp_path / "silver" / "message_events"
+    deltalake.write_deltalake(str(old), pa.table({"run_date": ["2026-11-19"], "sending_qmgr": ["QM1"], "msg_id": ["m1"]}),
+                              partition_by=["run_date"])
+    with pytest.raises(RuntimeError) as e:
+        check_partitioning(TABLES["silver.message_events"], str(old))
+    assert str(old) in str(e.value) and "(run_date)" in str(e.value) and "(run_date, sending_qmgr)" in str(e.value)
+    assert "clwl ingest" in str(e.value)
+    new = tmp_path / "new"
+    deltalake.write_deltalake(str(new), pa.table({"run_date": ["2026-11-19"], "sending_qmgr": ["QM1"], "msg_id": ["m1"]}),
+                              partition_by=["run_date", "sending_qmgr"])
+    check_partitioning(TABLES["silver.message_events"], str(new))  # the layout this version writes: no error

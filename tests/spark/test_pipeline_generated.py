@@ -87,6 +87,49 @@ def test_quarantine_holds_the_broken_records(generated_run, spark):
     assert all(f.records_read == f.records_accepted + f.records_quarantined for f in files)
 
 
+def test_each_senders_input_is_its_messages_in_put_order(generated_run, spark):
+    """The replay's task for a sending queue manager reads that sender's files of silver.message_events
+    directly (spark/replay.py: no shuffle). What it streams must be exactly what Spark's own read of the table
+    gives for that sender, sorted by put time, then source file and position (the layout this replaced:
+    repartition by sender + sortWithinPartitions), with the same values and types."""
+    import pandas as pd
+    import pyarrow as pa
+    from pyspark.sql import functions as F
+
+    from spark.replay import INPUT_COLUMNS, PUT_ORDER, sender_batches, sender_inputs
+
+    _, lake, _ = generated_run
+    config = PipelineConfig.from_env(lake=lake)
+    version, inputs = sender_inputs(config, DAY)
+    events = (spark.read.format("delta").option("versionAsOf", version).load(str(lake / "silver" / "message_events"))
+              .where(F.col("run_date") == F.lit(DAY).cast("date")))
+    per_sender = {r.sending_qmgr: r["count"] for r in events.groupBy("sending_qmgr").count().collect()}
+    # Every sender with messages that day, largest first, with its message count from the Delta log.
+    assert [s.sending_qmgr for s in inputs] == sorted(per_sender, key=lambda q: (-per_sender[q], q))
+    assert {s.sending_qmgr: s.messages for s in inputs} == per_sender and len(per_sender) > 1
+    # The Arrow types mapInArrow gets from Spark for these columns.
+    spark_types = {f.name: f.dataType.simpleString() for f in events.schema.fields}
+    arrow_for = {"string": pa.string(), "timestamp": pa.timestamp("us", "UTC"), "int": pa.int32(),
+                 "bigint": pa.int64(), "boolean": pa.bool_()}
+    for s in inputs:
+        batches = list(sender_batches(s, batch_rows=997))
+        assert max(b.num_rows for b in batches) == 997
+        assert all(b.schema.field(c).type == arrow_for[spark_types[c]] for b in batches for c in INPUT_COLUMNS)
+        got = pd.concat([b.to_pandas() for b in batches], ignore_index=True)
+        want = (events.where(F.col("sending_qmgr") == s.sending_qmgr).select(*INPUT_COLUMNS)
+                .orderBy(*PUT_ORDER).toPandas())
+        for df in (got, want):
+            t = df["put_time"]
+            df["put_time"] = (t.dt.tz_convert(None) if t.dt.tz is not None else t).astype("datetime64[ns]")
+        assert list(got.columns) == list(INPUT_COLUMNS)
+        assert got.equals(want), got.compare(want).head()
+    # Narrowed to some queues: only their messages, still in put order.
+    queue = events.select("queue").first().queue
+    only = pd.concat([b.to_pandas() for b in sender_batches(inputs[0], queues=[queue])], ignore_index=True)
+    assert len(only) and set(only.queue) == {queue} and only.put_time.is_monotonic_increasing
+    assert sender_inputs(config, DAY, senders=[inputs[-1].sending_qmgr])[1] == [inputs[-1]]
+
+
 def test_fast_replay_equals_the_reference_path_in_spark(generated_run, spark):
     """The Spark replay's fast path (columns in and out, mapInArrow) against its reference path (a PutEvent and a
     ReplayRow per message) on the generated estate's silver tables: every column of every message is equal.
