@@ -75,10 +75,13 @@ REPLAY_SCHEMA = StructType([
 
 
 
-# Written with the table when it is created (staging and gold): Delta statistics only on the columns readers
-# filter on; the default (the first 32 columns) made the statistics a third of the write.
-ROUTING_REPLAY_OPTIONS = {"delta.dataSkippingStatsColumns":
-                          "sending_qmgr,msg_id,put_time,queue,qmgr,final_qmgr,final_channel,error"}
+# Written with the table when it is created (staging and gold): Delta statistics only where they can skip
+# files. A run date's files are one per sender task and each holds that sender's whole day, every queue and
+# destination: min/max of put_time, queue or destination never exclude a file, those of the sender and of
+# msg_id (MQ-made ids begin with "AMQ" and the sender's name) do, and error's null count finds the failures.
+# The default (the first 32 columns) made the statistics a third of the write; the eight columns kept before
+# still cost 15% of the replay stage (1M messages: 9.2 s -> 7.7 s without five of them).
+ROUTING_REPLAY_OPTIONS = {"delta.dataSkippingStatsColumns": "sending_qmgr,msg_id,error"}
 
 
 def as_utc(t: datetime | None) -> datetime | None:
@@ -327,8 +330,8 @@ INPUT_COLUMNS = ("sending_qmgr", "msg_id", "put_time", "queue", "target_qmgr", "
                  "position")
 #: Put order within a sending queue manager (source file and position break ties in put time).
 PUT_ORDER = ("put_time", "source_file", "position")
-#: Messages per Arrow batch handed to the replay loop.
-BATCH_ROWS = 10_000
+#: Messages per Arrow batch handed to the replay loop (64k against 10k: 12% less Python CPU at 1M messages).
+BATCH_ROWS = 65_536
 
 
 @dataclass(frozen=True)
@@ -391,7 +394,8 @@ def sender_batches(sender: SenderInput, queues: Optional[Collection[str]] = None
 
 def replay_messages(spark: SparkSession, config: PipelineConfig, run_date: str, profile: str = "default",
                     timelines: dict[str, list[Snapshot]] | None = None, senders: Optional[Iterable[str]] = None,
-                    queues: Optional[Collection[str]] = None, reference: bool = False) -> DataFrame:
+                    queues: Optional[Collection[str]] = None, reference: bool = False,
+                    batch_rows: int = BATCH_ROWS) -> DataFrame:
     """Every message event of ``run_date`` replayed (REPLAY_SCHEMA), one row per message.
 
     One Spark task per sending queue manager (the routing state is per sender): it reads that sender's files
@@ -413,7 +417,7 @@ def replay_messages(spark: SparkSession, config: PipelineConfig, run_date: str, 
         timelines, by_sender = bc.value
         for batch in batches:
             for qm in batch.column("sending_qmgr").to_pylist():
-                yield from partitions(timelines, day, end, profile)(sender_batches(by_sender[qm], queues))
+                yield from partitions(timelines, day, end, profile)(sender_batches(by_sender[qm], queues, batch_rows))
 
     work = spark.sparkContext.parallelize([(s.sending_qmgr,) for s in inputs], len(inputs))
     return spark.createDataFrame(work, "sending_qmgr string").mapInArrow(fn, REPLAY_SCHEMA)
