@@ -116,33 +116,32 @@ def query_latency(lake: Path) -> None:
             print(f"  {name:<38} {statistics.median(times):6.2f} s   ({rows} rows)")
 
 
-def floor_seconds(spark, config, root: Path) -> float:
+def floor_once(spark, config, root: Path) -> float:
+    """One bare pass: Spark reads silver.message_events and writes it to a new Delta table; its seconds."""
     from spark.tables import path as table_path
 
-    floors = []
-    for i in range(3):
-        t = time.perf_counter()
-        df = spark.read.format("delta").load(table_path(config, "silver.message_events"))
-        df.write.format("delta").mode("overwrite").save(str(root / f"floor{i}"))
-        floors.append(time.perf_counter() - t)
-        shutil.rmtree(root / f"floor{i}", ignore_errors=True)
-    return statistics.median(floors)
+    t = time.perf_counter()
+    df = spark.read.format("delta").load(table_path(config, "silver.message_events"))
+    df.write.format("delta").mode("overwrite").save(str(root / "floor"))
+    seconds = time.perf_counter() - t
+    shutil.rmtree(root / "floor", ignore_errors=True)
+    return seconds
+
+
+def floor_seconds(spark, config, root: Path) -> float:
+    return statistics.median(floor_once(spark, config, root) for _ in range(3))
 
 
 def warm_replay_and_floor(spark, config, root: Path, run_date: str) -> tuple[float, float]:
     """Medians of 3, taken alternately in the session the pipeline ran in: the replay stage again (timelines,
-    read, shuffle, replay, staged write) and the floor. Both warm, so their ratio compares like with like; the
-    pipeline's own replay figure also pays the run's first Python worker start and first shuffle."""
+    read, replay, staged write) and the floor. Both warm, so their ratio compares like with like; the
+    pipeline's own replay figure also pays the first replay's start-up in the session (Python worker imports,
+    the JVM's first run of the Arrow and write code)."""
     from spark.pipeline import replay_stage
-    from spark.tables import path as table_path
 
     floors, replays = [], []
-    for i in range(3):
-        t = time.perf_counter()
-        df = spark.read.format("delta").load(table_path(config, "silver.message_events"))
-        df.write.format("delta").mode("overwrite").save(str(root / f"floor{i}"))
-        floors.append(time.perf_counter() - t)
-        shutil.rmtree(root / f"floor{i}", ignore_errors=True)
+    for _ in range(3):
+        floors.append(floor_once(spark, config, root))
         t = time.perf_counter()
         replay_stage(spark, config, run_date)
         replays.append(time.perf_counter() - t)

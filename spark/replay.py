@@ -21,7 +21,6 @@ from typing import TYPE_CHECKING, Collection, Iterable, Iterator, Optional
 from urllib.parse import unquote
 
 from pyspark.sql import DataFrame, SparkSession
-from pyspark.sql import functions as F
 from pyspark.sql.types import (BooleanType, DateType, IntegerType, LongType, StringType, StructField, StructType,
                                TimestampType)
 
@@ -96,36 +95,53 @@ def day_bounds(run_date: str | date) -> tuple[datetime, datetime]:
     return start, start + timedelta(days=1)
 
 
-def load_timelines(spark: SparkSession, config: PipelineConfig, run_date: str,
+def load_timelines(spark: Optional[SparkSession], config: PipelineConfig, run_date: str,
                    overrides=None) -> dict[str, list[Snapshot]]:
     """The configuration timeline of every observing queue manager for ``run_date``, from silver history.
 
     ``overrides`` (optional) is a callable (qmgr, kind, attrs, valid_from) -> attrs used by what-if runs.
+    The history tables are small (a few rows per object and capture), so they are read on the driver without
+    the JVM (``spark`` is not used): two Spark jobs cost 0.6 s warm and several seconds in a fresh session.
     """
     start, end = day_bounds(run_date)
-    hist = (spark.read.format("delta").load(table_path(config, "silver.config_history"))
-            .where(F.col("valid_from") < F.lit(end))
-            .where(F.col("kind") != "CHSTATUS")
-            .select("observing_qmgr", "kind", "attrs", "valid_from", "valid_to", "source_file").collect())
-    status = (spark.read.format("delta").load(table_path(config, "silver.channel_status"))
-              .where(F.col("valid_from") < F.lit(end))
-              .select("observing_qmgr", "channel", "chltype", "status", "xmitq", "substate", "valid_from",
-                      "valid_to", "source_file").collect())
+    hist = _history_rows(config, "silver.config_history", ("observing_qmgr", "kind", "attrs", "valid_from",
+                                                           "valid_to", "source_file"), end)
+    status = _history_rows(config, "silver.channel_status", ("observing_qmgr", "channel", "chltype", "status",
+                                                             "xmitq", "substate", "valid_from", "valid_to",
+                                                             "source_file"), end)
     rows: dict[str, list] = defaultdict(list)
     for r in hist:
-        attrs = dict(r.attrs)
-        if overrides is not None:
-            attrs = overrides(r.observing_qmgr, r.kind, attrs, as_utc(r.valid_from))
-        rows[r.observing_qmgr].append((r.kind, attrs, as_utc(r.valid_from), as_utc(r.valid_to), r.source_file))
-    for r in status:
-        if (r.chltype or "CLUSSDR") not in ("CLUSSDR", ""):
+        if r["kind"] == "CHSTATUS":
             continue
-        attrs = {"CHANNEL": r.channel, "CHLTYPE": r.chltype or "CLUSSDR", "STATUS": r.status,
-                 "XMITQ": r.xmitq or "", "SUBSTATE": r.substate or ""}
+        attrs = dict(r["attrs"] or ())
         if overrides is not None:
-            attrs = overrides(r.observing_qmgr, "CHSTATUS", attrs, as_utc(r.valid_from))
-        rows[r.observing_qmgr].append(("CHSTATUS", attrs, as_utc(r.valid_from), as_utc(r.valid_to), r.source_file))
+            attrs = overrides(r["observing_qmgr"], r["kind"], attrs, as_utc(r["valid_from"]))
+        rows[r["observing_qmgr"]].append((r["kind"], attrs, as_utc(r["valid_from"]), as_utc(r["valid_to"]),
+                                          r["source_file"]))
+    for r in status:
+        if (r["chltype"] or "CLUSSDR") not in ("CLUSSDR", ""):
+            continue
+        attrs = {"CHANNEL": r["channel"], "CHLTYPE": r["chltype"] or "CLUSSDR", "STATUS": r["status"],
+                 "XMITQ": r["xmitq"] or "", "SUBSTATE": r["substate"] or ""}
+        if overrides is not None:
+            attrs = overrides(r["observing_qmgr"], "CHSTATUS", attrs, as_utc(r["valid_from"]))
+        rows[r["observing_qmgr"]].append(("CHSTATUS", attrs, as_utc(r["valid_from"]), as_utc(r["valid_to"]),
+                                          r["source_file"]))
     return {qm: tl for qm, rs in rows.items() if (tl := timeline_from_history(qm, rs, start, end))}
+
+
+def _history_rows(config: PipelineConfig, key: str, columns: tuple[str, ...], end: datetime) -> list[dict]:
+    """Rows of a silver history table that begin before ``end``, in a fixed order (whatever order the files
+    come in, the same rows give the same timeline)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+    from deltalake import DeltaTable
+
+    tab = DeltaTable(table_path(config, key)).to_pyarrow_table(columns=list(columns))
+    tab = tab.filter(pc.less(tab.column("valid_from"), pa.scalar(end, tab.schema.field("valid_from").type)))
+    rows = tab.to_pylist()
+    rows.sort(key=lambda r: tuple("" if r[c] is None else str(r[c]) for c in columns))
+    return rows
 
 
 def _arrow_schema():
