@@ -310,13 +310,9 @@ class SenderReplay:
                         self._wait(self._routed_row(event(i), res, self.timeline[self._applied].time))
                     append(code)
                     continue
-            req = requests.get(rk)
-            if req is None:
-                # Only the side of the IGQ limit matters to a result (the steps never read the size).
-                req = requests[rk] = Request(rk[0], rk[1], rk[2], rk[3], size)
-            res = router.route(req, bind=binds[i], handle=handles[i], group_id=groups[i],
+            res = router.route(self._request(rk, size), bind=binds[i], handle=handles[i], group_id=groups[i],
                                logical_order=logical[i])
-            if res.error is None and res.channel in self._holding_now and res.path == "cluster":
+            if res.error is None and self._waits(res):
                 self._wait(self._routed_row(event(i), res, self.timeline[self._applied].time))
                 append(-1)
                 continue
@@ -335,18 +331,26 @@ class SenderReplay:
         self._igq_max = self.router.view.igq_max_message if self.router is not None else 0
         self._holding_now = frozenset(ch for ch, st in self._states.items() if state_tier(st) >= HOLDING_TIER)
 
-    def _plain_entry(self, rk: tuple, size: int):
+    def _request(self, rk: tuple, size: int) -> Request:
         req = self._requests.get(rk)
         if req is None:
+            # Only the side of the IGQ limit matters to a result (the steps never read the size).
             req = self._requests[rk] = Request(rk[0], rk[1], rk[2], rk[3], size)
-        prep = self.router.lru_prepared(req)
+        return req
+
+    def _waits(self, res: Route) -> bool:
+        """A route over a channel that is not moving messages now: the message waits on its transmission queue."""
+        return res.channel in self._holding_now and res.path == "cluster"
+
+    def _plain_entry(self, rk: tuple, size: int):
+        prep = self.router.lru_prepared(self._request(rk, size))
         return (prep, [None] * len(prep.cands)) if prep is not None else False
 
     def _plain_code(self, rk: tuple, prep, idx: int) -> int:
         """The result code of candidate ``idx`` for request ``rk`` while this snapshot holds; -1 when the message
         waits behind its channel."""
         res = self.router.lru_route(prep, idx, self._requests[rk])
-        if res.channel in self._holding_now and res.path == "cluster":
+        if self._waits(res):
             return -1
         return self._code(res, self.timeline[self._applied].time)
 

@@ -141,7 +141,7 @@ def replay_stage(spark: SparkSession, config: PipelineConfig, run_date: str, pro
     if (senders or cluster) and whatif is None:
         raise ValueError("a run narrowed to some senders or a cluster must be a what-if run (give it a name)")
     out = output_config(config, whatif)
-    timelines = load_timelines(spark, config, run_date, whatif.apply if whatif else None)
+    timelines = load_timelines(config, run_date, whatif.apply if whatif else None)
     queues = None
     if cluster:
         queues = sorted({i.queue for tl in timelines.values() for snap in tl for i in snap.view.instances
@@ -159,7 +159,7 @@ def detect_stage(spark: SparkSession, config: PipelineConfig, run_date: str, run
     # Not cached: each use reads only the columns it needs from the staged table.
     replayed = (spark.read.format("delta").load(_staging(out, "routing_replay"))
                 .where(F.col("run_date") == F.lit(run_date).cast("date")))
-    timelines = load_timelines(spark, config, run_date, whatif.apply if whatif else None)
+    timelines = load_timelines(config, run_date, whatif.apply if whatif else None)
     stuck = stuck_messages(spark, config, run_date, replayed)
     dist = distribution(spark, config, run_date, replayed, timelines)
     _write_date(stuck, _staging(out, "stuck_messages"), run_date)

@@ -95,13 +95,12 @@ def day_bounds(run_date: str | date) -> tuple[datetime, datetime]:
     return start, start + timedelta(days=1)
 
 
-def load_timelines(spark: Optional[SparkSession], config: PipelineConfig, run_date: str,
-                   overrides=None) -> dict[str, list[Snapshot]]:
+def load_timelines(config: PipelineConfig, run_date: str, overrides=None) -> dict[str, list[Snapshot]]:
     """The configuration timeline of every observing queue manager for ``run_date``, from silver history.
 
     ``overrides`` (optional) is a callable (qmgr, kind, attrs, valid_from) -> attrs used by what-if runs.
     The history tables are small (a few rows per object and capture), so they are read on the driver without
-    the JVM (``spark`` is not used): two Spark jobs cost 0.6 s warm and several seconds in a fresh session.
+    the JVM: two Spark jobs cost 0.6 s warm and several seconds in a fresh session.
     """
     start, end = day_bounds(run_date)
     hist = _history_rows(config, "silver.config_history", ("observing_qmgr", "kind", "attrs", "valid_from",
@@ -404,7 +403,7 @@ def sender_batches(sender: SenderInput, queues: Optional[Collection[str]] = None
     # Spark's Parquet timestamps (INT96) read as naive nanoseconds; the replay takes UTC microseconds.
     tab = tab.set_column(tab.schema.get_field_index("put_time"), "put_time",
                          tab.column("put_time").cast(pa.timestamp("us", "UTC")))
-    tab = tab.add_column(0, "sending_qmgr", pa.array([sender.sending_qmgr] * tab.num_rows, pa.string()))
+    tab = tab.add_column(0, "sending_qmgr", pa.repeat(pa.scalar(sender.sending_qmgr, pa.string()), tab.num_rows))
     yield from tab.to_batches(max_chunksize=batch_rows)
 
 
@@ -420,7 +419,7 @@ def replay_messages(spark: SparkSession, config: PipelineConfig, run_date: str, 
     ``reference``: take the reference path (a PutEvent and a ReplayRow per message) instead of the fast one."""
     start, end = day_bounds(run_date)
     if timelines is None:
-        timelines = load_timelines(spark, config, run_date)
+        timelines = load_timelines(config, run_date)
     _, inputs = sender_inputs(config, run_date, senders)
     if not inputs:
         return spark.createDataFrame([], REPLAY_SCHEMA)
