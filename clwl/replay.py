@@ -88,7 +88,7 @@ class ReplayRow:
     xmitq: Optional[str]
     path: Optional[str]
     decided_by: Optional[str]
-    reallocatable: bool
+    reallocatable: Optional[bool]  # None when the put failed (no message was put)
     not_reallocatable_reason: Optional[str]
     trace: str
     error: Optional[str]
@@ -111,6 +111,13 @@ class ReplayRow:
         if self.error or self.held:
             return None
         return self.released_at or self.put_time
+
+    @property
+    def stayed(self) -> bool:
+        """It waited behind a channel that moved nothing and stayed there (not eligible for re-allocation, or
+        that channel still its most favourable destination): what stuck_messages lists. A message re-allocated
+        away to a working channel waited too, but did not stay."""
+        return self.held_from is not None and self.stay_reason is not None
 
     @property
     def agrees(self) -> Optional[bool]:
@@ -225,11 +232,18 @@ class SenderReplay:
                 continue
             row.reallocations += 1
             row.final_qmgr, row.final_channel, row.final_xmitq = res.qmgr, res.channel, res.xmitq
-            row.stay_reason = row.stay_detail = None
             if res.channel is not None and self._holding(res.channel):
+                # Re-allocated to a channel that is not moving messages either (the best left is in the same
+                # tier): it now waits there, and stays for the reason the re-driven algorithm chose it.
                 row.held_from = at
+                row.hold_state = self._states.get(res.channel)
+                row.stay_reason = "still-most-favourable"
+                row.stay_detail = STAY_BECAUSE.get(res.decided_by, res.decided_by)
                 self.waiting.setdefault(res.channel, []).append(row)
             else:
+                # Re-allocated away (002): it left the transmission queue for a working channel, so it did
+                # not stay and is not stuck; held_from / released_at keep when it waited and when it moved.
+                row.stay_reason = row.stay_detail = None
                 row.released_at = at
                 yield row
         self.waiting[channel] = stay
@@ -251,8 +265,10 @@ class SenderReplay:
             res = self.router.route(req, bind=ev.bind, handle=ev.open_handle, group_id=ev.group_id,
                                     logical_order=ev.logical_order)
         if isinstance(res, RouteError):
+            # A put that failed put no message anywhere: whether it could be re-allocated is not a question
+            # (reallocatable None, not True).
             yield ReplayRow(ev.msg_id, ev.put_time, ev.queue, ev.target_qmgr, ev.bind, ev.length, None, None,
-                            None, None, None, True, None, res.detail, res.error, res.reason, config_time,
+                            None, None, None, None, None, res.detail, res.error, res.reason, config_time,
                             ev.observed_qmgr)
             return
         row = self._routed_row(ev, res, config_time)

@@ -1,7 +1,7 @@
 """Detection on the replay: messages stuck behind a channel, and distributions that differ from the prediction.
 
 stuck_messages: every message that waited on a transmission queue behind a RETRYING/STOPPED channel in the
-replay, with why it stayed (not eligible for re-allocation, and which bind / named-queue-manager reason; or
+replay and stayed there (a message re-allocated away to a working channel is not stuck), with why it stayed (not eligible for re-allocation, and which bind / named-queue-manager reason; or
 still the most favourable destination, and which attribute decided), plus messages a transmission queue
 browse shows sitting there although the replay had them delivered (the channel failed between captures).
 
@@ -75,9 +75,11 @@ def stuck_messages(spark: SparkSession, config: PipelineConfig, run_date: str, r
                .agg(F.min("capture_time").alias("seen_at"), F.first("xmitq").alias("seen_xmitq")))
     # The browses are small (the messages on transmission queues at capture times): broadcast them.
     r = replayed.join(F.broadcast(browsed), F.upper(replayed.msg_id) == browsed.b_msg_id, "left")
-    waited = F.col("held_from").isNotNull()
+    # Stuck: it waited behind a channel that moved nothing and stayed there (stay_reason says why). A message
+    # re-allocated away to a working channel waited too, but left the transmission queue (002): not stuck.
+    waited = F.col("held_from").isNotNull() & F.col("stay_reason").isNotNull()
     # Seen on a transmission queue although the replay delivered it: the channel failed between captures.
-    missed = F.col("held_from").isNull() & F.col("seen_at").isNotNull() & F.col("error").isNull()
+    missed = (F.col("held_from").isNull() & F.col("seen_at").isNotNull() & F.col("error").isNull())
     end_ts = F.lit(end).cast("timestamp")
 
     def pick(held, seen, name: str):

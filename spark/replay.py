@@ -50,7 +50,7 @@ REPLAY_SCHEMA = StructType([
     StructField("xmitq", StringType()),
     StructField("path", StringType()),
     StructField("decided_by", StringType()),
-    StructField("reallocatable", BooleanType(), False),
+    StructField("reallocatable", BooleanType()),  # null when the put failed
     StructField("not_reallocatable_reason", StringType()),
     StructField("trace", StringType()),
     StructField("error", StringType()),
@@ -175,7 +175,7 @@ def _row_batches(run_date: date, profile: str):
 
 def _no_config_row(run_date: date, qm: str, ev: PutEvent, profile: str) -> tuple:
     return (run_date, qm, ev.msg_id, ev.put_time, ev.queue, ev.target_qmgr, ev.bind, ev.length,
-            None, None, None, None, None, True, None, f"no configuration captured on {qm}", "NO_CONFIGURATION",
+            None, None, None, None, None, None, None, f"no configuration captured on {qm}", "NO_CONFIGURATION",
             None, None, 0, None, None, None, False, None, None, None, None, None, None, ev.observed_qmgr, None,
             profile)
 
@@ -249,7 +249,7 @@ def _replay_partitions(timelines: dict[str, list[Snapshot]], run_date: date, end
             cols["xmitq"].append(res.xmitq if ok else None)
             cols["path"].append(res.path if ok else None)
             cols["decided_by"].append(res.decided_by if ok else None)
-            cols["reallocatable"].append(res.reallocatable if ok else True)
+            cols["reallocatable"].append(res.reallocatable if ok else None)
             cols["not_reallocatable_reason"].append(res.not_reallocatable_reason if ok else None)
             cols["trace"].append(res.summary if ok else res.detail)
             cols["error"].append(None if ok else res.error)

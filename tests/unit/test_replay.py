@@ -142,3 +142,48 @@ def test_samples_replay_matches_the_generators_independent_routing(qm):
         assert dict(counts) == {(q, d): n for q, per in want["by_queue_and_destination"].items()
                                 for d, n in per.items()}
         assert all(r.agrees for r in rows if r.observed_qmgr)
+
+
+def test_a_message_reallocated_away_did_not_stay():
+    """002: "re-allocated messages leave the transmission queue"; only those not eligible, or for which the
+    stopped channel is still the most favourable destination, stay. The replay marks exactly those with a
+    stay reason (what stuck_messages keeps): in the scenario of
+    test_retrying_channel_holds_only_what_must_stay_and_moves_the_rest, messages 2 and 4 waited behind TO.QM3
+    and were re-allocated to QM2 at 07:00: no stay reason. Messages 1 and 3 waited behind TO.QM2, which was
+    (tied) the most favourable until it ran again at 07:00: they stayed (1 eligible: step 12; 3 bound on open)."""
+    tl = [Snapshot(T0, view({"QM2": "RETRYING", "QM3": "RETRYING"})),
+          Snapshot(T0 + timedelta(hours=1), view({"QM2": "RUNNING", "QM3": "RETRYING"}))]
+    events = [ev(1, 1), ev(2, 2), ev(3, 3, bind="open", open_handle="h1"), ev(4, 4)]
+    rows = {r.msg_id[-1]: r for r in replay("QM1", tl, events)}
+    for k in "24":
+        assert rows[k].reallocations == 1 and rows[k].held_from == rows[k].put_time
+        assert rows[k].stay_reason is None and rows[k].stay_detail is None and not rows[k].stayed
+    assert rows["1"].stayed and rows["1"].stay_reason == "still-most-favourable"
+    assert "least recently used (step 12)" == rows["1"].stay_detail
+    assert rows["3"].stayed and (rows["3"].stay_reason, rows["3"].stay_detail) == ("not-reallocatable",
+                                                                                   "bind-on-open")
+
+
+def test_reallocated_to_a_channel_that_moves_nothing_either_waits_there_with_its_reason():
+    """Three instances, all channels RETRYING at 06:00 (tier 3 of steps 6-9 for all: step 12 alternates QM2,
+    QM3, QM4). At 07:00 TO.QM3 is STOPPED (tier 4) while TO.QM2 and TO.QM4 are still RETRYING (tier 3): QM3's
+    waiting message is re-driven, steps 6-9 keep QM2 and QM4 (the best tier left), so it moves to one of
+    them and waits there: it stays, as the most favourable destination, in that channel's state (RETRYING),
+    never with an empty reason."""
+    tl = [Snapshot(T0, view({"QM2": "RETRYING", "QM3": "RETRYING", "QM4": "RETRYING"})),
+          Snapshot(T0 + timedelta(hours=1), view({"QM2": "RETRYING", "QM3": "STOPPED", "QM4": "RETRYING"}))]
+    rows = {r.msg_id[-1]: r for r in replay("QM1", tl, [ev(1, 1), ev(2, 2), ev(3, 3)])}
+    assert [rows[k].qmgr for k in "123"] == ["QM2", "QM3", "QM4"]
+    moved = rows["2"]
+    assert moved.reallocations == 1 and moved.final_qmgr in ("QM2", "QM4") and moved.held
+    assert moved.held_from == T0 + timedelta(hours=1) and moved.hold_state == "RETRYING"
+    assert moved.stay_reason == "still-most-favourable" and moved.stay_detail and moved.stayed
+    assert all(r.held and r.stayed for r in rows.values())
+
+
+def test_a_put_that_failed_is_neither_reallocatable_nor_not():
+    """A put that fails (2268: every instance PUT(DISABLED); 2085: unknown queue) puts no message: the
+    replay's reallocatable is None, not True."""
+    v = view({"QM2": "RUNNING"})
+    rows = list(replay("QM1", [Snapshot(T0, v)], [PutEvent("A" * 48, T0 + timedelta(minutes=1), "NO.SUCH.Q")]))
+    assert rows[0].error == "MQRC_UNKNOWN_OBJECT_NAME" and rows[0].reallocatable is None
