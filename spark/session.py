@@ -191,6 +191,12 @@ def get_spark(master: str | None = None, app_name: str = "clwl", conf: dict | No
         # Bind to loopback: a CI container's or laptop's hostname may not resolve to a usable address.
         settings["spark.driver.bindAddress"] = "127.0.0.1"
         settings["spark.driver.host"] = "127.0.0.1"
+    secret = os.environ.get("CLWL_SPARK_AUTH_SECRET", "")
+    if secret and not _is_local(master):
+        # A cluster that requires authentication (docker-compose.yml: spark.authenticate with a shared secret):
+        # the secret comes from the environment only, never from a file in the repository.
+        settings["spark.authenticate"] = "true"
+        settings["spark.authenticate.secret"] = secret
     baked = baked_delta_jars()
     if baked:
         # Containers: jars baked into the image; on the driver's class path and shipped to the executors.

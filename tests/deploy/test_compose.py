@@ -52,6 +52,26 @@ RUNTIME_RESOLUTION = re.compile(r"spark\.jars\.packages|--packages\b")
 # --------------------------------------------------------------------------------------------------- helpers
 
 
+def with_defaults(text: str) -> str:
+    """``text`` as compose would interpolate it with no variable set: ${X:-d} / ${X-d} -> d."""
+    return re.sub(r"\$\{[A-Za-z_][A-Za-z0-9_]*:?-([^}]*)\}", r"\1", text)
+
+
+def published(service: dict) -> list[tuple[str, str, str]]:
+    """(host address, host port, container port) of each published port, defaults applied; an address
+    left out is compose's default, every interface ("0.0.0.0")."""
+    out = []
+    for spec in service.get("ports", []):
+        parts = with_defaults(str(spec)).split(":")
+        if len(parts) == 3:
+            out.append((parts[0], parts[1], parts[2]))
+        elif len(parts) == 2:
+            out.append(("0.0.0.0", parts[0], parts[1]))
+        else:
+            out.append(("0.0.0.0", parts[0], parts[0]))
+    return out
+
+
 def is_var_ref(value: object) -> bool:
     """The whole value is one compose variable reference: ${NAME}, ${NAME:?msg}, ${NAME:-default}, ..."""
     return isinstance(value, str) and VAR_REF.fullmatch(value) is not None
@@ -400,7 +420,8 @@ def test_required_environment(services):
             assert is_var_ref(env.get(key)), f"{name}: {key} must come from a ${{VAR}}"
     # the execution API URL and the Spark master URL point at what the services really serve
     api = urlsplit(EXECUTION_API_URL)
-    assert api.hostname in services and f"{api.port}:{api.port}" in services[api.hostname].get("ports", [])
+    assert api.hostname in services and (str(api.port), str(api.port)) in [
+        p[1:] for p in published(services[api.hostname])]
     assert api.port is not None and f"localhost:{api.port}/" in str(services[api.hostname]["healthcheck"])
     master = urlsplit(SPARK_MASTER_URL)
     command = [str(c) for c in services["spark-master"]["command"]]
@@ -410,14 +431,36 @@ def test_required_environment(services):
 
 
 def test_host_ports_do_not_clash(services):
-    published = []
-    for name, svc in services.items():
-        for port in svc.get("ports", []):
-            host = str(port).rsplit(":", 1)[0] if ":" in str(port) else str(port)
-            published.append((host, name))
-    hosts = [h for h, _ in published]
-    assert len(hosts) == len(set(hosts)), f"host ports used twice: {sorted(published)}"
-    assert "8081:8080" in services["spark-master"]["ports"] and "7077:7077" in services["spark-master"]["ports"]
+    ports = [(addr, host, name) for name, svc in services.items() for addr, host, _ in published(svc)]
+    hosts = [h for _, h, _ in ports]
+    assert len(hosts) == len(set(hosts)), f"host ports used twice: {sorted(ports)}"
+    master = [p[1:] for p in published(services["spark-master"])]
+    assert ("8081", "8080") in master and ("7077", "7077") in master
+
+
+def test_every_published_port_is_bound_to_loopback_by_default(services):
+    """Compose publishes a port on every interface unless an address is given: Spark's master port would let
+    anyone who reaches it run code with the lake mounted. Every port names 127.0.0.1 (CLWL_BIND_ADDRESS)."""
+    ports = [(name, p) for name, svc in services.items() for p in published(svc)]
+    assert ports, "no published ports found"
+    wide = [(name, p) for name, p in ports if p[0] != "127.0.0.1"]
+    assert not wide, f"published beyond loopback: {wide}"
+
+
+def test_spark_requires_authentication_with_a_secret_from_the_environment(compose, services):
+    """The master and worker daemons run with spark.authenticate and a secret that .env must provide (no
+    default, like every credential), and the Airflow tasks (the driver) get the same secret."""
+    for name in ("spark-master", "spark-worker"):
+        opts = str(env_of(services[name]).get("SPARK_DAEMON_JAVA_OPTS", ""))
+        assert "-Dspark.authenticate=true" in opts, name
+        m = re.search(r"-Dspark\.authenticate\.secret=(\$\{[^}]*\}|\S+)", opts)
+        assert m and is_var_ref(m.group(1)) and ":?" in m.group(1), f"{name}: secret must be a required ${{VAR}}"
+    for name in AIRFLOW_SERVICES:
+        ref = env_of(services[name]).get("CLWL_SPARK_AUTH_SECRET")
+        assert is_var_ref(ref) and ":?" in ref, f"{name}: CLWL_SPARK_AUTH_SECRET must be a required ${{VAR}}"
+    assert compose_variables(compose).get("SPARK_AUTH_SECRET") is False  # no default anywhere
+    env = parse_env_file((ROOT / ".env.example").read_text())
+    assert env.get("SPARK_AUTH_SECRET") == ("", True)
 
 
 def test_no_literal_credentials(compose):

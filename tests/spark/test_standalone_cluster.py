@@ -28,6 +28,7 @@ COMPARED = {
 }
 
 pytestmark = [pytest.mark.spark, pytest.mark.slow]
+SECRET = "test-only-" + os.urandom(8).hex()  # made per run; the driver gets it from CLWL_SPARK_AUTH_SECRET
 
 
 def _free_port() -> int:
@@ -58,7 +59,9 @@ def standalone(tmp_path):
     spark_class = Path(pyspark.__file__).parent / "bin" / "spark-class"
     env = {**os.environ, "SPARK_LOCAL_IP": "127.0.0.1", "SPARK_MASTER_HOST": "127.0.0.1",
            "SPARK_WORKER_DIR": str(tmp_path / "work"), "SPARK_LOG_DIR": str(tmp_path / "logs"),
-           "PYSPARK_PYTHON": sys.executable}
+           "PYSPARK_PYTHON": sys.executable,
+           # As docker-compose.yml runs them: the daemons require Spark authentication with a shared secret.
+           "SPARK_DAEMON_JAVA_OPTS": f"-Dspark.authenticate=true -Dspark.authenticate.secret={SECRET}"}
     port, ui, wui = _free_port(), _free_port(), _free_port()
     logs = (tmp_path / "master.log").open("w"), (tmp_path / "worker.log").open("w")
     master = subprocess.Popen([str(spark_class), "org.apache.spark.deploy.master.Master", "--host", "127.0.0.1",
@@ -95,7 +98,8 @@ def _gold(lake: Path, table: str, keys: list[str]):
 
 def _run(master: str, lake: Path, landing: Path) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "clwl.cli", "run", "--landing", str(landing), "--lake", str(lake),
-                           "--date", DATE, "--master", master], capture_output=True, text=True, timeout=1800)
+                           "--date", DATE, "--master", master], capture_output=True, text=True, timeout=1800,
+                          env={**os.environ, "CLWL_SPARK_AUTH_SECRET": SECRET})
 
 
 def test_clwl_run_on_a_standalone_cluster_equals_local_mode(standalone, tmp_path):
