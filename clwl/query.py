@@ -3,6 +3,8 @@
 Every Delta table at ``<lake>/<layer>/<table>`` (a folder with a ``_delta_log``) is addressable by its bare name
 (``routing_replay``, ``quarantine``, ...); when two layers hold the same name the bare name is the gold one,
 then silver, then bronze, and every table is also addressable as ``<layer>_<table>`` (``silver_message_events``).
+The gold tables are read at the versions ``<lake>/gold/_published.json`` names (clwl/published.py): all from
+the last publish that finished, even while another one is writing.
 
 The engine is the ``deltalake`` package's ``QueryBuilder`` (Apache DataFusion SQL over delta-rs): no JVM and
 no pyspark import. Its SQL is DataFusion's (PostgreSQL-like), not Spark SQL.
@@ -54,8 +56,78 @@ def discover_tables(lake: Path) -> dict[str, Path]:
     return names
 
 
+#: What a statement may begin with: it reads. (DataFusion also runs COPY, CREATE [EXTERNAL] TABLE / VIEW, INSERT,
+#: SET, DROP ...: COPY ... TO overwrote a published table's Parquet file, and wrote anywhere the user could.)
+READ_STATEMENTS = frozenset({"SELECT", "WITH", "EXPLAIN", "DESCRIBE", "DESC", "SHOW", "VALUES"})
+#: Words that never appear in a reading statement outside a string or a quoted name.
+WRITE_WORDS = frozenset({"COPY", "CREATE", "INSERT", "UPDATE", "DELETE", "DROP", "ALTER", "SET", "TRUNCATE",
+                         "MERGE", "PREPARE"})
+
+
+def _sql_words(sql: str) -> tuple[list[str], int]:
+    """(the upper-cased bare words of ``sql`` outside strings, quoted names and comments, the number of
+    statements). One pass over the text: linear in its length."""
+    words: list[str] = []
+    statements, has_content = 0, False
+    i, n = 0, len(sql)
+    while i < n:
+        c = sql[i]
+        if c in "'\"`":  # a string or a quoted name; doubled quotes escape
+            j = i + 1
+            while j < n:
+                if sql[j] == c:
+                    if j + 1 < n and sql[j + 1] == c:
+                        j += 2
+                        continue
+                    break
+                j += 1
+            i, has_content = j + 1, True
+        elif sql.startswith("--", i):
+            j = sql.find("\n", i)
+            i = n if j < 0 else j + 1
+        elif sql.startswith("/*", i):
+            j = sql.find("*/", i + 2)
+            i = n if j < 0 else j + 2
+        elif c == ";":
+            statements += has_content
+            has_content = False
+            i += 1
+        elif c.isalpha() or c == "_":
+            j = i + 1
+            while j < n and (sql[j].isalnum() or sql[j] == "_"):
+                j += 1
+            words.append(sql[i:j].upper())
+            i, has_content = j, True
+        else:
+            has_content = has_content or not c.isspace()
+            i += 1
+    return words, statements + has_content
+
+
+def read_only_problem(sql: str) -> str | None:
+    """Why ``sql`` is refused (one line), or None when it only reads: one statement that begins with a reading
+    word (SELECT, WITH, EXPLAIN, DESCRIBE, SHOW, VALUES, or a parenthesis) and has no writing word anywhere."""
+    words, statements = _sql_words(sql)
+    if statements == 0 or not words and not sql.strip().startswith("("):
+        return "no SQL statement given"
+    if statements > 1:
+        return "refused: more than one statement; clwl query runs one reading statement"
+    if not (words and words[0] in READ_STATEMENTS):
+        return (f"refused: {words[0] if words else 'this'} is not a reading statement; only SELECT, WITH, "
+                f"EXPLAIN, DESCRIBE, SHOW and VALUES run")
+    writes = sorted(set(words) & WRITE_WORDS)
+    if writes:
+        return (f"refused: {', '.join(writes)} writes, and clwl query only reads (a column of that name: quote "
+                f"it, \"{writes[0].lower()}\")")
+    return None
+
+
 def run_query(sql: str, lake: Path):
-    """The answer as a pyarrow Table."""
+    """The answer as a pyarrow Table. Only reading statements run (:func:`read_only_problem`), checked before
+    anything is opened."""
+    problem = read_only_problem(sql)
+    if problem:
+        raise QueryError(problem)
     lake = Path(lake)
     if not lake.is_dir():
         raise QueryError(f"no lake at {lake} (give --lake DIR, or set CLWL_LAKE)")
@@ -65,11 +137,23 @@ def run_query(sql: str, lake: Path):
     except ImportError as exc:
         raise QueryError(f"the deltalake and pyarrow packages are needed ({exc}); install the 'pipeline' extra") \
             from None
+    from clwl.published import PublishedError, read_published
+
     qb = QueryBuilder({"datafusion.catalog.information_schema": "true"})  # SHOW TABLES, information_schema
+    try:  # gold tables are read at the versions of the last finished publish, all from one reading of the file
+        published = read_published(lake / "gold")
+    except PublishedError as exc:
+        raise QueryError(str(exc)) from None
     tables = discover_tables(lake)
-    for name, path in tables.items():
+    for name, path in list(tables.items()):
+        version = None
+        if path.parent == lake / "gold":
+            if not published.visible(path.name):  # its first publish has not finished
+                del tables[name]
+                continue
+            version = published.version(path.name)
         try:
-            qb.register(name, DeltaTable(str(path)))
+            qb.register(name, DeltaTable(str(path), version=version))
         except Exception as exc:
             raise QueryError(f"cannot read the Delta table {path}: {_one_line(exc)}") from None
     try:
