@@ -9,7 +9,8 @@ Standard library only, deterministic: running it again reproduces every file byt
 How it works: the estate (queue managers, channels, cluster queues, the events of the two days) is
 declared below; the applications' puts are generated from seeded random streams; every put is routed by a
 small, self-contained replay of the CLWL algorithm (the default profile as ``docs/cli-contract.md`` reads
-it) so that the transmission queue browses, channel status, ``observed_*`` columns and the receiving
+it), messages behind a channel that cannot connect wait and are re-allocated at its failed retries (002), so
+that the transmission queue browses, channel status, ``observed_*`` columns and the receiving
 queue managers' accounting all agree with one another. Then each artefact is rendered in the real output
 format of the MQ tool that produces it (runmqsc, MQ REST runCommandJSON, amqsbcg, dmpmqmsg, amqsmon).
 ``samples/README.md`` tells the story; ``samples/facts.json`` holds the generator's own ground truth.
@@ -176,6 +177,50 @@ TOQM3_BACK = T("2026-11-20 16:52:00")  # next long retry of the senders succeeds
 QM4_ORDERS_DISABLED = T("2026-11-20 17:55:00")  # ALTER QLOCAL(APP.ORDERS) PUT(DISABLED) on QM4
 BROWSE_AT = T("2026-11-20 15:30:00")  # transmission queue browses on QM1 (amqsbcg) and QM5 (dmpmqmsg)
 SHORTRTY, SHORTTMR, LONGRTY, LONGTMR = 10, 60, 999999999, 600
+# A firewall change between QM5's site and the back ends' network resets QM5's cluster-sender connections to
+# QM2, QM3 and QM4 at 09:52 (each channel notices a few seconds apart). The rule for one back end is put right
+# first: its next long retry at 10:52 succeeds while the other two still fail (their retries re-allocate the
+# eligible messages waiting for them to it); the other two come back at their 11:52 retries.
+NET_DOWN = T("2026-11-20 09:52:00")
+NET_FIRST_BACK = "QM2"  # the back end whose path is restored first
+
+
+@dataclass(frozen=True)
+class Outage:
+    """A cluster-sender channel that cannot connect: RETRYING from down (the first failed attempt) until back
+    (the retry that succeeds). sender None: every sending queue manager's channel to dest."""
+
+    sender: str | None
+    dest: str
+    down: datetime
+    back: datetime
+
+    def applies(self, sender: str, dest: str) -> bool:
+        return self.dest == dest and self.sender in (None, sender)
+
+    def retry_times(self) -> list[datetime]:
+        """The failed connection attempts (the first failure, SHORTRTY short retries, then long retries until
+        back); each one re-drives the re-allocation of the messages waiting for the channel."""
+        ts = [self.down + timedelta(seconds=SHORTTMR * i) for i in range(SHORTRTY + 1)]
+        t = ts[-1]
+        while True:
+            t += timedelta(seconds=LONGTMR)
+            if t >= self.back:
+                break
+            ts.append(t)
+        return ts
+
+
+def _net_outage(dest: str, i: int) -> Outage:
+    down = NET_DOWN + timedelta(seconds=4 + 7 * i)
+    long_retries = 5 if dest == NET_FIRST_BACK else 11  # 10:52 / 11:52 (+ the channel's offset)
+    return Outage("QM5", dest, down, down + timedelta(seconds=SHORTTMR * SHORTRTY + LONGTMR * long_retries))
+
+
+NET_OUTAGES = [_net_outage(d, i) for i, d in enumerate(["QM2", "QM3", "QM4"])]
+OUTAGES = [Outage(None, "QM3", QM3_CRASH, TOQM3_BACK)] + NET_OUTAGES
+for _o in OUTAGES:
+    assert _o.back == _o.retry_times()[-1] + timedelta(seconds=LONGTMR), _o  # back on the retry schedule
 ADMIN_EVENTS = {  # changes a back end publishes to the full repositories (its channels to them start)
     "QM2": [QM2_WEIGHT_CHANGE],
     "QM3": [QM3_RESTART],
@@ -220,8 +265,15 @@ def put_altered(queue: str, host: str, t: datetime) -> datetime:
     return QUEUE_CREATED[(queue, host)] + timedelta(seconds=41)
 
 
-def retrying(to_qm: str, t: datetime) -> bool:
-    return to_qm == "QM3" and QM3_CRASH <= t < TOQM3_BACK
+def outage(sender: str, to_qm: str, t: datetime) -> Outage | None:
+    """The outage of sender's cluster-sender channel to to_qm in force at t (None: the channel can connect)."""
+    if sender not in SENDERS:
+        return None
+    return next((o for o in OUTAGES if o.applies(sender, to_qm) and o.down <= t < o.back), None)
+
+
+def retrying(sender: str, to_qm: str, t: datetime) -> bool:
+    return outage(sender, to_qm, t) is not None
 
 
 def clwluseq(qm: str, queue: str) -> str:
@@ -302,9 +354,14 @@ class Put:
     channel: str = ""
     xmitq: str = ""
     decided_at: datetime | None = None
-    stuck: bool = False
+    stuck: bool = False  # waited behind a channel that could not connect and stayed there until it came back
     sent: datetime | None = None
     arrive: datetime | None = None
+    # waits on a transmission queue: (from, until, destination, channel, xmitq)
+    holds: list[tuple[datetime, datetime, str, str, str]] = field(default_factory=list)
+    # re-allocations: (when, from destination, to destination)
+    reallocs: list[tuple[datetime, str, str]] = field(default_factory=list)
+    first_dest: str = ""  # the destination chosen at put time
 
     @property
     def token(self) -> bytes:
@@ -505,8 +562,8 @@ class Router:
                 hosts = resumed or hosts
             remote = [h for h in hosts if h != self.sender]  # steps 6-9: channel-state tiers
             if remote:
-                best = min(2 if retrying(h, t) else 0 for h in remote)
-                remote = [h for h in remote if (2 if retrying(h, t) else 0) == best]
+                best = min(2 if retrying(self.sender, h, t) else 0 for h in remote)
+                remote = [h for h in remote if (2 if retrying(self.sender, h, t) else 0) == best]
             cands = ([self.sender] if self.sender in hosts else []) + remote
         # step 12: lowest DestSeqFactor, then lowest DestSeqNumber, then QM name, then channel name
         best = min(cands, key=lambda q: (self.factor.get(q, 0.0), self.seqno.get(q, 0), q,
@@ -529,9 +586,50 @@ def route_day(puts: list[Put], probe: tuple | None = None) -> list[datetime]:
     found: list[datetime] = []
     if not puts:
         return found
-    r = Router(puts[0].sender)
+    sender, day = puts[0].sender, mq_date(puts[0].t)
+    r = Router(sender)
     bound: dict[tuple[str, str], str] = {}
+    waiting: dict[str, list[Put]] = {}  # destination -> messages on the transmission queue for its channel
+    # The channel events of the day: each failed connection attempt re-drives the waiting messages (kind 1),
+    # the attempt that succeeds delivers what is still waiting (kind 0).
+    events = sorted([(o.back, 0, o) for o in OUTAGES if o.applies(sender, o.dest) and mq_date(o.back) == day]
+                    + [(t, 1, o) for o in OUTAGES if o.applies(sender, o.dest) for t in o.retry_times()
+                       if mq_date(t) == day], key=lambda e: (e[0], e[1], e[2].dest))
+
+    def channel_events(until: datetime | None) -> None:
+        while events and (until is None or events[0][0] <= until):
+            at, kind, o = events.pop(0)
+            queue = waiting.get(o.dest, [])
+            if kind == 0:  # the channel runs again and drains its backlog, in order
+                for i, m in enumerate(queue):
+                    m.sent = at + timedelta(milliseconds=350 + 40 * i)
+                    m.arrive = m.sent + timedelta(milliseconds=20)
+                    m.holds.append((m.t, m.sent, m.dest, m.channel, m.xmitq))
+                    m.stuck = True
+                waiting[o.dest] = []
+                continue
+            # A failed retry: every waiting message that can be re-allocated is routed again (002). It moves
+            # only to a destination whose channel is in a better state than this one; while every alternative
+            # retries too, this channel is still as favourable as any, and the message stays. Re-driving is not
+            # a new put: the routing state is left as it was (Router.peek).
+            stay, moved = [], 0
+            for m in queue:
+                best = r.peek(m.queue, m.target, at) if m.token != ZERO_TOKEN else m.dest
+                if best == m.dest or retrying(sender, best, at):
+                    stay.append(m)
+                    continue
+                assert best != sender, "re-allocated to a local instance: not in the samples"
+                m.holds.append((m.t, at, m.dest, m.channel, m.xmitq))
+                m.reallocs.append((at, m.dest, best))
+                m.dest, m.channel = best, f"TO.{best}"
+                m.xmitq = xmitq_for(sender, m.channel)
+                m.sent = at + timedelta(milliseconds=310 + 40 * moved)
+                m.arrive = m.sent + timedelta(milliseconds=20)
+                moved += 1
+            waiting[o.dest] = stay
+
     for i, p in enumerate(puts):
+        channel_events(p.t)
         if probe and i > 0:
             cand = puts[i - 1].t + timedelta(seconds=1)
             if probe[2] <= cand < min(p.t, probe[3]) and r.peek(probe[0], "", cand) == probe[1]:
@@ -548,20 +646,19 @@ def route_day(puts: list[Put], probe: tuple | None = None) -> list[datetime]:
             p.decided_at = p.t
             if key:
                 bound[key] = p.dest
+        p.first_dest = p.dest
         if p.local:
             p.arrive = p.t
             continue
         p.channel = f"TO.{p.dest}"
         p.xmitq = xmitq_for(p.sender, p.channel)
-        if retrying(p.dest, p.t):
-            p.stuck = True
+        if retrying(sender, p.dest, p.t):
+            waiting.setdefault(p.dest, []).append(p)
         else:
             p.sent = p.t + timedelta(milliseconds=80)
             p.arrive = p.sent + timedelta(milliseconds=20)
-    held = sorted((p for p in puts if p.stuck), key=lambda p: p.t)
-    for i, p in enumerate(held):  # the channel drains its backlog, in order, when it restarts
-        p.sent = TOQM3_BACK + timedelta(milliseconds=350 + 40 * i)
-        p.arrive = p.sent + timedelta(milliseconds=20)
+    channel_events(None)
+    assert not any(waiting.values()), "a message still waits at the end of the day"
     return found
 
 
@@ -647,15 +744,16 @@ class Runtime:
         if to in FULL_REPOS:  # a back end publishes an administrative change to both full repositories
             recent = [e for e in ADMIN_EVENTS.get(frm, []) if e <= t and (t - e).total_seconds() <= DISCINT]
             return max(recent) + timedelta(seconds=1 + FULL_REPOS.index(to)) if recent else None
-        if (frm, to) not in self.sends:
-            return None
+        # a channel that comes back from RETRYING starts a new instance (it runs until DISCINT, sending or not)
+        backs = [o.back for o in OUTAGES if frm in SENDERS and o.applies(frm, to)]
+        activity = sorted([(s, False) for s, _ in self.sends.get((frm, to), [])] + [(b, True) for b in backs])
         start, last = None, None
-        for s, _ in self.sends[(frm, to)]:
+        for s, back in activity:
             if s > t or s.date() != t.date():
                 if s > t:
                     break
                 continue
-            if last is None or (s - last).total_seconds() > DISCINT or (to == "QM3" and last < TOQM3_BACK <= s):
+            if back or last is None or (s - last).total_seconds() > DISCINT:
                 start = s
             last = s
         if last is None or (t - last).total_seconds() > DISCINT:
@@ -665,7 +763,7 @@ class Runtime:
     def state(self, frm: str, to: str, t: datetime) -> str:
         if frm == to:
             return "RUNNING"
-        if frm in SENDERS and retrying(to, t):
+        if retrying(frm, to, t):
             return "RETRYING"
         if frm == "QM3" and QM3_CRASH <= t < QM3_RESTART:
             return "INACTIVE"
@@ -692,8 +790,8 @@ class Runtime:
             if sender != frm:
                 continue
             for p in puts:
-                if p.stuck and p.t <= t < p.sent and (xmitq is None or p.xmitq == xmitq) \
-                        and (to is None or p.dest == to):
+                if any(t0 <= t < t1 and (xmitq is None or xq == xmitq) and (to is None or dest == to)
+                       for t0, t1, dest, _, xq in p.holds):
                     out.append(p)
         return sorted(out, key=lambda p: p.t)
 
@@ -1051,8 +1149,9 @@ def chstatus_cmd(qm: str, t: datetime, rt: Runtime) -> Cmd:
         start = rt.instance_start(frm, to, t)
         seqbase = 1000 + random.Random(seed).randint(0, 400000) + rt.sent_before(frm, to, start or t)
         if st == "RETRYING":
-            start = QM3_CRASH
-            tried = [r for r in retry_times()[1:] if r <= t]
+            o = outage(qm, rqm, t)
+            start = o.down
+            tried = [r for r in o.retry_times()[1:] if r <= t]
             shortrts = SHORTRTY - min(len(tried), SHORTRTY)
             longrts = LONGRTY - max(0, len(tried) - SHORTRTY)
             xq = len(rt.held(qm, None, t, to=rqm))
@@ -1132,23 +1231,12 @@ def put_date_time(t: datetime) -> tuple[str, str]:
     return t.strftime("%Y%m%d"), t.strftime("%H%M%S") + f"{t.microsecond // 10000:02d}"
 
 
-def retry_times() -> list[datetime]:
-    """Failed connection attempts of the cluster senders to QM3 (each one re-drives re-allocation)."""
-    ts = [QM3_CRASH + timedelta(seconds=SHORTTMR * i) for i in range(SHORTRTY + 1)]
-    t = ts[-1]
-    while True:
-        t += timedelta(seconds=LONGTMR)
-        if t >= TOQM3_BACK:
-            break
-        ts.append(t)
-    return ts
-
-
 def outer_md(p: Put, at: datetime) -> dict:
     app = APPS[p.app]
     put_t = p.t
-    if p.token != ZERO_TOKEN:  # re-allocation eligible: PutDate/PutTime follow each re-allocation attempt
-        tried = [r for r in retry_times() if p.t <= r <= at]
+    o = outage(p.sender, p.dest, at)
+    if p.token != ZERO_TOKEN and o:  # re-allocation eligible: PutDate/PutTime follow each re-allocation attempt
+        tried = [r for r in o.retry_times() if p.t <= r <= at]
         if tried:
             put_t = tried[-1] + timedelta(milliseconds=310)
     pd, pt = put_date_time(put_t)
@@ -1469,7 +1557,7 @@ CONFIG_TIMES = {
     ("QM1", "2026-11-19"): ["060000", "120000", "180000"],
     ("QM1", "2026-11-20"): ["060000", "120000", "140000", "170000", "180000"],
     ("QM5", "2026-11-19"): ["060000", "120000", "180000"],
-    ("QM5", "2026-11-20"): ["060000", "120000", "140000", "170000", "180000"],
+    ("QM5", "2026-11-20"): ["060000", "100000", "110000", "120000", "140000", "170000", "180000"],
     ("QM2", "2026-11-19"): ["060000", "120000"],
     ("QM2", "2026-11-20"): ["060000"],
     ("QM3", "2026-11-19"): ["060000"],
@@ -1586,13 +1674,34 @@ def build_facts(traffic, q1: list[Put], q5: list[Put]) -> dict:
             return "not re-allocatable: bind on open"
         if p.bind == "group" and p.logical:
             return "not re-allocatable: bind on group with logical order"
-        return "still most favourable: the only instance of the queue"
+        if len({h for q, h, _ in INSTANCES if q == p.queue}) == 1:
+            return "still most favourable: the only instance of the queue"
+        return "still most favourable: every other destination's channel was retrying too, until this one ran again"
 
     def held(ps):
         return [{"msg_id": p.msg_id.hex().upper(), "put_time": iso_ms(p.t), "queue": p.queue,
                  "dest": p.dest, "channel": p.channel, "reason": reason(p)} for p in ps]
 
-    all_held = [p for (s, _), puts in sorted(traffic.items()) for p in puts if p.stuck]
+    everything = [p for (s, _), puts in sorted(traffic.items()) for p in puts]
+    all_held = [p for p in everything if p.stuck and any(dest == "QM3" and QM3_CRASH <= t0 < TOQM3_BACK
+                                                         for t0, _, dest, _, _ in p.holds)]
+    net_day = mq_date(NET_DOWN)
+    net_held = [p for p in everything if p.sender == "QM5" and mq_date(p.t) == net_day and p.holds
+                and p.holds[0][0] < max(o.back for o in NET_OUTAGES) and p not in all_held]
+
+    def waited(p: Put) -> dict:
+        t0, t1, dest, channel, xmitq = p.holds[0]
+        out = {"msg_id": p.msg_id.hex().upper(), "put_time": iso_ms(p.t), "queue": p.queue,
+               "target_qmgr": p.target, "bind": p.bind, "first_dest": p.first_dest, "first_channel": channel,
+               "first_xmitq": xmitq}
+        if p.reallocs:
+            out.update({"reallocated_at": iso_ms(p.reallocs[-1][0]), "reallocations": len(p.reallocs)})
+        else:
+            out["reason"] = reason(p)
+        out.update({"dest": p.dest, "channel": p.channel, "xmitq": p.xmitq, "sent": iso_ms(p.sent)})
+        return out
+
+    moved = [p for p in everything if p.reallocs]
     lost: dict[str, int] = {}
     for (_, _), puts in sorted(traffic.items()):
         for p in puts:
@@ -1606,6 +1715,18 @@ def build_facts(traffic, q1: list[Put], q5: list[Put]) -> dict:
         "held_behind_TO.QM3": {"count": len(all_held), "released_at": iso_ms(TOQM3_BACK),
                                "by_sender": {s: sum(1 for p in all_held if p.sender == s) for s in SENDERS}},
         "accounting_lost_in_QM3_crash_2026-11-20_13:30-13:52": dict(sorted(lost.items())),
+        "reallocated": {"count": len(moved), "by_sender": {s: sum(1 for p in moved if p.sender == s)
+                                                           for s in SENDERS},
+                        "messages": [waited(p) for p in moved]},
+        f"network_outage_QM5_{net_day}": {
+            "channels": {f"TO.{o.dest}": {"retrying_from": iso_ms(o.down), "back": iso_ms(o.back),
+                                          "failed_attempts": len(o.retry_times())} for o in NET_OUTAGES},
+            "waited": len(net_held),
+            "reallocated": sum(1 for p in net_held if p.reallocs),
+            "stayed": sum(1 for p in net_held if not p.reallocs),
+            "stayed_not_reallocatable": sum(1 for p in net_held if not p.reallocs and p.token == ZERO_TOKEN),
+            "messages": [waited(p) for p in net_held],
+        },
         "browse_QM1_SYSTEM.CLUSTER.TRANSMIT.QUEUE_153000": held(q1),
         "browse_QM5_CLUS.XMITQ.QM_153000": held(q5),
         "route_example_QM1_2026-11-20_060000_APP.ORDERS_x10": route_example(),
@@ -1650,6 +1771,10 @@ def main(argv: list[str] | None = None) -> int:
     print(f"  held behind TO.QM3: {facts['held_behind_TO.QM3']['count']}; "
           f"in the QM1 browse: {len(facts['browse_QM1_SYSTEM.CLUSTER.TRANSMIT.QUEUE_153000'])}; "
           f"in the QM5 browse: {len(facts['browse_QM5_CLUS.XMITQ.QM_153000'])}")
+    net = facts[f"network_outage_QM5_{mq_date(NET_DOWN)}"]
+    print(f"  QM5 network outage: {net['waited']} waited, {net['reallocated']} re-allocated, {net['stayed']} stayed "
+          f"({net['stayed_not_reallocatable']} not re-allocatable); "
+          f"re-allocated in all: {facts['reallocated']['count']}")
     print(f"  route example: {' '.join(facts['route_example_QM1_2026-11-20_060000_APP.ORDERS_x10'])}")
     return 0
 
