@@ -31,9 +31,15 @@ class Captures:
 
 
 def _looks_like_json(path: Path) -> bool:
+    import codecs
+
     with open(path, "rb") as fh:
-        head = fh.read(256).lstrip()
-    return head[:1] in (b"{", b"[")
+        head = fh.read(256)
+    if head.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):  # saved as UTF-16 (Windows PowerShell)
+        head = head.decode("utf-16", "ignore").encode("utf-8", "ignore")
+    elif head.startswith(codecs.BOM_UTF8):
+        head = head[3:]
+    return head.lstrip()[:1] in (b"{", b"[")
 
 
 def parse_capture_file(path: str | os.PathLike) -> ParsedCapture:

@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
-from clwl.parse.common import InputError, ParseProblem
+from clwl.parse.common import INT64_MAX, INT64_MIN, InputError, ParseProblem, checked_int, clip
 
 __all__ = ["QueueAccountingRecord", "parse_amqsmon_text", "parse_amqsmon_file", "QUEUE_TYPES", "SKIPPED_TYPES"]
 
@@ -68,7 +68,9 @@ class _Reject(Exception):
     pass
 
 
-_LINE = re.compile(r"^(\s*)([A-Za-z][A-Za-z0-9_]*)\s*:\s?(.*?)\s*$")
+# Matched against the line without its trailing blanks (the value is what is left): "(.*?)\s*$" retried the
+# blanks at each position of the value, quadratic on a run of blanks inside it.
+_LINE = re.compile(r"(\s*+)([A-Za-z][A-Za-z0-9_]*+)\s*+:\s?(.*)")
 _INT_LIST = re.compile(r"^\[\s*(-?\d+)\s*,\s*(-?\d+)\s*\]$")
 _DATE = re.compile(r"^(\d{4})-(\d{2})-(\d{2})$")
 _TIME = re.compile(r"^(\d{2})[.:](\d{2})[.:](\d{2})$")
@@ -86,9 +88,11 @@ def _int(fields: dict[str, str], label: str) -> int | None:
     if value is None:
         return None
     try:
-        return int(value)
-    except ValueError:
-        raise _Reject(f"{label} is not an integer: {value!r}") from None
+        return checked_int(value, INT64_MIN, INT64_MAX)
+    except ValueError as exc:
+        if "out of range" in str(exc):
+            raise _Reject(f"{label} {exc}") from None
+        raise _Reject(f"{label} is not an integer: {clip(value)!r}") from None
 
 
 def _pair(fields: dict[str, str], label: str) -> tuple[int | None, int | None]:
@@ -97,8 +101,12 @@ def _pair(fields: dict[str, str], label: str) -> tuple[int | None, int | None]:
         return None, None
     match = _INT_LIST.match(value)
     if not match:
-        raise _Reject(f"{label} is not an int list [a, b]: {value!r}")
-    return int(match.group(1)), int(match.group(2))
+        raise _Reject(f"{label} is not an int list [a, b]: {clip(value)!r}")
+    try:
+        return (checked_int(match.group(1), INT64_MIN, INT64_MAX),
+                checked_int(match.group(2), INT64_MIN, INT64_MAX))
+    except ValueError as exc:
+        raise _Reject(f"{label} {exc}") from None
 
 
 def _interval(fields: dict[str, str], which: str) -> datetime:
@@ -238,7 +246,7 @@ def parse_amqsmon_text(
     for lineno, line in enumerate(text.splitlines(), 1):
         if not line.strip():
             continue
-        match = _LINE.match(line)
+        match = _LINE.fullmatch(line.rstrip())
         if match and match.group(2) == "MonitoringType" and not match.group(1):
             if cur is not None:
                 finish(cur)

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import json
+import re
 from dataclasses import dataclass, field
-from typing import Mapping
+from itertools import accumulate
+from typing import Iterator, Mapping
 
 
 class InputError(Exception):
@@ -57,3 +60,116 @@ class ParsedCapture:
     problems: list[ParseProblem] = field(default_factory=list)
     banner_qmgr: str | None = None  # from "Starting MQSC for queue manager NAME." (any language)
     fmt: str = "mqsc"  # "mqsc" or "rest"
+
+
+# ----------------------------------------------------------------------------------------------------------
+# Limits shared by the parsers: what one bad value may cost is that value's record, never the file or the run.
+
+#: MQLONG (MQMD Priority, Persistence, MsgSeqNumber, Encoding, ...) and the 32-bit integer columns.
+INT32_MIN, INT32_MAX = -(1 << 31), (1 << 31) - 1
+#: 64-bit integer columns (message lengths, accounting counts).
+INT64_MIN, INT64_MAX = -(1 << 63), (1 << 63) - 1
+
+#: JSON nested deeper than this is refused before it is decoded (the decoder recurses once per level; a real
+#: MQ REST response or put record is nested at most about 8 levels).
+MAX_JSON_DEPTH = 64
+
+
+def clip(text: str, limit: int = 40) -> str:
+    """``text`` cut for a reason: at most ``limit`` characters, with its length when cut."""
+    return text if len(text) <= limit else f"{text[:limit]}... ({len(text)} characters)"
+
+
+def checked_int(text: str, lo: int, hi: int) -> int:
+    """``int(text)`` within ``lo..hi``; :class:`ValueError` with the reason otherwise ("not an integer", "out of
+    range"). Never slower than linear: a number too long for ``int()`` is out of range, not a crash."""
+    try:
+        value = int(text)
+    except ValueError:
+        body = text.strip().lstrip("+-").replace("_", "")
+        if body.isdigit():  # only int()'s limit on the number of digits refused it
+            raise ValueError(f"{clip(text.strip())} is out of range ({lo}..{hi})") from None
+        raise ValueError(f"{clip(text)!r} is not an integer") from None
+    if not lo <= value <= hi:
+        raise ValueError(f"{clip(str(value))} is out of range ({lo}..{hi})")
+    return value
+
+
+def has_surrogate(text: str) -> bool:
+    """``text`` holds a lone surrogate (``"\\ud800"`` from a JSON escape): it cannot be written as UTF-8."""
+    if text.isascii():
+        return False
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    return False
+
+
+def escape_surrogates(text: str) -> str:
+    """``text`` with each lone surrogate written as its escape (``\\ud800``), so that it can be stored."""
+    return text.encode("utf-8", "backslashreplace").decode("utf-8") if has_surrogate(text) else text
+
+
+_JSON_NOT_BRACKETS = re.compile(r'"[^"\\]*+(?:\\.[^"\\]*+)*+"?|[^\[\]{}"]++', re.S)
+_DEPTH_STEP = {"[": 1, "{": 1, "]": -1, "}": -1}
+
+
+def json_depth(text: str) -> int:
+    """How deep the arrays and objects of JSON ``text`` nest (brackets inside strings do not count); linear."""
+    if text.count("[") + text.count("{") <= MAX_JSON_DEPTH:
+        return text.count("[") + text.count("{")  # an upper bound, enough to say "not too deep"
+    brackets = _JSON_NOT_BRACKETS.sub("", text)
+    return max(accumulate(map(_DEPTH_STEP.__getitem__, brackets)), default=0)
+
+
+def too_deep_reason(text: str) -> str | None:
+    """The reason JSON ``text`` is refused for its nesting, or None."""
+    depth = json_depth(text)
+    if depth > MAX_JSON_DEPTH:
+        return f"JSON nested deeper than {MAX_JSON_DEPTH} levels ({depth})"
+    return None
+
+
+class _BigInt(str):
+    """A JSON integer too long for ``int()`` (over 4,000 digits), kept as its digits."""
+
+
+def _json_int(digits: str):
+    return int(digits) if len(digits) <= 4000 else _BigInt(digits)
+
+
+#: The JSON decoder of the parsers: an integer too long for ``int()`` comes back as its text (a ``str``), for
+#: the value checks to refuse or keep, instead of a ValueError that would cost the whole document.
+JSON_DECODER = json.JSONDecoder(parse_int=_json_int)
+
+
+_JSON_TOKENS = re.compile(r'"[^"\\]*+(?:\\.[^"\\]*+)*+"|[\[\]{},"]', re.S)
+
+
+def json_array_elements(text: str, start: int) -> Iterator[tuple[int, int, int]]:
+    """``(start, end, depth)`` of each element of the JSON array whose ``[`` is at ``start`` (depth: how deep the
+    element nests), found without decoding anything: how an array too deep to decode is cut into its records.
+    Linear. Ends at the array's ``]``, or at the end of the text (or of an unclosed string), the last element
+    cut there."""
+    depth, deepest, sep = 0, 1, start + 1
+    for m in _JSON_TOKENS.finditer(text, start):
+        token = m.group()
+        if token == "[" or token == "{":
+            depth += 1
+            if depth > deepest:
+                deepest = depth
+        elif token == "]" or token == "}":
+            depth -= 1
+            if depth == 0:
+                if text[sep:m.start()].strip():
+                    yield sep, m.start(), deepest - 1
+                return
+        elif token == ",":
+            if depth == 1:
+                yield sep, m.start(), deepest - 1
+                sep, deepest = m.end(), 1
+        elif token == '"':  # a string that is never closed
+            break
+    if text[sep:].strip():
+        yield sep, len(text), deepest - 1

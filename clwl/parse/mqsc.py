@@ -217,10 +217,13 @@ def read_text_file(path: str | os.PathLike[str]) -> tuple[str, str]:
 
 _KEY = r"[A-Za-z][A-Za-z0-9_]*"
 _FAST_INNER = r"[^()'\n]*+(?:\([^()'\n]*+\)[^()'\n]*+)*+"
+# A key never starts inside a word (the lookbehind): retried at every letter of a long word, the key's scan
+# made a line quadratic.
 _FAST_PAIRS = re.compile(
-    r"[ \t\n]*+(?:([A-Z][A-Z0-9_]*+)(?:(\()(" + _FAST_INNER + r")\)|(?=[ \t\n]|\Z))|(.))"
+    r"[ \t\n]*+(?:(?<![A-Za-z0-9_])([A-Z][A-Z0-9_]*+)(?:(\()(" + _FAST_INNER + r")\)|(?=[ \t\n]|\Z))|(.))"
 )
 _HEADER = re.compile(r"(AMQ\d{4}[IEWS]?):")
+_NOT_BLANK = re.compile(r"[^ \t]")
 _KEY_RE = re.compile(_KEY)
 _TOKEN_RE = re.compile(r"[^ \t]+")
 _VALUE_CHUNK = re.compile(r"[^()']+")
@@ -254,7 +257,8 @@ def _clip(text: str, limit: int = 80) -> str:
 class _Scanner:
     """Balanced-parenthesis tokeniser fed one line at a time; keeps an open value across lines."""
 
-    __slots__ = ("pairs", "error", "key", "buf", "depth", "mode", "token", "token_line")
+    __slots__ = ("pairs", "error", "key", "buf", "depth", "mode", "token", "token_at", "token_line", "mark",
+                 "started", "spaced")
 
     def __init__(self) -> None:
         self.pairs: list[tuple[str, str | None]] = []
@@ -263,16 +267,30 @@ class _Scanner:
         self.buf: list[str] = []
         self.depth = 0
         self.mode = 0  # 0 before the value's first non-blank, 1 literal, 2 inside quotes, 3 after closing quote
-        self.token: list[str] = []  # raw text of the open token, for messages
+        # Raw text of the open token, for messages: the line it starts on (from token_at), then the lines that
+        # continue it. Kept as pieces and joined only for a message: copying the rest of the line for each key
+        # made a line of many keys quadratic.
+        self.token: list[str] = []
+        self.token_at = 0
         self.token_line = 0
+        # What the pieces of the value so far hold (buf[:mark] looked at): a non-blank (started), then a blank
+        # after it (spaced). Kept up to date line by line instead of joining the whole value at each line.
+        self.mark = 0
+        self.started = False
+        self.spaced = False
 
     @property
     def open(self) -> bool:
         return self.key is not None
 
+    def token_text(self) -> str:
+        if not self.token:
+            return ""
+        return " ".join([self.token[0][self.token_at:].rstrip()] + self.token[1:])
+
     def unclosed_reason(self) -> str:
         what = "unclosed quote:" if self.mode == 2 else "unbalanced parenthesis: unclosed '(' in"
-        return f"{what} {_clip(' '.join(self.token))!r} at line {self.token_line}"
+        return f"{what} {_clip(self.token_text())!r} at line {self.token_line}"
 
     def feed(self, line: str, lineno: int) -> None:
         n = len(line)
@@ -282,13 +300,30 @@ class _Scanner:
             i = n - len(content)
             self.token.append(content.rstrip())
             if self.mode in (1, 2, 3):
-                prev = "".join(self.buf)
+                # The value so far ("prev") without its trailing blanks (not inside quotes), then one blank unless
+                # prev ends with "(", content starts with ")" or ",", or prev ends with "," and has no blank
+                # (" " in prev.strip()). Worked out from the last pieces, never by joining the whole value.
+                buf = self.buf
                 if self.mode != 2:
-                    prev = prev.rstrip(" \t")
-                self.buf = [prev]
-                if prev and content and prev[-1] != "(" and content[0] not in "),":
-                    if prev[-1] != "," or " " in prev.strip():
-                        self.buf.append(" ")
+                    while buf and not buf[-1].strip(" \t"):
+                        buf.pop()
+                    if buf:
+                        buf[-1] = buf[-1].rstrip(" \t")
+                if len(buf) <= self.mark:  # no new piece (at most once per value): look at them all again
+                    self.mark, self.started, self.spaced = 0, False, False
+                for index in range(self.mark, len(buf)):
+                    piece = buf[index]
+                    if not self.started:
+                        piece = piece.lstrip()
+                        if not piece:
+                            continue
+                        self.started = True
+                    if " " in piece:
+                        self.spaced = True
+                self.mark = len(buf)
+                if buf and content and buf[-1][-1] != "(" and content[0] not in "),":
+                    if buf[-1][-1] != "," or self.spaced:
+                        buf.append(" ")
         while i < n:
             if self.key is None:
                 c = line[i]
@@ -311,8 +346,11 @@ class _Scanner:
                     self.buf = []
                     self.depth = 0
                     self.mode = 0
-                    self.token = [line[i:].rstrip()]
+                    self.token = [line]
+                    self.token_at = i
                     self.token_line = lineno
+                    self.mark = 0
+                    self.started = self.spaced = False
                     i = j + 1
                     continue
                 if j < n and line[j] not in " \t":
@@ -349,7 +387,7 @@ class _Scanner:
                     i += 1
                     continue
                 self.error = (
-                    f"not KEY(value) or a keyword: text after the closing quote in {_clip(' '.join(self.token))!r}"
+                    f"not KEY(value) or a keyword: text after the closing quote in {_clip(self.token_text())!r}"
                     f" at line {lineno}"
                 )
                 return
@@ -494,10 +532,19 @@ class _Parser:
         rfind = text.rfind
         previous: tuple[int, int, str] | None = None  # (line start, end of "AMQnnnnX:", message id)
         lineno = 1
+        # Where the line of the match starts, and its first character that is not a blank: found from the text
+        # since the last match only (never the whole line again per match: linear on a long line).
+        line_start = scanned = 0
+        first_text = _NOT_BLANK.search(text, 0)
+        text_at = first_text.start() if first_text else end
         for m in _HEADER.finditer(text):
             at = m.start()
-            line_start = rfind("\n", 0, at) + 1
-            if line_start != at and text[line_start:at].strip(" \t"):
+            nl = rfind("\n", scanned, at)
+            if nl >= 0:
+                line_start = nl + 1
+                text_at = _NOT_BLANK.search(text, line_start, at + 1).start()
+            scanned = at
+            if text_at < at:
                 continue  # "AMQnnnn:" inside other text
             self.headers += 1
             if previous is None:

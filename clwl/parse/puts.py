@@ -30,7 +30,18 @@ from itertools import chain
 from pathlib import Path
 from typing import Callable, Iterable, Iterator
 
-from clwl.parse.common import InputError, ParseProblem
+from clwl.parse.common import (
+    INT64_MAX,
+    JSON_DECODER,
+    MAX_JSON_DEPTH,
+    InputError,
+    ParseProblem,
+    clip,
+    has_surrogate,
+    json_array_elements,
+    json_depth,
+    too_deep_reason,
+)
 
 __all__ = [
     "PUT_COLUMNS",
@@ -234,7 +245,7 @@ class _Validator:
             except ValueError:
                 raise _Reject(f"bad timestamp in put_time: {text!r}" if text else "missing put_time") from None
             if ts.tzinfo is not utc:
-                ts = ts.replace(tzinfo=utc) if ts.tzinfo is None else ts.astimezone(utc)
+                ts = ts.replace(tzinfo=utc) if ts.tzinfo is None else _to_utc(ts, text)
             sending = v[1]
             if sending not in names48:
                 name("sending_qmgr", sending, True)
@@ -259,7 +270,7 @@ class _Validator:
             if pcf is None:
                 pcf = _bool("pcf", v[9])
             text = v[10]
-            if text.isdigit() and text.isascii():
+            if len(text) < 19 and text.isdigit() and text.isascii():  # below 10**18: fits a long
                 length = int(text)
             else:
                 length = _length(text)
@@ -307,9 +318,21 @@ def _bind(text: str) -> str:
 def _length(text: str) -> int:
     if not text:
         raise _Reject("missing length")
+    if text.isdigit() and text.isascii():
+        digits = text.lstrip("0") or "0"
+        if len(digits) <= 19 and int(digits) <= INT64_MAX:
+            return int(digits)
+        raise _Reject(f"length {clip(text)} is out of range (at most {INT64_MAX})")
     if text[0] == "-" and text[1:].isdigit() and text[1:].isascii():
-        raise _Reject(f"negative length {text}")
-    raise _Reject(f"non-integer length {text!r}")
+        raise _Reject(f"negative length {clip(text)}")
+    raise _Reject(f"non-integer length {clip(text)!r}")
+
+
+def _to_utc(ts: datetime, text: str) -> datetime:
+    try:
+        return ts.astimezone(_UTC)
+    except OverflowError:  # 0001-01-01T00:00+05:00 is before year 1 in UTC
+        raise _Reject(f"put_time {text!r} is out of range in UTC") from None
 
 
 @contextmanager
@@ -415,7 +438,12 @@ def _csv_rows(it, lineno, source, width, identity, index, row_fn, append, proble
         start = lineno
         if '"' in line:
             reader = csv.reader(chain((line,), it))
-            row = next(reader, [])
+            try:
+                row = next(reader, [])
+            except csv.Error as exc:  # e.g. a field over the csv module's limit: this row only
+                lineno += max(reader.line_num - 1, 0)
+                problems.append(ParseProblem(source, start, f"unreadable CSV row: {exc}", line.rstrip("\r\n")))
+                continue
             lineno += reader.line_num - 1
             raw = _csv_raw(row)
             row = [x.strip() for x in row]
@@ -452,6 +480,8 @@ def _json_values(obj: dict) -> list[str]:
         if x is None:
             values.append("")
         elif isinstance(x, str):
+            if not x.isascii() and has_surrogate(x):
+                raise _Reject(f"lone surrogate in {name}: not valid Unicode (a \\uXXXX escape of half a character)")
             values.append(x.strip())
         elif isinstance(x, bool):
             values.append("true" if x else "false")
@@ -491,11 +521,16 @@ class _BadJson:
 
 
 def _jsonl_items(lines: Iterable[str]) -> Iterator[tuple[int, str, object]]:
-    loads = json.loads
+    loads = JSON_DECODER.decode
     for lineno, line in enumerate(lines, 1):
         text = line.strip()
         if not text:
             continue
+        if text.count("[") + text.count("{") > MAX_JSON_DEPTH:  # cheap; the exact check only then
+            too_deep = too_deep_reason(text)
+            if too_deep is not None:
+                yield lineno, text, _BadJson(too_deep)
+                continue
         try:
             yield lineno, text, loads(text)
         except ValueError as exc:
@@ -504,11 +539,14 @@ def _jsonl_items(lines: Iterable[str]) -> Iterator[tuple[int, str, object]]:
 
 def _json_array_items(text: str, source: str) -> Iterator[tuple[int, str, object]]:
     """Elements of a JSON array, each with the line it starts on."""
-    decoder = json.JSONDecoder()
+    decoder = JSON_DECODER
     ws = re.compile(r"[ \t\r\n]*")
     pos = ws.match(text, 0).end()
     if text[pos:pos + 1] != "[":
         raise InputError(source, "not a JSON array or JSON lines")
+    if json_depth(text) > MAX_JSON_DEPTH + 1:  # the array and its records: an element too deep to decode
+        yield from _json_array_elements_one_by_one(text, pos)
+        return
     pos = ws.match(text, pos + 1).end()
     line, counted = 1, 0
     if text[pos:pos + 1] == "]":
@@ -528,6 +566,24 @@ def _json_array_items(text: str, source: str) -> Iterator[tuple[int, str, object
             return
         else:
             raise InputError(source, f"bad JSON array: expected ',' or ']' at offset {pos}")
+
+
+def _json_array_elements_one_by_one(text: str, pos: int) -> Iterator[tuple[int, str, object]]:
+    """Elements of a JSON array some element of which nests too deep to be decoded: the array is cut into its
+    elements without decoding it, and each element is decoded, or refused, alone."""
+    line, counted = 1, 0
+    for start, end, depth in json_array_elements(text, pos):
+        raw = text[start:end].strip()
+        start += len(text[start:end]) - len(text[start:end].lstrip())
+        line += text.count("\n", counted, start)
+        counted = start
+        if depth > MAX_JSON_DEPTH:
+            yield line, raw, _BadJson(f"JSON nested deeper than {MAX_JSON_DEPTH} levels ({depth})")
+            continue
+        try:
+            yield line, raw, JSON_DECODER.decode(raw)
+        except ValueError as exc:
+            yield line, raw, _BadJson(exc.msg if isinstance(exc, json.JSONDecodeError) else str(exc))
 
 
 def parse_puts_jsonl_text(text: str, source: str) -> tuple[list[PutRecord], list[ParseProblem]]:

@@ -40,7 +40,18 @@ import json
 import os
 from typing import Any
 
-from clwl.parse.common import InputError, MqscRecord, ParsedCapture, ParseProblem
+from clwl.parse.common import (
+    JSON_DECODER,
+    MAX_JSON_DEPTH,
+    InputError,
+    MqscRecord,
+    ParsedCapture,
+    ParseProblem,
+    escape_surrogates,
+    has_surrogate,
+    json_array_elements,
+    too_deep_reason,
+)
 from clwl.parse.mqsc import classify, missing_key_reason, parse_mqsc_text, read_text_file
 
 __all__ = ["parse_rest_file", "parse_rest_text"]
@@ -63,26 +74,99 @@ def parse_rest_text(text: str, source: str) -> ParsedCapture:
     if not text.strip():
         raise InputError(source, "empty file")
     units: list[tuple[int, Any, str | None]]  # (line, parsed JSON or the error, raw line for JSON Lines)
-    try:
-        document = json.loads(text)
-    except json.JSONDecodeError as error:
-        lines = _json_lines(text)
-        if lines is None:
-            raise InputError(
-                source, f"invalid JSON at line {error.lineno} column {error.colno}: {error.msg}"
-            ) from None
-        units = lines
-    else:
-        if isinstance(document, list):
-            units = [(0, item, None) for item in document]
+    too_deep = too_deep_reason(text)  # checked before decoding: the decoder recurses once per level
+    if too_deep is None:
+        try:
+            document = JSON_DECODER.decode(text)
+        except json.JSONDecodeError as error:
+            lines = _json_lines(text)
+            if lines is None:
+                raise InputError(
+                    source, f"invalid JSON at line {error.lineno} column {error.colno}: {error.msg}"
+                ) from None
+            units = lines
         else:
-            units = [(0, document, None)]
+            if isinstance(document, list):
+                units = [(0, item, None) for item in document]
+            else:
+                units = [(0, document, None)]
+    else:
+        # One response (or line, or array element) nested too deep costs only itself.
+        lines = _json_lines(text)
+        if lines is not None:
+            units = lines
+        elif text.lstrip()[:1] == "[":
+            units = _array_elements(text)
+        else:
+            raise InputError(source, too_deep)
     reader = _Reader(source)
     for line, value, raw in units:
         reader.unit(value, line, raw)
     if not reader.recognised:
+        if too_deep is not None:
+            raise InputError(source, too_deep)
         raise InputError(source, "not an MQ REST runCommandJSON response (no commandResponse)")
+    _refuse_surrogates(reader.capture)
     return reader.capture
+
+
+class _Refused:
+    """A JSON unit that was not decoded (nested too deep); the reason is the problem's."""
+
+    __slots__ = ("reason",)
+
+    def __init__(self, reason: str):
+        self.reason = reason
+
+
+def _decode_unit(text: str) -> Any:
+    """One JSON Lines line or array element: its value, or the error / refusal (never raises)."""
+    too_deep = too_deep_reason(text)
+    if too_deep is not None:
+        return _Refused(too_deep)
+    try:
+        return JSON_DECODER.decode(text)
+    except json.JSONDecodeError as error:
+        return error
+
+
+def _array_elements(text: str) -> list[tuple[int, Any, str | None]]:
+    """The elements of a top-level JSON array too deep to decode whole, each decoded (or refused) alone."""
+    units: list[tuple[int, Any, str | None]] = []
+    line, counted = 1, 0
+    for start, end, depth in json_array_elements(text, text.index("[")):
+        line += text.count("\n", counted, start)
+        counted = start
+        raw = text[start:end].strip()
+        if depth > MAX_JSON_DEPTH:
+            value: Any = _Refused(f"JSON nested deeper than {MAX_JSON_DEPTH} levels ({depth})")
+        else:
+            value = _decode_unit(raw)
+        units.append((line, value, raw))
+    return units
+
+
+def _refuse_surrogates(capture: ParsedCapture) -> None:
+    """A record with a lone surrogate (``"\\ud800"`` without its pair) in a name or value becomes a problem: the
+    text cannot be stored as UTF-8. Problem texts and the banner name get the surrogates escaped."""
+    kept = []
+    for record in capture.records:
+        bad = next((key for key, value in record.attrs.items()
+                    if has_surrogate(key) or (value is not None and has_surrogate(value))), None)
+        if bad is None:
+            kept.append(record)
+            continue
+        capture.problems.append(ParseProblem(
+            record.source, record.line,
+            f"lone surrogate in attribute {escape_surrogates(bad)}: not valid Unicode (a \\uXXXX escape of half a "
+            f"character)", _raw(dict(record.attrs))))
+    capture.records = kept
+    capture.problems = [
+        p if not (has_surrogate(p.reason) or has_surrogate(p.raw))
+        else dataclasses.replace(p, reason=escape_surrogates(p.reason), raw=escape_surrogates(p.raw))
+        for p in capture.problems]
+    if capture.banner_qmgr is not None:
+        capture.banner_qmgr = escape_surrogates(capture.banner_qmgr)
 
 
 def _json_lines(text: str) -> list[tuple[int, Any, str | None]] | None:
@@ -93,11 +177,7 @@ def _json_lines(text: str) -> list[tuple[int, Any, str | None]] | None:
         stripped = line.strip()
         if not stripped:
             continue
-        try:
-            value = json.loads(stripped)
-        except json.JSONDecodeError as error:
-            units.append((number, error, stripped))
-            continue
+        value = _decode_unit(stripped)
         if isinstance(value, dict) and _looks_like_response(value):
             envelopes += 1
         units.append((number, value, stripped))
@@ -125,7 +205,7 @@ def _text(value: Any) -> str | None:
 
 
 def _raw(value: Any) -> str:
-    return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+    return escape_surrogates(json.dumps(value, separators=(",", ":"), ensure_ascii=False))
 
 
 class _Reader:
@@ -140,6 +220,9 @@ class _Reader:
     def unit(self, value: Any, line: int, raw: str | None) -> None:
         if isinstance(value, json.JSONDecodeError):
             self.problem(line, f"invalid JSON: {value.msg} at column {value.colno}", raw or "")
+            return
+        if isinstance(value, _Refused):
+            self.problem(line, value.reason, raw or "")
             return
         if not isinstance(value, dict):
             self.problem(line, f"not a command response: a JSON {type(value).__name__}", raw or _raw(value))
@@ -194,7 +277,8 @@ class _Reader:
             rc = item.get("reasonCode", 0)
             parameters = item.get("parameters")
             if cc != 0:
-                if not parameters and rc in _NOT_FOUND_REASONS and overall_rc == _NOTHING_FOUND_OVERALL:
+                if (not parameters and isinstance(rc, int) and rc in _NOT_FOUND_REASONS
+                        and overall_rc == _NOTHING_FOUND_OVERALL):
                     continue
                 message = item.get("message")
                 if isinstance(message, list):
@@ -237,7 +321,7 @@ class _Reader:
                 merged.update(nested)
                 flattened.append(merged)
             else:
-                self.problem(line, "not a command response: an entry of objects is not an object", _raw(item))
+                self.problem(line, "not a command response: an entry of objects is not an object", _raw(nested))
         return flattened
 
     def record(self, parameters: dict[str, Any], item: dict[str, Any], line: int) -> None:

@@ -41,7 +41,7 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 
-from clwl.parse.common import InputError, ParseProblem
+from clwl.parse.common import INT32_MAX, INT32_MIN, INT64_MAX, InputError, ParseProblem, checked_int, clip
 
 __all__ = [
     "XmitqMessage",
@@ -111,12 +111,23 @@ def _hex_field(name: str, value: str | None, required: bool) -> str | None:
 
 
 def _int_field(name: str, value: str | None) -> int | None:
+    """An MQMD integer (an MQLONG: 32 bits, signed)."""
     if value is None or value == "":
         return None
     try:
-        return int(value)
-    except ValueError:
-        raise _Reject(f"bad integer in {name}: {value!r}") from None
+        return checked_int(value, INT32_MIN, INT32_MAX)
+    except ValueError as exc:
+        if "out of range" in str(exc):
+            raise _Reject(f"{name} {exc}: not an MQLONG") from None
+        raise _Reject(f"bad integer in {name}: {clip(value)!r}") from None
+
+
+def _count(what: str, digits: str, hi: int) -> int:
+    """A number amqsbcg prints (message number, lengths): 0..hi, else _Reject."""
+    try:
+        return checked_int(digits, 0, hi)
+    except ValueError as exc:
+        raise _Reject(f"{what} {exc}") from None
 
 
 def _put_datetime(date: str | None, time: str | None) -> datetime:
@@ -259,7 +270,9 @@ _MD_HEADER = "****Message descriptor****"
 _DATA_HEADER = re.compile(r"^\s*\*{4}\s*Message\s*\*{4}\s*$")
 _LENGTH = re.compile(r"^\s*length - (\d+)(?: of (\d+))? bytes")
 # "Label : value" pairs, up to two on a line; a value is X'hex', 'text' or a bare word.
-_PAIR = re.compile(r"([A-Za-z][A-Za-z0-9]*)\s*:\s*(X'[^']*'|'[^']*'|[^\s']+)?")
+# A label starts where a word starts (leading digits skipped): retried at each letter of a long word, the label
+# made a line quadratic. Finds what the pattern without the lookbehind found.
+_PAIR = re.compile(r"(?<![A-Za-z0-9])[0-9]*+([A-Za-z][A-Za-z0-9]*+)\s*+:\s*+(X'[^']*'|'[^']*'|[^\s']+)?")
 _DUMP = re.compile(r"^\s*([0-9A-Fa-f]{8}):(.*)$")
 
 
@@ -319,7 +332,11 @@ def parse_amqsbcg_text(text: str, source: str) -> tuple[list[XmitqMessage], list
         if match:
             if cur is not None:
                 finish(cur)
-            cur = _Bcg(lineno, int(match.group(1)))
+            try:
+                cur = _Bcg(lineno, _count("message number", match.group(1), INT32_MAX))
+            except _Reject as exc:
+                cur = _Bcg(lineno, 0)
+                cur.error = str(exc)
             cur.lines.append(line)
             continue
         if cur is None:
@@ -348,8 +365,12 @@ def parse_amqsbcg_text(text: str, source: str) -> tuple[list[XmitqMessage], list
             match = _LENGTH.match(line)
             if match and cur.shown is None:
                 cur.lines.append(line)
-                cur.shown = int(match.group(1))
-                cur.total = int(match.group(2) or match.group(1))
+                try:
+                    cur.shown = _count("length", match.group(1), INT64_MAX)
+                    cur.total = _count("length", match.group(2) or match.group(1), INT64_MAX)
+                except _Reject as exc:
+                    cur.shown = cur.total = 0
+                    cur.error = cur.error or str(exc)
                 continue
             if line.strip():
                 # the end of this message's output: "No more messages", MQCLOSE, MQDISC, ...

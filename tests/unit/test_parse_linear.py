@@ -1,0 +1,154 @@
+"""Parse time is linear in the input (issue 13, item 8).
+
+Each case builds an input of size n and of size 8n of a shape that used to make a parser quadratic (a run of
+blanks inside an amqsmon value, long runmqsc lines full of keys and parentheses, a long word in an amqsbcg
+descriptor, a REST ``objects`` array of non-objects, a value continued over many lines, ...) and checks the
+time of the 8n parse against the time of the n parse as a RATIO (median of a few runs): a linear parser gives
+about 8, a quadratic one about 64. Never an absolute number of seconds: the machine may be slow or busy (the
+times are CPU times of this process, each the median of a few measurements).
+"""
+
+from __future__ import annotations
+
+import gc
+import json
+import statistics
+import time
+from typing import Callable
+
+import pytest
+
+from clwl.parse.amqsmon import parse_amqsmon_text
+from clwl.parse.mqsc import parse_mqsc_text
+from clwl.parse.puts import parse_puts_csv_text, parse_puts_jsonl_text
+from clwl.parse.rest import parse_rest_text
+from clwl.parse.xmitq import parse_amqsbcg_text, parse_dmpmqmsg_text
+
+#: time(8n) / time(n) above this is not linear (linear: ~8; quadratic: ~64).
+MAX_RATIO = 20
+FACTOR = 8
+
+_MQSC_HEAD = "Starting MQSC for queue manager QM1.\n     1 : DISPLAY QLOCAL(*)\nAMQ8409I: Display Queue details.\n"
+_AMQSMON_HEAD = "MonitoringType: QueueAccounting\nQueueManager: 'QM1'\n"
+_BCG_HEAD = (" MQOPEN - 'SYSTEM.CLUSTER.TRANSMIT.QUEUE'\n\n\n MQGET of message number 1, CompCode:0 Reason:0\n"
+             "****Message descriptor****\n\n  StrucId  : 'MD  '  Version : 2\n")
+_PUTS_HEADER = ("put_time,sending_qmgr,queue,target_qmgr,bind,open_handle,group_id,logical_order,"
+                "from_cluster_channel,pcf,length,persistent,accounting_token,msg_id\n")
+
+
+def _rest_objects(n: int) -> str:
+    # Every non-object entry of "objects" is one problem; its raw text must not be the whole array each time.
+    params = {"queue": "Q", "type": "QLOCAL", "objects": [1] * (n // 2)}
+    return json.dumps({"commandResponse": [{"completionCode": 0, "reasonCode": 0, "parameters": params}],
+                       "overallCompletionCode": 0, "overallReasonCode": 0})
+
+
+# name -> (parse(text), make(n) -> text, n): n is where the size calibration starts.
+CASES: dict[str, tuple[Callable[[str], object], Callable[[int], str], int]] = {
+    "amqsmon: a run of blanks inside a value": (
+        lambda t: parse_amqsmon_text(t, "x"), lambda n: _AMQSMON_HEAD + "ApplicationName: 'a" + " " * n + "b'\n",
+        20_000),
+    "amqsmon: many lines with blank runs": (
+        lambda t: parse_amqsmon_text(t, "x"),
+        lambda n: _AMQSMON_HEAD + ("UserId: 'a" + " " * 200 + "b'\n") * (n // 200), 50_000),
+    "runmqsc: a long key-like word inside a value before '(('": (
+        lambda t: parse_mqsc_text(t, "x"), lambda n: _MQSC_HEAD + "   DESCR(" + "X" * n + "((\n", 5_000),
+    "runmqsc: many KEY(value) pairs on one indented line": (
+        lambda t: parse_mqsc_text(t, "x"), lambda n: _MQSC_HEAD + "   " + "A(x) " * (n // 5) + "\n", 50_000),
+    "runmqsc: many KEY(value) pairs on one line at column 0": (
+        lambda t: parse_mqsc_text(t, "x"), lambda n: _MQSC_HEAD + "A(x)" * (n // 4) + "(\n", 50_000),
+    "runmqsc: many open values on one line": (
+        lambda t: parse_mqsc_text(t, "x"), lambda n: _MQSC_HEAD + "   " + "A(" * (n // 2) + "\n", 50_000),
+    "runmqsc: nested parentheses": (
+        lambda t: parse_mqsc_text(t, "x"),
+        lambda n: _MQSC_HEAD + "   DESCR(" + "(" * (n // 2) + ")" * (n // 2) + ")\n", 50_000),
+    "runmqsc: AMQnnnn: repeated inside one line": (
+        lambda t: parse_mqsc_text(t, "x"), lambda n: _MQSC_HEAD + "x" + " AMQ1234:" * (n // 9) + "\n", 50_000),
+    "runmqsc: one value continued over many lines": (
+        lambda t: parse_mqsc_text(t, "x"),
+        lambda n: _MQSC_HEAD + "   QUEUE(Q) TYPE(QLOCAL) DESCR(a b,\n" + "   b,\n" * (n // 6) + "   c)\n", 50_000),
+    "runmqsc: one list value continued over many lines": (
+        lambda t: parse_mqsc_text(t, "x"),
+        lambda n: _MQSC_HEAD + "   QUEUE(Q) TYPE(QLOCAL) DESCR(a,\n" + "   b(1),\n" * (n // 10) + "   c)\n",
+        50_000),
+    "runmqsc: one quoted value continued over many lines": (
+        lambda t: parse_mqsc_text(t, "x"),
+        lambda n: _MQSC_HEAD + "   QUEUE(Q) TYPE(QLOCAL) DESCR('a\n" + "   b  \n" * (n // 8) + "   c')\n",
+        50_000),
+    "amqsbcg: a long word in the message descriptor": (
+        lambda t: parse_amqsbcg_text(t, "x"), lambda n: _BCG_HEAD + "A" * n + "\n", 2_000),
+    "amqsbcg: a long line of labels without values": (
+        lambda t: parse_amqsbcg_text(t, "x"), lambda n: _BCG_HEAD + "A: X'" * (n // 5) + "\n", 50_000),
+    "dmpmqmsg: many messages with long data lines": (
+        lambda t: parse_dmpmqmsg_text(t, "x"), lambda n: ("N\nA VER 2\nX " + "00" * 500 + "\n") * (n // 1000), 10_000),
+    "REST: an objects array of non-objects": (lambda t: parse_rest_text(t, "x"), _rest_objects, 20_000),
+    "REST: deeply nested JSON": (
+        lambda t: _no_raise(parse_rest_text, t), lambda n: "[" * (n // 2) + "]" * (n // 2), 50_000),
+    "capture: echoed DISPLAY commands with an unclosed parenthesis (covered kinds)": (
+        lambda t: _covered_kinds(t, "config", []), lambda n: "     1 : DISPLAY QLOCAL(\n" * (n // 24), 20_000),
+    "puts CSV: a long quoted field": (
+        lambda t: parse_puts_csv_text(t, "x"), lambda n: _PUTS_HEADER + '"' + "a" * n + '"\n', 100_000),
+    "puts JSON lines: deeply nested line": (
+        lambda t: parse_puts_jsonl_text(t, "x"), lambda n: "[" * (n // 2) + "]" * (n // 2) + "\n", 50_000),
+}
+
+
+def _covered_kinds(*args):
+    from spark.ingest import covered_kinds  # the parse task's reading of a capture's echoed commands
+
+    return covered_kinds(*args)
+
+
+def _no_raise(parse, text):
+    from clwl.parse.common import InputError
+
+    try:
+        return parse(text, "x")
+    except InputError:
+        return None
+
+
+#: The 1x input is grown until its parse takes this long, so that the ratio is not that of fixed costs and
+#: timer noise. A parser that is slower than linear gets there at a smaller size, which keeps the 8x run short
+#: even when the test fails.
+SMALL_SECONDS = 0.002
+#: ... but the 8x input stays below this many characters: beyond the CPU caches a linear parse still gets
+#: slower per character, and that is not what is measured here.
+MAX_CHARS = 400_000
+
+
+#: One measurement repeats the parse until it has taken this much CPU time (and reports the time per parse).
+MEASURE_SECONDS = 0.01
+
+
+def _time(parse: Callable[[str], object], text: str) -> float:
+    """CPU seconds of one parse of `text` (process time: other processes on a busy machine do not count)."""
+    gc.collect()
+    runs, start = 0, time.process_time()
+    while True:
+        parse(text)
+        runs += 1
+        spent = time.process_time() - start
+        if spent >= MEASURE_SECONDS:
+            return spent / runs
+
+
+def _median_time(parse: Callable[[str], object], text: str, runs: int) -> float:
+    return statistics.median(_time(parse, text) for _ in range(runs))
+
+
+def time_ratio(parse: Callable[[str], object], make: Callable[[int], str], n: int) -> float:
+    parse(make(n))  # warm-up (imports, caches)
+    while len(make(2 * n)) * FACTOR <= MAX_CHARS and _time(parse, make(n)) < SMALL_SECONDS:
+        n *= 2
+    small, big = make(n), make(FACTOR * n)
+    return _median_time(parse, big, 3) / _median_time(parse, small, 3)
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_parse_time_grows_linearly_with_the_input(case):
+    parse, make, n = CASES[case]
+    ratio = time_ratio(parse, make, n)
+    if ratio > MAX_RATIO:  # one retry: a busy machine can spoil one measurement, not two
+        ratio = min(ratio, time_ratio(parse, make, n))
+    assert ratio < MAX_RATIO, f"{case}: time({FACTOR}x input) / time(1x input) = {ratio:.1f}"
