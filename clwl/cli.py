@@ -69,7 +69,9 @@ def build_parser() -> argparse.ArgumentParser:
                      help="algorithm profile for the replay")
     run.add_argument("--what-if", metavar="JSON",
                      help='what-if overrides, e.g. \'{"name": "w80", "channel_attrs": {"TO.QM2": {"CLWLWGHT": 80}}}\''
-                          "; results go under <lake>/whatif/<name>/, never to the published tables")
+                          " (keys: name, channel_attrs, suspend, channel_state, queue_attrs; see the README); "
+                          "replays the ingested day with them and writes only under <lake>/whatif/<name>/, never "
+                          "to the published tables; query it with clwl query --whatif NAME")
     run.set_defaults(func=cmd_run)
 
     for module, adder in (("clwl.pipeline_cli", "add_ingest_command"), ("clwl.query", "add_query_command"),
@@ -100,25 +102,37 @@ def cmd_run(args: argparse.Namespace) -> int:
             return EXIT_INPUT
     whatif = None
     if args.what_if:
-        from spark.pipeline import WhatIf
+        from clwl.whatif import WhatIfError, parse_whatif
 
-        try:
-            whatif = WhatIf.from_dict(json.loads(args.what_if))
-        except (ValueError, AttributeError) as e:
-            print(f"clwl run: --what-if: not a JSON object of overrides ({e})", file=sys.stderr)
+        try:  # refused before Spark starts: one line, exit 2
+            whatif = parse_whatif(args.what_if)
+        except WhatIfError as e:
+            print(f"clwl run: --what-if: {e}", file=sys.stderr)
             return EXIT_INPUT
     from spark.pipeline import run_pipeline
 
     def progress(msg: str) -> None:
         print(msg, flush=True)
 
-    outcome = run_pipeline(config, args.date, args.algorithm, whatif, progress=progress)
+    from clwl.lakelock import LakeLockError
+    from clwl.whatif import WhatIfError
+
+    try:
+        outcome = run_pipeline(config, args.date, args.algorithm, whatif, progress=progress)
+    except LakeLockError as e:  # another writer holds <lake>/_lock: one line, exit 2
+        print(f"clwl run: {e}", file=sys.stderr)
+        return EXIT_INPUT
+    except WhatIfError as e:  # names the day does not know, or nothing ingested: before Spark started
+        print(f"clwl run: --what-if: {e}", file=sys.stderr)
+        return EXIT_INPUT
     print()
     stages = ", ".join(f"{k} {v:.1f} s" for k, v in outcome.seconds.items() if k != "total")
     print(f"run {outcome.run_id}: {outcome.seconds.get('total', 0):.1f} s ({stages})")
     for d in outcome.dates:
         state = "published" if d.published else "BLOCKED by the quality gate"
         print(f"  {d.run_date}: {state}; {d.messages} messages, {d.stuck} stuck, {d.unexpected} unexpected")
+        for warning in getattr(d, "warnings", ()):
+            print(f"    WARNING: {warning}")
         if d.report_html:
             print(f"    report: {d.report_html}")
             print(f"    summary: {d.report_md}")

@@ -70,12 +70,14 @@ def cmd_ingest(args: argparse.Namespace) -> int:
             print(f"clwl ingest: no folder for run date {d} in {landing}", file=sys.stderr)
             return EXIT_INPUT
 
+    from clwl.lakelock import LakeLockError, lake_lock
     from spark.ingest import LandingError, ingest  # starts nothing yet; the session starts inside ingest()
 
     try:
-        summary = ingest(config, run_dates=args.dates, force=args.force,
-                         progress=lambda line: print(line, flush=True))
-    except LandingError as exc:
+        with lake_lock(config.lake, purpose="clwl ingest", progress=lambda line: print(line, flush=True)):
+            summary = ingest(config, run_dates=args.dates, force=args.force,
+                             progress=lambda line: print(line, flush=True))
+    except (LandingError, LakeLockError) as exc:  # LakeLockError: another writer holds <lake>/_lock
         print(f"clwl ingest: {exc}", file=sys.stderr)
         return EXIT_INPUT
     print()

@@ -266,12 +266,30 @@ def add_query_command(subparsers) -> argparse.ArgumentParser:
     q.add_argument("--lake", type=Path, default=None, metavar="DIR",
                    help="the lake root (default: $CLWL_LAKE, else ./lake)")
     q.add_argument("--json", action="store_true", help="one JSON object per row (timestamps ISO-8601)")
+    q.add_argument("--whatif", metavar="NAME",
+                   help="the tables of the what-if run NAME (<lake>/whatif/NAME) instead of the published ones")
     q.set_defaults(func=cmd_query)
     return q
 
 
 def cmd_query(args: argparse.Namespace) -> int:
     lake = args.lake if args.lake is not None else default_lake()
+    name = getattr(args, "whatif", None)
+    if name is not None:
+        import re
+
+        from clwl.whatif import NAME_PATTERN
+
+        if not re.match(NAME_PATTERN, name):
+            print(f"clwl query: --whatif {name!r}: not a what-if name", file=sys.stderr)
+            return EXIT_INPUT
+        whatifs = Path(lake) / "whatif"
+        if not (whatifs / name).is_dir():
+            known = sorted(p.name for p in whatifs.iterdir() if p.is_dir()) if whatifs.is_dir() else []
+            print(f"clwl query: no what-if {name!r} in {lake} (what-ifs: {', '.join(known) or 'none'})",
+                  file=sys.stderr)
+            return EXIT_INPUT
+        lake = whatifs / name
     try:
         table = run_query(args.sql, lake)
     except QueryError as exc:

@@ -28,6 +28,7 @@ from clwl_dag_support import (
     annotate_gold_events,
     gold_assets,
     ingest_day,
+    lake_writer,
     pipeline_config,
     pipeline_run_id,
     publish_or_fail,
@@ -61,7 +62,16 @@ def clwl_adhoc():
     def plan() -> list[str]:
         """Validate the params into a plan; a plain re-run ingests first, a what-if skips ingest (it reads the
         silver tables as they are and writes nothing outside its what-if folder)."""
-        p = adhoc_plan(get_current_context()["params"])
+        from airflow.sdk.exceptions import AirflowFailException
+
+        try:
+            p = adhoc_plan(get_current_context()["params"])
+            if p["whatif"]:  # names the day's configuration does not know: refused, as `clwl run --what-if`
+                from spark.pipeline import WhatIf, check_whatif
+
+                check_whatif(pipeline_config(), [p["run_date"]], WhatIf.from_dict(p["whatif"]))
+        except ValueError as exc:  # a typo or an out-of-range override: fail here, never run as a re-run
+            raise AirflowFailException(f"clwl_adhoc: {exc}") from None
         return ["replay"] if p["whatif"] else ["ingest", "replay"]
 
     @task
@@ -74,8 +84,9 @@ def clwl_adhoc():
         from spark.pipeline import replay_stage
 
         config, p, _, whatif = _plan()
-        n = replay_stage(spark_session(config), config, p["run_date"], p["profile"], whatif, p["senders"],
-                         p["cluster"])
+        with lake_writer(config):
+            n = replay_stage(spark_session(config), config, p["run_date"], p["profile"], whatif, p["senders"],
+                             p["cluster"])
         return {"run_date": p["run_date"], "whatif": whatif.name if whatif else None, "messages": n}
 
     @task
@@ -84,7 +95,9 @@ def clwl_adhoc():
 
         config, p, run_id, whatif = _plan()
         started = get_current_context()["dag_run"].start_date
-        counts = detect_stage(spark_session(config), config, p["run_date"], run_id, whatif, started_at=started)
+        with lake_writer(config):
+            counts = detect_stage(spark_session(config), config, p["run_date"], run_id, whatif,
+                                  started_at=started)
         return {"run_date": p["run_date"], "run_id": run_id, "whatif": whatif.name if whatif else None, **counts}
 
     @task.branch

@@ -23,11 +23,14 @@ import json
 import logging
 import os
 import re
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, Iterator, Mapping
 
 from airflow.sdk import Asset, Param, Variable, get_current_context
 
+from clwl.whatif import (CHANNEL_ATTRS_SCHEMA, CHANNEL_STATE_SCHEMA, NAME_PATTERN, QUEUE_ATTRS_SCHEMA,
+                         SUSPEND_SCHEMA, WhatIf)
 from spark.config import REPO_ROOT, PipelineConfig
 
 log = logging.getLogger(__name__)
@@ -51,12 +54,7 @@ DEFAULT_ARGS = {
 }
 
 DATE_PATTERN = r"^[0-9]{4}-[0-9]{2}-[0-9]{2}$"
-NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$"  # a what-if name: one safe path segment
 MQ_NAME_PATTERN = r"^[A-Za-z0-9._%/]{1,48}$"  # MQ object names (queue managers, clusters, channels)
-CHANNEL_STATES = ("RUNNING", "STOPPED", "RETRYING", "INACTIVE", "PAUSED", "BINDING", "STARTING",
-                  "INITIALIZING", "REQUESTING", "STOPPING")
-_ATTR_VALUES = {"type": "object", "propertyNames": {"pattern": r"^[A-Za-z]{2,16}$"},
-                "additionalProperties": {"type": ["string", "integer"]}}
 
 
 # ------------------------------------------------------------------------------------------------ parse time
@@ -133,10 +131,29 @@ def spark_session(config: PipelineConfig):
     return get_spark(config.master, app_name=f"clwl-airflow-{get_current_context()['ti'].task_id}")
 
 
+# A task that writes the lake holds its lock, <lake>/_lock (clwl/lakelock.py), so that two DAG runs, or a DAG run
+# and `clwl run`, never write at the same time. Unlike the CLI, which stops at once, a task waits for it (telling
+# the log every minute), up to CLWL_LOCK_WAIT seconds when set, else LOCK_WAIT_SECONDS; then it fails (LakeBusy,
+# naming the holder) and is retried like any transient failure.
+LOCK_WAIT_SECONDS = 3600
+
+
+@contextmanager
+def lake_writer(config: PipelineConfig) -> Iterator[None]:
+    """Hold the lake lock for the block (the writing part of a task)."""
+    from clwl.lakelock import WAIT_ENV, lake_lock
+
+    ti = get_current_context()["ti"]
+    wait = float(os.environ[WAIT_ENV]) if os.environ.get(WAIT_ENV, "").strip() else LOCK_WAIT_SECONDS
+    with lake_lock(config.lake, purpose=f"airflow {ti.dag_id}.{ti.task_id}", wait=wait, progress=log.info):
+        yield
+
+
 def ingest_day(config: PipelineConfig, run_date: str) -> dict:
     from spark.ingest import ingest
 
-    summary = ingest(config, [run_date], spark=spark_session(config), progress=log.info)
+    with lake_writer(config):
+        summary = ingest(config, [run_date], spark=spark_session(config), progress=log.info)
     return {"run_date": run_date, "ingest_run_id": summary.run_id, "files": len(summary.files),
             "files_rejected": summary.files_rejected, "records_read": summary.records_read,
             "records_accepted": summary.records_accepted, "records_quarantined": summary.records_quarantined}
@@ -149,7 +166,8 @@ def publish_or_fail(config: PipelineConfig, run_date: str, run_id: str, whatif=N
 
     from spark.pipeline import publish_stage
 
-    res = publish_stage(spark_session(config), config, run_date, run_id, whatif)
+    with lake_writer(config):
+        res = publish_stage(spark_session(config), config, run_date, run_id, whatif)
     if not res.published:
         for failure in res.failures:
             log.error("quality gate: %s", failure)
@@ -186,16 +204,17 @@ ADHOC_PARAMS = {
                      description="default: the CLWL algorithm; legacy: pre-CLWL-attribute; mq9: MQ 9.0."),
     "whatif_name": Param(None, type=["null", "string"], pattern=NAME_PATTERN, title="What-if name",
                          description="Folder under <lake>/whatif/ (default: derived from the overrides)."),
-    "channel_attrs": Param({}, type="object", additionalProperties=_ATTR_VALUES, title="Channel attributes",
-                           description='Per cluster-receiver channel, e.g. {"TO.QM2": {"CLWLWGHT": "20"}}.'),
-    "suspend": Param([], type="array", uniqueItems=True, items={"type": "string", "pattern": MQ_NAME_PATTERN},
-                     title="Suspend", description="Queue managers to treat as SUSPEND(YES) all day."),
-    "channel_state": Param({}, type="object", propertyNames={"pattern": MQ_NAME_PATTERN},
-                           additionalProperties={"type": "string", "enum": list(CHANNEL_STATES)},
-                           title="Channel state", description='All day, e.g. {"TO.QM3": "RETRYING"}.'),
-    "queue_attrs": Param({}, type="object", propertyNames={"pattern": r"^[^@\s]+@[^@\s]+$"},
-                         additionalProperties=_ATTR_VALUES, title="Queue attributes",
-                         description='Per QUEUE@QMGR, e.g. {"APP.ORDERS@QM4": {"PUT": "DISABLED"}}.'),
+    # The what-if overrides: the same JSON Schema as `clwl run --what-if` (clwl/whatif.py, MQ's ranges).
+    "channel_attrs": Param({}, **CHANNEL_ATTRS_SCHEMA, title="Channel attributes",
+                           description='Per cluster-receiver channel: CLWLWGHT 1-99, CLWLPRTY / CLWLRANK / NETPRTY '
+                                       '0-9, e.g. {"TO.QM2": {"CLWLWGHT": 20}}.'),
+    "suspend": Param([], **SUSPEND_SCHEMA, title="Suspend",
+                     description="Queue managers to treat as SUSPEND(YES) all day."),
+    "channel_state": Param({}, **CHANNEL_STATE_SCHEMA, title="Channel state",
+                           description='All day, e.g. {"TO.QM3": "RETRYING"}.'),
+    "queue_attrs": Param({}, **QUEUE_ATTRS_SCHEMA, title="Queue attributes",
+                         description='Per QUEUE@QMGR: PUT, CLWLPRTY, CLWLRANK, DEFBIND, e.g. '
+                                     '{"APP.ORDERS@QM4": {"PUT": "DISABLED"}}.'),
 }
 OVERRIDES = ("channel_attrs", "suspend", "channel_state", "queue_attrs")
 
@@ -204,6 +223,9 @@ def adhoc_plan(params: Mapping[str, Any]) -> dict:
     """What an ad-hoc run does, from its params: a plain re-run that republishes the day, or a what-if run
     (any override, any narrowing by cluster / sending queue managers, or an explicit what-if name) that writes
     under <lake>/whatif/<name>/ only. Pure: no Airflow context, no I/O."""
+    unknown = sorted(set(params) - set(ADHOC_PARAMS))
+    if unknown:  # a typo must never turn a what-if into a plain re-run that republishes the day
+        raise ValueError(f"unknown param {unknown[0]!r} (known: {', '.join(ADHOC_PARAMS)})")
     run_date = check_date(params.get("run_date") or "")
     overrides = {k: params.get(k) for k in OVERRIDES if params.get(k)}
     senders = list(params.get("sending_qmgrs") or []) or None
@@ -218,5 +240,6 @@ def adhoc_plan(params: Mapping[str, Any]) -> dict:
         if not re.match(NAME_PATTERN, name):
             raise ValueError(f"bad what-if name {name!r}")
         whatif = {"name": name, **overrides}
+        WhatIf.from_dict(whatif)  # the CLI's schema and ranges (WhatIfError is a ValueError)
     return {"run_date": run_date, "profile": params.get("profile") or "default", "whatif": whatif,
             "senders": senders, "cluster": cluster}

@@ -26,6 +26,7 @@ from clwl_dag_support import (
     annotate_gold_events,
     gold_assets,
     ingest_day,
+    lake_writer,
     publish_or_fail,
     run_context,
     spark_session,
@@ -60,7 +61,8 @@ def clwl_nightly():
         from spark.pipeline import replay_stage
 
         config, run_date, _ = run_context()
-        return {"run_date": run_date, "messages": replay_stage(spark_session(config), config, run_date)}
+        with lake_writer(config):
+            return {"run_date": run_date, "messages": replay_stage(spark_session(config), config, run_date)}
 
     @task
     def detect() -> dict:
@@ -68,7 +70,8 @@ def clwl_nightly():
 
         config, run_date, run_id = run_context()
         started = get_current_context()["dag_run"].start_date
-        counts = detect_stage(spark_session(config), config, run_date, run_id, started_at=started)
+        with lake_writer(config):
+            counts = detect_stage(spark_session(config), config, run_date, run_id, started_at=started)
         return {"run_date": run_date, "run_id": run_id, **counts}
 
     @task(outlets=gold_assets())

@@ -15,7 +15,9 @@ manager). A file's parser is chosen by its name (letter case ignored), then by i
 ``*.amqsmon``                                          amqsmon queue accounting / statistics
 =====================================================  ======================================================
 
-``HHMMSS`` is the capture time (UTC) on the run date. Files whose name starts with ``.`` are ignored. A file
+``HHMMSS`` is the capture time (UTC) on the run date. Files whose name starts with ``.`` are ignored. Links
+leaving the landing folder, folder links, pipes, and folders or files of the landing folder itself that are not
+run date folders are skipped without being opened, printed and recorded (:func:`discover_landing`). A file
 that matches none of these, whose capture time is not a valid ``HHMMSS``, that is not in a
 ``<date>/<QM>/`` folder, that a parser rejects as a whole (``InputError``), or whose banner / ``QMNAME`` names
 another queue manager than its folder, becomes one ``silver.quarantine`` row (``level = 'file'``) with the
@@ -36,13 +38,46 @@ How a run works (:func:`ingest`):
    the files' summaries; the tables are then written side by side from those files, and the folder removed;
 3. replace, in every table the files feed, the rows of exactly those files (Delta ``replaceWhere`` on
    ``run_date`` and ``source_file``): a corrected file replaces only its own rows, and ingesting the same dates
-   again changes nothing (nothing is rewritten);
-4. rebuild ``silver.config_history`` and ``silver.channel_status`` of every observing queue manager whose
+   again changes nothing (nothing is rewritten); ``silver.message_events`` is not written from the files but in
+   step 4;
+4. rebuild ``silver.message_events`` of every (run date, sending queue manager) that a new, changed or removed
+   put file has rows of (before or after the change), from all bronze put rows of that sender and date, with
+   ``replaceWhere`` on those partitions (see *Message events* below); and, side by side, rebuild
+   ``silver.config_history`` and ``silver.channel_status`` of every observing queue manager whose
    captures changed, from all of its bronze captures ordered by capture time: Spark groups bronze by
    ``observing_qmgr`` (``cogroup(...).applyInArrow``) and :func:`qmgr_history` replays each queue manager's
    captures; written with ``replaceWhere`` on ``observing_qmgr``. Out-of-order arrival gives the same history
    as in-order arrival;
 5. append the run's per-file counts to ``silver.ingest_files`` (last: a run that dies before this is redone).
+
+Message events (:func:`_message_jobs`): bronze keeps every put record a parser accepted (bronze is raw);
+``silver.message_events`` -- what the replay routes -- takes each message once, on its own run date. A bronze put
+row is *held back* from it, as one ``silver.quarantine`` row with ``level = 'message'`` (:data:`MESSAGE_LEVEL`)
+whose ``raw`` is the record as a put CSV row, when:
+
+* its put time (UTC) is not on its folder's run date. Such a row is not given to its own date: that date may
+  have no folder, no captures or no run at all (the row would never be replayed, or be replayed without the
+  replay of its own day being run again), and the run date's configuration must not route it either. The reason
+  names both dates and the folder to file it in: ``put time 2026-11-21T00:00:03.000Z is not in run date
+  2026-11-20 (file 2026-11-20/QM1/puts.csv line 5): not replayed, so that it is not routed with 2026-11-20's
+  configuration; put the row in a put file of the 2026-11-21/QM1/ folder``. A put file that spans midnight is
+  therefore split by its administrator: its rows of the next day (their ``raw`` under the CSV header) go to a
+  file of the next day's folder, where they are replayed with that day's configuration (the copies in the first
+  file stay quarantined). This matches the replay, which reads one run date's partition of
+  ``silver.message_events`` (``spark.replay.sender_inputs``) and routes with the configuration timeline of that
+  day (``spark.replay.day_bounds``);
+* its msg_id was put before by the same sending queue manager on the same run date, in another put file (a
+  re-sent or late file; repeats within one file are found by the parser). The copy kept is the one in the file
+  ingested first (the earliest run-log row since the file last appeared in the landing folder), then, among
+  files first ingested in the same run, the first by name, then the first by position; each later copy is held
+  back with a reason naming both files and lines, and the columns it differs in, if any. So a file that was
+  already ingested keeps its rows when another file repeats them. (A lake rebuilt from the landing folder sees
+  every file first in one run, so it keeps the copy of the first file by name: the same messages are replayed,
+  only the quarantined copies may be others'.)
+
+Held-back rows count as quarantined records of their file in ``silver.ingest_files`` (records read = accepted +
+quarantined still holds per file). The decision is remade whenever a put file of that sender and date is new,
+changed or removed, also for files that did not change themselves (their run-log row of that run says so).
 
 History semantics (both history tables): for one observing queue manager, the captures that cover a kind
 (``bronze.capture_files``) are ordered by (capture time, file). In each, an object is present (its attribute
@@ -198,6 +233,35 @@ class LandingFile:
     reject: str | None  # set: the whole file goes to quarantine without being parsed
     size_bytes: int
     content_sha256: str
+    # True: an item of the landing that is not read at all (a link leaving the landing folder, a folder link, a
+    # folder that is not a run date, ...): its quarantine row has no raw text, ``path`` is empty, and
+    # ``content_sha256`` is a digest of its name and reason (not of any content), so that it is "unchanged"
+    # while it stays as it is.
+    skipped: bool = False
+
+
+def _skip(source_file: str, run_date: str, qmgr: str | None, reason: str) -> LandingFile:
+    """A landing item recorded (one quarantine row, one run-log row) but never opened."""
+    digest = hashlib.sha256(f"skipped\0{source_file}\0{reason}".encode()).hexdigest()
+    return LandingFile(path="", source_file=source_file, run_date=run_date, observing_qmgr=qmgr, parser="unknown",
+                       capture_type=None, capture_time=None, reject=f"skipped, not read: {reason}", size_bytes=0,
+                       content_sha256=digest, skipped=True)
+
+
+def _link_reason(p: Path, real_root: Path, folder: bool) -> str:
+    """Why a symbolic link is not followed (its target as written in the link, never its content)."""
+    try:
+        shown = os.readlink(p)
+    except OSError:
+        shown = "?"
+    target = Path(os.path.realpath(p))
+    if not target.is_relative_to(real_root):
+        return (f"symbolic link to a {'folder' if folder else 'file'} outside the landing folder (-> {shown}); "
+                "links that leave the landing folder are not followed")
+    if folder:
+        return (f"symbolic link to a folder (-> {shown}); folder links are not followed (their files would be read "
+                "a second time, under another run date or queue manager)")
+    return f"symbolic link (-> {shown}) to no regular file in the landing folder (broken, a loop, or not a file)"
 
 
 def _sha256(p: Path) -> tuple[int, str]:
@@ -215,22 +279,38 @@ def discover_landing(landing: Path | str, run_dates: Iterable[str] | None = None
     """``(dates, files, notes)`` of the landing folder for the run dates (default: every date folder).
 
     :class:`LandingError` when the landing folder does not exist, a requested date is not ``YYYY-MM-DD`` or has
-    no folder. Notes: things left out on purpose (folders that are not dates), for the progress output.
+    no folder. Notes: one line per item left out (``skipped <item>: <reason>``), for the progress output.
+
+    What is left out, never opened, and recorded as a *skipped* entry of ``files`` (``skipped=True``: one
+    ``silver.quarantine`` row, ``level = 'file'``, no raw text, and one ``silver.ingest_files`` row, status
+    ``rejected``, both with the reason ``skipped, not read: ...``):
+
+    * a symbolic link to a file that resolves outside the landing folder (or to nothing, or to no regular
+      file). A link to a file *inside* the landing folder is followed: the file it resolves to is read (and its
+      content hashed), under the link's own name. The landing folder itself may be a link;
+    * every symbolic link to a folder, inside the landing folder or not (a queue manager folder, a run date
+      folder, a nested folder): its files would be read a second time under another date or queue manager,
+      or come from outside;
+    * a named pipe, socket or device file (opening a pipe would wait for ever);
+    * in the landing folder itself: a folder whose name is not a valid ``YYYY-MM-DD`` date (``notadate/``,
+      ``2026-13-45/``), a file, a link. These have no run date of their own: each is recorded once, under the
+      latest run date of this discovery (a later run moves it to its own latest date), and only printed when
+      there is no run date at all.
+
+    Names starting with ``.`` (files and folders, at any level) are ignored without a note and never opened:
+    editors' swap and backup files (``.config_060000.mqsc.swp``), transfer tools' partial files (rsync's
+    ``.puts.csv.XXXXXX``), ``.DS_Store``. Files that are read but in no ``<date>/<QM>/`` place (directly in
+    the date folder, in a nested folder) are not skipped: they are rejected as a whole as before, with the
+    first 4 KiB of their content in ``raw``.
     """
     root = Path(landing)
     if not root.is_dir():
         raise LandingError(f"landing folder {root} does not exist" if not root.exists()
                            else f"landing {root} is not a folder")
+    real_root = root.resolve()
     notes: list[str] = []
     if run_dates is None:
         dates = []
-        for entry in sorted(root.iterdir()):
-            if entry.name.startswith("."):
-                continue
-            if entry.is_dir() and _valid_date(entry.name):
-                dates.append(entry.name)
-            else:
-                notes.append(f"ignored {entry.name}: not a YYYY-MM-DD run date folder")
     else:
         dates = sorted(set(run_dates))
         for d in dates:
@@ -238,25 +318,99 @@ def discover_landing(landing: Path | str, run_dates: Iterable[str] | None = None
                 raise LandingError(f"bad run date {d!r}: expected YYYY-MM-DD")
             if not (root / d).is_dir():
                 raise LandingError(f"no folder for run date {d} in {root}")
+    # The landing folder's own entries: run date folders, and everything else (skipped), in any case.
+    top: list[tuple[str, str]] = []
+    for entry in sorted(root.iterdir(), key=lambda e: e.name):
+        name = entry.name
+        if name.startswith("."):
+            continue
+        if entry.is_symlink():
+            if name not in dates:  # a requested run date that is a link: recorded under that date below
+                folder = entry.is_dir()
+                inside = Path(os.path.realpath(entry)).is_relative_to(real_root)
+                top.append((name + "/" if folder else name, _link_reason(entry, real_root, folder)
+                            if folder or not inside or not entry.is_file() else
+                            f"a symbolic link (-> {os.readlink(entry)}) in the landing folder itself: expected "
+                            "<YYYY-MM-DD>/<QM>/<file>"))
+        elif entry.is_dir():
+            if _valid_date(name):
+                if run_dates is None:
+                    dates.append(name)
+            elif _DATE.match(name):
+                top.append((name + "/", f"not a run date folder: {name} is not a valid date"))
+            else:
+                top.append((name + "/", "not a run date folder: the name is not a YYYY-MM-DD date"))
+        elif entry.is_file():
+            top.append((name, "a file in the landing folder itself: expected <YYYY-MM-DD>/<QM>/<file>"))
+        else:
+            top.append((name, "not a regular file or folder (a named pipe, socket or device)"))
     files: list[LandingFile] = []
+    where = dates[-1] if dates else None
+    for name, reason in top:
+        if where is not None:
+            files.append(_skip(name, where, None, reason))
+        notes.append(f"skipped {name}: {reason}" + (f" (recorded under run date {where})" if where else
+                                                    " (not recorded: no run date in this run)"))
+
+    def skip(source_file: str, d: str, qmgr: str | None, reason: str) -> None:
+        files.append(_skip(source_file, d, qmgr, reason))
+        notes.append(f"skipped {source_file}: {reason}")
+
     for d in dates:
         base = root / d
-        for dirpath, dirnames, filenames in os.walk(base):
-            dirnames[:] = sorted(n for n in dirnames if not n.startswith("."))
+        if base.is_symlink():
+            skip(d + "/", d, None, "the run date folder is a " + _link_reason(base, real_root, True))
+            continue
+
+        def unlistable(err: OSError, d: str = d, base: Path = base) -> None:
+            p = Path(err.filename)
+            parts = p.relative_to(base).parts if p.is_relative_to(base) else ()
+            skip(p.relative_to(root).as_posix() + "/", d, parts[0] if parts else None,
+                 f"the folder cannot be listed: {err.strerror or err}")
+
+        # Folder links are listed, never walked into; a folder that cannot be listed is recorded, not left out.
+        for dirpath, dirnames, filenames in os.walk(base, onerror=unlistable):
+            here = Path(dirpath)
+            keep = []
+            for name in sorted(dirnames):
+                if name.startswith("."):
+                    continue
+                p = here / name
+                if p.is_symlink():
+                    parts = p.relative_to(base).parts
+                    skip(p.relative_to(root).as_posix() + "/", d, parts[0], _link_reason(p, real_root, True))
+                else:
+                    keep.append(name)
+            dirnames[:] = keep
             for name in sorted(filenames):
                 if name.startswith("."):
                     continue
-                p = Path(dirpath) / name
+                p = here / name
                 parts = p.relative_to(base).parts
                 qmgr = parts[0] if len(parts) > 1 else None
+                source_file = p.relative_to(root).as_posix()
+                read_from = p
+                if p.is_symlink():
+                    target = Path(os.path.realpath(p))
+                    if not (target.is_relative_to(real_root) and target.is_file()):
+                        skip(source_file, d, qmgr, _link_reason(p, real_root, False))
+                        continue
+                    read_from = target  # the parse task opens the target checked here, not the link again
+                elif not p.is_file():
+                    skip(source_file, d, qmgr, "not a regular file (a named pipe, socket or device)")
+                    continue
                 parser, ctype, ctime, reject = classify_name(name, d)
                 if len(parts) == 1:
                     reject = f"not in a queue manager folder: expected {d}/<QM>/{name}"
                 elif len(parts) > 2:
                     reject = f"in a nested folder: expected {d}/<QM>/<file>, found {'/'.join(parts)}"
-                size, digest = _sha256(p)
+                try:
+                    size, digest = _sha256(read_from)
+                except OSError as exc:
+                    skip(source_file, d, qmgr, f"the file cannot be read: {exc.strerror or exc}")
+                    continue
                 files.append(LandingFile(
-                    path=str(p.absolute()), source_file=p.relative_to(root).as_posix(), run_date=d,
+                    path=str(read_from.absolute()), source_file=source_file, run_date=d,
                     observing_qmgr=qmgr, parser=parser, capture_type=ctype, capture_time=ctime, reject=reject,
                     size_bytes=size, content_sha256=digest))
     return dates, files, notes
@@ -286,7 +440,7 @@ _DISPLAY_KINDS = {
     "NAMELIST": ("NAMELIST",), "NL": ("NAMELIST",),
 }
 _ECHO_DISPLAY = re.compile(
-    r"^[ \t]*\d+[ \t]*:[ \t]*(?:DISPLAY|DIS)[ \t]+([A-Za-z]+)[ \t]*(?:\(([^)]*)\))?([^\n]*)$", re.M | re.I)
+    r"^[ \t]*\d+[ \t]*:[ \t]*(?:DISPLAY|DIS)[ \t]+([A-Za-z]+)[ \t]*(?:\(([^)\n]*)\))?([^\n]*)$", re.M | re.I)
 _ECHO_ANY = re.compile(r"^[ \t]*\d+[ \t]*:[ \t]*\S", re.M)
 _TYPE_FILTER = re.compile(r"\bTYPE\s*\(\s*([A-Za-z]+)\s*\)", re.I)
 
@@ -381,22 +535,31 @@ class _Out:
             self.spilled[key] = self.spilled.get(key, 0) + len(rows)
 
     def problem(self, position: int, reason: str, raw: str | None, level: str = "record") -> None:
+        from clwl.parse.common import INT32_MAX, escape_surrogates
+
         s = self.spec
         seq = len(self.rows.get(_QUARANTINE, ()))
+        position = int(position or 0)
+        # The quarantine row must be storable whatever the record held: a lone surrogate is written as its
+        # escape, a position beyond the column as 0.
         self.add(_QUARANTINE, TABLES[_QUARANTINE].row(
             ingest_run_id=self.run_id, run_date=self.run_date, observing_qmgr=s.observing_qmgr,
-            source_file=s.source_file, seq=seq, position=int(position or 0), format=self.format, level=level,
-            reason=reason, raw=raw))
+            source_file=s.source_file, seq=seq, position=position if 0 <= position <= INT32_MAX else 0,
+            format=self.format, level=level, reason=escape_surrogates(reason),
+            raw=None if raw is None else escape_surrogates(raw)))
 
     def reject(self, reason: str) -> None:
         """The whole file to quarantine, as one row; whatever was read from it is dropped."""
+        from clwl.parse.common import escape_surrogates
+
+        reason = escape_surrogates(reason)
         self.rows = {}
         for written in self.spilled_files:
             Path(written).unlink(missing_ok=True)
         self.spilled, self.spilled_files = {}, []
         self.read, self.accepted, self.quarantined, self.skipped = 1, 0, 1, 0
         self.status, self.reason = "rejected", reason
-        self.problem(0, reason, _head(self.spec.path), level="file")
+        self.problem(0, reason, None if self.spec.skipped else _head(self.spec.path), level="file")
 
     def finish(self) -> tuple[dict, dict[str, list[tuple]]]:
         s = self.spec
@@ -431,6 +594,64 @@ def _format_from_name(spec: LandingFile) -> str:
     return "unknown"
 
 
+@functools.lru_cache(maxsize=None)
+def _column_checks(key: str) -> tuple[tuple[int, str, str, int, int], ...]:
+    """(index, column, what, lo, hi) of the columns of a table whose values Arrow may refuse: integers beyond the
+    column's range, text with a lone surrogate (in strings, string maps and string arrays)."""
+    from pyspark.sql.types import ArrayType, IntegerType, LongType, MapType, StringType
+
+    from clwl.parse.common import INT32_MAX, INT32_MIN, INT64_MAX, INT64_MIN
+
+    checks = []
+    for index, f in enumerate(TABLES[key].schema.fields):
+        t = f.dataType
+        if isinstance(t, IntegerType):
+            checks.append((index, f.name, "int", INT32_MIN, INT32_MAX))
+        elif isinstance(t, LongType):
+            checks.append((index, f.name, "int", INT64_MIN, INT64_MAX))
+        elif isinstance(t, (StringType, MapType, ArrayType)):
+            checks.append((index, f.name, "text", 0, 0))
+    return tuple(checks)
+
+
+def _texts(value) -> Iterator[str]:
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, dict):
+        for k, v in value.items():
+            yield from _texts(k)
+            yield from _texts(v)
+    elif isinstance(value, (list, tuple)):
+        for v in value:
+            yield from _texts(v)
+
+
+def _row_problem(key: str, row: tuple) -> str | None:
+    """Why Arrow would refuse `row` for the table's schema (checked per record, so that a value beyond its
+    column costs its record only, not the file's or the task's Parquet file), or None."""
+    from clwl.parse.common import escape_surrogates, has_surrogate
+
+    for index, column, what, lo, hi in _column_checks(key):
+        value = row[index]
+        if value is None:
+            continue
+        if what == "int":
+            if not lo <= value <= hi:
+                return f"{column} is out of range for its column ({lo}..{hi})"
+        elif any(has_surrogate(text) for text in _texts(value)):
+            bad = next(text for text in _texts(value) if has_surrogate(text))
+            return f"lone surrogate in {column}: {escape_surrogates(bad)[:60]!r} is not valid Unicode"
+    return None
+
+
+def _row_raw(key: str, row: tuple) -> str:
+    from clwl.parse.common import escape_surrogates
+
+    skip = {"ingest_run_id", "run_date", "observing_qmgr", "source_file", "capture_time"}
+    shown = {c: v for c, v in zip(TABLES[key].columns, row) if c not in skip}
+    return escape_surrogates(json.dumps(shown, default=str, ensure_ascii=False))
+
+
 def _parse_capture(out: _Out) -> None:
     from clwl.parse.mqsc import read_text_file
     from clwl.view import parse_capture_file
@@ -445,25 +666,44 @@ def _parse_capture(out: _Out) -> None:
             out.reject(f"capture is of queue manager {name} ({where}), but it is in the folder of {qmgr}")
             return
     text = read_text_file(s.path)[1] if cap.fmt == "mqsc" else None
-    present = sorted({r.kind for r in cap.records})
-    covered = covered_kinds(text, s.capture_type, present)
     t_objects = TABLES["bronze.mqsc_objects"]
-    for seq, r in enumerate(cap.records):
+    kept, refused = [], []  # a record whose row Arrow would refuse is quarantined, on its own
+    for r in cap.records:
         attrs = dict(r.attrs)
-        out.add(t_objects.key, t_objects.row(
+        try:
+            digest, key = attrs_hash(r.kind, attrs), object_key(r)
+        except UnicodeEncodeError:  # a lone surrogate: _row_problem names it
+            digest = key = ""
+        row = t_objects.row(
             ingest_run_id=out.run_id, run_date=out.run_date, observing_qmgr=qmgr, capture_time=s.capture_time,
-            source_file=s.source_file, seq=seq, position=int(r.line), format=cap.fmt, message_id=r.message_id,
-            kind=r.kind, object_key=object_key(r), attrs=attrs, attrs_hash=attrs_hash(r.kind, attrs)))
+            source_file=s.source_file, seq=len(kept), position=int(r.line), format=cap.fmt,
+            message_id=r.message_id, kind=r.kind, object_key=key, attrs=attrs, attrs_hash=digest)
+        reason = _row_problem(t_objects.key, row) or (None if digest else "attributes are not valid Unicode")
+        if reason is None:
+            kept.append(r)
+            out.add(t_objects.key, row)
+        else:
+            refused.append((r.line, reason, _row_raw(t_objects.key, row)))
     for p in cap.problems:
         out.problem(p.line, p.reason, p.raw)
+    for line, reason, raw in refused:
+        out.problem(line, reason, raw)
+    problems = len(cap.problems) + len(refused)
     out.read = len(cap.records) + len(cap.problems)
-    out.accepted, out.quarantined = len(cap.records), len(cap.problems)
+    out.accepted, out.quarantined = len(kept), problems
+    present = sorted({r.kind for r in kept})
+    covered = covered_kinds(text, s.capture_type, present)
     t_caps = TABLES["bronze.capture_files"]
-    out.add(t_caps.key, t_caps.row(
+    row = t_caps.row(
         ingest_run_id=out.run_id, run_date=out.run_date, observing_qmgr=qmgr, capture_time=s.capture_time,
         source_file=s.source_file, format=cap.fmt, capture_type=s.capture_type, kinds_covered=covered,
-        kinds_present=present, complete=not cap.problems, banner_qmgr=cap.banner_qmgr,
-        records=len(cap.records), problems=len(cap.problems)))
+        kinds_present=present, complete=not problems, banner_qmgr=cap.banner_qmgr,
+        records=len(kept), problems=problems)
+    reason = _row_problem(t_caps.key, row)
+    if reason is not None:
+        out.reject(f"capture cannot be stored: {reason}")
+        return
+    out.add(t_caps.key, row)
 
 
 def _parse_puts(out: _Out) -> None:
@@ -491,6 +731,7 @@ def _parse_puts(out: _Out) -> None:
 
 
 def _parse_xmitq(out: _Out) -> None:
+    from clwl.parse.common import ParseProblem
     from clwl.parse.xmitq import parse_xmitq_file
 
     s = out.spec
@@ -498,8 +739,9 @@ def _parse_xmitq(out: _Out) -> None:
     if out.format == "xmitq":  # a .txt browse: which tool printed it
         out.format = "amqsbcg" if "MQGET of message number" in _head(s.path) else "dmpmqmsg"
     t = TABLES["bronze.xmitq_messages"]
+    refused = 0
     for r in records:
-        out.add(t.key, t.row(
+        row = t.row(
             ingest_run_id=out.run_id, run_date=out.run_date, observing_qmgr=s.observing_qmgr,
             capture_time=s.capture_time, source_file=s.source_file, position=int(r.line), format=out.format,
             message_number=r.position, xmitq=r.queue, msg_id=r.msg_id, correl_id=r.correl_id,
@@ -507,20 +749,29 @@ def _parse_xmitq(out: _Out) -> None:
             put_time=r.put_datetime, md_format=r.format, persistence=r.persistence, priority=r.priority,
             group_id=r.group_id, msg_seq_number=r.msg_seq_number, length=r.length, remote_q_name=r.remote_q_name,
             remote_qmgr_name=r.remote_qmgr_name, inner_accounting_token=r.inner_accounting_token,
-            inner_put_time=r.inner_put_datetime))
+            inner_put_time=r.inner_put_datetime)
+        reason = _row_problem(t.key, row)
+        if reason is None:
+            out.add(t.key, row)
+        else:  # a value Arrow would refuse costs its message only
+            refused += 1
+            problems.append(ParseProblem(s.path, r.line, reason, _row_raw(t.key, row)))
     for p in problems:
         out.problem(p.line, p.reason, p.raw)
-    out.read, out.accepted, out.quarantined = len(records) + len(problems), len(records), len(problems)
+    out.read = len(records) + len(problems) - refused
+    out.accepted, out.quarantined = len(records) - refused, len(problems)
 
 
 def _parse_amqsmon(out: _Out) -> None:
     from clwl.parse.amqsmon import parse_amqsmon_file
+    from clwl.parse.common import ParseProblem
 
     s = out.spec
     records, problems, skipped = parse_amqsmon_file(s.path)
     t = TABLES["bronze.queue_accounting"]
+    refused = 0
     for r in records:
-        out.add(t.key, t.row(
+        row = t.row(
             ingest_run_id=out.run_id, run_date=out.run_date, observing_qmgr=s.observing_qmgr,
             source_file=s.source_file, position=int(r.line), format="amqsmon", monitoring_type=r.monitoring_type,
             qmgr=r.qmgr, interval_start=r.interval_start, interval_end=r.interval_end, queue=r.queue,
@@ -528,12 +779,18 @@ def _parse_amqsmon(out: _Out) -> None:
             put_count_persistent=r.put_count_persistent, put1_count_nonpersistent=r.put1_count_nonpersistent,
             put1_count_persistent=r.put1_count_persistent, put_fail_count=r.put_fail_count,
             put_bytes_nonpersistent=r.put_bytes_nonpersistent, put_bytes_persistent=r.put_bytes_persistent,
-            application_name=r.application_name, connection_id=r.connection_id))
+            application_name=r.application_name, connection_id=r.connection_id)
+        reason = _row_problem(t.key, row)
+        if reason is None:
+            out.add(t.key, row)
+        else:  # a value Arrow would refuse costs its queue row only
+            refused += 1
+            problems.append(ParseProblem(s.path, r.line, reason, _row_raw(t.key, row)))
     for p in problems:
         out.problem(p.line, p.reason, p.raw)
     # MQI/channel records are recognised and left out by design: they count as accepted (and skipped).
-    out.read = len(records) + len(problems) + skipped
-    out.accepted, out.quarantined, out.skipped = len(records) + skipped, len(problems), skipped
+    out.read = len(records) + len(problems) + skipped - refused
+    out.accepted, out.quarantined, out.skipped = len(records) - refused + skipped, len(problems), skipped
 
 
 _PARSERS = {"capture": _parse_capture, "puts": _parse_puts, "xmitq": _parse_xmitq, "amqsmon": _parse_amqsmon}
@@ -561,9 +818,10 @@ def parse_landing_file(spec: LandingFile, run_id: str, spill: Callable[[str, lis
             _PARSERS[spec.parser](out)
         except InputError as exc:
             out.reject(exc.reason)
-        except (ValueError, TypeError, KeyError, IndexError, UnicodeError, OSError) as exc:
-            # A parser bug on odd input must not lose the file: it is quarantined with the error.
-            out.reject(f"parser failed: {type(exc).__name__}: {exc}")
+        except Exception as exc:  # noqa: BLE001 - the last resort, never the way bad input is handled
+            # A parser bug on odd input must lose neither the run nor the other files of the task: the file is
+            # quarantined with the error (tests/unit/test_parser_fuzz.py checks no mutated input gets here).
+            out.reject(f"parser failed: {type(exc).__name__}: {str(exc)[:300]}")
     return out.finish()
 
 
@@ -576,8 +834,64 @@ _PARSED_TABLES = ("bronze.capture_files", "bronze.mqsc_objects", "bronze.put_rec
                   "bronze.queue_accounting", _QUARANTINE)
 
 
+SCRATCH_STALE_SECONDS = 24 * 3600  # a scratch folder of another host's run this old is taken as abandoned
+
+
 def _scratch(config: PipelineConfig, run_id: str) -> Path:
-    return Path(config.lake) / "_ingest" / run_id
+    """Create the run's scratch folder (with ``_owner.json``: pid, host, start), first removing the scratch
+    folders of runs that are no longer running (a killed ingest never reaches its ``finally``)."""
+    import socket
+
+    root = Path(config.lake) / "_ingest"
+    if root.is_dir():
+        for folder in sorted(p for p in root.iterdir() if p.is_dir() and p.name != run_id):
+            if _scratch_is_stale(config, folder):
+                _remove_scratch(folder)
+    scratch = root / run_id
+    scratch.mkdir(parents=True, exist_ok=True)
+    (scratch / "_owner.json").write_text(json.dumps({
+        "pid": os.getpid(), "host": socket.gethostname(), "run_id": run_id,
+        "started": datetime.now(timezone.utc).isoformat(timespec="seconds")}) + "\n", encoding="utf-8")
+    return scratch
+
+
+def _scratch_is_stale(config: PipelineConfig, folder: Path) -> bool:
+    """Whether the scratch folder belongs to a run that is no longer running: any other run's, when this process
+    holds the lake lock (every writer of the lake takes it, so no other ingest can be running); else one whose
+    owner ran on this host and whose process is gone; else one older than SCRATCH_STALE_SECONDS."""
+    import socket
+
+    from clwl.lakelock import holds_lock
+
+    if holds_lock(config.lake):
+        return True
+    try:
+        owner = json.loads((folder / "_owner.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        owner = {}
+    if isinstance(owner, dict) and owner.get("host") == socket.gethostname() and isinstance(owner.get("pid"), int):
+        try:
+            os.kill(owner["pid"], 0)
+        except ProcessLookupError:
+            return True
+        except OSError:  # alive, someone else's
+            return False
+        return False
+    try:
+        return time.time() - folder.stat().st_mtime > SCRATCH_STALE_SECONDS
+    except OSError:
+        return False
+
+
+def _remove_scratch(scratch: Path) -> None:
+    """Remove a scratch folder, and ``<lake>/_ingest`` when it is left empty."""
+    import shutil
+
+    shutil.rmtree(scratch, ignore_errors=True)
+    try:
+        scratch.parent.rmdir()  # only when empty
+    except OSError:
+        pass
 
 
 def _arrow_table(key: str, rows: list[tuple]):
@@ -1037,16 +1351,21 @@ def ingest(config: PipelineConfig, run_dates: list[str] | None = None, spark=Non
                              f"{sum(r['records_quarantined'] for r in rs)} quarantined, "
                              f"{sum(1 for r in rs if r['status'] == 'rejected')} files rejected "
                              f"({time.monotonic() - t0:.1f}s)")
-        written = _write_tables(spark, config, frames, todo, removed, results, progress)
+        written, held = _write_tables(spark, config, frames, todo, removed, results, progress, run_id, ingested_at)
     finally:
-        import shutil
-
-        shutil.rmtree(scratch, ignore_errors=True)
-        if scratch.parent.is_dir() and not any(scratch.parent.iterdir()):
-            scratch.parent.rmdir()
+        _remove_scratch(scratch)  # also when parsing or writing failed
 
     # -- the run log, last ------------------------------------------------------------------------------------
+    # held: per put file, the change in its records held back from silver.message_events (duplicates, put times
+    # outside the run date) that this run decided: accepted by the parser, quarantined now.
     by_name = {r["source_file"]: r for r in results}
+    for name, n in held.items():
+        if name in by_name:
+            r = by_name[name]
+            r["records_accepted"], r["records_quarantined"] = r["records_accepted"] - n, r["records_quarantined"] + n
+    unchanged = [(f, prev if not held.get(f.source_file) else {
+        **prev, "records_accepted": prev["records_accepted"] - held[f.source_file],
+        "records_quarantined": prev["records_quarantined"] + held[f.source_file]}) for f, prev in unchanged]
     log_rows = []
     t_log = TABLES["silver.ingest_files"]
     for f in todo:
@@ -1097,8 +1416,12 @@ def ingest(config: PipelineConfig, run_dates: list[str] | None = None, spark=Non
 
 
 def _write_tables(spark, config, frames: dict, todo: list[LandingFile], removed: list[dict], results: list[dict],
-                  progress) -> dict[str, int]:
-    """Replace the touched files' rows in every table they feed, then rebuild the affected histories."""
+                  progress, run_id: str, ingested_at: datetime) -> tuple[dict[str, int], dict[str, int]]:
+    """Replace the touched files' rows in every table they feed, then rebuild the message events of the affected
+    senders and days (:func:`_message_jobs`) and the affected histories. ``(rows written per table, held)``:
+    held is, per put file whose held-back records were recomputed, how many more of its records than before
+    are held back from silver.message_events (for a file read in this run: how many of what its parser
+    accepted)."""
     from pyspark.sql import functions as F
 
     touched: list[tuple[str, str, str]] = [(f.source_file, f.run_date, f.parser) for f in todo]
@@ -1107,8 +1430,9 @@ def _write_tables(spark, config, frames: dict, todo: list[LandingFile], removed:
         touched.append((prev["source_file"], str(prev["run_date"]), classify_name(name, str(prev["run_date"]))[0]))
     if not touched:
         progress("write: nothing new or changed, no table rewritten")
-        return {}
+        return {}, {}
     t0 = time.monotonic()
+    pairs, put_files, order_files = _message_scope(spark, config, frames, touched)
     rows = {key: sum(r["rows"].get(key, 0) for r in results) for key in TABLES}
 
     def frame(key: str):
@@ -1127,14 +1451,13 @@ def _write_tables(spark, config, frames: dict, todo: list[LandingFile], removed:
         return where
 
     sources = {
-        "silver.message_events": ("bronze.put_records", lambda df: df),
         "silver.xmitq_contents": ("bronze.xmitq_messages", lambda df: df),
         "silver.queue_accounting": ("bronze.queue_accounting", _silver_accounting),
     }
     jobs = []
+    # silver.message_events is written after bronze, from it (below)
     for key in ("bronze.capture_files", "bronze.mqsc_objects", "bronze.put_records", "bronze.xmitq_messages",
-                "bronze.queue_accounting", "silver.message_events", "silver.xmitq_contents",
-                "silver.queue_accounting", _QUARANTINE):
+                "bronze.queue_accounting", "silver.xmitq_contents", "silver.queue_accounting", _QUARANTINE):
         where = predicate(key)
         if where is None:
             continue
@@ -1149,27 +1472,50 @@ def _write_tables(spark, config, frames: dict, todo: list[LandingFile], removed:
     progress("write bronze/silver: " + ", ".join(f"{k} {n}" for k, n in written.items())
              + f" rows ({time.monotonic() - t0:.1f}s)")
 
-    # -- history, rebuilt per observing queue manager from all of its captures -------------------------------
+    # -- message events, rebuilt per (run date, sending queue manager) from all of its bronze put rows, and ---
+    # -- history, rebuilt per observing queue manager from all of its captures: written side by side ----------
     qmgr_of = {f.source_file: f.observing_qmgr for f in todo}
     qmgr_of.update((p["source_file"], p["observing_qmgr"]) for p in removed)
     qmgrs = sorted({qmgr_of[s] for s, _, parser in touched if parser == "capture" and qmgr_of[s]})
-    if qmgrs:
-        t0 = time.monotonic()
-        objs = read(spark, config, "bronze.mqsc_objects").where(F.col("observing_qmgr").isin(qmgrs))
-        caps = read(spark, config, "bronze.capture_files").where(F.col("observing_qmgr").isin(qmgrs))
-        where = _in("observing_qmgr", qmgrs)
-        tagged = build_histories(objs, caps).persist()
-        try:
+    held: dict[str, int] = {}
+    cached = []
+    later: list[tuple[str, object, str]] = []
+    t0 = time.monotonic()
+    try:
+        if pairs:
+            message_jobs, held, kinds, losers = _message_jobs(
+                spark, config, pairs, put_files, _file_order(config, order_files, ingested_at), run_id)
+            cached.append(losers)
+            later += message_jobs
+        if qmgrs:
+            objs = read(spark, config, "bronze.mqsc_objects").where(F.col("observing_qmgr").isin(qmgrs))
+            caps = read(spark, config, "bronze.capture_files").where(F.col("observing_qmgr").isin(qmgrs))
+            where = _in("observing_qmgr", qmgrs)
+            tagged = build_histories(objs, caps).persist()
+            cached.append(tagged)
             history, channels = _split_histories(tagged, objs)
-            counts = _run_writes(spark, config, [("silver.config_history", history, where),
-                                                 ("silver.channel_status", channels, where)], count=True)
-        finally:
-            tagged.unpersist()
-        written.update(counts)
+            later += [("silver.config_history", history, where), ("silver.channel_status", channels, where)]
+        counts = _run_writes(spark, config, later, count=True)
+    finally:
+        for df in cached:
+            df.unpersist()
+    seconds = time.monotonic() - t0
+    if pairs:
+        written["silver.message_events"] = counts["silver.message_events"]
+        if _QUARANTINE in counts:
+            written[_QUARANTINE] = written.get(_QUARANTINE, 0) + counts[_QUARANTINE]
+        senders = sorted({q for _, q in pairs})
+        progress(f"message events of {len(senders)} sending queue managers ({', '.join(senders)}) on "
+                 f"{len({d for d, _ in pairs})} run date(s): {counts['silver.message_events']} events; held back "
+                 f"(quarantined): {kinds.get('duplicate', 0)} duplicate msg_ids, {kinds.get('date', 0)} put times "
+                 f"outside the run date ({seconds:.1f}s)")
+    if qmgrs:
+        written["silver.config_history"] = counts["silver.config_history"]
+        written["silver.channel_status"] = counts["silver.channel_status"]
         progress(f"history of {len(qmgrs)} queue managers ({', '.join(qmgrs)}): config_history "
                  f"{counts['silver.config_history']} versions, channel_status {counts['silver.channel_status']} "
-                 f"intervals ({time.monotonic() - t0:.1f}s)")
-    return written
+                 f"intervals ({seconds:.1f}s)")
+    return written, held
 
 
 def _run_writes(spark, config, jobs: list[tuple[str, object, str]], count: bool = False) -> dict[str, int]:
@@ -1182,6 +1528,176 @@ def _run_writes(spark, config, jobs: list[tuple[str, object, str]], count: bool 
     with ThreadPoolExecutor(max_workers=min(4, len(jobs))) as pool:
         futures = {key: pool.submit(_write, spark, config, key, df, where, count) for key, df, where in jobs}
         return {key: future.result() for key, future in futures.items()}
+
+
+# ----------------------------------------------------------------------------------------------------------
+# Message events: bronze put rows -> silver.message_events, once per message of its own run date
+
+#: ``silver.quarantine.level`` of a put record its parser accepted (it is in bronze) but that silver.message_events
+#: does not take: a msg_id already put in an earlier file of the sender and day, or a put time outside the run
+#: date. These rows are recomputed with the message events; ``raw`` is the record as a put CSV row.
+MESSAGE_LEVEL = "message"
+
+
+def _message_scope(spark, config, frames: dict, touched: list[tuple[str, str, str]]
+                   ) -> tuple[tuple[tuple[str, str], ...], frozenset[str], frozenset[str]]:
+    """``(pairs, files, order_files)`` of a run's put files (one Spark job, before bronze is written).
+
+    pairs: the (run date, sending queue manager) whose message events are rebuilt: every pair with a row in a
+    touched put file, before or after this run, and every pair of the files that hold rows of those (so that
+    each file in ``files`` has all of its senders rebuilt). files: the put files, after this run, that hold rows
+    of a touched pair: their held-back quarantine rows are rebuilt. order_files: every put file of the pairs."""
+    from pyspark.sql import functions as F
+
+    puts = {s: d for s, d, p in touched if p == "puts"}
+    if not puts:
+        return (), frozenset(), frozenset()
+    cols = ("run_date", "source_file", "sending_qmgr")
+    before = (read(spark, config, "bronze.put_records")
+              .where(F.col("run_date").isin([date.fromisoformat(d) for d in sorted(set(puts.values()))]))
+              .select(*cols, F.lit(False).alias("new")))
+    if "bronze.put_records" in frames:
+        before = before.unionByName(frames["bronze.put_records"].select(*cols, F.lit(True).alias("new")))
+    found = {(r["run_date"].isoformat(), r["source_file"], r["sending_qmgr"], r["new"])
+             for r in before.distinct().collect()}
+    changed = {(d, q) for d, s, q, _ in found if s in puts}
+    after = {(d, s, q) for d, s, q, new in found if new or s not in puts}
+    files = frozenset(s for d, s, q in after if (d, q) in changed)
+    pairs = changed | {(d, q) for d, s, q in after if s in files}
+    return tuple(sorted(pairs)), files, frozenset(s for d, s, q in after if (d, q) in pairs)
+
+
+def _file_order(config, files: Iterable[str], ingested_at: datetime) -> list[tuple[str, int]]:
+    """``(source_file, rank)``: the put files in the order their copies of a message are kept: by first ingest
+    (the earliest run-log row since the file last appeared in the landing folder; ``ingested_at`` for a file new
+    in this run), then by name. Read from the run log without a JVM (it is small)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+    from deltalake import DeltaTable
+
+    wanted = sorted(set(files))
+    log = DeltaTable(path(config, "silver.ingest_files")).to_pyarrow_table(
+        columns=["source_file", "ingested_at", "ingest_run_id", "status"])
+    log = log.filter(pc.is_in(log.column("source_file"), value_set=pa.array(wanted, pa.string())))
+
+    def utc(t: datetime) -> datetime:
+        return t.replace(tzinfo=timezone.utc) if t.tzinfo is None else t.astimezone(timezone.utc)
+
+    first: dict[str, datetime] = {}
+    for r in sorted(log.to_pylist(), key=lambda r: (utc(r["ingested_at"]), r["ingest_run_id"])):
+        if r["status"] == "removed":
+            first.pop(r["source_file"], None)
+        else:
+            first.setdefault(r["source_file"], utc(r["ingested_at"]))
+    now = utc(ingested_at)
+    return [(s, n) for n, s in enumerate(sorted(wanted, key=lambda s: (first.get(s, now), s)))]
+
+
+def _put_csv_row():
+    """A put record of bronze as a row of the put CSV (columns of ``clwl.parse.puts.PUT_COLUMNS``, in order)."""
+    from pyspark.sql import functions as F
+
+    from clwl.parse.puts import PUT_COLUMNS
+
+    def text(name: str):
+        if name == "put_time":
+            return F.date_format(name, "yyyy-MM-dd'T'HH:mm:ss.SSSSSS'Z'")  # the session time zone is UTC
+        value = F.col(name).cast("string")  # booleans: true / false
+        if name in ("open_handle", "group_id"):  # kept as given: may need CSV quotes
+            value = F.when(value.rlike('[",\\r\\n]'),
+                           F.concat(F.lit('"'), F.regexp_replace(value, '"', '""'), F.lit('"'))).otherwise(value)
+        return F.coalesce(value, F.lit(""))
+
+    return F.concat_ws(",", *[text(c.name) for c in PUT_COLUMNS])
+
+
+def _message_jobs(spark, config, pairs: tuple[tuple[str, str], ...], files: frozenset[str],
+                  order: list[tuple[str, int]], run_id: str):
+    """The writes of silver.message_events for ``pairs`` (run date, sending queue manager) and of the held-back
+    quarantine rows (level :data:`MESSAGE_LEVEL`) of ``files``, from all bronze put rows of those pairs (bronze
+    must be written). ``(jobs, held, kinds, losers)``: held per file of ``files`` = held-back rows now - before;
+    kinds: held-back rows by kind (duplicate, date); losers: a persisted DataFrame to unpersist after the writes.
+
+    A row is held back when its put time is not on its run date (UTC), or, among the others, when its msg_id was
+    put before by the same sending queue manager on the same run date in an earlier copy: by file ``order``
+    (first ingest, then name), then position. One aggregation finds the repeated msg_ids; only their rows are
+    ranked (a window over msg_id)."""
+    from pyspark.sql import Window
+    from pyspark.sql import functions as F
+
+    by_date: dict[str, list[str]] = {}
+    for d, q in pairs:
+        by_date.setdefault(d, []).append(q)
+    where = " OR ".join(f"(run_date = {_sql_str(d)} AND {_in('sending_qmgr', qs)})"
+                        for d, qs in sorted(by_date.items()))
+    bronze = read(spark, config, "bronze.put_records").where(where)
+    in_day = F.to_date("put_time") == F.col("run_date")  # the session time zone is UTC
+    line = F.col("position").cast("string")
+    day = F.date_format("run_date", "yyyy-MM-dd")
+    outside = bronze.where(~in_day).select(
+        "run_date", "observing_qmgr", "source_file", "position", "format", _put_csv_row().alias("raw"),
+        F.lit("date").alias("kind"),
+        F.concat(F.lit("put time "), F.date_format("put_time", "yyyy-MM-dd'T'HH:mm:ss.SSS'Z'"),
+                 F.lit(" is not in run date "), day, F.lit(" (file "), F.col("source_file"), F.lit(" line "), line,
+                 F.lit("): not replayed, so that it is not routed with "), day,
+                 F.lit("'s configuration; put the row in a put file of the "), F.date_format("put_time", "yyyy-MM-dd"),
+                 F.lit("/"), F.coalesce("observing_qmgr", "sending_qmgr"), F.lit("/ folder")).alias("reason"))
+
+    good = bronze.where(in_day)
+    keys = ["run_date", "sending_qmgr", "msg_id"]
+    fields = [c for c in TABLES["silver.message_events"].columns[4:] if c not in keys]
+    repeated = good.groupBy(*keys).count().where(F.col("count") > 1).drop("count")
+    ranks = spark.createDataFrame(order, "source_file string, _order int")
+    w = Window.partitionBy(*keys).orderBy("_order", "source_file", "position")
+    ranked = (good.join(repeated, keys, "left_semi").join(F.broadcast(ranks), "source_file", "left")
+              .withColumn("_order", F.coalesce("_order", F.lit(1 << 30)))
+              .withColumn("_n", F.row_number().over(w))
+              .withColumn("_kept", F.first(F.struct("source_file", "position", *fields)).over(w))
+              .where(F.col("_n") > 1))
+    differs = F.concat_ws(", ", *[F.when(~F.col(c).eqNullSafe(F.col(f"_kept.{c}")), F.lit(c)) for c in fields])
+    duplicates = ranked.select(
+        "run_date", "observing_qmgr", "source_file", "position", "format", _put_csv_row().alias("raw"),
+        F.lit("duplicate").alias("kind"),
+        F.concat(F.lit("duplicate msg_id "), F.col("msg_id"), F.lit(": already in "), F.col("_kept.source_file"),
+                 F.lit(" line "), F.col("_kept.position").cast("string"),
+                 F.lit(" (kept there, replayed once); this copy in "), F.col("source_file"), F.lit(" line "), line,
+                 F.lit(" is not replayed ("),
+                 F.when(differs == "", F.lit("the same record"))
+                 .otherwise(F.concat(F.lit("it differs in "), differs, F.lit("; the kept copy is replayed"))),
+                 F.lit(")")).alias("reason"))
+    losers = outside.unionByName(duplicates).persist()
+    found = losers.groupBy("source_file", "kind").count().collect()
+    kinds: dict[str, int] = {}
+    now: dict[str, int] = {}
+    for r in found:
+        kinds[r["kind"]] = kinds.get(r["kind"], 0) + r["count"]
+        if r["source_file"] in files:
+            now[r["source_file"]] = now.get(r["source_file"], 0) + r["count"]
+
+    events = good if not found else good.join(losers.select("source_file", "position"),
+                                             ["source_file", "position"], "left_anti")
+    jobs = [("silver.message_events", events, where)]
+    held: dict[str, int] = {}
+    if files:
+        # The quarantine rows of the files now: their parsers' rows (seq 0..n-1) and the held-back ones before.
+        before = (read(spark, config, _QUARANTINE).where(_in("source_file", files))
+                  .groupBy("source_file")
+                  .agg(F.max(F.when(F.col("level") != MESSAGE_LEVEL, F.col("seq"))).alias("last"),
+                       F.sum(F.when(F.col("level") == MESSAGE_LEVEL, 1).otherwise(0)).alias("held"))
+                  .collect())
+        last = {r["source_file"]: r["last"] for r in before if r["last"] is not None}
+        held = {s: now.get(s, 0) - next((r["held"] for r in before if r["source_file"] == s), 0) for s in files}
+        offsets = spark.createDataFrame([(s, int(last.get(s, -1)) + 1) for s in sorted(files)],
+                                        "source_file string, _first_seq int")
+        t = TABLES[_QUARANTINE]
+        rows = (losers.where(F.col("source_file").isin(sorted(files)))
+                .join(F.broadcast(offsets), "source_file")
+                .withColumn("seq", (F.col("_first_seq") + F.row_number().over(
+                    Window.partitionBy("source_file").orderBy("position")) - 1).cast("int"))
+                .withColumn("ingest_run_id", F.lit(run_id)).withColumn("level", F.lit(MESSAGE_LEVEL))
+                .select(*t.columns))
+        jobs.append((_QUARANTINE, rows, f"level = {_sql_str(MESSAGE_LEVEL)} AND " + _in("source_file", files)))
+    return jobs, {s: n for s, n in held.items() if n}, kinds, losers
 
 
 def _silver_accounting(df):

@@ -20,6 +20,7 @@ from typing import Callable, Optional
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
+from clwl.whatif import WhatIf  # noqa: F401 - re-exported: the overrides are pure Python, one schema for all
 from spark.config import PipelineConfig
 from spark.detect import distribution, stuck_messages
 from spark.replay import ROUTING_REPLAY_OPTIONS, load_timelines, replay_messages
@@ -34,41 +35,6 @@ Progress = Callable[[str], None]
 
 
 @dataclass
-class WhatIf:
-    """Overrides for a what-if replay. ``channel_attrs``: {"TO.QM2": {"CLWLWGHT": "80"}} (the CLUSRCVR-advertised
-    values as the sending queue managers see them); ``suspend``: queue managers to treat as SUSPEND(YES);
-    ``channel_state``: {"TO.QM3": "RETRYING"} for the whole day; ``queue_attrs``: {"APP.ORDERS@QM4": {"PUT":
-    "DISABLED"}}."""
-
-    name: str
-    channel_attrs: dict[str, dict[str, str]] = field(default_factory=dict)
-    suspend: list[str] = field(default_factory=list)
-    channel_state: dict[str, str] = field(default_factory=dict)
-    queue_attrs: dict[str, dict[str, str]] = field(default_factory=dict)
-
-    @classmethod
-    def from_dict(cls, d: dict) -> "WhatIf":
-        return cls(name=str(d.get("name") or "whatif"), channel_attrs=d.get("channel_attrs") or {},
-                   suspend=list(d.get("suspend") or []), channel_state=d.get("channel_state") or {},
-                   queue_attrs=d.get("queue_attrs") or {})
-
-    def apply(self, qmgr: str, kind: str, attrs: dict, valid_from) -> dict:
-        a = dict(attrs)
-        if kind == "CLUSQMGR":
-            a.update({k.upper(): str(v) for k, v in self.channel_attrs.get(a.get("CHANNEL", ""), {}).items()})
-            if a.get("CLUSQMGR") in self.suspend:
-                a["SUSPEND"] = "YES"
-            if a.get("CHANNEL") in self.channel_state:
-                a["STATUS"] = self.channel_state[a["CHANNEL"]]
-        elif kind == "CHSTATUS" and a.get("CHANNEL") in self.channel_state:
-            a["STATUS"] = self.channel_state[a["CHANNEL"]]
-        elif kind in ("QCLUSTER", "QLOCAL"):
-            key = f"{a.get('QUEUE', '')}@{a.get('CLUSQMGR', qmgr)}"
-            a.update({k.upper(): str(v) for k, v in self.queue_attrs.get(key, {}).items()})
-        return a
-
-
-@dataclass
 class DateOutcome:
     run_date: str
     published: bool
@@ -79,6 +45,7 @@ class DateOutcome:
     validation_result: Optional[str] = None
     report_html: Optional[str] = None
     report_md: Optional[str] = None
+    warnings: list[str] = field(default_factory=list)  # gold.run_summary.warnings (e.g. a day with no put record)
 
 
 @dataclass
@@ -170,30 +137,62 @@ def detect_stage(spark: SparkSession, config: PipelineConfig, run_date: str, run
         (F.col("run_date") == F.lit(run_date).cast("date")) & (F.col("verdict") == "unexpected")).count()
     counts = ingest_counts or _ingest_counts(spark, config, run_date)
     versions = {t: delta_version(table_path(config, t)) for t in SILVER_INPUTS if _exists(table_path(config, t))}
+    warnings = day_warnings(spark, config, run_date, n_msgs)
     summary = spark.createDataFrame([(
         run_id, datetime.fromisoformat(run_date).date(), started_at or datetime.now(UTC), datetime.now(UTC),
         int(counts.get("read", 0)), int(counts.get("accepted", 0)), int(counts.get("quarantined", 0)),
-        n_msgs, n_stuck, n_unexp, versions, "staged", None)],
+        n_msgs, n_stuck, n_unexp, versions, "staged", None, "; ".join(warnings) or None)],
         "run_id string, run_date date, started_at timestamp, finished_at timestamp, rows_read long, "
         "rows_accepted long, rows_quarantined long, messages_replayed long, messages_stuck long, "
-        "distribution_unexpected long, table_versions map<string,long>, status string, validation_result string")
+        "distribution_unexpected long, table_versions map<string,long>, status string, validation_result string, "
+        "warnings string")
     _write_date(summary, _staging(out, "run_summary"), run_date)
-    return {"messages": n_msgs, "stuck": n_stuck, "unexpected": n_unexp}
+    return {"messages": n_msgs, "stuck": n_stuck, "unexpected": n_unexp, "warnings": warnings}
+
+
+def day_warnings(spark: SparkSession, config: PipelineConfig, run_date: str, messages: int) -> list[str]:
+    """What is wrong with the run date's input as a whole, though every file of it was fine: today, a day with
+    no put record at all (nothing to replay), with or without configuration captures. Published all the same
+    (an empty day is a valid day), but said in the progress output, gold.run_summary.warnings and the report.
+
+    ``messages``: the messages replayed; the silver tables are read only when it is 0 (a narrowed what-if run can
+    replay none of a day that has put records)."""
+    if messages:
+        return []
+    day = F.col("run_date") == F.lit(run_date).cast("date")
+    events = table_path(config, "silver.message_events")
+    if _exists(events) and spark.read.format("delta").load(events).where(day).limit(1).count():
+        return []
+    captures = table_path(config, "bronze.capture_files")
+    qmgrs = ([r[0] for r in spark.read.format("delta").load(captures).where(day)
+              .select("observing_qmgr").distinct().orderBy("observing_qmgr").collect()]
+             if _exists(captures) else [])
+    if qmgrs:
+        return [f"no put records for {run_date}: configuration captures from {len(qmgrs)} queue manager(s) "
+                f"({', '.join(q or '?' for q in qmgrs)}) but not one put record (no puts*.csv|jsonl|json file, or "
+                "every record of it quarantined): the day is published with no messages"]
+    return [f"no put records and no configuration captures for {run_date}: the day is published empty"]
 
 
 def publish_stage(spark: SparkSession, config: PipelineConfig, run_date: str, run_id: str,
                   whatif: Optional[WhatIf] = None):
-    """Validate the staged tables of ``run_date`` and publish them to gold only if every suite passes."""
+    """Validate the staged tables of ``run_date`` and publish them to gold only if every suite passes.
+
+    Holds the lake lock (re-entrant: `clwl run` already holds it; publish also locks a what-if output lake), and
+    the publish is all or nothing for readers (`<out>/gold/_published.json`, see spark/publish.py)."""
+    from clwl.lakelock import lake_lock
     from spark.publish import publish
 
     out = output_config(config, whatif)
-    # Each table is read at the version it has now, so the gate validates exactly what publish then writes,
-    # and the two per-message tables are not cached for it (see publish's `uncached`).
-    staged = {t: _pinned(spark, _staging(out, t), run_date) for t in GOLD_TABLES}
-    staged["run_summary"] = staged["run_summary"].withColumn("status", F.lit("published"))
-    silver_events = _pinned(spark, table_path(config, "silver.message_events"), run_date)
-    return publish(spark, out, run_date, run_id, staged, extra_checks={"silver_message_events": silver_events},
-                   uncached=("routing_replay", "silver.message_events"))
+    with lake_lock(config.lake, purpose=f"publish {run_id} {run_date}"):
+        # Each table is read at the version it has now, so the gate validates exactly what publish then writes,
+        # and the two per-message tables are not cached for it (see publish's `uncached`).
+        staged = {t: _pinned(spark, _staging(out, t), run_date) for t in GOLD_TABLES}
+        staged["run_summary"] = staged["run_summary"].withColumn("status", F.lit("published"))
+        silver_events = _pinned(spark, table_path(config, "silver.message_events"), run_date)
+        return publish(spark, out, run_date, run_id, staged,
+                       extra_checks={"silver_message_events": silver_events},
+                       uncached=("routing_replay", "silver.message_events"))
 
 
 def _pinned(spark: SparkSession, path: str, run_date: str) -> DataFrame:
@@ -208,7 +207,8 @@ def report_stage(spark: Optional[SparkSession], config: PipelineConfig, run_date
 
     # A what-if folder has no silver of its own: the channel timeline is the main lake's.
     html, md = write_report(spark, output_config(config, whatif), run_date, run_id,
-                            channel_status=config.table_path("silver", "channel_status"))
+                            channel_status=config.table_path("silver", "channel_status"), whatif=whatif,
+                            published=config if whatif is not None else None)
     return str(html), str(md)
 
 
@@ -220,7 +220,13 @@ def _ingest_counts(spark: SparkSession, config: PipelineConfig, run_date: str) -
     p = table_path(config, "silver.ingest_files")
     if not _exists(p):
         return {}
+    from pyspark.sql import Window
+
+    # The log gains a row per file at every run (unchanged files included): the date's counts are those of each
+    # file's latest row, and a file removed since is not counted, so a re-run reports what the first run did.
+    latest = Window.partitionBy("source_file").orderBy(F.col("ingested_at").desc(), F.col("ingest_run_id").desc())
     r = (spark.read.format("delta").load(p).where(F.col("run_date") == F.lit(run_date).cast("date"))
+         .withColumn("_n", F.row_number().over(latest)).where((F.col("_n") == 1) & (F.col("status") != "removed"))
          .agg(F.sum("records_read").alias("read"), F.sum("records_accepted").alias("accepted"),
               F.sum("records_quarantined").alias("quarantined")).collect()[0])
     return {"read": r.read or 0, "accepted": r.accepted or 0, "quarantined": r.quarantined or 0}
@@ -237,14 +243,32 @@ def run_pipeline(config: PipelineConfig, run_dates: Optional[list[str]] = None, 
                  whatif: Optional[WhatIf] = None, spark: Optional[SparkSession] = None,
                  progress: Progress = print, ingest_first: bool = True, senders: Optional[list[str]] = None,
                  cluster: Optional[str] = None) -> RunOutcome:
-    """`clwl run`: every stage for every run date (default: every date in the landing folder)."""
+    """`clwl run`: every stage for every run date (default: every date in the landing folder).
+
+    The whole run holds the lake lock `<lake>/_lock` (clwl/lakelock.py), taken before Spark starts: when another
+    writer holds it, clwl.lakelock.LakeBusy is raised at once (after $CLWL_LOCK_WAIT seconds, when set)."""
+    from clwl.lakelock import lake_lock
+
+    t0 = _time.perf_counter()
+    run_id = new_run_id()
+    with lake_lock(config.lake, purpose=f"clwl run {run_id}", progress=progress):
+        return _run_pipeline(config, run_dates, profile, whatif, spark, progress, ingest_first, senders, cluster,
+                             run_id, t0)
+
+
+def _run_pipeline(config: PipelineConfig, run_dates: Optional[list[str]], profile: str, whatif: Optional[WhatIf],
+                  spark: Optional[SparkSession], progress: Progress, ingest_first: bool,
+                  senders: Optional[list[str]], cluster: Optional[str], run_id: str, t0: float) -> RunOutcome:
     from spark.ingest import ingest
     from spark.session import get_spark
 
-    t0 = _time.perf_counter()
-    spark = spark or get_spark(config.master)
-    run_id = new_run_id()
     dates = run_dates or landing_dates(config)
+    if whatif is not None:
+        # Before Spark starts: overrides naming what the day does not know are refused (WhatIfError), and a
+        # what-if never ingests, so it writes nothing outside <lake>/whatif/<name>/ (output_config).
+        check_whatif(config, dates, whatif)
+        ingest_first = False
+    spark = spark or get_spark(config.master)
     seconds: dict[str, float] = {}
     summary = None
     if ingest_first:
@@ -265,12 +289,15 @@ def run_pipeline(config: PipelineConfig, run_dates: Optional[list[str]] = None, 
         counts = detect_stage(spark, config, d, run_id, whatif, None, started)
         seconds["detect"] = seconds.get("detect", 0) + _time.perf_counter() - t
         progress(f"      {counts['stuck']} stuck, {counts['unexpected']} unexpected distribution rows")
+        for warning in counts.get("warnings", ()):
+            progress(f"      WARNING: {warning}")
         progress(f"[4/5] {d}: validate and publish")
         res = publish_stage(spark, config, d, run_id, whatif)
         for stage, key in (("validate", "validate"), ("publish", "write")):
             seconds[stage] = seconds.get(stage, 0) + res.seconds.get(key, 0)
         out = DateOutcome(d, bool(res.published), counts["messages"], counts["stuck"], counts["unexpected"],
                           list(res.failures), str(res.result_path) if res.result_path else None)
+        out.warnings = list(counts.get("warnings", ()))
         if res.published:
             t = _time.perf_counter()
             progress(f"[5/5] {d}: report")
@@ -281,6 +308,30 @@ def run_pipeline(config: PipelineConfig, run_dates: Optional[list[str]] = None, 
         outcomes.append(out)
     seconds["total"] = _time.perf_counter() - t0
     return RunOutcome(run_id, outcomes, summary, seconds)
+
+
+def check_whatif(config: PipelineConfig, run_dates: list[str], whatif: WhatIf) -> None:
+    """:class:`clwl.whatif.WhatIfError` when ``whatif`` cannot run on ``run_dates``: a date with nothing ingested
+    (a what-if replays silver as it is), or a channel, queue manager or queue instance that no sending queue
+    manager's configuration of that day knows. Reads silver history with deltalake: no Spark."""
+    from clwl.whatif import WhatIfError, unknown_names
+
+    for d in run_dates:
+        if not _exists(table_path(config, "silver.config_history")):
+            raise WhatIfError(f"what-if {whatif.name}: nothing ingested in {config.lake}; run `clwl run --date {d}` "
+                              f"first (a what-if replays the ingested day)")
+        timelines = load_timelines(config, d)
+        if not timelines:
+            raise WhatIfError(f"what-if {whatif.name}: no configuration ingested for {d}; run `clwl run --date "
+                              f"{d}` first (a what-if replays the ingested day)")
+        views = [snap.view for tl in timelines.values() for snap in tl]
+        channels = {c.name for v in views for c in (*v.channels, *v.local_receivers)}
+        qmgrs = ({v.qmgr.name for v in views} | {c.qmgr for v in views for c in v.channels}
+                 | {i.qmgr for v in views for i in v.instances})
+        instances = {f"{i.queue}@{i.qmgr}" for v in views for i in v.instances}
+        unknown = unknown_names(whatif, channels, qmgrs, instances)
+        if unknown:
+            raise WhatIfError(f"what-if {whatif.name}: not in the configuration of {d}: {', '.join(unknown)}")
 
 
 def new_run_id() -> str:

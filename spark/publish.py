@@ -12,13 +12,24 @@ run id goes to `<run_id>/<run_date>/`); a blocked run's reader finds the failed 
 
 If a write fails after validation passed, the run date's partition of the tables this publish already wrote is
 rewritten as it was in their previous version, and PublishError is raised: gold never mixes two runs.
+
+All or nothing, also when the process is killed: readers take each gold table at the version named in
+`<lake>/gold/_published.json` (clwl/published.py), which a publish replaces in one atomic step after its last
+gold commit. A commit after the pointer's version belongs to a publish that did not finish; the next publish
+first restores such a table to the pointer's version (`settle_gold`), so those rows never reach a later
+version. The whole publish holds the lake lock (clwl/lakelock.py).
 """
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import json
 import logging
+import os
+import shutil
+import signal
+import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -28,6 +39,8 @@ from pyspark import StorageLevel
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
+from clwl.lakelock import lake_lock
+from clwl.published import read_published, write_published
 from spark.config import PipelineConfig
 from spark.replay import ROUTING_REPLAY_OPTIONS
 from spark.quality import (
@@ -116,8 +129,12 @@ def publish(
 
     # The frames are computed once (the replay behind them is the expensive part), validated, then written.
     started = time.perf_counter()
-    cached = {name: df if name in uncached else _persist(df) for name, df in tables.items()}
+    lock = contextlib.ExitStack()  # one writer per lake (re-entrant: run_pipeline already holds it)
+    lock.enter_context(lake_lock(config.lake, purpose=f"publish {run_id} {day.isoformat()}"))
+    cached: dict[str, DataFrame] = {}
     try:
+        settle_gold(spark, config)
+        cached = {name: df if name in uncached else _persist(df) for name, df in tables.items()}
         inputs = silver_tables(spark, config, day, skip=given_silver) if (validate_silver or cross_checks) else {}
         inputs.update(given_silver)
         if "message_events" in inputs:
@@ -148,13 +165,17 @@ def publish(
 
         started = time.perf_counter()
         versions = _write_all(spark, config, day, order, cached, previous)
+        _commit_published(config, day, run_id, versions)  # the commit point: readers now see this run
         _write_summary(result_dir, run_id, day, True, [], versions, previous)
         seconds["write"] = time.perf_counter() - started
         return PublishOutcome(True, [], result_dir, versions, previous, outcomes, seconds)
     finally:
-        for name, df in cached.items():
-            if df is not tables[name]:
-                df.unpersist()
+        try:
+            for name, df in cached.items():
+                if df is not tables[name]:
+                    df.unpersist()
+        finally:
+            lock.close()
 
 
 def _result_dir(config: PipelineConfig, run_id: str, day: dt.date) -> Path:
@@ -166,6 +187,76 @@ def _result_dir(config: PipelineConfig, run_id: str, day: dt.date) -> Path:
     except (OSError, ValueError, AttributeError):
         there = None
     return folder / day.isoformat() if there and there != day.isoformat() else folder
+
+
+def settle_gold(spark: SparkSession, config: PipelineConfig) -> dict[str, str]:
+    """Make every gold table's latest version its published one, before a publish writes (under the lake lock).
+
+    A commit after the version `gold/_published.json` names was left by a publish that did not finish (killed,
+    or its put-back failed): the table is restored to the published version (Delta RESTORE, a new commit with the
+    published files), so the next publish of another run date does not carry those rows into a version it
+    publishes. A table folder the pointer does not name at all was created by a first publish that did not
+    finish: it is removed. A lake without the pointer (from before it existed) gets one naming every gold table
+    at its latest version. Returns what was done per table ("restored from 7 to 5", "removed")."""
+    gold = config.lake / "gold"
+    pub = read_published(gold)
+    found = {p.name: str(p) for p in sorted(gold.iterdir()) if (p / "_delta_log").is_dir()} if gold.is_dir() else {}
+    for tmp in gold.glob(".*.tmp") if gold.is_dir() else ():  # a pointer write that was killed halfway
+        tmp.unlink(missing_ok=True)
+    if not pub.exists:
+        write_published(gold, {n: v for n, p in found.items() if (v := _current_version(spark, p)) is not None})
+        return {}
+    done: dict[str, str] = {}
+    for name, path in found.items():
+        want = pub.tables.get(name)
+        latest = _current_version(spark, path)
+        if want is None:
+            log.warning("publish: gold.%s is not in %s (a first publish of it did not finish): removing it",
+                        name, gold / "_published.json")
+            shutil.rmtree(path)
+            done[name] = "removed"
+        elif latest is not None and latest > want:
+            from delta.tables import DeltaTable
+
+            log.warning("publish: gold.%s has versions after its published version %d (up to %d, from a publish "
+                        "that did not finish): restoring version %d", name, want, latest, want)
+            DeltaTable.forPath(spark, path).restoreToVersion(want)
+            done[name] = f"restored from {latest} to {want}"
+        elif latest is not None and latest < want:
+            log.error("publish: gold.%s is at version %d, behind its published version %d in %s; was the table "
+                      "replaced?", name, latest, want, gold / "_published.json")
+    return done
+
+
+def _commit_published(config: PipelineConfig, day: dt.date, run_id: str, versions: Mapping[str, int]) -> None:
+    """Name the versions just written in `gold/_published.json` (one atomic replace): the publish's commit point."""
+    gold = config.lake / "gold"
+    pub = read_published(gold)
+    tables = {**pub.tables, **{k.removeprefix("gold."): int(v) for k, v in versions.items()}}
+    write_published(gold, tables, {**pub.dates, day.isoformat(): run_id}, run_id=run_id, run_date=day.isoformat())
+
+
+# Test-only fault injection (tests/spark/test_publish_atomic.py), inert unless the variable is set: with
+# CLWL_TEST_KILL_AFTER_GOLD_WRITES=N the process SIGKILLs itself (its process group when it leads one, taking the
+# Spark JVM along) right after its Nth gold table commit, as `kill -9` during a publish would.
+_KILL_AFTER_ENV = "CLWL_TEST_KILL_AFTER_GOLD_WRITES"
+_gold_writes = 0
+_gold_writes_lock = threading.Lock()
+
+
+def _after_gold_write() -> None:
+    global _gold_writes
+    target = os.environ.get(_KILL_AFTER_ENV, "").strip()
+    if not target:
+        return
+    with _gold_writes_lock:
+        _gold_writes += 1
+        if _gold_writes == int(target):
+            log.warning("publish: %s=%s: killing this process after gold write %d", _KILL_AFTER_ENV, target,
+                        _gold_writes)
+            if os.getpgrp() == os.getpid():
+                os.killpg(os.getpgrp(), signal.SIGKILL)
+            os.kill(os.getpid(), signal.SIGKILL)
 
 
 def _persist(df: DataFrame) -> DataFrame:
@@ -230,6 +321,7 @@ def _write_all(spark: SparkSession, config: PipelineConfig, day: dt.date, order:
         if name == "run_summary":
             df = _with_versions(df, versions)
         write_run_date(df, path, day, ROUTING_REPLAY_OPTIONS if name == "routing_replay" else None)
+        _after_gold_write()
         return name
 
     failed: tuple[str, BaseException] | None = None

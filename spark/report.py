@@ -12,6 +12,7 @@ import base64
 import datetime as dt
 import html
 import io
+import json
 import logging
 import math
 from dataclasses import dataclass, field
@@ -61,6 +62,9 @@ class _Report:
     charts: list[_Chart] = field(default_factory=list)
     timeline: _Chart | None = None
     timeline_note: str = ""
+    whatif: str | None = None  # the what-if's name, for a what-if run's report
+    overrides: dict = field(default_factory=dict)
+    beside: pd.DataFrame | None = None  # per queue and destination: published against what-if
 
 
 # ------------------------------------------------------------------------------------------------ reading
@@ -68,8 +72,9 @@ class _Report:
 
 def _read(spark: Any, path: str, day: dt.date, name: str, *, by_date: bool = True, load: bool = True,
           columns: Sequence[str] | None = None,
-          reduce: Callable[[pd.DataFrame], pd.DataFrame] | None = None) -> _Table:
-    """The run date's rows of a Delta table (load=False: only its version; columns: only those).
+          reduce: Callable[[pd.DataFrame], pd.DataFrame] | None = None, version: int | None = None) -> _Table:
+    """The run date's rows of a Delta table (load=False: only its version; columns: only those; version: that
+    version, else the latest).
 
     reduce: a summary that adds up across parts of the table (e.g. counts per queue): it is taken batch by batch
     and the parts combined with `_combine`, so that a table with a row per message is never held whole (at 10M
@@ -79,7 +84,7 @@ def _read(spark: Any, path: str, day: dt.date, name: str, *, by_date: bool = Tru
     try:
         from deltalake import DeltaTable
 
-        t = DeltaTable(path)
+        t = DeltaTable(path, version=version)
         if not load:
             return _Table(name, path, pd.DataFrame(), t.version())
         cols = [f.name for f in t.schema().fields]
@@ -100,7 +105,7 @@ def _read(spark: Any, path: str, day: dt.date, name: str, *, by_date: bool = Tru
         log.warning("report: deltalake could not read %s (%s); reading it with Spark", path, exc)
         from pyspark.sql import functions as F
 
-        version = _log_version(path)
+        version = _log_version(path) if version is None else version
         if version is None:
             from delta.tables import DeltaTable as SparkDeltaTable
 
@@ -330,7 +335,13 @@ DIST_COLS = ("sending_qmgr", "queue", "interval_start", "interval_end", "qmgr", 
              "p_value", "verdict", "explanation", "source")
 SUMMARY_FIELDS = ("run_id", "run_date", "status", "started_at", "finished_at", "rows_read", "rows_accepted",
                   "rows_quarantined", "messages_replayed", "messages_stuck", "distribution_unexpected",
-                  "validation_result", "table_versions")
+                  "validation_result", "table_versions", "warnings")
+
+
+def _warnings(summary: dict) -> list[str]:
+    """The run summary's warnings (gold.run_summary.warnings, "; "-separated; absent in older tables)."""
+    text = _fmt(summary.get("warnings")) if summary else ""
+    return [w.strip() for w in text.split("; ") if w.strip()]
 
 
 def _summary_row(summary: pd.DataFrame, run_id: str) -> tuple[dict, str]:
@@ -383,22 +394,80 @@ def _dist_overview(dist: pd.DataFrame) -> pd.DataFrame:
 # ------------------------------------------------------------------------------------------------ main
 
 
-def write_report(spark_or_none: Any, config: PipelineConfig, run_date: dt.date | str, run_id: str, *,
-                 channel_status: str | Path | None = None) -> tuple[Path, Path]:
-    """Write `<reports>/<run_date>/report.html` and `summary.md` from the published gold tables.
+def read_gold(spark_or_none: Any, config: PipelineConfig, day: dt.date) -> dict[str, _Table]:
+    """The run date's rows of the published gold tables, each at the version `<lake>/gold/_published.json` names
+    (clwl/published.py), so that all four come from one publish even while another is being written."""
+    from clwl.published import read_published
 
-    channel_status: the channel status timeline table (default `<lake>/silver/channel_status`); the timeline
-    is left out, with a note, when it is absent or has no usable columns.
-    """
-    day = run_date if isinstance(run_date, dt.date) else dt.date.fromisoformat(str(run_date))
-    rep = _Report(day, run_id)
+    published = read_published(config.lake / "gold")  # read once: one consistent set of versions
+    tables: dict[str, _Table] = {}
     for name in ("routing_replay", "stuck_messages", "distribution", "run_summary"):
+        path = config.table_path("gold", name)
+        if not published.visible(name):  # its first publish has not finished
+            tables[name] = _Table(name, path, pd.DataFrame(), None, "not published")
+            continue
         # routing_replay has a row per message: only the columns of the overview are read, and only its per-queue
         # overview is kept.
         per_message = name == "routing_replay"
-        rep.tables[name] = _read(spark_or_none, config.table_path("gold", name), day, f"gold.{name}",
-                                 columns=REPLAY_OVERVIEW_COLS if per_message else None,
-                                 reduce=_replay_overview if per_message else None)
+        tables[name] = _read(spark_or_none, path, day, f"gold.{name}",
+                             columns=REPLAY_OVERVIEW_COLS if per_message else None,
+                             reduce=_replay_overview if per_message else None, version=published.version(name))
+    return tables
+
+
+def destination_counts(config: PipelineConfig, day: dt.date) -> pd.DataFrame:
+    """Messages per (queue, final destination) of ``day`` in the lake's gold routing_replay, at its published
+    version (failed puts as destination "(error)"). Two columns of the table, read with deltalake."""
+    import pyarrow.compute as pc
+    from deltalake import DeltaTable
+
+    from clwl.published import read_published
+
+    published = read_published(config.lake / "gold")
+    path = config.table_path("gold", "routing_replay")
+    if not Path(path, "_delta_log").is_dir() or not published.visible("routing_replay"):
+        return pd.DataFrame(columns=["queue", "qmgr", "messages"])
+    t = DeltaTable(path, version=published.version("routing_replay")).to_pyarrow_table(
+        columns=["queue", "final_qmgr"], filters=[("run_date", "=", day)])
+    t = t.set_column(1, "qmgr", pc.fill_null(t.column("final_qmgr"), "(error)"))
+    return t.group_by(["queue", "qmgr"]).aggregate([("qmgr", "count")]).rename_columns(
+        ["queue", "qmgr", "messages"]).to_pandas()
+
+
+def whatif_beside_published(published: pd.DataFrame, whatif: pd.DataFrame) -> pd.DataFrame:
+    """Per queue and destination: the published day's count and share beside the what-if's, and the change."""
+    both = published.merge(whatif, on=["queue", "qmgr"], how="outer", suffixes=("_published", "_whatif"))
+    both = both.fillna({"messages_published": 0, "messages_whatif": 0})
+    for side in ("published", "whatif"):
+        n = both[f"messages_{side}"].astype("int64")
+        both[f"messages_{side}"] = n
+        totals = both.groupby("queue")[f"messages_{side}"].transform("sum")
+        both[f"share_{side}"] = (100.0 * n / totals.where(totals > 0)).round(1).fillna(0.0)
+    both["difference"] = both["messages_whatif"] - both["messages_published"]
+    return both.sort_values(["queue", "qmgr"]).reset_index(drop=True)
+
+
+WHATIF_COLS = ("queue", "qmgr", "messages_published", "share_published", "messages_whatif", "share_whatif",
+               "difference")
+
+
+def write_report(spark_or_none: Any, config: PipelineConfig, run_date: dt.date | str, run_id: str, *,
+                 channel_status: str | Path | None = None, whatif: Any = None,
+                 published: PipelineConfig | None = None) -> tuple[Path, Path]:
+    """Write `<reports>/<run_date>/report.html` and `summary.md` from the published gold tables.
+
+    channel_status: the channel status timeline table (default `<lake>/silver/channel_status`); the timeline
+    is left out, with a note, when it is absent or has no usable columns. whatif (a clwl.whatif.WhatIf) and
+    published (the main lake's configuration): a what-if run's report, titled as one, listing its overrides and
+    showing the published day beside it.
+    """
+    day = run_date if isinstance(run_date, dt.date) else dt.date.fromisoformat(str(run_date))
+    rep = _Report(day, run_id)
+    rep.tables.update(read_gold(spark_or_none, config, day))
+    if whatif is not None:
+        rep.whatif, rep.overrides = whatif.name, whatif.overrides()
+        if published is not None:
+            rep.beside = whatif_beside_published(destination_counts(published, day), destination_counts(config, day))
     cs_path = str(channel_status) if channel_status is not None else config.table_path("silver", "channel_status")
     cs = _read(spark_or_none, cs_path, day, "silver.channel_status", by_date=False)
     if cs.note == "not published":
@@ -438,7 +507,15 @@ table{border-collapse:collapse;font-size:.85em;margin:.5em 0}th,td{border:1px so
 text-align:left;vertical-align:top}th{background:#f5f5f5}.muted{color:#757575}.bad{color:#c62828;font-weight:bold}
 img{max-width:100%;border:1px solid #eee;margin:.5em 0}dl{display:grid;grid-template-columns:max-content auto;
 gap:2px 12px}dt{font-weight:bold}dd{margin:0}
+.warn{background:#fff3e0;border:2px solid #ef6c00;border-radius:4px;padding:.6em 1em;margin:1em 0}
+.warn strong{color:#e65100}.warn ul{margin:.3em 0 0 0}
 """
+
+
+def _title(rep: _Report) -> str:
+    if rep.whatif:
+        return f"CLWL what-if report: {rep.whatif}, {rep.run_date.isoformat()}"
+    return f"CLWL replay report: {rep.run_date.isoformat()}"
 
 
 def _render_html(rep: _Report) -> str:
@@ -446,15 +523,33 @@ def _render_html(rep: _Report) -> str:
     e = html.escape
     dist = rep.tables["distribution"].frame
     stuck = rep.tables["stuck_messages"].frame
+    title = _title(rep)
     parts = [f"<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>"
-             f"<title>CLWL report {e(rep.run_date.isoformat())}</title><style>{CSS}</style></head><body>",
-             f"<h1>CLWL replay report: {e(rep.run_date.isoformat())}</h1>",
+             f"<title>{e(title)}</title><style>{CSS}</style></head><body>",
+             f"<h1>{e(title)}</h1>",
              f"<p class='muted'>run {e(rep.run_id)}; generated "
-             f"{e(dt.datetime.now(dt.timezone.utc).strftime('%Y-%m-%d %H:%M:%SZ'))}</p>",
-             "<h2>Run summary</h2>"]
+             f"{e(dt.datetime.now(dt.timezone.utc).strftime('%Y-%m-%d %H:%M:%SZ'))}</p>"]
+    if rep.whatif:
+        parts.append(f"<div class='warn'><strong>What-if {e(rep.whatif)}</strong>: a replay of the ingested day with "
+                     "these overrides; its tables are under <code>whatif/" + e(rep.whatif) + "/</code>, and the "
+                     "published tables are unchanged.<ul>" + "".join(
+                         f"<li><code>{e(k)}</code>: <code>{e(json.dumps(v, sort_keys=True))}</code></li>"
+                         for k, v in rep.overrides.items()) + "</ul></div>")
+        if rep.beside is not None:
+            parts.append("<h2>Published day against the what-if</h2>")
+            parts.append(_html_table(rep.beside, WHATIF_COLS, "No messages on either side."))
+            parts.append("<p class='muted'>messages and share (% of the queue's messages) per final destination; "
+                         "difference: what-if minus published.</p>")
+    warnings = _warnings(summary)
+    if warnings:  # at the top, before anything else: e.g. a day published with no messages at all
+        parts.append("<div class='warn' role='alert'><strong>Warning</strong><ul>"
+                     + "".join(f"<li>{e(w)}</li>" for w in warnings) + "</ul></div>")
+    parts.append("<h2>Run summary</h2>")
     if note:
         parts.append(f"<p class='muted'>{e(note)}</p>")
     if summary:
+        if rep.whatif:  # written under whatif/<name>: never the published status
+            summary = {**summary, "status": f"what-if {rep.whatif} (not published)"}
         status = _fmt(summary.get("status"))
         parts.append("<dl>" + "".join(
             f"<dt>{e(k)}</dt><dd{' class=bad' if k == 'status' and status != 'published' else ''}>"
@@ -498,8 +593,18 @@ def _render_md(rep: _Report) -> str:
     summary, note, versions = _facts(rep)
     dist = rep.tables["distribution"].frame
     stuck = rep.tables["stuck_messages"].frame
-    out = [f"# CLWL replay report: {rep.run_date.isoformat()}", "", f"Run `{rep.run_id}`. Full report: "
-           "[report.html](report.html).", "", "## Run summary", ""]
+    out = [f"# {_title(rep)}", "", f"Run `{rep.run_id}`. Full report: [report.html](report.html).", ""]
+    if rep.whatif:
+        out += [f"**What-if {rep.whatif}**: a replay of the ingested day with these overrides; the published "
+                "tables are unchanged.", ""] + [f"- `{k}`: `{json.dumps(v, sort_keys=True)}`"
+                                                for k, v in rep.overrides.items()] + [""]
+        summary = {**summary, "status": f"what-if {rep.whatif} (not published)"} if summary else summary
+        if rep.beside is not None:
+            out += ["## Published day against the what-if", "",
+                    _md_table(rep.beside, WHATIF_COLS, "No messages on either side.")]
+    for warning in _warnings(summary):  # at the top, before anything else
+        out += [f"> **WARNING:** {warning}", ""]
+    out += ["## Run summary", ""]
     if note:
         out += [f"_{note}_", ""]
     if summary:

@@ -272,7 +272,7 @@ _ALL = [
         _f("seq", I, False),  # 0-based ordinal of the problem within its file
         _f("position", I, False),  # line where the bad record starts; 0 for a whole file
         _f("format", S, False),
-        _f("level", S, False),  # record | file
+        _f("level", S, False),  # record | file | message (a put held out of silver: a repeat, or another date)
         _f("reason", S, False),
         _f("raw", S),
     ], [], ["source_file", "seq"],
@@ -373,3 +373,4 @@ def _is_delta_dir(location: str) -> bool:
 def read(spark, config, which: str | Table):
     """The table as a DataFrame."""
     return spark.read.format("delta").load(path(config, which))
+

@@ -7,7 +7,7 @@ queue manager's view holds its own CLUSRCVR and one auto-defined CLUSSDR per rem
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 
@@ -94,3 +94,30 @@ def write_day(landing: Path, day: str, qmgr: str, files: dict[str, str]) -> Path
     for name, text in files.items():
         (folder / name).write_text(text, encoding="utf-8")
     return folder
+
+
+# The re-allocation day of tests/spark/test_reallocation_day.py (its docstring derives every outcome).
+DAY = "2026-11-20"
+T0 = datetime(2026, 11, 20, 6, 0, tzinfo=timezone.utc)
+
+
+def msg(n: int) -> str:
+    return f"414D5120514D31202020202020202020{n:016X}"
+
+
+def reallocation_landing(root):
+    remotes = {"QM2": {}, "QM3": {}}
+    queues = {"Q1": {"QM2": {}, "QM3": {}}}
+    puts = [put_row(T0 + timedelta(minutes=1), "QM1", "Q1", msg(1)),
+            put_row(T0 + timedelta(minutes=2), "QM1", "Q1", msg(2)),
+            put_row(T0 + timedelta(minutes=3), "QM1", "Q1", msg(3), bind="open", handle="app:1:9"),
+            put_row(T0 + timedelta(minutes=4), "QM1", "Q1", msg(4)),
+            put_row(T0 + timedelta(minutes=5), "QM1", "Q1", msg(5), target="QM3"),
+            put_row(T0 + timedelta(minutes=90), "QM1", "Q1", msg(6))]
+    write_day(root, DAY, "QM1", {
+        "config_060000.mqsc": config_capture("QM1", remotes, queues),
+        "chstatus_060000.mqsc": chstatus_capture("QM1", {"TO.QM2": "RETRYING", "TO.QM3": "RETRYING"}),
+        "chstatus_070000.mqsc": chstatus_capture("QM1", {"TO.QM2": "RUNNING", "TO.QM3": "RETRYING"}),
+        "puts.csv": "\n".join([PUTS_HEADER, *puts]) + "\n",
+    })
+    return root

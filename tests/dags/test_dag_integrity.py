@@ -156,6 +156,27 @@ def test_adhoc_plan_what_if_or_republish():
     assert adhoc_plan({"run_date": "2026-11-20", "whatif_name": "base"})["whatif"] == {"name": "base"}
     with pytest.raises(ValueError):
         adhoc_plan({"run_date": ""})
+    # A typo never makes a plain re-run; values are checked with the CLI's schema (clwl/whatif.py).
+    for bad in ({"channel_attr": {"TO.QM2": {"CLWLWGHT": 20}}}, {"channel_attrs": {"TO.QM2": {"CLWLWGHT": "abc"}}},
+                {"channel_attrs": {"TO.QM2": {"CLWLWGHT": 100}}}, {"channel_state": {"TO.QM3": "DOWN"}}):
+        with pytest.raises(ValueError):
+            adhoc_plan({"run_date": "2026-11-20", **bad})
+
+
+def test_adhoc_params_use_the_what_if_schema():
+    """The DAG's params for the overrides are the CLI's JSON Schema parts, so a value the CLI refuses is
+    refused when the run is triggered too."""
+    import jsonschema
+
+    from clwl.whatif import OVERRIDES
+    from clwl_dag_support import ADHOC_PARAMS
+
+    for key, schema in OVERRIDES.items():
+        param = ADHOC_PARAMS[key].schema
+        assert {k: v for k, v in param.items() if k in schema} == schema, key
+    bad = {"TO.QM2": {"CLWLWGHT": "abc"}}
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate(bad, ADHOC_PARAMS["channel_attrs"].schema)
 
 
 def test_run_date_and_run_id_resolution():

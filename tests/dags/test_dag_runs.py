@@ -126,6 +126,27 @@ def test_adhoc_what_if_changes_only_the_what_if_tables(nightly_run, spark):
     assert to_qm2(whatif) < to_qm2(published), "CLWLWGHT 20 (others 50) should send fewer messages to QM2"
 
 
+@pytest.mark.parametrize("conf", [
+    {"channel_attr": {"TO.QM2": {"CLWLWGHT": 20}}},  # a typo of channel_attrs
+    {"whatif_name": "w", "channel_attrs": {"TO.QM2": {"CLWLWGHT": "abc"}}},
+    {"whatif_name": "w", "channel_attrs": {"TO.QM2": {"CLWLWGHT": 12345678901234567890}}},
+])
+def test_adhoc_with_a_bad_what_if_fails_at_plan_and_never_republishes(nightly_run, conf, capfd):
+    """A typo or an out-of-range override fails the plan task with one line: nothing is ingested, replayed or
+    republished (the published tables' Delta versions do not move), never a plain re-run."""
+    lake = nightly_run["lake"]
+    before = delta_versions(lake)
+    capfd.readouterr()
+    dag_run = load_dag("clwl_adhoc").test(logical_date=dt.datetime(2026, 11, 21, 13, tzinfo=UTC),
+                                          run_conf={"run_date": RUN_DATE, **conf})
+    log = capfd.readouterr()
+    states = task_states(dag_run)
+    assert states["plan"] == "failed" and run_state(dag_run) == "failed", states
+    assert all(states[t] in ("upstream_failed", "skipped", None) for t in states if t != "plan"), states
+    assert delta_versions(lake) == before
+    assert "clwl_adhoc: " in log.out + log.err
+
+
 def test_failing_quality_gate_fails_the_run_and_names_the_expectation(nightly_run, spark, tmp_path, capfd):
     """Stage a broken day (a duplicated msg_id in the staged routing_replay) in a copy of the lake, point the
     `clwl_lake` Variable at it, and run the nightly DAG with ingest/replay/detect marked successful: publish

@@ -476,8 +476,9 @@ def _bad_landing(landing: Path) -> None:
     cut = full.index("CONNAME(") + len("CONNAME(qmb.ex")
     write(landing, f"{day}/chstatus_060000.mqsc", full[:cut])  # the capture was cut off mid-record
     write(landing, f"{day}/puts.csv", "\n".join([
-        PUT_HEADER, put_row(1).replace("QMD", "QMC"),
-        put_row(2, token="04" + "0" * 60 + "G1").replace("QMD", "QMC")]) + "\n")  # bad hex token
+        PUT_HEADER, put_row(1).replace("QMD", "QMC").replace("2026-01-06", BAD_DAY),
+        put_row(2, token="04" + "0" * 60 + "G1").replace("QMD", "QMC").replace("2026-01-06", BAD_DAY)]) + "\n")
+    # (bad hex token in the second; both put on the folder's own date, or the date check quarantines them)
     sample = (SAMPLES / "2026-11-20" / "QM5" / "xmitq_153000.dmpmqmsg").read_text().splitlines()
     first_x = next(i for i, line in enumerate(sample) if line.startswith("X "))
     sample[first_x] = "X " + sample[first_x][2:-2] + "ZZ"  # bad hex in the first message's data

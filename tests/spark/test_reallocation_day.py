@@ -28,38 +28,11 @@ final_qmgr QM2, and not in stuck_messages.
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta, timezone
-
 import pytest
 
-from tests.handmade import PUTS_HEADER, chstatus_capture, config_capture, put_row, write_day
+from tests.handmade import DAY, msg, reallocation_landing
 
 pytestmark = [pytest.mark.spark, pytest.mark.slow]
-
-DAY = "2026-11-20"
-T0 = datetime(2026, 11, 20, 6, 0, tzinfo=timezone.utc)
-
-
-def msg(n: int) -> str:
-    return f"414D5120514D31202020202020202020{n:016X}"
-
-
-def reallocation_landing(root):
-    remotes = {"QM2": {}, "QM3": {}}
-    queues = {"Q1": {"QM2": {}, "QM3": {}}}
-    puts = [put_row(T0 + timedelta(minutes=1), "QM1", "Q1", msg(1)),
-            put_row(T0 + timedelta(minutes=2), "QM1", "Q1", msg(2)),
-            put_row(T0 + timedelta(minutes=3), "QM1", "Q1", msg(3), bind="open", handle="app:1:9"),
-            put_row(T0 + timedelta(minutes=4), "QM1", "Q1", msg(4)),
-            put_row(T0 + timedelta(minutes=5), "QM1", "Q1", msg(5), target="QM3"),
-            put_row(T0 + timedelta(minutes=90), "QM1", "Q1", msg(6))]
-    write_day(root, DAY, "QM1", {
-        "config_060000.mqsc": config_capture("QM1", remotes, queues),
-        "chstatus_060000.mqsc": chstatus_capture("QM1", {"TO.QM2": "RETRYING", "TO.QM3": "RETRYING"}),
-        "chstatus_070000.mqsc": chstatus_capture("QM1", {"TO.QM2": "RUNNING", "TO.QM3": "RETRYING"}),
-        "puts.csv": "\n".join([PUTS_HEADER, *puts]) + "\n",
-    })
-    return root
 
 
 def test_a_day_with_a_reallocation_publishes_and_lists_only_what_stayed(spark, tmp_path):
@@ -110,3 +83,4 @@ def test_a_rerun_of_a_date_gives_the_same_run_summary(spark, tmp_path):
     assert seen[0] == seen[1]
     # 3 captures (1 + 2 + 2 records... counted by the parsers) and 6 put rows: at least the 6 puts were read.
     assert seen[0]["rows_read"] == seen[0]["rows_accepted"] + seen[0]["rows_quarantined"] >= 6
+

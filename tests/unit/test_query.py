@@ -186,3 +186,18 @@ def test_clwl_query_is_read_only(lake, tmp_path, kind):
 def test_reading_statements_still_run(lake, sql):
     code, stdout, stderr = run(sql, "--lake", str(lake))
     assert code == 0, stderr
+
+
+def test_whatif_tables_by_name(lake, tmp_path):
+    """`--whatif NAME` answers from <lake>/whatif/NAME; an unknown or unsafe name is one line, exit 2."""
+    import shutil
+
+    wlake = tmp_path / "lake"
+    shutil.copytree(lake, wlake)
+    deltalake.write_deltalake(str(wlake / "whatif" / "w80" / "gold" / "routing_replay"),
+                              pa.table({"msg_id": ["x1"], "qmgr": ["QM9"]}))
+    code, out, err = run("SELECT qmgr FROM routing_replay", "--lake", str(wlake), "--whatif", "w80", "--json")
+    assert code == 0 and json.loads(out) == {"qmgr": "QM9"}, err
+    for name, says in (("nope", "no what-if 'nope'"), ("../gold", "not a what-if name")):
+        code, out, err = run("SELECT 1", "--lake", str(wlake), "--whatif", name)
+        assert code == 2 and says in err and len(err.splitlines()) == 1, err

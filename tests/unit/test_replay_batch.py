@@ -89,7 +89,7 @@ def _batch_replay(qm: str, timeline, events: list[PutEvent], size: int, until: d
             final = res.qmgr if ok else None
             out[e.msg_id] = (
                 final, res.channel if ok else None, res.xmitq if ok else None, res.path if ok else None,
-                res.decided_by if ok else None, res.reallocatable if ok else True,
+                res.decided_by if ok else None, res.reallocatable if ok else None,
                 res.not_reallocatable_reason if ok else None, res.summary if ok else res.detail,
                 None if ok else res.error, None if ok else res.reason, config_time, 0, final,
                 res.channel if ok else None, res.xmitq if ok else None, False, None, None,

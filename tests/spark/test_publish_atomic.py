@@ -1,0 +1,202 @@
+"""`kill -9` during a publish: every reader still sees all gold tables of one run (issue 13, item 10).
+
+One lake is prepared once: run 1 of a sample date is published (run_pipeline), then run 2 of the same date is
+ingested, replayed and staged from a changed landing folder (a late puts file left out, so each gold table of run
+2 differs from run 1's). For each gold commit in turn, a copy of that lake gets run 2's publish in a subprocess that
+SIGKILLs its own process group (Python and the Spark JVM) right after that commit (the test-only fault point
+`CLWL_TEST_KILL_AFTER_GOLD_WRITES` of spark/publish.py). Then:
+
+- `clwl query` (deltalake, no JVM), the report's reader (`read_gold`) and a Spark reader taking the versions of
+  `gold/_published.json` as the README says all show run 1 in all four tables, though the killed publish left
+  commits of run 2 in at least one of them (a reader of the latest versions would have seen a mix);
+- the next publish first restores those tables to their published versions (so no row of the killed publish can
+  reach a version published later, e.g. with another run date), then publishes run 2 cleanly: all four tables
+  show run 2, and nothing is left beyond the published versions.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from spark.config import REPO_ROOT, PipelineConfig
+
+pytestmark = [pytest.mark.spark, pytest.mark.slow]
+
+DAY = "2026-11-20"
+RUN1_LEFT_OUT = "QM1/puts_late.csv"  # in run 1's landing, not in run 2's
+RUN2 = "run-two"
+GOLD = ("routing_replay", "stuck_messages", "distribution", "run_summary")
+
+PUBLISH_SCRIPT = """
+import sys
+from spark.config import PipelineConfig
+from spark.pipeline import publish_stage
+from spark.session import get_spark
+
+config = PipelineConfig(lake=sys.argv[1], landing=sys.argv[2])
+outcome = publish_stage(get_spark(config.master, app_name="clwl-kill-test"), config, sys.argv[3], sys.argv[4])
+print("PUBLISHED" if outcome.published else "BLOCKED", flush=True)
+"""
+
+
+def _rows(table) -> list[str]:
+    """A pyarrow table's rows, comparable as a sorted list (run_date and volatile columns kept as they are)."""
+    return sorted(json.dumps(r, sort_keys=True, default=str) for r in table.to_pylist())
+
+
+def _delta_rows(path: Path, version: int | None = None) -> list[str]:
+    from deltalake import DeltaTable
+
+    return _rows(DeltaTable(str(path), version=version).to_pyarrow_table(filters=[("run_date", "=", _day())]))
+
+
+def _day():
+    import datetime as dt
+
+    return dt.date.fromisoformat(DAY)
+
+
+def _latest(path: Path) -> int:
+    from deltalake import DeltaTable
+
+    return DeltaTable(str(path)).version()
+
+
+@pytest.fixture(scope="module")
+def prepared(spark, tmp_path_factory):
+    """(lake, landing, run 1 id, expected rows per run and table) with run 1 published and run 2 staged."""
+    from spark.ingest import ingest
+    from spark.pipeline import detect_stage, replay_stage, run_pipeline
+
+    root = tmp_path_factory.mktemp("atomic")
+    landing = root / "landing"
+    shutil.copytree(REPO_ROOT / "samples" / "landing" / DAY, landing / DAY)
+    config = PipelineConfig(lake=root / "lake", landing=landing)
+    run1 = run_pipeline(config, [DAY], spark=spark, progress=lambda m: None)
+    assert run1.dates[0].published, run1.dates[0].failures
+    gold = config.lake / "gold"
+    pointer = json.loads((gold / "_published.json").read_text())
+    assert pointer["dates"] == {DAY: run1.run_id}
+    expected = {"run1": {t: _delta_rows(gold / t, pointer["tables"][t]) for t in GOLD[:3]}}
+
+    (landing / DAY / RUN1_LEFT_OUT).unlink()
+    ingest(config, [DAY], spark=spark, progress=lambda m: None)
+    replay_stage(spark, config, DAY)
+    detect_stage(spark, config, DAY, RUN2)
+    staging = config.lake / "staging"
+    expected["run2"] = {t: _delta_rows(staging / t) for t in GOLD[:3]}
+    for t in ("routing_replay", "distribution"):  # the sample's stuck messages are the same in both runs
+        assert expected["run1"][t] != expected["run2"][t], t
+    return config, run1.run_id, expected
+
+
+def _which_run(rows: list[str], expected: dict, table: str) -> str:
+    """"run1", "run2", "either" (the two runs wrote the same rows) or "neither"."""
+    runs = [run for run in ("run1", "run2") if rows == expected[run][table]]
+    return runs[0] if len(runs) == 1 else "either" if runs else "neither"
+
+
+def _one_run(runs: dict, run: str) -> bool:
+    return all(r in (run, "either") for r in runs.values())
+
+
+def _summary(lake: Path) -> list[dict]:
+    from clwl.query import run_query
+
+    return run_query(f"SELECT run_id, messages_replayed, messages_stuck, distribution_unexpected, table_versions "
+                     f"FROM run_summary WHERE run_date = DATE '{DAY}'", lake).to_pylist()
+
+
+@pytest.mark.parametrize("kill_after", [1, 2, 3, 4], ids=lambda n: f"kill-after-gold-commit-{n}")
+def test_a_publish_killed_at_a_gold_commit_leaves_gold_on_one_run(spark, prepared, tmp_path, kill_after):
+    from clwl.query import run_query
+    from spark.pipeline import publish_stage
+    from spark.publish import settle_gold
+    from spark.report import read_gold
+
+    base, run1_id, expected = prepared
+    lake = tmp_path / "lake"
+    shutil.copytree(base.lake, lake, symlinks=True)
+    config = PipelineConfig(lake=lake, landing=base.landing)
+    gold = lake / "gold"
+    published_before = json.loads((gold / "_published.json").read_text())
+
+    # 1. Run 2's publish, killed (SIGKILL to its whole process group) right after its Nth gold commit.
+    script = tmp_path / "publish_and_die.py"
+    script.write_text(PUBLISH_SCRIPT)
+    env = {**os.environ, "CLWL_TEST_KILL_AFTER_GOLD_WRITES": str(kill_after),
+           "PYTHONPATH": os.pathsep.join([str(REPO_ROOT), os.environ.get("PYTHONPATH", "")])}
+    started = time.monotonic()
+    proc = subprocess.Popen([sys.executable, str(script), str(lake), str(config.landing), DAY, RUN2], env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    try:
+        out, err = proc.communicate(timeout=900)
+    finally:
+        try:  # the group this test started (pgid = its pid): nothing of it may outlive the test
+            os.killpg(proc.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+    assert proc.returncode == -signal.SIGKILL, (proc.returncode, out[-2000:], err[-4000:])
+    assert "PUBLISHED" not in out
+    print(f"killed after gold commit {kill_after} in {time.monotonic() - started:.1f} s")
+
+    pointer = json.loads((gold / "_published.json").read_text())
+    assert pointer["tables"] == published_before["tables"] and pointer["dates"] == {DAY: run1_id}
+    beyond = {t for t in GOLD if _latest(gold / t) > pointer["tables"][t]}
+    assert len(beyond) >= min(kill_after, 3), beyond  # committed (the first three side by side)
+    if kill_after == 4:
+        assert beyond == set(GOLD)
+
+    # 2. clwl query (no JVM): all four tables from run 1.
+    runs = {t: _which_run(_rows(run_query(f"SELECT * FROM {t} WHERE run_date = DATE '{DAY}'", lake)), expected, t)
+            for t in GOLD[:3]}
+    summary = _summary(lake)
+    assert _one_run(runs, "run1") and [s["run_id"] for s in summary] == [run1_id], (runs, summary)
+    # run_summary records the versions its publish wrote: the ones read are exactly those.
+    assert {k: v for k, v in dict(summary[0]["table_versions"]).items() if k.startswith("gold.")} == \
+        {f"gold.{t}": pointer["tables"][t] for t in GOLD[:3]}
+
+    # 3. The report's reader: the published versions, and counts that agree with run 1's run_summary.
+    tables = read_gold(None, config, _day())
+    assert {t: tables[t].version for t in GOLD} == pointer["tables"]
+    row = tables["run_summary"].frame.iloc[0]
+    assert row["run_id"] == run1_id and len(tables["run_summary"].frame) == 1
+    assert int(tables["routing_replay"].frame["messages"].sum()) == row["messages_replayed"] == \
+        summary[0]["messages_replayed"]
+    assert len(tables["stuck_messages"].frame) == row["messages_stuck"]
+    assert int((tables["distribution"].frame["verdict"] == "unexpected").sum()) == row["distribution_unexpected"]
+
+    # 4. A Spark reader following the README (versionAsOf from gold/_published.json).
+    spark_ids = [r.run_id for r in spark.read.format("delta").option("versionAsOf", pointer["tables"]["run_summary"])
+                 .load(str(gold / "run_summary")).where(f"run_date = DATE'{DAY}'").select("run_id").collect()]
+    spark_rows = (spark.read.format("delta").option("versionAsOf", pointer["tables"]["routing_replay"])
+                  .load(str(gold / "routing_replay")).where(f"run_date = DATE'{DAY}'").count())
+    assert spark_ids == [run1_id] and spark_rows == row["messages_replayed"]
+
+    # 5. The next publish first puts the orphan commits back: after that even the latest versions show run 1.
+    done = settle_gold(spark, config)
+    assert set(done) == beyond, done
+    for t in GOLD[:3]:
+        assert _delta_rows(gold / t) == expected["run1"][t], t
+
+    # 6. ... and then publishes run 2 cleanly, in all four tables.
+    outcome = publish_stage(spark, config, DAY, RUN2)
+    assert outcome.published, outcome.failures
+    pointer = json.loads((gold / "_published.json").read_text())
+    assert pointer["dates"] == {DAY: RUN2}
+    assert pointer["tables"] == {t: _latest(gold / t) for t in GOLD}
+    runs = {t: _which_run(_rows(run_query(f"SELECT * FROM {t} WHERE run_date = DATE '{DAY}'", lake)), expected, t)
+            for t in GOLD[:3]}
+    summary = _summary(lake)
+    assert _one_run(runs, "run2") and [s["run_id"] for s in summary] == [RUN2], (runs, summary)
+    assert {k: v for k, v in dict(summary[0]["table_versions"]).items() if k.startswith("gold.")} == \
+        {f"gold.{t}": pointer["tables"][t] for t in GOLD[:3]}
