@@ -127,13 +127,29 @@ def test_adhoc_what_if_changes_only_the_what_if_tables(nightly_run, spark):
 
 
 @pytest.mark.parametrize("conf", [
-    {"channel_attr": {"TO.QM2": {"CLWLWGHT": 20}}},  # a typo of channel_attrs
     {"whatif_name": "w", "channel_attrs": {"TO.QM2": {"CLWLWGHT": "abc"}}},
     {"whatif_name": "w", "channel_attrs": {"TO.QM2": {"CLWLWGHT": 12345678901234567890}}},
 ])
+def test_adhoc_refuses_an_out_of_range_what_if_when_triggered(nightly_run, conf):
+    """The params carry the what-if schema: a value out of MQ's range is refused when the run is triggered."""
+    from airflow.sdk.exceptions import ParamValidationError
+
+    lake = nightly_run["lake"]
+    before = delta_versions(lake)
+    with pytest.raises(ParamValidationError, match="channel_attrs"):
+        load_dag("clwl_adhoc").test(logical_date=dt.datetime(2026, 11, 21, 13, tzinfo=UTC),
+                                    run_conf={"run_date": RUN_DATE, **conf})
+    assert delta_versions(lake) == before
+
+
+@pytest.mark.parametrize("conf", [
+    {"channel_attr": {"TO.QM2": {"CLWLWGHT": 20}}},  # a typo of channel_attrs
+    {"whatif_name": "w", "channel_attrs": {"TO.QM9": {"CLWLWGHT": 20}}},  # no such channel that day
+])
 def test_adhoc_with_a_bad_what_if_fails_at_plan_and_never_republishes(nightly_run, conf, capfd):
-    """A typo or an out-of-range override fails the plan task with one line: nothing is ingested, replayed or
-    republished (the published tables' Delta versions do not move), never a plain re-run."""
+    """What the schema cannot see (an unknown param, a name the day does not know) fails the plan task with one
+    line: nothing is ingested, replayed or republished (the published tables' Delta versions do not move),
+    never a plain re-run."""
     lake = nightly_run["lake"]
     before = delta_versions(lake)
     capfd.readouterr()

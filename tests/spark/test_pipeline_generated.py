@@ -82,7 +82,12 @@ def test_held_messages_are_stuck_with_their_reason(generated_run):
 def test_quarantine_holds_the_broken_records(generated_run, spark):
     truth, lake, _ = generated_run
     q = spark.read.format("delta").load(str(lake / "silver" / "quarantine")).collect()
-    assert len(q) == len(truth["broken_records"])
+    # The generator's ground truth, _generate.json in the landing root, is no export: it is skipped, not read,
+    # and recorded as such (every skipped item is); everything else quarantined is an injected broken record.
+    skipped = [r for r in q if r.reason.startswith("skipped, not read")]
+    assert [r.source_file for r in skipped] == ["_generate.json"] and skipped[0].raw is None
+    assert len(q) - len(skipped) == len(truth["broken_records"])
+    assert {r.source_file for r in q if r not in skipped} == {b["file"] for b in truth["broken_records"]}
     files = spark.read.format("delta").load(str(lake / "silver" / "ingest_files")).collect()
     assert all(f.records_read == f.records_accepted + f.records_quarantined for f in files)
 
