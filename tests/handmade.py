@@ -105,7 +105,9 @@ def msg(n: int) -> str:
     return f"414D5120514D31202020202020202020{n:016X}"
 
 
-def reallocation_landing(root):
+def reallocation_landing(root, resent: bool = False):
+    """``resent``: also a late file puts_resent.csv that repeats M2 and M5 (a re-sent export): both copies are
+    held out of silver (quarantined, naming both files), and the day routes each message once."""
     remotes = {"QM2": {}, "QM3": {}}
     queues = {"Q1": {"QM2": {}, "QM3": {}}}
     puts = [put_row(T0 + timedelta(minutes=1), "QM1", "Q1", msg(1)),
@@ -119,5 +121,6 @@ def reallocation_landing(root):
         "chstatus_060000.mqsc": chstatus_capture("QM1", {"TO.QM2": "RETRYING", "TO.QM3": "RETRYING"}),
         "chstatus_070000.mqsc": chstatus_capture("QM1", {"TO.QM2": "RUNNING", "TO.QM3": "RETRYING"}),
         "puts.csv": "\n".join([PUTS_HEADER, *puts]) + "\n",
+        **({"puts_resent.csv": "\n".join([PUTS_HEADER, puts[1], puts[4]]) + "\n"} if resent else {}),
     })
     return root

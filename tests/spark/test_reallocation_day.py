@@ -36,18 +36,24 @@ pytestmark = [pytest.mark.spark, pytest.mark.slow]
 
 
 def test_a_day_with_a_reallocation_publishes_and_lists_only_what_stayed(spark, tmp_path):
+    """With a re-sent file too (puts_resent.csv repeats M2 and M5): the day publishes, each message is routed
+    once, exactly as without the re-sent file, and the two copies are quarantined naming both files."""
     from deltalake import DeltaTable
 
     from spark.config import PipelineConfig
     from spark.pipeline import run_pipeline
 
-    config = PipelineConfig(lake=tmp_path / "lake", landing=reallocation_landing(tmp_path / "landing"))
+    config = PipelineConfig(lake=tmp_path / "lake", landing=reallocation_landing(tmp_path / "landing", resent=True))
     outcome = run_pipeline(config, [DAY], spark=spark, progress=lambda m: None)
     (day,) = outcome.dates
     assert day.published, day.failures
     assert outcome.exit_code == 0
 
+    quarantine = DeltaTable(str(config.lake / "silver" / "quarantine")).to_pandas()
+    assert len(quarantine) == 2 and set(quarantine.source_file) == {f"{DAY}/QM1/puts_resent.csv"}
+    assert all(f"{DAY}/QM1/puts.csv" in r for r in quarantine.reason), list(quarantine.reason)
     replay = DeltaTable(str(config.lake / "gold" / "routing_replay")).to_pandas().set_index("msg_id")
+    assert len(replay) == 6 and replay.index.is_unique
     assert list(replay.loc[[msg(i) for i in range(1, 7)], "qmgr"]) == ["QM2", "QM3", "QM2", "QM3", "QM3", "QM2"]
     for i in (2, 4):
         r = replay.loc[msg(i)]
