@@ -82,6 +82,9 @@ def add_generate_command(subparsers) -> argparse.ArgumentParser:
                    help=f"channel or queue CLWLPRTY periods per day (default {d.priority_changes})")
     g.add_argument("--put-disabled", type=_rate, default=d.put_disabled, metavar="RATE",
                    help=f"PUT(DISABLED) periods of one instance per day (default {d.put_disabled})")
+    g.add_argument("--partitions", type=_rate, default=d.partitions, metavar="RATE",
+                   help=f"partitions per day: one sender's channels to all hosts of a queue retry, one comes back "
+                        f"first, waiting messages are re-allocated (default {d.partitions:g})")
     g.add_argument("--bind-open-share", type=_share, default=d.bind_open_share, metavar="F",
                    help=f"share of messages put through bind-on-open handles (default {d.bind_open_share})")
     g.add_argument("--bind-group-share", type=_share, default=d.bind_group_share, metavar="F",
@@ -120,7 +123,8 @@ def options_from_args(args: argparse.Namespace) -> GenerateOptions:
         bind_open_share=args.bind_open_share, bind_group_share=args.bind_group_share,
         named_qmgr_share=args.named_qmgr_share, skew=args.skew, skew_factor=args.skew_factor,
         broken_records=args.broken_records, rest_qmgrs=args.rest_qmgrs, observed_every=args.observed_every,
-        browse_cap=args.browse_cap, unresolved_outage=args.unresolved_outage, force=args.force, quiet=args.quiet)
+        browse_cap=args.browse_cap, unresolved_outage=args.unresolved_outage, force=args.force, quiet=args.quiet,
+        partitions=args.partitions)
 
 
 def cmd_generate(args: argparse.Namespace) -> int:

@@ -18,6 +18,11 @@ Time rules (the same as ``samples/``):
 * No change of any kind happens while a channel is RETRYING (outages never overlap each other or any other
   change): a message held behind a retrying channel meets, at every re-allocation attempt, the very same
   candidates it met when it was put.
+* Partitions (``--partitions``, off by default, their own random stream) are the exception on purpose: one
+  sending queue manager's channels to every host of one queue go RETRYING together, so eligible messages for
+  that queue wait; at a capture one host comes back while the others still retry, and the eligible waiting
+  messages are re-allocated to it. Nothing else changes around a partition and no other capture of the
+  sending queue managers falls inside it (see ``_schedule_partitions``).
 """
 
 from __future__ import annotations
@@ -125,8 +130,8 @@ class Change:
     """One change of the configuration or channel state, effective from the capture at ``at``."""
 
     at: datetime  # the capture instant; the change itself happened CHANGE_LEAD_S before
-    kind: str  # weight | chl_prty | q_prty | put | suspend | retrying
-    qmgr: str
+    kind: str  # weight | chl_prty | q_prty | put | suspend | retrying | partition
+    qmgr: str  # for a partition: the host the channel goes to (``queue`` holds the sending queue manager)
     queue: str = ""
     value: object = None
     event: int = -1  # index of the event it belongs to
@@ -138,8 +143,8 @@ class Event:
     """An event as the ground truth lists it."""
 
     index: int
-    kind: str  # outage | suspend | weight_change | priority_change | put_disabled
-    qmgr: str
+    kind: str  # outage | suspend | weight_change | priority_change | put_disabled | partition
+    qmgr: str  # for a partition: the sending queue manager
     start: datetime
     end: datetime | None  # None: instantaneous (weight change) or, for an outage, still going at the end
     queue: str = ""
@@ -147,6 +152,7 @@ class Event:
     old: object = None
     new: object = None
     unresolved: bool = False
+    detail: dict | None = None  # partition: hosts, first_back, first_back_at
 
     def to_json(self) -> dict:
         d = {"index": self.index, "kind": self.kind, "qmgr": self.qmgr, "start": iso(self.start),
@@ -159,6 +165,8 @@ class Event:
             d["old"], d["new"] = self.old, self.new
         if self.kind == "outage":
             d["unresolved"] = self.unresolved
+        if self.detail:
+            d.update(self.detail)
         return d
 
 
@@ -182,6 +190,8 @@ class ConfigState:
         self.suspended: set[str] = set()
         self.retrying: set[str] = set()
         self.retrying_since: dict[str, datetime] = {}
+        self.partitioned: set[tuple[str, str]] = set()  # (sending queue manager, host): its channel RETRYING
+        self.partitioned_since: dict[tuple[str, str], datetime] = {}
         self.chl_altered: dict[str, datetime] = {q.name: q.created + timedelta(minutes=12, seconds=7)
                                                  for q in estate.qmgrs.values()}
         self.q_altered: dict[tuple[str, str], datetime] = {(i.queue, i.host): i.created + timedelta(seconds=41)
@@ -221,9 +231,17 @@ class ConfigState:
             else:
                 self.retrying.discard(qm)
                 self.retrying_since.pop(qm, None)
+        elif c.kind == "partition":
+            pair = (c.queue, qm)
+            if c.value:
+                self.partitioned.add(pair)
+                self.partitioned_since[pair] = when
+            else:
+                self.partitioned.discard(pair)
+                self.partitioned_since.pop(pair, None)
         else:  # pragma: no cover
             raise ValueError(c.kind)
-        if c.kind != "retrying":
+        if c.kind not in ("retrying", "partition"):
             self.admin_changes.setdefault(qm, []).append(when)
         self.epoch += 1
 
@@ -572,6 +590,9 @@ def _schedule(est: Estate, o) -> None:
                     add_event(Event(0, "weight_change", qm, at_min(day, s), None, attribute="CLUSRCVR CLWLWGHT"),
                               [Change(at_min(day, s), "weight", qm, value=rng.choice(WEIGHTS))])
                     break
+        # partitions (own random stream: estates without them are unchanged)
+        if getattr(o, "partitions", 0) > 0:
+            _schedule_partitions(est, o, day, events, add_event, outages)
 
     # apply in time order to fill in old/new weights, and drop weight "changes" to the same value
     changes.sort(key=lambda c: (c.at, c.order, c.event, c.kind, c.qmgr, c.queue))
@@ -603,6 +624,58 @@ def _schedule(est: Estate, o) -> None:
                 continue
             m = c.at.hour * 60 + c.at.minute
             caps.setdefault(m, set()).update(est.senders)
-            if c.kind != "retrying":
+            if c.kind not in ("retrying", "partition"):
                 caps[m].add(c.qmgr)  # the queue manager that changed shows it in its own capture
         est.captures[day] = {m: sorted(v) for m, v in sorted(caps.items())}
+
+
+# --------------------------------------------------------------------------------------------------
+# Partitions: the only events during which eligible messages wait (and are re-allocated)
+
+
+def _schedule_partitions(est: Estate, o, day: date, events: list[Event], add_event, outages) -> None:
+    """``--partitions``: the channels from one sending queue manager to every host of one of its queues go
+    RETRYING together (step 12 still rotates among them, so messages for that queue wait); at a capture one
+    host comes back while the others still retry (their next failed retry re-drives the eligible waiting
+    messages to it: re-allocation); later the others come back. Nothing else changes from a slot before to a
+    slot after, no sender capture falls inside, and no period event (suspend, PUT(DISABLED), CLWLPRTY) is in
+    force: the recovered host is then the only destination of the first tier for the re-driven messages."""
+    rng = random.Random(f"clwl-generate/{o.seed}/partitions/{day.isoformat()}")
+    instants = list(range(TRAFFIC_START_MIN + SLOT_MIN, TRAFFIC_END_MIN, SLOT_MIN))
+    candidates = [q for q in est.queues if len(q.hosts) >= 2
+                  and all(est.qmgrs[h].role == "backend" for h in q.hosts)]
+    if not candidates:
+        return
+
+    def minute(t: datetime) -> int:
+        return t.hour * 60 + t.minute
+
+    for _ in range(_count(rng, o.partitions)):
+        for _attempt in range(60):
+            p1, p2 = rng.randint(1, 3), rng.randint(1, 2)
+            s = rng.choice(instants)
+            r1, r2 = s + p1 * SLOT_MIN, s + (p1 + p2) * SLOT_MIN
+            if r2 > instants[-1]:
+                continue
+            blocked = [(a - SLOT_MIN, b + SLOT_MIN) for a, b in outages]
+            for e in events:
+                if e.start.date() != day or e.kind == "outage":
+                    continue
+                a = minute(e.start)
+                b = minute(e.end) if e.end else a
+                blocked.append((a - SLOT_MIN, b + SLOT_MIN) if e.kind == "partition" else (a, b))
+            blocked += [(m, m) for m in REGULAR_SENDER_CAPTURES]
+            if any(not (r2 < a or s > b) for a, b in blocked):
+                continue
+            sender = rng.choice(est.senders)
+            q = rng.choice(candidates)
+            first = rng.choice(q.hosts)
+            rest = [h for h in q.hosts if h != first]
+            detail = {"hosts": list(q.hosts), "first_back": first, "first_back_at": iso(at_min(day, r1)),
+                      "channels": [est.channel(h, q.cluster) for h in q.hosts]}
+            chs = [Change(at_min(day, s), "partition", h, sender, True) for h in q.hosts]
+            chs.append(Change(at_min(day, r1), "partition", first, sender, False, order=0))
+            chs += [Change(at_min(day, r2), "partition", h, sender, False, order=0) for h in rest]
+            add_event(Event(0, "partition", sender, at_min(day, s), at_min(day, r2), queue=q.name, detail=detail),
+                      chs)
+            break

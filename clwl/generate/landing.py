@@ -103,6 +103,8 @@ class Generator:
         self.broken: list[dict] = []
         self.accounting_truth: dict[str, dict[str, dict[str, int]]] = {}
         self.browses: list[dict] = []
+        self.reallocated: list[dict] = []
+        self.partition_waits: list[dict] = []
         self.rest = set(self.est.rest_qmgrs)
         self._plan()
 
@@ -175,6 +177,8 @@ class Generator:
         roles = est.qmgrs[frm].role, est.qmgrs[to].role
         if frm in self.sd and to in cfg.retrying:
             return "RETRYING", {"since": cfg.retrying_since[to]}
+        if (frm, to) in cfg.partitioned:
+            return "RETRYING", {"since": cfg.partitioned_since[(frm, to)]}
         pair = {frm, to}
         if pair == {"FR1", "FR2"} or ("FR1" in pair and "sender" in roles):
             start = day0 + timedelta(seconds=31 + est.qmgrs[frm].index * 3 + est.qmgrs[to].index % 20)
@@ -208,13 +212,18 @@ class Generator:
 
     def held_on(self, frm: str, xmitq: str | None = None, to: str | None = None) -> int:
         sd = self.sd.get(frm)
-        if sd is None or sd.held is None:
+        if sd is None or (sd.held is None and not sd.waiting):
             return 0
         n = 0
-        for (k, _qi, _p), c in sd.held.counts.items():
+        if sd.held is not None:
+            for (k, _qi, _p), c in sd.held.counts.items():
+                d = sd.router.dests[k]
+                if (xmitq is None or sd.xmitq[k] == xmitq) and (to is None or d.qmgr == to):
+                    n += c[0]
+        for k, ws in sd.waiting.items():  # behind a channel of a partition
             d = sd.router.dests[k]
             if (xmitq is None or sd.xmitq[k] == xmitq) and (to is None or d.qmgr == to):
-                n += c[0]
+                n += len(ws)
         return n
 
     # -- captures ---------------------------------------------------------------------------------
@@ -438,6 +447,8 @@ class Generator:
                         self.release(ev, m, acct)
             for s in est.senders:
                 self.sd[s].router.sync()
+            for s in est.senders:
+                self.sd[s].partition_step(m * 60000, s in captures.get(m, ()), acct)
             for qm in captures.get(m, []):
                 if not (est.qmgrs[qm].role == "backend" and qm in self.cfg.retrying):
                     self.capture(qm, day, m)
@@ -466,6 +477,17 @@ class Generator:
                                     "effect": "an extra row that describes no real message: quarantined"})
             if sd.held is not None:  # an outage still going at the end of the estate
                 self.unresolved(sd.held)
+            for k, ws in sd.waiting.items():  # (partitions end before 22:00: never in practice)
+                d = sd.router.dests[k]
+                for w in ws:
+                    key = (d.qmgr, est.queues[w[1]].name)
+                    self.undelivered[key] = self.undelivered.get(key, 0) + 1
+                    sd.routed[(w[1], k)] = sd.routed.get((w[1], k), 0) + 1
+            self.reallocated += sd.reallocated
+            if sd.partition_delivered or sd.reallocated:
+                self.partition_waits.append({"day": day.isoformat(), "sender": s,
+                                             "waited": sd.partition_delivered,
+                                             "reallocated": len(sd.reallocated)})
         self.browse(day)
         self.write_accounting(day, acct)
         self.day_truth(day)
@@ -681,7 +703,7 @@ class Generator:
     def ground_truth(self, total: int) -> dict:
         est, o = self.est, self.o
         args = {k: (v.isoformat() if isinstance(v, date) else v) for k, v in asdict(o).items()
-                if k not in ("out", "force", "quiet")}
+                if k not in ("out", "force", "quiet") and not (k == "partitions" and not v)}
         expected: dict[str, dict[str, int]] = {}
         for d in self.truth_days:
             for q, dests in d["by_queue_and_destination"].items():
@@ -694,7 +716,7 @@ class Generator:
                 for q, n in qs.items():
                     w = written.setdefault(recv, {})
                     w[q] = w.get(q, 0) + n
-        return {
+        truth = {
             "generator": "clwl generate", "version": GENERATOR_VERSION,
             "args": args,
             "assumptions": [
@@ -745,3 +767,12 @@ class Generator:
             "browses": self.browses,
             "broken_records": sorted(self.broken, key=lambda b: (b["file"], b["line"])),
         }
+        if getattr(o, "partitions", 0):
+            truth["assumptions"].append(
+                "partition: the channels from one sending queue manager to every host of one queue RETRYING "
+                "together; step 12 rotates among them and the messages wait. At the capture where one comes back "
+                "(the others' failed retry), eligible waiting messages are re-driven without advancing the "
+                "rotation and move to it; zero-token (bound, named) ones stay until their channel runs again")
+            truth["reallocated"] = self.reallocated
+            truth["partition_waits"] = self.partition_waits
+        return truth

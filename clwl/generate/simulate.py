@@ -119,7 +119,7 @@ class SenderRouter:
         for d in self.dests:
             w = SENDER_WEIGHT if d.local else cfg.weight[d.qmgr]
             self.increment[d.key] = 1000 * self.denominator // w  # exactly 1000/CLWLWGHT, scaled
-            self.retrying[d.key] = d.qmgr in cfg.retrying
+            self.retrying[d.key] = d.qmgr in cfg.retrying or (self.me, d.qmgr) in cfg.partitioned
         self.queue_cache = [None] * len(self.estate.queues)
         self.named_cache = {}
         self.named_pairs = [(q.index, h) for q in self.estate.queues for h in q.hosts
@@ -134,7 +134,8 @@ class SenderRouter:
     def channel_tier(self, d: Dest) -> int:
         if d.local:
             return 0  # the local instance has no channel: it counts with the best tier (reading 2)
-        return STATE_TIER.get("RETRYING" if d.qmgr in self.cfg.retrying else "RUNNING", 3)
+        retrying = d.qmgr in self.cfg.retrying or (self.me, d.qmgr) in self.cfg.partitioned
+        return STATE_TIER.get("RETRYING" if retrying else "RUNNING", 3)
 
     # -- steps 1 to 11b ----------------------------------------------------------------------------
     def eligible_queue(self, qi: int) -> list[int]:
@@ -240,6 +241,19 @@ class SenderRouter:
         self.factor[k] = f = self.factor[k] + self.increment[k]
         self.seqno[k] = c
         self.packed[k] = (((f << SEQ_BITS) | c) << RANK_BITS) | self.rank[k]  # as _pack(k)
+
+    def peek(self, keys: list[int]) -> int:
+        """What steps 11c and 12 would choose now, without recording a choice (re-allocation re-drives a
+        waiting message; it is not a new put and does not advance the rotation)."""
+        if len(keys) > self.mruc:
+            keys = self.most_recently_used(keys)
+        return keys[0] if len(keys) == 1 else min(keys, key=self.packed.__getitem__)
+
+    def queue_keys(self, qi: int) -> list[int]:
+        keys = self.queue_cache[qi]
+        if keys is None:
+            keys = self.queue_cache[qi] = self.eligible_queue(qi)
+        return keys
 
     def route_queue(self, qi: int) -> int:
         keys = self.queue_cache[qi]
@@ -391,6 +405,12 @@ class Shares:
     group_logical: float = 0.85
 
 
+# a message waiting behind a channel of a partition: [msg_id hex, queue index, persistent, length, put ms,
+# eligible for re-allocation, first key, row in csv_rows (-1: no observed columns), re-allocations, ms of the
+# last re-allocation]
+W_QI, W_ELIGIBLE, W_ROW, W_REALLOC, W_AT = 1, 5, 7, 8, 9
+
+
 class SenderDay:
     """Generates, routes and writes (puts.csv) one sending queue manager's messages of one day."""
 
@@ -451,6 +471,12 @@ class SenderDay:
         self.zero_tokens = 0
         self.held: HeldStore | None = None  # the current outage's held messages, if any
         self.held_stores: list[HeldStore] = []
+        # partitions: messages waiting behind a channel of a partition, by key (see _wait); the rows of
+        # puts.csv stay in memory while an eligible one waits (its observed destination may change)
+        self.waiting: dict[int, list[list]] = {}
+        self.eligible_waiting = 0
+        self.reallocated: list[dict] = []
+        self.partition_delivered = 0
         # channel runtime (for DISPLAY CHSTATUS): per key
         self.first_ms = [-1] * n  # first message of the current slot
         self.last_ms = [-1] * n  # last message sent (ms of day)
@@ -559,8 +585,12 @@ class SenderDay:
                 qi, k, role, head, token, reason, detail_args = self._special(r, p_open, p_group)
             ln = len_lo[qi] + int(rnd() * len_span[qi])
             pers = 1 if rnd() < pshare[qi] else 0
+            waited = None
             if retrying[k]:
-                self._hold(k, qi, pers, ln, reason, t, count, role, detail_args)
+                if router.dests[k].qmgr in self.cfg.retrying:
+                    self._hold(k, qi, pers, ln, reason, t, count, role, detail_args)
+                else:
+                    waited = self._wait(k, qi, pers, ln, reason, t, mid)
             else:
                 code = ((k if k != local_key else n_keys + ("svc", "batch", "recon").index(role)) * nq + qi) * 2 + pers
                 c = cells.get(code)
@@ -580,9 +610,11 @@ class SenderDay:
             rows.append(f"{sec_prefix}{MS_SUFFIX[t - sec * 1000]},{sender},{head}{ln},"
                         f"{'true' if pers else 'false'},{token},{mid},"
                         f"{obs[k] if idx % obs_every == 0 else ',,'}\n")
+            if waited is not None and idx % obs_every == 0:
+                waited[W_ROW] = len(rows) - 1
             if idx in broken:
                 self._broken(idx, rows[-1])
-            if len(rows) >= 4096:
+            if len(rows) >= 4096 and not self.eligible_waiting:
                 out.write("".join(rows))
                 rows.clear()
         self.msg_count = count
@@ -660,6 +692,102 @@ class SenderDay:
 
         store.add(k, qi, pers, ln, reason, t, detail)
         self.routed[(qi, k)] = self.routed.get((qi, k), 0) + 1
+
+    # -- partitions: messages that wait, re-allocation ----------------------------------------------------
+    def _wait(self, k, qi, pers, ln, reason, t, mid) -> list:
+        """A message routed to a channel of a partition (RETRYING while the other candidates are too): it
+        waits on the transmission queue."""
+        eligible = not reason.startswith("not re-allocatable")
+        w = [mid, qi, pers, ln, t, eligible, k, -1, 0, -1]
+        self.waiting.setdefault(k, []).append(w)
+        if eligible:
+            self.eligible_waiting += 1
+        return w
+
+    def partition_step(self, at_ms: int, captured: bool, acct: DayAccounting) -> None:
+        """At a capture instant (after the changes): messages behind a channel that runs again are
+        delivered; if the sending queue manager is captured here (the capture shows a failed retry of each
+        channel still RETRYING), the eligible messages waiting behind a still-retrying channel are re-driven
+        (steps 1-12 without advancing the rotation): they move unless their channel is still the most
+        favourable; the others (zero AccountingToken) stay."""
+        if not self.waiting:
+            return
+        router = self.router
+        retrying = router.retrying
+        deliver: dict[int, list[list]] = {}
+        for k in sorted(self.waiting):
+            if not retrying[k]:
+                deliver.setdefault(k, []).extend(self.waiting.pop(k))
+        if captured:
+            moved: dict[int, list[list]] = {}
+            for k in sorted(self.waiting):
+                stay = []
+                for w in self.waiting[k]:
+                    if not w[W_ELIGIBLE]:
+                        stay.append(w)
+                        continue
+                    keys = router.queue_keys(w[W_QI])
+                    k2 = router.peek(keys) if keys else k
+                    if k2 == k:
+                        stay.append(w)
+                        continue
+                    w[W_REALLOC] += 1
+                    w[W_AT] = at_ms
+                    if retrying[k2]:
+                        moved.setdefault(k2, []).append(w)
+                    else:
+                        deliver.setdefault(k2, []).append(w)
+                self.waiting[k] = stay
+            for k2, ws in moved.items():
+                self.waiting.setdefault(k2, []).extend(ws)
+        self.waiting = {k: ws for k, ws in self.waiting.items() if ws}
+        if deliver:
+            self._deliver(deliver, at_ms, acct)
+
+    def _deliver(self, deliver: dict[int, list[list]], release_ms: int, acct: DayAccounting) -> None:
+        """Delivered one second before the capture at ``release_ms`` (the channel came back, or the message
+        was re-allocated at the failed retry the capture shows), in the interval that ends there."""
+        interval = interval_of(release_ms // 60000) - 1
+        router = self.router
+        rows = self.csv_rows
+        back = release_ms - 1000
+        base = self.day_prefix
+        for k in sorted(deliver):
+            d = router.dests[k]
+            cnt = byt = 0
+            for w in deliver[k]:
+                mid, qi, pers, ln, t, eligible, first, row, reallocs, at = w
+                acct.add(d.qmgr, interval, ("mca", self.sender, d.channel), self.qnames[qi], pers, 1, ln, ln, ln,
+                         back + 350)
+                self.routed[(qi, k)] = self.routed.get((qi, k), 0) + 1
+                cnt += 1
+                byt += ln + 428
+                if eligible:
+                    self.eligible_waiting -= 1
+                if reallocs:
+                    f = router.dests[first]
+                    if row >= 0 and k != first:
+                        text = rows[row]
+                        rows[row] = text[:len(text) - len(self.obs[first]) - 1] + self.obs[k] + "\n"
+                    self.reallocated.append({
+                        "msg_id": mid, "sender": self.sender, "queue": self.qnames[qi],
+                        "put_time": base + hms(t) + MS_SUFFIX[t % 1000],
+                        "first_qmgr": f.qmgr, "first_channel": f.channel,
+                        "final_qmgr": d.qmgr, "final_channel": d.channel, "reallocations": reallocs,
+                        "reallocated_at": base + hms(at - 1000) + MS_SUFFIX[0]})
+            self.partition_delivered += cnt
+            self.inst_start[k] = back
+            self.inst_msgs[k] = cnt
+            self.inst_bytes[k] = byt
+            self.sent_today[k] += cnt
+            self.last_ms[k] = back + 350
+            self.prev_last[k] = back + 350
+        if not self.eligible_waiting and len(rows) >= 4096:
+            self.out.write("".join(rows))
+            rows.clear()
+
+    def waiting_on(self, k: int) -> int:
+        return len(self.waiting.get(k, ()))
 
     def _broken(self, idx: int, row: str) -> None:
         """Extra rows that describe no real message, right after data row ``idx``: each is quarantined."""

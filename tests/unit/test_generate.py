@@ -10,7 +10,7 @@ import os
 import subprocess
 import sys
 from collections import Counter
-from datetime import date, datetime
+from datetime import date, datetime, timezone
 from pathlib import Path
 
 import pytest
@@ -410,3 +410,91 @@ def test_ground_truth_file_is_written_and_describes_the_run(estate):
     assert kinds["outage"] >= 1 and kinds["weight_change"] >= 1
     assert sum(1 for e in truth["events"] if e.get("unresolved")) == 1
     assert sum(d["puts"] for d in truth["traffic"]) == 12000
+
+
+# --------------------------------------------------------------------------------------------------
+# partitions: eligible messages that wait, and their re-allocation, against the project's replay
+
+
+def _sender_timeline(root: Path, qm: str):
+    from clwl.replay import timeline_from_captures
+    caps = []
+    for day in sorted(p for p in root.iterdir() if p.is_dir()):
+        for f in sorted((day / qm).glob("*")):
+            if not f.name.startswith(("config_", "chstatus_")):
+                continue
+            t = datetime.strptime(day.name + f.stem.split("_")[1], "%Y-%m-%d%H%M%S").replace(tzinfo=timezone.utc)
+            caps.append((t, {"CHSTATUS"} if f.name.startswith("chstatus") else set(), parse_capture_file(f).records))
+    return timeline_from_captures(qm, caps)
+
+
+def test_partition_reallocates_eligible_waiting_messages_as_the_replay_does(tmp_path):
+    """--partitions: one sender's channels to every host of a queue retry together (messages wait, step 12
+    still rotating among them); one comes back at a capture while the others still retry: the eligible waiting
+    messages move to it, the bound / named ones stay until their channel runs again. The replay
+    (clwl/replay.py), fed the generated captures and puts, re-allocates exactly the messages the ground truth
+    lists, to the same destinations; none of them stayed."""
+    from clwl.replay import PutEvent, replay
+
+    root = tmp_path / "landing"
+    truth = _generate(root, seed=11, days=2, messages_per_day=6000, partitions=2.0, observed_every=1,
+                      broken_records=0, skew=0, bind_open_share=0.05, bind_group_share=0.05,
+                      named_qmgr_share=0.03)
+    assert truth["args"]["partitions"] == 2.0
+    assert any(e["kind"] == "partition" for e in truth["events"])
+    want = {x["msg_id"].upper(): (x["first_qmgr"], x["final_qmgr"]) for x in truth["reallocated"]}
+    assert want and all(a != b for a, b in want.values())
+
+    def ts(text: str) -> datetime:
+        return datetime.fromisoformat(text.replace("Z", "+00:00"))
+
+    partitions = [(e["qmgr"], set(e["channels"]), ts(e["start"]), ts(e["end"]))
+                  for e in truth["events"] if e["kind"] == "partition"]
+    got: dict[str, tuple[str, str]] = {}
+    stayed, waited_bound, all_rows = [], 0, []
+    for qm in truth["estate"]["senders"]:
+        tl = _sender_timeline(root, qm)
+        for day in sorted(p for p in root.iterdir() if p.is_dir()):
+            recs, problems = parse_puts_file(day / qm / "puts.csv")
+            assert problems == []
+            events = sorted((PutEvent(r.msg_id, r.put_time, r.queue, r.target_qmgr, r.bind, r.open_handle or "",
+                                      r.group_id or "", r.logical_order, r.from_cluster_channel, r.pcf, r.length,
+                                      r.observed_qmgr) for r in recs), key=lambda e: e.put_time)
+            rows = list(replay(qm, tl, events))
+            assert len(rows) == len(events)
+            all_rows += rows
+            for r in rows:
+                if r.reallocations >= 1:
+                    got[r.msg_id.upper()] = (r.qmgr, r.final_qmgr)
+                    if r.stayed:
+                        stayed.append(r.msg_id)
+                elif r.held_from is not None and not r.reallocatable and any(
+                        qm == p and r.channel in chls and a <= r.put_time < e for p, chls, a, e in partitions):
+                    assert not r.held and r.final_qmgr == r.qmgr and r.stayed  # stayed until its channel ran
+                    waited_bound += 1
+    assert got == want
+    assert stayed == []
+    assert waited_bound > 0  # bound / named messages waited behind the partition and were not moved
+    # observed destinations in puts.csv are the final ones: the replay agrees with every one
+    assert all(r.agrees for r in all_rows if r.observed_qmgr)
+    # accounting on the receivers reconciles with the final destinations
+    puts, accounting, _browses, _captures, found, rejected = _parse_all(root)
+    assert found == [] and rejected == []
+    routed = Counter((r.observed_qmgr, r.queue) for r in puts)
+    expected = Counter({(qm, q): n for qm, qs in truth["expected_by_receiver"].items() for q, n in qs.items()})
+    assert routed == expected
+    observed = Counter()
+    for rec in accounting:
+        observed[(rec.qmgr, rec.queue)] += rec.put_count_nonpersistent + rec.put_count_persistent
+    undelivered = Counter({tuple(k.split("/")): n for k, n in truth["undelivered_by_receiver"].items()})
+    assert +observed == +Counter({k: routed[k] - undelivered[k] for k in routed})
+
+
+def test_partitions_option_is_off_by_default_and_in_the_help(capsys):
+    import argparse
+    assert GenerateOptions(out="x").partitions == 0
+    p = argparse.ArgumentParser(prog="clwl")
+    add_generate_command(p.add_subparsers(dest="command"))
+    with pytest.raises(SystemExit):
+        p.parse_args(["generate", "--help"])
+    assert "--partitions RATE" in capsys.readouterr().out
