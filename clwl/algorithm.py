@@ -5,7 +5,7 @@ apply. A profile is just such a tuple (like sqlglot's optimizer RULES), applied 
 ``clwl.router.Router``; the record of what each step eliminated is the ``--explain`` trace, and the step
 after which one candidate remained is ``decided_by``.
 
-The default profile follows ``000_0afde381a4318fee.txt`` step by step. Where that document leaves a point
+The default profile follows ``docs/algorithm.md`` step by step. Where that document leaves a point
 open, the reading of ``cli-contract.md`` is applied and cited at the step ("reading N").
 
 Candidates are destinations: the local instance of a queue (no channel), or a cluster-sender channel to
@@ -81,7 +81,7 @@ StepFn = Callable[[list[Candidate], Context], Optional[list[Candidate]]]
 
 @dataclass(frozen=True)
 class Step:
-    id: str  # as numbered in 000_0afde381a4318fee.txt: "1", "4a", "12", ...
+    id: str  # as numbered in docs/algorithm.md: "1", "4a", "12", ...
     name: str  # the function's name, what the step does
     rule: str  # one line for the trace
     fn: StepFn
@@ -204,7 +204,7 @@ def choose_local_instance(cands, ctx):
 
 @step("3", "if the result contains the local instance of the queue, it is chosen")
 def choose_local_instance_always(cands, ctx):
-    # 001_6b9212fb5134fb4d.txt step 3: before CLWLUSEQ existed the local instance always won.
+    # docs/algorithm.md (legacy profile) step 3: before CLWLUSEQ existed the local instance always won.
     local = [c for c in cands if c.local]
     return local or None
 
@@ -355,7 +355,7 @@ def choose_least_recently_used(cands, ctx):
 
 @step("12", "the least recently used channel is chosen (lowest DestSeqNumber)", stateful=True)
 def choose_least_recently_used_legacy(cands, ctx):
-    # 001_6b9212fb5134fb4d.txt predates CLWLWGHT: plain round robin on the last-used sequence number.
+    # docs/algorithm.md (legacy profile) predates CLWLWGHT: plain round robin on the last-used sequence number.
     if len(cands) <= 1:
         return None
     seq = ctx.state.seq
@@ -440,8 +440,8 @@ MQ9: tuple[Step, ...] = (
 
 PROFILES: dict[str, tuple[Step, ...]] = {"default": DEFAULT, "legacy": LEGACY, "mq9": MQ9}
 PROFILE_DOCS = {
-    "default": "000_0afde381a4318fee.txt: steps 1-12 with 4a/4b/11a-c, CLWLUSEQ, CLWLMRUC, CLWLWGHT",
-    "legacy": "001_6b9212fb5134fb4d.txt: before the CLWL attributes; the local instance always wins, "
+    "default": "docs/algorithm.md: steps 1-12 with 4a/4b/11a-c, CLWLUSEQ, CLWLMRUC, CLWLWGHT",
+    "legacy": "docs/algorithm.md (legacy profile): before the CLWL attributes; the local instance always wins, "
               "round robin over the rest (no rank, priority, weight or CLWLMRUC)",
     "mq9": "IBM MQ 8.0/9.x ordering (mq-domain-notes section 4): rank before the local-instance rule, "
            "PUT(DISABLED) eliminated after rank and only while an enabled instance remains",

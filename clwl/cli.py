@@ -1,4 +1,4 @@
-"""The ``clwl`` command line. ``clwl route`` follows ../shared/docs/cli-contract.md to the letter."""
+"""The ``clwl`` command line. ``clwl route`` follows docs/cli-contract.md to the letter."""
 
 from __future__ import annotations
 

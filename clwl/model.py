@@ -1,7 +1,7 @@
 """The sending queue manager's view of its cluster(s): what the CLWL algorithm decides over.
 
 Everything here is what one queue manager knows (its own DISPLAY output): a partial repository only knows
-the queue managers it has used (mq-domain-notes section 5, pitfall 11), so a replay always uses the
+the queue managers it has used (docs/algorithm.md, pitfall 6), so a replay always uses the
 putting queue manager's view, never a full repository's.
 """
 
@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-# Channel states grouped into the tiers of steps 6-9 (cli-contract reading 1). Anything not listed (for
+# Channel states grouped into the tiers of steps 6-9 (docs/algorithm.md, reading 1). Anything not listed (for
 # example SWITCHING) falls into the last tier, as the contract says "and any other state".
 STATE_TIERS: tuple[frozenset[str], ...] = (
     frozenset({"INACTIVE", "RUNNING"}),
@@ -55,7 +55,7 @@ class ClusterChannel:
     """A route from the sending queue manager to one cluster queue manager: one CLUSSDR channel.
 
     Workload attributes are the ones the target's CLUSRCVR advertises (shown in DISPLAY CLUSQMGR); values
-    set on a manual CLUSSDR are ignored by MQ (mq-domain-notes pitfall 1).
+    set on a manual CLUSSDR are ignored by MQ (docs/algorithm.md, pitfall 1).
     """
 
     name: str
@@ -152,7 +152,7 @@ class ClusterView:
     aliases: tuple[LocalAlias, ...] = ()
     remotes: tuple[RemoteDefinition, ...] = ()
     # The local queue manager's own CLUSRCVR channels (DEFTYPE CLUSRCVR records): its clusters, and the
-    # CLWLWGHT the local instance competes with in step 12 (cli-contract reading 2).
+    # CLWLWGHT the local instance competes with in step 12 (docs/algorithm.md, reading 2).
     local_receivers: tuple[ClusterChannel, ...] = ()
     # Queue managers of the sending queue manager's queue-sharing group (intra-group queuing path).
     qsg_members: frozenset[str] = frozenset()

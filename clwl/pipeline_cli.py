@@ -1,4 +1,4 @@
-"""``clwl`` pipeline commands (see ../shared/docs/cli-contract.md, "Pipeline commands").
+"""``clwl`` pipeline commands (see docs/cli-contract.md, "Pipeline commands").
 
 ``add_ingest_command(subparsers)`` registers ``clwl ingest``. Spark is imported inside the handler only, so
 ``import clwl`` (and ``clwl route``) stays free of pyspark.

@@ -4,9 +4,10 @@ For every message the configuration and channel state in force are the latest ca
 time (a timeline of ClusterViews). The routing state (DestSeqFactor/DestSeqNumber, their resets, bindings)
 is carried across the whole replay, as the queue manager carries it.
 
-Re-allocation (002_ec56732b64a70c94.txt): a message routed over a channel that is RETRYING, STOPPED (or in any
-other state of the last two tiers) waits on the transmission queue. Each time the replay sees that channel in
-such a state again (a capture: the channel stopped, or a retry failed), every waiting message is examined:
+Re-allocation (docs/algorithm.md, "Binding and re-allocation"): a message routed over a channel that is
+RETRYING, STOPPED (or in any other state of the last two tiers) waits on the transmission queue. Each time the
+replay sees that channel in such a state again (a capture: the channel stopped, or a retry failed), every
+waiting message is examined:
 not eligible (all-zero AccountingToken: bind-on-open, bind-on-group in logical order, named queue manager) ->
 it stays; eligible -> the algorithm is driven again and the message moves, unless its destination is still the
 most favourable one. When the channel is seen INACTIVE/RUNNING/STARTING again, the waiting messages are

@@ -513,7 +513,7 @@ def run_steps(steps: tuple[Step, ...], cands: list[Candidate], ctx: Context,
 
 
 def not_reallocatable_reason(request: Request, bind: str, group_id: str, logical_order: bool) -> Optional[str]:
-    """Why the message's AccountingToken is all zeros (002_ec56732b64a70c94.txt), or None if eligible."""
+    """Why the message's AccountingToken is all zeros (docs/algorithm.md, re-allocation), or None if eligible."""
     if request.target_qmgr:
         return "named-qmgr"
     if bind == "open":

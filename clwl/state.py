@@ -15,7 +15,7 @@ from math import lcm
 
 from clwl.model import ClusterView
 
-# The local instance has no channel; it keeps its own state under this key (cli-contract reading 2).
+# The local instance has no channel; it keeps its own state under this key (docs/algorithm.md reading 2).
 LOCAL_KEY = ""
 
 

@@ -1,5 +1,5 @@
-"""Which transmission queue a cluster-sender channel uses (003_d3d949f61e4d7215.txt), and the delivery path
-(local, cluster, or intra-group queuing per 004_01533f8f00551e52.txt).
+"""Which transmission queue a cluster-sender channel uses (docs/algorithm.md, transmission queue), and the delivery path
+(local, cluster, or intra-group queuing per docs/algorithm.md (intra-group queuing)).
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ def clchname_matches(clchname: str, channel: str) -> bool:
 
 def specificity(clchname: str) -> tuple[int, int]:
     """Higher is more specific: an exact name beats any generic one; among generic ones, the one with more
-    characters other than '*' wins (cli-contract reading 7)."""
+    characters other than '*' wins (docs/algorithm.md reading 7)."""
     return (1 if "*" not in clchname else 0, sum(ch != "*" for ch in clchname))
 
 

@@ -516,7 +516,7 @@ def gen_qm5(day: str, straddle_open: datetime | None) -> list[Put]:
 
 
 # --------------------------------------------------------------------------------------------------
-# The CLWL replay used to route the generated puts (default profile, cli-contract readings)
+# The CLWL replay used to route the generated puts (default profile, docs/algorithm.md readings)
 # --------------------------------------------------------------------------------------------------
 
 

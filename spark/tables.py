@@ -1,6 +1,6 @@
 """The one table registry: every Delta table of the lake, its layer, name, schema, partitioning and keys.
 
-A table lives at ``<lake>/<layer>/<name>`` (``PipelineConfig.table_path``; ../shared/docs/cli-contract.md).
+A table lives at ``<lake>/<layer>/<name>`` (``PipelineConfig.table_path``; docs/cli-contract.md).
 Jobs never spell a path or a schema themselves: they take ``TABLES["silver.quarantine"]`` and call
 :func:`path`, :func:`ensure_table` or :func:`read`.
 

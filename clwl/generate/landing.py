@@ -720,7 +720,7 @@ class Generator:
             "generator": "clwl generate", "version": GENERATOR_VERSION,
             "args": args,
             "assumptions": [
-                "CLWL as 000_0afde381a4318fee.txt (default profile) with the readings of docs/cli-contract.md",
+                "CLWL as docs/algorithm.md (default profile) with the readings of docs/cli-contract.md",
                 "routing state per sending queue manager and channel, shared by all queues; zero at 05:00 each day",
                 "DestSeqFactor += exactly 1000/CLWLWGHT (integers over a common denominator)",
                 "ties: lowest DestSeqFactor, lowest DestSeqNumber, queue manager name, channel name",

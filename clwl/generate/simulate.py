@@ -1,6 +1,6 @@
 """An independent, plainly written simulation of the CLWL algorithm, and the traffic it routes.
 
-This module is the generator's own reading of ``000_0afde381a4318fee.txt`` (default profile) with the
+This module is the generator's own reading of ``docs/algorithm.md`` (default profile) with the
 points that ``docs/cli-contract.md`` fixes. It deliberately imports nothing from the engine under test
 (``clwl.algorithm``, ``clwl.router``, ``clwl.state``, ``clwl.xmitq``): the pipeline agreeing with it must
 mean something.

@@ -1,4 +1,4 @@
-"""`clwl route` end to end, as ../shared/docs/cli-contract.md specifies it (keys, exit codes, readings).
+"""`clwl route` end to end, as docs/cli-contract.md specifies it (keys, exit codes, readings).
 
 The captures are tests/fixtures/cli/QM1 (runmqsc output as QM1 prints it):
 - APP.ORDERS: instances on QM2 (CLUSRCVR CLWLWGHT 80, RUNNING) and QM3 (CLWLWGHT 20, INACTIVE).

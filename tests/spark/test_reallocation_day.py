@@ -1,7 +1,7 @@
 """A real day with a re-allocation publishes (issue: "A real day publishes", item 1), and a re-run of a date
 gives the same run summary as the first run (item 4).
 
-The estate is written by hand (tests/handmade.py), from 002_ec56732b64a70c94.txt's account of re-allocation;
+The estate is written by hand (tests/handmade.py), from docs/algorithm.md (re-allocation)'s account of re-allocation;
 the samples never re-allocate a message. QM1 puts to Q1, which has instances on QM2 and QM3 (DEFBIND
 NOTFIXED, every weight 50). Captures on QM1:
 

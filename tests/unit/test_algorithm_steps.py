@@ -1,4 +1,4 @@
-"""Each step of the default profile (000_0afde381a4318fee.txt) in a scenario where that step decides.
+"""Each step of the default profile (docs/algorithm.md) in a scenario where that step decides.
 
 Every test derives its expectation from the reference text and the binding readings of cli-contract.md
 ("Readings of the reference that this contract fixes", quoted as "reading N"). The arithmetic of step 12:

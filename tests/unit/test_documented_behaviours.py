@@ -1,7 +1,7 @@
 """Documented behaviours B1-B23 of mq-domain-notes.md section 3, as seen from one sending queue manager.
 
 Each test quotes its row of the table and derives the expected routes from the default profile
-(000_0afde381a4318fee.txt) and the binding readings of cli-contract.md. Step 12 arithmetic: DestSeqFactor
+(docs/algorithm.md) and the binding readings of cli-contract.md. Step 12 arithmetic: DestSeqFactor
 grows by exactly 1000/CLWLWGHT on every choice (CLWLWGHT 50 -> +20), DestSeqNumber is the choice counter
 value when last chosen; the lowest factor wins, then the lowest DestSeqNumber, then queue manager name, then
 channel name. The sending queue manager is QM1 (cluster CL1) unless a test says otherwise.

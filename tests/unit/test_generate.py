@@ -1,6 +1,6 @@
 """``clwl generate``: determinism, every file readable by the project's parsers with exactly the injected
 problems, accounting that reconciles with the routed puts, zero tokens exactly for the cases of
-002_ec56732b64a70c94.txt, and the independent simulation against hand-derived round-robin / weight cases."""
+docs/algorithm.md (re-allocation), and the independent simulation against hand-derived round-robin / weight cases."""
 
 from __future__ import annotations
 
@@ -240,7 +240,7 @@ def test_still_most_favourable_messages_keep_their_token_and_follow_the_retries(
 
 
 # --------------------------------------------------------------------------------------------------
-# zero AccountingToken exactly for the cases of 002_ec56732b64a70c94.txt
+# zero AccountingToken exactly for the cases of docs/algorithm.md (re-allocation)
 
 
 def test_zero_tokens_exactly_for_bind_on_open_managed_groups_and_named_targets(estate):

@@ -1,4 +1,4 @@
-"""The algorithm profiles other than the default: ``legacy`` (001_6b9212fb5134fb4d.txt) and ``mq9`` (the 8.0 /
+"""The algorithm profiles other than the default: ``legacy`` (docs/algorithm.md (legacy profile)) and ``mq9`` (the 8.0 /
 9.x ordering of mq-domain-notes.md section 4).
 
 legacy, 001: "3. If the result above contains the local instance of the queue, choose it." - no CLWLUSEQ, and

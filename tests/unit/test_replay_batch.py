@@ -152,7 +152,7 @@ def _view(states: dict[str, str]) -> ClusterView:
 def test_batch_path_equals_reference_through_reallocation_errors_and_no_configuration():
     """What the generated estates do not reach: messages put before the first capture (NO_CONFIGURATION), an
     unknown queue (2085), and re-allocation: at 07:00 TO.QM2 is RUNNING again while TO.QM3 still retries, so
-    QM3's eligible waiting messages move to QM2 and the bound ones stay (002_ec56732b64a70c94.txt)."""
+    QM3's eligible waiting messages move to QM2 and the bound ones stay (docs/algorithm.md (re-allocation))."""
     tl = [Snapshot(T0, _view({"QM2": "RETRYING", "QM3": "RETRYING"})),
           Snapshot(T0 + timedelta(hours=1), _view({"QM2": "RUNNING", "QM3": "RETRYING"})),
           Snapshot(T0 + timedelta(hours=2), _view({"QM2": "RUNNING", "QM3": "RUNNING"}))]

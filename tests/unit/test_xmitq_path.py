@@ -1,4 +1,4 @@
-"""Transmission queue (003_d3d949f61e4d7215.txt) and delivery path (004_01533f8f00551e52.txt).
+"""Transmission queue and delivery path (docs/algorithm.md, "Transmission queue and path").
 
 003: "The transmission queue a channel uses is determined by searching for a matching CLCHNAME value. If
 multiple matches are found then the most specific match takes precedence. If no match is found then the value
