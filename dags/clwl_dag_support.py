@@ -237,9 +237,7 @@ def adhoc_plan(params: Mapping[str, Any]) -> dict:
             digest = hashlib.sha1(json.dumps({**overrides, "cluster": cluster, "senders": senders},
                                              sort_keys=True).encode()).hexdigest()[:8]
             name = f"adhoc-{digest}"
-        if not re.match(NAME_PATTERN, name):
-            raise ValueError(f"bad what-if name {name!r}")
         whatif = {"name": name, **overrides}
-        WhatIf.from_dict(whatif)  # the CLI's schema and ranges (WhatIfError is a ValueError)
+        WhatIf.from_dict(whatif)  # the CLI's schema: name, keys, ranges (WhatIfError is a ValueError)
     return {"run_date": run_date, "profile": params.get("profile") or "default", "whatif": whatif,
             "senders": senders, "cluster": cluster}

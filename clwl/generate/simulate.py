@@ -776,12 +776,7 @@ class SenderDay:
                         "final_qmgr": d.qmgr, "final_channel": d.channel, "reallocations": reallocs,
                         "reallocated_at": base + hms(at - 1000) + MS_SUFFIX[0]})
             self.partition_delivered += cnt
-            self.inst_start[k] = back
-            self.inst_msgs[k] = cnt
-            self.inst_bytes[k] = byt
-            self.sent_today[k] += cnt
-            self.last_ms[k] = back + 350
-            self.prev_last[k] = back + 350
+            self._channel_restarted(k, back, cnt, byt)
         if not self.eligible_waiting and len(rows) >= 4096:
             self.out.write("".join(rows))
             rows.clear()
@@ -863,14 +858,18 @@ class SenderDay:
             pk[0] += cnt
             pk[1] += byt + 428 * cnt
         for k, (cnt, byt) in per_key.items():
-            back = release_ms - 1000
-            self.inst_start[k] = back
-            self.inst_msgs[k] = cnt
-            self.inst_bytes[k] = byt
-            self.sent_today[k] += cnt
-            self.last_ms[k] = back + 350
-            self.prev_last[k] = back + 350
+            self._channel_restarted(k, release_ms - 1000, cnt, byt)
         return store
+
+    def _channel_restarted(self, k: int, back: int, cnt: int, byt: int) -> None:
+        """Destination k's channel runs again from ``back`` (ms) and first sends the ``cnt`` messages (``byt``
+        bytes) that waited for it: a new channel instance, as its CHSTATUS shows it."""
+        self.inst_start[k] = back
+        self.inst_msgs[k] = cnt
+        self.inst_bytes[k] = byt
+        self.sent_today[k] += cnt
+        self.last_ms[k] = back + 350
+        self.prev_last[k] = back + 350
 
     def finish(self) -> None:
         if self.csv_rows:

@@ -167,6 +167,24 @@ def test_every_file_parses_with_exactly_the_injected_problems(estate):
 # accounting against the routed puts
 
 
+def accounted(accounting) -> Counter:
+    """Puts the receivers' amqsmon accounting counts, per (receiving queue manager, queue)."""
+    observed = Counter()
+    for rec in accounting:
+        observed[(rec.qmgr, rec.queue)] += rec.put_count_nonpersistent + rec.put_count_persistent
+    return observed
+
+
+def undelivered_by_receiver(truth: dict) -> Counter:
+    return Counter({tuple(k.split("/")): n for k, n in truth["undelivered_by_receiver"].items()})
+
+
+def assert_accounting_reconciles(routed: Counter, accounting, truth: dict) -> None:
+    """The receivers account for every routed message except those the ground truth says never arrived."""
+    undelivered = undelivered_by_receiver(truth)
+    assert +accounted(accounting) == +Counter({k: routed[k] - undelivered[k] for k in routed})
+
+
 def test_accounting_equals_routed_puts_minus_held_except_skews(estate):
     root, truth = estate
     puts, accounting, _browses, _captures, _found, _rejected = _parse_all(root)
@@ -174,10 +192,7 @@ def test_accounting_equals_routed_puts_minus_held_except_skews(estate):
     assert None not in {qm for qm, _ in routed}
     expected = Counter({(qm, q): n for qm, qs in truth["expected_by_receiver"].items() for q, n in qs.items()})
     assert routed == expected
-    observed = Counter()
-    for rec in accounting:
-        observed[(rec.qmgr, rec.queue)] += rec.put_count_nonpersistent + rec.put_count_persistent
-    undelivered = Counter({tuple(k.split("/")): n for k, n in truth["undelivered_by_receiver"].items()})
+    observed, undelivered = accounted(accounting), undelivered_by_receiver(truth)
     skews = Counter()
     for s in truth["skews"]:
         skews[(s["receiver"], s["queue"])] += s["delta"]
@@ -232,11 +247,7 @@ def test_still_most_favourable_messages_keep_their_token_and_follow_the_retries(
         assert put.accounting_token_zero and m.inner_accounting_token != "0" * 64
     # accounting still reconciles
     routed = Counter((r.observed_qmgr, r.queue) for r in puts)
-    observed = Counter()
-    for rec in accounting:
-        observed[(rec.qmgr, rec.queue)] += rec.put_count_nonpersistent + rec.put_count_persistent
-    undelivered = Counter({tuple(k.split("/")): n for k, n in truth["undelivered_by_receiver"].items()})
-    assert +observed == +Counter({k: routed[k] - undelivered[k] for k in routed})
+    assert_accounting_reconciles(routed, accounting, truth)
 
 
 # --------------------------------------------------------------------------------------------------
@@ -483,11 +494,7 @@ def test_partition_reallocates_eligible_waiting_messages_as_the_replay_does(tmp_
     routed = Counter((r.observed_qmgr, r.queue) for r in puts)
     expected = Counter({(qm, q): n for qm, qs in truth["expected_by_receiver"].items() for q, n in qs.items()})
     assert routed == expected
-    observed = Counter()
-    for rec in accounting:
-        observed[(rec.qmgr, rec.queue)] += rec.put_count_nonpersistent + rec.put_count_persistent
-    undelivered = Counter({tuple(k.split("/")): n for k, n in truth["undelivered_by_receiver"].items()})
-    assert +observed == +Counter({k: routed[k] - undelivered[k] for k in routed})
+    assert_accounting_reconciles(routed, accounting, truth)
 
 
 def test_partitions_option_is_off_by_default_and_in_the_help(capsys):
