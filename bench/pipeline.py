@@ -138,12 +138,13 @@ def warm_replay_and_floor(spark, config, root: Path, run_date: str) -> tuple[flo
     pipeline's own replay figure also pays the first replay's start-up in the session (Python worker imports,
     the JVM's first run of the Arrow and write code)."""
     from spark.pipeline import replay_stage
+    from spark.run import PipelineRun
 
     floors, replays = [], []
     for _ in range(3):
         floors.append(floor_once(spark, config, root))
         t = time.perf_counter()
-        replay_stage(spark, config, run_date)
+        replay_stage(spark, PipelineRun(config, "bench"), run_date)
         replays.append(time.perf_counter() - t)
     return statistics.median(replays), statistics.median(floors)
 
@@ -172,7 +173,7 @@ def main() -> None:
         query_latency(lake)
         return
 
-    from clwl.generate.command import main as generate
+    from clwl.cli import main as generate
 
     root = Path(a.keep) if a.keep else Path(tempfile.mkdtemp(prefix="clwl-bench-"))
     landing, lake = (Path(a.landing) if a.landing else root / "landing"), root / "lake"

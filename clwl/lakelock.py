@@ -29,7 +29,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Callable, Iterator, Optional
 
-LOCK_FILE = "_lock"
+from clwl.lake import LOCK_FILE
+
 WAIT_ENV = "CLWL_LOCK_WAIT"
 
 _held: dict[str, list] = {}  # lock file path -> [fd, depth]: the locks this process holds

@@ -2,7 +2,7 @@
 
 Params (validated by their JSON schema when the run is triggered): `run_date` (required), `cluster`,
 `sending_qmgrs`, `profile` (default|legacy|mq9), `whatif_name`, and the what-if overrides `channel_attrs`,
-`suspend`, `channel_state`, `queue_attrs` (see spark.pipeline.WhatIf).
+`suspend`, `channel_state`, `queue_attrs` (see clwl/whatif.py).
 
 - Without overrides, narrowing or a what-if name: ingest the day, replay, detect, validate and republish it to
   the gold tables (emitting the gold asset events, like clwl_nightly).
@@ -37,13 +37,16 @@ from clwl_dag_support import (
 
 
 def _plan():
-    """(config, plan, run_id, WhatIf or None) of the running task."""
-    from spark.pipeline import WhatIf
+    """(run, run_date) of the running task, from its params."""
+    from clwl.whatif import WhatIf
+    from spark.run import PipelineRun
 
     context = get_current_context()
     plan = adhoc_plan(context["params"])
     whatif = WhatIf.from_dict(plan["whatif"]) if plan["whatif"] else None
-    return pipeline_config(), plan, pipeline_run_id(context), whatif
+    run = PipelineRun(pipeline_config(), pipeline_run_id(context), plan["profile"], whatif, plan["senders"],
+                      plan["cluster"])
+    return run, plan["run_date"]
 
 
 @dag(
@@ -67,7 +70,8 @@ def clwl_adhoc():
         try:
             p = adhoc_plan(get_current_context()["params"])
             if p["whatif"]:  # names the day's configuration does not know: refused, as `clwl run --what-if`
-                from spark.pipeline import WhatIf, check_whatif
+                from clwl.whatif import WhatIf
+                from spark.pipeline import check_whatif
 
                 check_whatif(pipeline_config(), [p["run_date"]], WhatIf.from_dict(p["whatif"]))
         except ValueError as exc:  # a typo or an out-of-range override: fail here, never run as a re-run
@@ -76,29 +80,28 @@ def clwl_adhoc():
 
     @task
     def ingest() -> dict:
-        config, p, _, _ = _plan()
-        return ingest_day(config, p["run_date"])
+        run, run_date = _plan()
+        return ingest_day(run.config, run_date)
 
     @task(trigger_rule="none_failed_min_one_success")
     def replay() -> dict:
         from spark.pipeline import replay_stage
 
-        config, p, _, whatif = _plan()
-        with lake_writer(config):
-            n = replay_stage(spark_session(config), config, p["run_date"], p["profile"], whatif, p["senders"],
-                             p["cluster"])
-        return {"run_date": p["run_date"], "whatif": whatif.name if whatif else None, "messages": n}
+        run, run_date = _plan()
+        with lake_writer(run.config):
+            n = replay_stage(spark_session(run.config), run, run_date)
+        return {"run_date": run_date, "whatif": run.whatif.name if run.whatif else None, "messages": n}
 
     @task
     def detect() -> dict:
         from spark.pipeline import detect_stage
 
-        config, p, run_id, whatif = _plan()
+        run, run_date = _plan()
         started = get_current_context()["dag_run"].start_date
-        with lake_writer(config):
-            counts = detect_stage(spark_session(config), config, p["run_date"], run_id, whatif,
-                                  started_at=started)
-        return {"run_date": p["run_date"], "run_id": run_id, "whatif": whatif.name if whatif else None, **counts}
+        with lake_writer(run.config):
+            counts = detect_stage(spark_session(run.config), run, run_date, started_at=started)
+        return {"run_date": run_date, "run_id": run.run_id, "whatif": run.whatif.name if run.whatif else None,
+                **counts}
 
     @task.branch
     def gate() -> str:
@@ -107,25 +110,25 @@ def clwl_adhoc():
     @task(outlets=gold_assets())
     def publish() -> dict:
         """Republish the day to gold (quality gate); emits the gold asset events."""
-        config, p, run_id, _ = _plan()
-        result = publish_or_fail(config, p["run_date"], run_id)
-        annotate_gold_events(config, p["run_date"], run_id, result["table_versions"],
+        run, run_date = _plan()
+        result = publish_or_fail(run, run_date)
+        annotate_gold_events(run.config, run_date, run.run_id, result["table_versions"],
                              get_current_context()["outlet_events"])
         return result
 
     @task
     def publish_whatif() -> dict:
         """Quality gate and publish into <lake>/whatif/<name>/gold: no outlets, the published tables stay."""
-        config, p, run_id, whatif = _plan()
-        return {**publish_or_fail(config, p["run_date"], run_id, whatif), "whatif": whatif.name}
+        run, run_date = _plan()
+        return {**publish_or_fail(run, run_date), "whatif": run.whatif.name}
 
     @task(trigger_rule="none_failed_min_one_success")
     def report() -> dict:
         from spark.pipeline import report_stage
 
-        config, p, run_id, whatif = _plan()
-        html, md = report_stage(None, config, p["run_date"], run_id, whatif)
-        return {"run_date": p["run_date"], "whatif": whatif.name if whatif else None, "report_html": html,
+        run, run_date = _plan()
+        html, md = report_stage(None, run, run_date)
+        return {"run_date": run_date, "whatif": run.whatif.name if run.whatif else None, "report_html": html,
                 "report_md": md}
 
     ingested, staged = ingest(), replay()

@@ -29,13 +29,14 @@ from typing import Any, Iterator, Mapping
 
 from airflow.sdk import Asset, Param, Variable, get_current_context
 
+from clwl.lake import GOLD_TABLES
 from clwl.whatif import (CHANNEL_ATTRS_SCHEMA, CHANNEL_STATE_SCHEMA, NAME_PATTERN, QUEUE_ATTRS_SCHEMA,
                          SUSPEND_SCHEMA, WhatIf)
 from spark.config import REPO_ROOT, PipelineConfig
+from spark.run import PipelineRun
 
 log = logging.getLogger(__name__)
 
-GOLD_TABLES = ("routing_replay", "stuck_messages", "distribution", "run_summary")  # = spark.pipeline.GOLD_TABLES
 PROFILES = ("default", "legacy", "mq9")  # = sorted(clwl.algorithm.PROFILES); tests/dags checks both
 TAGS_BASE = ["clwl", "mq"]
 
@@ -117,10 +118,10 @@ def pipeline_run_id(context: Mapping[str, Any]) -> str:
     return re.sub(r"[^A-Za-z0-9._-]+", "-", raw).strip("-.")
 
 
-def run_context() -> tuple[PipelineConfig, str, str]:
-    """(config, run_date, run_id) of the running task."""
+def run_context() -> tuple[PipelineRun, str]:
+    """(run, run_date) of the running task."""
     context = get_current_context()
-    return pipeline_config(), resolve_run_date(context), pipeline_run_id(context)
+    return PipelineRun(pipeline_config(), pipeline_run_id(context)), resolve_run_date(context)
 
 
 def spark_session(config: PipelineConfig):
@@ -159,15 +160,16 @@ def ingest_day(config: PipelineConfig, run_date: str) -> dict:
             "records_accepted": summary.records_accepted, "records_quarantined": summary.records_quarantined}
 
 
-def publish_or_fail(config: PipelineConfig, run_date: str, run_id: str, whatif=None) -> dict:
+def publish_or_fail(run: PipelineRun, run_date: str) -> dict:
     """The quality gate: publish_stage, and when it blocks, fail the task (no retry) naming every failed
     expectation and the validation results."""
     from airflow.sdk.exceptions import AirflowFailException
 
     from spark.pipeline import publish_stage
 
-    with lake_writer(config):
-        res = publish_stage(spark_session(config), config, run_date, run_id, whatif)
+    run_id = run.run_id
+    with lake_writer(run.config):
+        res = publish_stage(spark_session(run.config), run, run_date)
     if not res.published:
         for failure in res.failures:
             log.error("quality gate: %s", failure)

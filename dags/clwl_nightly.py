@@ -53,33 +53,33 @@ def clwl_nightly():
     @task
     def ingest() -> dict:
         """Landing folder of the run date -> bronze/silver (incremental: unchanged files are skipped)."""
-        config, run_date, _ = run_context()
-        return ingest_day(config, run_date)
+        run, run_date = run_context()
+        return ingest_day(run.config, run_date)
 
     @task
     def replay() -> dict:
         from spark.pipeline import replay_stage
 
-        config, run_date, _ = run_context()
-        with lake_writer(config):
-            return {"run_date": run_date, "messages": replay_stage(spark_session(config), config, run_date)}
+        run, run_date = run_context()
+        with lake_writer(run.config):
+            return {"run_date": run_date, "messages": replay_stage(spark_session(run.config), run, run_date)}
 
     @task
     def detect() -> dict:
         from spark.pipeline import detect_stage
 
-        config, run_date, run_id = run_context()
+        run, run_date = run_context()
         started = get_current_context()["dag_run"].start_date
-        with lake_writer(config):
-            counts = detect_stage(spark_session(config), config, run_date, run_id, started_at=started)
-        return {"run_date": run_date, "run_id": run_id, **counts}
+        with lake_writer(run.config):
+            counts = detect_stage(spark_session(run.config), run, run_date, started_at=started)
+        return {"run_date": run_date, "run_id": run.run_id, **counts}
 
     @task(outlets=gold_assets())
     def publish() -> dict:
         """The quality gate; the gold tables are this task's outlets."""
-        config, run_date, run_id = run_context()
-        result = publish_or_fail(config, run_date, run_id)
-        annotate_gold_events(config, run_date, run_id, result["table_versions"],
+        run, run_date = run_context()
+        result = publish_or_fail(run, run_date)
+        annotate_gold_events(run.config, run_date, run.run_id, result["table_versions"],
                              get_current_context()["outlet_events"])
         return result
 
@@ -87,8 +87,8 @@ def clwl_nightly():
     def report() -> dict:
         from spark.pipeline import report_stage
 
-        config, run_date, run_id = run_context()
-        html, md = report_stage(None, config, run_date, run_id)  # deltalake + pandas: no JVM needed
+        run, run_date = run_context()
+        html, md = report_stage(None, run, run_date)  # deltalake + pandas: no JVM needed
         return {"run_date": run_date, "report_html": html, "report_md": md}
 
     ingest() >> replay() >> detect() >> publish() >> report()

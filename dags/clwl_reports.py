@@ -36,6 +36,7 @@ def clwl_reports():
         from airflow.sdk.exceptions import AirflowFailException
 
         from spark.pipeline import report_stage
+        from spark.run import PipelineRun
 
         context = get_current_context()
         run_date, run_id = None, ""
@@ -53,7 +54,7 @@ def clwl_reports():
         if run_date is None:
             raise AirflowFailException("no run date: trigger with the run_date param, or let a publish of the "
                                        "gold tables trigger this DAG")
-        html, md = report_stage(None, pipeline_config(), run_date, run_id)
+        html, md = report_stage(None, PipelineRun(pipeline_config(), run_id), run_date)
         return {"run_date": run_date, "run_id": run_id, "report_html": html, "report_md": md}
 
     report()

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Write the bundled sample estate: ``samples/landing/**``, ``samples/captures/**`` and ``samples/facts.json``.
 
-Standard library only, deterministic: running it again reproduces every file byte for byte.
+Standard library and this repository only, deterministic: running it again reproduces every file byte for byte.
 
     python samples/make_samples.py           # (re)write the estate
     python samples/make_samples.py --check   # exit 1 if what is on disk differs from what would be written
@@ -11,31 +11,33 @@ declared below; the applications' puts are generated from seeded random streams;
 small, self-contained replay of the CLWL algorithm (the default profile as ``docs/cli-contract.md`` reads
 it), messages behind a channel that cannot connect wait and are re-allocated at its failed retries (002), so
 that the transmission queue browses, channel status, ``observed_*`` columns and the receiving
-queue managers' accounting all agree with one another. Then each artefact is rendered in the real output
-format of the MQ tool that produces it (runmqsc, MQ REST runCommandJSON, amqsbcg, dmpmqmsg, amqsmon).
+queue managers' accounting all agree with one another. Then each artefact is printed by the renderer that
+``clwl generate`` uses too (``clwl/generate/render.py``: runmqsc, MQ REST runCommandJSON, amqsbcg, dmpmqmsg,
+amqsmon, puts.csv); this script holds only the sample's scenario and what it decides the queue managers show.
 ``samples/README.md`` tells the story; ``samples/facts.json`` holds the generator's own ground truth.
 """
 
 from __future__ import annotations
 
 import argparse
-import csv
-import io
 import json
 import random
 import re
 import shutil
-import struct
 import sys
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent))  # run as a script from anywhere: the renderer is the repository's own
+
+import clwl.generate.render as R  # noqa: E402
+from clwl.generate.estate import ACCTINT, DISCINT, LONGTMR, SHORTRTY, SHORTTMR, App, QMgr, iso  # noqa: E402
+from clwl.generate.render import Cmd, Rec, mq_date  # noqa: E402
+
 CLUSTER = "CL1"
 DAYS = ["2026-11-19", "2026-11-20"]
-DISCINT = 6000  # seconds, every cluster channel (MQ default)
-ACCTINT = 1800  # seconds, every queue manager
 
 
 def T(s: str) -> datetime:
@@ -44,74 +46,43 @@ def T(s: str) -> datetime:
     return datetime.strptime(s, fmt)
 
 
-def mq_date(t: datetime) -> str:
-    return t.strftime("%Y-%m-%d")
-
-
-def mq_time(t: datetime) -> str:
-    return t.strftime("%H.%M.%S")
-
-
-def iso_ms(t: datetime) -> str:
-    return t.strftime("%Y-%m-%dT%H:%M:%S.") + f"{t.microsecond // 1000:03d}Z"
-
-
 # --------------------------------------------------------------------------------------------------
 # The estate
 # --------------------------------------------------------------------------------------------------
 
+FULL_REPOS = ["FR1", "FR2"]
+SENDERS = ["QM1", "QM5"]  # queue managers whose applications' puts are recorded (puts.csv)
+REST_QM = "QM2"  # the one queue manager whose configuration is captured as MQ REST JSON
 
-@dataclass(frozen=True)
-class QMgr:
-    name: str
-    host: str  # CLUSRCVR CONNAME host part
-    ip: str
-    created: datetime
-    version: str  # VRMF as DISPLAY QMGR VERSION shows it
-    repos: bool
-    defclxq: str
-    descr: str
 
-    @property
-    def qmid(self) -> str:
-        return f"{self.name}_{self.created.strftime('%Y-%m-%d_%H.%M.%S')}"
-
-    @property
-    def conname(self) -> str:
-        return f"{self.host}(1414)"
-
-    @property
-    def cmdlevel(self) -> int:
-        return int(self.version[1]) * 100 + int(self.version[3]) * 10 + int(self.version[5])
-
-    @property
-    def v90(self) -> bool:  # MQ 9.0 prints message ids without the severity letter
-        return self.version < "09010000"
+def _qmgr(index: int, name: str, host: str, ip: str, created: str, version: str, defclxq: str,
+          descr: str) -> QMgr:
+    """host: the CLUSRCVR CONNAME host part; version: VRMF as DISPLAY QMGR VERSION shows it."""
+    role = "repos" if name in FULL_REPOS else "sender" if name in SENDERS else "backend"
+    return QMgr(name, role, index, (CLUSTER,), version, defclxq, host, ip, T(created), descr)
 
 
 QMS: dict[str, QMgr] = {
     q.name: q
     for q in [
-        QMgr("FR1", "fr1.mq.example.com", "10.40.1.11", T("2024-02-12 09:14:02"), "09040200", True, "SCTQ",
-             "Full repository 1 for cluster CL1"),
-        QMgr("FR2", "fr2.mq.example.com", "10.40.1.12", T("2024-02-12 09:31:47"), "09040200", True, "CHANNEL",
-             "Full repository 2 for cluster CL1"),
-        QMgr("QM1", "qm1.mq.example.com", "10.40.1.21", T("2024-03-04 14:02:11"), "09040200", False, "SCTQ",
-             "Order intake front end - partial repository in CL1 (site A)"),
-        QMgr("QM2", "qm2.mq.example.com", "10.40.1.22", T("2024-03-04 14:20:36"), "09040200", False, "SCTQ",
-             "Order and billing back end 2"),
-        QMgr("QM3", "10.40.1.23", "10.40.1.23", T("2024-03-05 10:11:59"), "09030000", False, "SCTQ",
-             "Order, billing and audit back end 3"),
-        QMgr("QM4", "qm4.mq.example.com", "10.40.1.24", T("2021-06-17 08:45:20"), "09000000", False, "SCTQ",
-             "Order and billing back end 4 (MQ 9.0)"),
-        QMgr("QM5", "qm5.mq.example.com", "10.40.1.25", T("2025-01-20 16:05:33"), "09040200", False, "SCTQ",
-             "Billing front end"),
+        _qmgr(0, "FR1", "fr1.mq.example.com", "10.40.1.11", "2024-02-12 09:14:02", "09040200", "SCTQ",
+              "Full repository 1 for cluster CL1"),
+        _qmgr(1, "FR2", "fr2.mq.example.com", "10.40.1.12", "2024-02-12 09:31:47", "09040200", "CHANNEL",
+              "Full repository 2 for cluster CL1"),
+        _qmgr(2, "QM1", "qm1.mq.example.com", "10.40.1.21", "2024-03-04 14:02:11", "09040200", "SCTQ",
+              "Order intake front end - partial repository in CL1 (site A)"),
+        _qmgr(3, "QM2", "qm2.mq.example.com", "10.40.1.22", "2024-03-04 14:20:36", "09040200", "SCTQ",
+              "Order and billing back end 2"),
+        _qmgr(4, "QM3", "10.40.1.23", "10.40.1.23", "2024-03-05 10:11:59", "09030000", "SCTQ",
+              "Order, billing and audit back end 3"),
+        _qmgr(5, "QM4", "qm4.mq.example.com", "10.40.1.24", "2021-06-17 08:45:20", "09000000", "SCTQ",
+              "Order and billing back end 4 (MQ 9.0)"),
+        _qmgr(6, "QM5", "qm5.mq.example.com", "10.40.1.25", "2025-01-20 16:05:33", "09040200", "SCTQ",
+              "Billing front end"),
     ]
 }
 ALL_QMS = sorted(QMS)
-FULL_REPOS = ["FR1", "FR2"]
-SENDERS = ["QM1", "QM5"]  # queue managers whose applications' puts are recorded (puts.csv)
-REST_QM = "QM2"  # the one queue manager whose configuration is captured as MQ REST JSON
+
 
 # Which queue managers each one knows (DISPLAY CLUSQMGR): a full repository knows everybody, a partial
 # repository the full repositories, itself and what it has used.
@@ -176,7 +147,6 @@ QM3_RESTART = T("2026-11-20 16:35:12")  # strmqm QM3
 TOQM3_BACK = T("2026-11-20 16:52:00")  # next long retry of the senders succeeds (LONGTMR 600)
 QM4_ORDERS_DISABLED = T("2026-11-20 17:55:00")  # ALTER QLOCAL(APP.ORDERS) PUT(DISABLED) on QM4
 BROWSE_AT = T("2026-11-20 15:30:00")  # transmission queue browses on QM1 (amqsbcg) and QM5 (dmpmqmsg)
-SHORTRTY, SHORTTMR, LONGRTY, LONGTMR = 10, 60, 999999999, 600
 # A firewall change between QM5's site and the back ends' network resets QM5's cluster-sender connections to
 # QM2, QM3 and QM4 at 09:52 (each channel notices a few seconds apart). The rule for one back end is put right
 # first: its next long retry at 10:52 succeeds while the other two still fail (their retries re-allocate the
@@ -201,14 +171,7 @@ class Outage:
     def retry_times(self) -> list[datetime]:
         """The failed connection attempts (the first failure, SHORTRTY short retries, then long retries until
         back); each one re-drives the re-allocation of the messages waiting for the channel."""
-        ts = [self.down + timedelta(seconds=SHORTTMR * i) for i in range(SHORTRTY + 1)]
-        t = ts[-1]
-        while True:
-            t += timedelta(seconds=LONGTMR)
-            if t >= self.back:
-                break
-            ts.append(t)
-        return ts
+        return [t for t in R.retry_times(self.down, self.back) if t < self.back]
 
 
 def _net_outage(dest: str, i: int) -> Outage:
@@ -303,20 +266,6 @@ def xmitq_for(qm: str, channel: str) -> str:
 # --------------------------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class App:
-    name: str
-    user: str
-    uid: str
-    appltype: int  # MQAT_*: 6 UNIX, 28 JAVA
-
-    @property
-    def token(self) -> bytes:
-        """AccountingToken as MQ sets it on Linux: length-prefixed numeric user id, type byte 0x06."""
-        raw = bytes([len(self.uid)]) + self.uid.encode()
-        return raw + b"\0" * (31 - len(raw)) + b"\x06"
-
-
 APPS = {
     a.name: a
     for a in [
@@ -364,10 +313,14 @@ class Put:
     first_dest: str = ""  # the destination chosen at put time
 
     @property
+    def zero(self) -> bool:
+        """Its AccountingToken is zero: bound on open, bound in a logically ordered group, or named its target
+        queue manager (not re-allocatable)."""
+        return self.bind == "open" or (self.bind == "group" and self.logical) or bool(self.target)
+
+    @property
     def token(self) -> bytes:
-        if self.bind == "open" or (self.bind == "group" and self.logical) or self.target:
-            return ZERO_TOKEN
-        return APPS[self.app].token
+        return ZERO_TOKEN if self.zero else APPS[self.app].token
 
     @property
     def local(self) -> bool:
@@ -796,223 +749,25 @@ class Runtime:
         return sorted(out, key=lambda p: p.t)
 
 
+
 # --------------------------------------------------------------------------------------------------
-# runmqsc rendering
+# What the queue managers show (printed by clwl/generate/render.py)
 # --------------------------------------------------------------------------------------------------
-
-MSG_TEXT = {
-    "AMQ8408": "Display Queue Manager details.",
-    "AMQ8409": "Display Queue details.",
-    "AMQ8417": "Display Channel Status details.",
-    "AMQ8420": "Channel Status not found.",
-    "AMQ8441": "Display Cluster Queue Manager details.",
-}
-BANNER_YEAR = {"09040200": "2025", "09030000": "2022", "09000000": "2016"}
-
-
-def msgid(qm: str, base: str) -> str:
-    return base if QMS[qm].v90 else base + "I"
-
-
-def item(k: str, v: str | None) -> str:
-    if v is None:
-        return k
-    return f"{k}({v if v != '' else ' '})"
-
-
-def layout(attrs: list[tuple[str, str | None]]) -> list[str]:
-    """Two attributes a line at columns 4 and 44; an item of 40 characters or more takes a line alone."""
-    lines, pending = [], None
-    for k, v in attrs:
-        it = item(k, v)
-        if pending is None:
-            if len(it) >= 40:
-                lines.append("   " + it)
-            else:
-                pending = it
-        else:
-            lines.append("   " + pending.ljust(40) + it)
-            pending = None
-    if pending is not None:
-        lines.append("   " + pending)
-    return lines
-
-
-@dataclass
-class Rec:
-    kind: str  # AMQ base id
-    attrs: list[tuple[str, str | None]]
-
-
-@dataclass
-class Cmd:
-    text: str
-    recs: list[Rec] = field(default_factory=list)
-    empty_msg: str = ""  # message printed when nothing matched
-
-
-def render_mqsc(qm: str, cmds: list[Cmd]) -> str:
-    q = QMS[qm]
-    out = [f"5724-H72 (C) Copyright IBM Corp. 1994, {BANNER_YEAR[q.version]}.",
-           f"Starting MQSC for queue manager {qm}.", "", ""]
-    for i, c in enumerate(cmds, 1):
-        out.append(f"{i:6d} : {c.text}")
-        if not c.recs and c.empty_msg:
-            mid = msgid(qm, c.empty_msg)
-            out.append(f"{mid}: {MSG_TEXT[c.empty_msg]}")
-        for r in c.recs:
-            out.append(f"{msgid(qm, r.kind)}: {MSG_TEXT[r.kind]}")
-            out.extend(layout(r.attrs))
-    n = len(cmds)
-    out.append("One MQSC command read." if n == 1 else f"{n} MQSC commands read.")
-    out.append("No commands have a syntax error.")
-    out.append("All valid MQSC commands were processed.")
-    return "\n".join(out) + "\n"
-
-
-NUMERIC = set("""ACCTINT BATCHHB BATCHINT BATCHLIM BATCHSZ BOTHRESH CCSID CLWLLEN CLWLMRUC CLWLPRTY CLWLRANK
-CLWLWGHT CMDLEVEL CURDEPTH DEFPRTY DISCINT HBINT IMGINTVL IPPROCS LONGRTY LONGTMR MARKINT MAXDEPTH MAXHANDS
-MAXMSGL MAXPRTY MAXUMSGS MRRTY MRTMR NETPRTY OPPROCS PSRTYCNT QDEPTHHI QDEPTHLO QSVCINT RETINTVL SEQWRAP
-SHORTRTY SHORTTMR SSLRKEYC STATINT TREELIFE TRIGDPTH TRIGINT TRIGMPRI""".split())
-BARE_TO_REST = {"HARDENBO": ("hardenbo", "YES"), "NOHARDENBO": ("hardenbo", "NO"), "TRIGGER": ("trigger", "YES"),
-                "NOTRIGGER": ("trigger", "NO"), "SHARE": ("share", "YES"), "NOSHARE": ("share", "NO")}
-
-
-def render_rest(cmds: list[Cmd]) -> str:
-    """MQ REST runCommandJSON responses, one envelope a command, in a JSON array."""
-    envs = []
-    for c in cmds:
-        items = []
-        for r in c.recs:
-            params = {}
-            for k, v in r.attrs:
-                if v is None:
-                    if k in BARE_TO_REST:
-                        kk, vv = BARE_TO_REST[k]
-                        params[kk] = vv
-                    continue
-                params[k.lower()] = int(v) if k in NUMERIC and re.fullmatch(r"-?\d+", v) else v
-            items.append({"completionCode": 0, "reasonCode": 0, "parameters": params})
-        envs.append({"commandResponse": items, "overallCompletionCode": 0, "overallReasonCode": 0})
-    return json.dumps(envs, indent=2) + "\n"
-
-
-# ---- object builders ---------------------------------------------------------------------------
-
-
-def qmgr_rec(qm: str) -> Rec:
-    q = QMS[qm]
-    v90 = q.v90
-    cr = q.created
-    alt = cr + timedelta(days=3, minutes=17)
-    a: list[tuple[str, str | None]] = [
-        ("QMNAME", qm), ("ACCTCONO", "DISABLED"), ("ACCTINT", str(ACCTINT)), ("ACCTMQI", "OFF"),
-        ("ACCTQ", "OFF"), ("ACTIVREC", "MSG"), ("ACTVCONO", "DISABLED"), ("ACTVTRC", "OFF"),
-        ("ADVCAP", "ENABLED"), ("ALTDATE", mq_date(alt)), ("ALTTIME", mq_time(alt)), ("AMQPCAP", "NO"),
-        ("AUTHOREV", "DISABLED"), ("CCSID", "1208"), ("CERTLABL", f"ibmwebspheremq{qm.lower()}"),
-        ("CERTVPOL", "ANY"), ("CHAD", "DISABLED"), ("CHADEV", "DISABLED"), ("CHADEXIT", ""),
-        ("CHLEV", "DISABLED"), ("CHLAUTH", "ENABLED"), ("CLWLDATA", ""), ("CLWLEXIT", ""), ("CLWLLEN", "100"),
-        ("CLWLMRUC", "999999999"), ("CLWLUSEQ", "LOCAL"), ("CMDEV", "DISABLED"), ("CMDLEVEL", str(q.cmdlevel)),
-        ("COMMANDQ", "SYSTEM.ADMIN.COMMAND.QUEUE"), ("CONFIGEV", "DISABLED"),
-        ("CONNAUTH", "SYSTEM.DEFAULT.AUTHINFO.IDPWOS"), ("CRDATE", mq_date(cr)), ("CRTIME", mq_time(cr)),
-        ("CUSTOM", ""), ("DEADQ", "SYSTEM.DEAD.LETTER.QUEUE"), ("DEFCLXQ", q.defclxq), ("DEFXMITQ", ""),
-        ("DESCR", q.descr), ("DISTL", "YES"), ("IMGINTVL", "60"), ("IMGLOGLN", "OFF"), ("IMGRCOVO", "YES"),
-        ("IMGRCOVQ", "YES"), ("IMGSCHED", "MANUAL"), ("INHIBTEV", "DISABLED"), ("INITKEY", ""),
-        ("IPADDRV", "IPV4"), ("LOCALEV", "DISABLED"), ("LOGGEREV", "DISABLED"), ("MARKINT", "5000"),
-        ("MAXHANDS", "256"), ("MAXMSGL", "4194304"), ("MAXPROPL", "NOLIMIT"), ("MAXPRTY", "9"),
-        ("MAXUMSGS", "10000"), ("MONACLS", "QMGR"), ("MONCHL", "OFF"), ("MONQ", "OFF"), ("PARENT", ""),
-        ("PERFMEV", "DISABLED"), ("PLATFORM", "UNIX"), ("PSMODE", "ENABLED"), ("PSCLUS", "ENABLED"),
-        ("PSNPMSG", "DISCARD"), ("PSNPRES", "NORMAL"), ("PSRTYCNT", "5"), ("PSSYNCPT", "IFPER"),
-        ("QMID", q.qmid), ("REMOTEEV", "DISABLED"), ("REPOS", CLUSTER if q.repos else ""), ("REPOSNL", ""),
-        ("REVDNS", "ENABLED"), ("ROUTEREC", "MSG"), ("SCHINIT", "QMGR"), ("SCMDSERV", "QMGR"),
-        ("SPLCAP", "DISABLED"), ("SSLCRLNL", ""), ("SSLCRYP", ""), ("SSLEV", "DISABLED"), ("SSLFIPS", "NO"),
-        ("KEYRPWD", ""), ("SSLKEYR", f"/var/mqm/qmgrs/{qm}/ssl/key"), ("SSLRKEYC", "0"), ("STATACLS", "QMGR"),
-        ("STATCHL", "OFF"), ("STATINT", "1800"), ("STATMQI", "OFF"), ("STATQ", "OFF"), ("STRSTPEV", "ENABLED"),
-        ("SUITEB", "NONE"), ("SYNCPT", None), ("TREELIFE", "1800"), ("TRIGINT", "999999999"),
-        ("VERSION", q.version), ("XRCAP", "NO"),
-    ]
-    drop = set()
-    if v90:
-        drop |= {"ADVCAP", "IMGINTVL", "IMGLOGLN", "IMGRCOVO", "IMGRCOVQ", "IMGSCHED", "INITKEY", "KEYRPWD"}
-    if q.version < "09040000":
-        drop |= {"KEYRPWD"}
-    return Rec("AMQ8408", [x for x in a if x[0] not in drop])
 
 
 def clusqmgr_rec(observer: str, qm: str, t: datetime, rt: Runtime, extra=None) -> Rec:
-    q = QMS[qm]
-    own = observer == qm
-    if own:
-        deftype = "CLUSRCVR"
-    elif qm == "FR1" and not QMS[observer].repos or {observer, qm} == {"FR1", "FR2"}:
-        deftype = "CLUSSDRB"  # manually defined CLUSSDR + automatic
-    else:
-        deftype = "CLUSSDRA"
-    alt = clusrcvr_altered(qm, t)
-    clus = max(cluster_info_time(qm, t), republished(qm)) + (timedelta(0) if own else timedelta(seconds=2))
-    status = rt.state(observer, qm, t) if not own else "RUNNING"
-    a: list[tuple[str, str | None]] = [
-        ("CLUSQMGR", qm), ("ALTDATE", mq_date(alt)), ("ALTTIME", mq_time(alt)), ("BATCHHB", "0"),
-        ("BATCHINT", "0"), ("BATCHLIM", "5000"), ("BATCHSZ", "50"), ("CHANNEL", f"TO.{qm}"),
-        ("CLUSDATE", mq_date(clus)), ("CLUSTER", CLUSTER), ("CLUSTIME", mq_time(clus)), ("CLWLPRTY", "0"),
-        ("CLWLRANK", "0"), ("CLWLWGHT", str(clwlwght(qm, t))), ("COMPHDR", "NONE"), ("COMPMSG", "NONE"),
-        ("CONNAME", q.conname), ("CONVERT", "NO"), ("DEFTYPE", deftype), ("DESCR", f"Cluster receiver for {qm}"),
-        ("DISCINT", str(DISCINT)), ("HBINT", "300"), ("KAINT", "AUTO"), ("LOCLADDR", ""),
-        ("LONGRTY", str(LONGRTY)), ("LONGTMR", str(LONGTMR)), ("MAXMSGL", "4194304"), ("MCANAME", ""),
-        ("MCATYPE", "THREAD"), ("MCAUSER", ""), ("MODENAME", ""), ("MRDATA", ""), ("MREXIT", ""),
-        ("MRRTY", "10"), ("MRTMR", "1000"), ("MSGDATA", ""), ("MSGEXIT", ""), ("NETPRTY", "0"),
-        ("NPMSPEED", "FAST"), ("PASSWORD", ""), ("PROPCTL", "COMPAT"), ("PUTAUT", "DEF"), ("QMID", q.qmid),
-        ("QMTYPE", "REPOS" if q.repos else "NORMAL"), ("RCVDATA", ""), ("RCVEXIT", ""), ("SCYDATA", ""),
-        ("SCYEXIT", ""), ("SENDDATA", ""), ("SENDEXIT", ""), ("SEQWRAP", "999999999"),
-        ("SHORTRTY", str(SHORTRTY)), ("SHORTTMR", str(SHORTTMR)), ("SSLCAUTH", "REQUIRED"), ("SSLCIPH", ""),
-        ("SSLPEER", ""), ("STATUS", status), ("SUSPEND", "YES" if suspended(qm, t) else "NO"), ("TPNAME", ""),
-        ("TRPTYPE", "TCP"), ("USEDLQ", "YES"), ("USERID", ""), ("VERSION", q.version),
-        ("XMITQ", "" if own else xmitq_for(observer, f"TO.{qm}")),
-    ]
-    if extra:
-        a[extra[0]:extra[0]] = [extra[1]]
-    return Rec("AMQ8441", a)
+    return R.clusqmgr_rec(
+        QMS[observer], QMS[qm], f"TO.{qm}", CLUSTER, weight=clwlwght(qm, t), prty=0,
+        altered=clusrcvr_altered(qm, t), learnt=max(cluster_info_time(qm, t), republished(qm)),
+        status=rt.state(observer, qm, t), suspended=suspended(qm, t), xmitq=xmitq_for(observer, f"TO.{qm}"),
+        extra=extra)
 
 
 def qcluster_rec(queue: str, host: str, clusqt: str, t: datetime) -> Rec:
-    alt = put_altered(queue, host, t)
-    clus = max(alt, republished(host) + timedelta(seconds=len(queue))) + timedelta(seconds=1)
-    return Rec("AMQ8409", [
-        ("QUEUE", queue), ("TYPE", "QCLUSTER"), ("ALTDATE", mq_date(alt)), ("ALTTIME", mq_time(alt)),
-        ("CLUSDATE", mq_date(clus)), ("CLUSNL", ""), ("CLUSQMGR", host), ("CLUSQT", clusqt), ("CLUSTER", CLUSTER),
-        ("CLUSTIME", mq_time(clus)), ("CLWLPRTY", "0"), ("CLWLRANK", "0"), ("CUSTOM", ""),
-        ("DEFBIND", "NOTFIXED"), ("DEFPRESP", "SYNC"), ("DEFPRTY", "0"),
-        ("DEFPSIST", "YES" if queue != "BILLING.GW" else "NO"), ("DESCR", QUEUE_DESCR[queue]),
-        ("PUT", "ENABLED" if put_enabled(queue, host, t) else "DISABLED"), ("QMID", QMS[host].qmid),
-    ])
-
-
-def qlocal_rec(qm: str, name: str, **o) -> Rec:
-    v90 = QMS[qm].v90
-    cr = o.get("created", QMS[qm].created)
-    alt = o.get("altered", cr)
-    a: list[tuple[str, str | None]] = [
-        ("QUEUE", name), ("TYPE", "QLOCAL"), ("ACCTQ", o.get("acctq", "QMGR")), ("ALTDATE", mq_date(alt)),
-        ("ALTTIME", mq_time(alt)), ("BOQNAME", o.get("boqname", "")), ("BOTHRESH", o.get("bothresh", "0")),
-        ("CAPEXPRY", "NOLIMIT"), ("CLCHNAME", o.get("clchname", "")), ("CLUSNL", ""),
-        ("CLUSTER", o.get("cluster", "")), ("CLWLPRTY", "0"), ("CLWLRANK", "0"),
-        ("CLWLUSEQ", o.get("clwluseq", "QMGR")), ("CRDATE", mq_date(cr)), ("CRTIME", mq_time(cr)),
-        ("CURDEPTH", str(o.get("curdepth", 0))), ("CUSTOM", ""), ("DEFBIND", o.get("defbind", "OPEN")),
-        ("DEFPRESP", "SYNC"), ("DEFPRTY", "0"), ("DEFPSIST", o.get("defpsist", "NO")), ("DEFREADA", "NO"),
-        ("DEFSOPT", "SHARED"), ("DEFTYPE", o.get("deftype", "PREDEFINED")), ("DESCR", o.get("descr", "")),
-        ("DISTL", "NO"), ("GET", "ENABLED"), ("HARDENBO", None), ("IMGRCOVQ", "QMGR"), ("INITQ", ""),
-        ("IPPROCS", str(o.get("ipprocs", 0))), ("MAXDEPTH", o.get("maxdepth", "5000")),
-        ("MAXFSIZE", "DEFAULT"), ("MAXMSGL", "4194304"), ("MONQ", "QMGR"), ("MSGDLVSQ", "PRIORITY"),
-        ("NOTRIGGER", None), ("NPMCLASS", "NORMAL"), ("OPPROCS", str(o.get("opprocs", 0))), ("PROCESS", ""),
-        ("PROPCTL", "COMPAT"), ("PUT", o.get("put", "ENABLED")), ("QDEPTHHI", "80"), ("QDEPTHLO", "20"),
-        ("QDPHIEV", "DISABLED"), ("QDPLOEV", "DISABLED"), ("QDPMAXEV", "ENABLED"), ("QSVCIEV", "NONE"),
-        ("QSVCINT", "999999999"), ("RETINTVL", "999999999"), ("SCOPE", "QMGR"), ("SHARE", None),
-        ("STATQ", "QMGR"), ("STREAMQ", ""), ("STRMQOS", "BESTEF"), ("TRIGDATA", ""), ("TRIGDPTH", "1"),
-        ("TRIGMPRI", "0"), ("TRIGTYPE", "FIRST"), ("USAGE", o.get("usage", "NORMAL")),
-    ]
-    if v90:
-        a = [x for x in a if x[0] not in {"CAPEXPRY", "IMGRCOVQ", "MAXFSIZE", "STREAMQ", "STRMQOS"}]
-    return Rec("AMQ8409", a)
+    return R.qcluster_rec(
+        queue, QMS[host], CLUSTER, altered=put_altered(queue, host, t),
+        learnt=republished(host) + timedelta(seconds=len(queue)), put=put_enabled(queue, host, t), prty=0,
+        descr=QUEUE_DESCR[queue], persistent=queue != "BILLING.GW", clusqt=clusqt)
 
 
 def business(t: datetime) -> bool:
@@ -1022,17 +777,6 @@ def business(t: datetime) -> bool:
 def qlocals(qm: str, t: datetime, rt: Runtime) -> list[Rec]:
     q = QMS[qm]
     recs = []
-    sys_q = {
-        "SYSTEM.ADMIN.ACCOUNTING.QUEUE": dict(descr="IBM MQ Accounting Queue", defpsist="NO"),
-        "SYSTEM.ADMIN.COMMAND.QUEUE": dict(descr="IBM MQ Administration Command Queue", ipprocs=1),
-        "SYSTEM.CLUSTER.COMMAND.QUEUE": dict(descr="IBM MQ Cluster Command Queue", ipprocs=1, defpsist="YES"),
-        "SYSTEM.CLUSTER.REPOSITORY.QUEUE": dict(descr="IBM MQ Cluster Repository Queue", ipprocs=1, opprocs=1,
-                                                defpsist="YES", curdepth=len(KNOWS_QM[qm]) + 3),
-        "SYSTEM.CLUSTER.TRANSMIT.QUEUE": dict(descr="IBM MQ Cluster Transmission Queue", usage="XMITQ",
-                                              defpsist="YES", maxdepth="999999999"),
-        "SYSTEM.DEAD.LETTER.QUEUE": dict(descr="IBM MQ Default Dead Letter Queue", maxdepth="999999999"),
-        "SYSTEM.DEFAULT.LOCAL.QUEUE": dict(),
-    }
     app: dict[str, dict] = {}
     for queue, host, clusqt in INSTANCES:
         if host != qm or clusqt != "QLOCAL":
@@ -1047,21 +791,18 @@ def qlocals(qm: str, t: datetime, rt: Runtime) -> list[Rec]:
             put="ENABLED" if enabled else "DISABLED",
             ipprocs=(2 if enabled else 0) if not (qm == "QM3" and QM3_CRASH <= t < QM3_RESTART) else 0,
             opprocs=(1 if business(t) else 0), boqname=f"{queue}.BACKOUT", bothresh="5")
-        app[f"{queue}.BACKOUT"] = dict(created=cr, descr=f"Backout queue for {queue}", defpsist="YES")
+        app[f"{queue}.BACKOUT"] = R.backout_qlocal(queue, cr)
     for m, name, pat in CLCHNAME_QUEUES:
         if m == qm:
-            app[name] = dict(created=T("2025-06-10 08:15:00"), usage="XMITQ", clchname=pat, defpsist="YES",
-                             descr=f"Cluster transmission queue for channels {pat}", maxdepth="999999999")
+            app[name] = R.manual_xmitq_qlocal(pat, T("2025-06-10 08:15:00"))
     if q.defclxq == "CHANNEL":
         for other in KNOWS_QM[qm]:
             if other != qm:
-                app[f"SYSTEM.CLUSTER.TRANSMIT.TO.{other}"] = dict(
-                    created=q.created + timedelta(minutes=20), deftype="PERMDYN", usage="XMITQ", defpsist="YES",
-                    descr="IBM MQ Cluster Transmission Queue", maxdepth="999999999")
+                app[f"SYSTEM.CLUSTER.TRANSMIT.TO.{other}"] = R.channel_xmitq_qlocal(q.created + timedelta(minutes=20))
     if qm == "QM5":
         app["BILLING.REPLY"] = dict(created=T("2025-02-03 10:30:00"), descr="Replies to billing-svc",
                                     ipprocs=1 if business(t) else 0)
-    merged = {**sys_q, **app}
+    merged = {**R.system_qlocals(len(KNOWS_QM[qm]) + 3), **app}
     for name in sorted(merged):
         o = dict(merged[name])
         if o.get("usage") == "XMITQ":
@@ -1071,58 +812,33 @@ def qlocals(qm: str, t: datetime, rt: Runtime) -> list[Rec]:
                      and rt.state(qm, r, t) == "RUNNING"]
             o["ipprocs"] = len(users)
             o["opprocs"] = 1 if business(t) and qm in SENDERS and users else 0
-        recs.append(qlocal_rec(qm, name, **o))
-    return recs
-
-
-def qalias_recs(qm: str) -> list[Rec]:
-    cr = QMS[qm].created
-    return [Rec("AMQ8409", [
-        ("QUEUE", "SYSTEM.DEFAULT.ALIAS.QUEUE"), ("TYPE", "QALIAS"), ("ALTDATE", mq_date(cr)),
-        ("ALTTIME", mq_time(cr)), ("CLUSNL", ""), ("CLUSTER", ""), ("CLWLPRTY", "0"), ("CLWLRANK", "0"),
-        ("CUSTOM", ""), ("DEFBIND", "OPEN"), ("DEFPRESP", "SYNC"), ("DEFPRTY", "0"), ("DEFPSIST", "NO"),
-        ("DEFREADA", "NO"), ("DESCR", ""), ("GET", "ENABLED"), ("PROPCTL", "COMPAT"), ("PUT", "ENABLED"),
-        ("SCOPE", "QMGR"), ("TARGET", ""), ("TARGTYPE", "QUEUE"),
-    ])]
-
-
-def qremote_recs(qm: str) -> list[Rec]:
-    recs = []
-    defs = [("SYSTEM.DEFAULT.REMOTE.QUEUE", QMS[qm].created, "", "", "", "OPEN", "")]
-    for alias, host in QM_ALIASES.items():
-        if host == qm:
-            cr = QUEUE_CREATED[(alias, host)]
-            defs.append((alias, cr, CLUSTER, "", host, "NOTFIXED", QUEUE_DESCR[alias]))
-    for name, cr, cluster, rname, rqm, defbind, descr in sorted(defs):
-        recs.append(Rec("AMQ8409", [
-            ("QUEUE", name), ("TYPE", "QREMOTE"), ("ALTDATE", mq_date(cr)), ("ALTTIME", mq_time(cr)),
-            ("CLUSNL", ""), ("CLUSTER", cluster), ("CLWLPRTY", "0"), ("CLWLRANK", "0"), ("CUSTOM", ""),
-            ("DEFBIND", defbind), ("DEFPRESP", "SYNC"), ("DEFPRTY", "0"), ("DEFPSIST", "NO"), ("DESCR", descr),
-            ("PUT", "ENABLED"), ("RNAME", rname), ("RQMNAME", rqm), ("SCOPE", "QMGR"), ("XMITQ", ""),
-        ]))
+        recs.append(R.qlocal_rec(q, name, **o))
     return recs
 
 
 def config_cmds(qm: str, t: datetime, rt: Runtime, unknown_attr: tuple | None = None) -> list[Cmd]:
+    """unknown_attr (queue manager, (attribute, value)): an attribute to add to that CLUSQMGR record."""
     clus = []
     for other in sorted(KNOWS_QM[qm]):
         extra = None
         if unknown_attr and unknown_attr[0] == other:
-            extra = unknown_attr[1:]
+            extra = unknown_attr[1]
         clus.append(clusqmgr_rec(qm, other, t, rt, extra))
     known_q = KNOWS_Q.get(qm) or {q for q, h, _ in INSTANCES if h == qm}
     qc = [qcluster_rec(q, h, ct, t) for q, h, ct in sorted(INSTANCES) if q in known_q and h in KNOWS_QM[qm]]
+    aliases = [(alias, QUEUE_CREATED[(alias, host)], CLUSTER, host, QUEUE_DESCR[alias])
+               for alias, host in QM_ALIASES.items() if host == qm]
     return [
-        Cmd("DISPLAY QMGR ALL", [qmgr_rec(qm)]),
+        Cmd("DISPLAY QMGR ALL", [R.qmgr_rec(QMS[qm], [CLUSTER])]),
         Cmd("DISPLAY CLUSQMGR(*) ALL", clus),
         Cmd("DISPLAY QCLUSTER(*) ALL", qc),
         Cmd("DISPLAY QLOCAL(*) ALL", qlocals(qm, t, rt)),
-        Cmd("DISPLAY QALIAS(*) ALL", qalias_recs(qm)),
-        Cmd("DISPLAY QREMOTE(*) ALL", qremote_recs(qm)),
+        Cmd("DISPLAY QALIAS(*) ALL", R.qalias_recs(QMS[qm])),
+        Cmd("DISPLAY QREMOTE(*) ALL", R.qremote_recs(QMS[qm], aliases)),
     ]
 
 
-def hexid(seed: str, n: int = 16) -> str:
+def random_hexid(seed: str, n: int = 16) -> str:
     r = random.Random(seed)
     return "".join(r.choice("0123456789ABCDEF") for _ in range(n))
 
@@ -1141,67 +857,22 @@ def chstatus_cmd(qm: str, t: datetime, rt: Runtime) -> Cmd:
             rows.append((f"TO.{qm}", "CLUSRCVR", s, "RUNNING"))
     for chl, typ, rqm, st in sorted(rows):
         seed = f"{qm}/{chl}/{rqm}/{t.date()}"
-        if typ == "CLUSSDR":
-            frm, to = qm, rqm
-        else:
-            frm, to = rqm, qm
+        frm, to = (qm, rqm) if typ == "CLUSSDR" else (rqm, qm)
         msgs, nbytes, last = rt.stats(frm, to, t)
         start = rt.instance_start(frm, to, t)
         seqbase = 1000 + random.Random(seed).randint(0, 400000) + rt.sent_before(frm, to, start or t)
+        xqmsgsa = len(rt.held(qm, None, t, to=rqm)) if typ == "CLUSSDR" else 0
         if st == "RETRYING":
-            o = outage(qm, rqm, t)
-            start = o.down
-            tried = [r for r in o.retry_times()[1:] if r <= t]
-            shortrts = SHORTRTY - min(len(tried), SHORTRTY)
-            longrts = LONGRTY - max(0, len(tried) - SHORTRTY)
-            xq = len(rt.held(qm, None, t, to=rqm))
-            a = [
-                ("CHANNEL", chl), ("CHLTYPE", typ), ("BATCHES", "0"), ("BATCHSZ", "50"), ("BUFSRCVD", "0"),
-                ("BUFSSENT", "0"), ("BYTSRCVD", "0"), ("BYTSSENT", "0"), ("CHSTADA", mq_date(start)),
-                ("CHSTATI", mq_time(start)), ("COMPHDR", "NONE,NONE"), ("COMPMSG", "NONE,NONE"),
-                ("COMPRATE", "0,0"), ("COMPTIME", "0,0"), ("CONNAME", QMS[rqm].conname),
-                ("CURLUWID", "0000000000000000"), ("CURMSGS", "0"), ("CURRENT", None),
-                ("CURSEQNO", str(seqbase)),
-                ("EXITTIME", "0,0"), ("HBINT", "300"), ("INDOUBT", "NO"), ("JOBNAME", "0000000000000000"),
-                ("LOCLADDR", ""), ("LONGRTS", str(longrts)), ("LSTLUWID", "0000000000000000"),
-                ("LSTMSGDA", ""), ("LSTMSGTI", ""), ("LSTSEQNO", str(seqbase)), ("MCASTAT", "NOTRUNNING"),
-                ("MONCHL", "OFF"), ("MSGS", "0"), ("NETTIME", "0,0"), ("NPMSPEED", "FAST"), ("RQMNAME", rqm),
-                ("SECPROT", "NONE"), ("SHORTRTS", str(shortrts)), ("SSLCERTI", ""), ("SSLCIPH", ""),
-                ("SSLKEYDA", ""), ("SSLKEYTI", ""), ("SSLPEER", ""), ("SSLRKEYS", "0"), ("STATUS", st),
-                ("STOPREQ", "NO"), ("SUBSTATE", ""), ("XBATCHSZ", "0,0"), ("XMITQ", xmitq_for(qm, chl)),
-                ("XQMSGSA", str(xq)), ("XQTIME", "0,0"), ("RVERSION", ""), ("RPRODUCT", ""),
-            ]
-        else:
-            peer_ip = QMS[rqm].ip
-            lastd = last or start
-            a = [
-                ("CHANNEL", chl), ("CHLTYPE", typ), ("BATCHES", str(msgs)), ("BATCHSZ", "50"),
-                ("BUFSRCVD", str(msgs + 3 if typ == "CLUSSDR" else 2 * msgs + 3)),
-                ("BUFSSENT", str(2 * msgs + 3 if typ == "CLUSSDR" else msgs + 3)),
-                ("BYTSRCVD", str(msgs * 48 + 692 if typ == "CLUSSDR" else nbytes + msgs * 96 + 692)),
-                ("BYTSSENT", str(nbytes + msgs * 96 + 692 if typ == "CLUSSDR" else msgs * 48 + 692)),
-                ("CHSTADA", mq_date(start)), ("CHSTATI", mq_time(start)), ("COMPHDR", "NONE,NONE"),
-                ("COMPMSG", "NONE,NONE"), ("COMPRATE", "0,0"), ("COMPTIME", "0,0"),
-                ("CONNAME", QMS[rqm].conname if typ == "CLUSSDR" else peer_ip), ("CURLUWID", hexid(seed + "c")),
-                ("CURMSGS", "0"), ("CURRENT", None), ("CURSEQNO", str(seqbase + msgs)), ("EXITTIME", "0,0"),
-                ("HBINT", "300"), ("INDOUBT", "NO"), ("JOBNAME", hexid(seed + "j")),
-                ("LOCLADDR", f"{QMS[qm].ip}({40000 + random.Random(seed).randint(0, 20000)})"
-                 if typ == "CLUSSDR" else f"{QMS[qm].ip}(1414)"),
-                ("LSTLUWID", hexid(seed + "l")), ("LSTMSGDA", mq_date(lastd)), ("LSTMSGTI", mq_time(lastd)),
-                ("LSTSEQNO", str(seqbase + msgs)), ("MCASTAT", "RUNNING"), ("MONCHL", "OFF"), ("MSGS", str(msgs)),
-                ("NETTIME", "0,0"), ("NPMSPEED", "FAST"), ("RQMNAME", rqm), ("SECPROT", "NONE"),
-                ("SHORTRTS", str(SHORTRTY)), ("SSLCERTI", ""), ("SSLCIPH", ""), ("SSLKEYDA", ""),
-                ("SSLKEYTI", ""), ("SSLPEER", ""), ("SSLRKEYS", "0"), ("STATUS", st), ("STOPREQ", "NO"),
-                ("SUBSTATE", "MQGET" if typ == "CLUSSDR" else "RECEIVE"), ("XBATCHSZ", "1,1"),
-            ]
-            if typ == "CLUSSDR":
-                a.insert(a.index(("LSTLUWID", hexid(seed + "l"))), ("LONGRTS", str(LONGRTY)))
-                a += [("XMITQ", xmitq_for(qm, chl)), ("XQMSGSA", str(len(rt.held(qm, None, t, to=rqm)))),
-                      ("XQTIME", "0,0")]
-            else:
-                a.remove(("SHORTRTS", str(SHORTRTY)))
-            a += [("RVERSION", QMS[rqm].version), ("RPRODUCT", "MQMM")]
-        recs.append(Rec("AMQ8417", a))
+            recs.append(R.chstatus_retrying(chl, QMS[rqm], since=outage(qm, rqm, t).down, at=t, seqbase=seqbase,
+                                            xmitq=xmitq_for(qm, chl), xqmsgsa=xqmsgsa))
+            continue
+        # The sample's channel identifiers come from seeded random streams (the engine's from sha256): kept, so
+        # the committed sample files stay what they were.
+        ids = (random_hexid(seed + "c"), random_hexid(seed + "j"), random_hexid(seed + "l"),
+               40000 + random.Random(seed).randint(0, 20000))
+        recs.append(R.chstatus_running(
+            QMS[qm], chl, typ, QMS[rqm], start=start, msgs=msgs, nbytes=nbytes, last=last, seqbase=seqbase,
+            xmitq=xmitq_for(qm, chl) if typ == "CLUSSDR" else "", xqmsgsa=xqmsgsa, ids=ids))
     return Cmd("DISPLAY CHSTATUS(*) ALL", recs, empty_msg="AMQ8420")
 
 
@@ -1211,193 +882,36 @@ def chstatus_cmd(qm: str, t: datetime, rt: Runtime) -> Cmd:
 
 
 def payload(p: Put) -> bytes:
+    """The application message: a JSON document of the sample's kind per queue, padded to p.length."""
     day = p.t.strftime("%Y%m%d")
     n = int.from_bytes(p.msg_id[-4:], "big") & 0xFFFFF
     if p.queue == "APP.AUDIT":
-        base = f'{{"type":"audit","event":"order.created","order":"O-{day}-{n:06d}","by":"{p.app}","pad":"'
+        head = f'{{"type":"audit","event":"order.created","order":"O-{day}-{n:06d}","by":"{p.app}","pad":"'
     elif p.queue == "APP.ORDERS":
         part = f',"part":{p.group_seq}' if p.group_id else ""
-        base = (f'{{"type":"order","order":"O-{day}-{n:06d}"{part},"customer":"C{n % 9973:05d}",'
+        head = (f'{{"type":"order","order":"O-{day}-{n:06d}"{part},"customer":"C{n % 9973:05d}",'
                 f'"source":"{p.app}","pad":"')
     else:
-        base = f'{{"type":"billing","invoice":"B-{day}-{n:06d}","account":"A{n % 7919:05d}","pad":"'
-    body = base + "." * max(0, p.length - len(base) - 2) + '"}'
-    b = body.encode()
+        head = f'{{"type":"billing","invoice":"B-{day}-{n:06d}","account":"A{n % 7919:05d}","pad":"'
+    b = R.padded_json(head, p.length)
     assert len(b) == p.length, (len(b), p.length)
     return b
 
 
-def put_date_time(t: datetime) -> tuple[str, str]:
-    return t.strftime("%Y%m%d"), t.strftime("%H%M%S") + f"{t.microsecond // 10000:02d}"
-
-
-def outer_md(p: Put, at: datetime) -> dict:
+def browsed(p: Put, at: datetime) -> tuple[dict, bytes]:
+    """A waiting message as a browse at ``at`` shows it: the transmission queue message's MQMD and its data
+    (MQXQH with the put's MQMD, MQMDE, application data)."""
     app = APPS[p.app]
     put_t = p.t
     o = outage(p.sender, p.dest, at)
-    if p.token != ZERO_TOKEN and o:  # re-allocation eligible: PutDate/PutTime follow each re-allocation attempt
+    if not p.zero and o:  # re-allocation eligible: PutDate/PutTime follow each re-allocation attempt
         tried = [r for r in o.retry_times() if p.t <= r <= at]
         if tried:
             put_t = tried[-1] + timedelta(milliseconds=310)
-    pd, pt = put_date_time(put_t)
-    flags = 0
-    if p.group_id and p.logical:
-        flags = 8 | (16 if p.group_last else 0)
-    return dict(
-        StrucId="MD  ", Version=2, Report=0, MsgType=8, Expiry=-1, Feedback=0, Encoding=546, CodedCharSetId=1208,
-        Format="MQXMIT  ", Priority=0, Persistence=1 if p.persistent else 0, MsgId=p.msg_id,
-        CorrelId=p.channel.ljust(24).encode(), BackoutCount=0, ReplyToQ="", ReplyToQMgr=p.sender,
-        UserIdentifier=app.user, AccountingToken=p.token, ApplIdentityData="", PutApplType=app.appltype,
-        PutApplName=app.name, PutDate=pd, PutTime=pt, ApplOriginData="",
-        GroupId=p.group_id if (p.group_id and p.logical) else b"\0" * 24,
-        MsgSeqNumber=p.group_seq if (p.group_id and p.logical) else 1, Offset=0, MsgFlags=flags, OriginalLength=-1,
-    )
-
-
-def xmit_data(p: Put) -> bytes:
-    app = APPS[p.app]
-    pd, pt = put_date_time(p.t)
-    grouped = bool(p.group_id and p.logical)
-    md1 = (b"MD  " + struct.pack("<7i", 1, 0, 8, -1, 0, 546, 1208)
-           + (b"MQHMDE  " if grouped else b"MQSTR   ") + struct.pack("<2i", 0, 1 if p.persistent else 0)
-           + p.msg_id + b"\0" * 24 + struct.pack("<i", 0) + b" " * 48 + p.sender.ljust(48).encode()
-           + app.user.ljust(12).encode() + app.token + b" " * 32 + struct.pack("<i", app.appltype)
-           + app.name.ljust(28).encode() + pd.encode() + pt.encode() + b"    ")
-    assert len(md1) == 324
-    rqm = p.target or p.dest
-    xqh = b"XQH " + struct.pack("<i", 1) + p.queue.ljust(48).encode() + rqm.ljust(48).encode() + md1
-    mde = b""
-    if grouped:
-        mde = (b"MDE " + struct.pack("<4i", 2, 72, 546, 1208) + b"MQSTR   " + struct.pack("<i", 0) + p.group_id
-               + struct.pack("<4i", p.group_seq, 0, 8 | (16 if p.group_last else 0), -1))
-        assert len(mde) == 72
-    data = xqh + mde + payload(p)
+    md = R.outer_md(p, app.user, app.name, app.appltype, app.token, p.sender, put_t)
+    data = R.xmit_data(p, app.user, app.name, app.appltype, app.token, p.sender, p.t, payload(p))
     assert not any(0xC2 <= b <= 0xF4 for b in data)  # no multi-byte UTF-8 lead bytes: plain amqsbcg layout
-    return data
-
-
-MBCSMAX = 6  # amqsbcg run in a UTF-8 locale (MB_CUR_MAX 6): ten extra blanks before the character column
-
-
-def render_amqsbcg(queue: str, msgs: list[tuple[dict, bytes]]) -> str:
-    """Output of amqsbcg (MQ 9.4 sample) browsing `queue`, reproduced from the sample's printf calls."""
-    w = []
-    w.append("\nAMQSBCG0 - starts here\n")
-    w.append("**********************\n ")
-    w.append(f"\n MQOPEN - '{queue}'")
-    w.append("\n ")
-    page_first = True
-    lines_printed = 0
-    for j, (md, data) in enumerate(msgs, 1):
-        if page_first:
-            lines_printed, page_first = 29, False
-        else:
-            w.append("\n ")
-            lines_printed = 22
-        w.append("\n ")
-        w.append(f"\n MQGET of message number {j}, CompCode:0 Reason:0")
-        w.append(print_md(md))
-        w.append("\n ")
-        w.append("\n****   Message      ****\n ")
-        w.append(f"\n length - {len(data)} of {len(data)} bytes\n ")
-        ch = 0
-        while True:
-            line = [f"\n{ch:08X}: "]
-            text = []
-            n = 0
-            while n < 16 and ch < len(data):
-                if n % 2 == 0:
-                    line.append(" ")
-                b = data[ch]
-                line.append(f"{b:02X}")
-                text.append(chr(b) if 0x20 <= b < 0x7F else ".")
-                n += 1
-                ch += 1
-            while n < 16:
-                if n % 2 == 0:
-                    line.append(" ")
-                line.append("  ")
-                text.append(" ")
-                n += 1
-            line.append(" " * ((MBCSMAX - 1) * 2))
-            line.append(f" '{''.join(text)}'")
-            w.append("".join(line))
-            lines_printed += 1
-            if lines_printed >= 60:
-                lines_printed = 0
-                w.append("\n ")
-            if ch >= len(data):
-                break
-    if not page_first:
-        w.append("\n ")
-    w.append("\n \n \n No more messages ")
-    if msgs:
-        lens = [len(d) for _, d in msgs]
-        w.append(f"\n\n****   Summary      ****\n {len(msgs)} messages browsed.\n Smallest message {min(lens)} "
-                 f"bytes.\n Largest message {max(lens)} bytes.\n Average message {sum(lens) // len(lens)} bytes.\n")
-    w.append("\n MQCLOSE")
-    w.append("\n MQDISC")
-    w.append("\n")
-    return "".join(w)
-
-
-def print_md(md: dict) -> str:
-    def s(v, n):
-        return (v if isinstance(v, str) else v.decode()).ljust(n)[:n]
-
-    return "".join([
-        "\n****Message descriptor****\n",
-        f"\n  StrucId  : '{md['StrucId']}'", f"  Version : {md['Version']}",
-        f"\n  Report   : {md['Report']}", f"  MsgType : {md['MsgType']}",
-        f"\n  Expiry   : {md['Expiry']}", f"  Feedback : {md['Feedback']}",
-        f"\n  Encoding : {md['Encoding']}", f"  CodedCharSetId : {md['CodedCharSetId']}",
-        f"\n  Format : '{s(md['Format'], 8)}'",
-        f"\n  Priority : {md['Priority']}", f"  Persistence : {md['Persistence']}",
-        f"\n  MsgId : X'{md['MsgId'].hex().upper()}'",
-        f"\n  CorrelId : X'{md['CorrelId'].hex().upper()}'",
-        f"\n  BackoutCount : {md['BackoutCount']}",
-        f"\n  ReplyToQ       : '{s(md['ReplyToQ'], 48)}'",
-        f"\n  ReplyToQMgr    : '{s(md['ReplyToQMgr'], 48)}'",
-        "\n  ** Identity Context",
-        f"\n  UserIdentifier : '{s(md['UserIdentifier'], 12)}'",
-        f"\n  AccountingToken : \n   X'{md['AccountingToken'].hex().upper()}'",
-        f"\n  ApplIdentityData : '{s(md['ApplIdentityData'], 32)}'",
-        "\n  ** Origin Context",
-        f"\n  PutApplType    : '{md['PutApplType']}'",
-        f"\n  PutApplName    : '{s(md['PutApplName'], 28)}'",
-        f"\n  PutDate  : '{md['PutDate']}'", f"    PutTime  : '{md['PutTime']}'",
-        f"\n  ApplOriginData : '{s(md['ApplOriginData'], 4)}'\n",
-        f"\n  GroupId : X'{md['GroupId'].hex().upper()}'",
-        f"\n  MsgSeqNumber   : '{md['MsgSeqNumber']}'",
-        f"\n  Offset         : '{md['Offset']}'",
-        f"\n  MsgFlags       : '{md['MsgFlags']}'",
-        f"\n  OriginalLength : '{md['OriginalLength']}'",
-    ])
-
-
-def render_dmpmqmsg(qm: str, queue: str, at: datetime, msgs: list[tuple[dict, bytes]]) -> str:
-    """dmpmqmsg text output: MD fields as 'A <code> <value>' in amqsbcg order, message data as 'X <hex>'."""
-    out = [f"* Dumper Version:9.4.2.0 Created:{at.strftime('%a %b %d %H:%M:%S %Y')}",
-           f"* Qmgr  = {qm}", f"* Queue = {queue}", ""]
-    codes = [("VER", "Version"), ("RPT", "Report"), ("MST", "MsgType"), ("EXP", "Expiry"), ("FDB", "Feedback"),
-             ("ENC", "Encoding"), ("CCS", "CodedCharSetId"), ("FMT", "Format"), ("PRI", "Priority"),
-             ("PER", "Persistence"), ("MSI", "MsgId"), ("COI", "CorrelId"), ("BOC", "BackoutCount"),
-             ("RTQ", "ReplyToQ"), ("RTM", "ReplyToQMgr"), ("USR", "UserIdentifier"), ("ACC", "AccountingToken"),
-             ("AIX", "ApplIdentityData"), ("PAT", "PutApplType"), ("PAN", "PutApplName"), ("PTD", "PutDate"),
-             ("PTT", "PutTime"), ("AOX", "ApplOriginData"), ("GRP", "GroupId"), ("MSQ", "MsgSeqNumber"),
-             ("OFF", "Offset"), ("MSF", "MsgFlags"), ("ORL", "OriginalLength")]
-    for md, data in msgs:
-        out.append("N")
-        for code, f in codes:
-            v = md[f]
-            if isinstance(v, bytes):
-                v = v.hex().upper()
-            v = str(v).rstrip()
-            out.append(f"A {code} {v}" if v else f"A {code}")
-        for i in range(0, len(data), 32):
-            out.append("X " + data[i:i + 32].hex().upper())
-        out.append("")
-    return "\n".join(out) + "\n"
+    return md, data
 
 
 # --------------------------------------------------------------------------------------------------
@@ -1420,31 +934,6 @@ def grid(qm: str, day: str) -> list[tuple[datetime, datetime]]:
         out.append((t, nxt))
         t = nxt
     return out
-
-
-class Named(str):
-    """An integer field amqsmon prints by its constant's name (QueueType: Local), without quotes."""
-
-
-def render_amqsmon(records: list[list[tuple[int, str, object]]]) -> str:
-    out = []
-    for rec in records:
-        out.append("MonitoringType: QueueAccounting")
-        for indent, k, v in rec:
-            pad = " " * indent
-            if isinstance(v, list):
-                out.append(f"{pad}{k}: [{', '.join(str(x) for x in v)}]")
-            elif isinstance(v, bytes):
-                out.append(f"{pad}{k}: x'{v.hex()}'")
-            elif isinstance(v, Named):
-                out.append(f"{pad}{k}: {v}")
-            elif isinstance(v, str):
-                out.append(f"{pad}{k}: '{v}'")
-            else:
-                out.append(f"{pad}{k}: {v}")
-        out.append("")
-    return "\n".join(out) + "\n"
-
 
 def accounting(qm: str, day: str, traffic) -> str:
     """Queue accounting records of APP.ORDERS / APP.BILLING on a receiving queue manager for one day."""
@@ -1486,14 +975,8 @@ def accounting(qm: str, day: str, traffic) -> str:
             if not by_q:  # no record for an interval without activity (arrivals lost in a crash included)
                 continue
             start = max(i0, cstart)
-            rec = [
-                (0, "QueueManager", qm), (0, "IntervalStartDate", mq_date(start)),
-                (0, "IntervalStartTime", mq_time(start)), (0, "IntervalEndDate", mq_date(i1)),
-                (0, "IntervalEndTime", mq_time(i1)), (0, "CommandLevel", QMS[qm].cmdlevel),
-                (0, "ConnectionId", cid), (0, "SeqNumber", seq), (0, "ApplicationName", meta["name"]),
-                (0, "ApplicationPid", meta["pid"]), (0, "ApplicationTid", meta["tid"]),
-                (0, "UserId", meta["user"]), (0, "ObjectCount", len(by_q)),
-            ]
+            rec = R.accounting_head(QMS[qm], start, i1, cid, seq, meta["name"], meta["pid"], meta["tid"],
+                                    meta["user"], len(by_q))
             for gi, queue in enumerate(sorted(by_q)):
                 qp = by_q[queue]
                 np_ = [p.length for p in qp if not p.persistent]
@@ -1502,52 +985,27 @@ def accounting(qm: str, day: str, traffic) -> str:
                 if first_open:
                     opened[queue] = qp[0].arrive - timedelta(milliseconds=5)
                 od = opened[queue]
-                cr = QUEUE_CREATED[(queue, qm)]
-                rec += [(0, "QueueAccounting", gi)] + [(2, k, v) for k, v in [
-                    ("QueueName", queue), ("CreateDate", mq_date(cr)), ("CreateTime", mq_time(cr)),
-                    ("QueueType", Named("Local")), ("QueueDefinitionType", Named("Predefined")),
-                    ("OpenCount", 1 if first_open else 0), ("OpenDate", mq_date(od)), ("OpenTime", mq_time(od)),
-                    ("PutCount", [len(np_), len(pp)]), ("PutFailCount", 0), ("Put1Count", [0, 0]),
-                    ("Put1FailCount", 0), ("PutBytes", [sum(np_), sum(pp)]),
-                    ("PutMinBytes", [min(np_) if np_ else 0, min(pp) if pp else 0]),
-                    ("PutMaxBytes", [max(np_) if np_ else 0, max(pp) if pp else 0]),
-                    ("GeneratedMsgCount", 0), ("GetCount", [0, 0]), ("GetFailCount", 0), ("GetBytes", [0, 0]),
-                    ("GetMinBytes", [0, 0]), ("GetMaxBytes", [0, 0]), ("BrowseCount", [0, 0]),
-                    ("BrowseFailCount", 0), ("BrowseBytes", [0, 0]), ("BrowseMinBytes", [0, 0]),
-                    ("BrowseMaxBytes", [0, 0]), ("TimeOnQMin", [0, 0]), ("TimeOnQAvg", [0, 0]),
-                    ("TimeOnQMax", [0, 0]), ("CbCount", 0), ("CbFailCount", 0)]]
+                counts = [len(np_), len(pp), sum(np_), sum(pp), min(np_, default=0), max(np_, default=0),
+                          min(pp, default=0), max(pp, default=0)]
+                rec += R.queue_group(gi, queue, QUEUE_CREATED[(queue, qm)], first_open, od, counts)
             records.append((i1, meta["name"], seq, rec))
             seq += 1
     records.sort(key=lambda r: (r[0], r[1], r[2]))
-    return render_amqsmon([r[3] for r in records])
-
+    return R.render_amqsmon([r[3] for r in records])
 
 # --------------------------------------------------------------------------------------------------
-# Put records (CSV)
+# Put records (puts.csv)
 # --------------------------------------------------------------------------------------------------
-
-CSV_HEADER = ["put_time", "sending_qmgr", "queue", "target_qmgr", "bind", "open_handle", "group_id",
-              "logical_order", "from_cluster_channel", "pcf", "length", "persistent", "accounting_token", "msg_id",
-              "observed_qmgr", "observed_channel", "observed_xmitq"]
 
 
 def csv_row(p: Put, i: int) -> list[str]:
     observed = i % 6 == 0  # a traced sample of the messages
     return [
-        iso_ms(p.t), p.sender, p.queue, p.target, p.bind, p.handle, p.group_id.hex().upper(),
+        iso(p.t), p.sender, p.queue, p.target, p.bind, p.handle, p.group_id.hex().upper(),
         "true" if p.logical else "false", "false", "false", str(p.length), "true" if p.persistent else "false",
         p.token.hex().upper(), p.msg_id.hex().upper(),
         p.dest if observed else "", (p.channel if observed else ""), (p.xmitq if observed else ""),
     ]
-
-
-def render_csv(rows: list[list[str]]) -> str:
-    buf = io.StringIO()
-    wr = csv.writer(buf, lineterminator="\n")
-    wr.writerow(CSV_HEADER)
-    wr.writerows(rows)
-    return buf.getvalue()
-
 
 # --------------------------------------------------------------------------------------------------
 # The files
@@ -1590,23 +1048,23 @@ def build_files() -> tuple[dict[str, bytes], dict]:
             base = f"landing/{day}/{qm}"
             unknown = None
             if (qm, day, hhmmss) == UNKNOWN_ATTR_FILE:
-                unknown = ("QM2", 11, ("CLWLHINT", "NONE"))  # an attribute this MQ level does not have
+                unknown = ("QM2", ("CLWLHINT", "NONE"))  # an attribute this MQ level does not have
             cmds = config_cmds(qm, t, rt, unknown)
             if qm == REST_QM:
-                put(f"{base}/config_{hhmmss}.json", render_rest(cmds))
+                put(f"{base}/config_{hhmmss}.json", R.render_rest(cmds))
             else:
-                text = render_mqsc(qm, cmds)
+                text = R.render_mqsc(QMS[qm], cmds)
                 if (qm, day, hhmmss) == UNBALANCED_FILE:
                     good = f"CONNAME({QMS['QM3'].conname})"
                     assert text.count(good) == 1
                     text = text.replace(good, good[:-1] + " ")
                 put(f"{base}/config_{hhmmss}.mqsc", text)
-            put(f"{base}/chstatus_{hhmmss}.mqsc", render_mqsc(qm, [chstatus_cmd(qm, t, rt)]))
+            put(f"{base}/chstatus_{hhmmss}.mqsc", R.render_mqsc(QMS[qm], [chstatus_cmd(qm, t, rt)]))
 
     # deliberate defects that are whole files
     qm, day, hhmmss = TRUNCATED_FILE
     t = T(f"{day} 21:00:00")
-    full = render_mqsc(qm, [chstatus_cmd(qm, t, rt)])
+    full = R.render_mqsc(QMS[qm], [chstatus_cmd(qm, t, rt)])
     cut = full.rfind("\n   CONNAME(")
     assert cut > 0
     put(f"landing/{day}/{qm}/chstatus_{hhmmss}.mqsc", full[:cut + len("\n   CONNAME(") + 6])
@@ -1621,27 +1079,26 @@ def build_files() -> tuple[dict[str, bytes], dict]:
             rows, late = [], []
             for i, p in enumerate(traffic[(sender, day)]):
                 (late if sender == "QM1" and p.t >= LATE_FROM else rows).append(csv_row(p, i))
-            put(f"landing/{day}/{sender}/puts.csv", render_csv(rows))
+            put(f"landing/{day}/{sender}/puts.csv", R.render_puts_csv(rows))
             if late:
                 bad1 = list(late[4])
-                bad1[0] = iso_ms(T(bad1[0][:10] + " " + bad1[0][11:23]) + timedelta(milliseconds=7))
+                bad1[0] = iso(T(bad1[0][:10] + " " + bad1[0][11:23]) + timedelta(milliseconds=7))
                 bad1[13] = bad1[13][:-4] + "7F7E"
                 bad1[12] = bad1[12][:-4] + "0G06"  # not hexadecimal
                 bad2 = list(late[9])
-                bad2[0] = iso_ms(T(bad2[0][:10] + " " + bad2[0][11:23]) + timedelta(milliseconds=9))
+                bad2[0] = iso(T(bad2[0][:10] + " " + bad2[0][11:23]) + timedelta(milliseconds=9))
                 bad2[13] = bad2[13][:-4] + "7F7D"
                 bad2[12] = bad2[12][2:]  # 62 hex digits: one byte short
                 late = late[:5] + [bad1] + late[5:10] + [bad2] + late[10:]
-                put(f"landing/{day}/{sender}/puts_late.csv", render_csv(late))
+                put(f"landing/{day}/{sender}/puts_late.csv", R.render_puts_csv(late))
 
     # transmission queue browses behind the retrying channel
     q1 = rt.held("QM1", "SYSTEM.CLUSTER.TRANSMIT.QUEUE", BROWSE_AT)
     put(f"landing/{mq_date(BROWSE_AT)}/QM1/xmitq_{BROWSE_AT.strftime('%H%M%S')}.amqsbcg",
-        render_amqsbcg("SYSTEM.CLUSTER.TRANSMIT.QUEUE", [(outer_md(p, BROWSE_AT), xmit_data(p)) for p in q1]))
+        R.render_amqsbcg("SYSTEM.CLUSTER.TRANSMIT.QUEUE", [browsed(p, BROWSE_AT) for p in q1]))
     q5 = rt.held("QM5", "CLUS.XMITQ.QM", BROWSE_AT)
     put(f"landing/{mq_date(BROWSE_AT)}/QM5/xmitq_{BROWSE_AT.strftime('%H%M%S')}.dmpmqmsg",
-        render_dmpmqmsg("QM5", "CLUS.XMITQ.QM", BROWSE_AT,
-                        [(outer_md(p, BROWSE_AT), xmit_data(p)) for p in q5]))
+        R.render_dmpmqmsg("QM5", "CLUS.XMITQ.QM", BROWSE_AT, [browsed(p, BROWSE_AT) for p in q5]))
 
     # accounting on the receiving queue managers
     for day in DAYS:
@@ -1679,7 +1136,7 @@ def build_facts(traffic, q1: list[Put], q5: list[Put]) -> dict:
         return "still most favourable: every other destination's channel was retrying too, until this one ran again"
 
     def held(ps):
-        return [{"msg_id": p.msg_id.hex().upper(), "put_time": iso_ms(p.t), "queue": p.queue,
+        return [{"msg_id": p.msg_id.hex().upper(), "put_time": iso(p.t), "queue": p.queue,
                  "dest": p.dest, "channel": p.channel, "reason": reason(p)} for p in ps]
 
     everything = [p for (s, _), puts in sorted(traffic.items()) for p in puts]
@@ -1691,14 +1148,14 @@ def build_facts(traffic, q1: list[Put], q5: list[Put]) -> dict:
 
     def waited(p: Put) -> dict:
         t0, t1, dest, channel, xmitq = p.holds[0]
-        out = {"msg_id": p.msg_id.hex().upper(), "put_time": iso_ms(p.t), "queue": p.queue,
+        out = {"msg_id": p.msg_id.hex().upper(), "put_time": iso(p.t), "queue": p.queue,
                "target_qmgr": p.target, "bind": p.bind, "first_dest": p.first_dest, "first_channel": channel,
                "first_xmitq": xmitq}
         if p.reallocs:
-            out.update({"reallocated_at": iso_ms(p.reallocs[-1][0]), "reallocations": len(p.reallocs)})
+            out.update({"reallocated_at": iso(p.reallocs[-1][0]), "reallocations": len(p.reallocs)})
         else:
             out["reason"] = reason(p)
-        out.update({"dest": p.dest, "channel": p.channel, "xmitq": p.xmitq, "sent": iso_ms(p.sent)})
+        out.update({"dest": p.dest, "channel": p.channel, "xmitq": p.xmitq, "sent": iso(p.sent)})
         return out
 
     moved = [p for p in everything if p.reallocs]
@@ -1712,14 +1169,14 @@ def build_facts(traffic, q1: list[Put], q5: list[Put]) -> dict:
         "note": "Ground truth of samples/make_samples.py: its own CLWL replay (default profile, cli-contract "
                 "readings, factors reset when a CLUSRCVR weight changes, state from zero each day).",
         "traffic": per,
-        "held_behind_TO.QM3": {"count": len(all_held), "released_at": iso_ms(TOQM3_BACK),
+        "held_behind_TO.QM3": {"count": len(all_held), "released_at": iso(TOQM3_BACK),
                                "by_sender": {s: sum(1 for p in all_held if p.sender == s) for s in SENDERS}},
         "accounting_lost_in_QM3_crash_2026-11-20_13:30-13:52": dict(sorted(lost.items())),
         "reallocated": {"count": len(moved), "by_sender": {s: sum(1 for p in moved if p.sender == s)
                                                            for s in SENDERS},
                         "messages": [waited(p) for p in moved]},
         f"network_outage_QM5_{net_day}": {
-            "channels": {f"TO.{o.dest}": {"retrying_from": iso_ms(o.down), "back": iso_ms(o.back),
+            "channels": {f"TO.{o.dest}": {"retrying_from": iso(o.down), "back": iso(o.back),
                                           "failed_attempts": len(o.retry_times())} for o in NET_OUTAGES},
             "waited": len(net_held),
             "reallocated": sum(1 for p in net_held if p.reallocs),

@@ -12,24 +12,24 @@ produce under `<lake>/whatif/<name>/`: the published tables are never touched.
 from __future__ import annotations
 
 import time as _time
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from datetime import date, datetime, timezone
-from pathlib import Path
 from typing import Callable, Optional
 
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from clwl.whatif import WhatIf  # noqa: F401 - re-exported: the overrides are pure Python, one schema for all
+from clwl.lake import GOLD_TABLES, RUN_INPUTS, is_delta_table
+from clwl.whatif import WhatIf
 from spark.config import PipelineConfig
 from spark.detect import distribution, stuck_messages
 from spark.replay import ROUTING_REPLAY_OPTIONS, load_timelines, replay_messages
+from spark.run import PipelineRun
+from spark.tables import TABLES
 from spark.tables import path as table_path
 
 UTC = timezone.utc
-GOLD_TABLES = ("routing_replay", "stuck_messages", "distribution", "run_summary")
-SILVER_INPUTS = ("silver.config_history", "silver.channel_status", "silver.message_events",
-                 "silver.xmitq_contents", "silver.queue_accounting", "silver.quarantine", "silver.ingest_files")
+RUN_SUMMARY = TABLES["gold.run_summary"]
 
 Progress = Callable[[str], None]
 
@@ -37,7 +37,7 @@ Progress = Callable[[str], None]
 @dataclass
 class DateOutcome:
     run_date: str
-    published: bool
+    published: bool = False
     messages: int = 0
     stuck: int = 0
     unexpected: int = 0
@@ -46,6 +46,7 @@ class DateOutcome:
     report_html: Optional[str] = None
     report_md: Optional[str] = None
     warnings: list[str] = field(default_factory=list)  # gold.run_summary.warnings (e.g. a day with no put record)
+    started_at: Optional[datetime] = None
 
 
 @dataclass
@@ -54,21 +55,6 @@ class RunOutcome:
     dates: list[DateOutcome]
     ingest: object = None
     seconds: dict[str, float] = field(default_factory=dict)
-
-    @property
-    def exit_code(self) -> int:
-        return 0 if all(d.published for d in self.dates) else 4
-
-
-def output_config(config: PipelineConfig, whatif: Optional[WhatIf]) -> PipelineConfig:
-    if whatif is None:
-        return config
-    return replace(config, lake=config.lake / "whatif" / whatif.name,
-                   reports=config.lake / "whatif" / whatif.name / "reports")
-
-
-def _staging(config: PipelineConfig, table: str) -> str:
-    return str(config.lake / "staging" / table)
 
 
 def _write_date(df: DataFrame, path: str, run_date: str, options: Optional[dict] = None) -> None:
@@ -98,55 +84,44 @@ def rows_written(path: str, run_date: str) -> int:
 
 
 # -- stages ----------------------------------------------------------------------------------------------------
-def replay_stage(spark: SparkSession, config: PipelineConfig, run_date: str, profile: str = "default",
-                 whatif: Optional[WhatIf] = None, senders: Optional[list[str]] = None,
-                 cluster: Optional[str] = None) -> int:
-    """Replay ``run_date`` into ``<out>/staging/routing_replay``; returns the number of messages replayed.
-
-    ``senders`` / ``cluster`` narrow the replay to some sending queue managers / the queues of one cluster;
-    a narrowed run is a what-if run (it must not replace the published day with a part of it)."""
-    if (senders or cluster) and whatif is None:
-        raise ValueError("a run narrowed to some senders or a cluster must be a what-if run (give it a name)")
-    out = output_config(config, whatif)
-    timelines = load_timelines(config, run_date, whatif.apply if whatif else None)
+def replay_stage(spark: SparkSession, run: PipelineRun, run_date: str) -> int:
+    """Replay ``run_date`` into ``<out>/staging/routing_replay``; returns the number of messages replayed."""
+    timelines = load_timelines(run.config, run_date, run.overrides)
     queues = None
-    if cluster:
+    if run.cluster:
         queues = sorted({i.queue for tl in timelines.values() for snap in tl for i in snap.view.instances
-                         if cluster in i.clusters})
-    replayed = replay_messages(spark, config, run_date, profile, timelines, senders, queues)
-    _write_date(replayed, _staging(out, "routing_replay"), run_date, ROUTING_REPLAY_OPTIONS)
-    return rows_written(_staging(out, "routing_replay"), run_date)
+                         if run.cluster in i.clusters})
+    replayed = replay_messages(spark, run.config, run_date, run.profile, timelines,
+                               list(run.senders) if run.senders else None, queues)
+    _write_date(replayed, run.staging("routing_replay"), run_date, ROUTING_REPLAY_OPTIONS)
+    return rows_written(run.staging("routing_replay"), run_date)
 
 
-def detect_stage(spark: SparkSession, config: PipelineConfig, run_date: str, run_id: str,
-                 whatif: Optional[WhatIf] = None, ingest_counts: Optional[dict] = None,
+def detect_stage(spark: SparkSession, run: PipelineRun, run_date: str, ingest_counts: Optional[dict] = None,
                  started_at: Optional[datetime] = None) -> dict[str, int]:
     """Stage the gold tables of ``run_date`` (routing_replay, stuck_messages, distribution, run_summary)."""
-    out = output_config(config, whatif)
     # Not cached: each use reads only the columns it needs from the staged table.
-    replayed = (spark.read.format("delta").load(_staging(out, "routing_replay"))
+    replayed = (spark.read.format("delta").load(run.staging("routing_replay"))
                 .where(F.col("run_date") == F.lit(run_date).cast("date")))
-    timelines = load_timelines(config, run_date, whatif.apply if whatif else None)
-    stuck = stuck_messages(spark, config, run_date, replayed)
-    dist = distribution(spark, config, run_date, replayed, timelines)
-    _write_date(stuck, _staging(out, "stuck_messages"), run_date)
-    _write_date(dist, _staging(out, "distribution"), run_date)
+    timelines = load_timelines(run.config, run_date, run.overrides)
+    stuck = stuck_messages(spark, run.config, run_date, replayed)
+    dist = distribution(spark, run.config, run_date, replayed, timelines)
+    _write_date(stuck, run.staging("stuck_messages"), run_date)
+    _write_date(dist, run.staging("distribution"), run_date)
     n_msgs = replayed.count()
-    n_stuck = rows_written(_staging(out, "stuck_messages"), run_date)
-    n_unexp = spark.read.format("delta").load(_staging(out, "distribution")).where(
+    n_stuck = rows_written(run.staging("stuck_messages"), run_date)
+    n_unexp = spark.read.format("delta").load(run.staging("distribution")).where(
         (F.col("run_date") == F.lit(run_date).cast("date")) & (F.col("verdict") == "unexpected")).count()
-    counts = ingest_counts or _ingest_counts(spark, config, run_date)
-    versions = {t: delta_version(table_path(config, t)) for t in SILVER_INPUTS if _exists(table_path(config, t))}
-    warnings = day_warnings(spark, config, run_date, n_msgs)
-    summary = spark.createDataFrame([(
-        run_id, datetime.fromisoformat(run_date).date(), started_at or datetime.now(UTC), datetime.now(UTC),
-        int(counts.get("read", 0)), int(counts.get("accepted", 0)), int(counts.get("quarantined", 0)),
-        n_msgs, n_stuck, n_unexp, versions, "staged", None, "; ".join(warnings) or None)],
-        "run_id string, run_date date, started_at timestamp, finished_at timestamp, rows_read long, "
-        "rows_accepted long, rows_quarantined long, messages_replayed long, messages_stuck long, "
-        "distribution_unexpected long, table_versions map<string,long>, status string, validation_result string, "
-        "warnings string")
-    _write_date(summary, _staging(out, "run_summary"), run_date)
+    counts = ingest_counts or _ingest_counts(spark, run.config, run_date)
+    versions = {t: delta_version(run.reads(t)) for t in RUN_INPUTS if is_delta_table(run.reads(t))}
+    warnings = day_warnings(spark, run.config, run_date, n_msgs)
+    summary = spark.createDataFrame([RUN_SUMMARY.row(
+        run_id=run.run_id, run_date=date.fromisoformat(run_date), started_at=started_at or datetime.now(UTC),
+        finished_at=datetime.now(UTC), rows_read=int(counts.get("read", 0)),
+        rows_accepted=int(counts.get("accepted", 0)), rows_quarantined=int(counts.get("quarantined", 0)),
+        messages_replayed=n_msgs, messages_stuck=n_stuck, distribution_unexpected=n_unexp, table_versions=versions,
+        status="staged", validation_result=None, warnings="; ".join(warnings) or None)], RUN_SUMMARY.schema)
+    _write_date(summary, run.staging("run_summary"), run_date)
     return {"messages": n_msgs, "stuck": n_stuck, "unexpected": n_unexp, "warnings": warnings}
 
 
@@ -161,12 +136,12 @@ def day_warnings(spark: SparkSession, config: PipelineConfig, run_date: str, mes
         return []
     day = F.col("run_date") == F.lit(run_date).cast("date")
     events = table_path(config, "silver.message_events")
-    if _exists(events) and spark.read.format("delta").load(events).where(day).limit(1).count():
+    if is_delta_table(events) and spark.read.format("delta").load(events).where(day).limit(1).count():
         return []
     captures = table_path(config, "bronze.capture_files")
     qmgrs = ([r[0] for r in spark.read.format("delta").load(captures).where(day)
               .select("observing_qmgr").distinct().orderBy("observing_qmgr").collect()]
-             if _exists(captures) else [])
+             if is_delta_table(captures) else [])
     if qmgrs:
         return [f"no put records for {run_date}: configuration captures from {len(qmgrs)} queue manager(s) "
                 f"({', '.join(q or '?' for q in qmgrs)}) but not one put record (no puts*.csv|jsonl|json file, or "
@@ -174,8 +149,7 @@ def day_warnings(spark: SparkSession, config: PipelineConfig, run_date: str, mes
     return [f"no put records and no configuration captures for {run_date}: the day is published empty"]
 
 
-def publish_stage(spark: SparkSession, config: PipelineConfig, run_date: str, run_id: str,
-                  whatif: Optional[WhatIf] = None):
+def publish_stage(spark: SparkSession, run: PipelineRun, run_date: str):
     """Validate the staged tables of ``run_date`` and publish them to gold only if every suite passes.
 
     Holds the lake lock (re-entrant: `clwl run` already holds it; publish also locks a what-if output lake), and
@@ -183,14 +157,13 @@ def publish_stage(spark: SparkSession, config: PipelineConfig, run_date: str, ru
     from clwl.lakelock import lake_lock
     from spark.publish import publish
 
-    out = output_config(config, whatif)
-    with lake_lock(config.lake, purpose=f"publish {run_id} {run_date}"):
+    with lake_lock(run.config.lake, purpose=f"publish {run.run_id} {run_date}"):
         # Each table is read at the version it has now, so the gate validates exactly what publish then writes,
         # and the two per-message tables are not cached for it (see publish's `uncached`).
-        staged = {t: _pinned(spark, _staging(out, t), run_date) for t in GOLD_TABLES}
+        staged = {t: _pinned(spark, run.staging(t), run_date) for t in GOLD_TABLES}
         staged["run_summary"] = staged["run_summary"].withColumn("status", F.lit("published"))
-        silver_events = _pinned(spark, table_path(config, "silver.message_events"), run_date)
-        return publish(spark, out, run_date, run_id, staged,
+        silver_events = _pinned(spark, run.reads("silver.message_events"), run_date)
+        return publish(spark, run.out, run_date, run.run_id, staged,
                        extra_checks={"silver_message_events": silver_events},
                        uncached=("routing_replay", "silver.message_events"))
 
@@ -201,24 +174,19 @@ def _pinned(spark: SparkSession, path: str, run_date: str) -> DataFrame:
             .where(F.col("run_date") == F.lit(run_date).cast("date")))
 
 
-def report_stage(spark: Optional[SparkSession], config: PipelineConfig, run_date: str, run_id: str,
-                 whatif: Optional[WhatIf] = None) -> tuple[str, str]:
+def report_stage(spark: Optional[SparkSession], run: PipelineRun, run_date: str) -> tuple[str, str]:
     from spark.report import write_report
 
     # A what-if folder has no silver of its own: the channel timeline is the main lake's.
-    html, md = write_report(spark, output_config(config, whatif), run_date, run_id,
-                            channel_status=config.table_path("silver", "channel_status"), whatif=whatif,
-                            published=config if whatif is not None else None)
+    html, md = write_report(spark, run.out, run_date, run.run_id,
+                            channel_status=run.reads("silver.channel_status"), whatif=run.whatif,
+                            published=run.config if run.whatif is not None else None)
     return str(html), str(md)
-
-
-def _exists(path: str) -> bool:
-    return (Path(path) / "_delta_log").is_dir()
 
 
 def _ingest_counts(spark: SparkSession, config: PipelineConfig, run_date: str) -> dict:
     p = table_path(config, "silver.ingest_files")
-    if not _exists(p):
+    if not is_delta_table(p):
         return {}
     from pyspark.sql import Window
 
@@ -250,64 +218,99 @@ def run_pipeline(config: PipelineConfig, run_dates: Optional[list[str]] = None, 
     from clwl.lakelock import lake_lock
 
     t0 = _time.perf_counter()
-    run_id = new_run_id()
-    with lake_lock(config.lake, purpose=f"clwl run {run_id}", progress=progress):
-        return _run_pipeline(config, run_dates, profile, whatif, spark, progress, ingest_first, senders, cluster,
-                             run_id, t0)
+    run = PipelineRun(config, new_run_id(), profile, whatif, tuple(senders) if senders else None, cluster)
+    with lake_lock(config.lake, purpose=f"clwl run {run.run_id}", progress=progress):
+        outcome = _run_pipeline(run, run_dates, spark, progress, ingest_first)
+    outcome.seconds["total"] = _time.perf_counter() - t0
+    return outcome
 
 
-def _run_pipeline(config: PipelineConfig, run_dates: Optional[list[str]], profile: str, whatif: Optional[WhatIf],
-                  spark: Optional[SparkSession], progress: Progress, ingest_first: bool,
-                  senders: Optional[list[str]], cluster: Optional[str], run_id: str, t0: float) -> RunOutcome:
+# -- the run: ingest once, then the date stages in order, each timed by the one wrapper ----------------------
+@dataclass(frozen=True)
+class Stage:
+    """One step of the run for one date. ``step`` does the work and returns the lines to print under the
+    stage's title and, for a stage with parts, how its seconds split (e.g. validate / publish)."""
+
+    name: str
+    title: Callable[[PipelineRun, str], str]
+    step: Callable[[SparkSession, PipelineRun, DateOutcome], tuple[list[str], Optional[dict[str, float]]]]
+    runs_if: Callable[[DateOutcome], bool] = lambda day: True
+
+
+def _replay(spark: SparkSession, run: PipelineRun, day: DateOutcome):
+    day.messages = replay_stage(spark, run, day.run_date)
+    return [f"{day.messages} messages replayed"], None
+
+
+def _detect(spark: SparkSession, run: PipelineRun, day: DateOutcome):
+    counts = detect_stage(spark, run, day.run_date, None, day.started_at)
+    day.stuck, day.unexpected, day.warnings = counts["stuck"], counts["unexpected"], list(counts["warnings"])
+    return ([f"{day.stuck} stuck, {day.unexpected} unexpected distribution rows"]
+            + [f"WARNING: {w}" for w in day.warnings]), None
+
+
+def _publish(spark: SparkSession, run: PipelineRun, day: DateOutcome):
+    res = publish_stage(spark, run, day.run_date)
+    day.published, day.failures = bool(res.published), list(res.failures)
+    day.validation_result = str(res.result_path) if res.result_path else None
+    lines = [] if res.published else [f"quality gate blocked publishing {day.run_date}: "
+                                      f"{'; '.join(res.failures)[:500]}"]
+    return lines, {"validate": res.seconds.get("validate", 0), "publish": res.seconds.get("write", 0)}
+
+
+def _report(spark: SparkSession, run: PipelineRun, day: DateOutcome):
+    day.report_html, day.report_md = report_stage(spark, run, day.run_date)
+    return [], None
+
+
+DATE_STAGES = (
+    Stage("replay", lambda run, d: f"{d}: replay ({run.label})", _replay),
+    Stage("detect", lambda run, d: f"{d}: detect stuck messages and distribution", _detect),
+    Stage("publish", lambda run, d: f"{d}: validate and publish", _publish),
+    Stage("report", lambda run, d: f"{d}: report", _report, runs_if=lambda day: day.published),
+)
+
+
+def _timed(seconds: dict[str, float], name: str, work: Callable[[], tuple[object, Optional[dict[str, float]]]]):
+    """Run ``work()`` -> (result, parts); add its seconds to ``seconds[name]``, or, for a stage with parts
+    (publish: validate, then write), each part's own seconds. Returns the result."""
+    t = _time.perf_counter()
+    result, parts = work()
+    for key, secs in (parts or {name: _time.perf_counter() - t}).items():
+        seconds[key] = seconds.get(key, 0.0) + secs
+    return result
+
+
+def _run_pipeline(run: PipelineRun, run_dates: Optional[list[str]], spark: Optional[SparkSession],
+                  progress: Progress, ingest_first: bool) -> RunOutcome:
     from spark.ingest import ingest
     from spark.session import get_spark
 
+    config = run.config
     dates = run_dates or landing_dates(config)
-    if whatif is not None:
+    if run.whatif is not None:
         # Before Spark starts: overrides naming what the day does not know are refused (WhatIfError), and a
-        # what-if never ingests, so it writes nothing outside <lake>/whatif/<name>/ (output_config).
-        check_whatif(config, dates, whatif)
+        # what-if never ingests, so it writes nothing outside <lake>/whatif/<name>/ (PipelineRun.out).
+        check_whatif(config, dates, run.whatif)
         ingest_first = False
     spark = spark or get_spark(config.master)
-    seconds: dict[str, float] = {}
-    summary = None
+    total = len(DATE_STAGES) + 1
+    outcome = RunOutcome(run.run_id, [])
     if ingest_first:
-        progress(f"[1/5] ingest {len(dates)} date(s) from {config.landing}")
-        t = _time.perf_counter()
-        summary = ingest(config, dates, spark=spark, progress=lambda m: progress("      " + m))
-        seconds["ingest"] = _time.perf_counter() - t
-    outcomes = []
+        progress(f"[1/{total}] ingest {len(dates)} date(s) from {config.landing}")
+        outcome.ingest = _timed(outcome.seconds, "ingest", lambda: (ingest(
+            config, dates, spark=spark, progress=lambda m: progress("      " + m)), None))
     for d in dates:
-        started = datetime.now(UTC)
-        t = _time.perf_counter()
-        progress(f"[2/5] {d}: replay (profile {profile}{', what-if ' + whatif.name if whatif else ''})")
-        n = replay_stage(spark, config, d, profile, whatif, senders, cluster)
-        seconds["replay"] = seconds.get("replay", 0) + _time.perf_counter() - t
-        progress(f"      {n} messages replayed")
-        t = _time.perf_counter()
-        progress(f"[3/5] {d}: detect stuck messages and distribution")
-        counts = detect_stage(spark, config, d, run_id, whatif, None, started)
-        seconds["detect"] = seconds.get("detect", 0) + _time.perf_counter() - t
-        progress(f"      {counts['stuck']} stuck, {counts['unexpected']} unexpected distribution rows")
-        for warning in counts.get("warnings", ()):
-            progress(f"      WARNING: {warning}")
-        progress(f"[4/5] {d}: validate and publish")
-        res = publish_stage(spark, config, d, run_id, whatif)
-        for stage, key in (("validate", "validate"), ("publish", "write")):
-            seconds[stage] = seconds.get(stage, 0) + res.seconds.get(key, 0)
-        out = DateOutcome(d, bool(res.published), counts["messages"], counts["stuck"], counts["unexpected"],
-                          list(res.failures), str(res.result_path) if res.result_path else None)
-        out.warnings = list(counts.get("warnings", ()))
-        if res.published:
-            t = _time.perf_counter()
-            progress(f"[5/5] {d}: report")
-            out.report_html, out.report_md = report_stage(spark, config, d, run_id, whatif)
-            seconds["report"] = seconds.get("report", 0) + _time.perf_counter() - t
-        else:
-            progress(f"      quality gate blocked publishing {d}: {'; '.join(res.failures)[:500]}")
-        outcomes.append(out)
-    seconds["total"] = _time.perf_counter() - t0
-    return RunOutcome(run_id, outcomes, summary, seconds)
+        day = DateOutcome(d, started_at=datetime.now(UTC))
+        for n, stage in enumerate(DATE_STAGES, start=2):
+            if not stage.runs_if(day):
+                continue
+            progress(f"[{n}/{total}] {stage.title(run, d)}")
+            lines = _timed(outcome.seconds, stage.name, lambda: stage.step(spark, run, day))
+            for line in lines:
+                progress("      " + line)
+        outcome.dates.append(day)
+    return outcome
 
 
 def check_whatif(config: PipelineConfig, run_dates: list[str], whatif: WhatIf) -> None:
@@ -317,7 +320,7 @@ def check_whatif(config: PipelineConfig, run_dates: list[str], whatif: WhatIf) -
     from clwl.whatif import WhatIfError, unknown_names
 
     for d in run_dates:
-        if not _exists(table_path(config, "silver.config_history")):
+        if not is_delta_table(table_path(config, "silver.config_history")):
             raise WhatIfError(f"what-if {whatif.name}: nothing ingested in {config.lake}; run `clwl run --date {d}` "
                               f"first (a what-if replays the ingested day)")
         timelines = load_timelines(config, d)

@@ -3,7 +3,7 @@
 `publish` validates every table first (its suite in expectations/, the silver suites of the tables that feed it,
 and the cross-table checks of spark/quality.py). Only when everything passes does it write: each table to
 `<lake>/gold/<table>`, replacing only the run date's partition (Delta `replaceWhere`), in the order of
-`quality.GOLD_TABLES` (run_summary last, with the versions of the others in `table_versions`). When anything
+`clwl.lake.GOLD_TABLES` (run_summary last, with the versions of the others in `table_versions`). When anything
 fails it writes nothing to gold, so readers keep the last good published version.
 
 The validation results are always kept, at `<lake>/validation/<run_id>/<table>.json` (silver suites as
@@ -43,8 +43,8 @@ from clwl.lakelock import lake_lock
 from clwl.published import read_published, write_published
 from spark.config import PipelineConfig
 from spark.replay import ROUTING_REPLAY_OPTIONS
+from clwl.lake import GOLD_TABLES, VALIDATION, is_delta_table, latest_version
 from spark.quality import (
-    GOLD_TABLES,
     SILVER_TABLES,
     ExtraCheck,
     ValidationOutcome,
@@ -181,7 +181,7 @@ def publish(
 def _result_dir(config: PipelineConfig, run_id: str, day: dt.date) -> Path:
     """`<lake>/validation/<run_id>`; when a run publishes several dates under one run id, the results of a date
     other than the one already there go to `<lake>/validation/<run_id>/<run_date>` (never overwritten)."""
-    folder = config.lake / "validation" / run_id
+    folder = config.lake / VALIDATION / run_id
     try:
         there = json.loads((folder / "_publish.json").read_text(encoding="utf-8")).get("run_date")
     except (OSError, ValueError, AttributeError):
@@ -200,7 +200,7 @@ def settle_gold(spark: SparkSession, config: PipelineConfig) -> dict[str, str]:
     at its latest version. Returns what was done per table ("restored from 7 to 5", "removed")."""
     gold = config.lake / "gold"
     pub = read_published(gold)
-    found = {p.name: str(p) for p in sorted(gold.iterdir()) if (p / "_delta_log").is_dir()} if gold.is_dir() else {}
+    found = {p.name: str(p) for p in sorted(gold.iterdir()) if is_delta_table(p)} if gold.is_dir() else {}
     for tmp in gold.glob(".*.tmp") if gold.is_dir() else ():  # a pointer write that was killed halfway
         tmp.unlink(missing_ok=True)
     if not pub.exists:
@@ -268,7 +268,6 @@ def _persist(df: DataFrame) -> DataFrame:
 def _current_version(spark: SparkSession, path: str) -> int | None:
     """The table's latest committed version (None: no table), from the commit files in `_delta_log`: no Spark
     job. Only local or mounted lakes have a listable `_delta_log`; elsewhere Delta's history answers."""
-    log_dir = Path(path) / "_delta_log"
     if "://" in path and not path.startswith("file:"):
         from delta.tables import DeltaTable
 
@@ -276,10 +275,7 @@ def _current_version(spark: SparkSession, path: str) -> int | None:
             return int(DeltaTable.forPath(spark, path).history(1).select("version").first()[0])
         except Exception:
             return None
-    if not log_dir.is_dir():
-        return None
-    versions = [int(p.name[:-5]) for p in log_dir.glob("*.json") if p.name[:-5].isdigit()]
-    return max(versions) if versions else None
+    return latest_version(path)
 
 
 def _with_versions(df: DataFrame, versions: Mapping[str, int]) -> DataFrame:

@@ -28,14 +28,13 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import Window
 from pyspark.sql import functions as F
 
+from clwl.lake import GOLD_TABLES, is_delta_table  # noqa: F401 - GOLD_TABLES: the suites' tables, publish order
 from spark.config import REPO_ROOT, PipelineConfig
 
 log = logging.getLogger(__name__)
 
 EXPECTATIONS_DIR = REPO_ROOT / "expectations"
 
-#: gold tables in the order publish writes them (run_summary last: it records the others' versions)
-GOLD_TABLES = ("routing_replay", "stuck_messages", "distribution", "run_summary")
 #: silver tables that feed gold and have a suite
 SILVER_TABLES = ("message_events", "quarantine", "config_history")
 
@@ -518,7 +517,7 @@ def _as_date(d: dt.date | str) -> dt.date:
 
 
 def read_delta_if_exists(spark: SparkSession, path: str) -> DataFrame | None:
-    if not (Path(path) / "_delta_log").is_dir():
+    if not is_delta_table(path):
         return None
     return spark.read.format("delta").load(path)
 

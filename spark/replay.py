@@ -16,14 +16,13 @@ from __future__ import annotations
 import os
 from collections import defaultdict
 from dataclasses import dataclass
-from datetime import date, datetime, time, timedelta, timezone
+from datetime import date, datetime
 from typing import TYPE_CHECKING, Collection, Iterable, Iterator, Optional
 from urllib.parse import unquote
 
 from pyspark.sql import DataFrame, SparkSession
-from pyspark.sql.types import (BooleanType, DateType, IntegerType, LongType, StringType, StructField, StructType,
-                               TimestampType)
 
+from clwl.days import as_utc, day_bounds
 from clwl.replay import PutEvent, SenderReplay, Snapshot, timeline_from_history
 from spark.config import PipelineConfig
 from spark.tables import TABLES, check_partitioning
@@ -32,67 +31,11 @@ from spark.tables import path as table_path
 if TYPE_CHECKING:
     import pyarrow as pa
 
-UTC = timezone.utc
-
-# Everything the replay knows about a message: the columns of gold routing_replay (stuck_messages and the
-# distribution are computed from it).
-REPLAY_SCHEMA = StructType([
-    StructField("run_date", DateType(), False),
-    StructField("sending_qmgr", StringType(), False),
-    StructField("msg_id", StringType(), False),
-    StructField("put_time", TimestampType(), False),
-    StructField("queue", StringType(), False),
-    StructField("target_qmgr", StringType()),
-    StructField("bind", StringType(), False),
-    StructField("length", LongType(), False),
-    StructField("qmgr", StringType()),
-    StructField("channel", StringType()),
-    StructField("xmitq", StringType()),
-    StructField("path", StringType()),
-    StructField("decided_by", StringType()),
-    StructField("reallocatable", BooleanType()),  # null when the put failed
-    StructField("not_reallocatable_reason", StringType()),
-    StructField("trace", StringType()),
-    StructField("error", StringType()),
-    StructField("reason_code", IntegerType()),
-    StructField("config_time", TimestampType()),
-    StructField("reallocations", IntegerType(), False),
-    StructField("final_qmgr", StringType()),
-    StructField("final_channel", StringType()),
-    StructField("final_xmitq", StringType()),
-    StructField("held", BooleanType(), False),
-    StructField("held_from", TimestampType()),
-    StructField("released_at", TimestampType()),
-    StructField("delivered_at", TimestampType()),
-    StructField("hold_state", StringType()),
-    StructField("stay_reason", StringType()),
-    StructField("stay_detail", StringType()),
-    StructField("observed_qmgr", StringType()),
-    StructField("agrees", BooleanType()),
-    StructField("profile", StringType(), False),
-])
-
-
-
-# Written with the table when it is created (staging and gold): Delta statistics only where they can skip
-# files. A run date's files are one per sender task and each holds that sender's whole day, every queue and
-# destination: min/max of put_time, queue or destination never exclude a file, those of the sender and of
-# msg_id (MQ-made ids begin with "AMQ" and the sender's name) do, and error's null count finds the failures.
-# The default (the first 32 columns) made the statistics a third of the write; the eight columns kept before
-# still cost 15% of the replay stage (1M messages: 9.2 s -> 7.7 s without five of them).
-ROUTING_REPLAY_OPTIONS = {"delta.dataSkippingStatsColumns": "sending_qmgr,msg_id,error"}
-
-
-def as_utc(t: datetime | None) -> datetime | None:
-    if t is None:
-        return None
-    return t.replace(tzinfo=UTC) if t.tzinfo is None else t.astimezone(UTC)
-
-
-def day_bounds(run_date: str | date) -> tuple[datetime, datetime]:
-    d = date.fromisoformat(run_date) if isinstance(run_date, str) else run_date
-    start = datetime.combine(d, time(0), UTC)
-    return start, start + timedelta(days=1)
+# Everything the replay knows about a message: gold routing_replay (stuck_messages and the distribution are
+# computed from it). Written with the table's Delta statistics columns (spark/tables.py says why those).
+ROUTING_REPLAY = TABLES["gold.routing_replay"]
+REPLAY_SCHEMA = ROUTING_REPLAY.schema
+ROUTING_REPLAY_OPTIONS = {"delta.dataSkippingStatsColumns": ",".join(ROUTING_REPLAY.stats_columns)}
 
 
 def load_timelines(config: PipelineConfig, run_date: str, overrides=None) -> dict[str, list[Snapshot]]:
@@ -163,21 +106,24 @@ def _row_batches(run_date: date, profile: str):
         return pa.RecordBatch.from_arrays([pa.array(c, type=arrow_schema.field(i).type)
                                            for i, c in enumerate(cols)], schema=arrow_schema)
 
+    builders: dict[str, object] = {}
+
     def out_row(qm: str, r) -> tuple:
-        return (run_date, qm, r.msg_id, r.put_time, r.queue, r.target_qmgr, r.bind, r.length, r.qmgr, r.channel,
-                r.xmitq, r.path, r.decided_by, r.reallocatable, r.not_reallocatable_reason, r.trace, r.error,
-                r.reason_code, r.config_time, r.reallocations, r.final_qmgr, r.final_channel, r.final_xmitq,
-                r.held, r.held_from, r.released_at, r.delivered_at, r.hold_state, r.stay_reason, r.stay_detail,
-                r.observed_qmgr, r.agrees, profile)
+        build = builders.get(qm)
+        if build is None:  # one per sender: the constant columns, the rest from the ReplayRow by column name
+            build = builders[qm] = ROUTING_REPLAY.row_from(run_date=run_date, sending_qmgr=qm, profile=profile)
+        return build(r)
 
     return to_batch, out_row
 
 
 def _no_config_row(run_date: date, qm: str, ev: PutEvent, profile: str) -> tuple:
-    return (run_date, qm, ev.msg_id, ev.put_time, ev.queue, ev.target_qmgr, ev.bind, ev.length,
-            None, None, None, None, None, None, None, f"no configuration captured on {qm}", "NO_CONFIGURATION",
-            None, None, 0, None, None, None, False, None, None, None, None, None, None, ev.observed_qmgr, None,
-            profile)
+    columns = dict.fromkeys(ROUTING_REPLAY.columns)  # null unless said below
+    columns.update(run_date=run_date, sending_qmgr=qm, msg_id=ev.msg_id, put_time=ev.put_time, queue=ev.queue,
+                   target_qmgr=ev.target_qmgr, bind=ev.bind, length=ev.length,
+                   trace=f"no configuration captured on {qm}", error="NO_CONFIGURATION", reallocations=0,
+                   held=False, observed_qmgr=ev.observed_qmgr, profile=profile)
+    return ROUTING_REPLAY.row(**columns)
 
 
 def _event(c: dict, i: int) -> PutEvent:

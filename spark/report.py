@@ -21,6 +21,7 @@ from typing import Any, Callable, Iterable, Sequence
 
 import pandas as pd
 
+from clwl.lake import GOLD_TABLES, is_delta_table, latest_version
 from spark.config import PipelineConfig
 
 log = logging.getLogger(__name__)
@@ -79,7 +80,7 @@ def _read(spark: Any, path: str, day: dt.date, name: str, *, by_date: bool = Tru
     reduce: a summary that adds up across parts of the table (e.g. counts per queue): it is taken batch by batch
     and the parts combined with `_combine`, so that a table with a row per message is never held whole (at 10M
     messages, reading routing_replay's overview columns into pandas took the driver to 1.8 GiB)."""
-    if not (Path(path) / "_delta_log").is_dir():
+    if not is_delta_table(path):
         return _Table(name, path, pd.DataFrame(), None, "not published")
     try:
         from deltalake import DeltaTable
@@ -105,7 +106,7 @@ def _read(spark: Any, path: str, day: dt.date, name: str, *, by_date: bool = Tru
         log.warning("report: deltalake could not read %s (%s); reading it with Spark", path, exc)
         from pyspark.sql import functions as F
 
-        version = _log_version(path) if version is None else version
+        version = latest_version(path) if version is None else version
         if version is None:
             from delta.tables import DeltaTable as SparkDeltaTable
 
@@ -132,12 +133,6 @@ def _combine(parts: list[pd.DataFrame]) -> pd.DataFrame:
         return pd.DataFrame()
     total = pd.concat(parts).groupby("queue", as_index=False).sum()
     return total.sort_values(["messages", "queue"], ascending=[False, True]).reset_index(drop=True)
-
-
-def _log_version(path: str) -> int | None:
-    """The latest commit in a local table's `_delta_log` (None when it cannot be listed)."""
-    versions = [int(p.name[:-5]) for p in (Path(path) / "_delta_log").glob("*.json") if p.name[:-5].isdigit()]
-    return max(versions) if versions else None
 
 
 # ------------------------------------------------------------------------------------------------ charts
@@ -401,7 +396,7 @@ def read_gold(spark_or_none: Any, config: PipelineConfig, day: dt.date) -> dict[
 
     published = read_published(config.lake / "gold")  # read once: one consistent set of versions
     tables: dict[str, _Table] = {}
-    for name in ("routing_replay", "stuck_messages", "distribution", "run_summary"):
+    for name in GOLD_TABLES:
         path = config.table_path("gold", name)
         if not published.visible(name):  # its first publish has not finished
             tables[name] = _Table(name, path, pd.DataFrame(), None, "not published")
@@ -425,7 +420,7 @@ def destination_counts(config: PipelineConfig, day: dt.date) -> pd.DataFrame:
 
     published = read_published(config.lake / "gold")
     path = config.table_path("gold", "routing_replay")
-    if not Path(path, "_delta_log").is_dir() or not published.visible("routing_replay"):
+    if not is_delta_table(path) or not published.visible("routing_replay"):
         return pd.DataFrame(columns=["queue", "qmgr", "messages"])
     t = DeltaTable(path, version=published.version("routing_replay")).to_pyarrow_table(
         columns=["queue", "final_qmgr"], filters=[("run_date", "=", day)])

@@ -1,6 +1,9 @@
-"""The one table registry: every Delta table of the lake, its layer, name, schema, partitioning and keys.
+"""The one table registry: every Delta table of the lake (bronze, silver and gold), its schema, partitioning,
+keys and Delta statistics columns.
 
-A table lives at ``<lake>/<layer>/<name>`` (``PipelineConfig.table_path``; docs/cli-contract.md).
+Which tables exist and where they live is clwl/lake.py's (the map of the lake, pure Python); a table lives at
+``<lake>/<layer>/<name>`` (``PipelineConfig.table_path``), and a run's gold tables are staged under
+``<lake>/staging/<name>`` first.
 Jobs never spell a path or a schema themselves: they take ``TABLES["silver.quarantine"]`` and call
 :func:`path`, :func:`ensure_table` or :func:`read`.
 
@@ -24,13 +27,15 @@ The module imports only ``pyspark.sql.types`` at the top (no JVM is started by i
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Iterable
+from operator import attrgetter
+from typing import Callable, Iterable
 
 from pyspark.sql.types import (
     ArrayType,
     BooleanType,
     DataType,
     DateType,
+    DoubleType,
     IntegerType,
     LongType,
     MapType,
@@ -41,7 +46,9 @@ from pyspark.sql.types import (
     TimestampType,
 )
 
-__all__ = ["TABLES", "Table", "check_partitioning", "ensure_table", "ensure_tables", "path", "read", "table"]
+from clwl.lake import TABLE_KEYS, is_delta_table
+
+__all__ = ["INGEST_TABLES", "TABLES", "Table", "check_partitioning", "ensure_table", "ensure_tables", "path", "read", "table"]
 
 
 @dataclass(frozen=True)
@@ -73,12 +80,36 @@ class Table:
             raise ValueError(f"{self.key}: row missing {missing}, unknown {extra}")
         return tuple(values[c] for c in cols)
 
+    def row_from(self, **constants: object) -> Callable[[object], tuple]:
+        """A function ``obj -> tuple in schema order``: each column is ``constants[column]`` when given, else the
+        attribute of ``obj`` of the same name. Rows are built by column name, so a column added, removed or moved
+        in the schema can never shift the values of the others."""
+        cols = self.columns
+        from_obj = [c for c in cols if c not in constants]
+        unknown = sorted(set(constants) - set(cols))
+        if unknown:
+            raise ValueError(f"{self.key}: no column {unknown}")
+        get = attrgetter(*from_obj) if len(from_obj) > 1 else (lambda o, g=attrgetter(*from_obj): (g(o),))
+        if not constants:
+            return get
+        template = [constants.get(c) for c in cols]
+        slots = [i for i, c in enumerate(cols) if c not in constants]
+
+        def build(obj: object) -> tuple:
+            out = template.copy()
+            for i, v in zip(slots, get(obj)):
+                out[i] = v
+            return tuple(out)
+
+        return build
+
 
 def _f(name: str, dtype: DataType, nullable: bool = True) -> StructField:
     return StructField(name, dtype, nullable)
 
 
 S, I, L, B, TS, NTZ, D = StringType(), IntegerType(), LongType(), BooleanType(), TimestampType(), TimestampNTZType(), DateType()
+DBL = DoubleType()
 ATTRS = MapType(StringType(), StringType(), valueContainsNull=True)  # bare keyword (CURRENT) -> null value
 
 # Lineage columns, first in every bronze table.
@@ -296,9 +327,109 @@ _ALL = [
         _f("records_skipped", L, False),  # part of accepted: recognised and left out by design (amqsmon MQI records)
     ], [], ["ingest_run_id", "source_file"],
        "Ingest run log: per input file per run, records read = accepted + quarantined."),
+    # ---------------------------------------------------------------------------------------------- gold
+    # Written per run date (replaceWhere run_date, spark/publish.write_run_date) to <lake>/staging/ first, then,
+    # once the quality gate passed, to <lake>/gold/.
+    _t("gold", "routing_replay", [
+        _f("run_date", D, False),
+        _f("sending_qmgr", S, False),
+        _f("msg_id", S, False),
+        _f("put_time", TS, False),
+        _f("queue", S, False),
+        _f("target_qmgr", S),
+        _f("bind", S, False),
+        _f("length", L, False),
+        _f("qmgr", S),
+        _f("channel", S),
+        _f("xmitq", S),
+        _f("path", S),
+        _f("decided_by", S),
+        _f("reallocatable", B),  # null when the put failed
+        _f("not_reallocatable_reason", S),
+        _f("trace", S),
+        _f("error", S),
+        _f("reason_code", I),
+        _f("config_time", TS),
+        _f("reallocations", I, False),
+        _f("final_qmgr", S),
+        _f("final_channel", S),
+        _f("final_xmitq", S),
+        _f("held", B, False),
+        _f("held_from", TS),
+        _f("released_at", TS),
+        _f("delivered_at", TS),
+        _f("hold_state", S),
+        _f("stay_reason", S),
+        _f("stay_detail", S),
+        _f("observed_qmgr", S),
+        _f("agrees", B),
+        _f("profile", S, False),
+    ], ["run_date"], ["run_date", "sending_qmgr", "msg_id"],
+       "Everything the replay knows about each message: first destination, re-allocations, waits, final "
+       "destination, the algorithm's trace (stuck_messages and distribution are computed from it).",
+       # A run date's files are one per sender task and each holds that sender's whole day, every queue and
+       # destination: min/max of put_time, queue or destination never exclude a file, those of the sender and
+       # of msg_id (MQ-made ids begin with "AMQ" and the sender's name) do, and error's null count finds the
+       # failures. The default (the first 32 columns) made the statistics a third of the write.
+       ("sending_qmgr", "msg_id", "error")),
+    _t("gold", "stuck_messages", [
+        _f("run_date", D),
+        _f("sending_qmgr", S),
+        _f("msg_id", S),
+        _f("queue", S),
+        _f("qmgr", S),
+        _f("channel", S),
+        _f("xmitq", S),
+        _f("channel_state", S),
+        _f("held_from", TS),
+        _f("released_at", TS),
+        _f("age_seconds", L),
+        _f("why", S),
+        _f("detail", S),
+        _f("observed_on_xmitq", B),
+    ], ["run_date"], ["run_date", "sending_qmgr", "msg_id"],
+       "Messages that waited on a transmission queue behind a channel that moved nothing and stayed there, "
+       "with why; and messages a browse saw on a transmission queue although the replay had them delivered."),
+    _t("gold", "distribution", [
+        _f("run_date", D, False),
+        _f("sending_qmgr", S, False),  # "*" for receiver accounting (all senders together)
+        _f("queue", S, False),
+        _f("interval_start", TS, False),
+        _f("interval_end", TS, False),
+        _f("qmgr", S, False),
+        _f("expected", L, False),
+        _f("observed", L, False),
+        _f("deviation", DBL, False),
+        _f("p_value", DBL),
+        _f("verdict", S, False),  # expected | unexpected | insufficient data
+        _f("explanation", S, False),
+        _f("source", S, False),  # observed_destination | accounting
+    ], ["run_date"], ["run_date", "sending_qmgr", "queue", "interval_start", "qmgr", "source"],
+       "Per sender, queue, interval and destination: the replay's count against the observed one, and a verdict."),
+    _t("gold", "run_summary", [
+        _f("run_id", S),
+        _f("run_date", D),
+        _f("started_at", TS),
+        _f("finished_at", TS),
+        _f("rows_read", L),
+        _f("rows_accepted", L),
+        _f("rows_quarantined", L),
+        _f("messages_replayed", L),
+        _f("messages_stuck", L),
+        _f("distribution_unexpected", L),
+        _f("table_versions", MapType(S, L, valueContainsNull=True)),
+        _f("status", S),
+        _f("validation_result", S),
+        _f("warnings", S),
+    ], ["run_date"], ["run_date"],
+       "One row per published run date: the run, its input counts, the table versions it read and wrote."),
 ]
 
 TABLES: dict[str, Table] = {t.key: t for t in _ALL}
+if tuple(TABLES) != TABLE_KEYS:  # the lake's map (clwl/lake.py) and its schemas name the same tables
+    raise RuntimeError(f"spark/tables.py registers {sorted(set(TABLES) ^ set(TABLE_KEYS))} differently from clwl/lake.py")
+#: The tables ingest writes (bronze and silver); gold tables are written per run date by replay/detect/publish.
+INGEST_TABLES: dict[str, Table] = {k: t for k, t in TABLES.items() if t.layer != "gold"}
 
 
 def table(which: str | Table) -> Table:
@@ -323,7 +454,7 @@ def ensure_table(spark, config, which: str | Table) -> str:
 
     t = table(which)
     location = path(config, t)
-    if _is_delta_dir(location):
+    if is_delta_table(location):
         check_partitioning(t, location)
     builder = DeltaTable.createIfNotExists(spark).location(location).addColumns(t.schema)
     if t.partition_by:
@@ -335,11 +466,11 @@ def ensure_table(spark, config, which: str | Table) -> str:
 
 
 def ensure_tables(spark, config, which: Iterable[str | Table] | None = None) -> None:
-    """Create every missing table (default: all of them); the Delta commits run a few at a time."""
+    """Create every missing table (default: the ingest tables); the Delta commits run a few at a time."""
     from concurrent.futures import ThreadPoolExecutor
 
-    wanted = [table(t) for t in (TABLES.values() if which is None else which)]
-    missing = [t for t in wanted if not _is_delta_dir(path(config, t))]
+    wanted = [table(t) for t in (INGEST_TABLES.values() if which is None else which)]
+    missing = [t for t in wanted if not is_delta_table(path(config, t))]
     for t in wanted:
         if t not in missing:
             check_partitioning(t, path(config, t))
@@ -362,12 +493,6 @@ def check_partitioning(t: Table, location: str) -> None:
         raise RuntimeError(f"{location}: this Delta table is partitioned by ({', '.join(have)}) but this version of "
                            f"clwl-analytics partitions {t.key} by ({', '.join(t.partition_by)}); move the table "
                            f"away (or delete it) and run `clwl ingest` again to rebuild it from the landing folder")
-
-
-def _is_delta_dir(location: str) -> bool:
-    import os
-
-    return os.path.isdir(os.path.join(location, "_delta_log"))
 
 
 def read(spark, config, which: str | Table):

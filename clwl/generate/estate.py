@@ -116,7 +116,7 @@ class App:
     user: str
     uid: str
     appltype: int  # 6 UNIX, 28 JAVA
-    pid: int
+    pid: int = 0  # first process id of the generator's applications (the samples' draw theirs per day)
 
     @property
     def token(self) -> bytes:

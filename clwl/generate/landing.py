@@ -24,7 +24,7 @@ from fractions import Fraction
 from pathlib import Path
 from typing import TextIO
 
-from clwl.generate import render as R
+import clwl.generate.render as R
 from clwl.generate.estate import (
     BASE_CAPTURE_MIN, DISCINT, FR_NAMES, SLOT_MIN, TRAFFIC_END_MIN, TRAFFIC_START_MIN, Change,
     ConfigState, Estate, at_min, build_estate, iso)
@@ -264,17 +264,7 @@ class Generator:
         est, cfg = self.est, self.cfg
         me = est.qmgrs[qm]
         business = 6 <= t.hour < 22
-        sys_q = {
-            "SYSTEM.ADMIN.ACCOUNTING.QUEUE": dict(descr="IBM MQ Accounting Queue", defpsist="NO"),
-            "SYSTEM.ADMIN.COMMAND.QUEUE": dict(descr="IBM MQ Administration Command Queue", ipprocs=1),
-            "SYSTEM.CLUSTER.COMMAND.QUEUE": dict(descr="IBM MQ Cluster Command Queue", ipprocs=1, defpsist="YES"),
-            "SYSTEM.CLUSTER.REPOSITORY.QUEUE": dict(descr="IBM MQ Cluster Repository Queue", ipprocs=1, opprocs=1,
-                                                    defpsist="YES", curdepth=len(est.knows[qm]) + 3),
-            "SYSTEM.CLUSTER.TRANSMIT.QUEUE": dict(descr="IBM MQ Cluster Transmission Queue", usage="XMITQ",
-                                                  defpsist="YES", maxdepth="999999999"),
-            "SYSTEM.DEAD.LETTER.QUEUE": dict(descr="IBM MQ Default Dead Letter Queue", maxdepth="999999999"),
-            "SYSTEM.DEFAULT.LOCAL.QUEUE": dict(),
-        }
+        sys_q = R.system_qlocals(len(est.knows[qm]) + 3)
         app: dict[str, dict] = {}
         for i in est.instances:
             if i.host != qm:
@@ -287,18 +277,16 @@ class Generator:
                 clwluseq=i.clwluseq, clwlprty=cfg.q_prty[(i.queue, qm)], put="ENABLED" if enabled else "DISABLED",
                 ipprocs=2 if enabled else 0, opprocs=1 if business and me.role == "sender" else 0,
                 boqname=f"{i.queue}.BACKOUT", bothresh="5")
-            app[f"{i.queue}.BACKOUT"] = dict(created=i.created, descr=f"Backout queue for {i.queue}", defpsist="YES")
+            app[f"{i.queue}.BACKOUT"] = R.backout_qlocal(i.queue, i.created)
         for name, pat in me.manual_xmitqs:
-            app[name] = dict(created=me.created + timedelta(days=30), usage="XMITQ", clchname=pat, defpsist="YES",
-                             descr=f"Cluster transmission queue for channels {pat}", maxdepth="999999999")
+            app[name] = R.manual_xmitq_qlocal(pat, me.created + timedelta(days=30))
         if me.defclxq == "CHANNEL":
             for other in est.knows[qm]:
                 if other != qm:
                     for chl, cl in est.channels_of(other):
                         if cl in me.clusters:
-                            app[f"SYSTEM.CLUSTER.TRANSMIT.{chl}"] = dict(
-                                created=me.created + timedelta(minutes=20), deftype="PERMDYN", usage="XMITQ",
-                                defpsist="YES", descr="IBM MQ Cluster Transmission Queue", maxdepth="999999999")
+                            app[f"SYSTEM.CLUSTER.TRANSMIT.{chl}"] = R.channel_xmitq_qlocal(
+                                me.created + timedelta(minutes=20))
         merged = {**sys_q, **app}
         recs = []
         for name in sorted(merged):
@@ -662,14 +650,7 @@ class Generator:
                         first = acct.first_arrival[(recv, conn)] - 15  # first put), to the second
                         start = max(i0, base + timedelta(seconds=first // 1000))
                     groups = [(queue, c) for iv2, queue, c in rows if iv2 == iv]
-                    rec = [
-                        (0, "QueueManager", recv), (0, "IntervalStartDate", R.mq_date(start)),
-                        (0, "IntervalStartTime", R.mq_time(start)), (0, "IntervalEndDate", R.mq_date(i1)),
-                        (0, "IntervalEndTime", R.mq_time(i1)), (0, "CommandLevel", q.cmdlevel),
-                        (0, "ConnectionId", cid), (0, "SeqNumber", seq), (0, "ApplicationName", name),
-                        (0, "ApplicationPid", pid), (0, "ApplicationTid", tid), (0, "UserId", user),
-                        (0, "ObjectCount", len(groups)),
-                    ]
+                    rec = R.accounting_head(q, start, i1, cid, seq, name, pid, tid, user, len(groups))
                     for gi, (queue, c) in enumerate(groups):
                         first = queue not in opened
                         if first:

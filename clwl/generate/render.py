@@ -1,12 +1,16 @@
-"""Rendering in the real output formats, as ``samples/`` writes them (runmqsc, MQ REST runCommandJSON,
-amqsbcg, dmpmqmsg, amqsmon). Adapted from ``samples/make_samples.py``; see ``samples/README.md`` for the
-layouts and the judgement calls behind them."""
+"""Rendering in the real output formats of the MQ tools (runmqsc, MQ REST runCommandJSON, amqsbcg, dmpmqmsg,
+amqsmon) and of the put records (puts.csv). The one renderer of both ``clwl generate`` and
+``samples/make_samples.py``: callers decide what the queue managers hold, this module only prints it, so the
+two estates come out in the same formats. See ``samples/README.md`` for the layouts and the judgement calls
+behind them."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 import struct
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
@@ -192,11 +196,12 @@ def clusqmgr_rec(observer: QMgr, q: QMgr, channel: str, cluster: str, *, weight:
 
 
 def qcluster_rec(queue: str, host: QMgr, cluster: str, *, altered: datetime, learnt: datetime, put: bool,
-                 prty: int, descr: str, persistent: bool) -> Rec:
+                 prty: int, descr: str, persistent: bool, clusqt: str = "QLOCAL") -> Rec:
+    """clusqt QMGR: a clustered queue manager alias (QREMOTE with a blank RNAME)."""
     clus = max(altered, learnt) + timedelta(seconds=1)
     return Rec("AMQ8409", [
         ("QUEUE", queue), ("TYPE", "QCLUSTER"), ("ALTDATE", mq_date(altered)), ("ALTTIME", mq_time(altered)),
-        ("CLUSDATE", mq_date(clus)), ("CLUSNL", ""), ("CLUSQMGR", host.name), ("CLUSQT", "QLOCAL"),
+        ("CLUSDATE", mq_date(clus)), ("CLUSNL", ""), ("CLUSQMGR", host.name), ("CLUSQT", clusqt),
         ("CLUSTER", cluster), ("CLUSTIME", mq_time(clus)), ("CLWLPRTY", str(prty)), ("CLWLRANK", "0"),
         ("CUSTOM", ""), ("DEFBIND", "NOTFIXED"), ("DEFPRESP", "SYNC"), ("DEFPRTY", "0"),
         ("DEFPSIST", "YES" if persistent else "NO"), ("DESCR", descr), ("PUT", "ENABLED" if put else "DISABLED"),
@@ -242,24 +247,66 @@ def qalias_recs(q: QMgr) -> list[Rec]:
     ])]
 
 
-def qremote_recs(q: QMgr) -> list[Rec]:
-    cr = q.created
+def qremote_recs(q: QMgr, qmgr_aliases: Iterable[tuple[str, datetime, str, str, str]] = ()) -> list[Rec]:
+    """The default remote queue and, in name order with it, clustered queue manager aliases
+    ``QREMOTE(name) RNAME( ) RQMNAME(qmgr) CLUSTER(cluster)`` given as (name, created, cluster, qmgr, descr)."""
+    defs = [("SYSTEM.DEFAULT.REMOTE.QUEUE", q.created, "", "", "OPEN", "")]
+    defs += [(name, cr, cluster, rqm, "NOTFIXED", descr) for name, cr, cluster, rqm, descr in qmgr_aliases]
     return [Rec("AMQ8409", [
-        ("QUEUE", "SYSTEM.DEFAULT.REMOTE.QUEUE"), ("TYPE", "QREMOTE"), ("ALTDATE", mq_date(cr)),
-        ("ALTTIME", mq_time(cr)), ("CLUSNL", ""), ("CLUSTER", ""), ("CLWLPRTY", "0"), ("CLWLRANK", "0"),
-        ("CUSTOM", ""), ("DEFBIND", "OPEN"), ("DEFPRESP", "SYNC"), ("DEFPRTY", "0"), ("DEFPSIST", "NO"),
-        ("DESCR", ""), ("PUT", "ENABLED"), ("RNAME", ""), ("RQMNAME", ""), ("SCOPE", "QMGR"), ("XMITQ", ""),
-    ])]
+        ("QUEUE", name), ("TYPE", "QREMOTE"), ("ALTDATE", mq_date(cr)), ("ALTTIME", mq_time(cr)),
+        ("CLUSNL", ""), ("CLUSTER", cluster), ("CLWLPRTY", "0"), ("CLWLRANK", "0"), ("CUSTOM", ""),
+        ("DEFBIND", defbind), ("DEFPRESP", "SYNC"), ("DEFPRTY", "0"), ("DEFPSIST", "NO"), ("DESCR", descr),
+        ("PUT", "ENABLED"), ("RNAME", ""), ("RQMNAME", rqm), ("SCOPE", "QMGR"), ("XMITQ", ""),
+    ]) for name, cr, cluster, rqm, defbind, descr in sorted(defs)]
+
+
+def system_qlocals(repository_depth: int) -> dict[str, dict]:
+    """The SYSTEM.* local queues every queue manager shows (``qlocal_rec`` options by name); the repository
+    queue holds ``repository_depth`` messages."""
+    return {
+        "SYSTEM.ADMIN.ACCOUNTING.QUEUE": dict(descr="IBM MQ Accounting Queue", defpsist="NO"),
+        "SYSTEM.ADMIN.COMMAND.QUEUE": dict(descr="IBM MQ Administration Command Queue", ipprocs=1),
+        "SYSTEM.CLUSTER.COMMAND.QUEUE": dict(descr="IBM MQ Cluster Command Queue", ipprocs=1, defpsist="YES"),
+        "SYSTEM.CLUSTER.REPOSITORY.QUEUE": dict(descr="IBM MQ Cluster Repository Queue", ipprocs=1, opprocs=1,
+                                                defpsist="YES", curdepth=repository_depth),
+        "SYSTEM.CLUSTER.TRANSMIT.QUEUE": dict(descr="IBM MQ Cluster Transmission Queue", usage="XMITQ",
+                                              defpsist="YES", maxdepth="999999999"),
+        "SYSTEM.DEAD.LETTER.QUEUE": dict(descr="IBM MQ Default Dead Letter Queue", maxdepth="999999999"),
+        "SYSTEM.DEFAULT.LOCAL.QUEUE": dict(),
+    }
+
+
+def backout_qlocal(queue: str, created: datetime) -> dict:
+    """``qlocal_rec`` options of the backout queue of an application queue."""
+    return dict(created=created, descr=f"Backout queue for {queue}", defpsist="YES")
+
+
+def manual_xmitq_qlocal(clchname: str, created: datetime) -> dict:
+    """``qlocal_rec`` options of a manually defined cluster transmission queue (CLCHNAME set)."""
+    return dict(created=created, usage="XMITQ", clchname=clchname, defpsist="YES",
+                descr=f"Cluster transmission queue for channels {clchname}", maxdepth="999999999")
+
+
+def channel_xmitq_qlocal(created: datetime) -> dict:
+    """``qlocal_rec`` options of SYSTEM.CLUSTER.TRANSMIT.<channel>, made by a DEFCLXQ(CHANNEL) queue manager."""
+    return dict(created=created, deftype="PERMDYN", usage="XMITQ", defpsist="YES",
+                descr="IBM MQ Cluster Transmission Queue", maxdepth="999999999")
 
 
 def hexid(seed: str, n: int = 16) -> str:
-    import hashlib
     return hashlib.sha256(seed.encode()).hexdigest().upper()[:n]
 
 
+def channel_ids(seed: str) -> tuple[str, str, str, int]:
+    """CURLUWID, JOBNAME, LSTLUWID and the cluster sender's local port of a running channel instance."""
+    return hexid(seed + "c"), hexid(seed + "j"), hexid(seed + "l"), 40000 + int(hexid(seed + "p", 4), 16) % 20000
+
+
 def chstatus_running(q: QMgr, channel: str, chltype: str, peer: QMgr, *, start: datetime, msgs: int,
-                     nbytes: int, last: datetime | None, seqbase: int, xmitq: str = "", xqmsgsa: int = 0) -> Rec:
-    seed = f"{q.name}/{channel}/{peer.name}/{start.isoformat()}"
+                     nbytes: int, last: datetime | None, seqbase: int, xmitq: str = "", xqmsgsa: int = 0,
+                     ids: tuple[str, str, str, int] | None = None) -> Rec:
+    """ids: as ``channel_ids`` gives them; by default derived from the channel instance."""
+    curluwid, jobname, lstluwid, port = ids or channel_ids(f"{q.name}/{channel}/{peer.name}/{start.isoformat()}")
     lastd = last or start
     sdr = chltype == "CLUSSDR"
     a: list[tuple[str, str | None]] = [
@@ -270,15 +317,15 @@ def chstatus_running(q: QMgr, channel: str, chltype: str, peer: QMgr, *, start: 
         ("BYTSSENT", str(nbytes + msgs * 96 + 692 if sdr else msgs * 48 + 692)),
         ("CHSTADA", mq_date(start)), ("CHSTATI", mq_time(start)), ("COMPHDR", "NONE,NONE"),
         ("COMPMSG", "NONE,NONE"), ("COMPRATE", "0,0"), ("COMPTIME", "0,0"),
-        ("CONNAME", peer.conname if sdr else peer.ip), ("CURLUWID", hexid(seed + "c")),
+        ("CONNAME", peer.conname if sdr else peer.ip), ("CURLUWID", curluwid),
         ("CURMSGS", "0"), ("CURRENT", None), ("CURSEQNO", str(seqbase + msgs)), ("EXITTIME", "0,0"),
-        ("HBINT", "300"), ("INDOUBT", "NO"), ("JOBNAME", hexid(seed + "j")),
-        ("LOCLADDR", f"{q.ip}({40000 + int(hexid(seed + 'p', 4), 16) % 20000})" if sdr else f"{q.ip}(1414)"),
+        ("HBINT", "300"), ("INDOUBT", "NO"), ("JOBNAME", jobname),
+        ("LOCLADDR", f"{q.ip}({port})" if sdr else f"{q.ip}(1414)"),
     ]
     if sdr:
         a.append(("LONGRTS", str(LONGRTY)))
     a += [
-        ("LSTLUWID", hexid(seed + "l")), ("LSTMSGDA", mq_date(lastd)), ("LSTMSGTI", mq_time(lastd)),
+        ("LSTLUWID", lstluwid), ("LSTMSGDA", mq_date(lastd)), ("LSTMSGTI", mq_time(lastd)),
         ("LSTSEQNO", str(seqbase + msgs)), ("MCASTAT", "RUNNING"), ("MONCHL", "OFF"), ("MSGS", str(msgs)),
         ("NETTIME", "0,0"), ("NPMSPEED", "FAST"), ("RQMNAME", peer.name), ("SECPROT", "NONE"),
     ]
@@ -336,14 +383,19 @@ def put_date_time(t: datetime) -> tuple[str, str]:
     return t.strftime("%Y%m%d"), t.strftime("%H%M%S") + f"{t.microsecond // 10000:02d}"
 
 
+def padded_json(head: str, length: int) -> bytes:
+    """A JSON application message of ``length`` bytes: ``head`` opens its last string value, which dots pad
+    (a head longer than that is cut)."""
+    b = (head + "." * max(0, length - len(head) - 2) + '"}').encode()
+    return b[:length] if len(b) > length else b
+
+
 def payload(queue: str, app: str, length: int, msg_id: bytes, day: str, group_seq: int) -> bytes:
     n = int.from_bytes(msg_id[-4:], "big") & 0xFFFFFFF
     word = queue.split(".")[1].lower() if "." in queue else queue.lower()
     part = f',"part":{group_seq}' if group_seq else ""
-    base = f'{{"type":"{word}","id":"{word[:1].upper()}-{day}-{n:07d}"{part},"source":"{app}","pad":"'
-    body = base + "." * max(0, length - len(base) - 2) + '"}'
-    b = body.encode()
-    return b[:length] if len(b) > length else b
+    return padded_json(f'{{"type":"{word}","id":"{word[:1].upper()}-{day}-{n:07d}"{part},"source":"{app}","pad":"',
+                       length)
 
 
 def outer_md(m, app_user: str, app_name: str, appltype: int, token: bytes, sender: str, put_t: datetime) -> dict:
@@ -514,6 +566,18 @@ def render_amqsmon(records: list[list[tuple[int, str, object]]]) -> str:
     return "\n".join(out) + "\n"
 
 
+def accounting_head(qm: QMgr, start: datetime, end: datetime, connection_id: bytes, seq: int, appl_name: str,
+                    pid: int, tid: int, user: str, objects: int) -> list[tuple[int, str, object]]:
+    """The fields of a QueueAccounting record before its QueueAccounting groups (``queue_group``)."""
+    return [
+        (0, "QueueManager", qm.name), (0, "IntervalStartDate", mq_date(start)),
+        (0, "IntervalStartTime", mq_time(start)), (0, "IntervalEndDate", mq_date(end)),
+        (0, "IntervalEndTime", mq_time(end)), (0, "CommandLevel", qm.cmdlevel),
+        (0, "ConnectionId", connection_id), (0, "SeqNumber", seq), (0, "ApplicationName", appl_name),
+        (0, "ApplicationPid", pid), (0, "ApplicationTid", tid), (0, "UserId", user), (0, "ObjectCount", objects),
+    ]
+
+
 def queue_group(gi: int, queue: str, created: datetime, first_open: bool, opened: datetime,
                 c: list[int]) -> list[tuple[int, str, object]]:
     """One QueueAccounting group; c = [n np, n p, bytes np, bytes p, min np, max np, min p, max p]."""
@@ -529,3 +593,18 @@ def queue_group(gi: int, queue: str, created: datetime, first_open: bool, opened
         ("BrowseFailCount", 0), ("BrowseBytes", [0, 0]), ("BrowseMinBytes", [0, 0]),
         ("BrowseMaxBytes", [0, 0]), ("TimeOnQMin", [0, 0]), ("TimeOnQAvg", [0, 0]),
         ("TimeOnQMax", [0, 0]), ("CbCount", 0), ("CbFailCount", 0)]]
+
+
+# --------------------------------------------------------------------------------------------------
+# put records
+
+PUTS_CSV_COLUMNS = ("put_time", "sending_qmgr", "queue", "target_qmgr", "bind", "open_handle", "group_id",
+                    "logical_order", "from_cluster_channel", "pcf", "length", "persistent", "accounting_token",
+                    "msg_id", "observed_qmgr", "observed_channel", "observed_xmitq")
+PUTS_CSV_HEADER = ",".join(PUTS_CSV_COLUMNS) + "\n"
+
+
+def render_puts_csv(rows: list[list[str]]) -> str:
+    """puts.csv: the header, then one line a row. No field holds a comma, quote or line break (names, hex,
+    numbers, true/false), so nothing is quoted: the same bytes as a csv writer's."""
+    return PUTS_CSV_HEADER + "".join(",".join(r) + "\n" for r in rows)

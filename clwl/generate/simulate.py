@@ -32,6 +32,7 @@ from datetime import date
 from clwl.generate.estate import (
     ACCTINT, DISCINT, QMGR_CLWLUSEQ, QUIET_AFTER_MS, QUIET_BEFORE_MS, RESTART_MIN, SENDER_WEIGHT, ConfigState,
     Estate)
+from clwl.generate.render import PUTS_CSV_HEADER
 
 ZERO_TOKEN = b"\0" * 32
 ZERO_TOKEN_HEX = "0" * 64
@@ -486,9 +487,7 @@ class SenderDay:
         self.sent_today = [0] * n
         self.prev_last = [-1] * n  # last message before the current slot
         self.csv_rows: list[str] = []
-        self.out.write("put_time,sending_qmgr,queue,target_qmgr,bind,open_handle,group_id,logical_order,"
-                       "from_cluster_channel,pcf,length,persistent,accounting_token,msg_id,observed_qmgr,"
-                       "observed_channel,observed_xmitq\n")
+        self.out.write(PUTS_CSV_HEADER)
 
     # -- sessions and groups ------------------------------------------------------------------------
     def _bound_still_open(self, key: int, qi: int) -> bool:

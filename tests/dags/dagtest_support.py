@@ -6,11 +6,13 @@ from __future__ import annotations
 import datetime as dt
 from pathlib import Path
 
+from clwl.lake import GOLD_TABLES
+
 ROOT = Path(__file__).resolve().parents[2]
 DAGS = ROOT / "dags"
 RUN_DATE = "2026-11-20"
 UTC = dt.timezone.utc
-GOLD = ("routing_replay", "stuck_messages", "distribution", "run_summary")
+GOLD = GOLD_TABLES
 
 
 def load_dag(dag_id: str, *, no_retries: bool = True):

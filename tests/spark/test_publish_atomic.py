@@ -27,6 +27,7 @@ from pathlib import Path
 
 import pytest
 
+from clwl.lake import GOLD_TABLES
 from spark.config import REPO_ROOT, PipelineConfig
 
 pytestmark = [pytest.mark.spark, pytest.mark.slow]
@@ -34,16 +35,18 @@ pytestmark = [pytest.mark.spark, pytest.mark.slow]
 DAY = "2026-11-20"
 RUN1_LEFT_OUT = "QM1/puts_late.csv"  # in run 1's landing, not in run 2's
 RUN2 = "run-two"
-GOLD = ("routing_replay", "stuck_messages", "distribution", "run_summary")
+GOLD = GOLD_TABLES
 
 PUBLISH_SCRIPT = """
 import sys
 from spark.config import PipelineConfig
 from spark.pipeline import publish_stage
+from spark.run import PipelineRun
 from spark.session import get_spark
 
 config = PipelineConfig(lake=sys.argv[1], landing=sys.argv[2])
-outcome = publish_stage(get_spark(config.master, app_name="clwl-kill-test"), config, sys.argv[3], sys.argv[4])
+outcome = publish_stage(get_spark(config.master, app_name="clwl-kill-test"), PipelineRun(config, sys.argv[4]),
+                        sys.argv[3])
 print("PUBLISHED" if outcome.published else "BLOCKED", flush=True)
 """
 
@@ -76,6 +79,7 @@ def prepared(spark, tmp_path_factory):
     """(lake, landing, run 1 id, expected rows per run and table) with run 1 published and run 2 staged."""
     from spark.ingest import ingest
     from spark.pipeline import detect_stage, replay_stage, run_pipeline
+    from spark.run import PipelineRun
 
     root = tmp_path_factory.mktemp("atomic")
     landing = root / "landing"
@@ -90,8 +94,8 @@ def prepared(spark, tmp_path_factory):
 
     (landing / DAY / RUN1_LEFT_OUT).unlink()
     ingest(config, [DAY], spark=spark, progress=lambda m: None)
-    replay_stage(spark, config, DAY)
-    detect_stage(spark, config, DAY, RUN2)
+    replay_stage(spark, PipelineRun(config, RUN2), DAY)
+    detect_stage(spark, PipelineRun(config, RUN2), DAY)
     staging = config.lake / "staging"
     expected["run2"] = {t: _delta_rows(staging / t) for t in GOLD[:3]}
     for t in ("routing_replay", "distribution"):  # the sample's stuck messages are the same in both runs
@@ -120,6 +124,7 @@ def _summary(lake: Path) -> list[dict]:
 def test_a_publish_killed_at_a_gold_commit_leaves_gold_on_one_run(spark, prepared, tmp_path, kill_after):
     from clwl.query import run_query
     from spark.pipeline import publish_stage
+    from spark.run import PipelineRun
     from spark.publish import settle_gold
     from spark.report import read_gold
 
@@ -189,7 +194,7 @@ def test_a_publish_killed_at_a_gold_commit_leaves_gold_on_one_run(spark, prepare
         assert _delta_rows(gold / t) == expected["run1"][t], t
 
     # 6. ... and then publishes run 2 cleanly, in all four tables.
-    outcome = publish_stage(spark, config, DAY, RUN2)
+    outcome = publish_stage(spark, PipelineRun(config, RUN2), DAY)
     assert outcome.published, outcome.failures
     pointer = json.loads((gold / "_published.json").read_text())
     assert pointer["dates"] == {DAY: RUN2}

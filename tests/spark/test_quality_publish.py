@@ -11,13 +11,14 @@ from pathlib import Path
 
 import pytest
 
+from clwl.lake import GOLD_TABLES
 from spark.config import PipelineConfig
 
 pytestmark = pytest.mark.spark
 
 DAY = dt.date(2026, 11, 20)
 DAY2 = dt.date(2026, 11, 21)
-GOLD = ("routing_replay", "stuck_messages", "distribution", "run_summary")
+GOLD = GOLD_TABLES
 
 RR_SCHEMA = (
     "run_date date, sending_qmgr string, msg_id string, put_time timestamp, queue string, target_qmgr string, "
@@ -276,10 +277,10 @@ def test_good_run_is_published_and_a_broken_one_is_blocked(spark, lake):
     # 3. clwl query answers on what Spark published, without pyspark (and so without a JVM).
     code = (
         "import sys, io, contextlib\n"
-        "from clwl.query import main\n"
+        "from clwl.cli import main\n"
         "out = io.StringIO()\n"
         "with contextlib.redirect_stdout(out):\n"
-        f"    rc = main(['SELECT qmgr, count(*) AS n FROM routing_replay WHERE error IS NULL GROUP BY qmgr "
+        f"    rc = main(['query', 'SELECT qmgr, count(*) AS n FROM routing_replay WHERE error IS NULL GROUP BY qmgr "
         f"ORDER BY qmgr', '--lake', {str(lake)!r}, '--json'])\n"
         "assert rc == 0, rc\n"
         "assert 'pyspark' not in sys.modules and 'py4j' not in sys.modules\n"

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from clwl.generate import GenerateOptions, generate
-from clwl.generate.command import add_generate_command
+from clwl.cli.generate import add_generate_command
 from clwl.generate.estate import App, ConfigState, Estate, Instance, QMgr, Queue
 from clwl.generate.simulate import SenderRouter
 from clwl.parse.amqsmon import parse_amqsmon_file
@@ -94,7 +94,7 @@ def _parse_all(root: Path):
 
 def _run_subprocess(out: Path, hashseed: str, *extra: str) -> None:
     env = dict(os.environ, PYTHONHASHSEED=hashseed, PYTHONPATH=str(ROOT))
-    subprocess.run([sys.executable, "-m", "clwl.generate.command", "generate", "--out", str(out), "--quiet",
+    subprocess.run([sys.executable, "-m", "clwl", "generate", "--out", str(out), "--quiet",
                     "--messages-per-day", "3000", "--days", "2", *extra], check=True, env=env, cwd=ROOT)
 
 
@@ -406,11 +406,70 @@ def test_the_simulation_does_not_use_the_engine_under_test():
                 [node.module or ""] if isinstance(node, ast.ImportFrom) else []
             for n in names:
                 assert n not in banned and not n.startswith(("pyspark", "airflow")), (path.name, n)
-    code = ("import sys, clwl.generate.command, clwl.generate.landing; "
+    code = ("import sys, clwl.cli.generate, clwl.generate.landing; "
             "print(sorted(m for m in sys.modules if m.startswith(('clwl.algorithm', 'clwl.router', 'clwl.state', "
             "'clwl.xmitq', 'pyspark', 'airflow'))))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True)
     assert out.stdout.strip() == "[]"
+
+
+def _generate_import_graph(folder: Path) -> dict[str, set[str]]:
+    """Module of clwl.generate -> the modules of clwl.generate it imports, anywhere in it (in functions too).
+    ``from clwl.generate import x`` imports the package (it reads x from the package's namespace) and, when x is
+    a submodule, x too. The parent package that Python loads before any submodule is not counted."""
+    mods = {"clwl.generate" if p.stem == "__init__" else f"clwl.generate.{p.stem}": p for p in folder.glob("*.py")}
+    graph: dict[str, set[str]] = {}
+    for mod, path in mods.items():
+        deps: set[str] = set()
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Import):
+                deps.update(a.name for a in node.names)
+            elif isinstance(node, ast.ImportFrom):
+                assert node.level == 0, (mod, "relative import: make it absolute or resolve it here")
+                deps.add(node.module or "")
+                deps.update(f"{node.module}.{a.name}" for a in node.names)
+        graph[mod] = {d for d in deps if d in mods and d != mod}
+    return graph
+
+
+def _import_cycles(graph: dict[str, set[str]]) -> list[tuple[str, str]]:
+    """Pairs (a, b): a imports b, and b leads back to a."""
+    def reach(start: str) -> set[str]:
+        seen, todo = set(), [start]
+        while todo:
+            for d in graph[todo.pop()]:
+                if d not in seen:
+                    seen.add(d)
+                    todo.append(d)
+        return seen
+
+    return sorted((a, b) for a in graph for b in graph[a] if a in reach(b))
+
+
+def test_no_module_of_clwl_generate_imports_one_that_imports_it_back():
+    graph = _generate_import_graph(ROOT / "clwl" / "generate")
+    # the walk sees real edges (a vacuous graph would pass): the package runs landing lazily, landing renders
+    assert "clwl.generate.landing" in graph["clwl.generate"]
+    assert "clwl.generate.render" in graph["clwl.generate.landing"]
+    assert _import_cycles(graph) == []
+
+
+def test_the_cycle_check_finds_the_package_landing_cycle(tmp_path):
+    # the shape issue 15 removed: the package imports landing (lazily), landing took render from the package
+    (tmp_path / "__init__.py").write_text("def generate():\n    from clwl.generate.landing import Generator\n")
+    (tmp_path / "landing.py").write_text("from clwl.generate import render as R\n")
+    (tmp_path / "render.py").write_text("")
+    graph = _generate_import_graph(tmp_path)
+    assert _import_cycles(graph) == [("clwl.generate", "clwl.generate.landing"),
+                                     ("clwl.generate.landing", "clwl.generate")]
+
+
+def test_importing_the_package_loads_no_generator_module():
+    code = ("import sys; from clwl.generate import GenerateOptions; import clwl.generate.options as o; "
+            "print(GenerateOptions is o.GenerateOptions, "
+            "sorted(m for m in sys.modules if m.startswith('clwl.generate.')))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True)
+    assert out.stdout.split() == ["True", "['clwl.generate.options']"]
 
 
 def test_ground_truth_file_is_written_and_describes_the_run(estate):

@@ -16,7 +16,8 @@ import pytest
 pa = pytest.importorskip("pyarrow")
 deltalake = pytest.importorskip("deltalake")
 
-from clwl.query import add_query_command, discover_tables  # noqa: E402
+from clwl.cli.query import add_query_command  # noqa: E402
+from clwl.query import discover_tables  # noqa: E402
 
 DAY = dt.date(2026, 11, 20)
 UTC = dt.timezone.utc
@@ -63,8 +64,8 @@ def run(*argv: str) -> tuple[int, str, str]:
     """The command as `clwl query` runs it, in a fresh interpreter (also proves it never imports pyspark)."""
     code = (
         "import sys\n"
-        "from clwl.query import main\n"
-        "rc = main(sys.argv[1:])\n"
+        "from clwl.cli import main\n"
+        "rc = main(['query', *sys.argv[1:]])\n"
         "assert 'pyspark' not in sys.modules and 'py4j' not in sys.modules, 'pyspark was imported'\n"
         "sys.exit(rc)\n"
     )

@@ -11,6 +11,9 @@ RETRYING) let the replay see it; facts.json names the messages the generator re-
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
@@ -90,3 +93,13 @@ def test_what_stayed_in_the_outage_stayed_in_the_replay_too():
             assert r.stay_reason == "not-reallocatable"
         # delivered at the first capture that shows its channel running again
         assert _t(m["sent"]) <= r.released_at < _t(m["sent"]) + timedelta(minutes=10), (m, r)
+
+
+def test_the_committed_samples_are_what_make_samples_writes(tmp_path):
+    """samples/make_samples.py --check: every file under samples/landing, samples/captures and samples/facts.json
+    is byte for byte what the script (and the renderer it shares with clwl generate) writes now, and none is
+    extra. Run as a script from another folder, without PYTHONPATH: it must find the renderer by itself."""
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    out = subprocess.run([sys.executable, str(ROOT / "samples" / "make_samples.py"), "--check"], cwd=tmp_path,
+                         env=env, capture_output=True, text=True)
+    assert (out.returncode, out.stdout, out.stderr) == (0, "", "")

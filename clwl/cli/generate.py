@@ -1,4 +1,4 @@
-"""The ``clwl generate`` subcommand. ``clwl/cli.py`` registers it with ``add_generate_command(sub)``."""
+"""``clwl generate``: the command; the synthetic estate itself is written by clwl.generate."""
 
 from __future__ import annotations
 
@@ -6,13 +6,12 @@ import argparse
 import re
 import shutil
 import sys
-from datetime import date
 from pathlib import Path
 
-from clwl.argtypes import whole_number
+from clwl.cli.argtypes import iso_date, whole_number
+from clwl.cli.exit_codes import EXIT_INPUT, EXIT_OK
 from clwl.generate import GenerateOptions
 
-EXIT_OK, EXIT_INPUT = 0, 2
 _DAY_DIR = re.compile(r"\d{4}-\d{2}-\d{2}")
 
 
@@ -40,13 +39,6 @@ def _factor(text: str) -> float:
     return x
 
 
-def _date(text: str) -> date:
-    try:
-        return date.fromisoformat(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a date YYYY-MM-DD") from None
-
-
 def add_generate_command(subparsers) -> argparse.ArgumentParser:
     d = GenerateOptions(out="")
     g = subparsers.add_parser(
@@ -68,7 +60,7 @@ def add_generate_command(subparsers) -> argparse.ArgumentParser:
     g.add_argument("--senders", type=whole_number(1), default=d.senders, metavar="N",
                    help=f"sending queue managers, the ones with puts.csv (default {d.senders})")
     g.add_argument("--days", type=whole_number(1), default=d.days, metavar="N", help=f"days (default {d.days})")
-    g.add_argument("--start-date", type=_date, default=d.start_date, metavar="YYYY-MM-DD",
+    g.add_argument("--start-date", type=iso_date, default=d.start_date, metavar="YYYY-MM-DD",
                    help=f"first day (default {d.start_date.isoformat()})")
     g.add_argument("--messages-per-day", type=whole_number(0), default=d.messages_per_day, metavar="N",
                    help=f"messages put per day, all senders together (default {d.messages_per_day})")
@@ -153,16 +145,3 @@ def cmd_generate(args: argparse.Namespace) -> int:
         print(f"clwl generate: {e}", file=sys.stderr)
         return EXIT_INPUT
     return EXIT_OK
-
-
-def main(argv=None) -> int:
-    """``python -m clwl.generate.command ...`` (until the lead wires ``generate`` into ``clwl``)."""
-    p = argparse.ArgumentParser(prog="clwl")
-    sub = p.add_subparsers(dest="command", required=True)
-    add_generate_command(sub)
-    args = p.parse_args(argv)
-    return args.func(args)
-
-
-if __name__ == "__main__":
-    sys.exit(main())

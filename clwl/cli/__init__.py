@@ -1,0 +1,37 @@
+"""The ``clwl`` command line: entry points only, on top of the engine (clwl) and the pipeline (spark).
+
+One module per command family registers its subcommand (``add_*_command``) and handles it (``cmd_*``); the exit
+codes are in ``clwl.cli.exit_codes``. ``clwl route`` follows docs/cli-contract.md to the letter. The command
+modules are imported when the parser is built, not on ``import clwl.cli``, so ``clwl.cli.generate`` loads
+nothing of the routing engine; Spark is imported inside the pipeline handlers only.
+"""
+
+from __future__ import annotations
+
+import argparse
+from typing import Optional, Sequence
+
+from clwl.cli.exit_codes import EXIT_OK
+
+
+def build_parser() -> argparse.ArgumentParser:
+    from clwl.cli.generate import add_generate_command
+    from clwl.cli.pipeline import add_ingest_command, add_run_command
+    from clwl.cli.query import add_query_command
+    from clwl.cli.route import add_route_command
+
+    p = argparse.ArgumentParser(prog="clwl", description="Replay IBM MQ cluster workload management routing.")
+    sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    for add_command in (add_route_command, add_run_command, add_ingest_command, add_query_command,
+                        add_generate_command):  # the order of `clwl --help`
+        add_command(sub)
+    return p
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return args.func(args)
+    except BrokenPipeError:  # e.g. piped into head
+        return EXIT_OK

@@ -1,0 +1,40 @@
+"""argparse types shared by the ``clwl`` commands (nothing of the engine: ``clwl generate`` stays free of it)."""
+
+from __future__ import annotations
+
+import argparse
+from datetime import date
+
+
+def whole_number(lowest: int):
+    """An argparse type: a whole number of at least ``lowest``."""
+
+    def parse(text: str) -> int:
+        try:
+            n = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+        if n < lowest:
+            raise argparse.ArgumentTypeError(f"{n} must be at least {lowest}")
+        return n
+
+    return parse
+
+
+def run_date(text: str) -> str:
+    """An argparse type: a run date written exactly ``YYYY-MM-DD``, kept as text (it names a landing folder)."""
+    try:
+        if len(text) != 10:  # fromisoformat also takes 20261120, which names no landing folder
+            raise ValueError
+        date.fromisoformat(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a date YYYY-MM-DD") from None
+    return text
+
+
+def iso_date(text: str) -> date:
+    """An argparse type: an ISO date, as a ``date``."""
+    try:
+        return date.fromisoformat(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a date YYYY-MM-DD") from None

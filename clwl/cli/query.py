@@ -1,0 +1,60 @@
+"""``clwl query SQL [--lake DIR] [--json] [--whatif NAME]``: the command; the engine is clwl.query (no JVM)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from clwl.cli.exit_codes import EXIT_INPUT, EXIT_OK
+from clwl.query import QueryError, default_lake, run_query, write_json, write_readable
+
+
+def add_query_command(subparsers) -> argparse.ArgumentParser:
+    """Register ``clwl query`` on the ``clwl`` subparsers; the handler is ``cmd_query``."""
+    q = subparsers.add_parser(
+        "query", help="answer SQL on the lake's Delta tables (no JVM)",
+        description="Run SQL on the lake's Delta tables without starting a JVM. Every table at "
+                    "<lake>/<layer>/<table> is addressable by its bare name (routing_replay, stuck_messages, "
+                    "distribution, run_summary, quarantine, ...; gold wins, then silver, then bronze, when "
+                    "names clash) and as <layer>_<table>. The SQL dialect is Apache DataFusion's (through the "
+                    "deltalake package); SHOW TABLES lists what is there.",
+        epilog="example: clwl query \"SELECT qmgr, count(*) AS n FROM routing_replay GROUP BY qmgr ORDER BY qmgr\"")
+    q.add_argument("sql", metavar="SQL", help="the query")
+    q.add_argument("--lake", type=Path, default=None, metavar="DIR",
+                   help="the lake root (default: $CLWL_LAKE, else ./lake)")
+    q.add_argument("--json", action="store_true", help="one JSON object per row (timestamps ISO-8601)")
+    q.add_argument("--whatif", metavar="NAME",
+                   help="the tables of the what-if run NAME (<lake>/whatif/NAME) instead of the published ones")
+    q.set_defaults(func=cmd_query)
+    return q
+
+
+def cmd_query(args: argparse.Namespace) -> int:
+    lake = args.lake if args.lake is not None else default_lake()
+    name = getattr(args, "whatif", None)
+    if name is not None:
+        import re
+
+        from clwl.whatif import NAME_PATTERN
+
+        if not re.match(NAME_PATTERN, name):
+            print(f"clwl query: --whatif {name!r}: not a what-if name", file=sys.stderr)
+            return EXIT_INPUT
+        whatifs = Path(lake) / "whatif"
+        if not (whatifs / name).is_dir():
+            known = sorted(p.name for p in whatifs.iterdir() if p.is_dir()) if whatifs.is_dir() else []
+            print(f"clwl query: no what-if {name!r} in {lake} (what-ifs: {', '.join(known) or 'none'})",
+                  file=sys.stderr)
+            return EXIT_INPUT
+        lake = whatifs / name
+    try:
+        table = run_query(args.sql, lake)
+    except QueryError as exc:
+        print(f"clwl query: {exc}", file=sys.stderr)
+        return EXIT_INPUT
+    if args.json:
+        write_json(table, sys.stdout)
+    else:
+        write_readable(table, sys.stdout)
+    return EXIT_OK

@@ -1,0 +1,137 @@
+"""``clwl route``: docs/cli-contract.md to the letter. The routing itself is the engine's (clwl.router)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections import Counter
+from typing import Sequence
+
+from clwl.algorithm import PROFILE_DOCS, PROFILES, Request
+from clwl.cli.argtypes import whole_number
+from clwl.cli.exit_codes import EXIT_INPUT, EXIT_OK, EXIT_UNROUTABLE
+from clwl.model import IGQ_DEFAULT_MAX_MESSAGE
+from clwl.parse.common import InputError
+from clwl.router import Route, RouteError, Router
+from clwl.view import build_view, local_qmgr_name, read_captures
+
+_positive, _nonnegative = whole_number(1), whole_number(0)
+
+
+def add_route_command(subparsers) -> argparse.ArgumentParser:
+    r = subparsers.add_parser(
+        "route", help="route messages from one queue manager's runmqsc captures",
+        description="Route one or many messages as the sending queue manager's CLWL algorithm would, from "
+                    "its runmqsc (or MQ REST) captures.",
+        epilog="profiles: " + "; ".join(f"{k}: {v}" for k, v in PROFILE_DOCS.items()))
+    r.add_argument("--mqsc", action="append", required=True, metavar="PATH",
+                   help="a capture file, or a folder whose files are all read (repeatable)")
+    r.add_argument("--queue", required=True, metavar="QNAME", help="the cluster queue (or queue manager alias)")
+    r.add_argument("--qmgr", metavar="QMNAME", help="the target queue manager the application names")
+    r.add_argument("--local-qmgr", metavar="QMNAME", help="the sending queue manager (default: from the captures)")
+    r.add_argument("--count", type=_positive, default=1, metavar="N", help="messages to route (default 1)")
+    r.add_argument("--from-cluster-channel", action="store_true", help="the message arrived over a cluster channel")
+    r.add_argument("--pcf", action="store_true", help="the message is a cluster PCF message")
+    r.add_argument("--bind", choices=("notfixed", "open", "group"), default="notfixed",
+                   help="notfixed: choose per message; open: once for all; group: once per group")
+    r.add_argument("--group-size", type=_positive, default=1, metavar="N", help="messages per group (--bind group)")
+    r.add_argument("--size", type=_nonnegative, default=0, metavar="BYTES", help="message length (IGQ path)")
+    r.add_argument("--algorithm", choices=sorted(PROFILES), default="default", metavar="PROFILE",
+                   help="algorithm profile: " + ", ".join(sorted(PROFILES)) + " (default: default)")
+    r.add_argument("--explain", action="store_true", help="print the step-by-step elimination")
+    r.add_argument("--json", action="store_true", help="one JSON object per message")
+    # Extensions (the contract allows more options).
+    r.add_argument("--qsg-member", action="append", default=[], metavar="QMNAME",
+                   help="a queue manager in the sending queue manager's queue-sharing group (IGQ path)")
+    r.add_argument("--igq-max-size", type=_positive, default=IGQ_DEFAULT_MAX_MESSAGE, metavar="BYTES",
+                   help=f"largest message sent by intra-group queuing (default {IGQ_DEFAULT_MAX_MESSAGE})")
+    r.add_argument("--no-logical-order", action="store_true",
+                   help="with --bind group: groups are not put in logical order (MQPMO_LOGICAL_ORDER off)")
+    r.set_defaults(func=cmd_route)
+    return r
+
+
+def cmd_route(args: argparse.Namespace) -> int:
+    try:
+        caps = read_captures(args.mqsc)
+        local = local_qmgr_name(caps, args.local_qmgr)
+    except InputError as e:
+        print(f"clwl route: {e}", file=sys.stderr)
+        return EXIT_INPUT
+    view, view_problems = build_view(caps.records, local, args.qsg_member, args.igq_max_size)
+    for pr in [*caps.problems, *view_problems]:
+        print(f"clwl route: warning: {pr.source}:{pr.line}: {pr.reason} (record not used)", file=sys.stderr)
+
+    router = Router(view, args.algorithm)
+    request = Request(queue=args.queue, target_qmgr=args.qmgr, from_cluster_channel=args.from_cluster_channel,
+                      pcf=args.pcf, size=args.size)
+    results: list[Route | RouteError] = []
+    logical = not args.no_logical_order
+    for i in range(args.count):
+        group = str(i // args.group_size) if args.bind == "group" else ""
+        results.append(router.route(request, bind=args.bind, handle="clwl-route", group_id=group,
+                                    logical_order=logical, explain=args.explain))
+
+    if args.json:
+        out = sys.stdout
+        for n, res in enumerate(results, 1):
+            out.write(json.dumps(res.to_json(n, args.explain)) + "\n")
+    else:
+        _print_readable(results, args, local)
+    return EXIT_UNROUTABLE if any(isinstance(r, RouteError) for r in results) else EXIT_OK
+
+
+def _print_readable(results: Sequence[Route | RouteError], args: argparse.Namespace, local: str) -> None:
+    w = sys.stdout.write
+    w(f"Routing {args.count} message(s) to {args.queue}"
+      + (f" at queue manager {args.qmgr}" if args.qmgr else "")
+      + f" from {local} (profile {args.algorithm}, bind {args.bind})\n\n")
+    header = ("n", "qmgr", "channel", "xmitq", "path", "decided_by", "reallocatable")
+    rows = []
+    for n, r in enumerate(results, 1):
+        if isinstance(r, RouteError):
+            rows.append((str(n), f"{r.error} ({r.reason})", "", "", "", "", ""))
+        else:
+            realloc = "yes" if r.reallocatable else f"no ({r.not_reallocatable_reason})"
+            rows.append((str(n), r.qmgr, r.channel or "-", r.xmitq or "-", r.path, r.decided_by, realloc))
+    widths = [max(len(h), *(len(row[i]) for row in rows)) for i, h in enumerate(header)]
+
+    def line(cells):
+        return "  ".join(c.ljust(widths[i]) for i, c in enumerate(cells)).rstrip() + "\n"
+
+    if args.explain:
+        for n, r in enumerate(results, 1):
+            w(line(header))
+            w(line(rows[n - 1]))
+            for t in r.trace or ():
+                if t.step == "start":
+                    w(f"    {'start':<5} {t.note or 'candidates'}: {', '.join(t.remaining)}\n")
+                    continue
+                if t.step == "note":
+                    w(f"    {'note':<5} {t.rule}\n")
+                    continue
+                if t.eliminated:
+                    w(f"    {t.step:<5} {t.rule}\n")
+                    w(f"          eliminated {', '.join(t.eliminated)} -> remaining "
+                      f"{', '.join(t.remaining) or '(none)'}\n")
+                else:
+                    w(f"    {t.step:<5} {t.rule}: nothing eliminated\n")
+                if t.note:
+                    w(f"          [{t.note}]\n")
+            if isinstance(r, Route) and r.why_xmitq:
+                w(f"    xmitq {r.why_xmitq}\n")
+            if isinstance(r, RouteError) and r.detail:
+                w(f"    error {r.detail}\n")
+            w("\n")
+    else:
+        w(line(header))
+        for row in rows:
+            w(line(row))
+    if len(results) > 1:
+        dist = Counter(r.qmgr for r in results if isinstance(r, Route))
+        total = sum(dist.values())
+        if total:
+            w("\nDistribution:\n")
+            for qm, k in sorted(dist.items()):
+                w(f"  {qm:<20} {k:>7}  {100 * k / total:5.1f}%  {'#' * round(40 * k / total)}\n")

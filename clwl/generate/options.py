@@ -1,0 +1,39 @@
+"""The options of ``clwl generate`` (one field per command-line option). A module of its own, imported by the
+package without the generator, so the command line can build them without loading it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import date
+
+
+@dataclass
+class GenerateOptions:
+    out: str
+    seed: int = 1
+    qmgrs: int = 9
+    clusters: int = 1
+    queues: int = 4
+    instances: int = 3
+    senders: int = 2
+    days: int = 2
+    start_date: date = date(2026, 11, 19)
+    messages_per_day: int = 20_000
+    outages: float = 1.0
+    suspends: float = 0.5
+    weight_changes: float = 1.0
+    priority_changes: float = 0.5
+    put_disabled: float = 0.5
+    bind_open_share: float = 0.03
+    bind_group_share: float = 0.03
+    named_qmgr_share: float = 0.01
+    skew: int = 1
+    skew_factor: float | None = None
+    broken_records: int = 5
+    rest_qmgrs: int = 1
+    observed_every: int = 6
+    browse_cap: int = 2000
+    unresolved_outage: bool = True
+    force: bool = False
+    quiet: bool = False
+    partitions: float = 0.0  # per day; 0 keeps the estates of earlier versions byte-identical

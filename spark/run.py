@@ -1,0 +1,67 @@
+"""One run of the pipeline: what it reads and where it writes, computed once.
+
+Every stage (spark/pipeline.py) and every DAG task takes a :class:`PipelineRun` instead of working out the
+output lake, the staging paths or the what-if folder itself. Importable without pyspark (the DAG files build it).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from functools import cached_property
+from typing import Callable, Optional
+
+from clwl.lake import STAGING, whatif_root
+from clwl.whatif import WhatIf
+from spark.config import PipelineConfig
+
+
+@dataclass(frozen=True)
+class PipelineRun:
+    """``config``: the lake the run reads (its silver tables) and, unless it is a what-if run, writes.
+    ``whatif``: a what-if run writes everything it produces under ``<lake>/whatif/<name>/`` and never touches
+    the published tables. ``senders`` / ``cluster`` narrow the replay (only in a what-if run: a part of a day
+    must not replace the published day)."""
+
+    config: PipelineConfig
+    run_id: str
+    profile: str = "default"
+    whatif: Optional[WhatIf] = None
+    senders: Optional[tuple[str, ...]] = None
+    cluster: Optional[str] = None
+
+    def __post_init__(self) -> None:
+        if self.senders is not None:
+            object.__setattr__(self, "senders", tuple(self.senders) or None)
+        if (self.senders or self.cluster) and self.whatif is None:
+            raise ValueError("a run narrowed to some senders or a cluster must be a what-if run (give it a name)")
+
+    @cached_property
+    def out(self) -> PipelineConfig:
+        """The configuration of the lake the run writes: the main lake, or the what-if run's own folder."""
+        if self.whatif is None:
+            return self.config
+        root = whatif_root(self.config.lake, self.whatif.name)
+        return replace(self.config, lake=root, reports=root / "reports")
+
+    def staging(self, table: str) -> str:
+        """``<out>/staging/<table>``: a gold table of this run before the quality gate."""
+        return str(self.out.lake / STAGING / table)
+
+    def gold(self, table: str) -> str:
+        """``<out>/gold/<table>``: where the gate publishes it."""
+        return self.out.table_path("gold", table)
+
+    def reads(self, key: str) -> str:
+        """An input table (``"silver.message_events"``) of the main lake: a what-if run reads the same silver."""
+        layer, name = key.split(".", 1)
+        return self.config.table_path(layer, name)
+
+    @property
+    def overrides(self) -> Optional[Callable]:
+        """The what-if's configuration overrides for the timelines (None: the configuration as captured)."""
+        return self.whatif.apply if self.whatif is not None else None
+
+    @property
+    def label(self) -> str:
+        """How progress lines name the run's kind: ``profile default, what-if qm2-w20``."""
+        return f"profile {self.profile}" + (f", what-if {self.whatif.name}" if self.whatif else "")

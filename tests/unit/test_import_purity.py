@@ -1,0 +1,189 @@
+"""Import purity: which layer may import which.
+
+- The engine (every module under clwl/ except the command line clwl.cli and clwl/__main__.py) never loads pyspark,
+  py4j, airflow or the pipeline package spark/, neither when it is imported nor in a function (lazy imports).
+- The command line sits on top: nothing in the engine, spark/ or dags/ imports clwl.cli, so no import cycle can
+  pass through it (the one there was: clwl/pipeline_cli.py -> spark/ingest.py -> its __main__ -> back).
+- The command line itself loads Spark only inside the pipeline handlers: ``clwl route --help`` loads none of it.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import pkgutil
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+HEAVY = ("pyspark", "py4j", "airflow", "spark")  # top-level packages the engine never loads
+ENTRY_POINTS = ("clwl.cli", "clwl.__main__")  # command-line code: may import anything, lazily
+
+
+def _is_entry_point(module: str) -> bool:
+    return any(module == e or module.startswith(e + ".") for e in ENTRY_POINTS)
+
+
+def _modules(package: str) -> dict[str, Path]:
+    """Module name -> file, for every module of ``package`` (a folder under ROOT), found without importing any."""
+    found: dict[str, Path] = {}
+
+    def walk(folder: Path, prefix: str) -> None:
+        found[prefix] = folder / "__init__.py"
+        for info in pkgutil.iter_modules([str(folder)]):
+            name = f"{prefix}.{info.name}"
+            if info.ispkg:
+                walk(folder / info.name, name)
+            else:
+                found[name] = folder / f"{info.name}.py"
+
+    walk(ROOT / package, package)
+    return found
+
+
+def _dag_modules() -> dict[str, Path]:
+    return {f"dags.{p.stem}": p for p in sorted((ROOT / "dags").glob("*.py"))}
+
+
+def _imports(module: str, path: Path) -> set[str]:
+    """Every module ``path`` imports, anywhere in it (functions too), as absolute names. ``from a import b`` counts
+    as importing both ``a`` and ``a.b`` (b may be a submodule)."""
+    package = module if path.name == "__init__.py" else module.rpartition(".")[0]
+    names: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if isinstance(node, ast.Import):
+            names.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:  # relative: from .x import y, from .. import z
+                base = package.split(".")[: len(package.split(".")) - node.level + 1]
+                source = ".".join(base + ([node.module] if node.module else []))
+            else:
+                source = node.module or ""
+            names.add(source)
+            names.update(f"{source}.{alias.name}" for alias in node.names if alias.name != "*")
+    return names
+
+
+def _engine_modules() -> dict[str, Path]:
+    return {m: p for m, p in _modules("clwl").items() if not _is_entry_point(m)}
+
+
+def test_the_walk_finds_the_engine_and_the_command_line():
+    # Guards the tests below against passing on an empty walk.
+    engine, everything = _engine_modules(), _modules("clwl")
+    assert {"clwl", "clwl.router", "clwl.query", "clwl.parse", "clwl.generate", "clwl.generate.landing"} <= set(engine)
+    assert {"clwl.cli", "clwl.cli.route", "clwl.cli.pipeline", "clwl.cli.query", "clwl.cli.generate",
+            "clwl.cli.argtypes", "clwl.cli.exit_codes", "clwl.__main__"} <= set(everything) - set(engine)
+
+
+def test_importing_every_engine_module_loads_no_spark_airflow_or_command_line():
+    engine = sorted(_engine_modules())
+    code = (
+        "import importlib, json, sys\n"
+        "for name in sys.argv[1:]:\n"
+        "    importlib.import_module(name)\n"
+        f"heavy = sorted(m for m in sys.modules if m.split('.')[0] in {HEAVY!r})\n"
+        "cli = sorted(m for m in sys.modules if m == 'clwl.cli' or m.startswith('clwl.cli.'))\n"
+        "missing = [n for n in sys.argv[1:] if n not in sys.modules]\n"
+        "print(json.dumps({'heavy': heavy, 'cli': cli, 'missing': missing}))\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", code, *engine], capture_output=True, text=True, cwd=ROOT,
+                          timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout) == {"heavy": [], "cli": [], "missing": []}
+
+
+def test_no_engine_module_imports_spark_airflow_or_the_command_line_even_lazily():
+    bad = {}
+    for module, path in _engine_modules().items():
+        wrong = sorted(n for n in _imports(module, path) if n.split(".")[0] in HEAVY or _is_entry_point(n))
+        if wrong:
+            bad[module] = wrong
+    assert bad == {}
+
+
+def test_neither_the_pipeline_nor_the_dags_import_the_command_line():
+    bad = {}
+    for module, path in {**_modules("spark"), **_dag_modules()}.items():
+        wrong = sorted(n for n in _imports(module, path) if _is_entry_point(n))
+        if wrong:
+            bad[module] = wrong
+    assert bad == {}
+
+
+def _import_graph() -> dict[str, set[str]]:
+    """Project module -> the project modules it imports (clwl, spark, dags). Importing ``a.b.c`` runs ``a`` and
+    ``a.b`` first, so the packages on the way are edges too."""
+    modules = {**_modules("clwl"), **_modules("spark"), **_dag_modules()}
+    graph: dict[str, set[str]] = {}
+    for module, path in modules.items():
+        targets = set()
+        for name in _imports(module, path):
+            parts = name.split(".")
+            targets.update(".".join(parts[:i]) for i in range(1, len(parts) + 1))
+        graph[module] = {t for t in targets if t in modules and t != module}
+    return graph
+
+
+def _reaches(graph: dict[str, set[str]], start: str) -> set[str]:
+    seen, todo = set(), [start]
+    while todo:
+        for nxt in graph[todo.pop()]:
+            if nxt not in seen:
+                seen.add(nxt)
+                todo.append(nxt)
+    return seen
+
+
+def _cycles_through_the_command_line(graph: dict[str, set[str]]) -> list[str]:
+    """The modules outside the command line that it reaches and that reach it back: each closes a cycle.
+    (Cycles inside clwl.cli, a submodule importing its own package, are how packages work: not counted.)"""
+    cli = [m for m in graph if _is_entry_point(m)]
+    reached_from_cli = set().union(*(_reaches(graph, m) for m in cli))
+    return sorted(m for m in reached_from_cli
+                  if not _is_entry_point(m) and any(_is_entry_point(n) for n in _reaches(graph, m)))
+
+
+def test_no_import_cycle_passes_through_the_command_line():
+    graph = _import_graph()
+    assert _cycles_through_the_command_line(graph) == []
+    # Not empty by accident: the command line reaches the engine and the pipeline.
+    assert {"clwl.router", "clwl.query", "spark.pipeline", "spark.ingest"} <= _reaches(graph, "clwl.cli")
+
+
+def test_the_cycle_check_sees_the_old_cycle():
+    # The shape of the cycle this layering removed: the command line's ingest module imports the pipeline, whose
+    # __main__ imported it back.
+    graph = {"clwl": set(), "clwl.cli": {"clwl.cli.pipeline"}, "clwl.cli.pipeline": {"clwl.cli", "spark.ingest"},
+             "spark": set(), "spark.ingest": {"spark", "clwl", "clwl.cli", "clwl.cli.pipeline"}}
+    assert _cycles_through_the_command_line(graph) == ["spark.ingest"]
+
+
+def test_relative_imports_are_resolved(tmp_path):
+    # `from ..cli import route` inside clwl/parse/x.py names clwl.cli.route: the static checks above see it.
+    path = tmp_path / "x.py"
+    path.write_text("from ..cli import route\nfrom . import common\nimport spark.config\n")
+    assert _imports("clwl.parse.x", path) == {"clwl.cli", "clwl.cli.route", "clwl.parse", "clwl.parse.common",
+                                              "spark.config"}
+
+
+def test_the_command_line_loads_spark_and_deltalake_only_in_the_handlers():
+    modules = sorted(m for m in _modules("clwl") if _is_entry_point(m) and m != "clwl.__main__")
+    heavy = (*HEAVY, "deltalake", "pyarrow")
+    code = (
+        "import importlib, json, sys\n"
+        "for name in sys.argv[1:]:\n"
+        "    importlib.import_module(name)\n"
+        "from clwl.cli import main\n"
+        "try:\n"
+        "    main(['route', '--help'])\n"
+        "except SystemExit:\n"
+        "    pass\n"
+        f"print(json.dumps(sorted(m for m in sys.modules if m.split('.')[0] in {heavy!r})))\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", code, *modules], capture_output=True, text=True, cwd=ROOT,
+                          timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert "usage: clwl route" in proc.stdout
+    assert json.loads(proc.stdout.splitlines()[-1]) == []
