@@ -20,6 +20,10 @@ The format is ``amqsmon0.c``'s (``mq-domain-notes.md`` section 2c): each record 
 
 So rows read = ``len(records) + skipped + len(problems)``.
 
+A field amqsmon prints by number because the parameter is missing from its name table (``1505: 7``, a PCF
+parameter newer than the amqsmon build) is not a problem: it is kept in the row's ``unknown_fields`` as
+``("1505", "7")`` and the group's other fields are read as usual.
+
 Assumptions: interval dates and times are returned as naive datetimes exactly as printed (amqsmon prints
 the queue manager's local time and no zone); a put field that is absent is ``None``; ``put_fail_count`` is
 PutFailCount (Put1FailCount is not added).
@@ -62,6 +66,9 @@ class QueueAccountingRecord:
     put_bytes_persistent: int | None
     application_name: str | None  # None for statistics
     connection_id: str | None  # hex, upper case; None for statistics
+    #: Fields amqsmon printed by number (a PCF parameter missing from its name table: ``1505: 7``), as
+    #: ``(number, value)`` in file order: the record's own, then its queue group's. Kept, never a problem.
+    unknown_fields: tuple[tuple[str, str], ...] = ()
 
 
 class _Reject(Exception):
@@ -70,7 +77,7 @@ class _Reject(Exception):
 
 # Matched against the line without its trailing blanks (the value is what is left): "(.*?)\s*$" retried the
 # blanks at each position of the value, quadratic on a run of blanks inside it.
-_LINE = re.compile(r"(\s*+)([A-Za-z][A-Za-z0-9_]*+)\s*+:\s?(.*)")
+_LINE = re.compile(r"(\s*+)([A-Za-z][A-Za-z0-9_]*+|\d++)\s*+:\s?(.*)")
 _INT_LIST = re.compile(r"^\[\s*(-?\d+)\s*,\s*(-?\d+)\s*\]$")
 _DATE = re.compile(r"^(\d{4})-(\d{2})-(\d{2})$")
 _TIME = re.compile(r"^(\d{2})[.:](\d{2})[.:](\d{2})$")
@@ -134,20 +141,22 @@ def _interval(fields: dict[str, str], which: str) -> datetime:
 
 
 class _Group:
-    __slots__ = ("line", "fields", "lines", "error")
+    __slots__ = ("line", "fields", "lines", "error", "unknown")
 
     def __init__(self, line: int):
         self.line = line
+        self.unknown: list[tuple[str, str]] = []  # fields printed by number
         self.fields: dict[str, str] = {}
         self.lines: list[str] = []
         self.error: str | None = None
 
 
 class _Record:
-    __slots__ = ("line", "mtype", "fields", "lines", "error", "groups")
+    __slots__ = ("line", "mtype", "fields", "lines", "error", "groups", "unknown")
 
     def __init__(self, line: int, mtype: str):
         self.line = line
+        self.unknown: list[tuple[str, str]] = []  # fields printed by number
         self.mtype = mtype
         self.fields: dict[str, str] = {}
         self.lines: list[str] = []
@@ -198,7 +207,7 @@ def parse_amqsmon_text(
             problems.append(ParseProblem(source, rec.line, str(exc), raw))
             return
 
-        def row(line: int, fields: dict[str, str]) -> QueueAccountingRecord:
+        def row(line: int, fields: dict[str, str], unknown: list[tuple[str, str]]) -> QueueAccountingRecord:
             queue = _text(fields.get("QueueName", ""))
             if not queue:
                 raise _Reject(f"missing QueueName in {rec.mtype} group")
@@ -224,11 +233,12 @@ def parse_amqsmon_text(
                 put_bytes_persistent=bytes_p,
                 application_name=appl,
                 connection_id=conn,
+                unknown_fields=tuple(rec.unknown + unknown),
             )
 
         if not units:
             try:
-                records.append(row(rec.line, head))
+                records.append(row(rec.line, head, []))
             except _Reject as exc:
                 problems.append(ParseProblem(source, rec.line, str(exc), raw))
             return
@@ -236,7 +246,7 @@ def parse_amqsmon_text(
             try:
                 if g.error:
                     raise _Reject(g.error)
-                records.append(row(g.line, g.fields))
+                records.append(row(g.line, g.fields, g.unknown))
             except _Reject as exc:
                 problems.append(ParseProblem(source, g.line, str(exc), "\n".join(g.lines)))
         if count is not None and count > len(units):
@@ -269,6 +279,8 @@ def parse_amqsmon_text(
             if match is None:
                 if group.error is None:
                     group.error = f"malformed line (no 'Label: value'): {line.strip()[:60]!r}"
+            elif match.group(2).isdigit():
+                group.unknown.append((match.group(2), match.group(3)))
             else:
                 group.fields[match.group(2)] = match.group(3)
             continue
@@ -276,6 +288,8 @@ def parse_amqsmon_text(
         if match is None:
             if cur.error is None:
                 cur.error = f"malformed line (no 'Label: value'): {line.strip()[:60]!r}"
+        elif match.group(2).isdigit():
+            cur.unknown.append((match.group(2), match.group(3)))
         else:
             cur.fields.setdefault(match.group(2), match.group(3))
     if cur is not None:

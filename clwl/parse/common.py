@@ -59,7 +59,7 @@ class ParsedCapture:
     records: list[MqscRecord] = field(default_factory=list)
     problems: list[ParseProblem] = field(default_factory=list)
     banner_qmgr: str | None = None  # from "Starting MQSC for queue manager NAME." (any language)
-    fmt: str = "mqsc"  # "mqsc" or "rest"
+    fmt: str = "mqsc"  # "mqsc", "rest", or "zos" (z/OS command output, clwl.parse.zos)
 
 
 # ----------------------------------------------------------------------------------------------------------

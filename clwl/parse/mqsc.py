@@ -49,6 +49,13 @@ How the text is read:
   4. failing all that, the first line ending as in 2 whose NAME has lower-case letters (``... QM qm1.``).
   ``None`` when nothing matches.
 * The record kind comes from the attributes (see :func:`classify`); the message id only breaks ties.
+* Typed input (runmqsc copied from an interactive terminal): each command typed at column 0 is followed by
+  runmqsc's echo ``     N : <same text>`` (continuation lines ``       : <text>``). Lines at column 0 that the
+  echo right after them repeats, word for word and line for line, are the typed command: skipped (they would
+  otherwise be read as attributes of the record before them). A column-0 line that no echo repeats is read as
+  before.
+* z/OS command output (CSQxnnns messages, no AMQnnnn message at the start of a line) is handed to
+  :func:`clwl.parse.zos.parse_zos_text` (``fmt == "zos"``): it lands under the same file names.
 
 Malformed records become :class:`ParseProblem` (line = the record's AMQ line, raw = the record's text) and are
 not emitted. Reason prefixes: ``unbalanced parenthesis:``, ``unclosed quote:``, ``not KEY(value) or a keyword:``,
@@ -502,8 +509,12 @@ def parse_mqsc_text(text: str, source: str) -> ParsedCapture:
         text = text[1:]
     if "\r" in text:
         text = text.replace("\r\n", "\n").replace("\r", "\n")
+    if _looks_like_zos(text):
+        from clwl.parse.zos import parse_zos_text  # z/OS command output lands under the same file names
+
+        return parse_zos_text(text, source)
     capture = ParsedCapture(source=source, fmt="mqsc")
-    parser = _Parser(text, source, capture)
+    parser = _Parser(text, source, capture, _typed_input(text))
     parser.run()
     if not (parser.headers or parser.saw_echo or parser.saw_banner):
         if not text.strip():
@@ -513,8 +524,55 @@ def parse_mqsc_text(text: str, source: str) -> ParsedCapture:
     return capture
 
 
+_ECHO_NUMBERED = re.compile(r"[ \t]*\d+[ \t]*:(?:[ \t]|$)")
+_AMQ_AT_LINE_START = re.compile(r"^[ \t]*AMQ\d{4}[IEWS]?:", re.M)
+_ZOS_AT_LINE_START = re.compile(r"^[ \t]*CSQ[0-9A-Z]\d{3}[IEWAD](?:[ \t]|$)", re.M)
+
+
+def _looks_like_zos(text: str) -> bool:
+    """z/OS command output (CSQUTIL COMMAND, the console, the REST plain-text answer): CSQxnnns messages and
+    no AMQnnnn message at the start of a line."""
+    return _ZOS_AT_LINE_START.search(text) is not None and _AMQ_AT_LINE_START.search(text) is None
+
+
+def _typed_input(text: str) -> frozenset[int]:
+    """Offsets of the lines typed at an interactive runmqsc: a run of lines at column 0 right before the echoed
+    command ``N : <same text>`` (and its ``   : <text>`` continuation echoes) that repeats them line for line.
+    Copied from a terminal, they stand where a record's attribute lines would (issue 17). Linear: each echo
+    block looks back over as many lines as it has."""
+    if ":" not in text:
+        return frozenset()
+    lines = text.split("\n")
+    starts = [0] * len(lines)
+    at = 0
+    for i, line in enumerate(lines):
+        starts[i] = at
+        at += len(line) + 1
+    typed: set[int] = set()
+    i, n = 0, len(lines)
+    while i < n:
+        if not _ECHO_NUMBERED.match(lines[i]):
+            i += 1
+            continue
+        j = i + 1
+        while j < n and _ECHO.match(lines[j]) and not _ECHO_NUMBERED.match(lines[j]):
+            j += 1
+        count = j - i
+        if count <= i:
+            candidates = lines[i - count:i]
+            if all(
+                line[:1] not in ("", " ", "\t") and not _ECHO.match(line)
+                and line.split() == echo.split(":", 1)[1].split()
+                for line, echo in zip(candidates, lines[i:j])
+            ):
+                typed.update(starts[i - count:i])
+        i = j
+    return frozenset(typed)
+
+
 class _Parser:
-    def __init__(self, text: str, source: str, capture: ParsedCapture) -> None:
+    def __init__(self, text: str, source: str, capture: ParsedCapture, typed: frozenset[int] = frozenset()) -> None:
+        self.typed = typed  # offsets of lines typed at an interactive runmqsc: skipped
         self.text = text
         self.source = source
         self.records = capture.records
@@ -589,8 +647,14 @@ class _Parser:
             segment = segment[:-1]
         orphan_line = 0
         orphan: list[str] = []
+        typed = self.typed
+        at = start - 1
         for offset, line in enumerate(segment.split("\n")):
-            if _ECHO.match(line):
+            at += 1
+            line_at, at = at, at + len(line)
+            if typed and line_at in typed:
+                pass  # a command typed at an interactive runmqsc (its echo follows)
+            elif _ECHO.match(line):
                 self.saw_echo = True
                 self.in_banner = False
             elif line.strip() and not _CLOSING.match(line) and _clean_attribute_line(line) is not None:
@@ -664,13 +728,13 @@ class _Parser:
             line = text[pos:line_end]
             stripped = line.strip()
             if scanner.open:
-                if not stripped or _is_end_line(line):
+                if not stripped or _is_end_line(line) or pos in self.typed:
                     return scanner.unclosed_reason(), pos, scanner.pairs
                 scanner.feed(line, lineno)
             elif not stripped:
                 pass
-            elif _is_end_line(line):
-                break
+            elif _is_end_line(line) or pos in self.typed:
+                break  # an echoed command, a closing line, or a command typed at an interactive runmqsc
             elif line[0] not in " \t":
                 pairs = _clean_attribute_line(line)
                 if pairs is None:

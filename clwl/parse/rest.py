@@ -9,7 +9,14 @@ Accepted shapes (mq-domain-notes 2b), in one file:
 * any of these wrapped as ``{"qmgr": "QM1", "response": <envelope or array>}``: ``qmgr`` gives
   ``banner_qmgr`` (the first one in the file wins);
 * an mqweb error body ``{"error": [{"messageId": "MQWB...", "message": ..., "reasonCode": ...}]}``: one problem per
-  error.
+  error;
+* the answer of a resource GET (REST v1/v2 ``GET .../admin/qmgr/{qmgr}/queue?attributes=*``, ``.../channel``,
+  ``GET .../admin/qmgr/{qmgr}``): ``{"queue": [...]}``, ``{"channel": [...]}``, ``{"qmgr": [...]}``, one record per
+  object (:meth:`_Reader.resource`: attribute paths mapped to MQSC keywords, ``type`` to TYPE/CHLTYPE). What such
+  a capture cannot hold: cluster queue instances as a partial repository sees them (DISPLAY QCLUSTER has no
+  resource GET: a ``type: cluster`` object without its hosting queue manager is a problem), cluster queue
+  managers (DISPLAY CLUSQMGR), and the queue manager's cluster attributes (the ``qmgr`` resource is status only:
+  its object is kind OTHER).
 
 Each ``commandResponse`` item with ``completionCode`` 0 gives one record per object: its ``parameters`` with keys
 upper-cased; a nested ``objects`` array is flattened as pymqrest does (each object merged over a copy of its
@@ -17,14 +24,16 @@ parent's other parameters, the object's keys winning; an empty array gives no re
 strings stripped, integers in decimal, ``true``/``false`` -> ``YES``/``NO``, ``null`` -> ``None`` (like a bare
 keyword), lists joined with ``,`` (``"names": ["A", "B"]`` -> ``"A,B"``), other objects as compact JSON. The kind is
 decided by :func:`clwl.parse.mqsc.classify` (no message id in REST) and checked by
-:func:`clwl.parse.mqsc.missing_key_reason`.
+:func:`clwl.parse.mqsc.missing_key_reason`; a record with a ``queue`` key and no ``type`` is a problem (``missing
+key attribute: queue record without TYPE``), as an AMQ8409I record without TYPE is on the runmqsc path.
 
 An item with ``completionCode`` != 0 is a problem (``command failed: completionCode 2, reasonCode 2085 ...``),
 except "nothing found": ``overallReasonCode`` 3008 and an item without parameters whose ``reasonCode`` is 2085
 (MQRC_UNKNOWN_OBJECT_NAME) or 3065 (MQRCCF_CHL_STATUS_NOT_FOUND, the REST form of "AMQ8420I: Channel Status not
 found."), which yields nothing. An item with completionCode 0 and no ``parameters`` yields nothing (a DEFINE/ALTER
-answer), unless it carries the ``text`` lines of a plain ``runCommand`` answer: those are read as runmqsc output
-(records keep their AMQ message id; line is the JSON Lines line or 0).
+answer), unless it carries the ``text`` lines of a plain ``runCommand`` answer: those are read as runmqsc output,
+or as z/OS output (:mod:`clwl.parse.zos`) when they hold CSQxnnns messages (records keep their AMQ / CSQ message
+id; line is the JSON Lines line or 0).
 
 :class:`InputError` when the file is missing or unreadable, is not JSON (the message gives the JSON error's line
 and column), or holds no runCommandJSON response at all.
@@ -105,7 +114,8 @@ def parse_rest_text(text: str, source: str) -> ParsedCapture:
     if not reader.recognised:
         if too_deep is not None:
             raise InputError(source, too_deep)
-        raise InputError(source, "not an MQ REST runCommandJSON response (no commandResponse)")
+        raise InputError(source, "not an MQ REST runCommandJSON response (no commandResponse) nor a resource GET "
+                                 "answer (no queue, channel or qmgr list)")
     _refuse_surrogates(reader.capture)
     return reader.capture
 
@@ -185,7 +195,8 @@ def _json_lines(text: str) -> list[tuple[int, Any, str | None]] | None:
 
 
 def _looks_like_response(value: dict[str, Any]) -> bool:
-    return any(key in value for key in _ENVELOPE_KEYS) or "response" in value or "error" in value
+    return (any(key in value for key in _ENVELOPE_KEYS) or "response" in value or "error" in value
+            or any(isinstance(value.get(key), list) for key in _RESOURCES))
 
 
 def _text(value: Any) -> str | None:
@@ -202,6 +213,75 @@ def _text(value: Any) -> str | None:
     if isinstance(value, list):
         return ",".join("" if item is None else (_text(item) or "") for item in value)
     return json.dumps(value, separators=(",", ":"), sort_keys=True, ensure_ascii=False)
+
+
+# --------------------------------------------------------------------------------------------------------------
+# Resource GETs (REST v1/v2 ``/admin/qmgr/{qmgr}/queue``, ``.../channel``, ``/admin/qmgr``)
+
+_RESOURCES = ("queue", "channel", "qmgr")
+# resource -> (its name keyword, its type keyword, REST type value -> MQSC value)
+_RESOURCE_KEYS: dict[str, tuple[str, str, dict[str, str]]] = {
+    "queue": ("QUEUE", "TYPE", {"local": "QLOCAL", "alias": "QALIAS", "remote": "QREMOTE", "model": "QMODEL",
+                                "cluster": "QCLUSTER"}),
+    "channel": ("CHANNEL", "CHLTYPE", {
+        "sender": "SDR", "server": "SVR", "receiver": "RCVR", "requester": "RQSTR", "clusterSender": "CLUSSDR",
+        "clusterReceiver": "CLUSRCVR", "serverConnection": "SVRCONN", "clientConnection": "CLNTCONN",
+        "amqp": "AMQP", "mqtt": "MQTT"}),
+    "qmgr": ("QMNAME", "", {}),
+}
+_INHIBITED = {True: "DISABLED", False: "ENABLED"}
+#: REST attribute path -> (MQSC keyword, REST value -> MQSC value or None to keep the value as text).
+_RESOURCE_KEYWORDS: dict[str, tuple[str, dict | None]] = {
+    "general.description": ("DESCR", None),
+    "general.inhibitPut": ("PUT", _INHIBITED),
+    "general.inhibitGet": ("GET", _INHIBITED),
+    "general.isTransmissionQueue": ("USAGE", {True: "XMITQ", False: "NORMAL"}),
+    "remote.queueName": ("RNAME", None),
+    "remote.qmgrName": ("RQMNAME", None),
+    "remote.transmissionQueueName": ("XMITQ", None),
+    "alias.targetName": ("TARGET", None),
+    "alias.targetType": ("TARGTYPE", {"queue": "QUEUE", "topic": "TOPIC"}),
+    "cluster.name": ("CLUSTER", None),
+    "cluster.namelist": ("CLUSNL", None),
+    "cluster.workloadPriority": ("CLWLPRTY", None),
+    "cluster.workloadRank": ("CLWLRANK", None),
+    "cluster.workloadWeight": ("CLWLWGHT", None),
+    "cluster.networkPriority": ("NETPRTY", None),
+    "cluster.workloadQueueUse": ("CLWLUSEQ", {"asQmgr": "QMGR", "local": "LOCAL", "any": "ANY"}),
+    "cluster.transmissionQueueForChannelName": ("CLCHNAME", None),
+    "cluster.queueManagerName": ("CLUSQMGR", None),
+    "cluster.qmgrId": ("QMID", None),
+    "cluster.queueType": ("CLUSQT", {"local": "QLOCAL", "alias": "QALIAS", "remote": "QREMOTE",
+                                     "qmgrAlias": "QMGR"}),
+    "applicationDefaults.clusterBind": ("DEFBIND", {"onOpen": "OPEN", "notFixed": "NOTFIXED", "onGroup": "GROUP"}),
+}
+
+
+def _flatten_resource(value: dict[str, Any], prefix: str, out: list[tuple[str, Any]]) -> None:
+    """``(dotted path, value)`` of every leaf of a resource object; a list is a leaf (its items as text)."""
+    for key, item in value.items():
+        path = f"{prefix}{key}"
+        if isinstance(item, dict):
+            _flatten_resource(item, path + ".", out)  # an empty group adds nothing
+        else:
+            out.append((path, item))
+
+
+def _resource_attribute(resource: str, path: str, value: Any, type_key: str,
+                        types: dict[str, str]) -> tuple[str, str | None]:
+    """MQSC keyword and value text of one attribute of a resource object."""
+    if path == "name":
+        return _RESOURCE_KEYS[resource][0], _text(value)
+    if path == "type" and type_key:
+        text = _text(value)
+        return type_key, types.get(text or "", (text or "").upper())
+    keyword = _RESOURCE_KEYWORDS.get(path)
+    if keyword is None:
+        return path.upper(), _text(value)
+    name, values = keyword
+    if values is not None and isinstance(value, (str, bool)) and value in values:
+        return name, values[value]
+    return name, _text(value)
 
 
 def _raw(value: Any) -> str:
@@ -252,7 +332,64 @@ class _Reader:
                 else:
                     self.problem(line, "REST error: unreadable error entry", _raw(error))
             return
+        resources = [key for key in _RESOURCES if isinstance(value.get(key), list)]
+        if resources:
+            self.recognised = True
+            for key in resources:
+                self.resource(key, value[key], line)
+            return
         self.problem(line, "not a command response: no commandResponse", raw or _raw(value))
+
+    def resource(self, resource: str, objects: list[Any], line: int) -> None:
+        """The answer of a resource GET (``GET .../admin/qmgr/{qmgr}/queue?attributes=*``): one record per object.
+
+        Attribute groups are flattened to dotted paths (``cluster.workloadRank``); the paths with an MQSC keyword
+        of their own get it (:data:`_RESOURCE_KEYWORDS`) with its value spelled as runmqsc spells it, the others
+        are kept under their upper-cased path (``EXTENDED.SHAREABLE``). A queue manager object (the ``qmgr``
+        resource gives dspmq-like status, none of DISPLAY QMGR's cluster attributes) is kind OTHER; its name is
+        the banner queue manager when the answer holds one queue manager only."""
+        key_name, type_key, types = _RESOURCE_KEYS[resource]
+        qmgr_names = []
+        for entry in objects:
+            if not isinstance(entry, dict):
+                self.problem(line, f"not a command response: an entry of {resource} is not an object", _raw(entry))
+                continue
+            attrs: dict[str, str | None] = {}
+            flat: list[tuple[str, Any]] = []
+            _flatten_resource(entry, "", flat)
+            duplicate = None
+            for path, value in flat:
+                name, text = _resource_attribute(resource, path, value, type_key, types)
+                if name in attrs and attrs[name] != text:
+                    duplicate = (f"duplicate attribute: {name} given twice with different values "
+                                 f"({attrs[name]!r}, {text!r})")
+                    break
+                attrs[name] = text
+            if duplicate is not None:
+                self.problem(line, duplicate, _raw(entry))
+                continue
+            if resource == "qmgr":
+                if not attrs.get("QMNAME"):
+                    self.problem(line, "missing key attribute: qmgr object without name", _raw(entry))
+                    continue
+                qmgr_names.append(attrs["QMNAME"])
+                self.capture.records.append(MqscRecord("OTHER", attrs, self.source, line))
+                continue
+            if type_key not in attrs:  # no "type": which kind of queue or channel it is cannot be told
+                self.problem(line, missing_key_reason("QUEUE" if resource == "queue" else "CHANNEL", attrs) or "",
+                             _raw(entry))
+                continue
+            kind = classify(attrs, "AMQ8409I" if resource == "queue" else "AMQ8414I")
+            reason = missing_key_reason("QUEUE" if kind == "OTHER" and resource == "queue" else kind, attrs)
+            if kind == "OTHER" and reason is None:
+                reason = f"missing key attribute: {resource} {attrs.get(key_name)!r} of unknown type " \
+                         f"{attrs.get(type_key)!r}"
+            if reason is not None:
+                self.problem(line, reason, _raw(entry))
+                continue
+            self.capture.records.append(MqscRecord(kind, attrs, self.source, line))
+        if len(qmgr_names) == 1 and self.capture.banner_qmgr is None:
+            self.capture.banner_qmgr = qmgr_names[0]
 
     def envelope(self, envelope: dict[str, Any], line: int) -> None:
         items = envelope.get("commandResponse", [])
@@ -340,6 +477,11 @@ class _Reader:
         if not attrs:
             return
         kind = classify(attrs)
+        if kind == "OTHER" and "QUEUE" in attrs and "TYPE" not in attrs and "CLUSQMGR" not in attrs:
+            # runmqsc's header tells a queue record without TYPE apart (a problem); REST has no header, but
+            # every DISPLAY answer with a QUEUE key (QUEUE, QSTATUS, QCLUSTER) carries type: without it, the
+            # record would silently become OTHER.
+            kind = "QUEUE"
         reason = missing_key_reason(kind, attrs)
         if reason is not None:
             self.problem(line, reason, _raw(parameters))

@@ -24,10 +24,14 @@ Assumptions (the parts of these formats no public source fixed for us):
   (``AccountingToken :``) takes its value from the next line.
 * dmpmqmsg: ``*`` lines are comments (``* Queue = NAME`` gives the queue); a message starts at an ``N`` line
   or at ``A VER`` when the current message already has attributes; ``A <code> <value>`` attributes use the
-  three-letter codes of IBM's table (hex for MSI, COI, ACC, GRP); ``X <hex>`` lines are message data in hex
-  and ``S <text>`` lines are data as characters (taken as Latin-1 bytes), all concatenated in order. Other
-  one-letter line types (``T``, properties) carry nothing used here and are ignored; a line that is not
-  ``<letter> <text>`` makes its message a problem, and a data line before any message is a problem of its own.
+  three-letter codes of IBM's table (hex for MSI, COI, ACC, GRP). The message data, whatever ``-d`` style
+  wrote it, is the concatenation in order of: ``X <hex>`` lines (``-dx``; hex may be grouped with blanks;
+  ``-da`` and the other character-column styles add the bytes as characters after the hex, between ``<`` and
+  ``>`` or after two or more blanks: that column is dropped), ``S "text"`` lines (``-dA``: the characters
+  between the double quotes, taken as Latin-1 bytes; an ``S`` line without quotes is taken as it stands) and
+  ``T text`` lines (``-dt``, text as it stands). Other one-letter line types (properties, ...) carry nothing
+  used here and are ignored; a line that is not ``<letter> <text>`` makes its message a problem, and a data
+  line before any message is a problem of its own.
 * The byte order of the MQXQH integers is detected from its Version field (which is 1); when that is not
   conclusive the outer MD Encoding decides (``Encoding & 0x0F``: 1 = big-endian, 2 = little-endian, e.g.
   273 and 546). Character fields are ASCII/Latin-1, or EBCDIC (code page 500) when the StrucId is EBCDIC.
@@ -438,6 +442,38 @@ class _Dmp:
         self.lines: list[str] = []
 
 
+def _dmp_hex(text: str) -> str | None:
+    """The hex digits of an ``X`` line, or None when they are not hex.
+
+    ``-dx`` writes the bytes as one run of hex digits; ``-da`` (and the other character-column styles) add the
+    bytes as characters after it, between ``<`` and ``>`` (``X 58514820 <XQH >``), or after a run of two or more
+    blanks. The column repeats the bytes: it is dropped, never read."""
+    column = text.find("<")
+    if column >= 0:
+        text = text[:column]
+    else:
+        text = text.strip()
+        gap = _COLUMN_GAP.search(text)
+        if gap is not None:
+            text = text[:gap.start()]
+    digits = text.replace(" ", "").replace("\t", "")
+    if len(digits) % 2 or not _HEX_DIGITS.issuperset(digits):
+        return None
+    return digits
+
+
+def _dmp_text(text: str) -> str:
+    """The characters of an ``S`` (or ``-dt`` ``T``) line: ``-dA`` writes them between double quotes
+    (``S "XQH "``), which are not data; an unquoted line is taken as it stands."""
+    quoted = text.rstrip(" \t\r")
+    if len(quoted) >= 2 and quoted[0] == '"' and quoted[-1] == '"':
+        return quoted[1:-1]
+    return text
+
+
+_COLUMN_GAP = re.compile(r"[ \t]{2,}")
+
+
 def parse_dmpmqmsg_text(text: str, source: str) -> tuple[list[XmitqMessage], list[ParseProblem]]:
     """Messages of a dmpmqmsg (qload) output file."""
     records: list[XmitqMessage] = []
@@ -493,18 +529,18 @@ def parse_dmpmqmsg_text(text: str, source: str) -> tuple[list[XmitqMessage], lis
             if name is not None:
                 cur.md[name] = value.strip()
         elif kind == "X":
-            value = line[2:].strip()
+            value = _dmp_hex(line[2:])
             cur.has_data = True
-            if len(value) % 2 or not _HEX_DIGITS.issuperset(value):
+            if value is None:
                 cur.error = f"bad hex in message data at line {lineno}"
             else:
                 cur.data += bytes.fromhex(value)
-        elif kind == "S":
+        elif kind == "S" or kind == "T":
             cur.has_data = True
-            cur.data += line[2:].encode("latin-1", "replace")
+            cur.data += _dmp_text(line[2:]).encode("latin-1", "replace")
         elif kind == "?" or not ("A" <= kind <= "Z"):
             cur.error = f"unrecognised line {line.strip()[:60]!r}"
-        # other one-letter line types (T, properties) carry nothing used here
+        # other one-letter line types (properties, ...) carry nothing used here
     if cur is not None:
         finish(cur)
     return records, problems

@@ -176,3 +176,19 @@ def test_records_are_frozen():
     records, _, _ = parse_amqsmon_file(FIX / "statistics_qm3.txt")
     with pytest.raises(dataclasses.FrozenInstanceError):
         records[0].queue = "X"  # type: ignore[misc]
+
+
+# Issue 17 item 4: fields amqsmon prints by number (a parameter missing from its name table)
+
+
+def test_fields_printed_by_number_are_kept_not_quarantined():
+    records, problems, skipped = parse_amqsmon_file(FIX / "accounting_numbered_fields.txt")
+    # before: "1505: 7" was a malformed line and the whole SCTQ group (PutCount [0, 120] included) quarantined
+    assert (len(records), problems, skipped) == (2, [], 0)
+    sctq, orders = records
+    assert (sctq.queue, sctq.put_count_persistent, sctq.put_bytes_persistent) == (
+        "SYSTEM.CLUSTER.TRANSMIT.QUEUE", 120, 122880)
+    # the record's own numbered field, then the group's, as printed
+    assert sctq.unknown_fields == (("1443", "'orders-producer-7f9c'"), ("1505", "7"), ("1506", "[0, 3]"))
+    assert (orders.queue, orders.put_count_nonpersistent, orders.unknown_fields) == (
+        "APP.ORDERS", 4, (("1443", "'orders-producer-7f9c'"),))

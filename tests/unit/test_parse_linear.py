@@ -86,6 +86,40 @@ CASES: dict[str, tuple[Callable[[str], object], Callable[[int], str], int]] = {
         lambda t: _no_raise(parse_rest_text, t), lambda n: "[" * (n // 2) + "]" * (n // 2), 50_000),
     "capture: echoed DISPLAY commands with an unclosed parenthesis (covered kinds)": (
         lambda t: _covered_kinds(t, "config", []), lambda n: "     1 : DISPLAY QLOCAL(\n" * (n // 24), 20_000),
+    "runmqsc: many typed commands each followed by its echo (interactive copy)": (
+        lambda t: parse_mqsc_text(t, "x"),
+        lambda n: _MQSC_HEAD + "   QUEUE(Q) TYPE(QLOCAL)\n" + "".join(
+            f"DIS QC(*) CLUSQMGR\n{i:6d} : DIS QC(*) CLUSQMGR\nAMQ8409I: Display Queue details.\n"
+            f"   QUEUE(Q{i}) TYPE(QCLUSTER) CLUSQMGR(QM2)\n" for i in range(n // 110)), 20_000),
+    "runmqsc: many column-0 lines before one echo that repeats none of them": (
+        lambda t: parse_mqsc_text(t, "x"),
+        lambda n: _MQSC_HEAD + "   QUEUE(Q) TYPE(QLOCAL)\n" + "DIS QC(*) CLUSQMGR\n" * (n // 19)
+        + "     2 : DIS QC(*) CLUSQMGR\n       : ALL\n", 20_000),
+    "z/OS: many CSQM201I blocks with padded values": (
+        lambda t: parse_mqsc_text(t, "x"),
+        lambda n: "".join(
+            f"CSQM201I +MQ1A CSQMDRTC  DISPLAY CLUSQMGR DETAILS\nCLUSQMGR(QM{i}{' ' * 40})\nCLUSTER(CL1)\n"
+            f"CHANNEL(TO.QM{i})\nCURRENT\nEND CLUSQMGR DETAILS\n" for i in range(n // 130)), 20_000),
+    "z/OS: many KEY(value) pairs on one line of a block": (
+        lambda t: parse_mqsc_text(t, "x"),
+        lambda n: "CSQM409I +MQ1A QMNAME(MQ1A)\n" + "A(x) " * (n // 5) + "\n", 50_000),
+    "z/OS: one value continued over many lines": (
+        lambda t: parse_mqsc_text(t, "x"),
+        lambda n: "CSQM409I +MQ1A QMNAME(MQ1A) DESCR(a b,\n" + "   b,\n" * (n // 6) + "   c)\n", 50_000),
+    "REST: a queue resource GET with many objects": (
+        lambda t: parse_rest_text(t, "x"),
+        lambda n: json.dumps({"queue": [{"name": f"Q{i}", "type": "local", "cluster": {"name": "CL1",
+                              "workloadQueueUse": "any"}, "general": {"inhibitPut": False}}
+                             for i in range(n // 110)]}), 20_000),
+    "dmpmqmsg: many -da lines with an ASCII column": (
+        lambda t: parse_dmpmqmsg_text(t, "x"),
+        lambda n: "N\nA VER 2\n" + "X 58514820000000014150502E4F524445  <XQH ....APP.ORDE>\n" * (n // 52), 20_000),
+    "dmpmqmsg: many -dA quoted text lines": (
+        lambda t: parse_dmpmqmsg_text(t, "x"),
+        lambda n: "N\nA VER 2\n" + ('S "' + "A" * 60 + '"\nX 0100\n') * (n // 72), 20_000),
+    "amqsmon: many fields printed by number": (
+        lambda t: parse_amqsmon_text(t, "x"),
+        lambda n: _AMQSMON_HEAD + "QueueAccounting: 0\n  QueueName: 'Q'\n" + "  1505: 7\n" * (n // 10), 20_000),
     "puts CSV: a long quoted field": (
         lambda t: parse_puts_csv_text(t, "x"), lambda n: _PUTS_HEADER + '"' + "a" * n + '"\n', 100_000),
     "puts JSON lines: deeply nested line": (

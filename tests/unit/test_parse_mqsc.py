@@ -522,3 +522,123 @@ def test_parsers_import_neither_pyspark_nor_airflow():
         "assert not bad, bad"
     )
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+# --------------------------------------------------------------------------------------------------------------
+# Issue 17 item 1: runmqsc copied from an interactive terminal (typed command at column 0, then its echo)
+
+
+def test_interactive_terminal_copy_skips_the_typed_commands():
+    path = FIX / "interactive_terminal_copy.txt"
+    cap = parse_mqsc_file(path)
+    # Before: the typed "DIS QC(*) CLUSQMGR" was read as attributes of the CLUSQMGR(QM2) record above it
+    # (CLUSQMGR twice, different values: quarantined -- a CLUSQMGR record lost), the typed DISPLAY CLUSQMGR
+    # cost the QMGR record its key attributes, and "DIS Q(APP.*) TYPE(QLOCAL) ..." repeated TYPE.
+    assert cap.problems == []
+    assert [(r.kind, r.line) for r in cap.records] == [
+        ("QMGR", 7), ("CLUSQMGR", 12), ("CLUSQMGR", 16), ("QCLUSTER", 22), ("QCLUSTER", 25), ("QLOCAL", 30),
+        ("CHSTATUS", 35), ("CLUSQMGR", 44)]
+    qm2 = cap.records[2]
+    assert dict(qm2.attrs) == {"CLUSQMGR": "QM2", "CHANNEL": "TO.QM2", "CLUSTER": "CL1", "DEFTYPE": "CLUSSDRA",
+                               "STATUS": "RUNNING"}
+    assert dict(cap.records[0].attrs) == {"QMNAME": "QM1", "CLWLUSEQ": "LOCAL", "DEFCLXQ": "SCTQ"}
+    # a command typed over two lines ("+" continuation) and echoed over two lines is skipped as a whole
+    assert dict(cap.records[6].attrs)["XMITQ"] == "SYSTEM.CLUSTER.TRANSMIT.QUEUE"
+    assert cap.banner_qmgr == "QM1"
+
+
+def test_a_column_0_line_that_no_echo_repeats_is_still_read():
+    # Not typed input: the echo below says something else, so the line stays an attribute line of the record
+    # (and its CLUSQMGR differs: the duplicate is still reported).
+    body = ("AMQ8441I: Display Cluster Queue Manager details.\n"
+            "   CLUSQMGR(QM2)                           CHANNEL(TO.QM2)\n"
+            "   CLUSTER(CL1)\n"
+            "DIS QC(*) CLUSQMGR\n"
+            "     2 : DIS QCLUSTER(*) ALL\n")
+    cap = capture(body)
+    assert cap.records == []
+    assert [p.reason.split(":")[0] for p in cap.problems] == ["duplicate attribute"]
+
+
+def test_typed_command_before_the_first_record_is_not_a_banner_or_orphan():
+    text = ("5724-H72 (C) Copyright IBM Corp. 1994, 2025.\nStarting MQSC for queue manager QM1.\n\n\n"
+            "DIS QL(APP.ORDERS) CLUSTER(CL1)\n"
+            "     1 : DIS QL(APP.ORDERS) CLUSTER(CL1)\n"
+            "AMQ8409I: Display Queue details.\n   QUEUE(APP.ORDERS)    TYPE(QLOCAL)\n   CLUSTER(CL1)\n" + CLOSING)
+    cap = parse_mqsc_text(text, "t.txt")
+    assert cap.problems == [] and [r.kind for r in cap.records] == ["QLOCAL"] and cap.banner_qmgr == "QM1"
+
+
+# --------------------------------------------------------------------------------------------------------------
+# Issue 17 item 5: z/OS command output (CSQUTIL COMMAND, console, REST plain text), under runmqsc file names
+
+ZOS = FIX.parent / "zos"
+
+
+def test_csqutil_command_output_gives_the_qsg_attributes_and_cluster_records():
+    path = ZOS / "csqutil_mq1a.txt"
+    cap = parse_mqsc_file(path)  # the runmqsc entry point: a z/OS capture lands under the same file names
+    assert cap.fmt == "zos" and cap.problems == [] and cap.banner_qmgr == "MQ1A"
+    assert [(r.kind, r.message_id, r.line) for r in cap.records] == [
+        ("QMGR", "CSQM409I", 10), ("CLUSQMGR", "CSQM201I", 20), ("CLUSQMGR", "CSQM201I", 36),
+        ("CLUSQMGR", "CSQM201I", 52), ("QCLUSTER", "CSQM201I", 71), ("QCLUSTER", "CSQM201I", 84),
+        ("CHSTATUS", "CSQM201I", 100)]
+    qmgr = cap.records[0]
+    # z/OS pads values to the field length: QMNAME(MQ1A<44 blanks>) is MQ1A
+    assert (qmgr.get("QMNAME"), qmgr.get("QSGNAME"), qmgr.get("IGQ")) == ("MQ1A", "QSG1", "ENABLED")
+    chstatus = cap.records[-1]
+    # z/OS names the channel CHSTATUS(...); it is given as CHANNEL, as runmqsc prints it; CURRENT at column 0
+    assert chstatus.get("CHANNEL") == "TO.MQ2A" and "CHSTATUS" not in chstatus.attrs
+    assert "CURRENT" in chstatus.attrs and chstatus.get("STATUS") == "RUNNING"
+    assert {r.get("CLUSQMGR") for r in cap.records if r.kind == "QCLUSTER"} == {"MQ2A", "QM4"}
+
+
+def test_zos_capture_feeds_the_igq_path():
+    from clwl.view import build_view
+
+    cap = parse_mqsc_file(ZOS / "csqutil_mq1a.txt")
+    view, problems = build_view(cap.records, "MQ1A")
+    assert problems == []
+    assert (view.qmgr.qsgname, view.qmgr.igq) == ("QSG1", True)
+
+
+def test_zos_console_output_indented_details_and_problems():
+    cap = parse_mqsc_file(ZOS / "console_mq2a.txt")
+    assert cap.fmt == "zos" and cap.banner_qmgr is None
+    assert [(r.kind, r.line) for r in cap.records] == [("QMGR", 2), ("CLUSQMGR", 16)]
+    assert cap.records[0].get("DEFCLXQ") == "CHANNEL" and cap.records[0].get("DESCR") == (
+        "Payments queue manager, LPAR SYSB")
+    # CSQM297I "NO CHSTATUS FOUND" is an answer, not a record; the CLUSQMGR block without CLUSTER is a problem
+    assert [(p.line, p.reason) for p in cap.problems] == [
+        (24, "missing key attribute: CLUSQMGR record without CLUSTER")]
+    assert cap.problems[0].raw.startswith("CSQM201I -MQ2A CSQMDRTC  DIS CLUSQMGR DETAILS")
+
+
+def test_zos_bad_records_cost_only_themselves():
+    from clwl.parse.zos import parse_zos_text
+
+    text = ("CSQM409I +MQ1A QMNAME(MQ1A) IGQ(ENABLED\n"
+            "CSQ9022I +MQ1A CSQMDRTS ' DISPLAY QMGR' NORMAL COMPLETION\n"
+            "CSQM201I +MQ1A CSQMDRTC  DISPLAY CLUSQMGR DETAILS\n"
+            "END CLUSQMGR DETAILS\n"
+            "CSQM201I +MQ1A CSQMDRTC  DISPLAY CHSTATUS DETAILS\n"
+            "CHSTATUS(TO.MQ2A)\nCHLTYPE(CLUSSDR)\nSTATUS(RUNNING)\nSTATUS(STOPPED)\n"
+            "END CHSTATUS DETAILS\n"
+            "   QMNAME(ORPHAN)\n"
+            "CSQM201I +MQ1A CSQMDRTC  DISPLAY QCLUSTER DETAILS\n"
+            "QUEUE(APP.ORDERS)\nTYPE(QCLUSTER)\nCLUSQMGR(MQ2A)\n")
+    cap = parse_zos_text(text, "z.txt")
+    reasons = [(p.line, p.reason.split(":")[0]) for p in cap.problems]
+    assert reasons == [(1, "unbalanced parenthesis"), (3, "missing key attribute"), (5, "duplicate attribute"),
+                       (11, "attributes outside a record")]
+    # the last block has no END (the file was cut after its attributes): its attributes are complete
+    assert [(r.kind, r.line) for r in cap.records] == [("QCLUSTER", 12)]
+    with pytest.raises(InputError, match="not z/OS command output"):
+        parse_zos_text("hello\n", "z.txt")
+
+
+def test_zos_text_is_not_taken_for_runmqsc_when_amq_messages_are_present():
+    # A runmqsc capture that merely mentions a CSQ message in a value stays runmqsc.
+    cap = capture("AMQ8409I: Display Queue details.\n   QUEUE(Q1)   TYPE(QLOCAL)\n   DESCR(see CSQM409I text)\n"
+                  "CSQM409I +MQ1A QMNAME(MQ1A)\n")
+    assert cap.fmt == "mqsc" and [r.kind for r in cap.records] == ["QLOCAL"]

@@ -227,3 +227,73 @@ def test_plain_run_command_text_answer_is_read_as_runmqsc_output():
         ("CLUSQMGR", "QM2", "qm2.example.com(1414)", "AMQ8441I", 0)
     ]
     assert [(p.line, p.reason.split(":")[0]) for p in cap.problems] == [(0, "not KEY(value) or a keyword")]
+
+
+# ------------------------------------------------------------------------------------------------------------
+# Issue 17 item 2: resource GETs (GET /ibmmq/rest/v1|v2/admin/qmgr/{qmgr}/queue?attributes=*, .../channel, qmgr)
+
+
+def test_queue_resource_get_gives_queue_records_with_mqsc_keywords():
+    cap = parse_rest_file(FIX / "queue_get_v2.json")
+    assert cap.fmt == "rest" and cap.problems == []
+    assert [(r.kind, r.get("QUEUE")) for r in cap.records] == [
+        ("QLOCAL", "APP.ORDERS"), ("QLOCAL", "SYSTEM.CLUSTER.TRANSMIT.QUEUE"), ("QLOCAL", "XMITQ.SALES"),
+        ("QALIAS", "APP.ORDERS.ALIAS"), ("QREMOTE", "TO.BILLING")]
+    orders, sctq, sales, alias, remote = cap.records
+    # REST spells values its own way; the record spells them as runmqsc does
+    assert (orders.get("CLUSTER"), orders.get("CLWLUSEQ"), orders.get("DEFBIND"), orders.get("PUT"),
+            orders.get("USAGE")) == ("CL1", "ANY", "NOTFIXED", "ENABLED", "NORMAL")
+    assert (sctq.get("USAGE"), sctq.get("CLWLUSEQ"), sctq.get("DEFBIND")) == ("XMITQ", "QMGR", "OPEN")
+    assert (sales.get("USAGE"), sales.get("CLCHNAME")) == ("XMITQ", "SALES.*")
+    assert (alias.get("PUT"), alias.get("TARGET"), alias.get("TARGTYPE"), alias.get("CLWLPRTY"),
+            alias.get("CLWLRANK"), alias.get("DEFBIND")) == ("DISABLED", "APP.ORDERS", "QUEUE", "3", "1", "GROUP")
+    assert (remote.get("RNAME"), remote.get("RQMNAME")) == ("BILLING.IN", "QM3")
+    # attributes without an MQSC keyword of their own are kept under their path
+    assert orders.get("STORAGE.MAXIMUMDEPTH") == "5000"
+
+
+def test_channel_and_qmgr_resource_gets():
+    channels = parse_rest_file(FIX / "channel_get_v1.json")
+    assert channels.problems == []
+    assert [(r.kind, r.get("CHANNEL"), r.get("CHLTYPE")) for r in channels.records] == [
+        ("CHANNEL", "TO.QM1", "CLUSRCVR"), ("CHANNEL", "TO.QM2", "CLUSSDR"), ("CHANNEL", "APP.SVRCONN", "SVRCONN")]
+    assert (channels.records[0].get("CLWLWGHT"), channels.records[0].get("NETPRTY")) == ("80", "0")
+    qmgr = parse_rest_file(FIX / "qmgr_get_v2.json")
+    # The qmgr resource is dspmq-like status, none of DISPLAY QMGR's cluster attributes (CLWLUSEQ, DEFCLXQ, ...):
+    # a QMGR record would replace the real one with defaults, so it is OTHER; its name is the banner.
+    assert qmgr.problems == [] and [r.kind for r in qmgr.records] == ["OTHER"]
+    assert qmgr.banner_qmgr == "QM1" and qmgr.records[0].get("STATUS.CONNECTIONCOUNT") == "23"
+
+
+def test_resource_get_records_without_type_or_cluster_qmgr_are_problems():
+    cap = parse_rest_file(FIX / "queue_get_missing_type.json")
+    assert [r.get("QUEUE") for r in cap.records] == ["APP.ORDERS"]
+    # a cluster queue from the queue resource does not say which queue manager hosts the instance: DISPLAY
+    # QCLUSTER (runCommandJSON) is the only source of a partial repository's cluster queue instances
+    assert [p.reason for p in cap.problems] == [
+        "missing key attribute: queue record without TYPE",
+        "missing key attribute: QCLUSTER record without CLUSQMGR"]
+    assert '"APP.INVOICES"' in cap.problems[0].raw
+
+
+# Issue 17 item 6: a runCommandJSON queue record without "type" is a problem, as on the runmqsc path
+
+
+def test_run_command_json_queue_record_without_type_is_a_problem():
+    cap = parse_rest_file(FIX / "command_missing_type.json")
+    assert [r.get("QUEUE") for r in cap.records] == ["APP.ORDERS"]
+    assert [p.reason for p in cap.problems] == ["missing key attribute: queue record without TYPE"]
+    # the runmqsc path says the same for the same record
+    text = ("AMQ8409I: Display Queue details.\n   QUEUE(APP.INVOICES)   CLUSTER(CL1)\n   DEFBIND(NOTFIXED)\n")
+    assert [p.reason for p in mqsc.parse_mqsc_text(text, "t").problems] == [cap.problems[0].reason]
+
+
+# Issue 17 item 5: the REST plain-text answer of a z/OS queue manager
+
+
+def test_zos_run_command_text_answer_is_read_as_zos_output():
+    cap = parse_rest_file(FIX / "zos_runcommand_text.json")
+    assert cap.problems == []
+    [qmgr] = cap.records
+    assert (qmgr.kind, qmgr.message_id) == ("QMGR", "CSQM201I")
+    assert (qmgr.get("QMNAME"), qmgr.get("QSGNAME"), qmgr.get("IGQ")) == ("MQ1A", "QSG1", "ENABLED")

@@ -40,7 +40,8 @@ def _units(path: Path) -> int:
 
 
 @pytest.mark.parametrize(
-    "name", ["amqsbcg_sctq.txt", "amqsbcg_cut_dump.txt", "dmpmqmsg_sctq.txt", "dmpmqmsg_no_markers.txt"]
+    "name", ["amqsbcg_sctq.txt", "amqsbcg_cut_dump.txt", "dmpmqmsg_sctq.txt", "dmpmqmsg_no_markers.txt",
+             "dmpmqmsg_da_sctq.txt", "dmpmqmsg_dA_sctq.txt"]
 )
 def test_every_message_is_a_record_or_a_problem(name):
     records, problems = parse_xmitq_file(FIX / name)
@@ -341,3 +342,53 @@ def test_package_does_not_import_spark_or_airflow():
         "assert not bad, bad"
     )
     subprocess.run([sys.executable, "-c", code], check=True, cwd=Path(__file__).resolve().parents[2])
+
+
+# --------------------------------------------------------------------------------------------------------------
+# Issue 17 item 3: every -d style of dmpmqmsg. The -da and -dA fixtures hold the messages of dmpmqmsg_sctq.txt
+# (written with -dx) dumped in those styles, so they must give the same messages, byte for byte.
+
+
+def _same_messages(name):
+    records, problems = parse_xmitq_file(FIX / name)
+    expected, expected_problems = parse_xmitq_file(FIX / "dmpmqmsg_sctq.txt")
+    strip = lambda r: dataclasses.replace(r, source="", line=0)  # noqa: E731
+    assert [strip(r) for r in records] == [strip(r) for r in expected]
+    assert [p.reason for p in problems] == [p.reason for p in expected_problems]
+    return records
+
+
+def test_dmpmqmsg_hex_with_ascii_column_da():
+    records = _same_messages("dmpmqmsg_da_sctq.txt")
+    # before: the <...> column was read as hex ("bad hex in message data") and every message was quarantined
+    assert [(r.length, r.remote_qmgr_name) for r in records] == [(464, "QM2"), (464, "QM3"), (464, "QM4"),
+                                                                 (464, "QM3")]
+
+
+def test_dmpmqmsg_quoted_text_lines_dA():
+    records = _same_messages("dmpmqmsg_dA_sctq.txt")
+    # before: the quotes were counted as data: the length was wrong and the MQXQH ('"XQH ') not found
+    assert records[0].remote_q_name == "APP.ORDERS" and records[0].inner_accounting_token == TOK1001
+
+
+@pytest.mark.parametrize("line, data", [
+    ("X 58514820", b"XQH "),  # -dx
+    ("X 58514820  <XQH >", b"XQH "),  # -da: the character column in angle brackets
+    ("X 5851 4820  <XQH >", b"XQH "),  # hex grouped with blanks
+    ("X 58514820000000  XQH ....", b"XQH \x00\x00\x00"),  # a column after two blanks
+    ('S "XQH "', b"XQH "),  # -dA: quotes are not data
+    ('S "say ""hi"""', b'say ""hi""'),  # only the outer quotes are taken off
+    ("S XQH", b"XQH"),  # unquoted S line: as it stands
+    ("T plain text", b"plain text"),  # -dt
+])
+def test_dmpmqmsg_data_line_styles(line, data):
+    head = ("N\nA VER 2\nA FMT MQSTR\nA MSI 00\nA COI 00\nA ACC " + "00" * 32 + "\nA PTD 20260622\n"
+            "A PTT 14245461\n")
+    records, problems = parse_dmpmqmsg_text(head + line + "\n", "d")
+    assert problems == [] and records[0].length == len(data)
+
+
+def test_dmpmqmsg_bad_hex_before_the_column_is_still_a_problem():
+    head = "N\nA VER 2\nA MSI 00\nA COI 00\nA ACC " + "00" * 32 + "\nA PTD 20260622\nA PTT 14245461\n"
+    _, problems = parse_dmpmqmsg_text(head + "X 5851482G  <XQH >\n", "d")
+    assert [p.reason for p in problems] == ["bad hex in message data at line 8"]  # N, 6 A lines, X

@@ -169,6 +169,26 @@ def _one_record_cases():
         "PutBytes: [447, 1783]", "PutBytes: [447, %s]" % ("9" * 5000), 1), "PutBytes"
     yield "amqsmon PutFailCount beyond a long", "accounting.amqsmon", "QM1", _amqsmon().replace(
         "PutFailCount: 0", "PutFailCount: " + "9" * 5000, 1), "PutFailCount"
+    # Issue 17's shapes: each read, and one bad record in each costs only itself.
+    yield "runmqsc interactive copy: an unclosed parenthesis", "config_070000.mqsc", "QM1", _fixture(
+        "mqsc/interactive_terminal_copy.txt").replace("CONNAME(10.0.0.2(1414))", "CONNAME(10.0.0.2(1414)", 1), \
+        "parenthesis"
+    yield "z/OS CSQUTIL: an unclosed parenthesis in one block", "config_080000.mqsc", "MQ1A", _fixture(
+        "zos/csqutil_mq1a.txt").replace("CONNAME(qm4.example.com(1414))", "CONNAME(qm4.example.com(1414)", 1), \
+        "parenthesis"
+    yield "REST queue resource GET: one queue without type", "config_070000.json", "QM1", _fixture(
+        "rest/queue_get_v2.json").replace('"type": "alias",', "", 1), "missing key attribute"
+    yield "dmpmqmsg -da: bad hex before the ASCII column", "xmitq_160000.dmpmqmsg", "QM1", _fixture(
+        "xmitq/dmpmqmsg_da_sctq.txt").replace("X 5851482001", "X 5851482G01", 1), "bad hex"
+    yield "dmpmqmsg -dA: bad hex between quoted text", "xmitq_170000.dmpmqmsg", "QM1", _fixture(
+        "xmitq/dmpmqmsg_dA_sctq.txt").replace("X 01000000", "X 0100000", 1), "bad hex"
+    yield "amqsmon numbered fields: PutCount beyond a long", "numbered.amqsmon", "QM1", _fixture(
+        "amqsmon/accounting_numbered_fields.txt").replace(
+        "PutCount: [0, 120]", "PutCount: [0, 99999999999999999999999]", 1), "PutCount"
+
+
+def _fixture(name: str) -> str:
+    return (FIX / name).read_text(encoding="utf-8")
 
 
 ONE_RECORD = {case[0]: case[1:] for case in _one_record_cases()}
@@ -199,6 +219,12 @@ def _original_counts(tmp_path: Path, name: str, qmgr: str, case: str) -> dict:
         "xmitq_153000.amqsbcg": _bcg(),
         "xmitq_153000.dmpmqmsg": _dmp(),
         "accounting.amqsmon": _amqsmon(),
+        "config_070000.mqsc": _fixture("mqsc/interactive_terminal_copy.txt"),
+        "config_080000.mqsc": _fixture("zos/csqutil_mq1a.txt"),
+        "config_070000.json": _fixture("rest/queue_get_v2.json"),
+        "xmitq_160000.dmpmqmsg": _fixture("xmitq/dmpmqmsg_da_sctq.txt"),
+        "xmitq_170000.dmpmqmsg": _fixture("xmitq/dmpmqmsg_dA_sctq.txt"),
+        "numbered.amqsmon": _fixture("amqsmon/accounting_numbered_fields.txt"),
     }
     summary, rows = parse_checked(landing_file(tmp_path / "good", name, originals[name].encode("utf-8"), qmgr))
     assert summary["status"] == "ingested"
@@ -244,7 +270,7 @@ def _cut(path: Path, max_lines: int = 150) -> bytes:
 def _seeds() -> dict[str, list[tuple[str, str | None, bytes]]]:
     """format -> [(landing file name, observing queue manager, seed bytes)]."""
     def qm_of_capture(data: bytes) -> str | None:
-        m = re.search(rb"queue manager ([A-Z0-9._]+)\.|\"qmname\": \"([A-Z0-9._]+)\"|QMNAME\(([A-Z0-9._]+)\)", data)
+        m = re.search(rb"queue manager ([A-Z0-9._]+)\.|\"qmname\": \"([A-Z0-9._]+)\"|QMNAME\(([A-Z0-9._]+) *\)", data)
         return next((g.decode() for g in m.groups() if g), None) if m else None
 
     def folder_qm(path: Path) -> str | None:
@@ -255,6 +281,9 @@ def _seeds() -> dict[str, list[tuple[str, str | None, bytes]]]:
             SAMPLES / "2026-11-19" / "FR1" / "config_060000.mqsc"]:
         data = _cut(path)
         seeds.setdefault("runmqsc", []).append(("config_060000.mqsc", qm_of_capture(data), data))
+    for path in sorted((FIX / "zos").glob("*.txt")):  # z/OS command output lands under runmqsc file names
+        data = _cut(path)
+        seeds.setdefault("zos", []).append(("config_060000.mqsc", qm_of_capture(data), data))
     for path in sorted((FIX / "rest").glob("*.json*")) + sorted(SAMPLES.glob("*/QM2/*.json")):
         data = path.read_bytes()
         name = "config_060000.jsonl" if path.suffix == ".jsonl" else "config_060000.json"
