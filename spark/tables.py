@@ -190,7 +190,7 @@ _ALL = [
     _t("bronze", "capture_files", _RUN + [
         _f("capture_time", TS, False),
         _f("source_file", S, False),
-        _f("format", S, False),  # mqsc | rest
+        _f("format", S, False),  # mqsc | rest | zos
         _f("capture_type", S, False),  # config | chstatus (from the file name)
         _f("kinds_covered", ArrayType(S, False), False),  # kinds asked for in full: DISPLAY <kind>(*) (or inferred)
         _f("kinds_present", ArrayType(S, False), False),  # kinds with at least one record in the file
@@ -205,7 +205,7 @@ _ALL = [
         _f("source_file", S, False),
         _f("seq", I, False),
         _f("position", I, False),
-        _f("format", S, False),  # mqsc | rest
+        _f("format", S, False),  # mqsc | rest | zos
         _f("message_id", S),  # AMQnnnnX header ("" for REST)
         _f("kind", S, False),
         _f("object_key", S, False),  # "|".join(clwl.view._identity(record)) for every kind but OTHER

@@ -1,6 +1,6 @@
 """amqsmon output: queue accounting and queue statistics, one row per queue per interval.
 
-The format is ``amqsmon0.c``'s (``mq-domain-notes.md`` section 2c): each record starts with
+The format is ``amqsmon0.c``'s (docs/formats.md, "amqsmon output"): each record starts with
 ``MonitoringType: <type>`` and goes on with ``Label: value`` lines; a group prints ``QueueAccounting: <n>``
 (or ``QueueStatistics: <n>``) and then its fields indented. Strings are single-quoted, byte strings
 ``x'hex'``, int lists ``[non-persistent, persistent]``.

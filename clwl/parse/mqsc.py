@@ -1,6 +1,6 @@
 """runmqsc text output -> :class:`ParsedCapture` (standard library only).
 
-What a capture looks like (mq-domain-notes 2a)::
+What a capture looks like (docs/formats.md, "runmqsc captures")::
 
     5724-H72 (C) Copyright IBM Corp. 1994, 2025.
     Starting MQSC for queue manager QM1.

@@ -1,6 +1,6 @@
 """MQ REST API (mqweb) runCommandJSON responses -> :class:`ParsedCapture` (standard library only).
 
-Accepted shapes (mq-domain-notes 2b), in one file:
+Accepted shapes (docs/formats.md, "REST captures"), in one file:
 
 * one response envelope ``{"commandResponse": [{"completionCode": 0, "reasonCode": 0, "parameters": {...}}],
   "overallCompletionCode": 0, "overallReasonCode": 0}``;

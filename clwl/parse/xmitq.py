@@ -3,7 +3,7 @@
 Each message becomes one :class:`XmitqMessage`, or one :class:`ParseProblem` when it cannot be accepted,
 so ``len(records) + len(problems)`` is the number of messages in the file.
 
-What is read, and from where (see ``mq-domain-notes.md`` section 2d):
+What is read, and from where (see docs/formats.md, "dmpmqmsg dumps"):
 
 * The **outer** message descriptor, the one amqsbcg prints as ``****Message descriptor****`` and
   dmpmqmsg writes as ``A <code> <value>`` lines. Its AccountingToken is the one the re-allocation rule looks

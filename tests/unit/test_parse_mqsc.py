@@ -1,4 +1,4 @@
-"""runmqsc text parser: every quirk of mq-domain-notes 2a, the malformed cases, the banner heuristic."""
+"""runmqsc text parser: every quirk of the runmqsc captures (docs/formats.md), the malformed cases, the banner heuristic."""
 
 from __future__ import annotations
 

@@ -80,7 +80,7 @@ def test_amqsbcg_records():
 def test_amqsbcg_byte_order_from_the_xqh_and_from_encoding():
     records, _ = parse_xmitq_file(FIX / "amqsbcg_sctq.txt")
     by_pos = {r.position: r for r in records}
-    # Encoding 546 but the MQXQH Version printed big-endian (the shape in mq-domain-notes 2d)
+    # Encoding 546 but the MQXQH Version printed big-endian (a shape seen in real dmpmqmsg output)
     assert (by_pos[3].remote_q_name, by_pos[3].remote_qmgr_name) == ("APP.PAYMENTS", "QM2")
     assert by_pos[3].inner_accounting_token == TOKAPP
     assert by_pos[3].persistence == 0
