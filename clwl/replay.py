@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from typing import Callable, Iterable, Iterator, Optional
 
-from clwl.algorithm import Request
+from clwl.algorithm import Request, Step
 from clwl.model import ClusterView, state_tier
 from clwl.parse.common import MqscRecord
 from clwl.router import Route, RouteError, Router
@@ -29,28 +29,6 @@ from clwl.view import build_view
 
 # Tiers 2 and 3 of steps 6-9: the channel is not moving messages.
 HOLDING_TIER = 2
-
-# What a deciding step says about why a message stays on its channel ("still most favourable").
-STAY_BECAUSE = {
-    "1": "the only eligible instance (step 1)",
-    "2": "the only channel to the named queue manager (step 2)",
-    "3": "the local instance is used (step 3)",
-    "4": "cluster PCF routing (step 4)",
-    "4a": "channel CLWLRANK (step 4a): rank is taken before channel state",
-    "4b": "queue CLWLRANK (step 4b): rank is taken before channel state",
-    "5": "the other queue managers are suspended (step 5)",
-    "6": "channel state (step 6)",
-    "7": "channel state (step 7)",
-    "8": "channel state: every other channel is no better (step 8)",
-    "9": "channel state: every other channel is no better (step 9)",
-    "10": "locally defined CLUSSDR for PCF (step 10)",
-    "11": "NETPRTY (step 11)",
-    "11a": "channel CLWLPRTY (step 11a)",
-    "11b": "queue CLWLPRTY (step 11b)",
-    "11c": "CLWLMRUC (step 11c)",
-    "12": "least recently used (step 12)",
-}
-
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
 
@@ -227,8 +205,8 @@ class SenderReplay:
             res = self.router.peek(req)
             if isinstance(res, RouteError) or res.channel == channel:
                 row.stay_reason = "still-most-favourable"
-                row.stay_detail = (STAY_BECAUSE.get(res.decided_by, res.decided_by)
-                                   if isinstance(res, Route) else f"{res.error} ({res.reason})")
+                row.stay_detail = (res.decided_step.stay_reason if isinstance(res, Route)
+                                   else f"{res.error} ({res.reason})")
                 stay.append(row)
                 continue
             row.reallocations += 1
@@ -239,7 +217,7 @@ class SenderReplay:
                 row.held_from = at
                 row.hold_state = self._states.get(res.channel)
                 row.stay_reason = "still-most-favourable"
-                row.stay_detail = STAY_BECAUSE.get(res.decided_by, res.decided_by)
+                row.stay_detail = res.decided_step.stay_reason
                 self.waiting.setdefault(res.channel, []).append(row)
             else:
                 # Re-allocated away (002): it left the transmission queue for a working channel, so it did
@@ -274,7 +252,7 @@ class SenderReplay:
             return
         row = self._routed_row(ev, res, config_time)
         if res.channel is not None and res.path == "cluster" and self._holding(res.channel):
-            self._wait(row)
+            self._wait(row, res.decided_step)
             return
         yield row
 
@@ -324,13 +302,14 @@ class SenderReplay:
                         code = by_idx[idx] = self._plain_code(rk, prep, idx)
                     if code < 0:  # waits behind its channel: its row is built now, as in put()
                         res = router.lru_route(prep, idx, requests[rk])
-                        self._wait(self._routed_row(event(i), res, self.timeline[self._applied].time))
+                        self._wait(self._routed_row(event(i), res, self.timeline[self._applied].time),
+                                   res.decided_step)
                     append(code)
                     continue
             res = router.route(self._request(rk, size), bind=binds[i], handle=handles[i], group_id=groups[i],
                                logical_order=logical[i])
             if res.error is None and self._waits(res):
-                self._wait(self._routed_row(event(i), res, self.timeline[self._applied].time))
+                self._wait(self._routed_row(event(i), res, self.timeline[self._applied].time), res.decided_step)
                 append(-1)
                 continue
             code = code_of.get((id(res), self._applied))
@@ -387,15 +366,16 @@ class SenderReplay:
                          res.not_reallocatable_reason, res.summary, None, None, config_time, ev.observed_qmgr,
                          final_qmgr=res.qmgr, final_channel=res.channel, final_xmitq=res.xmitq)
 
-    def _wait(self, row: ReplayRow) -> None:
-        """A message routed over a channel that is not moving messages waits on its transmission queue."""
+    def _wait(self, row: ReplayRow, decided: Step) -> None:
+        """A message routed over a channel that is not moving messages waits on its transmission queue;
+        ``decided``: the step that chose that channel (why an eligible message would stay)."""
         row.held_from = row.put_time
         row.hold_state = self._states.get(row.channel)
         if not row.reallocatable:
             row.stay_reason, row.stay_detail = "not-reallocatable", row.not_reallocatable_reason
         else:
             row.stay_reason = "still-most-favourable"
-            row.stay_detail = STAY_BECAUSE.get(row.decided_by, row.decided_by)
+            row.stay_detail = decided.stay_reason
         self.waiting.setdefault(row.channel, []).append(row)
 
     def finish(self, until: Optional[datetime] = None) -> Iterator[ReplayRow]:

@@ -6,23 +6,22 @@ Two paths that must agree (a property test checks it):
 - the fast path caches everything that does not change between messages (all steps up to the first one
   that reads the routing state) and does step 12 with a lazily refreshed heap over the remaining
   candidates, so a message costs a heap operation, not a pass over every step.
+
+Which steps may be cached, which may be stepped over and which one the heap does are the steps' own metadata
+(``clwl.algorithm.Step``); the candidates come from ``clwl.candidates``.
 """
 
 from __future__ import annotations
 
 import heapq
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Optional, Union
 
 from clwl.algorithm import PROFILES, Candidate, Context, Request, Step
-from clwl.model import ClusterView, QueueInstance
+from clwl.candidates import NoCandidates, resolve
+from clwl.model import ClusterView
 from clwl.state import RoutingState
 from clwl.xmitq import delivery
-
-# Reason codes (IBM MQ constants) the router can answer with.
-MQRC_UNKNOWN_OBJECT_NAME = ("MQRC_UNKNOWN_OBJECT_NAME", 2085)
-MQRC_UNKNOWN_REMOTE_Q_MGR = ("MQRC_UNKNOWN_REMOTE_Q_MGR", 2087)
-MQRC_NO_DESTINATIONS_AVAILABLE = ("MQRC_NO_DESTINATIONS_AVAILABLE", 2270)
 
 BIND_OPTIONS = ("notfixed", "open", "group")
 
@@ -59,6 +58,8 @@ class Route:
     # Compact trace for tables: the steps that eliminated something, then the choice, e.g.
     # "6:-QM4/TO.QM4;12:=QM2/TO.QM2" (step 12's own eliminations are left out: they are everyone else).
     summary: str = ""
+    # The step that decided (``decided_by`` is its number): what the replay asks for the stay reason.
+    decided_step: Optional[Step] = field(default=None, compare=False, repr=False)
 
     error = None
 
@@ -94,12 +95,12 @@ class _Prepared:
     """What the stateless prefix of the profile decided for one kind of request."""
 
     __slots__ = ("cands", "error", "decided_by", "ctx_tier_done", "rest", "heap", "heap_epoch", "incs",
-                 "weights", "keys", "routes", "fast", "choosing_qmgr", "summary")
+                 "weights", "keys", "ties", "routes", "fast", "choice", "choosing_qmgr", "summary")
 
     def __init__(self) -> None:
         self.cands: list[Candidate] = []
         self.error: Optional[RouteError] = None
-        self.decided_by: Optional[str] = None
+        self.decided_by: Optional[Step] = None
         self.ctx_tier_done = False
         self.rest: tuple[Step, ...] = ()
         self.heap: list = []
@@ -107,24 +108,32 @@ class _Prepared:
         self.incs: list[int] = []
         self.weights: list[int] = []
         self.keys: list = []  # the candidates' routing-state keys, for choose_lru
+        self.ties: list = []  # the candidates' tie keys, for choose_lru
         self.routes: dict = {}
         self.fast = False
+        self.choice: Optional[Step] = None  # the step the heap does, when fast
         self.choosing_qmgr = False
         self.summary = ""
 
 
-def _stateful_for(st: Step, req: Request) -> bool:
-    if st.id == "4":  # the PCF step reads the state only for cluster PCF messages
-        return req.pcf
-    return st.stateful
+def _heap_does_the_rest(rest: tuple[Step, ...], cands: list[Candidate], view: ClusterView) -> bool:
+    """The state-reading rest of a profile is one least-recently-used choice the router's heap does, after
+    steps that keep these candidates whatever the state (11c within CLWLMRUC): then the fast path applies."""
+    if not rest or not rest[-1].heap_choice:
+        return False
+    return all(st.idle(cands, view) for st in rest[:-1])
 
 
 class Router:
-    def __init__(self, view: ClusterView, profile: str = "default", state: Optional[RoutingState] = None):
-        if profile not in PROFILES:
+    def __init__(self, view: ClusterView, profile: Union[str, tuple[Step, ...]] = "default",
+                 state: Optional[RoutingState] = None):
+        """``profile``: the name of one of PROFILES, or a tuple of steps of one's own."""
+        if isinstance(profile, tuple):
+            self.profile, self.steps = "custom", profile
+        elif profile in PROFILES:
+            self.profile, self.steps = profile, PROFILES[profile]
+        else:
             raise ValueError(f"unknown algorithm profile {profile!r}; known: {', '.join(PROFILES)}")
-        self.profile = profile
-        self.steps: tuple[Step, ...] = PROFILES[profile]
         self.state = state if state is not None else RoutingState()
         self.view = view
         self.state.observe(view)
@@ -190,7 +199,7 @@ class Router:
             idx = choose(prep)
             r = routes.get((idx, reason, fits))
             if r is None:
-                r = self._make_route(prep, idx, "12", request, reason)
+                r = self._make_route(prep, idx, prep.choice, request, reason)
             append(r)
         return out
 
@@ -198,7 +207,7 @@ class Router:
     def lru_prepared(self, request: Request) -> Optional[_Prepared]:
         """The prepared request when a not-fixed message of this kind is decided by step 12 alone (no error, no
         earlier decision, nothing stateful before it): then ``choose_lru`` and ``lru_route`` do exactly what
-        ``route(request)`` does. None otherwise. Valid until the view changes."""
+        ``route(request)`` does (the fast path). None otherwise. Valid until the view changes."""
         prep = self._prepare(request)
         if prep.error is not None or prep.decided_by is not None or not prep.fast:
             return None
@@ -206,32 +215,31 @@ class Router:
 
     def lru_route(self, prep: _Prepared, idx: int, request: Request) -> Route:
         """The (cached) route to candidate ``idx`` of a not-fixed message."""
-        return self._route_cached(prep, idx, "12", request, not_reallocatable_reason(request, "notfixed", "", True))
+        return self._route_cached(prep, idx, prep.choice, request,
+                                  not_reallocatable_reason(request, "notfixed", "", True))
 
     # -- the explaining (reference) path --------------------------------------------------------------------
     def _explain(self, request: Request, reason: Optional[str]) -> Result:
-        built = self._candidates(request)
-        if isinstance(built, RouteError):
-            return built
-        cands, choosing_qmgr, pre_notes = built
-        trace: list[TraceEntry] = [TraceEntry("start", "candidates", (), _labels(cands), n) for n in pre_notes]
+        found = resolve(self.view, request)
+        if isinstance(found, NoCandidates):
+            return _unresolved(found)
+        cands = found.candidates
+        trace: list[TraceEntry] = [TraceEntry("start", "candidates", (), _labels(cands), n) for n in found.notes]
         if not trace:
             trace.append(TraceEntry("start", "candidates", (), _labels(cands)))
-        ctx = self._context(request, choosing_qmgr)
+        ctx = self._context(request, found.choosing_qmgr)
         run = run_steps(self.steps, cands, ctx, trace)
         if run.error is not None:
-            st = run.error
-            return RouteError(request.queue, st.empty_reason[0], st.empty_reason[1],
-                              f"step {st.id} left no destination", tuple(trace))
+            return _left_nothing(request, run.error, tuple(trace))
         cands = run.cands
         # One candidate from the start and no applicable step: the first step of the profile already had a
         # single choice in front of it.
-        decided = run.decided or self.steps[0].id
+        decided = run.decided or self.steps[0]
         if ctx.notes:
             trace.append(TraceEntry("note", "; ".join(ctx.notes), (), _labels(cands)))
         chosen = cands[0]
         self._record(chosen, request, ctx)
-        route = self._route_for(chosen, decided, request, reason, _summary(trace))
+        route = self._route_for(chosen, decided, request, reason, run.summary)
         return replace(route, trace=tuple(trace))
 
     # -- the fast path ------------------------------------------------------------------------------------
@@ -245,17 +253,15 @@ class Router:
             return self._route_cached(prep, 0, prep.decided_by, request, reason)
         if prep.fast:
             idx = self.choose_lru(prep)
-            return self._route_cached(prep, idx, "12", request, reason)
+            return self._route_cached(prep, idx, prep.choice, request, reason)
         # The stateful rest of the profile (PCF messages, CLWLMRUC below the number of channels).
         ctx = self._context(request, prep.choosing_qmgr)
         ctx.tier_done = prep.ctx_tier_done
         run = run_steps(prep.rest, prep.cands, ctx)
         if run.error is not None:
-            st = run.error
-            return RouteError(request.queue, st.empty_reason[0], st.empty_reason[1],
-                              f"step {st.id} left no destination")
+            return _left_nothing(request, run.error)
         cands = run.cands
-        decided = run.decided or self.steps[0].id
+        decided = run.decided or self.steps[0]
         chosen = cands[0]
         self._record(chosen, request, ctx)
         return self._route_for(chosen, decided, request, reason, prep.summary)
@@ -269,22 +275,19 @@ class Router:
             return prep
         prep = _Prepared()
         self._prepared[key] = prep
-        built = self._candidates(request)
-        if isinstance(built, RouteError):
-            prep.error = built
+        found = resolve(self.view, request)
+        if isinstance(found, NoCandidates):
+            prep.error = _unresolved(found)
             return prep
-        cands, choosing_qmgr, _ = built
-        prep.choosing_qmgr = choosing_qmgr
-        ctx = self._context(request, choosing_qmgr)
+        prep.choosing_qmgr = found.choosing_qmgr
+        ctx = self._context(request, found.choosing_qmgr)
         steps = self.steps
-        stop = next((i for i, st in enumerate(steps) if _stateful_for(st, request)), len(steps))
-        prefix_trace: list[TraceEntry] = []
-        run = run_steps(steps[:stop], cands, ctx, prefix_trace)
-        prep.summary = _summary(prefix_trace)
+        stop = next((i for i, st in enumerate(steps) if not st.cacheable(request)), len(steps))
+        # A trace only for the summary of what the cached prefix eliminated.
+        run = run_steps(steps[:stop], found.candidates, ctx, [])
+        prep.summary = run.summary
         if run.error is not None:
-            st = run.error
-            prep.error = RouteError(request.queue, st.empty_reason[0], st.empty_reason[1],
-                                    f"step {st.id} left no destination")
+            prep.error = _left_nothing(request, run.error)
             return prep
         cands = prep.cands = run.cands
         if run.decided is not None:
@@ -293,17 +296,14 @@ class Router:
         prep.ctx_tier_done = ctx.tier_done
         prep.rest = steps[stop:]
         if len(cands) == 1:  # as in the explaining path: no step had anything to decide
-            prep.decided_by = steps[0].id
+            prep.decided_by = steps[0]
             return prep
-        # Fast when what is left is "11c (inactive here) then 12": a plain least-recently-used choice.
-        ids = [s.name for s in prep.rest]
-        channels = {c.key for c in cands if c.channel is not None}
-        mruc_inactive = len(channels) <= self.view.qmgr.clwlmruc
-        prep.fast = (ids == ["keep_most_recently_used_channels", "choose_least_recently_used"]
-                     and mruc_inactive) or ids == ["choose_least_recently_used"]
+        prep.fast = _heap_does_the_rest(prep.rest, cands, self.view)
         if prep.fast:
+            prep.choice = prep.rest[-1]
             prep.weights = [self._weight(c) for c in cands]
             prep.keys = [c.key for c in cands]
+            prep.ties = [c.tie_key for c in cands]
         return prep
 
     def choose_lru(self, prep: _Prepared) -> int:
@@ -314,27 +314,29 @@ class Router:
             for w in prep.weights:  # widen the common denominator first: that rescales every factor
                 st.increment(w)
             prep.incs = [st.increment(w) for w in prep.weights]
-            prep.heap = [(num.get(c.key, 0), seq.get(c.key, 0), c.qmgr, c.channel_name, i)
-                         for i, c in enumerate(prep.cands)]
+            # Step 12's order: RoutingState.sort_key, then Candidate.tie_key, then the candidate order (as the
+            # explaining path's stable sort keeps it).
+            prep.heap = [(*st.sort_key(k), tie, i) for i, (k, tie) in enumerate(zip(prep.keys, prep.ties))]
             heapq.heapify(prep.heap)
             prep.heap_epoch = st.epoch
         heap = prep.heap
         keys = prep.keys
         while True:
             top = heap[0]
-            k = keys[top[4]]
+            k = keys[top[3]]
+            # RoutingState.sort_key(k), inlined: a call per message costs a quarter of the throughput.
             n, s = num.get(k, 0), seq.get(k, 0)
             if n == top[0] and s == top[1]:
                 break
             # Stale: another request routed over the same channel since (values only grow between resets).
-            heapq.heapreplace(heap, (n, s, top[2], top[3], top[4]))
-        idx = top[4]
+            heapq.heapreplace(heap, (n, s, top[2], top[3]))
+        idx = top[3]
         st.counter += 1
         c = st.counter
         n = top[0] + prep.incs[idx]
         num[k] = n
         seq[k] = c
-        heapq.heapreplace(heap, (n, c, top[2], top[3], idx))
+        heapq.heapreplace(heap, (n, c, top[2], idx))
         return idx
 
     # -- pieces ----------------------------------------------------------------------------------------
@@ -356,26 +358,26 @@ class Router:
         if request.pcf and chosen.channel is not None:
             self.state.pcf_sent.add(chosen.qmgr)
 
-    def _route_cached(self, prep: _Prepared, idx: int, decided: str, request: Request,
+    def _route_cached(self, prep: _Prepared, idx: int, decided: Step, request: Request,
                       reason: Optional[str]) -> Route:
         r = prep.routes.get((idx, reason, request.size <= self.view.igq_max_message))
         if r is None:
             r = self._make_route(prep, idx, decided, request, reason)
         return r
 
-    def _make_route(self, prep: _Prepared, idx: int, decided: str, request: Request,
+    def _make_route(self, prep: _Prepared, idx: int, decided: Step, request: Request,
                     reason: Optional[str]) -> Route:
         r = self._route_for(prep.cands[idx], decided, request, reason, prep.summary)
         # Only the side of the IGQ size limit matters to the route, not the size itself.
         prep.routes[(idx, reason, request.size <= self.view.igq_max_message)] = r
         return r
 
-    def _route_for(self, c: Candidate, decided: str, request: Request, reason: Optional[str],
+    def _route_for(self, c: Candidate, decided: Step, request: Request, reason: Optional[str],
                    summary: str = "") -> Route:
         d = delivery(self.view, c.qmgr, c.channel, request.size)
-        summary = f"{summary};{decided}:={c.label}" if summary else f"{decided}:={c.label}"
-        return Route(request.queue, c.qmgr, c.channel.name if c.channel else None, d.xmitq, d.path, decided,
-                     reason is None, reason, why_xmitq=d.why, summary=summary)
+        summary = f"{summary};{decided.id}:={c.label}" if summary else f"{decided.id}:={c.label}"
+        return Route(request.queue, c.qmgr, c.channel.name if c.channel else None, d.xmitq, d.path, decided.id,
+                     reason is None, reason, why_xmitq=d.why, summary=summary, decided_step=decided)
 
     def _bound_copy(self, first: Route, request: Request, explain: bool) -> Route:
         if not explain:
@@ -404,82 +406,24 @@ class Router:
                     first = replace(first, path=d.path, xmitq=d.xmitq, why_xmitq=d.why)
         return replace(first, bound=True, trace=trace)
 
-    # -- candidates ----------------------------------------------------------------------------------------
-    def _candidates(self, request: Request):
-        """(candidates, choosing a queue manager?, notes) or a RouteError, before any step runs."""
-        view = self.view
-        notes: list[str] = []
-        target = request.target_qmgr
-        queue = request.queue
-        if target:
-            rem = view.remote(target)
-            if rem is not None and rem.qmgr_alias and rem.rqmname:
-                notes.append(f"queue manager alias {target} resolves to {rem.rqmname} (QREMOTE)")
-                target = rem.rqmname
-            if target == view.local_name:
-                local = QueueInstance(queue, target, frozenset(), local=True)
-                return [Candidate(target, None, local)], True, notes
-            aliases = [i for i in view.instances_of(target) if i.qmgr_alias]
-            if aliases:
-                return _with(self._instance_candidates(aliases, notes), True, notes)
-            chans = view.channels_to(target)
-            if not chans:
-                return RouteError(queue, *MQRC_UNKNOWN_REMOTE_Q_MGR,
-                                  f"queue manager {target} is not known to {view.local_name}")
-            return [Candidate(target, ch, None) for ch in chans], True, notes
-        alias = view.alias(queue)
-        if alias is not None and not view.instances_of(queue):
-            notes.append(f"{queue} is a local alias of {alias.target}")
-            queue = alias.target
-        instances = view.instances_of(queue)
-        if not instances:
-            lq = view.local_queue(queue)
-            if lq is not None:
-                notes.append(f"{queue} is not a cluster queue: the queue manager's own queue")
-                inst = QueueInstance(queue, view.local_name, lq.clusters, put_enabled=lq.put_enabled,
-                                     local=True, clwluseq=lq.clwluseq)
-                return [Candidate(view.local_name, None, inst)], False, notes
-            rem = view.remote(queue)
-            if rem is not None and not rem.qmgr_alias and view.channels_to(rem.rqmname):
-                notes.append(f"{queue} is a remote definition of {rem.rname} at {rem.rqmname}")
-                return [Candidate(rem.rqmname, ch, None) for ch in view.channels_to(rem.rqmname)], True, notes
-            return RouteError(queue, *MQRC_UNKNOWN_OBJECT_NAME,
-                              f"{queue} is not a queue, alias or cluster queue known to {view.local_name}")
-        if all(i.qmgr_alias for i in instances):
-            notes.append(f"{queue} is a clustered queue manager alias")
-            return _with(self._instance_candidates(instances, notes), True, notes)
-        return _with(self._instance_candidates([i for i in instances if not i.qmgr_alias], notes), False, notes)
 
-    def _instance_candidates(self, instances: list[QueueInstance], notes: list[str]):
-        out = self._reachable(instances, notes)
-        if not out:
-            return RouteError(instances[0].queue, *MQRC_NO_DESTINATIONS_AVAILABLE,
-                              "; ".join(notes) or "no instance is reachable")
-        return out
-
-    def _reachable(self, instances: list[QueueInstance], notes: list[str]) -> list[Candidate]:
-        out: list[Candidate] = []
-        for inst in sorted(instances, key=lambda i: i.qmgr):
-            if inst.local or inst.qmgr == self.view.local_name:
-                out.append(Candidate(inst.qmgr, None, inst))
-                continue
-            chans = self.view.channels_to(inst.qmgr)
-            if not chans:
-                notes.append(f"no channel to {inst.qmgr} is known: its instance of {inst.queue} is not reachable")
-            for ch in sorted(chans, key=lambda c: c.name):
-                out.append(Candidate(inst.qmgr, ch, inst))
-        return out
+def _unresolved(found: NoCandidates) -> RouteError:
+    return RouteError(found.queue, found.error, found.reason, found.detail)
 
 
-def _with(cands, choosing_qmgr: bool, notes: list[str]):
-    return cands if isinstance(cands, RouteError) else (cands, choosing_qmgr, notes)
+def _left_nothing(request: Request, st: Step, trace: Optional[tuple[TraceEntry, ...]] = None) -> RouteError:
+    """The put fails: step ``st`` eliminated every candidate."""
+    return RouteError(request.queue, st.empty_reason[0], st.empty_reason[1], f"step {st.id} left no destination",
+                      trace)
 
 
 @dataclass
 class StepRun:
     cands: list[Candidate]
-    decided: Optional[str] = None  # id of the step after which one candidate remained
+    decided: Optional[Step] = None  # the step after which one candidate remained
     error: Optional[Step] = None  # the step that left no candidate
+    # With a trace: what the steps eliminated, e.g. "6:-QM4/TO.QM4" (the route's summary without its choice).
+    summary: str = ""
 
 
 def run_steps(steps: tuple[Step, ...], cands: list[Candidate], ctx: Context,
@@ -487,29 +431,33 @@ def run_steps(steps: tuple[Step, ...], cands: list[Candidate], ctx: Context,
     """Apply ``steps`` in order, as the reference lists them. Once one candidate remains the choice is made;
     only the eligibility steps (1, 2) still run, since a lone ineligible destination fails the put."""
     decided = None
+    summary: list[str] = []
     for st in steps:
         if decided is not None and not st.eligibility:
             continue
         noted = len(ctx.notes)
-        out = st(cands, ctx)
+        out = st.apply(cands, ctx)
         if out is None:
             if trace is not None and len(ctx.notes) > noted:  # why a step did not apply, where it says
                 why = "; ".join(ctx.notes[noted:])
                 del ctx.notes[noted:]
-                trace.append(TraceEntry(st.id, st.rule, (), _labels(cands), f"not applied: {why}"))
+                trace.append(TraceEntry(st.id, st.explanation, (), _labels(cands), f"not applied: {why}"))
             continue
         if not out:
             if trace is not None:
-                trace.append(TraceEntry(st.id, st.rule, _labels(cands), ()))
+                trace.append(TraceEntry(st.id, st.explanation, _labels(cands), ()))
             return StepRun([], decided, st)
         if trace is not None:
             keep = {id(c) for c in out}
             gone = tuple(c.label for c in cands if id(c) not in keep)
-            trace.append(TraceEntry(st.id, st.rule, gone, _labels(out), _step_note(st, cands, out, ctx)))
+            numbers = st.numbers(cands, ctx) if st.numbers is not None else ""
+            trace.append(TraceEntry(st.id, st.explanation, gone, _labels(out), numbers))
+            if gone and not st.chooses_one:  # a choice eliminates everyone else: the summary says whom it chose
+                summary.append(f"{st.id}:-{','.join(gone)}")
         cands = out
         if decided is None and len(cands) == 1:
-            decided = st.id
-    return StepRun(cands, decided)
+            decided = st
+    return StepRun(cands, decided, summary=";".join(summary))
 
 
 def not_reallocatable_reason(request: Request, bind: str, group_id: str, logical_order: bool) -> Optional[str]:
@@ -523,36 +471,6 @@ def not_reallocatable_reason(request: Request, bind: str, group_id: str, logical
     return None
 
 
-def _summary(trace: list[TraceEntry]) -> str:
-    return ";".join(f"{t.step}:-{','.join(t.eliminated)}" for t in trace
-                    if t.eliminated and t.step not in ("12", "start", "note"))
-
-
 def _labels(cands: list[Candidate]) -> tuple[str, ...]:
     return tuple(c.label for c in cands)
 
-
-def _step_note(st: Step, before: list[Candidate], after: list[Candidate], ctx: Context) -> str:
-    """Numbers behind a step's decision, for the explanation."""
-    if st.name in ("choose_least_recently_used", "choose_least_recently_used_legacy"):
-        s = ctx.state
-        parts = [f"{c.label} DestSeqFactor={float(s.factor(c.key)):g} DestSeqNumber={s.seq_number(c.key)}"
-                 for c in before]
-        return "; ".join(parts)
-    if st.name == "keep_most_recently_used_channels":
-        return f"CLWLMRUC({ctx.view.qmgr.clwlmruc})"
-    if st.id in ("4a", "11a") and st.name.startswith("eliminate"):
-        attr = "clwlrank" if st.id == "4a" else "clwlprty"
-        return "; ".join(f"{c.label} {attr.upper()}={getattr(c.channel, attr)}" for c in before if c.channel)
-    if st.id in ("4b", "11b"):
-        attr = "clwlrank" if st.id == "4b" else "clwlprty"
-        return "; ".join(f"{c.label} queue {attr.upper()}={getattr(c.instance, attr)}" for c in before
-                         if c.instance)
-    if st.id in ("6", "7", "8", "9"):
-        return "; ".join(f"{c.label} {c.channel.state}" for c in before if c.channel)
-    if st.id == "11":
-        return "; ".join(f"{c.label} NETPRTY={c.channel.netprty}" for c in before if c.channel)
-    if st.id == "5":
-        return "; ".join(f"{c.label} SUSPEND={'YES' if c.channel.suspended else 'NO'}" for c in before
-                         if c.channel)
-    return ""

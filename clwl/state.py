@@ -1,7 +1,7 @@
 """Routing state of one sending queue manager: MQWDR.DestSeqFactor and MQWDR.DestSeqNumber per destination.
 
 The state is per sending queue manager and per channel, shared by every queue routed over that channel
-(mq-domain-notes B3: "weights are per channel, shared across all queues").
+(docs/algorithm.md, pitfall 4: "CLWLWGHT is per channel and shared by every queue over it").
 
 Exact arithmetic: step 12 adds ``1000 / CLWLWGHT`` as a real number (cli-contract). Floats would turn true
 ties (3 x 1000/30 == 1000/10) into false orderings, so factors are kept as integers over a common
@@ -40,6 +40,8 @@ class RoutingState:
         return self.seq.get(key, 0)
 
     def sort_key(self, key: str) -> tuple[int, int]:
+        """Step 12's order of destinations: lowest DestSeqFactor, then lowest DestSeqNumber (ties then go by
+        ``Candidate.tie_key``)."""
         return self.numerators.get(key, 0), self.seq.get(key, 0)
 
     # -- the update of step 12 --------------------------------------------------------------------------

@@ -14,6 +14,7 @@ TO.<qm>; trace labels are "QM/CHANNEL" or "QM1/local".
 from __future__ import annotations
 
 import sys
+from dataclasses import replace
 from fractions import Fraction
 from pathlib import Path
 
@@ -23,6 +24,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 from clwl_builders import (  # noqa: E402
     chan,
     deciding_entry,
+    dest,
     eliminated_at,
     entries,
     factor,
@@ -37,6 +39,7 @@ from clwl_builders import (  # noqa: E402
     steps_in_trace, not_applied,
 )
 
+from clwl.algorithm import PROFILES  # noqa: E402
 from clwl.router import Route, RouteError, Router  # noqa: E402
 
 
@@ -64,7 +67,7 @@ def test_step1_put_disabled_instance_is_eliminated():
 
 def test_step1_all_instances_put_disabled_fails_2268():
     """Step 1 eliminates every instance: nothing can receive the put -> MQRC_CLUSTER_PUT_INHIBITED (2268)
-    (mq-domain-notes B13)."""
+    (test_documented_behaviours.py B13)."""
     view = spread_view(("QM2", "QM3"), inst_attrs={"QM2": {"put_enabled": False}, "QM3": {"put_enabled": False}})
     r = Router(view).route(req(), explain=True)
     assert isinstance(r, RouteError)
@@ -634,3 +637,75 @@ def test_step12_local_instance_competes_with_local_clusrcvr_weight():
     got = qmgrs(route_n(router, req(), 10))
     assert got == ["QM1", "QM2", "QM1", "QM1", "QM1", "QM2", "QM1", "QM1", "QM1", "QM1"]
     assert factor(router, "") == Fraction(8 * 1000, 80)
+
+
+# =====================================================================================================
+# The fast path: taken wherever the steps' metadata allows it, whatever the steps are called
+# =====================================================================================================
+# The fast path gives the same routes as the explaining path (test_properties checks it), so switching it off
+# by mistake changes no route: these tests look at whether it is taken. ``Router.lru_prepared`` is the fast
+# path's own test (route() and the replay's batch path use it): not None when the message is decided by the
+# router's least-recently-used heap.
+def _renamed(st):
+    """The same step under another name and with another function object."""
+    def renamed_step(cands, ctx, _apply=st.apply):
+        return _apply(cands, ctx)
+
+    return replace(st, name=f"renamed_{st.name}", apply=renamed_step)
+
+
+@pytest.mark.parametrize("profile", ["default", "mq9"])
+def test_fast_path_taken_for_a_plain_weighted_round_robin(profile):
+    """Q1 on QM2, QM3, QM4, all CLWLWGHT 50, nothing else differs: steps 1-11b keep all three (nothing reads
+    the routing state before 11c), 11c keeps all three (default CLWLMRUC 999999999 >= 3 channels), and step 12
+    decides: the fast path. Step 12, factors +20 per choice: 1-3 tie at 0 -> QM2, QM3, QM4 (queue manager
+    name); 4-6 tie at 20 -> the lowest DestSeqNumber, QM2 (1), QM3 (2), QM4 (3)."""
+    router = Router(spread_view(), profile)
+    assert router.lru_prepared(req()) is not None
+    assert [(r.qmgr, r.decided_by) for r in router.route_many(req(), 6)] == \
+        [("QM2", "12"), ("QM3", "12"), ("QM4", "12")] * 2
+
+
+def test_renamed_steps_keep_the_fast_path():
+    """The router reads what a step is from its metadata, not its name: the default profile with every step
+    renamed (and wrapped in a new function) takes the fast path exactly where the default does, and routes the
+    same (the round robin of the test above)."""
+    view = spread_view()
+    renamed = tuple(_renamed(st) for st in PROFILES["default"])
+    assert all(a.name != b.name for a, b in zip(renamed, PROFILES["default"]))
+    router = Router(view, renamed)
+    assert router.lru_prepared(req()) is not None
+    assert qmgrs(router.route_many(req(), 6)) == ["QM2", "QM3", "QM4"] * 2
+    explained = Router(view, renamed)
+    assert [dest(explained.route(req(), explain=True)) for _ in range(6)] == \
+        [dest(r) for r in Router(view).route_many(req(), 6)]
+
+
+@pytest.mark.parametrize("profile,view,message", [
+    # Step 4 reads which queue managers were already sent a cluster PCF message: nothing from it on is cached.
+    ("default", spread_view(), req(pcf=True)),
+    # 11c with CLWLMRUC(2) < 3 channels eliminates by DestSeqNumber, which changes with every message.
+    ("default", spread_view(clwlmruc=2), req()),
+    # The legacy step 12 orders by DestSeqNumber alone: not what the heap (DestSeqFactor first) does.
+    ("legacy", spread_view(), req()),
+], ids=["pcf", "mruc-below-channels", "legacy"])
+def test_fast_path_not_taken_where_the_state_decides_more(profile, view, message):
+    assert Router(view, profile).lru_prepared(message) is None
+
+
+def test_fast_path_steps_over_11c_only_while_it_keeps_every_channel():
+    """Step 11c eliminates channels only "until the number of remaining channels is no greater than" CLWLMRUC:
+    with CLWLMRUC(3) and 3 channels it keeps them all, whatever their DestSeqNumbers, so the fast path may step
+    over it; with CLWLMRUC(2) it may not (the test above)."""
+    assert Router(spread_view(clwlmruc=3)).lru_prepared(req()) is not None
+
+
+def test_every_step_carries_its_explanation_and_stay_reason():
+    """What --explain prints and what the replay says when a message stays are the steps' own metadata; the
+    eligibility steps are exactly those of steps 1 and 2 (docs/algorithm.md: they say which destinations are
+    possible at all), and only step 12 is done by the heap."""
+    for name, steps in PROFILES.items():
+        for st in steps:
+            assert st.explanation and f"(step {st.id})" in st.stay_reason, (name, st.name)
+            assert st.eligibility == (st.id in ("1", "2")), (name, st.name)
+            assert not st.heap_choice or st.id == "12", (name, st.name)

@@ -1,4 +1,5 @@
-"""Documented behaviours B1-B23 of mq-domain-notes.md section 3, as seen from one sending queue manager.
+"""Documented MQ behaviours B1-B23 (numbered as in the notes this project was written from; docs/algorithm.md
+states the ones it models), as seen from one sending queue manager.
 
 Each test quotes its row of the table and derives the expected routes from the default profile
 (docs/algorithm.md) and the binding readings of cli-contract.md. Step 12 arithmetic: DestSeqFactor

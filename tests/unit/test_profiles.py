@@ -1,5 +1,5 @@
 """The algorithm profiles other than the default: ``legacy`` (docs/algorithm.md (legacy profile)) and ``mq9`` (the 8.0 /
-9.x ordering of mq-domain-notes.md section 4).
+9.x ordering of docs/algorithm.md, "Profiles").
 
 legacy, 001: "3. If the result above contains the local instance of the queue, choose it." - no CLWLUSEQ, and
 the steps know no CLWLRANK, CLWLPRTY, CLWLWGHT or CLWLMRUC; step 12 is "choose the least recently used

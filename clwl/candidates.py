@@ -1,0 +1,109 @@
+"""Candidate resolution: from a request (queue name, target queue manager) and the sending queue manager's view
+to the destinations the algorithm chooses among, before any step runs.
+
+Names are resolved first, as the queue manager resolves them: a local QREMOTE queue manager alias to its real
+target, a local alias to its base queue, a queue that is not clustered to the queue manager's own queue, a local
+remote definition to the channels to its queue manager. A name that resolves to nothing fails the put here
+(2085 unknown object, 2087 unknown remote queue manager, 2270 no instance reachable), before step 1.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Union
+
+from clwl.algorithm import (
+    MQRC_NO_DESTINATIONS_AVAILABLE,
+    MQRC_UNKNOWN_OBJECT_NAME,
+    MQRC_UNKNOWN_REMOTE_Q_MGR,
+    Candidate,
+    Request,
+)
+from clwl.model import ClusterView, QueueInstance
+
+
+@dataclass(frozen=True)
+class Candidates:
+    """The destinations of a request, in the order the steps see them (queue manager, then channel name)."""
+
+    candidates: list[Candidate]
+    choosing_qmgr: bool  # a queue manager is being chosen (steps 2, 11a), not a queue (1, 3, 4b, 11b)
+    notes: tuple[str, ...]  # how the names were resolved, for the trace
+
+
+@dataclass(frozen=True)
+class NoCandidates:
+    """The put fails before any step runs: the MQ reason, and the queue name it was resolved to."""
+
+    queue: str
+    error: str  # MQRC_... name
+    reason: int  # MQ reason code
+    detail: str
+
+
+Resolution = Union[Candidates, NoCandidates]
+
+
+def resolve(view: ClusterView, request: Request) -> Resolution:
+    """The candidates for ``request`` in ``view``, or why there are none."""
+    notes: list[str] = []
+    target = request.target_qmgr
+    queue = request.queue
+    if target:
+        rem = view.remote(target)
+        if rem is not None and rem.qmgr_alias and rem.rqmname:
+            notes.append(f"queue manager alias {target} resolves to {rem.rqmname} (QREMOTE)")
+            target = rem.rqmname
+        if target == view.local_name:
+            local = QueueInstance(queue, target, frozenset(), local=True)
+            return Candidates([Candidate(target, None, local)], True, tuple(notes))
+        aliases = [i for i in view.instances_of(target) if i.qmgr_alias]
+        if aliases:
+            return _reachable(view, aliases, True, notes)
+        chans = view.channels_to(target)
+        if not chans:
+            return NoCandidates(queue, *MQRC_UNKNOWN_REMOTE_Q_MGR,
+                                f"queue manager {target} is not known to {view.local_name}")
+        return Candidates([Candidate(target, ch, None) for ch in chans], True, tuple(notes))
+    alias = view.alias(queue)
+    if alias is not None and not view.instances_of(queue):
+        notes.append(f"{queue} is a local alias of {alias.target}")
+        queue = alias.target
+    instances = view.instances_of(queue)
+    if not instances:
+        lq = view.local_queue(queue)
+        if lq is not None:
+            notes.append(f"{queue} is not a cluster queue: the queue manager's own queue")
+            inst = QueueInstance(queue, view.local_name, lq.clusters, put_enabled=lq.put_enabled,
+                                 local=True, clwluseq=lq.clwluseq)
+            return Candidates([Candidate(view.local_name, None, inst)], False, tuple(notes))
+        rem = view.remote(queue)
+        if rem is not None and not rem.qmgr_alias and view.channels_to(rem.rqmname):
+            notes.append(f"{queue} is a remote definition of {rem.rname} at {rem.rqmname}")
+            return Candidates([Candidate(rem.rqmname, ch, None) for ch in view.channels_to(rem.rqmname)], True,
+                              tuple(notes))
+        return NoCandidates(queue, *MQRC_UNKNOWN_OBJECT_NAME,
+                            f"{queue} is not a queue, alias or cluster queue known to {view.local_name}")
+    if all(i.qmgr_alias for i in instances):
+        notes.append(f"{queue} is a clustered queue manager alias")
+        return _reachable(view, instances, True, notes)
+    return _reachable(view, [i for i in instances if not i.qmgr_alias], False, notes)
+
+
+def _reachable(view: ClusterView, instances: list[QueueInstance], choosing_qmgr: bool,
+               notes: list[str]) -> Resolution:
+    """One candidate per channel to each instance's queue manager (the local instance needs none)."""
+    out: list[Candidate] = []
+    for inst in sorted(instances, key=lambda i: i.qmgr):
+        if inst.local or inst.qmgr == view.local_name:
+            out.append(Candidate(inst.qmgr, None, inst))
+            continue
+        chans = view.channels_to(inst.qmgr)
+        if not chans:
+            notes.append(f"no channel to {inst.qmgr} is known: its instance of {inst.queue} is not reachable")
+        for ch in sorted(chans, key=lambda c: c.name):
+            out.append(Candidate(inst.qmgr, ch, inst))
+    if not out:
+        return NoCandidates(instances[0].queue, *MQRC_NO_DESTINATIONS_AVAILABLE,
+                            "; ".join(notes) or "no instance is reachable")
+    return Candidates(out, choosing_qmgr, tuple(notes))
