@@ -402,5 +402,8 @@ def test_mutated_files_never_escape_the_quarantine(fmt, fuzz_dir):
         outcomes[outcome] = outcomes.get(outcome, 0) + 1
 
     run()
-    # The run is not vacuous: mutants were read with records quarantined, and others were rejected whole.
-    assert outcomes.get("records quarantined", 0) >= 10 and outcomes.get("file rejected", 0) >= 5, outcomes
+    # The run is not vacuous: mutants were read with records quarantined, and others were rejected whole. (A REST
+    # capture that is one JSON document is rejected whole once it is not JSON; only its JSON Lines seeds, a few of
+    # the REST seeds, can lose a record alone: fewer quarantined mutants there.)
+    least = 5 if fmt == "rest" else 10
+    assert outcomes.get("records quarantined", 0) >= least and outcomes.get("file rejected", 0) >= 5, outcomes
