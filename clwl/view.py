@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass, field
+from datetime import date, datetime, time as dtime, timezone
 from pathlib import Path
 from typing import Iterable, Optional
 
@@ -28,6 +30,13 @@ class Captures:
     problems: list[ParseProblem] = field(default_factory=list)
     banner_qmgrs: dict[str, str] = field(default_factory=dict)  # file -> banner queue manager name
     files: list[str] = field(default_factory=list)
+    # Landing queue manager folders read, with the captures chosen in each (docs/landing.md).
+    landing: list["LandingChoice"] = field(default_factory=list)
+    # Files a landing folder names like captures but that were not read: (file, reason).
+    skipped: list[tuple[str, str]] = field(default_factory=list)
+
+    def has_qcluster(self) -> bool:
+        return any(r.kind == "QCLUSTER" for r in self.records)
 
 
 def _looks_like_json(path: Path) -> bool:
@@ -59,12 +68,26 @@ def parse_capture_file(path: str | os.PathLike) -> ParsedCapture:
     return parse_rest_file(p) if is_json else parse_mqsc_file(p)
 
 
-def read_captures(paths: Iterable[str | os.PathLike]) -> Captures:
-    """Read files and folders (every file in a folder, in name order, not recursing into subfolders)."""
+def read_captures(paths: Iterable[str | os.PathLike], at: Optional["CaptureMoment"] = None,
+                  local_qmgr: Optional[str] = None) -> Captures:
+    """Read files and folders (every file in a folder, in name order, not recursing into subfolders).
+
+    A landing queue manager folder (docs/landing.md) is read differently: only its latest configuration and
+    channel status captures at or before ``at`` (default: the latest), other files ignored. A landing date
+    folder is refused with guidance, unless ``local_qmgr`` names one of its queue manager folders.
+    """
+    paths = list(paths)
     out = Captures()
     for raw in paths:
         p = Path(raw)
         if p.is_dir():
+            p = _qmgr_folder_of(p, local_qmgr)
+        if p.is_dir() and is_landing_qmgr_folder(p):
+            choice = select_landing_captures(p, at)
+            out.landing.append(choice)
+            out.skipped.extend(choice.skipped)
+            files = [c.path for c in choice.captures]
+        elif p.is_dir():
             files = sorted(f for f in p.iterdir() if f.is_file() and not f.name.startswith("."))
             if not files:
                 raise InputError(str(p), "folder holds no files")
@@ -77,11 +100,213 @@ def read_captures(paths: Iterable[str | os.PathLike]) -> Captures:
             out.problems.extend(cap.problems)
             if cap.banner_qmgr:
                 out.banner_qmgrs[str(f)] = cap.banner_qmgr
+    if at is not None and not out.landing:
+        raise InputError(str(paths[0]) if paths else "-", f"--at {at.text} chooses among the captures of a landing queue manager folder "
+                                f"({LANDING_LAYOUT}); none was given")
     return out
 
 
+# -- capture selection in a landing folder --------------------------------------------------------------------
+# docs/landing.md: <landing>/<YYYY-MM-DD>/<QM>/config_HHMMSS.<ext> and chstatus_HHMMSS.<ext>, HHMMSS in UTC on the
+# run date; every other file (puts*, *.amqsmon, xmitq_*, *.amqsact, ...) is no capture and is not read here.
+LANDING_LAYOUT = "<landing>/<YYYY-MM-DD>/<QM>"
+_CAPTURE_NAME = re.compile(r"^(config|chstatus)_([^.]*)\.(mqsc|txt|json|jsonl)$", re.I)
+_CAPTURE_PREFIX = re.compile(r"^(config|chstatus)_", re.I)
+_DATE_NAME = re.compile(r"^\d{4}-\d{2}-\d{2}$")
+_HHMMSS = re.compile(r"^(\d{2})(\d{2})(\d{2})$")
+_CLOCK = re.compile(r"^(\d{1,2}):(\d{2})(?::(\d{2}))?Z?$", re.I)
+
+
+@dataclass(frozen=True)
+class CaptureMoment:
+    """``clwl route --at``: a time of day (UTC), on the run date of the folder, or on ``day``."""
+
+    time: dtime
+    day: Optional[date]
+    text: str
+
+    def describe(self, run_date: Optional[date]) -> str:
+        day = self.day or run_date
+        return f"{day.isoformat()} {self.time.isoformat()} UTC" if day else f"{self.time.isoformat()} UTC"
+
+
+def parse_capture_moment(text: str) -> CaptureMoment:
+    """``HH:MM``, ``HH:MM:SS`` or ``HHMMSS`` (as in capture names), UTC on the folder's run date; or an ISO date
+    and time (``2026-11-21T07:00``, ``...Z``, ``...+01:00``: an offset is converted to UTC). ValueError else."""
+    t = text.strip()
+    m = _HHMMSS.match(t) or _CLOCK.match(t)
+    if m:
+        hh, mm, ss = int(m.group(1)), int(m.group(2)), int(m.group(3) or 0)
+        if hh > 23 or mm > 59 or ss > 59:
+            raise ValueError(f"{text!r} is not a time of day")
+        return CaptureMoment(dtime(hh, mm, ss), None, text)
+    if len(t) <= 10 or t[10] not in "Tt ":  # a date alone names no moment
+        raise ValueError(f"{text!r} is not a time HH:MM[:SS] or a date and time YYYY-MM-DDTHH:MM[:SS]")
+    try:
+        moment = datetime.fromisoformat(t[:-1] + "+00:00" if t[-1] in "zZ" else t)
+    except ValueError:
+        raise ValueError(f"{text!r} is not a time HH:MM[:SS] or a date and time YYYY-MM-DDTHH:MM[:SS]") from None
+    if moment.tzinfo is not None:
+        moment = moment.astimezone(timezone.utc)
+    return CaptureMoment(moment.time().replace(tzinfo=None), moment.date(), text)
+
+
+@dataclass(frozen=True)
+class LandingCapture:
+    path: Path
+    kind: str  # config | chstatus
+    day: Optional[date]  # the run date of its folder; None when the folder is not in a date folder
+    time: dtime
+
+    @property
+    def key(self) -> tuple:
+        return self.day or date.min, self.time, self.path.name
+
+
+@dataclass
+class LandingChoice:
+    """The captures chosen in one landing queue manager folder, in the order they are read (oldest first)."""
+
+    folder: Path
+    qmgr: str
+    at: Optional[CaptureMoment]
+    captures: list[LandingCapture]
+    skipped: list[tuple[str, str]] = field(default_factory=list)
+
+    def describe(self) -> str:
+        """One line: which files were used and why those."""
+        day = _run_date(self.folder.parent.name)
+        when = f"the latest at or before {self.at.describe(day)}" if self.at else "the latest"
+        used = ", ".join(str(c.path) for c in self.captures)
+        if not any(c.kind == "chstatus" for c in self.captures):
+            used += " (no channel status capture: channel states from DISPLAY CLUSQMGR)"
+        return f"captures used ({when}): {used}"
+
+
+def _run_date(name: str) -> Optional[date]:
+    if not _DATE_NAME.match(name):
+        return None
+    try:
+        return date.fromisoformat(name)
+    except ValueError:
+        return None
+
+
+def _visible(folder: Path) -> list[Path]:
+    return sorted(f for f in folder.iterdir() if not f.name.startswith("."))
+
+
+def is_landing_qmgr_folder(folder: Path) -> bool:
+    """A queue manager folder of a landing: under a date folder, or holding files named as landing captures."""
+    if _run_date(folder.resolve().parent.name) is not None:
+        return True
+    return any(f.is_file() and _CAPTURE_PREFIX.match(f.name) for f in _visible(folder))
+
+
+def _qmgr_folder_of(folder: Path, local_qmgr: Optional[str]) -> Path:
+    """``folder`` itself, or the queue manager folder ``local_qmgr`` of a date folder; a date folder without
+    it, or a whole landing folder, is refused with guidance (route reads one queue manager's view)."""
+    entries = _visible(folder)
+    subfolders = [f for f in entries if f.is_dir()]
+    if _run_date(folder.name) is not None and subfolders:
+        names = [f.name for f in subfolders]
+        if local_qmgr and local_qmgr in names:
+            return folder / local_qmgr
+        missing = f"holds no folder {local_qmgr}; " if local_qmgr else ""
+        raise InputError(str(folder), f"a landing date folder, one folder per queue manager ({', '.join(names)}): "
+                                      f"{missing}route reads one queue manager's captures: give its folder "
+                                      f"(--mqsc {folder / names[0]}) or name it with --local-qmgr")
+    dates = [f.name for f in subfolders if _run_date(f.name) is not None]
+    if dates and not any(f.is_file() for f in entries):
+        raise InputError(str(folder), f"a landing folder, one folder per run date ({', '.join(dates)}): route "
+                                      f"reads one queue manager's captures: give its folder "
+                                      f"({LANDING_LAYOUT}, e.g. --mqsc {folder / dates[-1]}/QM1)")
+    return folder
+
+
+def _as_given(given: Path, found: Path) -> Path:
+    """``found`` (absolute) written relative to the working folder when the user gave a relative path."""
+    if given.is_absolute():
+        return found
+    try:
+        return Path(os.path.relpath(found))
+    except ValueError:  # another drive (Windows)
+        return found
+
+
+def _captures_in(folder: Path, day: Optional[date]) -> tuple[list[LandingCapture], list[tuple[str, str]]]:
+    found, skipped = [], []
+    for f in _visible(folder):
+        m = _CAPTURE_NAME.match(f.name)
+        if not m or not f.is_file():
+            continue  # not a capture: put records, accounting, browses, traces, notes
+        stamp = _HHMMSS.match(m.group(2))
+        hh, mm, ss = (int(g) for g in stamp.groups()) if stamp else (99, 0, 0)
+        if hh > 23 or mm > 59 or ss > 59:
+            skipped.append((str(f), f"capture time {m.group(2)!r} in the name is not HHMMSS, a time of day"))
+            continue
+        found.append(LandingCapture(f, m.group(1).lower(), day, dtime(hh, mm, ss)))
+    return found, skipped
+
+
+def select_landing_captures(folder: Path, at: Optional[CaptureMoment] = None) -> LandingChoice:
+    """The latest configuration capture at or before ``at`` (default: the end of the run date), plus the
+    latest channel status capture at or before it. Captures taken at the same time are all read, in name
+    order (docs/landing.md). When the folder's run date has none before ``at``, the same queue manager's
+    folders of earlier dates are searched, latest first: the configuration stays in force across dates."""
+    day = _run_date(folder.resolve().parent.name)
+    if at is not None and at.day is not None:
+        if day is None:
+            raise InputError(str(folder), f"not in a date folder ({LANDING_LAYOUT}): give --at as a time of day "
+                                          f"HH:MM[:SS], not {at.text}")
+        if at.day != day:
+            raise InputError(str(folder), f"--at {at.text} is not on this folder's run date {day.isoformat()}; "
+                                          f"give the queue manager's folder of {at.day.isoformat()}")
+    limit = (day or date.min, at.time if at is not None else dtime.max)
+    qmgr = folder.resolve().name
+    folders = [(folder, day)]
+    if day is not None:  # the same queue manager's folders of earlier run dates, latest first
+        landing = folder.resolve().parent.parent
+        earlier = sorted(((d, f) for f in _visible(landing) if (d := _run_date(f.name)) is not None and d < day),
+                         reverse=True)
+        folders += [(_as_given(folder, f / qmgr), d) for d, f in earlier if (f / qmgr).is_dir()]
+    chosen: dict[str, list[LandingCapture]] = {}
+    skipped: list[tuple[str, str]] = []
+    for i, (f, d) in enumerate(folders):
+        found, bad = _captures_in(f, d)
+        if i == 0:  # misnamed captures are reported for the folder given only
+            skipped = bad
+        for kind in ("config", "chstatus"):
+            if kind in chosen:
+                continue
+            usable = [c for c in found if c.kind == kind and (c.day or date.min, c.time) <= limit]
+            if usable:
+                last = max((c.day or date.min, c.time) for c in usable)
+                chosen[kind] = sorted((c for c in usable if (c.day or date.min, c.time) == last),
+                                      key=lambda c: c.path.name)
+        if len(chosen) == 2:
+            break
+    if "config" not in chosen:
+        when = f" at or before {at.describe(day)}" if at is not None else ""
+        where = " in it or in the folders of earlier dates" if day is not None else ""
+        raise InputError(str(folder), f"a landing queue manager folder with no configuration capture "
+                                      f"(config_HHMMSS.mqsc|.txt|.json|.jsonl){when}{where}")
+    # Oldest first: a later capture of the same object replaces an earlier one (latest_records).
+    captures = sorted((c for group in chosen.values() for c in group), key=lambda c: c.key)
+    return LandingChoice(folder, qmgr, at, captures, skipped)
+
+
+def unknown_object_hint(caps: Captures, local_qmgr: str) -> str:
+    """What a 2085 (unknown object) answer should add when the captures cannot know remote cluster queues."""
+    if caps.has_qcluster():
+        return ""
+    return ("the captures hold no DISPLAY QCLUSTER output, so no cluster queue of another queue manager is "
+            f"known: capture DISPLAY QCLUSTER(*) ALL on {local_qmgr}")
+
+
 def local_qmgr_name(caps: Captures, override: Optional[str] = None) -> str:
-    """--local-qmgr, else the banner line, else DISPLAY QMGR's QMNAME (cli-contract)."""
+    """--local-qmgr, else the banner line, else DISPLAY QMGR's QMNAME, else the name of the landing queue
+    manager folder read (docs/cli-contract.md)."""
     if override:
         return override
     names = set(caps.banner_qmgrs.values())
@@ -94,6 +319,9 @@ def local_qmgr_name(caps: Captures, override: Optional[str] = None) -> str:
     qm = [r.get("QMNAME") for r in caps.records if r.kind == "QMGR" and r.get("QMNAME")]
     if qm:
         return qm[-1]
+    folder_names = {c.qmgr for c in caps.landing}
+    if len(folder_names) == 1:  # a landing queue manager folder is named after the queue manager it observes
+        return folder_names.pop()
     raise InputError(caps.files[0] if caps.files else "-",
                      "cannot tell which queue manager the captures describe: no banner, no DISPLAY QMGR; "
                      "use --local-qmgr")

@@ -6,17 +6,27 @@ import argparse
 import json
 import sys
 from collections import Counter
+from dataclasses import replace
 from typing import Sequence
 
-from clwl.algorithm import PROFILE_DOCS, PROFILES, Request
+from clwl.algorithm import MQRC_UNKNOWN_OBJECT_NAME, PROFILE_DOCS, PROFILES, Request
 from clwl.cli.argtypes import whole_number
 from clwl.cli.exit_codes import EXIT_INPUT, EXIT_OK, EXIT_UNROUTABLE
 from clwl.model import IGQ_DEFAULT_MAX_MESSAGE
 from clwl.parse.common import InputError
 from clwl.router import Route, RouteError, Router
-from clwl.view import build_view, local_qmgr_name, read_captures
+from clwl.view import (CaptureMoment, build_view, local_qmgr_name, parse_capture_moment, read_captures,
+                       unknown_object_hint)
 
 _positive, _nonnegative = whole_number(1), whole_number(0)
+_UNKNOWN_OBJECT = MQRC_UNKNOWN_OBJECT_NAME[1]
+
+
+def _capture_moment(text: str) -> CaptureMoment:
+    try:
+        return parse_capture_moment(text)
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
 
 
 def add_route_command(subparsers) -> argparse.ArgumentParser:
@@ -26,7 +36,8 @@ def add_route_command(subparsers) -> argparse.ArgumentParser:
                     "its runmqsc (or MQ REST) captures.",
         epilog="profiles: " + "; ".join(f"{k}: {v}" for k, v in PROFILE_DOCS.items()))
     r.add_argument("--mqsc", action="append", required=True, metavar="PATH",
-                   help="a capture file, or a folder whose files are all read (repeatable)")
+                   help="a capture file, or a folder whose files are all read (repeatable); a landing queue "
+                        "manager folder <landing>/<YYYY-MM-DD>/<QM> gives its latest captures (docs/landing.md)")
     r.add_argument("--queue", required=True, metavar="QNAME", help="the cluster queue (or queue manager alias)")
     r.add_argument("--qmgr", metavar="QMNAME", help="the target queue manager the application names")
     r.add_argument("--local-qmgr", metavar="QMNAME", help="the sending queue manager (default: from the captures)")
@@ -48,17 +59,24 @@ def add_route_command(subparsers) -> argparse.ArgumentParser:
                    help=f"largest message sent by intra-group queuing (default {IGQ_DEFAULT_MAX_MESSAGE})")
     r.add_argument("--no-logical-order", action="store_true",
                    help="with --bind group: groups are not put in logical order (MQPMO_LOGICAL_ORDER off)")
+    r.add_argument("--at", type=_capture_moment, metavar="TIME",
+                   help="in a landing queue manager folder, use the latest captures at or before TIME: HH:MM[:SS] "
+                        "UTC on the folder's date, or YYYY-MM-DDTHH:MM[:SS] (default: the latest)")
     r.set_defaults(func=cmd_route)
     return r
 
 
 def cmd_route(args: argparse.Namespace) -> int:
     try:
-        caps = read_captures(args.mqsc)
+        caps = read_captures(args.mqsc, args.at, args.local_qmgr)
         local = local_qmgr_name(caps, args.local_qmgr)
     except InputError as e:
         print(f"clwl route: {e}", file=sys.stderr)
         return EXIT_INPUT
+    for choice in caps.landing:
+        print(f"clwl route: {choice.describe()}", file=sys.stderr)
+    for path, reason in caps.skipped:
+        print(f"clwl route: warning: {path}: {reason} (file not used)", file=sys.stderr)
     view, view_problems = build_view(caps.records, local, args.qsg_member, args.igq_max_size)
     for pr in [*caps.problems, *view_problems]:
         print(f"clwl route: warning: {pr.source}:{pr.line}: {pr.reason} (record not used)", file=sys.stderr)
@@ -72,17 +90,23 @@ def cmd_route(args: argparse.Namespace) -> int:
         group = str(i // args.group_size) if args.bind == "group" else ""
         results.append(router.route(request, bind=args.bind, handle="clwl-route", group_id=group,
                                     logical_order=logical, explain=args.explain))
+    # A 2085 from captures without DISPLAY QCLUSTER output says which capture is missing.
+    hint = unknown_object_hint(caps, local)
+    unknown = [i for i, r in enumerate(results) if isinstance(r, RouteError) and r.reason == _UNKNOWN_OBJECT]
+    for i in unknown if hint else ():
+        results[i] = replace(results[i], detail=f"{results[i].detail}; {hint}")
 
     if args.json:
         out = sys.stdout
         for n, res in enumerate(results, 1):
             out.write(json.dumps(res.to_json(n, args.explain)) + "\n")
     else:
-        _print_readable(results, args, local)
+        _print_readable(results, args, local, results[unknown[0]] if hint and unknown else None)
     return EXIT_UNROUTABLE if any(isinstance(r, RouteError) for r in results) else EXIT_OK
 
 
-def _print_readable(results: Sequence[Route | RouteError], args: argparse.Namespace, local: str) -> None:
+def _print_readable(results: Sequence[Route | RouteError], args: argparse.Namespace, local: str,
+                    missing_capture: RouteError | None = None) -> None:
     w = sys.stdout.write
     w(f"Routing {args.count} message(s) to {args.queue}"
       + (f" at queue manager {args.qmgr}" if args.qmgr else "")
@@ -128,6 +152,8 @@ def _print_readable(results: Sequence[Route | RouteError], args: argparse.Namesp
         w(line(header))
         for row in rows:
             w(line(row))
+        if missing_capture is not None:  # the table has no room for details; this one names a missing capture
+            w(f"\n{missing_capture.error} ({missing_capture.reason}): {missing_capture.detail}\n")
     if len(results) > 1:
         dist = Counter(r.qmgr for r in results if isinstance(r, Route))
         total = sum(dist.values())
