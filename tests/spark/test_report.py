@@ -59,47 +59,59 @@ def lake(tmp_path_factory):
 
 
 def _images(html: str) -> list[bytes]:
-    return [base64.b64decode(m) for m in re.findall(r"src='data:image/png;base64,([A-Za-z0-9+/=]+)'", html)]
+    return [base64.b64decode(m) for m in re.findall(r"src=\"data:image/png;base64,([A-Za-z0-9+/=]+)\"", html)]
 
 
-def test_report_without_a_jvm_has_charts_stuck_messages_and_the_run_summary(lake):
-    """Not marked for Spark by need, but kept beside its Spark twin; it starts no JVM itself."""
+def test_report_without_a_jvm_leads_with_findings_and_ends_with_the_run_summary(lake):
+    """Not marked for Spark by need, but kept beside its Spark twin; it starts no JVM itself (pyspark may be
+    imported through spark.replay's configuration reader, but no SparkContext is made)."""
     code = (
         "import sys, json\n"
         "from spark.config import PipelineConfig\n"
         "from spark.report import write_report\n"
         f"paths = write_report(None, PipelineConfig(lake={str(lake)!r}), {DAY.isoformat()!r}, {RUN_ID!r})\n"
-        "assert 'pyspark' not in sys.modules and 'py4j' not in sys.modules\n"
+        "assert 'pyspark' not in sys.modules or sys.modules['pyspark'].SparkContext._active_spark_context is None\n"
         "print(json.dumps([str(p) for p in paths]))\n"
     )
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=180)
     assert proc.returncode == 0, proc.stderr
-    html_path, md_path = map(__import__("pathlib").Path, json.loads(proc.stdout))
+    html_path, md_path = map(__import__("pathlib").Path, json.loads(proc.stdout.strip().splitlines()[-1]))
     assert html_path == lake / "reports" / "2026-11-20" / "report.html"
     assert md_path == html_path.with_name("summary.md")
 
     html = html_path.read_text()
     images = _images(html)
-    assert len(images) == 2  # APP.ORDERS expected vs observed, and the channel state timeline
+    # APP.ORDERS replayed vs observed; the timeline of the channels with trouble (TO.QM3 STOPPED, TO.QM4
+    # RETRYING) and of the rest (TO.QM2, collapsed)
+    assert len(images) == 3
     assert all(img.startswith(PNG_MAGIC) for img in images)
-    assert "<h3>APP.ORDERS</h3>" in html and "Channel state timeline" in html
-    assert "src='http" not in html and "<script" not in html  # self-contained
-    # The stuck messages, with why they stay.
+    assert "<h3>APP.ORDERS</h3>" in html and "Channels with trouble" in html
+    assert "The other 1 sending channels (no trouble)" in html
+    assert not re.search(r"(?:src|href)=['\"]?https?:", html)  # self-contained
+    # Findings first: the two stuck messages behind TO.QM3 (STOPPED from 10:00:15, never released).
+    assert html.index("<h2>Findings</h2>") < html.index("Stuck messages (2)") < html.index("Run summary")
+    assert ("QM1 → QM3 over TO.QM3 (STOPPED), 10:00–00:00: 2 messages stuck, the oldest for 13:59: "
+            "1 not re-allocatable (bind-on-open: AccountingToken is all zeros 1); 1 with QM3 still the most "
+            "favourable (QM3 keeps the highest CLWLRANK (5) among the remaining channels 1)") in html
     for msg_id in ("QM1-1120-003", "QM1-1120-006"):
         assert msg_id in html
-    assert "still-most-favourable" in html and "not-reallocatable" in html and "STOPPED" in html
-    # The run summary and the table versions it was made from.
+    # The run summary and the table versions it was made from, last.
     assert "run-report" in html and "messages_replayed" in html
     assert "gold.routing_replay (version 0)" in html
-    # The one unexpected distribution row, with its explanation.
-    assert "QM2 received more than CLWLWGHT(80) explains" in html
+    # The one unexpected distribution row, with its explanation, in the findings.
+    assert "QM2 received 9 against 5 replayed, p = 0.02: QM2 received more than CLWLWGHT(80) explains." in html
+    # 6 messages with an observed destination (test_quality_publish.replay_rows), 5 agree (msg 8 went to QM2).
+    assert "for 5 of the 6 messages whose destination was observed (83.3 %)" in html
+    # no silver config history in this lake: the configured columns are left blank, with why
+    assert "the configured weights could not be read" in html
 
     md = md_path.read_text()
-    assert "## Stuck messages (2)" in md and "| QM1 | QM1-1120-003 | APP.ORDERS |" in md
-    assert "![Bar chart of expected against observed messages per destination for APP.ORDERS]" \
+    assert md.index("## Findings") < md.index("## Stuck messages (2)") < md.index("## Run summary")
+    assert "| QM1 | QM1-1120-003 | APP.ORDERS |" in md
+    assert "![Bar chart of replayed (expected) against observed messages per destination for APP.ORDERS]" \
            "(charts/distribution_APP.ORDERS.png)" in md
     assert (html_path.parent / "charts" / "distribution_APP.ORDERS.png").read_bytes().startswith(PNG_MAGIC)
-    assert (html_path.parent / "charts" / "channel_states.png").read_bytes().startswith(PNG_MAGIC)
+    assert (html_path.parent / "charts" / "channel_states_trouble.png").read_bytes().startswith(PNG_MAGIC)
 
 
 def test_report_falls_back_to_spark_and_skips_a_missing_timeline(spark, lake, tmp_path, monkeypatch):
@@ -121,9 +133,10 @@ def test_report_falls_back_to_spark_and_skips_a_missing_timeline(spark, lake, tm
     assert "QM1-1120-006" in html and "QM1-1120-006" in md_path.read_text()
 
 
-def test_replay_overview_read_batch_by_batch_equals_the_whole_table(tmp_path, monkeypatch):
-    """The report keeps only routing_replay's per-queue overview, summed batch by batch: the same table as the
-    overview of the whole day's rows, whatever the batch size. Another run date's rows are not counted."""
+def test_replay_cube_read_batch_by_batch_equals_the_whole_table(tmp_path, monkeypatch):
+    """The report keeps only routing_replay's count cube, summed batch by batch: the same cube, and so the same
+    per-queue overview, as the whole day's rows, whatever the batch size. Another run date's rows are not
+    counted."""
     import datetime as dt
 
     import pandas as pd
@@ -134,21 +147,29 @@ def test_replay_overview_read_batch_by_batch_equals_the_whole_table(tmp_path, mo
     day, other = dt.date(2026, 11, 20), dt.date(2026, 11, 21)
     rows = []
     for i in range(1000):
-        rows.append({"run_date": day if i % 10 else other, "queue": f"APP.Q{i % 7}",
+        rows.append({"run_date": day if i % 10 else other, "sending_qmgr": f"QM{i % 2}", "queue": f"APP.Q{i % 7}",
                      "path": ("local", "cluster", "igq")[i % 3], "error": "MQRC_UNKNOWN_OBJECT_NAME" if i % 37 == 0
                      else None, "reallocatable": i % 5 != 0, "held": i % 11 == 0,
-                     "agrees": None if i % 4 == 0 else i % 13 != 0, "reallocations": i % 17 == 0})
+                     "held_from": pd.Timestamp("2026-11-20 10:00", tz="UTC") if i % 11 == 0 else pd.NaT,
+                     "stay_reason": "not-reallocatable" if i % 11 == 0 else None,
+                     "agrees": None if i % 4 == 0 else i % 13 != 0, "reallocations": i % 17 == 0,
+                     "final_qmgr": f"QM{i % 3 + 2}", "observed_qmgr": None if i % 4 == 0 else f"QM{i % 5}"})
     frame = pd.DataFrame(rows)
     frame["reallocations"] = frame["reallocations"].astype("int32")
     path = tmp_path / "routing_replay"
     write_deltalake(str(path), frame, partition_by=["run_date"])
 
-    whole = report._replay_overview(frame[frame["run_date"] == day].reset_index(drop=True))
-    whole = whole.sort_values(["messages", "queue"], ascending=[False, True]).reset_index(drop=True)
+    whole = report._combine([report._replay_cube(frame[frame["run_date"] == day].reset_index(drop=True))])
+    keys = list(report.CUBE_KEYS)
+    whole = whole.sort_values(keys).reset_index(drop=True)
     # 900 messages of the day (every 10th is the other date's), 7 queues
-    assert whole["messages"].sum() == 900 and len(whole) == 7
+    assert whole["messages"].sum() == 900 and whole["queue"].nunique() == 7
+    overview = report.replay_overview(whole, pd.DataFrame())
+    assert overview["messages"].sum() == 900
+    assert overview["still_waiting_at_day_end"].sum() == sum(1 for i in range(1000) if i % 10 and i % 11 == 0)
     for batch in (1 << 18, 64, 7):
         monkeypatch.setattr(report, "_BATCH_ROWS", batch)
-        streamed = report._read(None, str(path), day, "gold.routing_replay", columns=report.REPLAY_OVERVIEW_COLS,
-                                reduce=report._replay_overview).frame
-        pd.testing.assert_frame_equal(streamed[list(whole.columns)], whole, check_dtype=False)
+        streamed = report._read(None, str(path), day, "gold.routing_replay", columns=report.REPLAY_CUBE_COLS,
+                                reduce=report._replay_cube).frame
+        pd.testing.assert_frame_equal(streamed.sort_values(keys).reset_index(drop=True)[list(whole.columns)],
+                                      whole, check_dtype=False)

@@ -1,0 +1,195 @@
+"""The report's templates rendered from small pandas frames, without Spark or a lake: the findings come first
+and state the stuck counts per channel and reason, the HTML is self-contained (nothing fetched), the tables are
+sortable, and summary.md keeps the same section order."""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+
+import pandas as pd
+import pytest
+
+from clwl.model import ClusterChannel, ClusterView, QmgrAttributes, QueueInstance
+from clwl.replay import Snapshot
+from spark import report
+
+DAY = dt.date(2026, 11, 20)
+UTC = dt.timezone.utc
+
+
+def at(hh: int, mm: int = 0) -> pd.Timestamp:
+    return pd.Timestamp(dt.datetime(2026, 11, 20, hh, mm, tzinfo=UTC))
+
+
+def stuck_frame() -> pd.DataFrame:
+    """Three messages behind QM1's TO.QM3 (RETRYING 14:00-17:00): two bound on open, one still the most
+    favourable; one behind TO.QM2 still waiting at the end of the day; one seen by a browse after delivery."""
+    rows = [
+        ("QM1", "M-1", "APP.ORDERS", "QM3", "TO.QM3", "RETRYING", at(14, 0), at(17, 0), 3 * 3600, "not-reallocatable",
+         "bind-on-open", True),
+        ("QM1", "M-2", "APP.ORDERS", "QM3", "TO.QM3", "RETRYING", at(14, 30), at(17, 0), 2 * 3600 + 1800,
+         "not-reallocatable", "bind-on-open", True),
+        ("QM1", "M-3", "APP.AUDIT", "QM3", "TO.QM3", "RETRYING", at(15, 0), at(17, 0), 2 * 3600,
+         "still-most-favourable", "the only eligible instance (step 1)", False),
+        ("QM1", "M-4", "APP.ORDERS", "QM2", "TO.QM2", "STOPPED", at(22, 0), None, 2 * 3600, "not-reallocatable",
+         "named-qmgr", False),
+        ("QM1", "M-5", "APP.ORDERS", "QM3", "TO.QM3", None, at(13, 50), None, 100 * 60, "not-reallocatable",
+         "bind-on-open; on the transmission queue at 15:30 although ...", True),
+    ]
+    cols = ["sending_qmgr", "msg_id", "queue", "qmgr", "channel", "channel_state", "held_from", "released_at",
+            "age_seconds", "why", "detail", "observed_on_xmitq"]
+    return pd.DataFrame(rows, columns=cols)
+
+
+def replay_frame() -> pd.DataFrame:
+    """10 messages of QM1 on APP.ORDERS: replayed 6 to QM2 and 4 to QM3; observed destination for 5, of which
+    one disagrees (replayed QM3, observed QM2)."""
+    rows = []
+    for i in range(10):
+        final = "QM2" if i < 6 else "QM3"
+        observed = {0: "QM2", 1: "QM2", 6: "QM3", 7: "QM3", 8: "QM2"}.get(i)
+        rows.append(dict(sending_qmgr="QM1", queue="APP.ORDERS", path="cluster", error=None, reallocatable=True,
+                         held=False, held_from=None, stay_reason=None,
+                         agrees=None if observed is None else observed == final, reallocations=0,
+                         final_qmgr=final, observed_qmgr=observed))
+    return pd.DataFrame(rows)
+
+
+def distribution_frame() -> pd.DataFrame:
+    return pd.DataFrame([
+        dict(sending_qmgr="*", queue="APP.ORDERS", interval_start=at(10), interval_end=at(11), qmgr="QM2",
+             expected=5, observed=9, deviation=4.0, p_value=0.02, verdict="unexpected",
+             explanation="QM2 received more than CLWLWGHT(80) explains", source="accounting"),
+        dict(sending_qmgr="*", queue="APP.ORDERS", interval_start=at(10), interval_end=at(11), qmgr="QM3",
+             expected=5, observed=5, deviation=0.0, p_value=1.0, verdict="expected",
+             explanation="as the configuration predicts", source="accounting"),
+    ])
+
+
+def view(channels, instances) -> ClusterView:
+    return ClusterView(qmgr=QmgrAttributes("QM1"), channels=tuple(channels), instances=tuple(instances))
+
+
+def timelines() -> dict:
+    ch = [ClusterChannel("TO.QM2", "QM2", frozenset({"C"}), clwlwght=80, state="RUNNING"),
+          ClusterChannel("TO.QM3", "QM3", frozenset({"C"}), clwlwght=50, state="RUNNING"),
+          ClusterChannel("TO.QM4", "QM4", frozenset({"C"}), clwlwght=50, state="RUNNING")]
+    inst = [QueueInstance("APP.ORDERS", q, frozenset({"C"})) for q in ("QM2", "QM3", "QM4")]
+    return {"QM1": [Snapshot(at(0).to_pydatetime(), view(ch, inst))]}
+
+
+@pytest.fixture(scope="module")
+def rendered():
+    cube = report._combine([report._replay_cube(replay_frame())])
+    rep = report.build_report(
+        DAY, "run-1", routing_cube=cube, stuck=stuck_frame(), distribution=distribution_frame(),
+        run_summary=pd.DataFrame([dict(run_id="run-1", run_date=DAY, status="published", messages_replayed=10,
+                                       validation_result=None, warnings=None)]),
+        configured=report.configured_shares(timelines(), DAY), versions=[("gold.routing_replay", "version 3")])
+    return rep, report.render_html(rep), report.render_md(rep)
+
+
+def text_of(html: str) -> str:
+    return re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", html))
+
+
+def test_the_first_section_states_what_is_stuck_per_channel_and_reason(rendered):
+    rep, html, md = rendered
+    first = html.index("<h2")
+    assert html[first:].startswith("<h2>Findings</h2>")
+    findings = text_of(html[first:html.index("</section>")])
+    # 5 stuck rows, behind 2 channels (TO.QM3, TO.QM2); M-4 was never released.
+    assert "5 messages were stuck on 2026-11-20 behind 2 channels, the longest for 3:00; 1 of them still " \
+           "waiting at the end of the day." in findings
+    # TO.QM3's window: M-5 from 13:50 (seen by the 15:30 browse, 13:50 + 1:40) joins the 14:00-17:00 waits.
+    assert ("QM1 → QM3 over TO.QM3 (RETRYING), 13:50–17:00: 4 messages stuck, the oldest for 3:00: "
+            "2 not re-allocatable (bind-on-open 2); 1 with QM3 still the most favourable "
+            "(the only eligible instance (step 1) 1); 1 seen on the transmission queue by the 15:30 browse") \
+        in findings
+    assert "Released at 17:00 when TO.QM3 ran again." in findings
+    assert ("QM1 → QM2 over TO.QM2 (STOPPED), 22:00–00:00: 1 message stuck, the oldest for 2:00: "
+            "1 not re-allocatable (named-qmgr 1). Still waiting at the end of the day: only TO.QM2 running "
+            "again: put to a named queue manager, they stay bound to QM2.") in findings
+    # The unexpected distribution with its explanation, and the agreement: 4 of the 5 observed agree.
+    assert "QM2 received 9 against 5 replayed, p = 0.02: QM2 received more than CLWLWGHT(80) explains." in findings
+    assert "agrees with the observed destination for 4 of the 5 messages whose destination was observed " \
+           "(80.0 %); 5 is 50.0 % of the 10 replayed." in findings
+    assert "QM1 APP.ORDERS: replayed QM3, observed QM2 (1)" in findings
+    # The technical run summary comes last.
+    assert html.index("Run summary") > html.index("Channels") > html.index("Stuck messages (5)")
+
+
+def test_stuck_rows_are_grouped_and_the_rows_sit_behind_a_disclosure(rendered):
+    rep, html, _ = rendered
+    groups = rep.stuck_groups
+    assert groups.total == 4  # TO.QM3 bind-on-open, TO.QM3 most favourable, TO.QM3 browse, TO.QM2 named-qmgr
+    details = html[html.index("<details><summary>All 5 stuck messages</summary>"):]
+    assert "M-1" in details[:details.index("</details>")]
+    assert html.index('id="stuck-groups"') < html.index("<details><summary>All 5 stuck messages")
+    # long text wraps instead of running past the page
+    assert re.search(r'<td class="wrap">bind-on-open; on the transmission queue', html)
+
+
+def test_configured_shares_follow_the_weights_and_sit_beside_replayed_and_observed(rendered):
+    rep, html, _ = rendered
+    shares = {r[2][0]: [c for c, _ in r] for r in rep.shares.rows}
+    cols = rep.shares.columns
+    # Step 12: with equal rank and priority, shares are proportional to CLWLWGHT: 80/(80+50+50) = 44.4 %,
+    # 50/180 = 27.8 % each. Replayed: 6 and 4 of 10; observed: QM2 3 of 5 (60 %), QM3 2 of 5 (40 %).
+    assert shares["QM2"][cols.index("configured")] == "44.4 %"
+    assert shares["QM3"][cols.index("configured")] == "27.8 %"
+    assert shares["QM4"][cols.index("configured")] == "27.8 %"
+    assert shares["QM2"][cols.index("replayed_share")] == "60.0 %"
+    assert shares["QM3"][cols.index("observed_share")] == "40.0 %"
+    assert shares["QM2"][cols.index("weight")] == "80"
+    assert "<b>\"expected\" means the replay's count</b>" in html.replace("&#34;", '"')
+
+
+def test_a_higher_rank_takes_every_message_whatever_the_weights():
+    """Step 4a comes before step 12: the channel with the highest CLWLRANK is the only candidate left."""
+    ch = [ClusterChannel("TO.QM2", "QM2", frozenset({"C"}), clwlwght=99),
+          ClusterChannel("TO.QM3", "QM3", frozenset({"C"}), clwlwght=1, clwlrank=3)]
+    inst = [QueueInstance("Q", q, frozenset({"C"})) for q in ("QM2", "QM3")]
+    got = report.configured_shares({"QM1": [Snapshot(at(0).to_pydatetime(), view(ch, inst))]}, DAY)
+    assert dict(zip(got["qmgr"], got["configured_share"])) == {"QM2": 0.0, "QM3": 100.0}
+
+
+def test_the_replay_overview_uses_the_stuck_sections_count(rendered):
+    rep, _, _ = rendered
+    row = dict(zip(rep.replay_overview.columns, [c for c, _ in rep.replay_overview.rows[0]]))
+    assert row["queue"] == "APP.ORDERS" and row["stuck"] == "4"  # M-1, M-2, M-4, M-5 (M-3 is APP.AUDIT)
+    assert "still_waiting_at_day_end" in rep.replay_overview.columns and "still_held" not in rep.replay_overview.columns
+
+
+def test_the_html_is_self_contained_and_its_tables_sortable(rendered):
+    _, html, _ = rendered
+    for tag in re.findall(r"<(?:script|link|img|style)[^>]*>", html):
+        assert not re.search(r"(?:src|href)\s*=\s*['\"]?(?:https?:)?//", tag), tag
+    assert "http://" not in html and "https://" not in html
+    tables = re.findall(r"<table[^>]*>", html)
+    assert tables and all('class="sortable"' in t for t in tables)
+    assert html.count('<input type="search" class="filter"') == len(tables)
+    assert "<script>" in html and "aria-sort" in html  # the inline sort/filter script
+
+
+def test_summary_md_follows_the_same_order(rendered):
+    _, html, md = rendered
+    order = ["## Findings", "### What is stuck", "### Distributions", "### Replay against the observed",
+             "## Stuck messages (5)", "## Distribution: configured, replayed and observed", "## Replay per queue",
+             "## Channels", "## Run summary"]
+    positions = [md.index(h) for h in order]
+    assert positions == sorted(positions)
+    html_order = ["Findings", "What is stuck", "Stuck messages (5)", "Distribution: configured", "Replay per queue",
+                  "Channels", "Run summary"]
+    html_positions = [html.index(f">{h}") for h in html_order]
+    assert html_positions == sorted(html_positions)
+    assert "| QM1 | TO.QM3 | QM3 | RETRYING | 13:50–17:00 | not re-allocatable: bind-on-open | 2 | 3:00 |" in md
+
+
+def test_templates_are_found_beside_the_module():
+    assert (report.TEMPLATES / "report.html.j2").is_file() and (report.TEMPLATES / "summary.md.j2").is_file()
+
+
+def test_h_mm():
+    assert report.hmm(10742) == "2:59" and report.hmm(59) == "0:00" and report.hmm(None) == ""
