@@ -21,7 +21,9 @@ import os
 from pathlib import Path
 from typing import Any, Iterable, TextIO
 
-LAYER_PRIORITY = ("gold", "silver", "bronze")  # who gets the bare name when two layers share a table name
+from clwl.lake import LAYERS, is_delta_table
+
+LAYER_PRIORITY = tuple(reversed(LAYERS))  # who gets the bare name when two layers share a table name: gold first
 MAX_CELL = 60  # characters of a cell in the readable table
 
 
@@ -39,7 +41,7 @@ def discover_tables(lake: Path) -> dict[str, Path]:
     found: list[tuple[str, str, Path]] = []
     for layer_dir in sorted(p for p in lake.iterdir() if p.is_dir() and not p.name.startswith((".", "_"))):
         for table_dir in sorted(p for p in layer_dir.iterdir() if p.is_dir()):
-            if (table_dir / "_delta_log").is_dir():
+            if is_delta_table(table_dir):
                 found.append((layer_dir.name, table_dir.name, table_dir))
 
     def rank(layer: str) -> int:
