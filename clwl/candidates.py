@@ -107,3 +107,23 @@ def _reachable(view: ClusterView, instances: list[QueueInstance], choosing_qmgr:
         return NoCandidates(instances[0].queue, *MQRC_NO_DESTINATIONS_AVAILABLE,
                             "; ".join(notes) or "no instance is reachable")
     return Candidates(out, choosing_qmgr, tuple(notes))
+
+
+#: MQOO_BIND_* in the put records' spelling -> the DEFBIND value it stands for.
+_DEFBIND_AS_BIND = {"OPEN": "open", "NOTFIXED": "notfixed", "GROUP": "group"}
+
+
+def queue_defbind(view: ClusterView, queue: str) -> str:
+    """What MQOO_BIND_AS_Q_DEF means when ``queue`` is opened on the view's queue manager, as a bind option
+    (``open`` | ``notfixed`` | ``group``): the DEFBIND of the definition the open resolves through. A local
+    alias's DEFBIND wins over its target's; then a local queue's; then the cluster queue's DEFBIND as its
+    instances advertise it. Instances that disagree, or no definition at all: OPEN, MQ's default DEFBIND."""
+    for alias in view.aliases:
+        if alias.name == queue:
+            return _DEFBIND_AS_BIND.get(alias.defbind.upper(), "open")
+    for local in view.local_queues:
+        if local.name == queue:
+            return _DEFBIND_AS_BIND.get(local.defbind.upper(), "open")
+    advertised = {i.defbind.upper() for i in view.instances_of(queue)}
+    return _DEFBIND_AS_BIND.get(advertised.pop(), "open") if len(advertised) == 1 else "open"
+

@@ -18,12 +18,13 @@ from dataclasses import dataclass, field, replace
 from typing import Optional, Union
 
 from clwl.algorithm import PROFILES, Candidate, Context, Request, Step
-from clwl.candidates import NoCandidates, resolve
+from clwl.candidates import NoCandidates, queue_defbind, resolve
 from clwl.model import ClusterView
 from clwl.state import RoutingState
 from clwl.xmitq import delivery
 
 BIND_OPTIONS = ("notfixed", "open", "group")
+AS_Q_DEF = "as_q_def"  # the bind of an MQOPEN without MQOO_BIND_*: resolved from the view at the put
 
 
 @dataclass(frozen=True)
@@ -157,8 +158,10 @@ class Router:
     # -- public API ------------------------------------------------------------------------------------
     def route(self, request: Request, bind: str = "notfixed", handle: str = "", group_id: str = "",
               logical_order: bool = True, explain: bool = False) -> Result:
+        if bind == AS_Q_DEF:  # MQOO_BIND_AS_Q_DEF (an activity-traced MQOPEN): the queue's DEFBIND decides
+            bind = queue_defbind(self.view, request.queue)
         if bind not in BIND_OPTIONS:
-            raise ValueError(f"bind must be one of {BIND_OPTIONS}, not {bind!r}")
+            raise ValueError(f"bind must be one of {BIND_OPTIONS} or {AS_Q_DEF!r}, not {bind!r}")
         reason = not_reallocatable_reason(request, bind, group_id, logical_order)
         key = None
         if bind == "open":

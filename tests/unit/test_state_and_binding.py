@@ -247,3 +247,36 @@ def test_view_replace_helper_sanity():
     v = spread_view(("QM2",), local_instance={})
     assert [i.local for i in v.instances] == [False, True]
     assert replace(v.instances[0], local=True).local
+
+
+# -- MQOO_BIND_AS_Q_DEF (an activity-traced MQOPEN without a bind option) ------------------------------------
+def test_bind_as_q_def_takes_the_queue_definitions_defbind():
+    """MQOO_BIND_AS_Q_DEF means the DEFBIND of the queue definition the open resolves through: a local alias's
+    DEFBIND overrides its target's (IBM, "MQOPEN option for cluster queue": CLQ1 DEFBIND(OPEN) opened through
+    ACLQ1 DEFBIND(NOTFIXED) is not fixed); a cluster queue's as its instances advertise it; OPEN by default."""
+    from clwl.candidates import queue_defbind
+    from clwl.model import ClusterView, LocalAlias, QmgrAttributes, QueueInstance
+
+    inst = lambda q, qm, d: QueueInstance(q, qm, frozenset({"CL1"}), defbind=d)  # noqa: E731
+    view = ClusterView(QmgrAttributes("QM1"),
+                       instances=(inst("CLQ1", "QM2", "OPEN"), inst("CLQ1", "QM3", "OPEN"),
+                                  inst("NF", "QM2", "NOTFIXED"), inst("NF", "QM3", "NOTFIXED"),
+                                  inst("MIXED", "QM2", "NOTFIXED"), inst("MIXED", "QM3", "GROUP")),
+                       aliases=(LocalAlias("ACLQ1", "CLQ1", "NOTFIXED"),))
+    assert queue_defbind(view, "CLQ1") == "open"
+    assert queue_defbind(view, "ACLQ1") == "notfixed"  # the alias wins over the target's OPEN
+    assert queue_defbind(view, "NF") == "notfixed"
+    assert queue_defbind(view, "MIXED") == "open"  # instances disagree: MQ's default
+    assert queue_defbind(view, "UNKNOWN") == "open"
+
+
+def test_a_put_with_bind_as_q_def_routes_as_the_defbind_says():
+    """Two instances, equal weights (step 12 alternates QM2, QM3 for not-fixed puts): a handle opened with
+    MQOO_BIND_AS_Q_DEF on a DEFBIND(NOTFIXED) queue alternates like MQOO_BIND_NOT_FIXED; on DEFBIND(OPEN) every
+    put of the handle goes where its first went, and is not eligible for re-allocation (bind-on-open)."""
+    notfixed = Router(spread_view(("QM2", "QM3"), inst_attrs={q: {"defbind": "NOTFIXED"} for q in ("QM2", "QM3")}))
+    assert qmgrs(route_n(notfixed, req(), 4, bind="as_q_def", handle="h1")) == ["QM2", "QM3", "QM2", "QM3"]
+    on_open = Router(spread_view(("QM2", "QM3")))  # DEFBIND(OPEN), MQ's default
+    results = route_n(on_open, req(), 3, bind="as_q_def", handle="h1")
+    assert qmgrs(results) == ["QM2", "QM2", "QM2"]
+    assert {r.not_reallocatable_reason for r in results} == {"bind-on-open"}
