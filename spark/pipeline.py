@@ -56,6 +56,11 @@ class RunOutcome:
     ingest: object = None
     seconds: dict[str, float] = field(default_factory=dict)
 
+    @property
+    def published(self) -> bool:
+        """Whether every date passed the quality gate and was published."""
+        return all(d.published for d in self.dates)
+
 
 def _write_date(df: DataFrame, path: str, run_date: str, options: Optional[dict] = None) -> None:
     from spark.publish import write_run_date  # staging and gold are written the same way

@@ -17,7 +17,7 @@ import pytest
 
 from spark.config import REPO_ROOT, PipelineConfig
 from spark.ingest import ingest
-from spark.tables import TABLES, path
+from spark.tables import INGEST_TABLES, path
 
 pytestmark = pytest.mark.spark
 
@@ -113,13 +113,13 @@ def snapshot(cfg: PipelineConfig, drop: tuple[str, ...] = ()) -> dict[str, list[
     """Every table but the run log, as sorted JSON rows (``drop``: columns left out)."""
     return {key: sorted(json.dumps({k: v for k, v in r.items() if k not in drop}, sort_keys=True, default=str)
                         for r in rows(cfg, key))
-            for key in TABLES if key != "silver.ingest_files"}
+            for key in INGEST_TABLES if key != "silver.ingest_files"}
 
 
 def versions(cfg: PipelineConfig) -> dict[str, int]:
     import deltalake
 
-    return {key: deltalake.DeltaTable(path(cfg, key)).version() for key in TABLES}
+    return {key: deltalake.DeltaTable(path(cfg, key)).version() for key in INGEST_TABLES}
 
 
 def _hhmm(t) -> str | None:
@@ -263,7 +263,7 @@ def test_samples_tables_read_without_a_jvm_have_unique_keys_and_no_deletion_vect
     import deltalake
 
     cfg, summary, _ = samples_lake
-    for key, t in TABLES.items():
+    for key, t in INGEST_TABLES.items():
         dt = deltalake.DeltaTable(path(cfg, key))
         assert "deletionVectors" not in (dt.protocol().reader_features or []), key
         data = dt.to_pyarrow_table()
@@ -313,7 +313,7 @@ def arrivals(spark, tmp_path_factory):
                  "\n".join([PUT_HEADER, put_row(1), put_row(2, bind="sometimes"), put_row(3)]) + "\n")
     _bad_landing(landing)
     # run 1 through the command line
-    from clwl.pipeline_cli import add_ingest_command
+    from clwl.cli.pipeline import add_ingest_command
 
     parser = argparse.ArgumentParser(prog="clwl")
     add_ingest_command(parser.add_subparsers(dest="command", required=True))

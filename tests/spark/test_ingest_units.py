@@ -124,7 +124,7 @@ def test_discovery_of_the_samples_and_bad_requests(tmp_path):
 
 
 def _cli(argv: list[str]) -> int:
-    from clwl.pipeline_cli import add_ingest_command
+    from clwl.cli.pipeline import add_ingest_command
 
     parser = argparse.ArgumentParser(prog="clwl")
     add_ingest_command(parser.add_subparsers(dest="command", required=True))
@@ -145,7 +145,7 @@ def test_cli_exits_2_with_one_line_when_the_landing_or_a_date_is_missing(tmp_pat
 
 
 def test_import_clwl_and_the_cli_module_stay_free_of_pyspark():
-    code = "import sys, clwl, clwl.pipeline_cli; sys.exit('pyspark' in sys.modules)"
+    code = "import sys, clwl, clwl.cli.pipeline; sys.exit('pyspark' in sys.modules)"
     assert subprocess.run([sys.executable, "-c", code], cwd=Path(REPO_ROOT)).returncode == 0
 
 
@@ -240,7 +240,7 @@ def test_a_puts_file_written_in_chunks_gives_the_rows_of_a_whole_parse(tmp_path,
 
     import pyarrow.parquet as pq
 
-    from spark import ingest
+    from spark.ingest import parse_tasks
 
     landing = _big_puts_file(tmp_path / "landing")
     _, [spec], _ = discover_landing(landing)
@@ -248,9 +248,9 @@ def test_a_puts_file_written_in_chunks_gives_the_rows_of_a_whole_parse(tmp_path,
     assert whole_summary["records_read"] == 1000 == whole_summary["records_accepted"] + whole_summary[
         "records_quarantined"] and whole_summary["records_quarantined"] == 11  # i % 97 == 5 for 11 of 1000
 
-    monkeypatch.setattr(ingest, "PUTS_CHUNK_ROWS", chunk)
+    monkeypatch.setattr(parse_tasks, "PUTS_CHUNK_ROWS", chunk)  # the module whose _parse_puts reads it
     scratch = tmp_path / "scratch"
-    [summary] = [json.loads(s) for s in ingest._parse_partition(iter([(0, [spec])]), "run-1", str(scratch))]
+    [summary] = [json.loads(s) for s in parse_tasks._parse_partition(iter([(0, [spec])]), "run-1", str(scratch))]
     assert {k: summary[k] for k in ("records_read", "records_accepted", "records_quarantined", "rows")} == {
         k: whole_summary[k] for k in ("records_read", "records_accepted", "records_quarantined", "rows")}
     files = sorted((scratch / "bronze.put_records").glob("*.parquet"))
@@ -264,14 +264,49 @@ def test_a_puts_file_written_in_chunks_gives_the_rows_of_a_whole_parse(tmp_path,
 def test_a_puts_file_rejected_after_chunks_were_written_leaves_none_of_its_rows(tmp_path, monkeypatch):
     import json
 
-    from spark import ingest
+    from spark.ingest import parse_tasks
 
     landing = _big_puts_file(tmp_path / "landing", tail=b"2026-11-19T10:00:00Z,QM1,\xff\xfe broken\n")
     _, [spec], _ = discover_landing(landing)
-    monkeypatch.setattr(ingest, "PUTS_CHUNK_ROWS", 64)
+    monkeypatch.setattr(parse_tasks, "PUTS_CHUNK_ROWS", 64)
     scratch = tmp_path / "scratch"
-    [summary] = [json.loads(s) for s in ingest._parse_partition(iter([(0, [spec])]), "run-1", str(scratch))]
+    [summary] = [json.loads(s) for s in parse_tasks._parse_partition(iter([(0, [spec])]), "run-1", str(scratch))]
     assert summary["status"] == "rejected" and "not UTF-8" in summary["reason"]
     assert (summary["records_read"], summary["records_accepted"], summary["records_quarantined"]) == (1, 0, 1)
     assert not list((scratch / "bronze.put_records").glob("*.parquet"))  # the chunks written before are gone
     assert summary["rows"] == {"silver.quarantine": 1}
+
+
+def test_code_shipped_to_a_cluster_holds_the_clwl_and_spark_packages_at_their_import_paths():
+    """On a cluster (master not local) the executors import ``spark.ingest.parse_tasks`` from the zip that
+    ``_ship_code`` adds: its entries must be the packages' import paths (``spark/ingest/...``), as in the repo."""
+    import zipfile
+
+    from spark.ingest.parse_step import _ship_code
+
+    class Context:  # the one SparkContext method _ship_code calls, recording what it was given
+        def __init__(self):
+            self.py_files: list[str] = []
+
+        def addPyFile(self, path: str) -> None:  # noqa: N802 - SparkContext's name
+            self.py_files.append(path)
+
+    local = Context()
+    _ship_code(local, "local[2]")
+    assert local.py_files == []  # local mode imports the code in place
+    cluster = Context()
+    _ship_code(cluster, "spark://cluster:7077")
+    [shipped] = cluster.py_files
+    names = set(zipfile.ZipFile(shipped).namelist())
+    Path(shipped).unlink()
+    repo = Path(REPO_ROOT)
+    expected = {p.relative_to(repo).as_posix() for root in ("clwl", "spark") for p in (repo / root).rglob("*.py")}
+    assert names == expected
+    assert {"spark/ingest/__init__.py", "spark/ingest/parse_tasks.py", "clwl/parse/puts.py"} <= names
+
+
+def test_the_ingest_package_imports_without_the_command_line_module():
+    """spark.ingest is imported by the CLI, never the other way round (no import cycle)."""
+    code = ("import sys, spark.ingest; "
+            "sys.exit(any(m.startswith(('clwl.cli', 'clwl.pipeline_cli')) for m in sys.modules))")
+    assert subprocess.run([sys.executable, "-c", code], cwd=Path(REPO_ROOT)).returncode == 0

@@ -1,0 +1,287 @@
+"""Landing discovery: the files under ``<landing>/<YYYY-MM-DD>/<QM>/``, classified by name (which parser reads
+them), and the items that are skipped without being opened (links leaving the landing folder, folder links,
+pipes, folders that are not run dates). The file-name patterns: the ``spark.ingest`` package documentation."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+from dataclasses import dataclass
+from datetime import date, datetime, timezone
+from pathlib import Path
+from typing import Iterable
+
+
+class LandingError(ValueError):
+    """The landing folder, or a requested run date's folder, cannot be used at all (the CLI exits 2)."""
+
+
+# ----------------------------------------------------------------------------------------------------------
+# File names
+
+_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
+_NAME_PATTERNS = (
+    ("capture", re.compile(r"^(config|chstatus)_([^.]*)\.(mqsc|txt|json|jsonl)$", re.I)),
+    ("xmitq", re.compile(r"^(xmitq)_([^.]*)\.(amqsbcg|dmpmqmsg|txt)$", re.I)),
+    ("puts", re.compile(r"^(puts)[^/]*\.(csv|jsonl|json)$", re.I)),
+    ("amqsmon", re.compile(r"^(.*)\.(amqsmon)$", re.I)),
+)
+EXPECTED_NAMES = (
+    "config_HHMMSS.mqsc|json, chstatus_HHMMSS.mqsc|json, puts*.csv|jsonl|json, "
+    "xmitq_HHMMSS.amqsbcg|dmpmqmsg, *.amqsmon"
+)
+# Content sniffing, only to make the reason for an unknown file name helpful.
+_SNIFF = (
+    (re.compile(r"^MonitoringType\s*:", re.M), "amqsmon output", "*.amqsmon"),
+    (re.compile(r"MQGET of message number|^A VER |^\* (Dumper|QLOAD) Version", re.M),
+     "a transmission queue browse", "xmitq_HHMMSS.amqsbcg|dmpmqmsg"),
+    (re.compile(r"^\s*AMQ\d{4}[IEWS]?:|Starting MQSC for queue manager", re.M), "runmqsc output",
+     "config_HHMMSS.mqsc or chstatus_HHMMSS.mqsc"),
+    (re.compile(r'"commandResponse"'), "an MQ REST response", "config_HHMMSS.json or chstatus_HHMMSS.json"),
+    (re.compile(r"^\ufeff?put_time\s*,", re.M), "put records (CSV)", "puts*.csv"),
+)
+
+
+def _valid_date(text: str) -> bool:
+    if not _DATE.match(text):
+        return False
+    try:
+        date.fromisoformat(text)
+    except ValueError:
+        return False
+    return True
+
+
+def classify_name(name: str, run_date: str) -> tuple[str, str | None, datetime | None, str | None]:
+    """``(parser, capture_type, capture_time, reject_reason)`` of a landing file name.
+
+    parser: capture | puts | xmitq | amqsmon | unknown. capture_type: config | chstatus for captures, xmitq for
+    browses. capture_time: the run date + ``HHMMSS`` of the name, UTC (captures and browses). reject_reason is
+    set when the name matches no known pattern or its ``HHMMSS`` is not a time of day.
+    """
+    for parser, pattern in _NAME_PATTERNS:
+        m = pattern.match(name)
+        if not m:
+            continue
+        if parser not in ("capture", "xmitq"):
+            return parser, None, None, None
+        what, stamp = m.group(1).lower(), m.group(2)
+        if not (len(stamp) == 6 and stamp.isdigit() and stamp.isascii()):
+            return parser, what, None, (
+                f"bad capture time in file name {name!r}: {stamp!r} is not HHMMSS (6 digits)")
+        hh, mm, ss = int(stamp[:2]), int(stamp[2:4]), int(stamp[4:])
+        if hh > 23 or mm > 59 or ss > 59:
+            return parser, what, None, f"bad capture time in file name {name!r}: {stamp!r} is not a time of day"
+        day = date.fromisoformat(run_date)
+        return parser, what, datetime(day.year, day.month, day.day, hh, mm, ss, tzinfo=timezone.utc), None
+    return "unknown", None, None, None
+
+
+def _unknown_reason(name: str, head: str) -> str:
+    for pattern, what, expected in _SNIFF:
+        if pattern.search(head):
+            return f"no known format: file name {name!r} matches no landing pattern (content looks like {what}; " \
+                   f"name it {expected})"
+    return f"no known format: file name {name!r} matches none of {EXPECTED_NAMES}"
+
+
+# ----------------------------------------------------------------------------------------------------------
+# Discovery
+
+
+@dataclass(frozen=True)
+class LandingFile:
+    """One file of the landing folder, as sent to a parse task (picklable, paths absolute)."""
+
+    path: str
+    source_file: str  # relative to the landing root, "/"-separated
+    run_date: str  # YYYY-MM-DD
+    observing_qmgr: str | None
+    parser: str  # capture | puts | xmitq | amqsmon | unknown
+    capture_type: str | None
+    capture_time: datetime | None
+    reject: str | None  # set: the whole file goes to quarantine without being parsed
+    size_bytes: int
+    content_sha256: str
+    # True: an item of the landing that is not read at all (a link leaving the landing folder, a folder link, a
+    # folder that is not a run date, ...): its quarantine row has no raw text, ``path`` is empty, and
+    # ``content_sha256`` is a digest of its name and reason (not of any content), so that it is "unchanged"
+    # while it stays as it is.
+    skipped: bool = False
+
+
+def _skip(source_file: str, run_date: str, qmgr: str | None, reason: str) -> LandingFile:
+    """A landing item recorded (one quarantine row, one run-log row) but never opened."""
+    digest = hashlib.sha256(f"skipped\0{source_file}\0{reason}".encode()).hexdigest()
+    return LandingFile(path="", source_file=source_file, run_date=run_date, observing_qmgr=qmgr, parser="unknown",
+                       capture_type=None, capture_time=None, reject=f"skipped, not read: {reason}", size_bytes=0,
+                       content_sha256=digest, skipped=True)
+
+
+def _link_reason(p: Path, real_root: Path, folder: bool) -> str:
+    """Why a symbolic link is not followed (its target as written in the link, never its content)."""
+    try:
+        shown = os.readlink(p)
+    except OSError:
+        shown = "?"
+    target = Path(os.path.realpath(p))
+    if not target.is_relative_to(real_root):
+        return (f"symbolic link to a {'folder' if folder else 'file'} outside the landing folder (-> {shown}); "
+                "links that leave the landing folder are not followed")
+    if folder:
+        return (f"symbolic link to a folder (-> {shown}); folder links are not followed (their files would be read "
+                "a second time, under another run date or queue manager)")
+    return f"symbolic link (-> {shown}) to no regular file in the landing folder (broken, a loop, or not a file)"
+
+
+def _sha256(p: Path) -> tuple[int, str]:
+    h = hashlib.sha256()
+    size = 0
+    with open(p, "rb") as fh:
+        for chunk in iter(lambda: fh.read(1 << 20), b""):
+            h.update(chunk)
+            size += len(chunk)
+    return size, h.hexdigest()
+
+
+def discover_landing(landing: Path | str, run_dates: Iterable[str] | None = None
+                     ) -> tuple[list[str], list[LandingFile], list[str]]:
+    """``(dates, files, notes)`` of the landing folder for the run dates (default: every date folder).
+
+    :class:`LandingError` when the landing folder does not exist, a requested date is not ``YYYY-MM-DD`` or has
+    no folder. Notes: one line per item left out (``skipped <item>: <reason>``), for the progress output.
+
+    What is left out, never opened, and recorded as a *skipped* entry of ``files`` (``skipped=True``: one
+    ``silver.quarantine`` row, ``level = 'file'``, no raw text, and one ``silver.ingest_files`` row, status
+    ``rejected``, both with the reason ``skipped, not read: ...``):
+
+    * a symbolic link to a file that resolves outside the landing folder (or to nothing, or to no regular
+      file). A link to a file *inside* the landing folder is followed: the file it resolves to is read (and its
+      content hashed), under the link's own name. The landing folder itself may be a link;
+    * every symbolic link to a folder, inside the landing folder or not (a queue manager folder, a run date
+      folder, a nested folder): its files would be read a second time under another date or queue manager,
+      or come from outside;
+    * a named pipe, socket or device file (opening a pipe would wait for ever);
+    * in the landing folder itself: a folder whose name is not a valid ``YYYY-MM-DD`` date (``notadate/``,
+      ``2026-13-45/``), a file, a link. These have no run date of their own: each is recorded once, under the
+      latest run date of this discovery (a later run moves it to its own latest date), and only printed when
+      there is no run date at all.
+
+    Names starting with ``.`` (files and folders, at any level) are ignored without a note and never opened:
+    editors' swap and backup files (``.config_060000.mqsc.swp``), transfer tools' partial files (rsync's
+    ``.puts.csv.XXXXXX``), ``.DS_Store``. Files that are read but in no ``<date>/<QM>/`` place (directly in
+    the date folder, in a nested folder) are not skipped: they are rejected as a whole as before, with the
+    first 4 KiB of their content in ``raw``.
+    """
+    root = Path(landing)
+    if not root.is_dir():
+        raise LandingError(f"landing folder {root} does not exist" if not root.exists()
+                           else f"landing {root} is not a folder")
+    real_root = root.resolve()
+    notes: list[str] = []
+    if run_dates is None:
+        dates = []
+    else:
+        dates = sorted(set(run_dates))
+        for d in dates:
+            if not _valid_date(d):
+                raise LandingError(f"bad run date {d!r}: expected YYYY-MM-DD")
+            if not (root / d).is_dir():
+                raise LandingError(f"no folder for run date {d} in {root}")
+    # The landing folder's own entries: run date folders, and everything else (skipped), in any case.
+    top: list[tuple[str, str]] = []
+    for entry in sorted(root.iterdir(), key=lambda e: e.name):
+        name = entry.name
+        if name.startswith("."):
+            continue
+        if entry.is_symlink():
+            if name not in dates:  # a requested run date that is a link: recorded under that date below
+                folder = entry.is_dir()
+                inside = Path(os.path.realpath(entry)).is_relative_to(real_root)
+                top.append((name + "/" if folder else name, _link_reason(entry, real_root, folder)
+                            if folder or not inside or not entry.is_file() else
+                            f"a symbolic link (-> {os.readlink(entry)}) in the landing folder itself: expected "
+                            "<YYYY-MM-DD>/<QM>/<file>"))
+        elif entry.is_dir():
+            if _valid_date(name):
+                if run_dates is None:
+                    dates.append(name)
+            elif _DATE.match(name):
+                top.append((name + "/", f"not a run date folder: {name} is not a valid date"))
+            else:
+                top.append((name + "/", "not a run date folder: the name is not a YYYY-MM-DD date"))
+        elif entry.is_file():
+            top.append((name, "a file in the landing folder itself: expected <YYYY-MM-DD>/<QM>/<file>"))
+        else:
+            top.append((name, "not a regular file or folder (a named pipe, socket or device)"))
+    files: list[LandingFile] = []
+    where = dates[-1] if dates else None
+    for name, reason in top:
+        if where is not None:
+            files.append(_skip(name, where, None, reason))
+        notes.append(f"skipped {name}: {reason}" + (f" (recorded under run date {where})" if where else
+                                                    " (not recorded: no run date in this run)"))
+
+    def skip(source_file: str, d: str, qmgr: str | None, reason: str) -> None:
+        files.append(_skip(source_file, d, qmgr, reason))
+        notes.append(f"skipped {source_file}: {reason}")
+
+    for d in dates:
+        base = root / d
+        if base.is_symlink():
+            skip(d + "/", d, None, "the run date folder is a " + _link_reason(base, real_root, True))
+            continue
+
+        def unlistable(err: OSError, d: str = d, base: Path = base) -> None:
+            p = Path(err.filename)
+            parts = p.relative_to(base).parts if p.is_relative_to(base) else ()
+            skip(p.relative_to(root).as_posix() + "/", d, parts[0] if parts else None,
+                 f"the folder cannot be listed: {err.strerror or err}")
+
+        # Folder links are listed, never walked into; a folder that cannot be listed is recorded, not left out.
+        for dirpath, dirnames, filenames in os.walk(base, onerror=unlistable):
+            here = Path(dirpath)
+            keep = []
+            for name in sorted(dirnames):
+                if name.startswith("."):
+                    continue
+                p = here / name
+                if p.is_symlink():
+                    parts = p.relative_to(base).parts
+                    skip(p.relative_to(root).as_posix() + "/", d, parts[0], _link_reason(p, real_root, True))
+                else:
+                    keep.append(name)
+            dirnames[:] = keep
+            for name in sorted(filenames):
+                if name.startswith("."):
+                    continue
+                p = here / name
+                parts = p.relative_to(base).parts
+                qmgr = parts[0] if len(parts) > 1 else None
+                source_file = p.relative_to(root).as_posix()
+                read_from = p
+                if p.is_symlink():
+                    target = Path(os.path.realpath(p))
+                    if not (target.is_relative_to(real_root) and target.is_file()):
+                        skip(source_file, d, qmgr, _link_reason(p, real_root, False))
+                        continue
+                    read_from = target  # the parse task opens the target checked here, not the link again
+                elif not p.is_file():
+                    skip(source_file, d, qmgr, "not a regular file (a named pipe, socket or device)")
+                    continue
+                parser, ctype, ctime, reject = classify_name(name, d)
+                if len(parts) == 1:
+                    reject = f"not in a queue manager folder: expected {d}/<QM>/{name}"
+                elif len(parts) > 2:
+                    reject = f"in a nested folder: expected {d}/<QM>/<file>, found {'/'.join(parts)}"
+                try:
+                    size, digest = _sha256(read_from)
+                except OSError as exc:
+                    skip(source_file, d, qmgr, f"the file cannot be read: {exc.strerror or exc}")
+                    continue
+                files.append(LandingFile(
+                    path=str(read_from.absolute()), source_file=source_file, run_date=d,
+                    observing_qmgr=qmgr, parser=parser, capture_type=ctype, capture_time=ctime, reject=reject,
+                    size_bytes=size, content_sha256=digest))
+    return dates, files, notes

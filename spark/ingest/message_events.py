@@ -1,0 +1,182 @@
+"""silver.message_events, rebuilt per (run date, sending queue manager) from all bronze put rows of that sender
+and date, and the put rows held back from it (duplicate msg_ids across files, put times outside the run date)
+as quarantine rows (see *Message events* in the ``spark.ingest`` package documentation)."""
+
+from __future__ import annotations
+
+from datetime import date, datetime, timezone
+from typing import Iterable
+
+from spark.ingest.parse_tasks import _QUARANTINE
+from spark.ingest.writes import _in, _sql_str
+from spark.tables import TABLES, path, read
+
+
+# ----------------------------------------------------------------------------------------------------------
+# Message events: bronze put rows -> silver.message_events, once per message of its own run date
+
+#: ``silver.quarantine.level`` of a put record its parser accepted (it is in bronze) but that silver.message_events
+#: does not take: a msg_id already put in an earlier file of the sender and day, or a put time outside the run
+#: date. These rows are recomputed with the message events; ``raw`` is the record as a put CSV row.
+MESSAGE_LEVEL = "message"
+
+
+def _message_scope(spark, config, frames: dict, touched: list[tuple[str, str, str]]
+                   ) -> tuple[tuple[tuple[str, str], ...], frozenset[str], frozenset[str]]:
+    """``(pairs, files, order_files)`` of a run's put files (one Spark job, before bronze is written).
+
+    pairs: the (run date, sending queue manager) whose message events are rebuilt: every pair with a row in a
+    touched put file, before or after this run, and every pair of the files that hold rows of those (so that
+    each file in ``files`` has all of its senders rebuilt). files: the put files, after this run, that hold rows
+    of a touched pair: their held-back quarantine rows are rebuilt. order_files: every put file of the pairs."""
+    from pyspark.sql import functions as F
+
+    puts = {s: d for s, d, p in touched if p == "puts"}
+    if not puts:
+        return (), frozenset(), frozenset()
+    cols = ("run_date", "source_file", "sending_qmgr")
+    before = (read(spark, config, "bronze.put_records")
+              .where(F.col("run_date").isin([date.fromisoformat(d) for d in sorted(set(puts.values()))]))
+              .select(*cols, F.lit(False).alias("new")))
+    if "bronze.put_records" in frames:
+        before = before.unionByName(frames["bronze.put_records"].select(*cols, F.lit(True).alias("new")))
+    found = {(r["run_date"].isoformat(), r["source_file"], r["sending_qmgr"], r["new"])
+             for r in before.distinct().collect()}
+    changed = {(d, q) for d, s, q, _ in found if s in puts}
+    after = {(d, s, q) for d, s, q, new in found if new or s not in puts}
+    files = frozenset(s for d, s, q in after if (d, q) in changed)
+    pairs = changed | {(d, q) for d, s, q in after if s in files}
+    return tuple(sorted(pairs)), files, frozenset(s for d, s, q in after if (d, q) in pairs)
+
+
+def _file_order(config, files: Iterable[str], ingested_at: datetime) -> list[tuple[str, int]]:
+    """``(source_file, rank)``: the put files in the order their copies of a message are kept: by first ingest
+    (the earliest run-log row since the file last appeared in the landing folder; ``ingested_at`` for a file new
+    in this run), then by name. Read from the run log without a JVM (it is small)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+    from deltalake import DeltaTable
+
+    wanted = sorted(set(files))
+    log = DeltaTable(path(config, "silver.ingest_files")).to_pyarrow_table(
+        columns=["source_file", "ingested_at", "ingest_run_id", "status"])
+    log = log.filter(pc.is_in(log.column("source_file"), value_set=pa.array(wanted, pa.string())))
+
+    def utc(t: datetime) -> datetime:
+        return t.replace(tzinfo=timezone.utc) if t.tzinfo is None else t.astimezone(timezone.utc)
+
+    first: dict[str, datetime] = {}
+    for r in sorted(log.to_pylist(), key=lambda r: (utc(r["ingested_at"]), r["ingest_run_id"])):
+        if r["status"] == "removed":
+            first.pop(r["source_file"], None)
+        else:
+            first.setdefault(r["source_file"], utc(r["ingested_at"]))
+    now = utc(ingested_at)
+    return [(s, n) for n, s in enumerate(sorted(wanted, key=lambda s: (first.get(s, now), s)))]
+
+
+def _put_csv_row():
+    """A put record of bronze as a row of the put CSV (columns of ``clwl.parse.puts.PUT_COLUMNS``, in order)."""
+    from pyspark.sql import functions as F
+
+    from clwl.parse.puts import PUT_COLUMNS
+
+    def text(name: str):
+        if name == "put_time":
+            return F.date_format(name, "yyyy-MM-dd'T'HH:mm:ss.SSSSSS'Z'")  # the session time zone is UTC
+        value = F.col(name).cast("string")  # booleans: true / false
+        if name in ("open_handle", "group_id"):  # kept as given: may need CSV quotes
+            value = F.when(value.rlike('[",\\r\\n]'),
+                           F.concat(F.lit('"'), F.regexp_replace(value, '"', '""'), F.lit('"'))).otherwise(value)
+        return F.coalesce(value, F.lit(""))
+
+    return F.concat_ws(",", *[text(c.name) for c in PUT_COLUMNS])
+
+
+def _message_jobs(spark, config, pairs: tuple[tuple[str, str], ...], files: frozenset[str],
+                  order: list[tuple[str, int]], run_id: str):
+    """The writes of silver.message_events for ``pairs`` (run date, sending queue manager) and of the held-back
+    quarantine rows (level :data:`MESSAGE_LEVEL`) of ``files``, from all bronze put rows of those pairs (bronze
+    must be written). ``(jobs, held, kinds, losers)``: held per file of ``files`` = held-back rows now - before;
+    kinds: held-back rows by kind (duplicate, date); losers: a persisted DataFrame to unpersist after the writes.
+
+    A row is held back when its put time is not on its run date (UTC), or, among the others, when its msg_id was
+    put before by the same sending queue manager on the same run date in an earlier copy: by file ``order``
+    (first ingest, then name), then position. One aggregation finds the repeated msg_ids; only their rows are
+    ranked (a window over msg_id)."""
+    from pyspark.sql import Window
+    from pyspark.sql import functions as F
+
+    by_date: dict[str, list[str]] = {}
+    for d, q in pairs:
+        by_date.setdefault(d, []).append(q)
+    where = " OR ".join(f"(run_date = {_sql_str(d)} AND {_in('sending_qmgr', qs)})"
+                        for d, qs in sorted(by_date.items()))
+    bronze = read(spark, config, "bronze.put_records").where(where)
+    in_day = F.to_date("put_time") == F.col("run_date")  # the session time zone is UTC
+    line = F.col("position").cast("string")
+    day = F.date_format("run_date", "yyyy-MM-dd")
+    outside = bronze.where(~in_day).select(
+        "run_date", "observing_qmgr", "source_file", "position", "format", _put_csv_row().alias("raw"),
+        F.lit("date").alias("kind"),
+        F.concat(F.lit("put time "), F.date_format("put_time", "yyyy-MM-dd'T'HH:mm:ss.SSS'Z'"),
+                 F.lit(" is not in run date "), day, F.lit(" (file "), F.col("source_file"), F.lit(" line "), line,
+                 F.lit("): not replayed, so that it is not routed with "), day,
+                 F.lit("'s configuration; put the row in a put file of the "), F.date_format("put_time", "yyyy-MM-dd"),
+                 F.lit("/"), F.coalesce("observing_qmgr", "sending_qmgr"), F.lit("/ folder")).alias("reason"))
+
+    good = bronze.where(in_day)
+    keys = ["run_date", "sending_qmgr", "msg_id"]
+    fields = [c for c in TABLES["silver.message_events"].columns[4:] if c not in keys]
+    repeated = good.groupBy(*keys).count().where(F.col("count") > 1).drop("count")
+    ranks = spark.createDataFrame(order, "source_file string, _order int")
+    w = Window.partitionBy(*keys).orderBy("_order", "source_file", "position")
+    ranked = (good.join(repeated, keys, "left_semi").join(F.broadcast(ranks), "source_file", "left")
+              .withColumn("_order", F.coalesce("_order", F.lit(1 << 30)))
+              .withColumn("_n", F.row_number().over(w))
+              .withColumn("_kept", F.first(F.struct("source_file", "position", *fields)).over(w))
+              .where(F.col("_n") > 1))
+    differs = F.concat_ws(", ", *[F.when(~F.col(c).eqNullSafe(F.col(f"_kept.{c}")), F.lit(c)) for c in fields])
+    duplicates = ranked.select(
+        "run_date", "observing_qmgr", "source_file", "position", "format", _put_csv_row().alias("raw"),
+        F.lit("duplicate").alias("kind"),
+        F.concat(F.lit("duplicate msg_id "), F.col("msg_id"), F.lit(": already in "), F.col("_kept.source_file"),
+                 F.lit(" line "), F.col("_kept.position").cast("string"),
+                 F.lit(" (kept there, replayed once); this copy in "), F.col("source_file"), F.lit(" line "), line,
+                 F.lit(" is not replayed ("),
+                 F.when(differs == "", F.lit("the same record"))
+                 .otherwise(F.concat(F.lit("it differs in "), differs, F.lit("; the kept copy is replayed"))),
+                 F.lit(")")).alias("reason"))
+    losers = outside.unionByName(duplicates).persist()
+    found = losers.groupBy("source_file", "kind").count().collect()
+    kinds: dict[str, int] = {}
+    now: dict[str, int] = {}
+    for r in found:
+        kinds[r["kind"]] = kinds.get(r["kind"], 0) + r["count"]
+        if r["source_file"] in files:
+            now[r["source_file"]] = now.get(r["source_file"], 0) + r["count"]
+
+    events = good if not found else good.join(losers.select("source_file", "position"),
+                                             ["source_file", "position"], "left_anti")
+    jobs = [("silver.message_events", events, where)]
+    held: dict[str, int] = {}
+    if files:
+        # The quarantine rows of the files now: their parsers' rows (seq 0..n-1) and the held-back ones before.
+        before = (read(spark, config, _QUARANTINE).where(_in("source_file", files))
+                  .groupBy("source_file")
+                  .agg(F.max(F.when(F.col("level") != MESSAGE_LEVEL, F.col("seq"))).alias("last"),
+                       F.sum(F.when(F.col("level") == MESSAGE_LEVEL, 1).otherwise(0)).alias("held"))
+                  .collect())
+        last = {r["source_file"]: r["last"] for r in before if r["last"] is not None}
+        held = {s: now.get(s, 0) - next((r["held"] for r in before if r["source_file"] == s), 0) for s in files}
+        offsets = spark.createDataFrame([(s, int(last.get(s, -1)) + 1) for s in sorted(files)],
+                                        "source_file string, _first_seq int")
+        t = TABLES[_QUARANTINE]
+        rows = (losers.where(F.col("source_file").isin(sorted(files)))
+                .join(F.broadcast(offsets), "source_file")
+                .withColumn("seq", (F.col("_first_seq") + F.row_number().over(
+                    Window.partitionBy("source_file").orderBy("position")) - 1).cast("int"))
+                .withColumn("ingest_run_id", F.lit(run_id)).withColumn("level", F.lit(MESSAGE_LEVEL))
+                .select(*t.columns))
+        jobs.append((_QUARANTINE, rows, f"level = {_sql_str(MESSAGE_LEVEL)} AND " + _in("source_file", files)))
+    return jobs, {s: n for s, n in held.items() if n}, kinds, losers

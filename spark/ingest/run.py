@@ -1,0 +1,70 @@
+"""A run of the ingest stage, :func:`ingest`: its steps in order (the ``spark.ingest`` package documentation)."""
+
+from __future__ import annotations
+
+import time
+from datetime import datetime, timezone
+from typing import Callable
+
+from spark.config import PipelineConfig
+from spark.ingest.landing import discover_landing
+from spark.ingest.parse_step import TASK_BYTES, _parse_files
+from spark.ingest.parse_tasks import ReconciliationError
+from spark.ingest.run_log import (IngestSummary, _log_run, _plan_files, _previous, _progress_plan, code_version,
+                                  new_run_id)
+from spark.ingest.scratch import _remove_scratch, _scratch
+from spark.ingest.write_step import _write_tables
+from spark.tables import ensure_tables
+
+
+def ingest(config: PipelineConfig, run_dates: list[str] | None = None, spark=None,
+           progress: Callable[[str], object] = print, force: bool = False,
+           task_bytes: int = TASK_BYTES) -> IngestSummary:
+    """Ingest the landing folder's run dates (default: all) into the lake (see the ``spark.ingest`` documentation).
+
+    ``force``: read every file again, changed or not. ``task_bytes``: see :data:`TASK_BYTES` (0: one parse task
+    per file). :class:`LandingError` when the landing folder or a requested date folder does not exist. Bad
+    files and records never raise: they go to ``silver.quarantine``.
+    """
+    started = time.monotonic()
+    dates, files, notes = discover_landing(config.landing, run_dates)
+    run_id = new_run_id()
+    ingested_at = datetime.now(timezone.utc)
+    summary = IngestSummary(run_id=run_id, run_dates=dates, landing=str(config.landing), lake=str(config.lake))
+    progress(f"ingest {run_id}: {len(files)} files in {len(dates)} run date(s) from {config.landing}")
+    for note in notes:
+        progress(f"  {note}")
+
+    if spark is None:
+        from spark.session import get_spark
+
+        spark = get_spark(config.master, app_name="clwl-ingest")
+    ensure_tables(spark, config)
+    version = code_version()
+    previous = {} if not files and not dates else _previous(spark, config, dates)
+
+    # 1. which files to read, which are unchanged, which are gone
+    todo, unchanged, removed = _plan_files(files, previous, version, force)
+    _progress_plan(progress, dates, files, todo, unchanged, removed)
+
+    # 2-4. parse in Spark tasks, replace the files' rows, rebuild message events and histories
+    scratch = _scratch(config, run_id)
+    try:
+        results, frames = _parse_files(spark, todo, dates, run_id, scratch, task_bytes, progress)
+        written, held = _write_tables(spark, config, frames, todo, removed, results, progress, run_id, ingested_at)
+    finally:
+        _remove_scratch(scratch)  # also when parsing or writing failed
+
+    # 5. the run log, last
+    logged = _log_run(spark, config, summary, todo, unchanged, removed, results, held, ingested_at, version)
+    if logged:
+        written["silver.ingest_files"] = logged
+    if summary.records_read != summary.records_accepted + summary.records_quarantined:
+        raise ReconciliationError(f"run {run_id}: read {summary.records_read} != accepted "
+                                  f"{summary.records_accepted} + quarantined {summary.records_quarantined}")
+    summary.rows_written = written
+    summary.seconds = time.monotonic() - started
+    progress(f"done {run_id}: {len(summary.files)} files, {summary.records_read} records read, "
+             f"{summary.records_accepted} accepted, {summary.records_quarantined} quarantined "
+             f"({summary.seconds:.1f}s)")
+    return summary

@@ -1,0 +1,204 @@
+"""The run log ``silver.ingest_files``: which files are new, changed, unchanged or gone since their last ingest
+(and so are read again or not), the per-file results of a run, and the run log rows appended last."""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import uuid
+from dataclasses import dataclass, field
+from datetime import date, datetime, timezone
+from pathlib import Path
+
+from spark.config import PipelineConfig
+from spark.ingest.landing import LandingFile
+from spark.tables import TABLES, path, read
+
+
+@dataclass(frozen=True)
+class FileResult:
+    source_file: str
+    run_date: str
+    observing_qmgr: str | None
+    format: str
+    status: str  # ingested | rejected | unchanged | removed
+    records_read: int
+    records_accepted: int
+    records_quarantined: int
+    records_skipped: int = 0
+    reason: str | None = None
+
+
+@dataclass
+class IngestSummary:
+    run_id: str
+    run_dates: list[str]
+    landing: str
+    lake: str
+    files: list[FileResult] = field(default_factory=list)
+    rows_written: dict[str, int] = field(default_factory=dict)  # table key -> rows written by this run
+    seconds: float = 0.0
+
+    @property
+    def records_read(self) -> int:
+        return sum(f.records_read for f in self.files)
+
+    @property
+    def records_accepted(self) -> int:
+        return sum(f.records_accepted for f in self.files)
+
+    @property
+    def records_quarantined(self) -> int:
+        return sum(f.records_quarantined for f in self.files)
+
+    @property
+    def files_rejected(self) -> int:
+        return sum(1 for f in self.files if f.reason)  # rejected now, or before and unchanged since
+
+    def format_table(self) -> str:
+        """Per file: read / accepted / quarantined, status and reason; then the totals."""
+        files = [f for f in self.files if f.status != "removed"]
+        removed = [f for f in self.files if f.status == "removed"]
+        width = max([len("file")] + [len(f.source_file) for f in self.files])
+        head = f"{'file':<{width}}  {'format':<8}  {'status':<9}  {'read':>7}  {'accepted':>8}  {'quarantined':>11}"
+        lines = [head, "-" * len(head)]
+        for f in files:
+            line = (f"{f.source_file:<{width}}  {f.format:<8}  {f.status:<9}  {f.records_read:>7}  "
+                    f"{f.records_accepted:>8}  {f.records_quarantined:>11}")
+            if f.reason:
+                reason = f.reason if len(f.reason) <= 100 else f.reason[:97] + "..."
+                line += f"  {reason}"
+            lines.append(line)
+        for f in removed:
+            lines.append(f"{f.source_file:<{width}}  {f.format:<8}  removed    (no longer in the landing folder)")
+        lines.append("-" * len(head))
+        lines.append(f"{'total (' + str(len(files)) + ' files)':<{width}}  {'':<8}  {'':<9}  {self.records_read:>7}  "
+                     f"{self.records_accepted:>8}  {self.records_quarantined:>11}")
+        lines.append(f"run {self.run_id}: {self.files_rejected} file(s) rejected, lake {self.lake}, "
+                     f"{self.seconds:.1f}s")
+        return "\n".join(lines)
+
+
+# The code that turns files into rows, with every module of this package (spark/ingest/*.py): a change to any of
+# them reads every file again.
+_CODE_MODULES = ("clwl.parse.common", "clwl.parse.mqsc", "clwl.parse.rest", "clwl.parse.xmitq",
+                 "clwl.parse.amqsmon", "clwl.parse.puts", "clwl.view", "spark.tables") + tuple(
+    "spark.ingest" if p.stem == "__init__" else f"spark.ingest.{p.stem}"
+    for p in sorted(Path(__file__).parent.glob("*.py")))
+
+
+@functools.lru_cache(maxsize=1)
+def code_version() -> str:
+    """Fingerprint of the code that turns files into rows: a file is read again when it changes."""
+    import importlib
+
+    h = hashlib.sha256()
+    for name in _CODE_MODULES:
+        module = importlib.import_module(name)
+        h.update(name.encode())
+        h.update(Path(module.__file__).read_bytes())
+    return h.hexdigest()[:16]
+
+
+def new_run_id(now: datetime | None = None) -> str:
+    now = now or datetime.now(timezone.utc)
+    return f"ingest-{now.strftime('%Y%m%dT%H%M%S')}-{uuid.uuid4().hex[:8]}"
+
+
+def _previous(spark, config: PipelineConfig, dates: list[str]) -> dict[str, dict]:
+    """Latest run-log row per source_file of these dates."""
+    from pyspark.sql import Window
+    from pyspark.sql import functions as F
+
+    if not dates:
+        return {}
+    log = read(spark, config, "silver.ingest_files").where(F.col("run_date").isin([date.fromisoformat(d) for d in dates]))
+    w = Window.partitionBy("source_file").orderBy(F.desc("ingested_at"), F.desc("ingest_run_id"))
+    latest = log.withColumn("_n", F.row_number().over(w)).where("_n = 1").drop("_n")
+    return {r["source_file"]: r.asDict() for r in latest.collect()}
+
+
+def _plan_files(files: list[LandingFile], previous: dict[str, dict], version: str, force: bool
+                ) -> tuple[list[LandingFile], list[tuple[LandingFile, dict]], list[dict]]:
+    """``(todo, unchanged, removed)``: the files to read (new, changed, read by other code, or all when
+    ``force``), the files unchanged since their last run-log row (with it), and the run-log rows of the files
+    gone from the landing folder."""
+    todo: list[LandingFile] = []
+    unchanged: list[tuple[LandingFile, dict]] = []
+    seen = {f.source_file for f in files}
+    for f in files:
+        prev = previous.get(f.source_file)
+        if (not force and prev is not None and prev["status"] != "removed"
+                and prev["content_sha256"] == f.content_sha256 and prev["code_version"] == version):
+            unchanged.append((f, prev))
+        else:
+            todo.append(f)
+    removed = [prev for name, prev in sorted(previous.items()) if name not in seen and prev["status"] != "removed"]
+    return todo, unchanged, removed
+
+
+def _progress_plan(progress, dates: list[str], files: list[LandingFile], todo: list[LandingFile],
+                   unchanged: list[tuple[LandingFile, dict]], removed: list[dict]) -> None:
+    for d in dates:
+        n_new = sum(1 for f in todo if f.run_date == d)
+        n_same = sum(1 for f, _ in unchanged if f.run_date == d)
+        n_gone = sum(1 for p in removed if str(p["run_date"]) == d)
+        qms = {f.observing_qmgr for f in files if f.run_date == d and f.observing_qmgr}
+        progress(f"discover {d}: {n_new + n_same} files from {len(qms)} queue managers: {n_new} new or changed, "
+                 f"{n_same} unchanged" + (f", {n_gone} removed" if n_gone else ""))
+
+
+def _log_run(spark, config: PipelineConfig, summary: IngestSummary, todo: list[LandingFile],
+             unchanged: list[tuple[LandingFile, dict]], removed: list[dict], results: list[dict],
+             held: dict[str, int], ingested_at: datetime, version: str) -> int:
+    """Step 5: the run's per-file results into ``summary.files`` and appended to silver.ingest_files; rows
+    appended. ``held``: per put file, the change in its records held back from silver.message_events
+    (duplicates, put times outside the run date) that this run decided: accepted by the parser, quarantined
+    now."""
+    run_id = summary.run_id
+    by_name = {r["source_file"]: r for r in results}
+    for name, n in held.items():
+        if name in by_name:
+            r = by_name[name]
+            r["records_accepted"], r["records_quarantined"] = r["records_accepted"] - n, r["records_quarantined"] + n
+    unchanged = [(f, prev if not held.get(f.source_file) else {
+        **prev, "records_accepted": prev["records_accepted"] - held[f.source_file],
+        "records_quarantined": prev["records_quarantined"] + held[f.source_file]}) for f, prev in unchanged]
+    log_rows = []
+    t_log = TABLES["silver.ingest_files"]
+    for f in todo:
+        r = by_name[f.source_file]
+        log_rows.append(t_log.row(
+            ingest_run_id=run_id, ingested_at=ingested_at, run_date=date.fromisoformat(f.run_date),
+            observing_qmgr=f.observing_qmgr, source_file=f.source_file, format=r["format"],
+            capture_time=f.capture_time, size_bytes=f.size_bytes, content_sha256=f.content_sha256,
+            code_version=version, status=r["status"], reason=r["reason"], records_read=r["records_read"],
+            records_accepted=r["records_accepted"], records_quarantined=r["records_quarantined"],
+            records_skipped=r["records_skipped"]))
+        summary.files.append(FileResult(
+            f.source_file, f.run_date, f.observing_qmgr, r["format"], r["status"], r["records_read"],
+            r["records_accepted"], r["records_quarantined"], r["records_skipped"], r["reason"]))
+    for f, prev in unchanged:
+        log_rows.append(t_log.row(
+            ingest_run_id=run_id, ingested_at=ingested_at, run_date=date.fromisoformat(f.run_date),
+            observing_qmgr=f.observing_qmgr, source_file=f.source_file, format=prev["format"],
+            capture_time=f.capture_time, size_bytes=f.size_bytes, content_sha256=f.content_sha256,
+            code_version=version, status="unchanged", reason=prev["reason"], records_read=prev["records_read"],
+            records_accepted=prev["records_accepted"], records_quarantined=prev["records_quarantined"],
+            records_skipped=prev["records_skipped"]))
+        summary.files.append(FileResult(
+            f.source_file, f.run_date, f.observing_qmgr, prev["format"], "unchanged", prev["records_read"],
+            prev["records_accepted"], prev["records_quarantined"], prev["records_skipped"], prev["reason"]))
+    for prev in removed:
+        log_rows.append(t_log.row(
+            ingest_run_id=run_id, ingested_at=ingested_at, run_date=prev["run_date"],
+            observing_qmgr=prev["observing_qmgr"], source_file=prev["source_file"], format=prev["format"],
+            capture_time=None, size_bytes=None, content_sha256=None, code_version=version, status="removed",
+            reason=None, records_read=0, records_accepted=0, records_quarantined=0, records_skipped=0))
+        summary.files.append(FileResult(prev["source_file"], str(prev["run_date"]), prev["observing_qmgr"],
+                                        prev["format"], "removed", 0, 0, 0))
+    summary.files.sort(key=lambda f: f.source_file)
+    if log_rows:
+        spark.createDataFrame(log_rows, t_log.schema).write.format("delta").mode("append").save(
+            path(config, t_log))
+    return len(log_rows)

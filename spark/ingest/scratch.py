@@ -1,0 +1,82 @@
+"""The run's scratch folder ``<lake>/_ingest/<run_id>/``: where the parse tasks leave their rows for the driver,
+and the clean-up of the folders of runs that are no longer running."""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from datetime import datetime, timezone
+from pathlib import Path
+
+from spark.config import PipelineConfig
+from spark.ingest.parse_tasks import _QUARANTINE
+
+
+# The parse output: each parse task writes the rows of every table it fed as one Parquet file per table under
+# the run's scratch folder (``<lake>/_ingest/<run_id>/<table>/``, on the lake's storage so that executors on
+# other hosts can write it), and returns only the per-file summaries. Spark then reads each table's files with
+# the table's schema and writes it to Delta: the rows cross from Python to the JVM as Arrow columns, not as
+# pickled tuples. The scratch folder is removed after the writes.
+_PARSED_TABLES = ("bronze.capture_files", "bronze.mqsc_objects", "bronze.put_records", "bronze.xmitq_messages",
+                  "bronze.queue_accounting", _QUARANTINE)
+
+
+SCRATCH_STALE_SECONDS = 24 * 3600  # a scratch folder of another host's run this old is taken as abandoned
+
+
+def _scratch(config: PipelineConfig, run_id: str) -> Path:
+    """Create the run's scratch folder (with ``_owner.json``: pid, host, start), first removing the scratch
+    folders of runs that are no longer running (a killed ingest never reaches its ``finally``)."""
+    import socket
+
+    root = Path(config.lake) / "_ingest"
+    if root.is_dir():
+        for folder in sorted(p for p in root.iterdir() if p.is_dir() and p.name != run_id):
+            if _scratch_is_stale(config, folder):
+                _remove_scratch(folder)
+    scratch = root / run_id
+    scratch.mkdir(parents=True, exist_ok=True)
+    (scratch / "_owner.json").write_text(json.dumps({
+        "pid": os.getpid(), "host": socket.gethostname(), "run_id": run_id,
+        "started": datetime.now(timezone.utc).isoformat(timespec="seconds")}) + "\n", encoding="utf-8")
+    return scratch
+
+
+def _scratch_is_stale(config: PipelineConfig, folder: Path) -> bool:
+    """Whether the scratch folder belongs to a run that is no longer running: any other run's, when this process
+    holds the lake lock (every writer of the lake takes it, so no other ingest can be running); else one whose
+    owner ran on this host and whose process is gone; else one older than SCRATCH_STALE_SECONDS."""
+    import socket
+
+    from clwl.lakelock import holds_lock
+
+    if holds_lock(config.lake):
+        return True
+    try:
+        owner = json.loads((folder / "_owner.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        owner = {}
+    if isinstance(owner, dict) and owner.get("host") == socket.gethostname() and isinstance(owner.get("pid"), int):
+        try:
+            os.kill(owner["pid"], 0)
+        except ProcessLookupError:
+            return True
+        except OSError:  # alive, someone else's
+            return False
+        return False
+    try:
+        return time.time() - folder.stat().st_mtime > SCRATCH_STALE_SECONDS
+    except OSError:
+        return False
+
+
+def _remove_scratch(scratch: Path) -> None:
+    """Remove a scratch folder, and ``<lake>/_ingest`` when it is left empty."""
+    import shutil
+
+    shutil.rmtree(scratch, ignore_errors=True)
+    try:
+        scratch.parent.rmdir()  # only when empty
+    except OSError:
+        pass

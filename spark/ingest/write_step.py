@@ -1,0 +1,159 @@
+"""Steps 3 and 4 of a run: replace the rows of the new, changed and removed files in every table they feed, then
+rebuild silver.message_events of the affected senders and days and the histories of the affected observing
+queue managers, side by side."""
+
+from __future__ import annotations
+
+import time
+from datetime import datetime
+
+from spark.ingest.history import _split_histories, build_histories
+from spark.ingest.landing import LandingFile, classify_name
+from spark.ingest.message_events import _file_order, _message_jobs, _message_scope
+from spark.ingest.parse_tasks import _QUARANTINE
+from spark.ingest.writes import _in, _run_writes
+from spark.tables import TABLES, read
+
+# Table groups a file of each parser feeds (silver.quarantine is fed by every file).
+_FEEDS = {
+    "capture": ("bronze.capture_files", "bronze.mqsc_objects"),
+    "puts": ("bronze.put_records", "silver.message_events"),
+    "xmitq": ("bronze.xmitq_messages", "silver.xmitq_contents"),
+    "amqsmon": ("bronze.queue_accounting", "silver.queue_accounting"),
+    "unknown": (),
+}
+
+
+def _write_tables(spark, config, frames: dict, todo: list[LandingFile], removed: list[dict], results: list[dict],
+                  progress, run_id: str, ingested_at: datetime) -> tuple[dict[str, int], dict[str, int]]:
+    """Replace the touched files' rows in every table they feed, then rebuild the message events of the affected
+    senders and days (:func:`_message_jobs`) and the affected histories. ``(rows written per table, held)``:
+    held is, per put file whose held-back records were recomputed, how many more of its records than before
+    are held back from silver.message_events (for a file read in this run: how many of what its parser
+    accepted)."""
+    touched: list[tuple[str, str, str]] = [(f.source_file, f.run_date, f.parser) for f in todo]
+    for prev in removed:
+        name = prev["source_file"].rsplit("/", 1)[-1]
+        touched.append((prev["source_file"], str(prev["run_date"]), classify_name(name, str(prev["run_date"]))[0]))
+    if not touched:
+        progress("write: nothing new or changed, no table rewritten")
+        return {}, {}
+    t0 = time.monotonic()
+    pairs, put_files, order_files = _message_scope(spark, config, frames, touched)
+    written = _replace_file_rows(spark, config, frames, touched, results)
+    progress("write bronze/silver: " + ", ".join(f"{k} {n}" for k, n in written.items())
+             + f" rows ({time.monotonic() - t0:.1f}s)")
+
+    qmgr_of = {f.source_file: f.observing_qmgr for f in todo}
+    qmgr_of.update((p["source_file"], p["observing_qmgr"]) for p in removed)
+    qmgrs = sorted({qmgr_of[s] for s, _, parser in touched if parser == "capture" and qmgr_of[s]})
+    held = _rebuild_events_and_histories(spark, config, written, pairs, put_files, order_files, qmgrs, progress,
+                                         run_id, ingested_at)
+    return written, held
+
+
+def _replace_file_rows(spark, config, frames: dict, touched: list[tuple[str, str, str]], results: list[dict]
+                       ) -> dict[str, int]:
+    """Step 3: replace the touched files' rows in bronze, the silver tables made from one file's rows, and
+    silver.quarantine; rows written per table (as the parse tasks counted them)."""
+    rows = {key: sum(r["rows"].get(key, 0) for r in results) for key in TABLES}
+
+    def frame(key: str):
+        if key in frames:
+            return frames[key]
+        return spark.createDataFrame([], TABLES[key].schema)
+
+    def predicate(key: str) -> str | None:
+        parsers = [p for p, keys in _FEEDS.items() if key in keys]
+        mine = [(s, d) for s, d, p in touched if key == _QUARANTINE or p in parsers]
+        if not mine:
+            return None
+        where = _in("source_file", [s for s, _ in mine])
+        if "run_date" in TABLES[key].partition_by:
+            where = _in("run_date", [d for _, d in mine]) + " AND " + where
+        return where
+
+    sources = {
+        "silver.xmitq_contents": ("bronze.xmitq_messages", lambda df: df),
+        "silver.queue_accounting": ("bronze.queue_accounting", _silver_accounting),
+    }
+    jobs = []
+    # silver.message_events is written after bronze, from it (_rebuild_events_and_histories)
+    for key in ("bronze.capture_files", "bronze.mqsc_objects", "bronze.put_records", "bronze.xmitq_messages",
+                "bronze.queue_accounting", "silver.xmitq_contents", "silver.queue_accounting", _QUARANTINE):
+        where = predicate(key)
+        if where is None:
+            continue
+        if key in sources:
+            source, transform = sources[key]
+            df = transform(frame(source))
+        else:
+            df = frame(key)
+        jobs.append((key, df, where))
+    _run_writes(spark, config, jobs)
+    return {key: rows[key if key not in sources else sources[key][0]] for key, _, _ in jobs}
+
+
+def _rebuild_events_and_histories(spark, config, written: dict[str, int], pairs: tuple[tuple[str, str], ...],
+                                  put_files: frozenset[str], order_files: frozenset[str], qmgrs: list[str],
+                                  progress, run_id: str, ingested_at: datetime) -> dict[str, int]:
+    """Step 4: message events, rebuilt per (run date, sending queue manager) of ``pairs`` from all of its bronze
+    put rows, and history, rebuilt per observing queue manager of ``qmgrs`` from all of its captures: written
+    side by side. Adds the rows written to ``written``; returns held (see :func:`_write_tables`)."""
+    from pyspark.sql import functions as F
+
+    held: dict[str, int] = {}
+    cached = []
+    later: list[tuple[str, object, str]] = []
+    t0 = time.monotonic()
+    try:
+        if pairs:
+            message_jobs, held, kinds, losers = _message_jobs(
+                spark, config, pairs, put_files, _file_order(config, order_files, ingested_at), run_id)
+            cached.append(losers)
+            later += message_jobs
+        if qmgrs:
+            objs = read(spark, config, "bronze.mqsc_objects").where(F.col("observing_qmgr").isin(qmgrs))
+            caps = read(spark, config, "bronze.capture_files").where(F.col("observing_qmgr").isin(qmgrs))
+            where = _in("observing_qmgr", qmgrs)
+            tagged = build_histories(objs, caps).persist()
+            cached.append(tagged)
+            history, channels = _split_histories(tagged, objs)
+            later += [("silver.config_history", history, where), ("silver.channel_status", channels, where)]
+        counts = _run_writes(spark, config, later, count=True)
+    finally:
+        for df in cached:
+            df.unpersist()
+    seconds = time.monotonic() - t0
+    if pairs:
+        written["silver.message_events"] = counts["silver.message_events"]
+        if _QUARANTINE in counts:
+            written[_QUARANTINE] = written.get(_QUARANTINE, 0) + counts[_QUARANTINE]
+        senders = sorted({q for _, q in pairs})
+        progress(f"message events of {len(senders)} sending queue managers ({', '.join(senders)}) on "
+                 f"{len({d for d, _ in pairs})} run date(s): {counts['silver.message_events']} events; held back "
+                 f"(quarantined): {kinds.get('duplicate', 0)} duplicate msg_ids, {kinds.get('date', 0)} put times "
+                 f"outside the run date ({seconds:.1f}s)")
+    if qmgrs:
+        written["silver.config_history"] = counts["silver.config_history"]
+        written["silver.channel_status"] = counts["silver.channel_status"]
+        progress(f"history of {len(qmgrs)} queue managers ({', '.join(qmgrs)}): config_history "
+                 f"{counts['silver.config_history']} versions, channel_status {counts['silver.channel_status']} "
+                 f"intervals ({seconds:.1f}s)")
+    return held
+
+
+def _silver_accounting(df):
+    from pyspark.sql import functions as F
+
+    counts = ["put_count_nonpersistent", "put_count_persistent", "put1_count_nonpersistent", "put1_count_persistent"]
+    total = F.when(F.coalesce(*[F.col(c) for c in counts]).isNull(), F.lit(None).cast("long")).otherwise(
+        sum((F.coalesce(F.col(c), F.lit(0)) for c in counts[1:]), F.coalesce(F.col(counts[0]), F.lit(0))))
+    return df.select(
+        "run_date", "observing_qmgr", "qmgr", "monitoring_type",
+        F.col("interval_start").cast("timestamp").alias("interval_start"),  # session time zone is UTC
+        F.col("interval_end").cast("timestamp").alias("interval_end"),
+        total.alias("put_count"), *[c for c in TABLES["silver.queue_accounting"].columns
+                                    if c in df.columns and c not in ("run_date", "observing_qmgr", "qmgr",
+                                                                     "monitoring_type", "interval_start",
+                                                                     "interval_end")])

@@ -1,0 +1,43 @@
+"""Writing the lake's Delta tables: replace the rows a predicate selects, several tables side by side."""
+
+from __future__ import annotations
+
+from typing import Iterable
+
+from spark.tables import TABLES, path
+
+
+def _sql_str(text: str) -> str:
+    return "'" + text.replace("\\", "\\\\").replace("'", "\\'") + "'"
+
+
+def _in(column: str, values: Iterable[str]) -> str:
+    return f"{column} IN ({', '.join(_sql_str(v) for v in sorted(set(values)))})"
+
+
+def _write(spark, config, key: str, df, predicate: str, count: bool = False) -> int:
+    """Replace the rows matching ``predicate`` with ``df``; rows written (-1 unless ``count``)."""
+    from delta.tables import DeltaTable
+
+    t = TABLES[key]
+    location = path(config, key)
+    writer = df.select(*t.columns).write.format("delta").mode("overwrite").option("replaceWhere", predicate)
+    if t.partition_by:
+        writer = writer.partitionBy(*t.partition_by)
+    writer.save(location)
+    if not count:
+        return -1
+    metrics = DeltaTable.forPath(spark, location).history(1).collect()[0]["operationMetrics"] or {}
+    return int(metrics.get("numOutputRows", 0))
+
+
+def _run_writes(spark, config, jobs: list[tuple[str, object, str]], count: bool = False) -> dict[str, int]:
+    """Run independent table writes side by side (Spark schedules the jobs of several threads; the time of a
+    small write is mostly Delta's commit, not work). Rows written per table when ``count``."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    if not jobs:
+        return {}
+    with ThreadPoolExecutor(max_workers=min(4, len(jobs))) as pool:
+        futures = {key: pool.submit(_write, spark, config, key, df, where, count) for key, df, where in jobs}
+        return {key: future.result() for key, future in futures.items()}
