@@ -1,5 +1,6 @@
 # clwl-analytics: set-up and everyday commands. `make demo` and `make test` work on a fresh machine with
-# python3.11, a JDK 17 and access to PyPI and Maven Central (Spark fetches the Delta jars on first start).
+# python3.11, a JDK 17 and access to PyPI and Maven Central (the first Spark start fetches the Delta jars into
+# .ivy-cache/, once; every later start uses those files).
 
 SHELL := /bin/bash
 .DEFAULT_GOAL := help
@@ -11,10 +12,11 @@ STAMP       := $(VENV)/.installed
 EXTRAS      := pipeline,airflow,dev
 PYTEST_ARGS ?=
 
-.PHONY: help install test demo bench clean distclean
+.PHONY: help install jars test demo bench clean distclean
 
 help:
 	@echo "make install   create $(VENV) and install the project with its pinned dependencies"
+	@echo "make jars      fetch the Delta Lake jars into .ivy-cache/ now (else the first Spark start does, once)"
 	@echo "make test      run the test suite (PYTEST_ARGS=\"tests/spark -q\" to narrow it)"
 	@echo "make demo      run the pipeline (clwl run) on the bundled sample estate"
 	@echo "make bench     run the benchmarks: routing engine, replay loop, pipeline (MESSAGES=1000000)"
@@ -31,6 +33,9 @@ $(STAMP): pyproject.toml constraints.txt
 	touch $@
 
 install: $(STAMP)
+
+jars: $(STAMP)
+	$(PY) -c 'from spark.session import local_delta_jars; print(len(local_delta_jars(progress=print)), "Delta jars ready")'
 
 test: $(STAMP)
 	$(PY) -m pytest $(PYTEST_ARGS)

@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any, Iterator, Mapping
 
 from airflow.sdk import Asset, Param, Variable, get_current_context
+from airflow.sdk.exceptions import AirflowFailException
 
 from clwl.lake import GOLD_TABLES
 from clwl.whatif import (CHANNEL_ATTRS_SCHEMA, CHANNEL_STATE_SCHEMA, NAME_PATTERN, QUEUE_ATTRS_SCHEMA,
@@ -88,10 +89,19 @@ def pipeline_config() -> PipelineConfig:
     return PipelineConfig.from_env(**overrides)
 
 
+class RunDateError(AirflowFailException, ValueError):
+    """A run_date that is no date: the task fails at once, not retried, on one line. Also a ValueError, as
+    adhoc_plan's other refusals of bad params are."""
+
+
 def check_date(value: str) -> str:
-    if not re.match(DATE_PATTERN, str(value)):
-        raise ValueError(f"run_date must be YYYY-MM-DD, got {value!r}")
-    return dt.date.fromisoformat(str(value)).isoformat()
+    """`value` if it is a date written YYYY-MM-DD, else RunDateError."""
+    try:
+        if not re.match(DATE_PATTERN, str(value)):
+            raise ValueError
+        return dt.date.fromisoformat(str(value)).isoformat()
+    except ValueError:
+        raise RunDateError(f"run_date must be a date YYYY-MM-DD, got {value!r}") from None
 
 
 def resolve_run_date(context: Mapping[str, Any]) -> str:

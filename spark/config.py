@@ -13,6 +13,29 @@ from pathlib import Path
 #: The source checkout this package lives in (an editable install keeps it there).
 REPO_ROOT = Path(__file__).resolve().parents[1]
 
+#: Where pyproject.toml's data-files puts the quality gate's suites in an installed package, under its prefix.
+INSTALLED_EXPECTATIONS = Path("share") / "clwl-analytics" / "expectations"
+
+
+def expectations_dir() -> Path:
+    """The folder of the quality gate's suites (`<layer>.<table>.json`): the checkout's `expectations/` (source
+    tree, editable install), else the copy a wheel installed under its prefix, located through the installed
+    distribution's file list (so a venv, `--user` or system install alike). Neither: the checkout's path, so
+    loading a suite names the folder it looked in."""
+    checkout = REPO_ROOT / "expectations"
+    if checkout.is_dir():
+        return checkout
+    from importlib.metadata import PackageNotFoundError, distribution
+
+    try:
+        dist = distribution("clwl-analytics")
+    except PackageNotFoundError:
+        dist = None
+    for f in (dist.files or []) if dist is not None else []:
+        if f.suffix == ".json" and tuple(f.parent.parts[-3:]) == INSTALLED_EXPECTATIONS.parts:
+            return Path(dist.locate_file(f)).resolve().parent
+    return checkout
+
 _ENV = {
     "lake": "CLWL_LAKE",
     "landing": "CLWL_LANDING",

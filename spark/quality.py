@@ -29,11 +29,11 @@ from pyspark.sql import Window
 from pyspark.sql import functions as F
 
 from clwl.lake import GOLD_TABLES, is_delta_table  # noqa: F401 - GOLD_TABLES: the suites' tables, publish order
-from spark.config import REPO_ROOT, PipelineConfig
+from spark.config import PipelineConfig, expectations_dir
 
 log = logging.getLogger(__name__)
 
-EXPECTATIONS_DIR = REPO_ROOT / "expectations"
+EXPECTATIONS_DIR = expectations_dir()  # the checkout's expectations/, or the installed copy
 
 #: silver tables that feed gold and have a suite
 SILVER_TABLES = ("message_events", "quarantine", "config_history")

@@ -1,22 +1,35 @@
 """The one Delta-enabled SparkSession factory, used by every job and every test.
 
-The Delta JVM jars come from Maven Central through Spark's Ivy resolution on the first start
-(`configure_spark_with_delta_pip`), cached in an Ivy directory afterwards.
+The Delta JVM jars are resolved once, from Maven Central through Spark's own Ivy resolution (`spark-submit
+--packages`, in a subprocess whose output is shown only with CLWL_SPARK_VERBOSE=1), into a local folder
+(:func:`local_jar_folder`); every session starts from those files (`spark.jars`, which the driver also ships to
+a cluster's executors), so no later start resolves, downloads or prints anything. Images bake the jars in
+instead (CLWL_DELTA_JARS, docker/bake-delta-jars.sh).
+
+The JVM's own output (the Spark banner, log4j lines, JVM warnings) goes to a log file, not the terminal, unless
+CLWL_SPARK_VERBOSE=1 (`clwl run --verbose`): see :func:`spark_log_path`.
+
+Importing this module loads no pyspark (the CLI checks Java and the jars before it pays for that import).
 """
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import os
+import shutil
+import subprocess
 import sys
+import tempfile
 import time
+from contextlib import contextmanager
 from pathlib import Path
-
-from delta import configure_spark_with_delta_pip
-from pyspark.errors import PySparkRuntimeError
-from pyspark.sql import SparkSession
+from typing import TYPE_CHECKING, Callable, Iterator, Optional
 
 from spark.config import REPO_ROOT, PipelineConfig
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
 
 log = logging.getLogger(__name__)
 
@@ -56,22 +69,65 @@ PROVIDED_BY_PYSPARK = (
     "commons-pool:commons-pool",
 )
 
-_START_ATTEMPTS = 3  # the first start downloads from Maven Central; ride out a transient network failure
+_RESOLVE_ATTEMPTS = 3  # the one download from Maven Central; ride out a transient network failure
+_JAR_LIST = "jars.txt"  # in a local jar folder, written last: the folder is complete when it is there
+
+
+class SparkStartError(RuntimeError):
+    """Spark cannot start here (no Java, the Delta jars cannot be fetched, the JVM exited): one line for stderr."""
+
+
+class JavaNotFoundError(SparkStartError):
+    """Neither JAVA_HOME/bin/java nor a java on PATH: Spark's launcher would fail, after a long wait."""
+
+
+def verbose() -> bool:
+    """CLWL_SPARK_VERBOSE=1 (`clwl run --verbose`): Ivy's report and the JVM's output on the terminal."""
+    return os.environ.get("CLWL_SPARK_VERBOSE", "").strip().lower() in ("1", "true", "yes")
+
+
+def java_executable() -> Optional[str]:
+    """The java Spark's launcher (bin/spark-class) would run: $JAVA_HOME/bin/java when JAVA_HOME is set (even
+    when it does not exist), else the first java on PATH; None when there is none."""
+    home = os.environ.get("JAVA_HOME", "")
+    if home:
+        java = Path(home) / "bin" / "java"
+        return str(java) if java.is_file() and os.access(java, os.X_OK) else None
+    return shutil.which("java")
+
+
+def check_java() -> str:
+    """The java executable, or JavaNotFoundError naming what is missing."""
+    java = java_executable()
+    if java is None:
+        home = os.environ.get("JAVA_HOME", "")
+        where = f"JAVA_HOME={home} has no bin/java" if home else "no java on PATH and JAVA_HOME is not set"
+        raise JavaNotFoundError(f"Spark needs Java: {where}; install a JDK 17 or set JAVA_HOME")
+    return java
 
 
 def delta_packages() -> str:
-    """The `spark.jars.packages` value that configure_spark_with_delta_pip picks from the installed pyspark and
-    delta-spark: for pyspark 4.1.3 + delta-spark 4.4.0, `io.delta:delta-spark_4.1_2.13:4.4.0`.
+    """The Maven coordinate of the Delta jar that goes with the installed pyspark and delta-spark, as
+    configure_spark_with_delta_pip picks it: for pyspark 4.1.3 + delta-spark 4.4.0,
+    `io.delta:delta-spark_4.1_2.13:4.4.0`.
 
     delta-spark is pinned to 4.4.0, not 4.4.1: 4.4.1 was published to PyPI only, and Maven Central has no
-    `delta-spark_4.1_2.13:4.4.1`, so Ivy fails with "not found" at session start.
+    `delta-spark_4.1_2.13:4.4.1`, so Ivy fails with "not found".
     """
+    from delta import configure_spark_with_delta_pip
+    from pyspark.sql import SparkSession
+
     return configure_spark_with_delta_pip(SparkSession.Builder())._options["spark.jars.packages"]
+
+
+def _main_jar_name(coordinate: str) -> str:
+    group, artifact, version = coordinate.split(":")
+    return f"{group}_{artifact}-{version}.jar"  # how Ivy names a retrieved jar
 
 
 def baked_delta_jars() -> list[str]:
     """The Delta jars resolved at image build time (docker/bake-delta-jars.sh), from CLWL_DELTA_JARS: a folder
-    of jars, or a comma-separated list of jar files. Empty when unset: then Ivy resolves `delta_packages()`.
+    of jars, or a comma-separated list of jar files. Empty when unset: then :func:`local_delta_jars`.
 
     The folder must hold the very jar `delta_packages()` names (Ivy's `<group>_<artifact>-<version>.jar`), so
     an image baked for another pyspark/delta-spark pair fails here, not deep inside the first Delta write.
@@ -88,24 +144,179 @@ def baked_delta_jars() -> list[str]:
             jars.append(str(path))
         else:
             raise FileNotFoundError(f"CLWL_DELTA_JARS: {path} does not exist")
-    group, artifact, version = delta_packages().split(":")
-    if f"{group}_{artifact}-{version}.jar" not in {Path(j).name for j in jars}:
-        raise FileNotFoundError(f"CLWL_DELTA_JARS={raw} has no {group}_{artifact}-{version}.jar")
+    main_jar = _main_jar_name(delta_packages())
+    if main_jar not in {Path(j).name for j in jars}:
+        raise FileNotFoundError(f"CLWL_DELTA_JARS={raw} has no {main_jar}")
     return jars
 
 
-def _ivy_dir() -> str | None:
-    """Where Ivy keeps its cache and the resolved jars.
+def jar_cache_root() -> Path:
+    """Where the Delta jars (and Ivy's download cache) are kept.
 
-    CLWL_IVY_DIR if set; else `.ivy-cache` in the source checkout (git-ignored), so a clone's first start
-    never trips over a stale or half-written ~/.ivy2.5.2 left by something else; else Spark's own default.
+    CLWL_IVY_DIR if set; else `.ivy-cache` in the source checkout (git-ignored; `make distclean` removes it);
+    else, for an installed package, `$XDG_CACHE_HOME/clwl-analytics` (default `~/.cache/clwl-analytics`).
     """
     env = os.environ.get("CLWL_IVY_DIR", "").strip()
     if env:
-        return str(Path(env).expanduser().absolute())
+        return Path(env).expanduser().absolute()
     if (REPO_ROOT / "pyproject.toml").is_file() and os.access(REPO_ROOT, os.W_OK):
-        return str(REPO_ROOT / ".ivy-cache")
-    return None
+        return REPO_ROOT / ".ivy-cache"
+    cache = os.environ.get("XDG_CACHE_HOME", "").strip() or str(Path.home() / ".cache")
+    return Path(cache).expanduser().absolute() / "clwl-analytics"
+
+
+def local_jar_folder(coordinate: Optional[str] = None) -> Path:
+    """The folder of local Delta jars for this pyspark/delta-spark pair: `<root>/delta-jars/<artifact>-<version>-
+    <hash>`, the hash over the coordinate and the exclusions (a change of either resolves afresh)."""
+    coordinate = coordinate or delta_packages()
+    _, artifact, version = coordinate.split(":")
+    digest = hashlib.sha256("\n".join((coordinate, *PROVIDED_BY_PYSPARK)).encode()).hexdigest()[:10]
+    return jar_cache_root() / "delta-jars" / f"{artifact}-{version}-{digest}"
+
+
+def _listed_jars(folder: Path) -> list[str]:
+    """The jars of a complete local jar folder (its list written last, each file present), else []."""
+    listing = folder / _JAR_LIST
+    if not listing.is_file():
+        return []
+    jars = [folder / name for name in listing.read_text().split()]
+    return [str(j) for j in jars] if jars and all(j.is_file() for j in jars) else []
+
+
+def local_delta_jars(progress: Optional[Callable[[str], None]] = None) -> list[str]:
+    """The Delta jars as local files, the main jar first: CLWL_DELTA_JARS's, else the local jar folder's, resolved
+    into it now if it is not complete (a one-off download; `progress` gets one line first). SparkStartError when
+    the resolution fails."""
+    baked = baked_delta_jars()
+    if baked:
+        return baked
+    coordinate = delta_packages()
+    folder = local_jar_folder(coordinate)
+    jars = _listed_jars(folder)
+    if jars:
+        return jars
+    mirror = os.environ.get("CLWL_MAVEN_REPO", "").strip()
+    line = (f"fetching the Delta Lake jars ({coordinate}) from {mirror or 'Maven Central'} into {folder}; "
+            "once only, later runs start from them")
+    log.info("%s", line)
+    if progress is not None:
+        progress(line)
+    _resolve_into(coordinate, folder, mirror)
+    jars = _listed_jars(folder)
+    if not jars:
+        raise SparkStartError(f"the Delta Lake jars resolved into {folder} are incomplete; remove it and run again")
+    return jars
+
+
+def _resolve_into(coordinate: str, folder: Path, mirror: str) -> None:
+    """Resolve `coordinate` with Spark's Ivy (`spark-submit --packages` running an empty Python app) into a
+    fresh staging folder, then move the jars to `folder` in one rename, their list written last.
+
+    The staging Ivy home shares the download cache `<root>/cache` (a link), so only the retrieved jars are
+    fresh: exactly this resolution's jars, none left over from another version's.
+    """
+    import pyspark
+
+    check_java()
+    root = folder.parent.parent
+    root.mkdir(parents=True, exist_ok=True)
+    (root / "cache").mkdir(exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=".resolving-", dir=root))
+    try:
+        ivy = staging / "ivy"
+        ivy.mkdir()
+        try:
+            os.symlink(root / "cache", ivy / "cache", target_is_directory=True)
+        except OSError:  # no links here: download into the staging cache instead
+            pass
+        app = staging / "noop.py"
+        app.write_text("pass\n")  # spark-submit resolves --packages before it starts the app
+        submit = Path(pyspark.__file__).parent / "bin" / "spark-submit"
+        command = [str(submit), "--master", "local[1]", "--packages", coordinate,
+                   "--exclude-packages", ",".join(PROVIDED_BY_PYSPARK), "--conf", f"spark.jars.ivy={ivy}",
+                   "--conf", "spark.ui.enabled=false"]
+        if mirror:
+            command += ["--repositories", mirror]
+        command.append(str(app))
+        env = {**os.environ, "PYSPARK_PYTHON": sys.executable, "PYSPARK_DRIVER_PYTHON": sys.executable}
+        env.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+        retrieved = ivy / "jars"
+        for attempt in range(1, _RESOLVE_ATTEMPTS + 1):
+            shown = verbose()
+            done = subprocess.run(command, env=env, stdin=subprocess.DEVNULL, text=True,
+                                  stdout=None if shown else subprocess.PIPE,
+                                  stderr=None if shown else subprocess.STDOUT)
+            if done.returncode == 0 and (retrieved / _main_jar_name(coordinate)).is_file():
+                break
+            output = [ln.strip() for ln in (done.stdout or "").splitlines() if ln.strip()]
+            reason = next((ln for ln in reversed(output) if "not found" in ln or "Exception" in ln or
+                           "rror" in ln), output[-1] if output else f"spark-submit exited {done.returncode}")
+            if attempt == _RESOLVE_ATTEMPTS:
+                raise SparkStartError(
+                    f"cannot fetch the Delta Lake jars {coordinate} from {mirror or 'Maven Central'} "
+                    f"({reason}); set CLWL_MAVEN_REPO to a reachable mirror, or --verbose to see the resolution")
+            log.warning("resolving %s failed (attempt %d/%d): %s; retrying", coordinate, attempt,
+                        _RESOLVE_ATTEMPTS, reason)
+            time.sleep(5 * attempt)
+        names = sorted(p.name for p in retrieved.glob("*.jar"))
+        main_jar = _main_jar_name(coordinate)
+        names.remove(main_jar)
+        (retrieved / _JAR_LIST).write_text("\n".join([main_jar, *names]) + "\n")
+        folder.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            os.rename(retrieved, folder)
+        except OSError:
+            if not _listed_jars(folder):  # a half-made folder (not a concurrent run's finished one): replace it
+                shutil.rmtree(folder, ignore_errors=True)
+                os.rename(retrieved, folder)
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)  # removes the cache link, not the cache
+
+
+def spark_log_path() -> Path:
+    """Where the JVM's output goes when not verbose: one file per Python process, in the temp folder."""
+    return Path(tempfile.gettempdir()) / f"clwl-spark-{os.getpid()}.log"
+
+
+def warehouse_dir() -> Path:
+    """spark.sql.warehouse.dir: a temp folder. The pipeline addresses every table by path and never makes a
+    managed one, but Spark creates the warehouse folder anyway: not in the caller's current folder."""
+    uid = os.getuid() if hasattr(os, "getuid") else 0
+    return Path(tempfile.gettempdir()) / f"clwl-spark-warehouse-{uid}"
+
+
+@contextmanager
+def _stderr_into(path: Optional[Path]) -> Iterator[None]:
+    """File descriptor 2 pointed at `path` while the JVM is launched: the child inherits it for its whole life
+    (its banner, log4j's console appender, JVM warnings), while this process gets its own stderr back."""
+    if path is None:
+        yield
+        return
+    sys.stderr.flush()
+    try:
+        saved = os.dup(2)
+    except OSError:  # no stderr to redirect
+        yield
+        return
+    target = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+    try:
+        os.dup2(target, 2)
+        yield
+    finally:
+        sys.stderr.flush()
+        os.dup2(saved, 2)
+        os.close(saved)
+        os.close(target)
+
+
+def _last_line(path: Path, offset: int) -> str:
+    try:
+        with path.open("rb") as fh:
+            fh.seek(offset)
+            lines = [ln.strip() for ln in fh.read().decode(errors="replace").splitlines() if ln.strip()]
+    except OSError:
+        return ""
+    return lines[-1] if lines else ""
 
 
 def _is_local(master: str) -> bool:
@@ -135,7 +346,11 @@ def get_spark(master: str | None = None, app_name: str = "clwl", conf: dict | No
 
     `master` defaults to PipelineConfig.from_env().master (CLWL_SPARK_MASTER, else local[2]). `conf` entries
     are applied on top of the defaults below (on a reused session, only those Spark can change at run time).
+    SparkStartError (one line) when Spark cannot start: no Java, the Delta jars cannot be fetched, the JVM exits.
     """
+    from pyspark.errors import PySparkRuntimeError
+    from pyspark.sql import SparkSession
+
     cfg = PipelineConfig.from_env()
     master = master or cfg.master
     conf = dict(conf or {})
@@ -150,6 +365,9 @@ def get_spark(master: str | None = None, app_name: str = "clwl", conf: dict | No
             active.sparkContext.master, _delta_enabled(active), master,
         )
         active.stop()
+
+    check_java()
+    jars = local_delta_jars()
 
     if _is_local(master):
         # Python workers must run the interpreter (and so the packages) the driver runs; a stale
@@ -167,6 +385,11 @@ def get_spark(master: str | None = None, app_name: str = "clwl", conf: dict | No
         # Delta Lake: SQL (MERGE, DESCRIBE HISTORY, time travel) and the catalog that knows Delta tables.
         "spark.sql.extensions": DELTA_EXTENSION,
         "spark.sql.catalog.spark_catalog": DELTA_CATALOG,
+        # The Delta jars as local files: on the driver's class path, and shipped by the driver to a cluster's
+        # executors. No spark.jars.packages, so no Ivy resolution (nor its report) at start.
+        "spark.jars": ",".join(jars),
+        # Not ./spark-warehouse: every table is addressed by path, yet Spark makes the folder.
+        "spark.sql.warehouse.dir": str(warehouse_dir()),
         # New tables without deletion vectors: the `deltalake` Python package (no JVM) reads every table.
         "spark.databricks.delta.properties.defaults.enableDeletionVectors": "false",
         # Small data, 2 cores: the default 200 shuffle partitions would be 200 near-empty tasks per shuffle,
@@ -197,38 +420,26 @@ def get_spark(master: str | None = None, app_name: str = "clwl", conf: dict | No
         # the secret comes from the environment only, never from a file in the repository.
         settings["spark.authenticate"] = "true"
         settings["spark.authenticate.secret"] = secret
-    baked = baked_delta_jars()
-    if baked:
-        # Containers: jars baked into the image; on the driver's class path and shipped to the executors.
-        settings["spark.jars"] = ",".join(baked)
-    else:
-        settings["spark.jars.excludes"] = ",".join(PROVIDED_BY_PYSPARK)
-        ivy = _ivy_dir()
-        if ivy:
-            settings["spark.jars.ivy"] = ivy
-        mirror = os.environ.get("CLWL_MAVEN_REPO", "").strip()
-        if mirror:  # an extra repository (a mirror of Maven Central) for the Delta jars
-            settings["spark.jars.repositories"] = mirror
     settings.update({k: str(v) for k, v in conf.items()})
 
     builder = SparkSession.builder.master(master).appName(app_name)
     for key, value in settings.items():
         builder = builder.config(key, value)
-    if not baked:
-        builder = configure_spark_with_delta_pip(builder)
-        builder = builder.config("spark.jars.packages", conf.get("spark.jars.packages") or delta_packages())
 
-    for attempt in range(1, _START_ATTEMPTS + 1):
-        try:
+    jvm_log = None if verbose() else spark_log_path()
+    offset = jvm_log.stat().st_size if jvm_log is not None and jvm_log.exists() else 0
+    try:
+        with _stderr_into(jvm_log):
             session = builder.getOrCreate()
-            break
-        except PySparkRuntimeError as exc:
-            # JAVA_GATEWAY_EXITED: spark-submit died before the JVM came up; on a first start that is almost
-            # always the Ivy download (its report is on stderr above). Retry a transient failure.
-            if exc.getCondition() != "JAVA_GATEWAY_EXITED" or attempt == _START_ATTEMPTS:
-                raise
-            log.warning("get_spark: JVM failed to start (attempt %d/%d), retrying", attempt, _START_ATTEMPTS)
-            time.sleep(5 * attempt)
+    except PySparkRuntimeError as exc:
+        if exc.getCondition() != "JAVA_GATEWAY_EXITED":
+            raise
+        # spark-submit died before the JVM came up (a bad JVM option, too little memory, ...): its last words.
+        last = _last_line(jvm_log, offset) if jvm_log is not None else ""
+        where = f"; Spark's output is in {jvm_log}" if jvm_log is not None else ""
+        raise SparkStartError(f"Spark did not start: the JVM exited{': ' + last if last else ''}{where}") from None
+    if jvm_log is not None:
+        log.info("get_spark: Spark's own output (banner, log4j) goes to %s", jvm_log)
 
     session.sparkContext.setLogLevel("WARN")  # Spark and Delta are chatty at INFO
     return session
@@ -236,6 +447,8 @@ def get_spark(master: str | None = None, app_name: str = "clwl", conf: dict | No
 
 def stop_spark() -> None:
     """Stop the active session, if any (the py4j JVM itself lives on for the rest of the process)."""
+    from pyspark.sql import SparkSession
+
     active = SparkSession.getActiveSession()
     if active is not None:
         active.stop()

@@ -14,6 +14,18 @@ from typing import Optional, Sequence
 from clwl.cli.exit_codes import EXIT_OK
 
 
+def package_version() -> str:
+    """The installed distribution's version (what pip installed), else the source's ``clwl.__version__``."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("clwl-analytics")
+    except PackageNotFoundError:  # run from a checkout that was never installed
+        from clwl import __version__
+
+        return __version__
+
+
 def build_parser() -> argparse.ArgumentParser:
     from clwl.cli.generate import add_generate_command
     from clwl.cli.pipeline import add_ingest_command, add_run_command
@@ -21,6 +33,7 @@ def build_parser() -> argparse.ArgumentParser:
     from clwl.cli.route import add_route_command
 
     p = argparse.ArgumentParser(prog="clwl", description="Replay IBM MQ cluster workload management routing.")
+    p.add_argument("--version", action="version", version=f"clwl {package_version()}")
     sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for add_command in (add_route_command, add_run_command, add_ingest_command, add_query_command,
                         add_generate_command):  # the order of `clwl --help`

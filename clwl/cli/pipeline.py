@@ -6,12 +6,68 @@ Spark is imported inside the handlers only, so ``clwl route`` (and ``clwl --help
 from __future__ import annotations
 
 import argparse
+import os
 import sys
+from datetime import date
 from pathlib import Path
+from typing import Optional
 
 from clwl.algorithm import PROFILES
 from clwl.cli.argtypes import run_date
 from clwl.cli.exit_codes import EXIT_BLOCKED, EXIT_INPUT, EXIT_OK
+from clwl.cli.extras import INGEST_MODULES, RUN_MODULES, missing_extra
+
+_VERBOSE_HELP = ("show Spark's own output on the terminal: the JVM's banner and log lines, and the resolution of "
+                 "the Delta jars (by default they go to a log file)")
+
+
+def landing_run_dates(landing: Path) -> list[str]:
+    """The run date folders of the landing folder (``<landing>/<YYYY-MM-DD>/``), as ingest discovers them: real
+    folders (not links), named by a valid date, not hidden. Plain Python: checked before Spark starts."""
+    dates = []
+    for entry in landing.iterdir():
+        if entry.name.startswith(".") or entry.is_symlink() or not entry.is_dir() or len(entry.name) != 10:
+            continue
+        try:
+            date.fromisoformat(entry.name)
+        except ValueError:
+            continue
+        dates.append(entry.name)
+    return sorted(dates)
+
+
+def _landing_problem(command: str, landing: Path, given: bool) -> Optional[str]:
+    """The one line when the landing folder cannot be used, else None."""
+    if landing.is_dir():
+        return None
+    if not given:  # the default: the bundled samples, which a non-editable install does not carry
+        return (f"clwl {command}: no landing folder given, and the bundled samples ({landing}) are not here (they "
+                "come with the source checkout): pass --landing DIR or set CLWL_LANDING")
+    what = "does not exist" if not landing.exists() else "is not a folder"
+    return f"clwl {command}: landing folder {landing} {what}"
+
+
+def _no_run_dates(command: str, landing: Path) -> str:
+    return f"clwl {command}: {landing}: no run date folders to process (expected <landing>/<YYYY-MM-DD>/<QM>/<file>)"
+
+
+def _dates_label(dates: list[str]) -> str:
+    return ", ".join(dates) if len(dates) <= 3 else f"{len(dates)} run dates, {dates[0]} .. {dates[-1]}"
+
+
+def _prepare_spark(command: str, verbose: bool, progress) -> Optional[str]:
+    """Before Spark starts: Java present, the Delta jars local (fetched once, with a progress line). The one line
+    for stderr when Spark cannot start here, else None."""
+    if verbose:  # read by the session factory (spark/session.py), in this process and in its children
+        os.environ["CLWL_SPARK_VERBOSE"] = "1"
+    from spark.session import SparkStartError, check_java, local_delta_jars
+
+    try:
+        check_java()
+        local_delta_jars(progress=progress)
+    except SparkStartError as e:
+        return f"clwl {command}: {e}"
+    return None
 
 
 def add_run_command(subparsers) -> argparse.ArgumentParser:
@@ -26,6 +82,7 @@ def add_run_command(subparsers) -> argparse.ArgumentParser:
     run.add_argument("--master", metavar="URL", help="Spark master (default local[2])")
     run.add_argument("--algorithm", choices=sorted(PROFILES), default="default", metavar="PROFILE",
                      help="algorithm profile for the replay")
+    run.add_argument("--verbose", action="store_true", help=_VERBOSE_HELP)
     run.add_argument("--what-if", metavar="JSON",
                      help='what-if overrides, e.g. \'{"name": "w80", "channel_attrs": {"TO.QM2": {"CLWLWGHT": 80}}}\''
                           " (keys: name, channel_attrs, suspend, channel_state, queue_attrs; see the README); "
@@ -36,24 +93,32 @@ def add_run_command(subparsers) -> argparse.ArgumentParser:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    import datetime as _dt
-
+    problem = missing_extra("run", RUN_MODULES)
+    if problem:
+        print(problem, file=sys.stderr)
+        return EXIT_INPUT
     overrides = {k: v for k, v in (("lake", args.lake), ("landing", args.landing), ("master", args.master)) if v}
     from spark.config import PipelineConfig  # no pyspark import: the config is plain Python
 
     config = PipelineConfig.from_env(**{k: (Path(v) if k != "master" else v) for k, v in overrides.items()})
-    if not Path(config.landing).is_dir():
-        print(f"clwl run: {config.landing}: landing folder does not exist", file=sys.stderr)
+    landing = Path(config.landing)
+    problem = _landing_problem("run", landing, bool(args.landing or os.environ.get("CLWL_LANDING", "").strip()))
+    if problem:
+        print(problem, file=sys.stderr)
         return EXIT_INPUT
     for d in args.date or ():
         try:
-            _dt.date.fromisoformat(d)
+            date.fromisoformat(d)
         except ValueError:
             print(f"clwl run: --date {d}: not a date (YYYY-MM-DD)", file=sys.stderr)
             return EXIT_INPUT
-        if not (Path(config.landing) / d).is_dir():
-            print(f"clwl run: {Path(config.landing) / d}: no landing folder for {d}", file=sys.stderr)
+        if not (landing / d).is_dir():
+            print(f"clwl run: {landing / d}: no landing folder for {d}", file=sys.stderr)
             return EXIT_INPUT
+    dates = sorted(set(args.date)) if args.date else landing_run_dates(landing)
+    if not dates:  # nothing to do: say so before Spark starts, not after a run that did nothing
+        print(_no_run_dates("run", landing), file=sys.stderr)
+        return EXIT_INPUT
     whatif = None
     if args.what_if:
         from clwl.whatif import WhatIfError, parse_whatif
@@ -63,17 +128,28 @@ def cmd_run(args: argparse.Namespace) -> int:
         except WhatIfError as e:
             print(f"clwl run: --what-if: {e}", file=sys.stderr)
             return EXIT_INPUT
-    from spark.pipeline import run_pipeline
 
     def progress(msg: str) -> None:
         print(msg, flush=True)
 
+    from spark.session import java_executable
+
+    if java_executable() is not None:  # else the one line is the missing Java, below
+        progress(f"clwl run: {_dates_label(dates)} from {landing} into {config.lake}; "
+                 f"starting Spark ({config.master})")
+    problem = _prepare_spark("run", args.verbose, progress)
+    if problem:
+        print(problem, file=sys.stderr)
+        return EXIT_INPUT
+
     from clwl.lakelock import LakeLockError
     from clwl.whatif import WhatIfError
+    from spark.pipeline import run_pipeline
+    from spark.session import SparkStartError
 
     try:
         outcome = run_pipeline(config, args.date, args.algorithm, whatif, progress=progress)
-    except LakeLockError as e:  # another writer holds <lake>/_lock: one line, exit 2
+    except (LakeLockError, SparkStartError) as e:  # another writer holds <lake>/_lock; the JVM exited at start
         print(f"clwl run: {e}", file=sys.stderr)
         return EXIT_INPUT
     except WhatIfError as e:  # names the day does not know, or nothing ingested: before Spark started
@@ -95,7 +171,7 @@ def cmd_run(args: argparse.Namespace) -> int:
                 print(f"    failed: {f}")
             print(f"    validation result: {d.validation_result}")
             print("    the last good published tables stay in place")
-    return EXIT_OK if outcome.published else EXIT_BLOCKED
+    return EXIT_OK if all(d.published for d in outcome.dates) else EXIT_BLOCKED
 
 
 _INGEST_DESCRIPTION = (
@@ -115,32 +191,54 @@ def add_ingest_command(subparsers) -> argparse.ArgumentParser:
                    help="run date to ingest (repeatable; default: every date folder of the landing folder)")
     p.add_argument("--master", metavar="URL", help="Spark master (default: CLWL_SPARK_MASTER, else local[2])")
     p.add_argument("--force", action="store_true", help="read every file again, changed or not")
+    p.add_argument("--verbose", action="store_true", help=_VERBOSE_HELP)
     p.set_defaults(func=cmd_ingest)
     return p
 
 
 def cmd_ingest(args: argparse.Namespace) -> int:
+    problem = missing_extra("ingest", INGEST_MODULES)
+    if problem:
+        print(problem, file=sys.stderr)
+        return EXIT_INPUT
     from spark.config import PipelineConfig
 
     config = PipelineConfig.from_env(landing=args.landing, lake=args.lake, master=args.master)
     landing = Path(config.landing)
-    if not landing.is_dir():
-        what = "does not exist" if not landing.exists() else "is not a folder"
-        print(f"clwl ingest: landing folder {landing} {what}", file=sys.stderr)
+    problem = _landing_problem("ingest", landing, bool(args.landing or os.environ.get("CLWL_LANDING", "").strip()))
+    if problem:
+        print(problem, file=sys.stderr)
         return EXIT_INPUT
     for d in args.dates or ():
         if not (landing / d).is_dir():
             print(f"clwl ingest: no folder for run date {d} in {landing}", file=sys.stderr)
             return EXIT_INPUT
+    dates = sorted(set(args.dates)) if args.dates else landing_run_dates(landing)
+    if not dates:
+        print(_no_run_dates("ingest", landing), file=sys.stderr)
+        return EXIT_INPUT
+
+    def progress(line: str) -> None:
+        print(line, flush=True)
+
+    from spark.session import java_executable
+
+    if java_executable() is not None:  # else the one line is the missing Java, below
+        progress(f"clwl ingest: {_dates_label(dates)} from {landing} into {config.lake}; "
+                 f"starting Spark ({config.master})")
+    problem = _prepare_spark("ingest", args.verbose, progress)
+    if problem:
+        print(problem, file=sys.stderr)
+        return EXIT_INPUT
 
     from clwl.lakelock import LakeLockError, lake_lock
     from spark.ingest import LandingError, ingest  # starts nothing yet; the session starts inside ingest()
+    from spark.session import SparkStartError
 
     try:
-        with lake_lock(config.lake, purpose="clwl ingest", progress=lambda line: print(line, flush=True)):
-            summary = ingest(config, run_dates=args.dates, force=args.force,
-                             progress=lambda line: print(line, flush=True))
-    except (LandingError, LakeLockError) as exc:  # LakeLockError: another writer holds <lake>/_lock
+        with lake_lock(config.lake, purpose="clwl ingest", progress=progress):
+            summary = ingest(config, run_dates=args.dates, force=args.force, progress=progress)
+    except (LandingError, LakeLockError, SparkStartError) as exc:  # LakeLockError: another writer holds the lake
         print(f"clwl ingest: {exc}", file=sys.stderr)
         return EXIT_INPUT
     print()

@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 
 from clwl.cli.exit_codes import EXIT_INPUT, EXIT_OK
+from clwl.cli.extras import QUERY_MODULES, missing_extra
 from clwl.query import QueryError, default_lake, run_query, write_json, write_readable
 
 
@@ -31,6 +32,10 @@ def add_query_command(subparsers) -> argparse.ArgumentParser:
 
 
 def cmd_query(args: argparse.Namespace) -> int:
+    problem = missing_extra("query", QUERY_MODULES)
+    if problem:
+        print(problem, file=sys.stderr)
+        return EXIT_INPUT
     lake = args.lake if args.lake is not None else default_lake()
     name = getattr(args, "whatif", None)
     if name is not None:

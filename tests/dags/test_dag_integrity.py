@@ -194,3 +194,16 @@ def test_run_date_and_run_id_resolution():
     assert resolve_run_date({"params": {}, "dag_run": manual, "data_interval_start": None}) == "2026-11-22"
     rid = pipeline_run_id({"dag_run": scheduled})
     assert rid == "clwl_nightly__scheduled__2026-11-20T02-30-00-00-00" and "/" not in rid and ":" not in rid
+
+
+def test_a_bad_run_date_fails_the_task_at_once_in_one_line():
+    """A run date that is not a date fails the task without retries (AirflowFailException) and says so in one
+    line; it stays a ValueError for adhoc_plan's callers."""
+    from airflow.sdk.exceptions import AirflowFailException
+    from clwl_dag_support import check_date
+
+    for bad in ("2026-13-45", "20261120", "", "2026-11-20T00:00"):
+        with pytest.raises(AirflowFailException) as e:
+            check_date(bad)
+        assert isinstance(e.value, ValueError) and "\n" not in str(e.value) and "run_date" in str(e.value)
+    assert check_date("2026-11-20") == "2026-11-20"

@@ -3,6 +3,11 @@
 from __future__ import annotations
 
 import importlib.metadata
+import json
+import os
+import subprocess
+import sys
+import textwrap
 from pathlib import Path
 
 import pytest
@@ -61,7 +66,7 @@ def test_delta_write_merge_history_time_travel_and_read_without_jvm(spark, tmp_l
 def test_session_settings_and_jar_pairing(spark):
     import pyspark
 
-    from spark.session import get_spark
+    from spark.session import delta_packages, get_spark
 
     assert get_spark() is spark  # the active session is reused, not rebuilt
     assert spark.conf.get("spark.sql.shuffle.partitions") == "4"
@@ -72,9 +77,56 @@ def test_session_settings_and_jar_pairing(spark):
     # The Delta jar on the JVM belongs with the Python delta-spark (same major.minor) and with this Spark.
     jvm_delta = spark._jvm.io.delta.package.VERSION()
     assert jvm_delta.split(".")[:2] == importlib.metadata.version("delta_spark").split(".")[:2]
-    packages = spark.sparkContext.getConf().get("spark.jars.packages")
     spark_mm = ".".join(pyspark.__version__.split(".")[:2])
-    assert packages == f"io.delta:delta-spark_{spark_mm}_2.13:{jvm_delta}"
+    assert delta_packages() == f"io.delta:delta-spark_{spark_mm}_2.13:{jvm_delta}"
+    # ... and it came from local files, the main jar first: no Ivy resolution at start.
+    conf = spark.sparkContext.getConf()
+    assert conf.get("spark.jars.packages") is None
+    assert Path(conf.get("spark.jars").split(",")[0]).name == f"io.delta_delta-spark_{spark_mm}_2.13-{jvm_delta}.jar"
+
+
+# A session started as the CLI starts it, in a child process (a fresh JVM) whose current folder is empty: what it
+# prints, what it leaves in that folder, where its jars came from.
+START_IN_EMPTY_FOLDER = textwrap.dedent("""
+    import json, os, sys
+    sys.path.insert(0, sys.argv[1])
+    from spark.session import get_spark, local_jar_folder
+    spark = get_spark(app_name="clwl-session-test")
+    spark.range(3).write.format("delta").save("t")  # a relative path: the current (empty) folder
+    assert spark.sql(f"DESCRIBE HISTORY delta.`{os.path.abspath('t')}`").count() == 1  # the catalog is used
+    conf = spark.sparkContext.getConf()
+    print(json.dumps({"packages": conf.get("spark.jars.packages"), "jars": conf.get("spark.jars").split(","),
+                      "folder": str(local_jar_folder()), "warehouse": conf.get("spark.sql.warehouse.dir")}))
+""")
+
+
+@pytest.mark.parametrize("verbose", [False, True], ids=["quiet", "verbose"])
+def test_a_second_start_uses_the_local_jars_prints_nothing_and_leaves_no_warehouse(spark, tmp_path, verbose):
+    """The `spark` fixture's start made the local jar folder complete (fetching it at most once); a later start,
+    in a new JVM, passes those files as spark.jars: no spark.jars.packages, so no Ivy resolution, and nothing on
+    stderr (no Ivy report, no Spark banner, no log4j line: the JVM's output goes to a log file) unless
+    CLWL_SPARK_VERBOSE=1 (`--verbose`). Its current folder gets the Delta table it wrote and no spark-warehouse/
+    (the warehouse is a temp folder)."""
+    from spark.session import local_delta_jars
+
+    before = local_delta_jars()
+    work = tmp_path / "cwd"
+    work.mkdir()
+    env = {k: v for k, v in os.environ.items() if k != "CLWL_SPARK_VERBOSE"}
+    if verbose:
+        env["CLWL_SPARK_VERBOSE"] = "1"
+    done = subprocess.run([sys.executable, "-c", START_IN_EMPTY_FOLDER, str(Path(__file__).resolve().parents[2])],
+                          cwd=work, env=env, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    if verbose:  # the JVM's own output, as Spark prints it
+        assert "log4j" in done.stderr and "Ivy" not in done.stderr and ":: resolving" not in done.stderr
+    else:
+        assert done.stderr == ""
+    seen = json.loads(done.stdout.splitlines()[-1])
+    assert seen["packages"] is None
+    assert seen["jars"] == before and all(Path(j).parent == Path(seen["folder"]) for j in seen["jars"])
+    assert sorted(p.name for p in work.iterdir()) == ["t"]
+    assert not Path(seen["warehouse"]).is_relative_to(work)
 
 
 def test_excluded_jars_are_shipped_by_pyspark():

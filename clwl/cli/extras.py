@@ -1,0 +1,23 @@
+"""What the pipeline commands need beyond ``pip install .``: checked before anything heavy is imported, so a
+missing extra is one line naming what to install, not a traceback from deep inside an import."""
+
+from __future__ import annotations
+
+import importlib.util
+from typing import Optional
+
+PIPELINE_EXTRA = "pip install 'clwl-analytics[pipeline]'"
+
+# Top-level modules of the `pipeline` extra (pyproject.toml) each command imports.
+RUN_MODULES = ("pyspark", "delta", "deltalake", "great_expectations", "pandas", "matplotlib", "jsonschema")
+INGEST_MODULES = ("pyspark", "delta", "deltalake")
+QUERY_MODULES = ("deltalake", "pyarrow")
+
+
+def missing_extra(command: str, modules: tuple[str, ...]) -> Optional[str]:
+    """None when every module can be imported, else the one line for stderr naming the extra to install."""
+    missing = [m for m in modules if importlib.util.find_spec(m) is None]
+    if not missing:
+        return None
+    return (f"clwl {command}: needs the pipeline extra ({', '.join(missing)} not installed); "
+            f"install it with: {PIPELINE_EXTRA}")
