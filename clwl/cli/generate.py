@@ -58,7 +58,7 @@ def add_generate_command(subparsers) -> argparse.ArgumentParser:
     g.add_argument("--instances", type=whole_number(1), default=d.instances, metavar="N",
                    help=f"instances per queue (default {d.instances})")
     g.add_argument("--senders", type=whole_number(1), default=d.senders, metavar="N",
-                   help=f"sending queue managers, the ones with puts.csv (default {d.senders})")
+                   help=f"sending queue managers, the ones with puts (default {d.senders})")
     g.add_argument("--days", type=whole_number(1), default=d.days, metavar="N", help=f"days (default {d.days})")
     g.add_argument("--start-date", type=iso_date, default=d.start_date, metavar="YYYY-MM-DD",
                    help=f"first day (default {d.start_date.isoformat()})")
@@ -97,6 +97,14 @@ def add_generate_command(subparsers) -> argparse.ArgumentParser:
                    help=f"fill observed_* in every Nth put row (default {d.observed_every})")
     g.add_argument("--browse-cap", type=whole_number(1), default=d.browse_cap, metavar="N",
                    help=f"most messages written to one transmission queue browse (default {d.browse_cap})")
+    g.add_argument("--puts-format", choices=("csv", "activity-trace"), default=d.puts_format,
+                   help="how the puts are written: csv (puts.csv, the default) or activity-trace "
+                        "(<QM>.<date>.amqsact, the output of IBM's sample amqsact -v: MQOPEN, MQPUT at trace level "
+                        "MEDIUM (HIGH for the batch application), MQCLOSE, with MQ's resolved queue manager and "
+                        "transmission queue as the simulation chose them; see docs/activity-trace.md)")
+    g.add_argument("--trace-disagreements", type=whole_number(0), default=None, metavar="N",
+                   help="with --puts-format activity-trace: traced puts whose Resolved_Q_mgr is made another queue "
+                        "manager than the simulation's, listed in _generate.json trace_disagreements (default 3)")
     g.add_argument("--no-unresolved-outage", dest="unresolved_outage", action="store_false",
                    help="let the last outage end (by default it is still going at the end of the estate)")
     g.add_argument("--force", action="store_true",
@@ -116,7 +124,7 @@ def options_from_args(args: argparse.Namespace) -> GenerateOptions:
         named_qmgr_share=args.named_qmgr_share, skew=args.skew, skew_factor=args.skew_factor,
         broken_records=args.broken_records, rest_qmgrs=args.rest_qmgrs, observed_every=args.observed_every,
         browse_cap=args.browse_cap, unresolved_outage=args.unresolved_outage, force=args.force, quiet=args.quiet,
-        partitions=args.partitions)
+        partitions=args.partitions, puts_format=args.puts_format, trace_disagreements=args.trace_disagreements)
 
 
 def cmd_generate(args: argparse.Namespace) -> int:
@@ -126,6 +134,9 @@ def cmd_generate(args: argparse.Namespace) -> int:
     o = options_from_args(args)
     if o.bind_open_share + o.bind_group_share + o.named_qmgr_share > 1:
         print("clwl generate: the three shares add up to more than 1", file=sys.stderr)
+        return EXIT_INPUT
+    if o.trace_disagreements and o.puts_format != "activity-trace":
+        print("clwl generate: --trace-disagreements needs --puts-format activity-trace", file=sys.stderr)
         return EXIT_INPUT
     out = Path(o.out)
     if out.exists() and not out.is_dir():

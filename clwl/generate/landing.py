@@ -4,6 +4,7 @@ Layout (the same as ``samples/landing``)::
 
     <out>/<YYYY-MM-DD>/<QMNAME>/config_<HHMMSS>.mqsc|.json, chstatus_<HHMMSS>.mqsc, puts.csv,
                                 xmitq_<HHMMSS>.amqsbcg|.dmpmqmsg, accounting.amqsmon
+    (with puts_format "activity-trace": <QMNAME>.<YYYY-MM-DD>.amqsact, amqsact -v output, instead of puts.csv)
     <out>/_generate.json        the ground truth
 
 Memory is bounded: puts are written as they are generated; accounting is kept as counters per interval;
@@ -31,6 +32,10 @@ from clwl.generate.estate import (
 from clwl.generate.simulate import DayAccounting, HeldStore, SenderDay, Shares, interval_of
 
 GENERATOR_VERSION = 1
+PUTS_FORMATS = ("csv", "activity-trace")
+DEFAULT_TRACE_DISAGREEMENTS = 3
+TRACE_LEVELS = {"svc": 2, "batch": 3, "recon": 2}  # mqat.ini TRACE= per application: HIGH traces the MQMD
+# (GroupId, AccountingToken) of the batch application's groups and bound handles
 BROKEN_KINDS = ("truncated", "unbalanced", "bad_hex", "not_mqsc", "short_token")
 BROKEN_REASONS = {
     "truncated": "record truncated at end of file",
@@ -106,6 +111,14 @@ class Generator:
         self.reallocated: list[dict] = []
         self.partition_waits: list[dict] = []
         self.rest = set(self.est.rest_qmgrs)
+        if opts.puts_format not in PUTS_FORMATS:
+            raise ValueError(f"puts_format {opts.puts_format!r}: one of {', '.join(PUTS_FORMATS)}")
+        self.trace = opts.puts_format == "activity-trace"
+        n = opts.trace_disagreements
+        self.n_disagreements = (DEFAULT_TRACE_DISAGREEMENTS if self.trace else 0) if n is None else n
+        if self.n_disagreements and not self.trace:
+            raise ValueError("trace disagreements need puts_format activity-trace")
+        self.trace_disagreements: list[dict] = []
         self._plan()
 
     # -- plans (broken records, skews, traffic volumes) ----------------------------------------------
@@ -156,6 +169,20 @@ class Generator:
             factor = Fraction(str(o.skew_factor)) if o.skew_factor else (Fraction(1, 2) if i % 2 == 0
                                                                           else Fraction(8, 5))
             self.skew_plan.append({"day": est.days[rng.randrange(len(est.days))], "factor": factor, "n": i})
+        # traced puts whose Resolved_Q_mgr is made wrong: (sender, day) -> row indexes (a stream of their own, so
+        # the plans above are those of a puts.csv estate)
+        self.trace_inject: dict[tuple[str, date], set[int]] = {}
+        trng = random.Random(f"clwl-generate/{o.seed}/trace-disagreements")
+        cells = [(s, day) for day in est.days for s in est.senders if sum(self.volume[(s, day)])]
+        total = sum(sum(self.volume[c]) for c in cells)
+        for _ in range(min(self.n_disagreements, total)):
+            while True:
+                s, day = cells[trng.randrange(len(cells))]
+                idx = trng.randrange(sum(self.volume[(s, day)]))
+                chosen = self.trace_inject.setdefault((s, day), set())
+                if idx not in chosen:
+                    chosen.add(idx)
+                    break
 
     # -- files ---------------------------------------------------------------------------------------
     def path(self, day: date, qm: str, name: str) -> Path:
@@ -403,12 +430,22 @@ class Generator:
         self.day = day
         self.sd = {}
         outs = {}
+        writers: dict[str, R.AmqsactPutsWriter] = {}
         for s in est.senders:
-            p = self.path(day, s, "puts.csv")
+            p = self.path(day, s, self.puts_name(s, day))
             outs[s] = open(p, "w", encoding="utf-8", newline="")
             self.files.append(str(p.relative_to(self.out)))
-            self.sd[s] = SenderDay(est, self.cfg, s, day, di, self.shares, outs[s], o.observed_every,
-                                   self.bad_rows.get((s, day)))
+            if self.trace:  # the same rows, printed as the trace; MQ resolves every traced put (observed_every 1);
+                # no broken puts.csv rows (there is no puts.csv)
+                apps = {a.name: R.TraceApp(a.name, a.user, a.appltype, a.token, TRACE_LEVELS[role])
+                        for role, a in est.apps[s].items()}
+                writers[s] = R.AmqsactPutsWriter(outs[s], est.qmgrs[s], day, apps,
+                                                 inject=self.trace_inject.get((s, day), ()),
+                                                 wrong_destination=self.wrong_destination(s))
+                self.sd[s] = SenderDay(est, self.cfg, s, day, di, self.shares, writers[s], 1)
+            else:
+                self.sd[s] = SenderDay(est, self.cfg, s, day, di, self.shares, outs[s], o.observed_every,
+                                       self.bad_rows.get((s, day)))
         acct = DayAccounting()
         slots = list(range(TRAFFIC_START_MIN, TRAFFIC_END_MIN, SLOT_MIN))
         captures = est.captures[day]
@@ -458,6 +495,11 @@ class Generator:
         for s in est.senders:
             sd = self.sd[s]
             sd.finish()
+            if s in writers:
+                writers[s].close()
+                for x in writers[s].injected:
+                    self.trace_disagreements.append({"day": day.isoformat(), "sender": s,
+                                                     "file": self._rel(day, s, self.puts_name(s, day)), **x})
             outs[s].close()
             for bw in sd.broken_written:
                 self.broken.append({"kind": bw["kind"], "file": self._rel(day, s, "puts.csv"), "line": bw["line"],
@@ -480,6 +522,28 @@ class Generator:
         self.write_accounting(day, acct)
         self.day_truth(day)
         return n_day
+
+    def puts_name(self, s: str, day: date) -> str:
+        return f"{s}.{day.isoformat()}.amqsact" if self.trace else "puts.csv"
+
+    def wrong_destination(self, sender: str):
+        """For an injected disagreement: another host of the queue (else another queue manager) and the
+        sending queue manager's transmission queue to it (None when it is the sending queue manager)."""
+        est = self.est
+        by_name = {q.name: q for q in est.queues}
+
+        def wrong(queue: str, dest: str) -> tuple[str, str | None]:
+            q = by_name[queue]
+            others = [h for h in q.hosts if h != dest] or sorted(
+                n for n, x in est.qmgrs.items() if n != dest and not x.repos)
+            w = others[0]
+            if w == sender:
+                return w, None
+            channels = est.channels_of(w)
+            channel = next((c for c, cl in channels if cl == q.cluster), channels[0][0])
+            return w, est.xmitq_for(sender, channel)
+
+        return wrong
 
     def release(self, ev, minute: int, acct: DayAccounting) -> None:
         for s in self.est.senders:
@@ -673,18 +737,25 @@ class Generator:
                 qd[d.qmgr] = qd.get(d.qmgr, 0) + n
             kinds = dict(sd.kinds)
             kinds["notfixed"] = sd.msg_count - sum(sd.kinds.values())
-            self.truth_days.append({
+            truth = {
                 "day": day.isoformat(), "sender": s, "puts": sd.msg_count,
-                "rows_in_puts_csv": sd.msg_count + len(sd.broken_written),
+                "rows_in_puts_csv": 0 if self.trace else sd.msg_count + len(sd.broken_written),
                 "by_queue_and_destination": {q: dict(sorted(v.items())) for q, v in sorted(dest.items())},
                 "by_kind": dict(sorted(kinds.items())), "zero_token": sd.zero_tokens,
                 "factor_resets": sd.router.resets,
-            })
+            }
+            if self.trace:
+                truth["traced_puts"] = sd.msg_count
+            self.truth_days.append(truth)
 
     def ground_truth(self, total: int) -> dict:
         est, o = self.est, self.o
         args = {k: (v.isoformat() if isinstance(v, date) else v) for k, v in asdict(o).items()
-                if k not in ("out", "force", "quiet") and not (k == "partitions" and not v)}
+                if k not in ("out", "force", "quiet") and not (k == "partitions" and not v)
+                and k not in ("puts_format", "trace_disagreements")}
+        if self.trace:  # only then, so that a puts.csv estate's ground truth is that of earlier versions
+            args["puts_format"] = o.puts_format
+            args["trace_disagreements"] = self.n_disagreements
         expected: dict[str, dict[str, int]] = {}
         for d in self.truth_days:
             for q, dests in d["by_queue_and_destination"].items():
@@ -756,4 +827,16 @@ class Generator:
                 "rotation and move to it; zero-token (bound, named) ones stay until their channel runs again")
             truth["reallocated"] = self.reallocated
             truth["partition_waits"] = self.partition_waits
+        if self.trace:
+            truth["puts_format"] = "activity-trace"
+            truth["totals"]["traced_puts"] = sum(d["traced_puts"] for d in self.truth_days)
+            truth["assumptions"].append(
+                "activity trace: per sending queue manager and day <QM>.<date>.amqsact, amqsact -v output of the "
+                "simulation's puts; one connection per application (MQCONNX, an MQOPEN per handle before its first "
+                "put, MQPUTs on two threads, MQCLOSE and MQDISC at the end of the day), ActivityCount 100 and "
+                "ActivityInterval 60 s; svc and recon traced at MEDIUM, batch at HIGH (MQMD and MQPMO dumps: "
+                "GroupId, AccountingToken; the last message of a group is not flagged MQMF_LAST_MSG_IN_GROUP); "
+                "times UTC; Resolved_Q_mgr / Resolved_local_Q_name are the simulation's destination and "
+                "transmission queue except for the puts in trace_disagreements")
+            truth["trace_disagreements"] = self.trace_disagreements
         return truth

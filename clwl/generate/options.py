@@ -37,3 +37,6 @@ class GenerateOptions:
     force: bool = False
     quiet: bool = False
     partitions: float = 0.0  # per day; 0 keeps the estates of earlier versions byte-identical
+    puts_format: str = "csv"  # csv (puts.csv) | activity-trace (<QM>.<date>.amqsact, amqsact -v output)
+    trace_disagreements: int | None = None  # traced puts whose Resolved_Q_mgr is not the simulation's; None: 3
+    # with activity-trace, 0 with csv

@@ -487,6 +487,11 @@ class SenderDay:
         self.sent_today = [0] * n
         self.prev_last = [-1] * n  # last message before the current slot
         self.csv_rows: list[str] = []
+        # an output that prints handles (the activity trace) is told where each ends, handle_ends: 2 x data row
+        # (closed before that row's put) or 2 x row + 1 (after it) -> handles; and the rows that are the last
+        # message of their group (group_last)
+        self.handle_ends: dict[int, list[str]] | None = getattr(csv_out, "handle_ends", None)
+        self.group_last: set[int] | None = getattr(csv_out, "group_last", None)
         self.out.write(PUTS_CSV_HEADER)
 
     # -- sessions and groups ------------------------------------------------------------------------
@@ -498,10 +503,20 @@ class SenderDay:
         self.batch_handles += 1
         return f"{self.apps[role].name}:{self.pids[role]}:{self.batch_handles}"
 
+    def _ended(self, handle: str, after: bool) -> None:
+        """The handle is closed before (or after) the put of the message being made (row msg_count - 1)."""
+        if self.handle_ends is not None:
+            self.handle_ends.setdefault(2 * (self.msg_count - 1) + after, []).append(handle)
+
     def _session(self) -> list:
         rnd = self.rng.random
         # a bound handle whose instance was PUT(DISABLED) since: the application gets an error and closes
-        self.sessions = [s for s in self.sessions if s[2] < 0 or self._bound_still_open(s[2], s[1])]
+        kept = [s for s in self.sessions if s[2] < 0 or self._bound_still_open(s[2], s[1])]
+        if self.handle_ends is not None and len(kept) < len(self.sessions):
+            for s in self.sessions:
+                if s not in kept:
+                    self._ended(s[0], after=False)
+        self.sessions = kept
         if not self.sessions or (len(self.sessions) < self.MAX_SESSIONS and rnd() < 0.1):
             s = [self._new_handle("batch"), self.qtable[int(rnd() * len(self.qtable))], -1,
                  self.rng.randint(5, 40)]
@@ -513,6 +528,8 @@ class SenderDay:
         g = self.group
         if g is not None and g[4] > 0 and (g[6] < 0 or not g[5] or self._bound_still_open(g[6], g[1])):
             return g
+        if g is not None and g[4] > 0:  # its bound instance was PUT(DISABLED): the application closes it
+            self._ended(g[0], after=False)
         rnd = self.rng.random
         self.group_count += 1
         gid = self.group_prefix + seven_bit(self.group_count)
@@ -581,6 +598,7 @@ class SenderDay:
                 reason = "still most favourable"
                 detail_args = None
             else:
+                self.msg_count = count  # the message's row, for _special
                 qi, k, role, head, token, reason, detail_args = self._special(r, p_open, p_group)
             ln = len_lo[qi] + int(rnd() * len_span[qi])
             pers = 1 if rnd() < pshare[qi] else 0
@@ -632,6 +650,7 @@ class SenderDay:
             s[3] -= 1
             if s[3] <= 0:
                 self.sessions.remove(s)
+                self._ended(s[0], after=True)
             self.kinds["open"] += 1
             self.zero_tokens += 1
             head = f"{self.qnames[qi]},,open,{s[0]},,false,false,false,"
@@ -642,6 +661,10 @@ class SenderDay:
             qi, logical = g[1], g[5]
             g[3] += 1
             g[4] -= 1
+            if g[4] == 0:
+                self._ended(g[0], after=True)
+                if self.group_last is not None:
+                    self.group_last.add(self.msg_count - 1)
             if logical:
                 if g[6] < 0:
                     g[6] = router.route_queue(qi)
