@@ -24,7 +24,8 @@ from pathlib import Path
 
 LAYERS = ("bronze", "silver", "gold")
 
-BRONZE_TABLES = ("capture_files", "mqsc_objects", "put_records", "xmitq_messages", "queue_accounting")
+BRONZE_TABLES = ("capture_files", "mqsc_objects", "put_records", "xmitq_messages", "queue_accounting",
+                 "activity_operations")
 SILVER_TABLES = ("config_history", "channel_status", "message_events", "xmitq_contents", "queue_accounting",
                  "quarantine", "ingest_files")
 #: The published tables, in the order a publish writes them: run_summary last, since it records the others'

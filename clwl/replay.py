@@ -52,6 +52,7 @@ class PutEvent:
     pcf: bool = False
     length: int = 0
     observed_qmgr: Optional[str] = None
+    observed_xmitq: Optional[str] = None  # the transmission queue MQ put it on (activity trace), if known
 
 
 @dataclass
@@ -84,6 +85,7 @@ class ReplayRow:
     hold_state: Optional[str] = None  # the channel's state while it waited
     stay_reason: Optional[str] = None  # not-reallocatable | still-most-favourable
     stay_detail: Optional[str] = None
+    observed_xmitq: Optional[str] = None
 
     @property
     def delivered_at(self) -> Optional[datetime]:
@@ -100,8 +102,12 @@ class ReplayRow:
 
     @property
     def agrees(self) -> Optional[bool]:
+        """MQ's answer (observed) is the replay's final destination: the queue manager, and the transmission
+        queue too when both are known. None without an observed queue manager."""
         if not self.observed_qmgr:
             return None
+        if self.observed_xmitq and self.final_xmitq and self.observed_xmitq != self.final_xmitq:
+            return False
         return self.observed_qmgr == self.final_qmgr
 
 
@@ -248,7 +254,7 @@ class SenderReplay:
             # (reallocatable None, not True).
             yield ReplayRow(ev.msg_id, ev.put_time, ev.queue, ev.target_qmgr, ev.bind, ev.length, None, None,
                             None, None, None, None, None, res.detail, res.error, res.reason, config_time,
-                            ev.observed_qmgr)
+                            ev.observed_qmgr, observed_xmitq=ev.observed_xmitq)
             return
         row = self._routed_row(ev, res, config_time)
         if res.channel is not None and res.path == "cluster" and self._holding(res.channel):
@@ -364,7 +370,8 @@ class SenderReplay:
         return ReplayRow(ev.msg_id, ev.put_time, ev.queue, ev.target_qmgr, ev.bind, ev.length, res.qmgr,
                          res.channel, res.xmitq, res.path, res.decided_by, res.reallocatable,
                          res.not_reallocatable_reason, res.summary, None, None, config_time, ev.observed_qmgr,
-                         final_qmgr=res.qmgr, final_channel=res.channel, final_xmitq=res.xmitq)
+                         final_qmgr=res.qmgr, final_channel=res.channel, final_xmitq=res.xmitq,
+                         observed_xmitq=ev.observed_xmitq)
 
     def _wait(self, row: ReplayRow, decided: Step) -> None:
         """A message routed over a channel that is not moving messages waits on its transmission queue;

@@ -113,7 +113,13 @@ def detect_stage(spark: SparkSession, run: PipelineRun, run_date: str, ingest_co
     dist = distribution(spark, run.config, run_date, replayed, timelines)
     _write_date(stuck, run.staging("stuck_messages"), run_date)
     _write_date(dist, run.staging("distribution"), run_date)
-    n_msgs = replayed.count()
+    # MQ's answer beside the replay's: traced = messages with an observed destination; agreed / disagreed by
+    # `agrees` (null exactly when there is no observed destination). A disagreement is a finding, not a failure.
+    seen = replayed.agg(F.count(F.lit(1)).alias("n"),
+                        F.count("observed_qmgr").alias("traced"),
+                        F.count(F.when(F.col("agrees"), 1)).alias("agreed"),
+                        F.count(F.when(~F.col("agrees"), 1)).alias("disagreed")).collect()[0]
+    n_msgs = int(seen["n"])
     n_stuck = rows_written(run.staging("stuck_messages"), run_date)
     n_unexp = spark.read.format("delta").load(run.staging("distribution")).where(
         (F.col("run_date") == F.lit(run_date).cast("date")) & (F.col("verdict") == "unexpected")).count()
@@ -124,7 +130,8 @@ def detect_stage(spark: SparkSession, run: PipelineRun, run_date: str, ingest_co
         run_id=run.run_id, run_date=date.fromisoformat(run_date), started_at=started_at or datetime.now(UTC),
         finished_at=datetime.now(UTC), rows_read=int(counts.get("read", 0)),
         rows_accepted=int(counts.get("accepted", 0)), rows_quarantined=int(counts.get("quarantined", 0)),
-        messages_replayed=n_msgs, messages_stuck=n_stuck, distribution_unexpected=n_unexp, table_versions=versions,
+        messages_replayed=n_msgs, messages_stuck=n_stuck, distribution_unexpected=n_unexp,
+        traced=int(seen["traced"]), agreed=int(seen["agreed"]), disagreed=int(seen["disagreed"]), table_versions=versions,
         status="staged", validation_result=None, warnings="; ".join(warnings) or None)], RUN_SUMMARY.schema)
     _write_date(summary, run.staging("run_summary"), run_date)
     return {"messages": n_msgs, "stuck": n_stuck, "unexpected": n_unexp, "warnings": warnings}

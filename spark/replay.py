@@ -122,7 +122,7 @@ def _no_config_row(run_date: date, qm: str, ev: PutEvent, profile: str) -> tuple
     columns.update(run_date=run_date, sending_qmgr=qm, msg_id=ev.msg_id, put_time=ev.put_time, queue=ev.queue,
                    target_qmgr=ev.target_qmgr, bind=ev.bind, length=ev.length,
                    trace=f"no configuration captured on {qm}", error="NO_CONFIGURATION", reallocations=0,
-                   held=False, observed_qmgr=ev.observed_qmgr, profile=profile)
+                   held=False, observed_qmgr=ev.observed_qmgr, observed_xmitq=ev.observed_xmitq, profile=profile)
     return ROUTING_REPLAY.row(**columns)
 
 
@@ -130,7 +130,7 @@ def _event(c: dict, i: int) -> PutEvent:
     return PutEvent(c["msg_id"][i], as_utc(c["put_time"][i]), c["queue"][i], c["target_qmgr"][i] or None,
                     c["bind"][i], c["open_handle"][i] or "", c["group_id"][i] or "", bool(c["logical_order"][i]),
                     bool(c["from_cluster_channel"][i]), bool(c["pcf"][i]), int(c["length"][i]),
-                    c["observed_qmgr"][i] or None)
+                    c["observed_qmgr"][i] or None, c["observed_xmitq"][i] or None)
 
 
 def _replay_partitions_reference(timelines: dict[str, list[Snapshot]], run_date: date, end: datetime,
@@ -238,8 +238,11 @@ def _replay_partitions(timelines: dict[str, list[Snapshot]], run_date: date, end
         def taken(name: str) -> "pa.Array":
             return cache[name].take(idx)
 
-        put_time, observed = col(put_time), col(observed)
-        final_qmgr = taken("qmgr")
+        put_time, observed, observed_xmitq = col(put_time), col(observed), col(blank(sub.column("observed_xmitq")))
+        final_qmgr, final_xmitq = taken("qmgr"), taken("xmitq")
+        # agrees (ReplayRow.agrees): the observed queue manager is the final one, and so is the observed
+        # transmission queue when both are known; null without an observed queue manager.
+        same_xmitq = pc.fill_null(pc.equal(observed_xmitq, final_xmitq), True)
         none = {t: pa.nulls(n, t) for t in (pa.string(), ts)}
         out = {
             "run_date": pa.repeat(pa.scalar(run_date, pa.date32()), n),
@@ -253,9 +256,9 @@ def _replay_partitions(timelines: dict[str, list[Snapshot]], run_date: date, end
             "held": pa.repeat(pa.scalar(False), n), "held_from": none[ts], "released_at": none[ts],
             "delivered_at": pc.if_else(taken("delivered"), put_time, pa.scalar(None, ts)),
             "hold_state": none[pa.string()], "stay_reason": none[pa.string()], "stay_detail": none[pa.string()],
-            "observed_qmgr": observed,
+            "observed_qmgr": observed, "observed_xmitq": observed_xmitq,
             "agrees": pc.if_else(pc.is_null(observed), pa.scalar(None, pa.bool_()),
-                                 pc.fill_null(pc.equal(observed, final_qmgr), False)),
+                                 pc.and_(pc.fill_null(pc.equal(observed, final_qmgr), False), same_xmitq)),
             "profile": pa.repeat(pa.scalar(profile), n),
         }
         yield pa.RecordBatch.from_arrays([out[f.name] for f in schema], schema=schema)
@@ -287,8 +290,8 @@ def _replay_partitions(timelines: dict[str, list[Snapshot]], run_date: date, end
 
 #: The columns of silver.message_events that the replay reads, in the order the replay loop takes them.
 INPUT_COLUMNS = ("sending_qmgr", "msg_id", "put_time", "queue", "target_qmgr", "bind", "open_handle", "group_id",
-                 "logical_order", "from_cluster_channel", "pcf", "length", "observed_qmgr", "source_file",
-                 "position")
+                 "logical_order", "from_cluster_channel", "pcf", "length", "observed_qmgr", "observed_xmitq",
+                 "source_file", "position")
 #: Put order within a sending queue manager (source file and position break ties in put time).
 PUT_ORDER = ("put_time", "source_file", "position")
 #: Messages per Arrow batch handed to the replay loop (64k against 10k: 12% less Python CPU at 1M messages).

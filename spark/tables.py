@@ -48,7 +48,7 @@ from pyspark.sql.types import (
 
 from clwl.lake import TABLE_KEYS, is_delta_table
 
-__all__ = ["INGEST_TABLES", "TABLES", "Table", "check_partitioning", "ensure_table", "ensure_tables", "path", "read", "table"]
+__all__ = ["INGEST_TABLES", "TABLES", "Table", "add_missing_columns", "check_partitioning", "ensure_table", "ensure_tables", "path", "read", "table"]
 
 
 @dataclass(frozen=True)
@@ -216,7 +216,7 @@ _ALL = [
     _t("bronze", "put_records", _RUN + [
         _f("source_file", S, False),
         _f("position", I, False),
-        _f("format", S, False),  # csv | jsonl | json
+        _f("format", S, False),  # csv | jsonl | json | amqsact
     ] + _PUT_FIELDS, ["run_date"], ["source_file", "position"],
        "One row per accepted put record (the documented CSV/JSONL schema, clwl.parse.puts.PUT_COLUMNS).",
        _MESSAGE_STATS),
@@ -237,6 +237,39 @@ _ALL = [
         _f("interval_end", NTZ, False),
     ] + _ACCOUNTING_FIELDS, ["run_date"], ["source_file", "position"],
        "One row per queue per amqsmon accounting/statistics interval."),
+    _t("bronze", "activity_operations", _RUN + [
+        _f("source_file", S, False),
+        _f("position", I, False),  # line of "MQI Operation: n" (verbose) or of the summary line
+        _f("format", S, False),  # amqsact
+        _f("form", S, False),  # verbose | summary
+        _f("trace_message", I, False),  # 1-based ordinal of the trace message in the file
+        _f("connection", S, False),  # the trace message's Correl_id (hex): the traced connection
+        _f("seq_number", I),  # SeqNumber of the trace message
+        _f("operation_index", I, False),  # n of "MQI Operation: n"
+        _f("operation", S, False),  # MQPUT, MQOPEN, ... ; unknown:<id>
+        _f("operation_id", S, False),  # as printed: MQXF_PUT, or a number
+        _f("qmgr", S),  # header QueueManager
+        _f("application_name", S),
+        _f("application_pid", L),
+        _f("thread_id", L),  # ApplicationTid
+        _f("user_id", S),
+        _f("channel_name", S),
+        _f("channel_type", S),
+        _f("conn_name", S),
+        _f("operation_time", TS),
+        _f("time_basis", S),  # high_res | local
+        _f("high_res_time", L),  # microseconds since 1970-01-01 UTC
+        _f("comp_code", S),
+        _f("reason_code", L),
+        _f("hobj", L),
+        _f("object_name", S),
+        _f("object_qmgr_name", S),
+        _f("options", L),  # the raw put / open / close / get / connect options value
+        _f("trace_level", S, False),  # low | medium | high
+        _f("fields", ATTRS, False),  # every printed field: label -> value (hex dumps as hex)
+    ], ["run_date"], ["source_file", "position"],
+       "One row per MQI operation of an application activity trace (amqsact output), puts or not.",
+       ("observing_qmgr", "source_file", "qmgr", "operation")),
     # ---------------------------------------------------------------------------------------------- silver
     _t("silver", "config_history", [
         _f("observing_qmgr", S, False),
@@ -268,7 +301,10 @@ _ALL = [
         _f("observing_qmgr", S),
         _f("source_file", S, False),
         _f("position", I, False),
-    ] + _PUT_FIELDS, ["run_date", "sending_qmgr"], ["source_file", "position"],
+    ] + _PUT_FIELDS + [
+        # Last, and nullable: a lake made before the column existed gains it (ensure_tables), its old rows null.
+        _f("source", S),  # csv | jsonl | json | activity_trace: the put file's format
+    ], ["run_date", "sending_qmgr"], ["source_file", "position"],
        # Partitioned by sender too: the replay's task for one sending queue manager reads that sender's files
        # and no others (spark/replay.py), so no shuffle brings a sender's messages together.
        "Typed message put events (natural key: sending_qmgr, msg_id).",
@@ -362,6 +398,7 @@ _ALL = [
         _f("stay_reason", S),
         _f("stay_detail", S),
         _f("observed_qmgr", S),
+        _f("observed_xmitq", S),
         _f("agrees", B),
         _f("profile", S, False),
     ], ["run_date"], ["run_date", "sending_qmgr", "msg_id"],
@@ -417,6 +454,9 @@ _ALL = [
         _f("messages_replayed", L),
         _f("messages_stuck", L),
         _f("distribution_unexpected", L),
+        _f("traced", L),  # messages with an observed destination (observed_qmgr)
+        _f("agreed", L),  # of those, agrees = true
+        _f("disagreed", L),  # agrees = false
         _f("table_versions", MapType(S, L, valueContainsNull=True)),
         _f("status", S),
         _f("validation_result", S),
@@ -456,6 +496,8 @@ def ensure_table(spark, config, which: str | Table) -> str:
     location = path(config, t)
     if is_delta_table(location):
         check_partitioning(t, location)
+        add_missing_columns(spark, t, location)
+        return location
     builder = DeltaTable.createIfNotExists(spark).location(location).addColumns(t.schema)
     if t.partition_by:
         builder = builder.partitionedBy(*t.partition_by)
@@ -474,6 +516,7 @@ def ensure_tables(spark, config, which: Iterable[str | Table] | None = None) -> 
     for t in wanted:
         if t not in missing:
             check_partitioning(t, path(config, t))
+            add_missing_columns(spark, t, path(config, t))
     if len(missing) <= 1:
         for t in missing:
             ensure_table(spark, config, t)
@@ -493,6 +536,39 @@ def check_partitioning(t: Table, location: str) -> None:
         raise RuntimeError(f"{location}: this Delta table is partitioned by ({', '.join(have)}) but this version of "
                            f"clwl-analytics partitions {t.key} by ({', '.join(t.partition_by)}); move the table "
                            f"away (or delete it) and run `clwl ingest` again to rebuild it from the landing folder")
+
+
+def add_missing_columns(spark, t: Table, location: str) -> list[str]:
+    """A lake made by an earlier version may lack columns added since (silver.message_events.source): add each
+    missing nullable column where the registry has it (its old rows read null; they are filled when their file
+    is ingested again). A missing column that may not be null, or a column whose type changed, cannot be
+    merged: say so plainly, as for partitioning. Returns the columns added."""
+    from deltalake import DeltaTable as ReadOnly
+
+    have = {f.name: f for f in ReadOnly(location).schema().fields}
+    missing = [(i, f) for i, f in enumerate(t.schema.fields) if f.name not in have]
+    for f in t.schema.fields:
+        if f.name in have and type(have[f.name].type).__name__ == "PrimitiveType":
+            # deltalake names primitive types as Spark's simpleString does (string, long, timestamp ...)
+            spark_name = {"bigint": "long", "int": "integer"}.get(f.dataType.simpleString(), f.dataType.simpleString())
+            if have[f.name].type.type != spark_name:
+                raise RuntimeError(f"{location}: column {f.name} of this Delta table is {have[f.name].type.type} but "
+                                   f"this version of clwl-analytics writes {t.key}.{f.name} as {spark_name}; move the "
+                                   f"table away (or delete it) and run `clwl ingest` again to rebuild it from the "
+                                   f"landing folder")
+    if not missing:
+        return []
+    refused = [f.name for _, f in missing if not f.nullable]
+    if refused:
+        raise RuntimeError(f"{location}: this Delta table lacks the column(s) {', '.join(refused)} that this version "
+                           f"of clwl-analytics writes to {t.key} and that cannot be added to existing rows (not "
+                           f"nullable); move the table away (or delete it) and run `clwl ingest` again to rebuild "
+                           f"it from the landing folder")
+    escaped = location.replace("`", "``")
+    for i, f in missing:
+        where = "FIRST" if i == 0 else f"AFTER `{t.schema.fields[i - 1].name}`"
+        spark.sql(f"ALTER TABLE delta.`{escaped}` ADD COLUMNS (`{f.name}` {f.dataType.simpleString()} {where})")
+    return [f.name for _, f in missing]
 
 
 def read(spark, config, which: str | Table):

@@ -13,7 +13,16 @@ manager). A file's parser is chosen by its name (letter case ignored), then by i
 ``puts*.csv|.jsonl|.json``                             put records (``clwl.parse.puts``)
 ``xmitq_HHMMSS.amqsbcg|.dmpmqmsg|.txt``                transmission queue browse (``clwl.parse.xmitq``)
 ``*.amqsmon``                                          amqsmon queue accounting / statistics
+``*.amqsact|.amqsact.txt``                             application activity trace, amqsact output
+                                                       (``clwl.parse.activity_trace``); a file whose content is
+                                                       amqsact output is read as one whatever its name
 =====================================================  ======================================================
+
+An activity trace feeds ``bronze.activity_operations`` (every MQI call) and ``bronze.put_records`` (every traced
+put, ``format = 'amqsact'``), so its messages reach ``silver.message_events`` (``source = 'activity_trace'``) by
+the same rebuild as a put file's. The trace files of one run date and queue manager are parsed in one task, in
+name order, each with the handles the previous one left open (``plan_tasks``), and read again together
+(``_plan_files``). Their local times are read in ``$CLWL_TRACE_TZ`` (default UTC; ``ingest(trace_tz=...)``).
 
 ``HHMMSS`` is the capture time (UTC) on the run date. Files whose name starts with ``.`` are ignored. Links
 leaving the landing folder, folder links, pipes, and folders or files of the landing folder itself that are not

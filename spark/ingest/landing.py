@@ -4,6 +4,7 @@ pipes, folders that are not run dates). The file-name patterns: the ``spark.inge
 
 from __future__ import annotations
 
+import fnmatch
 import hashlib
 import os
 import re
@@ -11,6 +12,8 @@ from dataclasses import dataclass
 from datetime import date, datetime, timezone
 from pathlib import Path
 from typing import Iterable
+
+from clwl.parse.activity_trace import ACTIVITY_TRACE_NAME_PATTERNS, looks_like_amqsact
 
 
 class LandingError(ValueError):
@@ -29,10 +32,15 @@ _NAME_PATTERNS = (
 )
 EXPECTED_NAMES = (
     "config_HHMMSS.mqsc|json, chstatus_HHMMSS.mqsc|json, puts*.csv|jsonl|json, "
-    "xmitq_HHMMSS.amqsbcg|dmpmqmsg, *.amqsmon"
+    "xmitq_HHMMSS.amqsbcg|dmpmqmsg, *.amqsmon, *.amqsact|*.amqsact.txt"
 )
-# Content sniffing, only to make the reason for an unknown file name helpful.
+#: Bytes of a file's beginning that the content check reads (amqsact's first record header is within them).
+HEAD_BYTES = 4096
+# Content sniffing, only to make the reason for an unknown file name helpful. (amqsact output is never in the
+# way of these: discovery reads it as an activity trace whatever its name, see classify_content.)
 _SNIFF = (
+    (re.compile(r"^MonitoringType\s*:\s*MQI Activity Trace", re.M), "amqsact output (application activity trace)",
+     "*.amqsact"),
     (re.compile(r"^MonitoringType\s*:", re.M), "amqsmon output", "*.amqsmon"),
     (re.compile(r"MQGET of message number|^A VER |^\* (Dumper|QLOAD) Version", re.M),
      "a transmission queue browse", "xmitq_HHMMSS.amqsbcg|dmpmqmsg"),
@@ -56,10 +64,12 @@ def _valid_date(text: str) -> bool:
 def classify_name(name: str, run_date: str) -> tuple[str, str | None, datetime | None, str | None]:
     """``(parser, capture_type, capture_time, reject_reason)`` of a landing file name.
 
-    parser: capture | puts | xmitq | amqsmon | unknown. capture_type: config | chstatus for captures, xmitq for
+    parser: capture | puts | xmitq | amqsmon | activity_trace | unknown. capture_type: config | chstatus for captures, xmitq for
     browses. capture_time: the run date + ``HHMMSS`` of the name, UTC (captures and browses). reject_reason is
     set when the name matches no known pattern or its ``HHMMSS`` is not a time of day.
     """
+    if any(fnmatch.fnmatch(name.lower(), p) for p in ACTIVITY_TRACE_NAME_PATTERNS):
+        return "activity_trace", None, None, None
     for parser, pattern in _NAME_PATTERNS:
         m = pattern.match(name)
         if not m:
@@ -76,6 +86,16 @@ def classify_name(name: str, run_date: str) -> tuple[str, str | None, datetime |
         day = date.fromisoformat(run_date)
         return parser, what, datetime(day.year, day.month, day.day, hh, mm, ss, tzinfo=timezone.utc), None
     return "unknown", None, None, None
+
+
+def classify_content(parser: str, head: bytes) -> str:
+    """The parser of a file once its first bytes are known: amqsact output (``MonitoringType: MQI Activity
+    Trace``) is an activity trace whatever its name (an unknown name, or ``*.amqsmon``: amqsmon's records start
+    with ``MonitoringType:`` too, and telling the user to rename it ``*.amqsmon`` would be wrong); any other
+    file keeps the parser its name chose."""
+    if parser in ("unknown", "amqsmon") and looks_like_amqsact(head.decode("utf-8", "replace")):
+        return "activity_trace"
+    return parser
 
 
 def _unknown_reason(name: str, head: str) -> str:
@@ -98,7 +118,7 @@ class LandingFile:
     source_file: str  # relative to the landing root, "/"-separated
     run_date: str  # YYYY-MM-DD
     observing_qmgr: str | None
-    parser: str  # capture | puts | xmitq | amqsmon | unknown
+    parser: str  # capture | puts | xmitq | amqsmon | activity_trace | unknown
     capture_type: str | None
     capture_time: datetime | None
     reject: str | None  # set: the whole file goes to quarantine without being parsed
@@ -135,14 +155,18 @@ def _link_reason(p: Path, real_root: Path, folder: bool) -> str:
     return f"symbolic link (-> {shown}) to no regular file in the landing folder (broken, a loop, or not a file)"
 
 
-def _sha256(p: Path) -> tuple[int, str]:
+def _sha256(p: Path) -> tuple[int, str, bytes]:
+    """Size, sha256 and the first :data:`HEAD_BYTES` bytes (for :func:`classify_content`), in one read."""
     h = hashlib.sha256()
     size = 0
+    head = b""
     with open(p, "rb") as fh:
         for chunk in iter(lambda: fh.read(1 << 20), b""):
+            if not size:
+                head = chunk[:HEAD_BYTES]
             h.update(chunk)
             size += len(chunk)
-    return size, h.hexdigest()
+    return size, h.hexdigest(), head
 
 
 def discover_landing(landing: Path | str, run_dates: Iterable[str] | None = None
@@ -276,10 +300,11 @@ def discover_landing(landing: Path | str, run_dates: Iterable[str] | None = None
                 elif len(parts) > 2:
                     reject = f"in a nested folder: expected {d}/<QM>/<file>, found {'/'.join(parts)}"
                 try:
-                    size, digest = _sha256(read_from)
+                    size, digest, head = _sha256(read_from)
                 except OSError as exc:
                     skip(source_file, d, qmgr, f"the file cannot be read: {exc.strerror or exc}")
                     continue
+                parser = classify_content(parser, head)
                 files.append(LandingFile(
                     path=str(read_from.absolute()), source_file=source_file, run_date=d,
                     observing_qmgr=qmgr, parser=parser, capture_type=ctype, capture_time=ctime, reject=reject,

@@ -7,7 +7,8 @@ from __future__ import annotations
 from datetime import date, datetime, timezone
 from typing import Iterable
 
-from spark.ingest.parse_tasks import _QUARANTINE
+from clwl.parse.activity_trace import ORIGIN as TRACE_ORIGIN
+from spark.ingest.parse_tasks import _QUARANTINE, TRACE_FORMAT
 from spark.ingest.writes import _in, _sql_str
 from spark.tables import TABLES, path, read
 
@@ -19,6 +20,8 @@ from spark.tables import TABLES, path, read
 #: does not take: a msg_id already put in an earlier file of the sender and day, or a put time outside the run
 #: date. These rows are recomputed with the message events; ``raw`` is the record as a put CSV row.
 MESSAGE_LEVEL = "message"
+#: Parsers whose files give put records: their senders' and days' message events are rebuilt when they change.
+PUT_PARSERS = ("puts", "activity_trace")
 
 
 def _message_scope(spark, config, frames: dict, touched: list[tuple[str, str, str]]
@@ -31,7 +34,7 @@ def _message_scope(spark, config, frames: dict, touched: list[tuple[str, str, st
     of a touched pair: their held-back quarantine rows are rebuilt. order_files: every put file of the pairs."""
     from pyspark.sql import functions as F
 
-    puts = {s: d for s, d, p in touched if p == "puts"}
+    puts = {s: d for s, d, p in touched if p in PUT_PARSERS}
     if not puts:
         return (), frozenset(), frozenset()
     cols = ("run_date", "source_file", "sending_qmgr")
@@ -112,7 +115,9 @@ def _message_jobs(spark, config, pairs: tuple[tuple[str, str], ...], files: froz
         by_date.setdefault(d, []).append(q)
     where = " OR ".join(f"(run_date = {_sql_str(d)} AND {_in('sending_qmgr', qs)})"
                         for d, qs in sorted(by_date.items()))
-    bronze = read(spark, config, "bronze.put_records").where(where)
+    # source: the put file's format; an activity trace's rows (format amqsact) are activity_trace events.
+    bronze = read(spark, config, "bronze.put_records").where(where).withColumn(
+        "source", F.when(F.col("format") == TRACE_FORMAT, F.lit(TRACE_ORIGIN)).otherwise(F.col("format")))
     in_day = F.to_date("put_time") == F.col("run_date")  # the session time zone is UTC
     line = F.col("position").cast("string")
     day = F.date_format("run_date", "yyyy-MM-dd")

@@ -23,21 +23,40 @@ from spark.tables import TABLES
 TASK_BYTES = 32 << 20
 
 
+def _units(files: list[LandingFile]) -> list[list[LandingFile]]:
+    """Files that must be parsed together, in order: the activity trace files of one run date and queue manager
+    (a handle opened in one is used in the next: the parser's TraceState is handed on, in name order, so name
+    them so that name order is time order); every other file alone."""
+    traces: dict[tuple[str, str | None], list[LandingFile]] = {}
+    units: list[list[LandingFile]] = []
+    for f in files:
+        if f.parser == "activity_trace" and not f.reject:
+            traces.setdefault((f.run_date, f.observing_qmgr), []).append(f)
+        else:
+            units.append([f])
+    units += [sorted(fs, key=lambda f: f.source_file) for fs in traces.values()]
+    return units
+
+
 def plan_tasks(files: list[LandingFile], parallelism: int, task_bytes: int = TASK_BYTES) -> list[list[LandingFile]]:
-    """The files of each parse task: at least ``parallelism`` tasks (if there are that many files), more when
-    the bytes call for it; biggest files first, each to the task with the fewest bytes so far."""
+    """The files of each parse task: at least ``parallelism`` tasks (if there are that many units), more when
+    the bytes call for it; biggest first, each to the task with the fewest bytes so far. A unit is one file, or
+    the activity trace files of one run date and queue manager, which stay together in name order
+    (:func:`_units`)."""
     if not files:
         return []
+    units = _units(files)
     if task_bytes <= 0:
-        return [[f] for f in files]
+        return units
+    size = {id(u): sum(max(f.size_bytes, 1) for f in u) for u in units}
     total = sum(f.size_bytes for f in files)
-    n = min(len(files), max(parallelism, -(-total // task_bytes)))
+    n = min(len(units), max(parallelism, -(-total // task_bytes)))
     tasks: list[list[LandingFile]] = [[] for _ in range(n)]
     loads = [0] * n
-    for f in sorted(files, key=lambda f: (-f.size_bytes, f.source_file)):
+    for u in sorted(units, key=lambda u: (-size[id(u)], u[0].source_file)):
         i = loads.index(min(loads))
-        tasks[i].append(f)
-        loads[i] += max(f.size_bytes, 1)
+        tasks[i].extend(u)
+        loads[i] += size[id(u)]
     return [t for t in tasks if t]
 
 
@@ -59,9 +78,10 @@ def _ship_code(sc, master: str) -> None:
 
 
 def _parse_files(spark, todo: list[LandingFile], dates: list[str], run_id: str, scratch: Path, task_bytes: int,
-                 progress) -> tuple[list[dict], dict[str, object]]:
+                 progress, trace_tz: str | None = None) -> tuple[list[dict], dict[str, object]]:
     """Parse ``todo`` in Spark tasks: ``(per-file summaries, DataFrame of the parsed rows per table key)``, the
-    DataFrames reading the Parquet files the tasks wrote to ``scratch``."""
+    DataFrames reading the Parquet files the tasks wrote to ``scratch``. ``trace_tz``: the zone the local
+    times of activity traces are read in."""
     results: list[dict] = []
     frames: dict[str, object] = {}
     if not todo:
@@ -71,7 +91,7 @@ def _parse_files(spark, todo: list[LandingFile], dates: list[str], run_id: str, 
     _ship_code(sc, sc.master)
     tasks = plan_tasks(todo, sc.defaultParallelism, task_bytes)
     results = [json.loads(r) for r in sc.parallelize(list(enumerate(tasks)), len(tasks)).mapPartitions(
-        functools.partial(_parse_partition, run_id=run_id, scratch=str(scratch))).collect()]
+        functools.partial(_parse_partition, run_id=run_id, scratch=str(scratch), trace_tz=trace_tz)).collect()]
     if sorted(r["source_file"] for r in results) != sorted(f.source_file for f in todo):
         raise ReconciliationError(f"parse returned {len(results)} file summaries for {len(todo)} files")
     for r in results:  # checked in the task too; a mismatch here means rows were lost on the way
@@ -81,6 +101,9 @@ def _parse_files(spark, todo: list[LandingFile], dates: list[str], run_id: str, 
     for key in _PARSED_TABLES:
         if any(r["rows"].get(key) for r in results):
             frames[key] = spark.read.schema(TABLES[key].schema).parquet(str(scratch / key))
+    for r in results:  # file-level remarks of a parser (an activity trace at LOW level, a summary form, ...)
+        for note in r.get("notes") or ():
+            progress(f"note {r['source_file']}: {note}")
     for d in dates:
         rs = [r for r in results if r["run_date"] == d]
         if rs:

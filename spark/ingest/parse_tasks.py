@@ -127,6 +127,7 @@ class _Out:
         self.read = self.accepted = self.quarantined = self.skipped = 0
         self.status = "ingested"
         self.reason: str | None = None
+        self.notes: list[str] = []  # file-level remarks of a parser (activity trace): printed, not quarantined
 
     def add(self, key: str, row: tuple) -> None:
         self.rows.setdefault(key, []).append(row)
@@ -179,7 +180,7 @@ class _Out:
             "source_file": s.source_file, "run_date": s.run_date, "observing_qmgr": s.observing_qmgr,
             "format": self.format, "status": self.status, "reason": self.reason, "records_read": self.read,
             "records_accepted": self.accepted, "records_quarantined": self.quarantined,
-            "records_skipped": self.skipped, "rows": counts,
+            "records_skipped": self.skipped, "rows": counts, "notes": self.notes,
         }
         return summary, self.rows
 
@@ -194,6 +195,8 @@ def _format_from_name(spec: LandingFile) -> str:
         return ext
     if spec.parser == "amqsmon":
         return "amqsmon"
+    if spec.parser == "activity_trace":
+        return TRACE_FORMAT
     return "unknown"
 
 
@@ -396,19 +399,99 @@ def _parse_amqsmon(out: _Out) -> None:
     out.accepted, out.quarantined, out.skipped = len(records) - refused + skipped, len(problems), skipped
 
 
-_PARSERS = {"capture": _parse_capture, "puts": _parse_puts, "xmitq": _parse_xmitq, "amqsmon": _parse_amqsmon}
+#: ``format`` of an activity trace file's rows (bronze.activity_operations, bronze.put_records).
+TRACE_FORMAT = "amqsact"
+#: Operations of an activity trace parsed between two writes of its rows, when the parse task writes as it goes.
+TRACE_CHUNK_OPS = 200_000
+
+
+def _parse_activity_trace(out: _Out, tz: str | None = None, state=None) -> None:
+    """An amqsact output file (``clwl.parse.activity_trace``): every MQI operation to
+    bronze.activity_operations, every traced put's PutRecord to bronze.put_records (format ``amqsact``, so that
+    silver.message_events is rebuilt from it exactly as from a put CSV file).
+
+    Records of a trace file: its operations and the put events made from them (a successful MQPUT is two: its
+    operation row and its put row), plus whatever the parser could not use (one quarantine row each, a put
+    event refused after its operation was accepted among them). So records read = accepted + quarantined holds
+    as for every file. ``state``: the open handles left by the previous trace file of the same queue manager and
+    run date (``TraceState``), updated in place for the next one."""
+    from clwl.parse.activity_trace import parse_activity_trace_lines
+    from clwl.parse.common import InputError
+
+    s = out.spec
+    t_ops, t_puts = TABLES["bronze.activity_operations"], TABLES["bronze.put_records"]
+    put_fields = t_puts.columns[t_puts.columns.index("format") + 1:]
+    head = (out.run_id, out.run_date, s.observing_qmgr, s.source_file)
+    op_row = t_ops.row_from(ingest_run_id=out.run_id, run_date=out.run_date, observing_qmgr=s.observing_qmgr,
+                            source_file=s.source_file, position=None, format=TRACE_FORMAT, operation_index=None,
+                            fields=None)
+    position, index = t_ops.columns.index("position"), t_ops.columns.index("operation_index")
+    fields_at = t_ops.columns.index("fields")
+    taken = {"rows": 0}
+
+    def rows_of(key: str, build, records) -> list[tuple]:
+        kept = []
+        for r in records:
+            row = build(r)
+            reason = _row_problem(key, row)
+            if reason is None:
+                kept.append(row)
+            else:  # a value Arrow would refuse costs its record only
+                out.problem(int(r.line) if key == t_ops.key else int(r.put.line), reason, _row_raw(key, row))
+        taken["rows"] += len(kept)
+        return kept
+
+    def op(r) -> tuple:
+        row = list(op_row(r))
+        row[position], row[index], row[fields_at] = int(r.line), int(r.index), dict(r.fields)
+        return tuple(row)
+
+    def put(p) -> tuple:
+        r = p.put
+        return head + (int(r.line), TRACE_FORMAT) + tuple(getattr(r, f) for f in put_fields)
+
+    def take(operations, puts, problems, spill: bool) -> None:
+        for key, some in ((t_ops.key, rows_of(t_ops.key, op, operations)), (t_puts.key, rows_of(t_puts.key, put, puts))):
+            if spill:
+                out.write_out(key, some)
+            else:
+                for row in some:
+                    out.add(key, row)
+        for p in problems:
+            out.problem(p.line, p.reason, p.raw)
+
+    # Opened here rather than by parse_activity_trace_file: records name the file relative to the landing root,
+    # so that the ids the parser synthesizes (LOW level) do not change when the landing folder moves.
+    try:
+        with open(s.path, encoding="utf-8", errors="replace", newline="") as fh:
+            result = parse_activity_trace_lines(
+                fh, s.source_file, tz=tz or "UTC", state=state,
+                on_chunk=(lambda c: take(c.operations, c.puts, c.problems, True)) if out.spill else None,
+                chunk_ops=TRACE_CHUNK_OPS if out.spill else 0)
+    except OSError as exc:
+        raise InputError(s.source_file, f"cannot read: {exc.strerror or exc}") from None
+    take(result.operations, result.puts, result.problems, False)
+    out.notes = [f"line {n.line}: {n.text}" if n.line else n.text for n in result.notes]
+    quarantined = len(out.rows.get(_QUARANTINE, ()))
+    out.read, out.accepted, out.quarantined = taken["rows"] + quarantined, taken["rows"], quarantined
+
+
+_PARSERS = {"capture": _parse_capture, "puts": _parse_puts, "xmitq": _parse_xmitq, "amqsmon": _parse_amqsmon,
+            "activity_trace": _parse_activity_trace}
 
 
 #: Lines of a CSV puts file parsed between two writes of its rows, when the parse task writes as it goes.
 PUTS_CHUNK_ROWS = 250_000
 
 
-def parse_landing_file(spec: LandingFile, run_id: str, spill: Callable[[str, list[tuple]], str] | None = None
-                       ) -> tuple[dict, dict[str, list[tuple]]]:
+def parse_landing_file(spec: LandingFile, run_id: str, spill: Callable[[str, list[tuple]], str] | None = None,
+                       trace_tz: str | None = None, trace_state=None) -> tuple[dict, dict[str, list[tuple]]]:
     """Parse one landing file: ``(summary, rows by table key)``. Never raises for bad input.
 
     spill: ``spill(table key, rows) -> file written``, for rows written out while a large file is parsed;
-    they are counted in the summary's rows but not returned (and removed again if the file is rejected)."""
+    they are counted in the summary's rows but not returned (and removed again if the file is rejected).
+    trace_tz / trace_state: for an activity trace, the zone its local times are read in and the handles left
+    open by the previous trace file of its queue manager and run date (see :func:`_parse_activity_trace`)."""
     from clwl.parse.common import InputError
 
     out = _Out(spec, run_id, spill)
@@ -418,7 +501,10 @@ def parse_landing_file(spec: LandingFile, run_id: str, spill: Callable[[str, lis
         out.reject(_unknown_reason(spec.source_file.rsplit("/", 1)[-1], _head(spec.path)))
     else:
         try:
-            _PARSERS[spec.parser](out)
+            if spec.parser == "activity_trace":
+                _parse_activity_trace(out, trace_tz, trace_state)
+            else:
+                _PARSERS[spec.parser](out)
         except InputError as exc:
             out.reject(exc.reason)
         except Exception as exc:  # noqa: BLE001 - the last resort, never the way bad input is handled
@@ -437,14 +523,21 @@ def _arrow_table(key: str, rows: list[tuple]):
     return pa.Table.from_arrays([pa.array(c, type=f.type) for c, f in zip(columns, schema)], schema=schema)
 
 
-def _parse_partition(tasks: Iterator[tuple[int, list[LandingFile]]], run_id: str, scratch: str) -> Iterator[str]:
+def _parse_partition(tasks: Iterator[tuple[int, list[LandingFile]]], run_id: str, scratch: str,
+                     trace_tz: str | None = None) -> Iterator[str]:
     """Parse task: parse each file of its task(s), write the rows of every table as one Parquet file per table
-    (``<scratch>/<table>/part-<task>.parquet``) and yield each file's summary as JSON."""
+    (``<scratch>/<table>/part-<task>.parquet``) and yield each file's summary as JSON.
+
+    The activity trace files of one queue manager and run date are in one task, in name order
+    (:func:`spark.ingest.parse_step.plan_tasks`): each is parsed with the handles the previous one left open."""
     import itertools
 
     import pyarrow.parquet as pq
 
+    from clwl.parse.activity_trace import TraceState
+
     for number, task in tasks:
+        states: dict[tuple[str, str | None], TraceState] = {}
         rows: dict[str, list[tuple]] = {}
         summaries = []
         chunks = itertools.count()
@@ -457,7 +550,9 @@ def _parse_partition(tasks: Iterator[tuple[int, list[LandingFile]]], run_id: str
             return written
 
         for spec in task:
-            summary, table_rows = parse_landing_file(spec, run_id, spill)
+            state = (states.setdefault((spec.run_date, spec.observing_qmgr), TraceState())
+                     if spec.parser == "activity_trace" else None)
+            summary, table_rows = parse_landing_file(spec, run_id, spill, trace_tz, state)
             summaries.append(json.dumps(summary))
             for key, some in table_rows.items():
                 rows.setdefault(key, []).extend(some)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import time
 from datetime import datetime, timezone
 from typing import Callable
@@ -17,16 +18,39 @@ from spark.ingest.write_step import _write_tables
 from spark.tables import ensure_tables
 
 
+#: Environment variable: the time zone (IANA name, e.g. ``Europe/London``) in which the local OperationDate /
+#: OperationTime of activity traces are read, when a put has no High Res Time (LOW level). Default UTC.
+TRACE_TZ_ENV = "CLWL_TRACE_TZ"
+
+
+def trace_zone(trace_tz: str | None = None) -> str:
+    """The zone activity traces are read in: ``trace_tz``, else $CLWL_TRACE_TZ, else UTC. ValueError for a name
+    that is no known zone (before anything is read)."""
+    from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+    zone = (trace_tz or os.environ.get(TRACE_TZ_ENV) or "UTC").strip()
+    if zone.upper() == "UTC":
+        return "UTC"
+    try:
+        ZoneInfo(zone)
+    except (ZoneInfoNotFoundError, ValueError):
+        raise ValueError(f"unknown time zone {zone!r} for activity traces ({TRACE_TZ_ENV} or trace_tz): expected "
+                         "an IANA name such as Europe/London, or UTC") from None
+    return zone
+
+
 def ingest(config: PipelineConfig, run_dates: list[str] | None = None, spark=None,
            progress: Callable[[str], object] = print, force: bool = False,
-           task_bytes: int = TASK_BYTES) -> IngestSummary:
+           task_bytes: int = TASK_BYTES, trace_tz: str | None = None) -> IngestSummary:
     """Ingest the landing folder's run dates (default: all) into the lake (see the ``spark.ingest`` documentation).
 
     ``force``: read every file again, changed or not. ``task_bytes``: see :data:`TASK_BYTES` (0: one parse task
-    per file). :class:`LandingError` when the landing folder or a requested date folder does not exist. Bad
-    files and records never raise: they go to ``silver.quarantine``.
+    per file). ``trace_tz``: see :func:`trace_zone` (default $CLWL_TRACE_TZ, else UTC). :class:`LandingError`
+    when the landing folder or a requested date folder does not exist. Bad files and records never raise: they
+    go to ``silver.quarantine``.
     """
     started = time.monotonic()
+    trace_tz = trace_zone(trace_tz)
     dates, files, notes = discover_landing(config.landing, run_dates)
     run_id = new_run_id()
     ingested_at = datetime.now(timezone.utc)
@@ -44,19 +68,20 @@ def ingest(config: PipelineConfig, run_dates: list[str] | None = None, spark=Non
     previous = {} if not files and not dates else _previous(spark, config, dates)
 
     # 1. which files to read, which are unchanged, which are gone
-    todo, unchanged, removed = _plan_files(files, previous, version, force)
+    todo, unchanged, removed = _plan_files(files, previous, version, force, trace_tz)
     _progress_plan(progress, dates, files, todo, unchanged, removed)
 
     # 2-4. parse in Spark tasks, replace the files' rows, rebuild message events and histories
     scratch = _scratch(config, run_id)
     try:
-        results, frames = _parse_files(spark, todo, dates, run_id, scratch, task_bytes, progress)
+        results, frames = _parse_files(spark, todo, dates, run_id, scratch, task_bytes, progress, trace_tz)
         written, held = _write_tables(spark, config, frames, todo, removed, results, progress, run_id, ingested_at)
     finally:
         _remove_scratch(scratch)  # also when parsing or writing failed
 
     # 5. the run log, last
-    logged = _log_run(spark, config, summary, todo, unchanged, removed, results, held, ingested_at, version)
+    logged = _log_run(spark, config, summary, todo, unchanged, removed, results, held, ingested_at, version,
+                      trace_tz)
     if logged:
         written["silver.ingest_files"] = logged
     if summary.records_read != summary.records_accepted + summary.records_quarantined:

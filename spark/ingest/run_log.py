@@ -82,7 +82,8 @@ class IngestSummary:
 # The code that turns files into rows, with every module of this package (spark/ingest/*.py): a change to any of
 # them reads every file again.
 _CODE_MODULES = ("clwl.parse.common", "clwl.parse.mqsc", "clwl.parse.rest", "clwl.parse.xmitq",
-                 "clwl.parse.amqsmon", "clwl.parse.puts", "clwl.view", "spark.tables") + tuple(
+                 "clwl.parse.amqsmon", "clwl.parse.puts", "clwl.parse.activity_trace", "clwl.view",
+                 "spark.tables") + tuple(
     "spark.ingest" if p.stem == "__init__" else f"spark.ingest.{p.stem}"
     for p in sorted(Path(__file__).parent.glob("*.py")))
 
@@ -118,22 +119,39 @@ def _previous(spark, config: PipelineConfig, dates: list[str]) -> dict[str, dict
     return {r["source_file"]: r.asDict() for r in latest.collect()}
 
 
-def _plan_files(files: list[LandingFile], previous: dict[str, dict], version: str, force: bool
-                ) -> tuple[list[LandingFile], list[tuple[LandingFile, dict]], list[dict]]:
+def file_version(f: LandingFile, version: str, trace_tz: str | None = None) -> str:
+    """The run log's ``code_version`` of a file: the code's fingerprint, and for an activity trace the zone its
+    local times were read in (``CLWL_TRACE_TZ``), so that a changed zone reads the traces again."""
+    return f"{version}/tz={trace_tz or 'UTC'}" if f.parser == "activity_trace" else version
+
+
+def _plan_files(files: list[LandingFile], previous: dict[str, dict], version: str, force: bool,
+                trace_tz: str | None = None) -> tuple[list[LandingFile], list[tuple[LandingFile, dict]], list[dict]]:
     """``(todo, unchanged, removed)``: the files to read (new, changed, read by other code, or all when
     ``force``), the files unchanged since their last run-log row (with it), and the run-log rows of the files
-    gone from the landing folder."""
+    gone from the landing folder.
+
+    The activity trace files of one run date and queue manager are read together: when one of them is read
+    (or one is gone), all are, because a handle opened in one is used in the next (the parser's state is handed
+    on from file to file within a run only)."""
     todo: list[LandingFile] = []
     unchanged: list[tuple[LandingFile, dict]] = []
     seen = {f.source_file for f in files}
     for f in files:
         prev = previous.get(f.source_file)
         if (not force and prev is not None and prev["status"] != "removed"
-                and prev["content_sha256"] == f.content_sha256 and prev["code_version"] == version):
+                and prev["content_sha256"] == f.content_sha256
+                and prev["code_version"] == file_version(f, version, trace_tz)):
             unchanged.append((f, prev))
         else:
             todo.append(f)
     removed = [prev for name, prev in sorted(previous.items()) if name not in seen and prev["status"] != "removed"]
+    groups = {(f.run_date, f.observing_qmgr) for f in todo if f.parser == "activity_trace"}
+    groups |= {(str(p["run_date"]), p["observing_qmgr"]) for p in removed if p.get("format") == "amqsact"}
+    if groups:
+        again = [f for f, _ in unchanged if f.parser == "activity_trace" and (f.run_date, f.observing_qmgr) in groups]
+        todo += again
+        unchanged = [(f, p) for f, p in unchanged if f not in again]
     return todo, unchanged, removed
 
 
@@ -150,7 +168,7 @@ def _progress_plan(progress, dates: list[str], files: list[LandingFile], todo: l
 
 def _log_run(spark, config: PipelineConfig, summary: IngestSummary, todo: list[LandingFile],
              unchanged: list[tuple[LandingFile, dict]], removed: list[dict], results: list[dict],
-             held: dict[str, int], ingested_at: datetime, version: str) -> int:
+             held: dict[str, int], ingested_at: datetime, version: str, trace_tz: str | None = None) -> int:
     """Step 5: the run's per-file results into ``summary.files`` and appended to silver.ingest_files; rows
     appended. ``held``: per put file, the change in its records held back from silver.message_events
     (duplicates, put times outside the run date) that this run decided: accepted by the parser, quarantined
@@ -172,7 +190,7 @@ def _log_run(spark, config: PipelineConfig, summary: IngestSummary, todo: list[L
             ingest_run_id=run_id, ingested_at=ingested_at, run_date=date.fromisoformat(f.run_date),
             observing_qmgr=f.observing_qmgr, source_file=f.source_file, format=r["format"],
             capture_time=f.capture_time, size_bytes=f.size_bytes, content_sha256=f.content_sha256,
-            code_version=version, status=r["status"], reason=r["reason"], records_read=r["records_read"],
+            code_version=file_version(f, version, trace_tz), status=r["status"], reason=r["reason"], records_read=r["records_read"],
             records_accepted=r["records_accepted"], records_quarantined=r["records_quarantined"],
             records_skipped=r["records_skipped"]))
         summary.files.append(FileResult(
@@ -183,7 +201,7 @@ def _log_run(spark, config: PipelineConfig, summary: IngestSummary, todo: list[L
             ingest_run_id=run_id, ingested_at=ingested_at, run_date=date.fromisoformat(f.run_date),
             observing_qmgr=f.observing_qmgr, source_file=f.source_file, format=prev["format"],
             capture_time=f.capture_time, size_bytes=f.size_bytes, content_sha256=f.content_sha256,
-            code_version=version, status="unchanged", reason=prev["reason"], records_read=prev["records_read"],
+            code_version=file_version(f, version, trace_tz), status="unchanged", reason=prev["reason"], records_read=prev["records_read"],
             records_accepted=prev["records_accepted"], records_quarantined=prev["records_quarantined"],
             records_skipped=prev["records_skipped"]))
         summary.files.append(FileResult(

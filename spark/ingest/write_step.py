@@ -20,8 +20,19 @@ _FEEDS = {
     "puts": ("bronze.put_records", "silver.message_events"),
     "xmitq": ("bronze.xmitq_messages", "silver.xmitq_contents"),
     "amqsmon": ("bronze.queue_accounting", "silver.queue_accounting"),
+    # A trace's put events are put rows like a CSV's: bronze.put_records, and silver.message_events from it.
+    "activity_trace": ("bronze.activity_operations", "bronze.put_records", "silver.message_events"),
     "unknown": (),
 }
+
+
+def _parser_of_removed(prev: dict) -> str:
+    """The parser a file gone from the landing folder was read with: from its run-log format where the name
+    does not tell (amqsact output under another name was read by its content)."""
+    if prev.get("format") == "amqsact":
+        return "activity_trace"
+    name = prev["source_file"].rsplit("/", 1)[-1]
+    return classify_name(name, str(prev["run_date"]))[0]
 
 
 def _write_tables(spark, config, frames: dict, todo: list[LandingFile], removed: list[dict], results: list[dict],
@@ -33,8 +44,7 @@ def _write_tables(spark, config, frames: dict, todo: list[LandingFile], removed:
     accepted)."""
     touched: list[tuple[str, str, str]] = [(f.source_file, f.run_date, f.parser) for f in todo]
     for prev in removed:
-        name = prev["source_file"].rsplit("/", 1)[-1]
-        touched.append((prev["source_file"], str(prev["run_date"]), classify_name(name, str(prev["run_date"]))[0]))
+        touched.append((prev["source_file"], str(prev["run_date"]), _parser_of_removed(prev)))
     if not touched:
         progress("write: nothing new or changed, no table rewritten")
         return {}, {}
@@ -80,7 +90,8 @@ def _replace_file_rows(spark, config, frames: dict, touched: list[tuple[str, str
     jobs = []
     # silver.message_events is written after bronze, from it (_rebuild_events_and_histories)
     for key in ("bronze.capture_files", "bronze.mqsc_objects", "bronze.put_records", "bronze.xmitq_messages",
-                "bronze.queue_accounting", "silver.xmitq_contents", "silver.queue_accounting", _QUARANTINE):
+                "bronze.queue_accounting", "bronze.activity_operations", "silver.xmitq_contents",
+                "silver.queue_accounting", _QUARANTINE):
         where = predicate(key)
         if where is None:
             continue

@@ -263,11 +263,15 @@ def test_samples_tables_read_without_a_jvm_have_unique_keys_and_no_deletion_vect
     import deltalake
 
     cfg, summary, _ = samples_lake
+    # The samples hold no activity trace (tests/spark/test_activity_trace_ingest.py ingests one): that table is
+    # created, empty; every other ingest table has rows.
+    no_samples = {"bronze.activity_operations"}
     for key, t in INGEST_TABLES.items():
         dt = deltalake.DeltaTable(path(cfg, key))
         assert "deletionVectors" not in (dt.protocol().reader_features or []), key
         data = dt.to_pyarrow_table()
-        assert data.num_rows > 0 and data.column_names == list(t.columns), key
+        assert (data.num_rows == 0 if key in no_samples else data.num_rows > 0), key
+        assert data.column_names == list(t.columns), key
         keys = list(zip(*(data.column(c).to_pylist() for c in t.keys)))
         assert len(set(keys)) == len(keys), key
     assert len(rows(cfg, "silver.quarantine")) == summary.records_quarantined
