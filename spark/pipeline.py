@@ -156,7 +156,7 @@ def day_warnings(spark: SparkSession, config: PipelineConfig, run_date: str, mes
              if is_delta_table(captures) else [])
     if qmgrs:
         return [f"no put records for {run_date}: configuration captures from {len(qmgrs)} queue manager(s) "
-                f"({', '.join(q or '?' for q in qmgrs)}) but not one put record (no puts*.csv|jsonl|json file, or "
+                f"({', '.join(q or '?' for q in qmgrs)}) but not one put record (no puts*.csv|jsonl|json or *.amqsact file, or "
                 "every record of it quarantined): the day is published with no messages"]
     return [f"no put records and no configuration captures for {run_date}: the day is published empty"]
 

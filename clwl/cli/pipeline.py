@@ -19,6 +19,8 @@ from clwl.cli.extras import INGEST_MODULES, RUN_MODULES, missing_extra
 
 _VERBOSE_HELP = ("show Spark's own output on the terminal: the JVM's banner and log lines, and the resolution of "
                  "the Delta jars (by default they go to a log file)")
+_TRACE_TZ_HELP = ("time zone in which activity traces (amqsact output) print their local operation times, e.g. "
+                  "Europe/London (default: CLWL_TRACE_TZ, else UTC; times printed as High Res Time are UTC anyway)")
 
 
 def landing_run_dates(landing: Path) -> list[str]:
@@ -55,7 +57,31 @@ def _dates_label(dates: list[str]) -> str:
     return ", ".join(dates) if len(dates) <= 3 else f"{len(dates)} run dates, {dates[0]} .. {dates[-1]}"
 
 
-def _prepare_spark(command: str, verbose: bool, progress) -> Optional[str]:
+def progress(line: str) -> None:
+    print(line, flush=True)
+
+
+def _start(command: str, args: argparse.Namespace, dates: list[str], landing: Path, config) -> Optional[str]:
+    """The command's first line (before Spark starts, so the user sees what it does at once), the activity-trace
+    time zone, then Java and the Delta jars. The one line for stderr when it cannot go on, else None."""
+    zone = getattr(args, "trace_tz", None)
+    if zone:
+        from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+        try:
+            ZoneInfo(zone)
+        except (ZoneInfoNotFoundError, ValueError):
+            return f"clwl {command}: --trace-tz {zone}: not a time zone name (e.g. UTC, Europe/London)"
+        os.environ["CLWL_TRACE_TZ"] = zone  # read by the ingest (spark/ingest/run.py trace_zone)
+    from spark.session import java_executable
+
+    if java_executable() is not None:  # else the one line is the missing Java, below
+        progress(f"clwl {command}: {_dates_label(dates)} from {landing} into {config.lake}; "
+                 f"starting Spark ({config.master})")
+    return _prepare_spark(command, args.verbose)
+
+
+def _prepare_spark(command: str, verbose: bool) -> Optional[str]:
     """Before Spark starts: Java present, the Delta jars local (fetched once, with a progress line). The one line
     for stderr when Spark cannot start here, else None."""
     if verbose:  # read by the session factory (spark/session.py), in this process and in its children
@@ -83,6 +109,7 @@ def add_run_command(subparsers) -> argparse.ArgumentParser:
     run.add_argument("--algorithm", choices=sorted(PROFILES), default="default", metavar="PROFILE",
                      help="algorithm profile for the replay")
     run.add_argument("--verbose", action="store_true", help=_VERBOSE_HELP)
+    run.add_argument("--trace-tz", metavar="ZONE", help=_TRACE_TZ_HELP)
     run.add_argument("--what-if", metavar="JSON",
                      help='what-if overrides, e.g. \'{"name": "w80", "channel_attrs": {"TO.QM2": {"CLWLWGHT": 80}}}\''
                           " (keys: name, channel_attrs, suspend, channel_state, queue_attrs; see the README); "
@@ -129,15 +156,7 @@ def cmd_run(args: argparse.Namespace) -> int:
             print(f"clwl run: --what-if: {e}", file=sys.stderr)
             return EXIT_INPUT
 
-    def progress(msg: str) -> None:
-        print(msg, flush=True)
-
-    from spark.session import java_executable
-
-    if java_executable() is not None:  # else the one line is the missing Java, below
-        progress(f"clwl run: {_dates_label(dates)} from {landing} into {config.lake}; "
-                 f"starting Spark ({config.master})")
-    problem = _prepare_spark("run", args.verbose, progress)
+    problem = _start("run", args, dates, landing, config)
     if problem:
         print(problem, file=sys.stderr)
         return EXIT_INPUT
@@ -192,6 +211,7 @@ def add_ingest_command(subparsers) -> argparse.ArgumentParser:
     p.add_argument("--master", metavar="URL", help="Spark master (default: CLWL_SPARK_MASTER, else local[2])")
     p.add_argument("--force", action="store_true", help="read every file again, changed or not")
     p.add_argument("--verbose", action="store_true", help=_VERBOSE_HELP)
+    p.add_argument("--trace-tz", metavar="ZONE", help=_TRACE_TZ_HELP)
     p.set_defaults(func=cmd_ingest)
     return p
 
@@ -218,15 +238,7 @@ def cmd_ingest(args: argparse.Namespace) -> int:
         print(_no_run_dates("ingest", landing), file=sys.stderr)
         return EXIT_INPUT
 
-    def progress(line: str) -> None:
-        print(line, flush=True)
-
-    from spark.session import java_executable
-
-    if java_executable() is not None:  # else the one line is the missing Java, below
-        progress(f"clwl ingest: {_dates_label(dates)} from {landing} into {config.lake}; "
-                 f"starting Spark ({config.master})")
-    problem = _prepare_spark("ingest", args.verbose, progress)
+    problem = _start("ingest", args, dates, landing, config)
     if problem:
         print(problem, file=sys.stderr)
         return EXIT_INPUT

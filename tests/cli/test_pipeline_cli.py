@@ -108,3 +108,17 @@ def test_verbose_is_an_option_of_run_and_ingest(capsys):
         with pytest.raises(SystemExit):
             main([command, "--help"])
         assert "--verbose" in capsys.readouterr().out
+
+
+def test_an_unknown_trace_time_zone_is_refused_before_spark(tmp_path):
+    """--trace-tz names the zone amqsact printed local times in; a name that is no zone is one line, exit 2,
+    and nothing starts (no lake is written)."""
+    import subprocess
+    import sys
+
+    for command in ("run", "ingest"):
+        p = subprocess.run([sys.executable, "-m", "clwl", command, "--trace-tz", "Mars/Base", "--lake",
+                            str(tmp_path / "lake")], capture_output=True, text=True, timeout=60)
+        assert p.returncode == 2, p.stderr
+        assert p.stderr.strip() == f"clwl {command}: --trace-tz Mars/Base: not a time zone name (e.g. UTC, Europe/London)"
+        assert not (tmp_path / "lake").exists()

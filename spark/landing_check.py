@@ -1,0 +1,438 @@
+"""The landing doctor behind ``clwl check``: what an ingest of the landing folder would read, accept and
+quarantine, file by file, and the gaps in the landing folder that weaken the replay. No Spark session: the files
+are found by the ingest's own discovery (:func:`spark.ingest.discover_landing`) and each is parsed in-process by
+the ingest's own parse task body (:func:`spark.ingest.parse_landing_file`), so the check and the ingest cannot
+disagree on a file. Only the put records the ingest holds back afterwards (put time outside the run date, a
+msg_id already put by the same sender that day in another file) are decided here, by the same rules
+(docs/landing.md, "Held back"), as a lake built from this landing folder in one run would decide them (the
+first copy by file name is kept).
+
+Gaps (docs/cli-contract.md, ``clwl check``): a sender with puts but no configuration capture at or before its
+first put (a capture of an earlier date counts: configuration carries across days); channel status captures
+further apart than an interval; receivers (hosts of cluster queue instances seen in the configuration) with no
+queue accounting that day; a run date with no put record. Gaps never make the check fail: they are warnings.
+
+Nothing is printed here: :func:`check_landing` returns a :class:`LandingCheck`.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from dataclasses import asdict, dataclass, field
+from datetime import date, datetime, timedelta, timezone
+from pathlib import Path
+from typing import Iterable
+
+from spark.ingest import LandingFile, discover_landing, parse_landing_file, plan_tasks
+from spark.tables import TABLES
+
+#: Problems kept per file (the first ones by position); the counts are always complete.
+MAX_PROBLEMS = 20
+#: Default longest stretch between two channel status captures of a queue manager, in minutes.
+CHSTATUS_INTERVAL_MINUTES = 60
+
+_RUN_ID = "check"
+_PUTS, _OPS, _QUARANTINE = "bronze.put_records", "bronze.activity_operations", "silver.quarantine"
+_OBJECTS, _CAPTURES, _ACCOUNTING = "bronze.mqsc_objects", "bronze.capture_files", "bronze.queue_accounting"
+
+
+# ----------------------------------------------------------------------------------------------------------
+# Result
+
+
+@dataclass
+class Problem:
+    """One record (or the whole file) that would be quarantined: level file | record | message (held back)."""
+
+    position: int
+    level: str
+    reason: str
+
+
+@dataclass
+class FileCheck:
+    """One landing file as the ingest would take it. records_read = records_accepted + records_quarantined,
+    the held-back put records counted as quarantined (as in ``gold.run_summary``)."""
+
+    source_file: str
+    run_date: str
+    observing_qmgr: str | None
+    parser: str  # capture | puts | xmitq | amqsmon | activity_trace | unknown
+    format: str
+    capture_type: str | None
+    capture_time: datetime | None
+    status: str  # read | rejected (the whole file quarantined) | skipped (never opened)
+    records_read: int
+    records_accepted: int
+    records_quarantined: int
+    held_back: int = 0  # put records of records_quarantined that the parser accepted but the replay would not take
+    problems: list[Problem] = field(default_factory=list)  # the first MAX_PROBLEMS, by position
+    notes: list[str] = field(default_factory=list)  # the parser's file-level remarks (activity traces)
+
+    @property
+    def name(self) -> str:
+        return self.source_file.rsplit("/", 1)[-1]
+
+
+@dataclass
+class Gap:
+    """Something missing from the landing folder that weakens the replay (a warning, never a failure).
+
+    kind: no_configuration | chstatus_interval | no_chstatus | no_accounting | no_puts."""
+
+    kind: str
+    run_date: str
+    qmgr: str | None
+    detail: str
+
+
+@dataclass
+class LandingCheck:
+    landing: str
+    run_dates: list[str]
+    chstatus_interval_minutes: int
+    files: list[FileCheck]
+    gaps: list[Gap]
+    notes: list[str]  # discovery's notes: items skipped without being opened
+
+    @property
+    def records_read(self) -> int:
+        return sum(f.records_read for f in self.files)
+
+    @property
+    def records_accepted(self) -> int:
+        return sum(f.records_accepted for f in self.files)
+
+    @property
+    def records_quarantined(self) -> int:
+        return sum(f.records_quarantined for f in self.files)
+
+    @property
+    def held_back(self) -> int:
+        return sum(f.held_back for f in self.files)
+
+    @property
+    def quarantining_files(self) -> list[FileCheck]:
+        """The files of which something would be quarantined (rejected and skipped files included)."""
+        return [f for f in self.files if f.records_quarantined]
+
+    @property
+    def clean(self) -> bool:
+        """Nothing would be quarantined (gaps do not count)."""
+        return not self.quarantining_files
+
+    def summary_line(self) -> str:
+        bad = self.quarantining_files
+        held = f" ({self.held_back} of them put records held back)" if self.held_back else ""
+        verdict = ("nothing would be quarantined" if not bad else
+                   f"{len(bad)} file{'s' if len(bad) != 1 else ''} would have records quarantined")
+        return (f"{len(self.run_dates)} run date{'s' if len(self.run_dates) != 1 else ''}, {len(self.files)} files, "
+                f"{self.records_read} records read, {self.records_accepted} accepted, {self.records_quarantined} "
+                f"quarantined{held}; {len(self.gaps)} gap{'s' if len(self.gaps) != 1 else ''}; {verdict}")
+
+    def to_json(self) -> dict:
+        def plain(value):
+            if isinstance(value, datetime):
+                return value.isoformat().replace("+00:00", "Z")
+            if isinstance(value, dict):
+                return {k: plain(v) for k, v in value.items()}
+            if isinstance(value, list):
+                return [plain(v) for v in value]
+            return value
+
+        return {
+            "landing": self.landing, "run_dates": self.run_dates,
+            "chstatus_interval_minutes": self.chstatus_interval_minutes,
+            "files": [plain(asdict(f)) for f in self.files], "gaps": [asdict(g) for g in self.gaps],
+            "notes": self.notes,
+            "summary": {"run_dates": len(self.run_dates), "files": len(self.files),
+                        "records_read": self.records_read, "records_accepted": self.records_accepted,
+                        "records_quarantined": self.records_quarantined, "held_back": self.held_back,
+                        "files_quarantining": len(self.quarantining_files), "gaps": len(self.gaps),
+                        "clean": self.clean, "line": self.summary_line()},
+        }
+
+
+# ----------------------------------------------------------------------------------------------------------
+# Reading the files
+
+
+def _column(key: str, name: str) -> int:
+    return TABLES[key].columns.index(name)
+
+
+def _utc(t: datetime) -> datetime:
+    return t.replace(tzinfo=timezone.utc) if t.tzinfo is None else t.astimezone(timezone.utc)
+
+
+def _hhmmss(t: datetime) -> str:
+    return t.strftime("%H:%M:%S")
+
+
+@dataclass
+class _Put:
+    """What the checks need of one accepted put record."""
+
+    position: int
+    put_time: datetime
+    sending_qmgr: str
+    msg_id: str
+
+
+@dataclass
+class _Facts:
+    """What the gap checks need, gathered while the files are parsed."""
+
+    config_times: dict[str, list[datetime]] = field(default_factory=dict)  # qmgr -> usable config capture times
+    chstatus_times: dict[tuple[str, str], list[datetime]] = field(default_factory=dict)  # (date, qmgr) -> times
+    # observing qmgr -> run date -> {host qmgr -> cluster queues it hosts}, from that date's captures
+    hosts: dict[str, dict[str, dict[str, set[str]]]] = field(default_factory=dict)
+    accounting: set[tuple[str, str]] = field(default_factory=set)  # (date, qmgr) with queue accounting records
+    puts: dict[tuple[str, str], list[tuple[str, _Put]]] = field(default_factory=dict)  # (date, sender) -> in day
+    put_days: set[str] = field(default_factory=set)  # run dates with a put record that would be replayed
+
+
+def _parse(spec: LandingFile, trace_tz: str, state) -> tuple[dict, dict[str, list[tuple]], list[_Put]]:
+    """``parse_landing_file`` as a parse task calls it, with the put records taken as they are parsed: a large
+    put file or trace is handed over in chunks (``spill``) whose rows are reduced to :class:`_Put` at once and
+    the rest dropped, so memory does not hold whole bronze rows."""
+    at = {n: _column(_PUTS, n) for n in ("position", "put_time", "sending_qmgr", "msg_id")}
+    puts: list[_Put] = []
+
+    def take(rows: list[tuple]) -> None:
+        puts.extend(_Put(int(r[at["position"]]), _utc(r[at["put_time"]]), r[at["sending_qmgr"]], r[at["msg_id"]])
+                    for r in rows)
+
+    with tempfile.TemporaryDirectory(prefix="clwl-check-") as nowhere:
+        def spill(key: str, rows: list[tuple]) -> str:
+            if key == _PUTS:
+                take(rows)
+            # Nothing is written: a rejected file "removes" this path, which never existed.
+            return str(Path(nowhere) / "not-written")
+
+        summary, rows = parse_landing_file(spec, _RUN_ID, spill, trace_tz, state)
+    if summary["status"] == "rejected":  # what it gave before it was rejected is dropped, as by the ingest
+        return summary, rows, []
+    take(rows.get(_PUTS, ()))
+    return summary, rows, puts
+
+
+def _gather(spec: LandingFile, summary: dict, rows: dict[str, list[tuple]], facts: _Facts) -> None:
+    if summary["status"] == "rejected":
+        return
+    d, qmgr = spec.run_date, spec.observing_qmgr
+    if spec.parser == "capture" and spec.capture_time is not None and qmgr:
+        if spec.capture_type == "config" and summary["records_accepted"]:
+            facts.config_times.setdefault(qmgr, []).append(spec.capture_time)
+        if spec.capture_type == "chstatus":  # an empty answer counts: every channel inactive
+            facts.chstatus_times.setdefault((d, qmgr), []).append(spec.capture_time)
+        kind, attrs = _column(_OBJECTS, "kind"), _column(_OBJECTS, "attrs")
+        hosted = facts.hosts.setdefault(qmgr, {}).setdefault(d, {})
+        for r in rows.get(_OBJECTS, ()):
+            a = r[attrs] or {}
+            # Local instances only: accounting is kept for local queues; a clustered alias or queue manager
+            # alias puts to a local queue that is a cluster queue instance of its own.
+            if r[kind] == "QCLUSTER" and (a.get("CLUSQT") or "QLOCAL").upper() == "QLOCAL" and a.get("CLUSQMGR"):
+                hosted.setdefault(a["CLUSQMGR"], set()).add(a.get("QUEUE") or a.get("QNAME") or "?")
+            elif r[kind] == "QLOCAL" and ((a.get("CLUSTER") or "").strip() or (a.get("CLUSNL") or "").strip()):
+                hosted.setdefault(qmgr, set()).add(a.get("QUEUE") or a.get("QLOCAL") or "?")
+    elif spec.parser == "amqsmon" and qmgr:
+        mtype = _column(_ACCOUNTING, "monitoring_type")
+        if any(r[mtype] == "QueueAccounting" for r in rows.get(_ACCOUNTING, ())):
+            facts.accounting.add((d, qmgr))
+
+
+def _file_check(spec: LandingFile, summary: dict, rows: dict[str, list[tuple]]) -> FileCheck:
+    pos, level, reason = (_column(_QUARANTINE, n) for n in ("position", "level", "reason"))
+    problems = sorted((Problem(int(r[pos] or 0), r[level], r[reason]) for r in rows.get(_QUARANTINE, ())),
+                      key=lambda p: p.position)[:MAX_PROBLEMS]
+    status = "skipped" if spec.skipped else ("rejected" if summary["status"] == "rejected" else "read")
+    return FileCheck(
+        source_file=spec.source_file, run_date=spec.run_date, observing_qmgr=spec.observing_qmgr,
+        parser=spec.parser, format=summary["format"], capture_type=spec.capture_type,
+        capture_time=spec.capture_time, status=status, records_read=summary["records_read"],
+        records_accepted=summary["records_accepted"], records_quarantined=summary["records_quarantined"],
+        problems=problems, notes=list(summary.get("notes") or ()))
+
+
+def _read_files(files: list[LandingFile], trace_tz: str, facts: _Facts) -> list[FileCheck]:
+    """Parse every file, in (run date, name) order; the activity traces of one run date and queue manager with
+    one handle state handed on in name order, as the ingest's parse task does (``plan_tasks``' units)."""
+    from clwl.parse.activity_trace import TraceState
+
+    together = {id(f): i for i, unit in enumerate(plan_tasks(files, 1, task_bytes=0)) if len(unit) > 1 for f in unit}
+    states: dict[int, TraceState] = {}
+    checks = []
+    for spec in sorted(files, key=lambda f: (f.run_date, f.source_file)):
+        state = None
+        if spec.parser == "activity_trace" and not spec.reject:
+            state = states.setdefault(together.get(id(spec), -1 - len(states)), TraceState())
+        summary, rows, puts = _parse(spec, trace_tz, state)
+        check = _file_check(spec, summary, rows)
+        _gather(spec, summary, rows, facts)
+        for p in puts:
+            facts.puts.setdefault((spec.run_date, p.sending_qmgr), []).append((spec.source_file, p))
+        checks.append(check)
+    return checks
+
+
+# ----------------------------------------------------------------------------------------------------------
+# Held back: the ingest's message-event rules (docs/landing.md, "Held back: put records not replayed")
+
+
+def _hold_back(checks: list[FileCheck], files: dict[str, LandingFile], facts: _Facts) -> None:
+    """Move the put records the ingest would hold back from accepted to quarantined, with the reason. Leaves
+    in ``facts.puts`` only the records that would be replayed."""
+    by_file = {c.source_file: c for c in checks}
+    held: dict[str, list[Problem]] = {}
+    for (d, sender), puts in sorted(facts.puts.items()):
+        day = date.fromisoformat(d)
+        kept: dict[str, tuple[str, int]] = {}
+        replayed = []
+        # A fresh lake ingests every file first in one run: the copy kept is the first by file, then position.
+        for source_file, p in sorted(puts, key=lambda sp: (sp[0], sp[1].position)):
+            if p.put_time.date() != day:
+                folder = files[source_file].observing_qmgr or sender
+                held.setdefault(source_file, []).append(Problem(p.position, "message", (
+                    f"put time {p.put_time.strftime('%Y-%m-%dT%H:%M:%S.%f')[:-3]}Z is not in run date {d} (file "
+                    f"{source_file} line {p.position}): not replayed, so that it is not routed with {d}'s "
+                    f"configuration; put the row in a put file of the {p.put_time.date().isoformat()}/{folder}/ "
+                    "folder")))
+                continue
+            first = kept.setdefault(p.msg_id, (source_file, p.position))
+            if first != (source_file, p.position):
+                held.setdefault(source_file, []).append(Problem(p.position, "message", (
+                    f"duplicate msg_id {p.msg_id}: already in {first[0]} line {first[1]} (kept there, replayed "
+                    f"once); this copy in {source_file} line {p.position} is not replayed")))
+                continue
+            replayed.append((source_file, p))
+        facts.puts[(d, sender)] = replayed
+    for source_file, problems in held.items():
+        c = by_file[source_file]
+        c.held_back = len(problems)
+        c.records_accepted -= len(problems)
+        c.records_quarantined += len(problems)
+        c.problems = sorted(c.problems + problems, key=lambda p: p.position)[:MAX_PROBLEMS]
+    for key in [k for k, v in facts.puts.items() if not v]:
+        del facts.puts[key]
+    facts.put_days = {d for d, _ in facts.puts}
+
+
+# ----------------------------------------------------------------------------------------------------------
+# Gaps
+
+
+def _gaps(dates: list[str], facts: _Facts, interval: timedelta) -> list[Gap]:
+    gaps: list[Gap] = []
+    minutes = int(interval.total_seconds() // 60)
+    for d in dates:
+        senders = {s: [p for _, p in ps] for (day, s), ps in facts.puts.items() if day == d}
+        if d not in facts.put_days:
+            gaps.append(Gap("no_puts", d, None, (
+                f"no put records for {d}: no put file (puts*.csv|jsonl|json) or activity trace (*.amqsact) with a "
+                "record that would be replayed; the day is published with no messages")))
+        # Configuration before the first put (a capture of an earlier date counts).
+        for s in sorted(senders):
+            first = min(p.put_time for p in senders[s])
+            before = [t for t in facts.config_times.get(s, ()) if t <= first]
+            if not before:
+                gaps.append(Gap("no_configuration", d, s, (
+                    f"{s} puts from {first.isoformat().replace('+00:00', 'Z')} but no configuration capture of {s} "
+                    f"(config_HHMMSS in a {s}/ folder, this date or earlier) is at or before it: its messages "
+                    "until the first capture are not routed (NO_CONFIGURATION)")))
+        # Channel status: consecutive captures further apart than the interval, and for a sender the stretch
+        # from its first put to the day's first capture and from the last capture to its last put (its channel
+        # states must be known while it puts). One gap per queue manager and day, listing the stretches.
+        qmgrs = sorted({q for day, q in facts.chstatus_times if day == d} | set(senders))
+        for q in qmgrs:
+            times = sorted(facts.chstatus_times.get((d, q), ()))
+            if q in senders and not times:
+                gaps.append(Gap("no_chstatus", d, q, (
+                    f"{q} puts on {d} but has no channel status capture (chstatus_HHMMSS) that day: channel states "
+                    "come from the STATUS of DISPLAY CLUSQMGR or an earlier day's capture")))
+                continue
+            stretches = [(a, b, _hhmmss(a), _hhmmss(b)) for a, b in zip(times, times[1:])]
+            if q in senders:
+                first = min(p.put_time for p in senders[q])
+                last = max(p.put_time for p in senders[q])
+                if first < times[0]:
+                    stretches.insert(0, (first, times[0], f"first put {_hhmmss(first)}", _hhmmss(times[0])))
+                if last > times[-1]:
+                    stretches.append((times[-1], last, _hhmmss(times[-1]), f"last put {_hhmmss(last)}"))
+            long = [f"{a_text} to {b_text} ({int((b - a).total_seconds() // 60)} min)"
+                    for a, b, a_text, b_text in stretches if b - a > interval]
+            if long:
+                gaps.append(Gap("chstatus_interval", d, q, (
+                    f"{q}: channel status captured less often than every {minutes} min: no capture from "
+                    + ", from ".join(long))))
+        # Receivers: hosts of cluster queue instances in the configuration in force that day (per observing
+        # queue manager, its captures of the latest date up to this one that has any).
+        hosts: dict[str, set[str]] = {}
+        seen_by: dict[str, set[str]] = {}
+        for observer, by_date in facts.hosts.items():
+            latest = max((day for day in by_date if day <= d), default=None)
+            for host, queues in (by_date[latest] if latest else {}).items():
+                hosts.setdefault(host, set()).update(queues)
+                seen_by.setdefault(host, set()).add(observer)
+        for host in sorted(hosts):
+            if (d, host) not in facts.accounting:
+                gaps.append(Gap("no_accounting", d, host, (
+                    f"{host} hosts {', '.join(sorted(hosts[host]))} (seen in the configuration of "
+                    f"{', '.join(sorted(seen_by[host]))}) but has no queue accounting (*.amqsmon with QueueAccounting "
+                    f"records) for {d}: what it received cannot be compared with the replay")))
+    return gaps
+
+
+def _earlier_configuration(landing: Path, checked: list[str], needed: set[str], trace_tz: str, facts: _Facts) -> None:
+    """With ``--date``: the configuration that carries into the dates checked from the dates not checked
+    (before the last one checked). Read newest first, and no more of them than needed (discovery hashes every
+    file of a date): of each date only the config captures of the queue managers still without a usable one
+    (parsed, not reported); it stops when every queue manager in ``needed`` has one."""
+    earlier = []
+    for entry in landing.iterdir():  # the run date folders discovery would take
+        if entry.name.startswith(".") or entry.is_symlink() or not entry.is_dir() or len(entry.name) != 10:
+            continue
+        try:
+            date.fromisoformat(entry.name)
+        except ValueError:
+            continue
+        if entry.name < checked[-1] and entry.name not in checked:
+            earlier.append(entry.name)
+    found: set[str] = set()
+    for d in sorted(earlier, reverse=True):
+        if needed <= found:
+            break
+        _, files, _ = discover_landing(landing, [d])
+        usable: set[str] = set()  # every config capture of this date is read: together they are its configuration
+        for spec in sorted(files, key=lambda f: f.source_file):
+            if (spec.parser != "capture" or spec.capture_type != "config" or spec.reject or not spec.observing_qmgr
+                    or spec.observing_qmgr in found):
+                continue
+            summary, rows, _ = _parse(spec, trace_tz, None)
+            _gather(spec, summary, rows, facts)
+            if summary["status"] != "rejected" and summary["records_accepted"]:
+                usable.add(spec.observing_qmgr)
+        found |= usable
+
+
+def check_landing(landing: Path | str, run_dates: Iterable[str] | None = None,
+                  chstatus_interval: timedelta = timedelta(minutes=CHSTATUS_INTERVAL_MINUTES),
+                  trace_tz: str | None = None) -> LandingCheck:
+    """What an ingest of ``landing`` (its ``run_dates``, default every date folder) would read, accept and
+    quarantine, and the gaps that weaken the replay. :class:`spark.ingest.LandingError` when the landing folder
+    or a requested date folder cannot be used; ValueError for an unknown ``trace_tz`` (default
+    $CLWL_TRACE_TZ, else UTC, as the ingest). Bad files never raise: they are what the check reports."""
+    from spark.ingest.run import trace_zone
+
+    trace_tz = trace_zone(trace_tz)
+    root = Path(landing)
+    dates, files, notes = discover_landing(root, run_dates)
+    facts = _Facts()
+    checks = _read_files(files, trace_tz, facts)
+    _hold_back(checks, {f.source_file: f for f in files}, facts)
+    if run_dates is not None and dates:
+        needed = {f.observing_qmgr for f in files if f.observing_qmgr} | {s for _, s in facts.puts}
+        _earlier_configuration(root, dates, needed, trace_tz, facts)
+    return LandingCheck(landing=str(root), run_dates=dates,
+                        chstatus_interval_minutes=int(chstatus_interval.total_seconds() // 60), files=checks,
+                        gaps=_gaps(dates, facts, chstatus_interval), notes=notes)
