@@ -283,13 +283,35 @@ DATE_STAGES = (
 )
 
 
-def _timed(seconds: dict[str, float], name: str, work: Callable[[], tuple[object, Optional[dict[str, float]]]]):
+HEARTBEAT_SECONDS = 20.0  # a stage still running says so this often, with its elapsed time
+
+
+def _timed(seconds: dict[str, float], name: str, work: Callable[[], tuple[object, Optional[dict[str, float]]]],
+           progress: Progress = lambda line: None):
     """Run ``work()`` -> (result, parts); add its seconds to ``seconds[name]``, or, for a stage with parts
-    (publish: validate, then write), each part's own seconds. Returns the result."""
+    (publish: validate, then write), each part's own seconds. While it runs, a line every HEARTBEAT_SECONDS says
+    it is still at work; when it ends, a line gives its time. Returns the result."""
+    import threading
+
     t = _time.perf_counter()
-    result, parts = work()
-    for key, secs in (parts or {name: _time.perf_counter() - t}).items():
+    stop = threading.Event()
+
+    def heartbeat() -> None:
+        while not stop.wait(HEARTBEAT_SECONDS):
+            progress(f"      ... {name}: {_time.perf_counter() - t:.0f} s")
+
+    beat = threading.Thread(target=heartbeat, name=f"clwl-{name}-progress", daemon=True)
+    beat.start()
+    try:
+        result, parts = work()
+    finally:
+        stop.set()
+        beat.join()
+    elapsed = _time.perf_counter() - t
+    for key, secs in (parts or {name: elapsed}).items():
         seconds[key] = seconds.get(key, 0.0) + secs
+    split = ", ".join(f"{k} {v:.1f} s" for k, v in parts.items()) if parts else ""
+    progress(f"      {name} done in {elapsed:.1f} s" + (f" ({split})" if split else ""))
     return result
 
 
@@ -311,16 +333,21 @@ def _run_pipeline(run: PipelineRun, run_dates: Optional[list[str]], spark: Optio
     if ingest_first:
         progress(f"[1/{total}] ingest {len(dates)} date(s) from {config.landing}")
         outcome.ingest = _timed(outcome.seconds, "ingest", lambda: (ingest(
-            config, dates, spark=spark, progress=lambda m: progress("      " + m)), None))
+            config, dates, spark=spark, progress=lambda m: progress("      " + m)), None), progress)
     for d in dates:
         day = DateOutcome(d, started_at=datetime.now(UTC))
         for n, stage in enumerate(DATE_STAGES, start=2):
             if not stage.runs_if(day):
                 continue
             progress(f"[{n}/{total}] {stage.title(run, d)}")
-            lines = _timed(outcome.seconds, stage.name, lambda: stage.step(spark, run, day))
-            for line in lines:
-                progress("      " + line)
+
+            def step(stage: Stage = stage, day: DateOutcome = day):
+                lines, parts = stage.step(spark, run, day)
+                for line in lines:
+                    progress("      " + line)
+                return None, parts
+
+            _timed(outcome.seconds, stage.name, step, progress)
         outcome.dates.append(day)
     return outcome
 
