@@ -26,7 +26,7 @@ def published(spark, tmp_path_factory):
 
     root = tmp_path_factory.mktemp("whatif")
     config = PipelineConfig(lake=root / "lake", landing=reallocation_landing(root / "landing"))
-    assert run_pipeline(config, [DAY], spark=spark, progress=lambda m: None).exit_code == 0
+    assert run_pipeline(config, [DAY], spark=spark, progress=lambda m: None).published
     return config
 
 

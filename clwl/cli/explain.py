@@ -1,0 +1,179 @@
+"""``clwl explain MSG_ID [--lake DIR] [--date D] [--sender QM] [--json]``: one replayed message step by step.
+
+The work is spark/explain.py (deltalake and the engine, no JVM); the trace is printed by ``clwl route
+--explain``'s own formatting, so the two commands show a routing decision in the same words.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from datetime import datetime
+from pathlib import Path
+from types import SimpleNamespace
+
+from clwl.cli.argtypes import run_date
+from clwl.cli.exit_codes import EXIT_INPUT, EXIT_OK
+from clwl.cli.extras import QUERY_MODULES, missing_extra
+
+#: stay_detail of a message that could not be re-allocated, in words (docs/tables.md, not_reallocatable_reason).
+NOT_ELIGIBLE = {
+    "named-qmgr": "the application named the target queue manager",
+    "bind-on-open": "bound on open (MQOO_BIND_ON_OPEN)",
+    "bind-on-group": "bound on group, a group put in logical order",
+}
+
+
+def add_explain_command(subparsers) -> argparse.ArgumentParser:
+    e = subparsers.add_parser(
+        "explain", help="explain one replayed message step by step (no JVM)",
+        description="The routing of one message of the published gold.routing_replay, step by step, as `clwl "
+                    "route --explain` prints it, with the configuration and the routing state "
+                    "(DestSeqFactor/DestSeqNumber) it met: its sender's day is replayed in-process up to it. "
+                    "Then its fate: whether it waited behind a channel and from when, each time it was "
+                    "re-allocated or stayed and why, when it was released or delivered, and the observed "
+                    "destination.",
+        epilog="example: clwl explain 414D5120514D31202020202020202020000000000000000A --date 2026-11-20")
+    e.add_argument("msg_id", metavar="MSG_ID", help="the message id (hex), as in gold.routing_replay.msg_id")
+    e.add_argument("--lake", type=Path, default=None, metavar="DIR",
+                   help="the lake root (default: $CLWL_LAKE, else ./lake)")
+    e.add_argument("--date", type=run_date, metavar="YYYY-MM-DD",
+                   help="the run date (needed when the message was replayed on several dates)")
+    e.add_argument("--sender", metavar="QMNAME", help="the sending queue manager (when several sent that id)")
+    e.add_argument("--json", action="store_true", help="one JSON object (timestamps ISO-8601)")
+    e.set_defaults(func=cmd_explain)
+    return e
+
+
+def cmd_explain(args: argparse.Namespace) -> int:
+    problem = missing_extra("explain", QUERY_MODULES)
+    if problem:
+        print(problem, file=sys.stderr)
+        return EXIT_INPUT
+    from clwl.query import default_lake
+    from spark.explain import ExplainError, explain
+
+    lake = args.lake if args.lake is not None else default_lake()
+    if not Path(lake).is_dir():
+        print(f"clwl explain: no lake at {lake} (name it with --lake or $CLWL_LAKE)", file=sys.stderr)
+        return EXIT_INPUT
+    try:
+        ex = explain(Path(lake), args.msg_id.strip(), args.date, args.sender)
+    except ExplainError as e:
+        print(f"clwl explain: {e}", file=sys.stderr)
+        return EXIT_INPUT
+    if args.json:
+        sys.stdout.write(json.dumps(ex.to_json()) + "\n")
+    else:
+        write_readable(ex)
+    return EXIT_OK
+
+
+def _t(v) -> str:
+    if not isinstance(v, datetime):
+        return "-" if v is None else str(v)
+    return v.strftime("%Y-%m-%d %H:%M:%S UTC")
+
+
+def write_readable(ex) -> None:
+    from clwl.cli.route import _print_readable
+
+    w = sys.stdout.write
+    row = ex.row
+    w(f"Message {ex.msg_id}\n")
+    w(f"  put      {_t(row['put_time'])} on {ex.sending_qmgr} to {row['queue']}"
+      + (f" at queue manager {row['target_qmgr']}" if row.get("target_qmgr") else "")
+      + f", bind {row['bind']}, {row['length']} bytes (run date {ex.run_date}, profile {row['profile']})\n")
+    if ex.result is None:
+        w(f"  routing  {row.get('error') or 'NO_CONFIGURATION'}: {row.get('trace') or ''}\n")
+    else:
+        w(f"  config   the captures in force at the put: {_t(ex.config_time)}\n")
+        state = ", ".join(f"{ch or '(local)'} {f}/{n}" for ch, (f, n) in ex.state_before.items())
+        w(f"  state    DestSeqFactor/DestSeqNumber as they stood, after {ex.earlier_messages} earlier message(s) "
+          f"of {ex.sending_qmgr} that day: {state or 'none chosen yet'}\n\n")
+        # `clwl route --explain`'s own output for this one message, at this configuration and state.
+        _print_readable([ex.result], SimpleNamespace(count=1, queue=row["queue"], qmgr=row.get("target_qmgr"),
+                                                     algorithm=row["profile"], bind=row["bind"], explain=True),
+                        ex.sending_qmgr)
+    w("Fate (gold.routing_replay)\n")
+    for line in fate_lines(ex):
+        w(f"  {line}\n")
+    if ex.differences:
+        w("The replay here differs from the published row:\n")
+        for d in ex.differences:
+            w(f"  {d}\n")
+    elif ex.result is not None:
+        first = _dest(row.get("qmgr"), row.get("channel")) if row.get("qmgr") else row.get("error")
+        w(f"The replay here agrees with gold.routing_replay (version {ex.routing_replay_version}): first "
+          f"destination {first}, the same re-allocations and end.\n")
+    w(f"({ex.earlier_messages + 1} message(s) of {ex.sending_qmgr} replayed in {ex.seconds.get('replay', 0):.2f} s; "
+      f"{ex.seconds.get('total', sum(ex.seconds.values())):.2f} s in all)\n")
+
+
+def _dest(qmgr, channel) -> str:
+    return f"{qmgr}/{channel or 'local'}"
+
+
+def fate_lines(ex) -> list[str]:
+    """What became of the message, in sentences: the routing_replay row, with the re-examinations the replay
+    here recorded while it waited."""
+    r = ex.row
+    if r.get("error"):
+        return [f"not put: {r['error']} ({r.get('reason_code')}): {r.get('trace') or ''}"]
+    lines = []
+    first = _dest(r["qmgr"], r["channel"])
+    if r.get("held_from") is None:
+        lines.append(f"delivered {_t(r.get('delivered_at'))} to {first}: its channel was moving messages")
+    else:
+        put = r["put_time"]
+        lines.append(f"waited on {r.get('xmitq') or 'its transmission queue'} behind {r['channel']} from {_t(put)}"
+                     + (f" ({_channel_state(ex, r['channel'], put)})" if ex.result is not None else ""))
+    for x in ex.reexaminations:
+        head = f"{_t(x.at)} {x.channel} {x.state}:"
+        if x.moved:
+            why = f" (step {x.redriven.decided_by} of the algorithm driven again)" if _is_route(x.redriven) else ""
+            lines.append(f"{head} re-allocated to {_dest(x.to_qmgr, x.to_channel)}{why}"
+                         + (": waits there, not moving either" if x.waits_again else ": left for a working channel"))
+        else:
+            lines.append(f"{head} stayed: {_stay(x.stay_reason, x.stay_detail)}")
+    if ex.released is not None:
+        at, channel, state = ex.released
+        lines.append(f"{_t(at)} {channel} {state}: released, the channel moves messages again")
+    if r.get("reallocations") and not ex.reexaminations:
+        lines.append(f"re-allocated {r['reallocations']} time(s)")
+    final = _dest(r.get("final_qmgr"), r.get("final_channel"))
+    if r.get("held"):
+        lines.append(f"still waiting at the end of the day behind {r.get('final_channel')} ({r.get('hold_state')}) "
+                     f"since {_t(r.get('held_from'))}: {_stay(r.get('stay_reason'), r.get('stay_detail'))}")
+    elif r.get("held_from") is not None:
+        lines.append(f"delivered {_t(r.get('delivered_at'))} to {final}"
+                     + (f" after {r['reallocations']} re-allocation(s)" if r.get("reallocations") else "")
+                     + (f"; it had stayed: {_stay(r['stay_reason'], r.get('stay_detail'))}"
+                        if r.get("stay_reason") else ""))
+    if r.get("observed_qmgr"):
+        seen = r["observed_qmgr"] + (f" (xmitq {r['observed_xmitq']})" if r.get("observed_xmitq") else "")
+        verdict = {True: "agrees with the replay", False: f"DISAGREES: the replay has {final}"}.get(r.get("agrees"),
+                                                                                                 "not compared")
+        lines.append(f"observed at {seen}: {verdict}")
+    else:
+        lines.append("not observed (no destination in the put file or activity trace)")
+    return lines
+
+
+def _is_route(res) -> bool:
+    return res is not None and getattr(res, "error", None) is None
+
+
+def _stay(reason, detail) -> str:
+    if reason == "not-reallocatable":
+        return f"not eligible for re-allocation: {NOT_ELIGIBLE.get(detail, detail)}"
+    if reason == "still-most-favourable":
+        return f"still the most favourable destination: {detail}"
+    return reason or "-"
+
+
+def _channel_state(ex, channel, at) -> str:
+    from spark.explain import state_at
+
+    return state_at(ex.timeline, channel, at)
