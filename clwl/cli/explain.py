@@ -77,7 +77,7 @@ def _t(v) -> str:
 
 
 def write_readable(ex) -> None:
-    from clwl.cli.route import _print_readable
+    from clwl.cli.route import print_readable
 
     w = sys.stdout.write
     row = ex.row
@@ -93,7 +93,7 @@ def write_readable(ex) -> None:
         w(f"  state    DestSeqFactor/DestSeqNumber as they stood, after {ex.earlier_messages} earlier message(s) "
           f"of {ex.sending_qmgr} that day: {state or 'none chosen yet'}\n\n")
         # `clwl route --explain`'s own output for this one message, at this configuration and state.
-        _print_readable([ex.result], SimpleNamespace(count=1, queue=row["queue"], qmgr=row.get("target_qmgr"),
+        print_readable([ex.result], SimpleNamespace(count=1, queue=row["queue"], qmgr=row.get("target_qmgr"),
                                                      algorithm=row["profile"], bind=row["bind"], explain=True),
                         ex.sending_qmgr)
     w("Fate (gold.routing_replay)\n")

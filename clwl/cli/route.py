@@ -15,8 +15,14 @@ from clwl.cli.exit_codes import EXIT_INPUT, EXIT_OK, EXIT_UNROUTABLE
 from clwl.model import IGQ_DEFAULT_MAX_MESSAGE
 from clwl.parse.common import InputError
 from clwl.router import Route, RouteError, Router
-from clwl.view import (CaptureMoment, build_view, local_qmgr_name, parse_capture_moment, read_captures,
-                       unknown_object_hint)
+from clwl.view import (
+    CaptureMoment,
+    build_view,
+    local_qmgr_name,
+    parse_capture_moment,
+    read_captures,
+    unknown_object_hint,
+)
 
 _positive, _nonnegative = whole_number(1), whole_number(0)
 _UNKNOWN_OBJECT = MQRC_UNKNOWN_OBJECT_NAME[1]
@@ -101,11 +107,11 @@ def cmd_route(args: argparse.Namespace) -> int:
         for n, res in enumerate(results, 1):
             out.write(json.dumps(res.to_json(n, args.explain)) + "\n")
     else:
-        _print_readable(results, args, local, results[unknown[0]] if hint and unknown else None)
+        print_readable(results, args, local, results[unknown[0]] if hint and unknown else None)
     return EXIT_UNROUTABLE if any(isinstance(r, RouteError) for r in results) else EXIT_OK
 
 
-def _print_readable(results: Sequence[Route | RouteError], args: argparse.Namespace, local: str,
+def print_readable(results: Sequence[Route | RouteError], args: argparse.Namespace, local: str,
                     missing_capture: RouteError | None = None) -> None:
     w = sys.stdout.write
     w(f"Routing {args.count} message(s) to {args.queue}"
