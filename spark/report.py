@@ -3,14 +3,16 @@ PNG, a few lines of inline JavaScript to sort and filter the tables, nothing fet
 with the same charts as PNG files beside it), both rendered from the Jinja2 templates in `spark/templates/`.
 
 The order answers the administrator first: findings, each a sentence with its numbers (what is stuck, grouped by
-channel, reason and time window; which distributions are unexpected and why; how far the replay agrees with the
-observed destinations); then the stuck groups (the messages behind a disclosure), configured against replayed
-against observed shares, the replay per queue, the channels (troubled ones first, transmission queue depth where
-browses exist); the technical run summary last.
+channel, reason and time window; which distributions are unexpected and why; on how many traced puts the replay
+agrees with MQ's own answer, every disagreement listed, and why puts traced at LOW have none); then the stuck
+groups (the messages behind a disclosure), configured against replayed against observed shares, the replay per
+queue, the channels (troubled ones first, transmission queue depth where browses exist); the technical run
+summary last.
 
 It reads the published gold tables with the `deltalake` package and pandas, so it needs no JVM; when a Spark
 session is given it is used only if deltalake cannot read a table. routing_replay (a row per message) is only
-ever read batch by batch into a small count cube (`_replay_cube`), never whole. The Delta version of every
+ever read batch by batch into a small count cube (`_replay_cube`), never whole, and its disagreeing rows
+(agrees = false) through a pushed-down filter, keeping the first `MAX_DISAGREEMENTS`. The Delta version of every
 table read is printed in the run summary, so the report can be reproduced by time travel.
 """
 
@@ -37,6 +39,7 @@ TEMPLATES = Path(__file__).with_name("templates")  # package data: beside this m
 MAX_TABLE_ROWS = 200  # rows of a table shown in the report; the rest are counted, and `clwl query` has them all
 MAX_QUEUE_CHARTS = 30
 MAX_FINDINGS = 12  # sentences per kind of finding; the tables below them have the rest
+MAX_DISAGREEMENTS = 100  # disagreements listed in the findings; the rest are counted, with the query for them all
 
 STATE_COLOURS = {
     "RUNNING": "#2e7d32", "INACTIVE": "#bdbdbd", "STOPPED": "#c62828", "RETRYING": "#ef6c00",
@@ -87,6 +90,7 @@ class TableView:
     total: int
     empty: str
     wrap: frozenset[str] = frozenset()  # columns of long text: wrapped, never run past the page
+    details: frozenset[str] = frozenset()  # columns of long text shown behind a disclosure (HTML)
 
     @property
     def more(self) -> int:
@@ -108,6 +112,8 @@ class Report:
     findings_stuck: list[str] = field(default_factory=list)
     findings_distribution: list[str] = field(default_factory=list)
     findings_agreement: list[str] = field(default_factory=list)
+    disagreements: TableView | None = None  # None: nothing disagrees (or nothing was traced)
+    disagreement_query: str = ""
     stuck_total: int = 0
     stuck_groups: TableView | None = None
     stuck_rows: TableView | None = None
@@ -279,6 +285,98 @@ def destination_counts(config: PipelineConfig, day: dt.date) -> pd.DataFrame:
     t = t.set_column(1, "qmgr", pc.fill_null(t.column("final_qmgr"), "(error)"))
     return t.group_by(["queue", "qmgr"]).aggregate([("qmgr", "count")]).rename_columns(
         ["queue", "qmgr", "messages"]).to_pandas()
+
+
+def _fold(spark: Any, path: str, day: dt.date, name: str, columns: Sequence[str],
+          where: Sequence[tuple[str, str, Any]], step: Callable[[Any, pd.DataFrame], Any], start: Any, *,
+          version: int | None = None) -> tuple[Any, int | None]:
+    """``step(state, batch)`` over the run date's rows of a Delta table that match ``where``, batch by batch,
+    and the version read: only those rows and columns are ever read. ``where``: (column, op, value) with op
+    "=", "in" or "is distinct from" (not equal, or null), pushed down to deltalake's pyarrow dataset (or Spark).
+    Of ``columns``, those the table has (an older table lacks some); (None, version) when it lacks a column of
+    ``where``, (None, None) when there is no table."""
+    if not is_delta_table(path):
+        return None, None
+    needed = {"run_date", *(c for c, _, _ in where)}
+    try:
+        import pyarrow.dataset as pads
+        from deltalake import DeltaTable
+
+        t = DeltaTable(path, version=version)
+        present = {f.name for f in t.schema().fields}
+        if not needed <= present:
+            return None, t.version()
+        columns = [c for c in columns if c in present]
+        expr = pads.field("run_date") == pads.scalar(day)
+        for col, op, value in where:
+            f = pads.field(col)
+            expr &= (f == pads.scalar(value) if op == "=" else f.isin(list(value)) if op == "in"
+                     else (f != pads.scalar(value)) | f.is_null())
+        state = start
+        for batch in t.to_pyarrow_dataset().to_batches(columns=list(columns), filter=expr,
+                                                      batch_size=_BATCH_ROWS):
+            if batch.num_rows:
+                state = step(state, batch.to_pandas())
+        return state, t.version()
+    except Exception as exc:
+        if spark is None:
+            raise
+        log.warning("report: deltalake could not read %s at %s (%s); reading it with Spark", name, path, exc)
+        from pyspark.sql import functions as F
+
+        version = latest_version(path) if version is None else version
+        reader = spark.read.format("delta")
+        df = (reader.option("versionAsOf", version) if version is not None else reader).load(path)
+        if not needed <= set(df.columns):
+            return None, version
+        columns = [c for c in columns if c in df.columns]
+        df = df.where(F.col("run_date") == F.lit(day))
+        for col, op, value in where:
+            c = F.col(col)
+            df = df.where(c == F.lit(value) if op == "=" else c.isin(list(value)) if op == "in"
+                          else ~c.eqNullSafe(F.lit(value)))
+        state, rows = start, []
+        for row in df.select(*columns).toLocalIterator():
+            rows.append(row.asDict())
+            if len(rows) >= _BATCH_ROWS:
+                state, rows = step(state, pd.DataFrame(rows, columns=list(columns))), []
+        if rows:
+            state = step(state, pd.DataFrame(rows, columns=list(columns)))
+        return state, version
+
+
+def read_disagreements(spark: Any, config: PipelineConfig, day: dt.date, *, version: int | None,
+                       limit: int = MAX_DISAGREEMENTS) -> tuple[pd.DataFrame, int] | None:
+    """The first ``limit`` of the run date's disagreements (routing_replay rows with agrees = false, in the
+    query's order) and how many there are, reading only those rows; None for a lake without ``agrees``."""
+
+    def keep_first(state: tuple[pd.DataFrame | None, int], batch: pd.DataFrame):
+        kept, n = state
+        both = batch if kept is None else pd.concat([kept, batch], ignore_index=True)
+        order = [c for c in DISAGREEMENT_ORDER if c in both.columns]
+        return both.sort_values(order, kind="stable").head(limit), n + len(batch)
+
+    state, _ = _fold(spark, config.table_path("gold", "routing_replay"), day, "gold.routing_replay",
+                     DISAGREEMENT_READ, [("agrees", "=", False)], keep_first, (None, 0), version=version)
+    if state is None:
+        return None
+    kept, n = state
+    return (kept if kept is not None else pd.DataFrame(columns=list(DISAGREEMENT_READ))).reset_index(drop=True), n
+
+
+PUT_OPERATIONS = ("MQPUT", "MQPUT1")
+
+
+def low_trace_puts(spark: Any, config: PipelineConfig, day: dt.date) -> tuple[int, int | None]:
+    """How many of the run date's traced puts were traced at LOW (bronze.activity_operations), and the
+    table's version (None: no such table). Counted as the ingest makes put events of them: verbose form,
+    completion code not MQCC_FAILED; a summary-form put gives no event, so it is not replayed at all."""
+    n, version = _fold(spark, config.table_path("bronze", "activity_operations"), day,
+                       "bronze.activity_operations", ("position",),
+                       [("trace_level", "=", "low"), ("operation", "in", PUT_OPERATIONS), ("form", "=", "verbose"),
+                        ("comp_code", "is distinct from", "MQCC_FAILED")],
+                       lambda total, batch: total + len(batch), 0)
+    return int(n or 0), version
 
 
 def whatif_beside_published(published: pd.DataFrame, whatif: pd.DataFrame) -> pd.DataFrame:
@@ -558,26 +656,106 @@ def distribution_findings(dist: pd.DataFrame) -> list[str]:
     return out
 
 
-def agreement_findings(cube: pd.DataFrame) -> list[str]:
+MQ_COUNTS = ("traced", "agreed", "disagreed")  # gold.run_summary's counts of MQ's answers (absent in older lakes)
+
+
+def mq_counts(summary: dict) -> tuple[int, int, int] | None:
+    """(traced, agreed, disagreed) from the run summary row, or None when it has not got all three."""
+    values = [summary.get(k) for k in MQ_COUNTS] if summary else [None]
+    if any(v is None or pd.isna(v) for v in values):
+        return None
+    traced, agreed, disagreed = (int(v) for v in values)
+    return traced, agreed, disagreed
+
+
+def _cube_counts(cube: pd.DataFrame) -> tuple[int, int, int]:
+    """(traced, agreed, disagreed) counted in the replay cube: what run_summary holds, for lakes before it did."""
     if cube.empty:
-        return ["No messages were replayed for this run date."]
-    total = int(cube["messages"].sum())
-    seen = cube[cube["agrees"] != NONE]
-    n_seen = int(seen["messages"].sum())
-    if not n_seen:
-        return [f"None of the {total} replayed messages has an observed destination: the replay cannot be checked "
-                "against what happened."]
-    agree = int(seen.loc[seen["agrees"] == "yes", "messages"].sum())
-    out = [f"The replay agrees with the observed destination for {agree} of the {n_seen} messages whose "
-           f"destination was observed ({_pct(agree, n_seen)}); {n_seen} is {_pct(n_seen, total)} of the "
-           f"{total} replayed."]
-    wrong = (seen[seen["agrees"] == "no"].groupby(["sending_qmgr", "queue", "final_qmgr", "observed_qmgr"])
-             ["messages"].sum().sort_values(ascending=False))
-    if len(wrong):
-        out.append("Where they differ: " + "; ".join(
-            f"{s} {q}: replayed {f}, observed {o} ({int(m)})" for (s, q, f, o), m in wrong.head(8).items())
-            + (f"; and {len(wrong) - 8} more combinations." if len(wrong) > 8 else "."))
+        return 0, 0, 0
+    agreed = int(cube.loc[cube["agrees"] == "yes", "messages"].sum())
+    disagreed = int(cube.loc[cube["agrees"] == "no", "messages"].sum())
+    return agreed + disagreed, agreed, disagreed
+
+
+def _puts(n: int) -> str:
+    return f"{n} put" if n == 1 else f"{n} puts"
+
+
+def low_trace_sentence(low_puts: int) -> str:
+    """Why some puts have no observed answer: traced at LOW, where no resolved names are printed."""
+    has, their = ("has", "its") if low_puts == 1 else ("have", "their")
+    return (f"{_puts(low_puts)} {has} no observed answer because {their} trace level was LOW: at LOW the activity "
+            "trace prints no resolved queue manager, so the replay ran but could not be checked. Trace those "
+            "applications at MEDIUM (TraceLevel=MEDIUM in the mqat.ini AllActivityTrace stanza) or HIGH to have "
+            "MQ's answer.")
+
+
+def agreement_findings(cube: pd.DataFrame, counts: tuple[int, int, int] | None = None,
+                       low_puts: int = 0) -> list[str]:
+    """The replay against MQ's own answer: how many traced puts agree (counts: run_summary's traced, agreed,
+    disagreed; else counted in the cube), where they differ, and why LOW-level puts have no answer."""
+    total = int(cube["messages"].sum()) if not cube.empty else 0
+    traced, agreed, disagreed = counts if counts is not None else _cube_counts(cube)
+    out = []
+    if traced:
+        head = f"The replay agrees with MQ on {agreed} of {traced} traced puts ({_pct(agreed, traced)})"
+        head += (f"; {disagreed} {'disagrees' if disagreed == 1 else 'disagree'}, listed below." if disagreed
+                 else ": no disagreement.")
+        if total:
+            head += f" {traced} of the {total} replayed messages ({_pct(traced, total)}) have MQ's answer."
+        out.append(head)
+    elif total:
+        out.append(f"None of the {total} replayed messages has MQ's answer (an activity trace at MEDIUM or HIGH, "
+                   "or a put file's observed_qmgr): the replay cannot be checked against what MQ did.")
+    else:
+        out.append("No messages were replayed for this run date.")
+    if not cube.empty:
+        wrong = (cube[cube["agrees"] == "no"].groupby(["sending_qmgr", "queue", "final_qmgr", "observed_qmgr"])
+                 ["messages"].sum().sort_values(ascending=False))
+        if len(wrong):
+            out.append("Where they differ: " + "; ".join(
+                f"{s} {q}: replayed {f}, MQ {o}{' over another transmission queue' if f == o else ''} ({int(m)})"
+                for (s, q, f, o), m in wrong.head(8).items())
+                + (f"; and {len(wrong) - 8} more combinations." if len(wrong) > 8 else "."))
+    if low_puts:
+        out.append(low_trace_sentence(low_puts))
     return out
+
+
+# The disagreements table: routing_replay's columns, under the names the `clwl query` below gives them.
+DISAGREEMENT_READ = ("sending_qmgr", "msg_id", "put_time", "queue", "final_qmgr", "final_xmitq", "observed_qmgr",
+                     "observed_xmitq", "decided_by", "config_time", "trace")
+DISAGREEMENT_COLS = ("sending_qmgr", "msg_id", "put_time", "queue", "replay_qmgr", "replay_xmitq", "mq_qmgr",
+                     "mq_xmitq", "decided_by", "config_time", "trace")
+DISAGREEMENT_ORDER = ["sending_qmgr", "put_time", "msg_id"]  # the order of the query, so "the rest" follow on
+
+
+def disagreement_query(day: dt.date, whatif: str | None = None) -> str:
+    """The `clwl query` (docs/tables.md, "Disagreements, one by one") for one run date: every disagreement."""
+    option = f" --whatif {whatif}" if whatif else ""
+    return (
+        'clwl query "SELECT r.run_date, r.sending_qmgr, r.msg_id, r.put_time, r.queue, r.bind,\n'
+        "                   r.final_qmgr AS replay_qmgr, r.final_xmitq AS replay_xmitq,\n"
+        "                   r.observed_qmgr AS mq_qmgr, r.observed_xmitq AS mq_xmitq,\n"
+        "                   r.decided_by, r.trace, r.reallocations, r.config_time, e.source, e.source_file, "
+        "e.position\n"
+        "            FROM routing_replay r\n"
+        "            LEFT JOIN message_events e\n"
+        "              ON e.run_date = r.run_date AND e.sending_qmgr = r.sending_qmgr AND e.msg_id = r.msg_id\n"
+        f"            WHERE r.agrees = false AND r.run_date = DATE '{day.isoformat()}'\n"
+        f'            ORDER BY r.sending_qmgr, r.put_time"{option}'
+    )
+
+
+def disagreement_view(rows: pd.DataFrame, total: int) -> TableView:
+    """The disagreements shown (the first `MAX_DISAGREEMENTS` in query order) out of total."""
+    named = rows.rename(columns={"final_qmgr": "replay_qmgr", "final_xmitq": "replay_xmitq",
+                                 "observed_qmgr": "mq_qmgr", "observed_xmitq": "mq_xmitq"})
+    view = table_view("disagreements", named, DISAGREEMENT_COLS, "The replay agrees with MQ on every traced put.",
+                      wrap=("msg_id",), limit=MAX_DISAGREEMENTS)
+    view.details = frozenset({"trace"})
+    view.total = max(total, len(view.rows))
+    return view
 
 
 def _dist_overview(dist: pd.DataFrame) -> pd.DataFrame:
@@ -974,7 +1152,7 @@ def _xmitq_chart(depth: pd.DataFrame, day: dt.date) -> _Chart:
 
 SUMMARY_FIELDS = ("run_id", "run_date", "status", "started_at", "finished_at", "rows_read", "rows_accepted",
                   "rows_quarantined", "messages_replayed", "messages_stuck", "distribution_unexpected",
-                  "validation_result", "table_versions", "warnings")
+                  *MQ_COUNTS, "validation_result", "table_versions", "warnings")
 
 
 def _warnings(summary: dict) -> list[str]:
@@ -1002,9 +1180,12 @@ def build_report(run_date: dt.date, run_id: str, *, routing_cube: pd.DataFrame, 
                  configured: pd.DataFrame | None = None, configured_note: str = "",
                  versions: Sequence[tuple[str, str]] = (), validation_root: Path | None = None,
                  whatif: str | None = None, overrides: dict | None = None,
-                 beside: pd.DataFrame | None = None) -> Report:
+                 beside: pd.DataFrame | None = None, disagreements: pd.DataFrame | None = None,
+                 disagreement_total: int | None = None, low_puts: int = 0) -> Report:
     """The report from plain frames: routing_cube is `_replay_cube` of routing_replay (batches `_combine`d),
-    the others the run date's rows of their tables."""
+    the others the run date's rows of their tables. disagreements: the first routing_replay rows with agrees =
+    false (`read_disagreements`), of disagreement_total (default: as many as given); low_puts: the run date's
+    puts traced at LOW (`low_trace_puts`)."""
     day = run_date
     title = (f"CLWL what-if report: {whatif}, {day.isoformat()}" if whatif
              else f"CLWL replay report: {day.isoformat()}")
@@ -1031,7 +1212,15 @@ def build_report(run_date: dt.date, run_id: str, *, routing_cube: pd.DataFrame, 
 
     # Distribution: findings, configured beside replayed beside observed, charts, the unexpected intervals.
     rep.findings_distribution = distribution_findings(distribution)
-    rep.findings_agreement = agreement_findings(routing_cube)
+    # MQ's answer: the counts from the run summary (older lakes: the cube), every disagreement listed.
+    counts = mq_counts(summary)
+    rep.findings_agreement = agreement_findings(routing_cube, counts, low_puts)
+    if disagreements is not None and not disagreements.empty:
+        total = len(disagreements) if disagreement_total is None else disagreement_total
+        rep.disagreements = disagreement_view(disagreements, total)
+        rep.disagreement_query = disagreement_query(day, whatif)
+    elif (counts or _cube_counts(routing_cube))[2]:  # counted but not read (a lake without the columns)
+        rep.disagreement_query = disagreement_query(day, whatif)
     shares = share_table(configured if configured is not None else pd.DataFrame(), routing_cube)
     rep.shares = table_view("shares", shares, SHARE_COLS, "No messages replayed for this run date.",
                             limit=MAX_TABLE_ROWS * 2)
@@ -1141,6 +1330,21 @@ def write_report(spark_or_none: Any, config: PipelineConfig, run_date: dt.date |
     configured, configured_note = load_configured(silver, day, whatif.apply if whatif is not None else None)
     tables = [*gold.values(), cs] + ([xq] if xq.version is not None else [])
     versions = [(t.name, "not published" if t.version is None else f"version {t.version}") for t in tables]
+    # Only the disagreeing rows of routing_replay, at the version the cube came from; none read when the
+    # published counts say there are none.
+    replay = gold["routing_replay"]
+    counts = mq_counts(_summary_row(gold["run_summary"].frame, run_id)[0])
+    wrong = None
+    if replay.version is not None and (counts is None or counts[2] > 0):
+        wrong = read_disagreements(spark_or_none, config, day, version=replay.version)
+    try:
+        low, ops_version = low_trace_puts(spark_or_none, silver, day)
+        if ops_version is not None:
+            versions.append(("bronze.activity_operations", f"version {ops_version}"))
+    except Exception as exc:  # only the LOW sentence depends on it; the rest of the report stands
+        log.warning("report: bronze.activity_operations not read: %s", exc)
+        low = 0
+        versions.append(("bronze.activity_operations", f"not read ({exc}): puts traced at LOW not counted"))
     rep = build_report(
         day, run_id, routing_cube=gold["routing_replay"].frame, stuck=gold["stuck_messages"].frame,
         distribution=gold["distribution"].frame, run_summary=gold["run_summary"].frame,
@@ -1149,7 +1353,8 @@ def write_report(spark_or_none: Any, config: PipelineConfig, run_date: dt.date |
         xmitq_contents=xq.frame, xmitq_note=xq_note, configured=configured, configured_note=configured_note,
         versions=versions, validation_root=config.lake / "validation",
         whatif=whatif.name if whatif is not None else None,
-        overrides=whatif.overrides() if whatif is not None else None, beside=beside)
+        overrides=whatif.overrides() if whatif is not None else None, beside=beside,
+        disagreements=wrong[0] if wrong else None, disagreement_total=wrong[1] if wrong else None, low_puts=low)
 
     out = config.reports / day.isoformat()
     out.mkdir(parents=True, exist_ok=True)

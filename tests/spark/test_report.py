@@ -55,7 +55,37 @@ def lake(tmp_path_factory):
         "observing_qmgr string, channel string, status string, valid_from timestamp, valid_to timestamp, "
         "run_date date",
     )
+    write_delta(cfg.table_path("bronze", "activity_operations"), activity_rows(), OPS_SCHEMA,
+                partition_by=["run_date"])
     return root
+
+
+# The columns of bronze.activity_operations the report reads (the LOW count), and a trace of the run date:
+OPS_SCHEMA = ("run_date date, source_file string, position int, form string, operation string, comp_code string, "
+              "trace_level string")
+
+
+def activity_rows() -> list[tuple]:
+    """3 puts that were replayed without MQ's answer because they were traced at LOW: an MQPUT, an MQPUT1, and
+    an MQPUT with MQCC_WARNING (a put event all the same). Not counted: an MQOPEN at LOW (no put), a failed
+    MQPUT at LOW (no message, no event), a summary-form MQPUT at LOW (no put event), an MQPUT at MEDIUM (it
+    has MQ's answer) and a LOW MQPUT of another run date."""
+    import datetime as dt
+
+    f = "2026-11-20/QM1/QM1.amqsact"
+    return [
+        (DAY, f, 10, "verbose", "MQPUT", "MQCC_OK", "low"),
+        (DAY, f, 20, "verbose", "MQPUT1", "MQCC_OK", "low"),
+        (DAY, f, 30, "verbose", "MQPUT", "MQCC_WARNING", "low"),
+        (DAY, f, 5, "verbose", "MQOPEN", "MQCC_OK", "low"),
+        (DAY, f, 40, "verbose", "MQPUT", "MQCC_FAILED", "low"),
+        (DAY, f, 50, "summary", "MQPUT", "MQCC_OK", "low"),
+        (DAY, f, 60, "verbose", "MQPUT", "MQCC_OK", "medium"),
+        (DAY + dt.timedelta(days=1), "2026-11-21/QM1/QM1.amqsact", 10, "verbose", "MQPUT", "MQCC_OK", "low"),
+    ]
+
+
+LOW_SENTENCE = "3 puts have no observed answer because their trace level was LOW"
 
 
 def _images(html: str) -> list[bytes]:
@@ -100,8 +130,16 @@ def test_report_without_a_jvm_leads_with_findings_and_ends_with_the_run_summary(
     assert "gold.routing_replay (version 0)" in html
     # The one unexpected distribution row, with its explanation, in the findings.
     assert "QM2 received 9 against 5 replayed, p = 0.02: QM2 received more than CLWLWGHT(80) explains." in html
-    # 6 messages with an observed destination (test_quality_publish.replay_rows), 5 agree (msg 8 went to QM2).
-    assert "for 5 of the 6 messages whose destination was observed (83.3 %)" in html
+    # 6 messages with an observed destination (test_quality_publish.replay_rows), 5 agree (msg 8 went to QM2,
+    # the replay says QM4). This run summary has no traced/agreed/disagreed: counted from routing_replay.
+    findings = html[html.index("<h2>Findings</h2>"):html.index("</section>")]
+    assert "The replay agrees with MQ on 5 of 6 traced puts (83.3 %); 1 disagrees, listed below." in findings
+    row = re.search(r"<tr><td>QM1</td><td class=\"wrap\">QM1-1120-008</td>.*?</tr>", findings).group(0)
+    assert "<td>QM4</td>" in row and "<td>QM2</td>" in row and "<summary>trace</summary>" in row
+    assert findings.count('<td class="wrap">QM1-') == 1  # the one disagreement, no other message
+    assert "DATE &#39;2026-11-20&#39;" in findings
+    assert LOW_SENTENCE in findings  # activity_rows: 3 of its rows count
+    assert "bronze.activity_operations (version 0)" in html
     # no silver config history in this lake: the configured columns are left blank, with why
     assert "the configured weights could not be read" in html
 
@@ -131,6 +169,9 @@ def test_report_falls_back_to_spark_and_skips_a_missing_timeline(spark, lake, tm
     assert "no channel status table at" in html
     assert "run run-not-published has no published summary; showing the latest published run" in html
     assert "QM1-1120-006" in html and "QM1-1120-006" in md_path.read_text()
+    # the disagreement and the LOW count, read with Spark's filters too
+    assert "| QM1 | QM1-1120-008 | 2026-11-20 10:06:00" in md_path.read_text()
+    assert LOW_SENTENCE in html
 
 
 def test_replay_cube_read_batch_by_batch_equals_the_whole_table(tmp_path, monkeypatch):
@@ -173,3 +214,38 @@ def test_replay_cube_read_batch_by_batch_equals_the_whole_table(tmp_path, monkey
                                 reduce=report._replay_cube).frame
         pd.testing.assert_frame_equal(streamed.sort_values(keys).reset_index(drop=True)[list(whole.columns)],
                                       whole, check_dtype=False)
+
+
+def test_only_the_disagreements_are_read_batch_by_batch_and_the_first_ones_kept(tmp_path, monkeypatch):
+    """read_disagreements keeps the first MAX rows in the query's order (sending queue manager, put time) and
+    counts all of the run date's agrees = false rows, whatever the batch size: agreeing, unobserved and other
+    dates' rows are filtered out by the read, or the count would be larger."""
+    import datetime as dt
+
+    import pandas as pd
+    from deltalake import write_deltalake
+
+    from spark import report
+
+    day, other = dt.date(2026, 11, 20), dt.date(2026, 11, 21)
+    rows = []
+    for i in range(600):
+        agrees = None if i % 3 == 0 else i % 7 == 0  # every 3rd unobserved; of the rest, every 7th agrees
+        rows.append({"run_date": day if i % 5 else other, "sending_qmgr": f"QM{i % 2}", "msg_id": f"M-{i:04d}",
+                     "put_time": pd.Timestamp("2026-11-20 10:00", tz="UTC") + pd.Timedelta(seconds=599 - i),
+                     "queue": "Q", "final_qmgr": "QM2", "final_xmitq": "X", "observed_qmgr": None if agrees is None
+                     else "QM3", "observed_xmitq": None, "decided_by": "12", "config_time": pd.NaT,
+                     "trace": "12:=QM2/TO.QM2", "agrees": agrees})
+    frame = pd.DataFrame(rows)
+    write_deltalake(str(tmp_path / "gold" / "routing_replay"), frame, partition_by=["run_date"])
+    cfg = PipelineConfig(lake=tmp_path)
+    wrong = frame[(frame["run_date"] == day) & (frame["agrees"] == False)]  # noqa: E712
+    expected = wrong.sort_values(["sending_qmgr", "put_time", "msg_id"])["msg_id"].head(25).tolist()
+    assert len(wrong) > 25 and len(set(wrong["sending_qmgr"])) == 2
+    for batch in (1 << 18, 64, 7):
+        monkeypatch.setattr(report, "_BATCH_ROWS", batch)
+        kept, total = report.read_disagreements(None, cfg, day, version=None, limit=25)
+        assert total == len(wrong)
+        assert kept["msg_id"].tolist() == expected
+    # the LOW count on a lake without bronze.activity_operations: nothing, no version
+    assert report.low_trace_puts(None, cfg, day) == (0, None)

@@ -98,7 +98,7 @@ def test_the_first_section_states_what_is_stuck_per_channel_and_reason(rendered)
     rep, html, md = rendered
     first = html.index("<h2")
     assert html[first:].startswith("<h2>Findings</h2>")
-    findings = text_of(html[first:html.index("</section>")])
+    findings = text_of(html[first:html.index("</section>")]).replace("&#39;", "'")
     # 5 stuck rows, behind 2 channels (TO.QM3, TO.QM2); M-4 was never released.
     assert "5 messages were stuck on 2026-11-20 behind 2 channels, the longest for 3:00; 1 of them still " \
            "waiting at the end of the day." in findings
@@ -113,9 +113,11 @@ def test_the_first_section_states_what_is_stuck_per_channel_and_reason(rendered)
             "again: put to a named queue manager, they stay bound to QM2.") in findings
     # The unexpected distribution with its explanation, and the agreement: 4 of the 5 observed agree.
     assert "QM2 received 9 against 5 replayed, p = 0.02: QM2 received more than CLWLWGHT(80) explains." in findings
-    assert "agrees with the observed destination for 4 of the 5 messages whose destination was observed " \
-           "(80.0 %); 5 is 50.0 % of the 10 replayed." in findings
-    assert "QM1 APP.ORDERS: replayed QM3, observed QM2 (1)" in findings
+    # No traced/agreed/disagreed in this run summary (a lake before them): counted in the replay cube.
+    assert "The replay agrees with MQ on 4 of 5 traced puts (80.0 %); 1 disagrees, listed below. 5 of the 10 " \
+           "replayed messages (50.0 %) have MQ's answer." in findings
+    assert "QM1 APP.ORDERS: replayed QM3, MQ QM2 (1)" in findings
+    assert "WHERE r.agrees = false AND r.run_date = DATE '2026-11-20'" in findings
     # The technical run summary comes last.
     assert html.index("Run summary") > html.index("Channels") > html.index("Stuck messages (5)")
 
@@ -175,7 +177,7 @@ def test_the_html_is_self_contained_and_its_tables_sortable(rendered):
 
 def test_summary_md_follows_the_same_order(rendered):
     _, html, md = rendered
-    order = ["## Findings", "### What is stuck", "### Distributions", "### Replay against the observed",
+    order = ["## Findings", "### What is stuck", "### Distributions", "### Replay against MQ's answer",
              "## Stuck messages (5)", "## Distribution: configured, replayed and observed", "## Replay per queue",
              "## Channels", "## Run summary"]
     positions = [md.index(h) for h in order]
@@ -193,3 +195,119 @@ def test_templates_are_found_beside_the_module():
 
 def test_h_mm():
     assert report.hmm(10742) == "2:59" and report.hmm(59) == "0:00" and report.hmm(None) == ""
+
+
+# ------------------------------------------------------------------------------------------ MQ's answer
+
+
+def wrong_frame(n: int = 2) -> pd.DataFrame:
+    """Disagreeing routing_replay rows as read_disagreements returns them. The first two are the two kinds:
+    D-1 MQ sent to another queue manager (QM3) than the replay (QM2); D-2 the same queue manager, but MQ used
+    another transmission queue (both known, so agrees = false)."""
+    sctq = "SYSTEM.CLUSTER.TRANSMIT.QUEUE"
+    rows = [dict(sending_qmgr="QM1", msg_id="D-1", put_time=at(10, 3), queue="CLUS.Q", final_qmgr="QM2",
+                 final_xmitq=sctq, observed_qmgr="QM3", observed_xmitq=sctq, decided_by="12",
+                 config_time=at(6), trace="12:=QM2/TO.QM2"),
+            dict(sending_qmgr="QM1", msg_id="D-2", put_time=at(10, 4), queue="CLUS.Q", final_qmgr="QM3",
+                 final_xmitq=sctq, observed_qmgr="QM3", observed_xmitq="SYSTEM.CLUSTER.TRANSMIT.TO.QM3",
+                 decided_by="12", config_time=at(6), trace="12:=QM3/TO.QM3")]
+    rows += [dict(rows[0], msg_id=f"D-{i + 1}", put_time=at(11, i % 60)) for i in range(2, n)]
+    return pd.DataFrame(rows[:n])
+
+
+def summary_with(traced=None, agreed=None, disagreed=None) -> pd.DataFrame:
+    return pd.DataFrame([dict(run_id="run-1", run_date=DAY, status="published", messages_replayed=10,
+                              traced=traced, agreed=agreed, disagreed=disagreed)])
+
+
+def build(run_summary: pd.DataFrame, **kw) -> tuple[report.Report, str, str]:
+    cube = report._combine([report._replay_cube(replay_frame())])
+    rep = report.build_report(DAY, "run-1", routing_cube=cube, stuck=pd.DataFrame(), distribution=pd.DataFrame(),
+                              run_summary=run_summary, **kw)
+    return rep, report.render_html(rep), report.render_md(rep)
+
+
+def findings_of(html: str) -> str:
+    return text_of(html[html.index("<h2>Findings</h2>"):html.index("</section>")]).replace("&#39;", "'")
+
+
+def test_the_counts_come_from_the_run_summary_and_every_disagreement_is_listed_in_the_findings():
+    # run_summary says 5 traced, 3 agreed, 2 disagreed (as a MEDIUM trace of 5 puts with D-1 and D-2 wrong);
+    # its counts win over the cube's (4 of 5 in replay_frame): they are the published numbers.
+    rep, html, md = build(summary_with(5, 3, 2), disagreements=wrong_frame(), disagreement_total=2)
+    findings = findings_of(html)
+    # 3/5 = 60.0 %; 5 of the cube's 10 replayed messages = 50.0 %.
+    sentence = ("The replay agrees with MQ on 3 of 5 traced puts (60.0 %); 2 disagree, listed below. 5 of the 10 "
+                "replayed messages (50.0 %) have MQ's answer.")
+    assert sentence in findings and f"- {sentence}" in md
+    table = html[html.index('id="disagreements"'):html.index("</section>")]
+    assert rep.disagreements.columns == list(report.DISAGREEMENT_COLS)
+    row = dict(zip(rep.disagreements.columns, [c for c, _ in rep.disagreements.rows[1]]))
+    assert row == {"sending_qmgr": "QM1", "msg_id": "D-2", "put_time": "2026-11-20 10:04:00Z", "queue": "CLUS.Q",
+                   "replay_qmgr": "QM3", "replay_xmitq": "SYSTEM.CLUSTER.TRANSMIT.QUEUE", "mq_qmgr": "QM3",
+                   "mq_xmitq": "SYSTEM.CLUSTER.TRANSMIT.TO.QM3", "decided_by": "12",
+                   "config_time": "2026-11-20 06:00:00Z", "trace": "12:=QM3/TO.QM3"}
+    # the trace behind a disclosure, in the table of the first section
+    assert '<details><summary>trace</summary><code class="wrap">12:=QM2/TO.QM2</code></details>' in table
+    assert "more disagreements not shown" not in html
+    assert "DATE '2026-11-20'" in findings and "LEFT JOIN message_events e" in findings
+    # summary.md: the same sentence, the rows, the query, still inside the findings (before the stuck section)
+    md_findings = md[md.index("## Findings"):md.index("## Stuck messages")]
+    assert "| QM1 | D-1 | 2026-11-20 10:03:00Z | CLUS.Q | QM2 | SYSTEM.CLUSTER.TRANSMIT.QUEUE | QM3 |" in md_findings
+    assert "| SYSTEM.CLUSTER.TRANSMIT.TO.QM3 | 12 | 2026-11-20 06:00:00Z | 12:=QM3/TO.QM3 |" in md_findings
+    assert "```\nclwl query \"SELECT r.run_date" in md_findings
+    assert "LOW" not in findings  # nothing was traced at LOW
+
+
+def test_a_long_list_of_disagreements_is_capped_with_the_count_of_the_rest_and_the_query():
+    n = report.MAX_DISAGREEMENTS + 20
+    rep, html, md = build(summary_with(400, 150, 250), disagreements=wrong_frame(n), disagreement_total=250)
+    assert len(rep.disagreements.rows) == report.MAX_DISAGREEMENTS
+    rest = 250 - report.MAX_DISAGREEMENTS  # the total read, not the rows handed in
+    findings = findings_of(html)
+    assert f"{rest} more disagreements not shown (the first {report.MAX_DISAGREEMENTS} of 250 are above" in findings
+    assert "The replay agrees with MQ on 150 of 400 traced puts (37.5 %); 250 disagree, listed below." in findings
+    assert "clwl query \"SELECT r.run_date" in findings.replace("&#34;", '"')
+    assert f"_{rest} more disagreements not shown" in md
+
+
+def test_when_everything_agrees_there_is_no_table_and_no_query():
+    rep, html, md = build(summary_with(5, 5, 0), disagreements=None)
+    findings = findings_of(html)
+    assert "The replay agrees with MQ on 5 of 5 traced puts (100.0 %): no disagreement." in findings
+    assert rep.disagreements is None and 'id="disagreements"' not in html
+    assert "clwl query" not in findings and "clwl query" not in md[:md.index("## Stuck messages")]
+
+
+def test_puts_traced_at_low_are_said_to_have_no_answer_and_why():
+    # Nothing with MQ's answer (traced 0): the replay ran for all 10 messages, 4 of which were traced at LOW.
+    rep, html, md = build(summary_with(0, 0, 0), low_puts=4)
+    findings = findings_of(html)
+    assert "None of the 10 replayed messages has MQ's answer" in findings
+    low = ("4 puts have no observed answer because their trace level was LOW: at LOW the activity trace prints no "
+           "resolved queue manager, so the replay ran but could not be checked. Trace those applications at MEDIUM")
+    assert low in findings and f"- {low}" in md
+    assert "TraceLevel=MEDIUM" in findings and 'id="disagreements"' not in html
+    # one put: singular
+    assert report.low_trace_sentence(1).startswith("1 put has no observed answer because its trace level was LOW")
+
+
+def test_a_summary_without_the_counts_falls_back_to_the_cube():
+    # traced/agreed/disagreed null (a run before they were counted): replay_frame's cube has 5 observed, 4 agree.
+    assert report.mq_counts(summary_with().iloc[0].to_dict()) is None
+    assert report.mq_counts(summary_with(5, 3, 2).iloc[0].to_dict()) == (5, 3, 2)
+    rep, html, _ = build(summary_with())
+    assert "The replay agrees with MQ on 4 of 5 traced puts (80.0 %); 1 disagrees" in findings_of(html)
+    # the disagreement was counted but not read (no rows handed in): the query still lists it
+    assert rep.disagreements is None and "WHERE r.agrees = false" in findings_of(html)
+
+
+def test_a_disagreement_on_the_transmission_queue_alone_is_named_as_such():
+    # D-2 of wrong_frame: MQ and the replay both say QM3, but MQ used SYSTEM.CLUSTER.TRANSMIT.TO.QM3.
+    replay = wrong_frame().assign(path="cluster", error=None, reallocatable=True, held=False, held_from=None,
+                                  stay_reason=None, reallocations=0, agrees=False)
+    cube = report._combine([report._replay_cube(replay)])
+    out = report.agreement_findings(cube)
+    assert out[0].startswith("The replay agrees with MQ on 0 of 2 traced puts (0.0 %); 2 disagree, listed below.")
+    assert out[1] == ("Where they differ: QM1 CLUS.Q: replayed QM2, MQ QM3 (1); "
+                      "QM1 CLUS.Q: replayed QM3, MQ QM3 over another transmission queue (1).")
