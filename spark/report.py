@@ -536,7 +536,7 @@ def _windows(stuck: pd.DataFrame, day_end: pd.Timestamp) -> pd.Series:
 
 
 STUCK_GROUP_COLS = ("sending_qmgr", "channel", "qmgr", "channel_state", "window", "reason", "messages", "oldest",
-                    "queues", "released", "release", "example_msg_id")
+                    "queues", "released", "release", "example_msg_id", "explain")
 
 
 def annotate_stuck(stuck: pd.DataFrame, day: dt.date) -> pd.DataFrame:
@@ -553,9 +553,11 @@ def annotate_stuck(stuck: pd.DataFrame, day: dt.date) -> pd.DataFrame:
     return s.sort_values(["held_from", "msg_id"], kind="stable")
 
 
-def stuck_groups(stuck: pd.DataFrame, day: dt.date) -> pd.DataFrame:
+def stuck_groups(stuck: pd.DataFrame, day: dt.date, explain: bool = True) -> pd.DataFrame:
     """The stuck messages grouped by sending queue manager, channel, time window and reason: count, the oldest
-    age (h:mm), when they were released or what would release them, and one message id to look at."""
+    age (h:mm), when they were released or what would release them, and one message id to look at (the one that
+    waited longest), with the `clwl explain` command that tells its story (``explain``; not in a what-if report:
+    the command reads the published tables)."""
     if stuck.empty:
         return pd.DataFrame(columns=[*STUCK_GROUP_COLS, "oldest_seconds"])
     s = annotate_stuck(stuck, day)
@@ -567,6 +569,7 @@ def stuck_groups(stuck: pd.DataFrame, day: dt.date) -> pd.DataFrame:
         rec.update(messages=len(g), oldest_seconds=int(g["age_seconds"].max()) if g["age_seconds"].notna().any()
                    else None, queues=", ".join(sorted(g["queue"].dropna().astype(str).unique())),
                    released=_released(g), release=_release(g), example_msg_id=g["msg_id"].iloc[0],
+                   explain=f"clwl explain {g['msg_id'].iloc[0]} --date {day.isoformat()}" if explain else "",
                    first=g["held_from"].min())
         rec["oldest"] = hmm(rec["oldest_seconds"])
         out.append(rec)
@@ -1200,11 +1203,11 @@ def build_report(run_date: dt.date, run_id: str, *, routing_cube: pd.DataFrame, 
     stuck = stuck.copy()
     if not stuck.empty:
         stuck["age"] = stuck["age_seconds"].map(hmm)
-    groups = stuck_groups(stuck, day)
+    groups = stuck_groups(stuck, day, explain=whatif is None)
     rep.stuck_total = len(stuck)
     rep.findings_stuck = stuck_findings(stuck, groups, day)
     rep.stuck_groups = table_view("stuck-groups", groups, STUCK_GROUP_COLS, "No stuck messages.",
-                                  wrap=("reason", "release", "queues", "example_msg_id"),
+                                  wrap=("reason", "release", "queues", "example_msg_id", "explain"),
                                   keys={"oldest": "oldest_seconds"})
     ordered = stuck.sort_values(["held_from", "msg_id"]) if "held_from" in stuck.columns else stuck
     rep.stuck_rows = table_view("stuck-rows", ordered, STUCK_COLS, "No stuck messages.",

@@ -311,3 +311,23 @@ def test_a_disagreement_on_the_transmission_queue_alone_is_named_as_such():
     assert out[0].startswith("The replay agrees with MQ on 0 of 2 traced puts (0.0 %); 2 disagree, listed below.")
     assert out[1] == ("Where they differ: QM1 CLUS.Q: replayed QM2, MQ QM3 (1); "
                       "QM1 CLUS.Q: replayed QM3, MQ QM3 over another transmission queue (1).")
+
+
+def test_each_stuck_group_names_the_command_that_explains_its_oldest_message():
+    import datetime as dt
+
+    import pandas as pd
+
+    from spark.report import stuck_groups
+
+    day = dt.date(2026, 11, 20)
+    t = pd.Timestamp("2026-11-20T09:00:00Z")
+    stuck = pd.DataFrame([
+        dict(run_date=day, sending_qmgr="QM1", msg_id=m, queue="Q1", qmgr="QM3", channel="TO.QM3",
+             xmitq="SYSTEM.CLUSTER.TRANSMIT.QUEUE", channel_state="RETRYING", held_from=t + pd.Timedelta(minutes=k),
+             released_at=None, age_seconds=3600 - 60 * k, why="not-reallocatable", detail="bind-on-open",
+             observed_on_xmitq=False)
+        for k, m in ((5, "M2"), (0, "M1"))])
+    groups = stuck_groups(stuck, day)
+    assert list(groups["explain"]) == ["clwl explain M1 --date 2026-11-20"]  # M1 waited longest
+    assert list(stuck_groups(stuck, day, explain=False)["explain"]) == [""]  # a what-if report: no command
