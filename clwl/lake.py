@@ -25,9 +25,9 @@ from pathlib import Path
 LAYERS = ("bronze", "silver", "gold")
 
 BRONZE_TABLES = ("capture_files", "mqsc_objects", "put_records", "xmitq_messages", "queue_accounting",
-                 "activity_operations")
+                 "activity_operations", "channel_statistics")
 SILVER_TABLES = ("config_history", "channel_status", "message_events", "xmitq_contents", "queue_accounting",
-                 "quarantine", "ingest_files")
+                 "channel_statistics", "quarantine", "ingest_files")
 #: The published tables, in the order a publish writes them: run_summary last, since it records the others'
 #: versions.
 GOLD_TABLES = ("routing_replay", "stuck_messages", "distribution", "run_summary")
@@ -38,7 +38,7 @@ TABLE_KEYS = tuple(f"{layer}.{name}" for layer, names in TABLES_BY_LAYER.items()
 
 #: The silver tables a run reads; run_summary.table_versions records the version of each it read.
 RUN_INPUTS = ("silver.config_history", "silver.channel_status", "silver.message_events", "silver.xmitq_contents",
-              "silver.queue_accounting", "silver.quarantine", "silver.ingest_files")
+              "silver.queue_accounting", "silver.channel_statistics", "silver.quarantine", "silver.ingest_files")
 
 STAGING = "staging"
 VALIDATION = "validation"

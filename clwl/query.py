@@ -13,18 +13,22 @@ no pyspark import. Its SQL is DataFusion's (PostgreSQL-like), not Spark SQL.
 from __future__ import annotations
 
 import base64
+import csv
 import datetime as dt
 import decimal
 import json
 import math
 import os
+import re
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Iterable, TextIO
+from typing import Any, TextIO
 
 from clwl.lake import LAYERS, is_delta_table
 
 LAYER_PRIORITY = tuple(reversed(LAYERS))  # who gets the bare name when two layers share a table name: gold first
-MAX_CELL = 60  # characters of a cell in the readable table
+MAX_CELL = 60  # characters of a cell in the table format, unless --wide
+FORMATS = ("table", "csv", "json")
 
 
 class QueryError(Exception):
@@ -48,7 +52,7 @@ def discover_tables(lake: Path) -> dict[str, Path]:
         return LAYER_PRIORITY.index(layer) if layer in LAYER_PRIORITY else len(LAYER_PRIORITY)
 
     names: dict[str, Path] = {}
-    for layer, table, path in sorted(found, key=lambda f: (rank(f[0]), f[0], f[1])):
+    for _layer, table, path in sorted(found, key=lambda f: (rank(f[0]), f[0], f[1])):
         names.setdefault(table, path)
     for layer, table, path in found:
         names.setdefault(f"{layer}_{table}", path)
@@ -63,11 +67,10 @@ WRITE_WORDS = frozenset({"COPY", "CREATE", "INSERT", "UPDATE", "DELETE", "DROP",
                          "MERGE", "PREPARE"})
 
 
-def _sql_words(sql: str) -> tuple[list[str], int]:
-    """(the upper-cased bare words of ``sql`` outside strings, quoted names and comments, the number of
-    statements). One pass over the text: linear in its length."""
-    words: list[str] = []
-    statements, has_content = 0, False
+def _tokens(sql: str) -> Iterator[tuple[str, int, int]]:
+    """(kind, start, end) of each token of ``sql`` outside comments: ``string`` (single-quoted, the quotes
+    included), ``name`` (double-quoted or backquoted), ``word``, ``semicolon``, ``other`` (any other non-space
+    character). One pass over the text: linear in its length."""
     i, n = 0, len(sql)
     while i < n:
         c = sql[i]
@@ -80,7 +83,8 @@ def _sql_words(sql: str) -> tuple[list[str], int]:
                         continue
                     break
                 j += 1
-            i, has_content = j + 1, True
+            yield ("string" if c == "'" else "name"), i, min(j + 1, n)
+            i = j + 1
         elif sql.startswith("--", i):
             j = sql.find("\n", i)
             i = n if j < 0 else j + 1
@@ -88,18 +92,33 @@ def _sql_words(sql: str) -> tuple[list[str], int]:
             j = sql.find("*/", i + 2)
             i = n if j < 0 else j + 2
         elif c == ";":
-            statements += has_content
-            has_content = False
+            yield "semicolon", i, i + 1
             i += 1
         elif c.isalpha() or c == "_":
             j = i + 1
             while j < n and (sql[j].isalnum() or sql[j] == "_"):
                 j += 1
-            words.append(sql[i:j].upper())
-            i, has_content = j, True
+            yield "word", i, j
+            i = j
         else:
-            has_content = has_content or not c.isspace()
+            if not c.isspace():
+                yield "other", i, i + 1
             i += 1
+
+
+def _sql_words(sql: str) -> tuple[list[str], int]:
+    """(the upper-cased bare words of ``sql`` outside strings, quoted names and comments, the number of
+    statements)."""
+    words: list[str] = []
+    statements, has_content = 0, False
+    for kind, start, end in _tokens(sql):
+        if kind == "semicolon":
+            statements += has_content
+            has_content = False
+            continue
+        if kind == "word":
+            words.append(sql[start:end].upper())
+        has_content = True
     return words, statements + has_content
 
 
@@ -155,13 +174,62 @@ def run_query(sql: str, lake: Path):
             qb.register(name, DeltaTable(str(path), version=version))
         except Exception as exc:
             raise QueryError(f"cannot read the Delta table {path}: {_one_line(exc)}") from None
-    try:
-        return pa.RecordBatchReader.from_stream(qb.execute(sql)).read_all()
-    except Exception as exc:
-        hint = ""
-        if "not found" in str(exc):
-            hint = f" (tables in {lake}: {', '.join(sorted(tables)) or 'none'})"
-        raise QueryError(f"bad SQL: {_one_line(exc)}{hint}") from None
+    rewritten: set[str] = set()
+    while True:
+        try:
+            return pa.RecordBatchReader.from_stream(qb.execute(sql)).read_all()
+        except Exception as exc:
+            literal = _unparsed_timestamp(str(exc))
+            fixed = _with_seconds(literal) if literal is not None and literal not in rewritten else None
+            if fixed is not None:  # '2026-11-20 14:00' compared with a timestamp: the same instant, with seconds
+                rewritten.add(literal)
+                sql = _replace_string_literal(sql, literal, fixed)
+                continue
+            hint = ""
+            if "not found" in str(exc):
+                hint = f" (tables in {lake}: {', '.join(sorted(tables)) or 'none'})"
+            elif literal is not None:
+                hint = f" ({TIMESTAMP_HINT})"
+            raise QueryError(f"bad SQL: {_one_line(exc)}{hint}") from None
+
+
+# ------------------------------------------------------------------------------------------- timestamps
+# DataFusion (through Arrow's parser) reads '2026-11-20 14:00:00' compared with a timestamp column as that instant
+# in UTC, but not '2026-11-20 14:00': it wants seconds. A literal it failed on is given them and the query re-run.
+# Only a text DataFusion itself failed to read as a timestamp is rewritten (wherever it appears in the query), so
+# other strings stay as written.
+
+TIMESTAMP_HINT = ("timestamps are written 'YYYY-MM-DD HH:MM[:SS]', UTC unless an offset follows: "
+                  "held_from < '2026-11-20 14:00'")
+_TIMESTAMP_PARSE_ERROR = re.compile(r"Error parsing timestamp from '((?:[^']|'')*)'")
+_TIMESTAMP_WITHOUT_SECONDS = re.compile(
+    r"(?P<hour>\d{4}-\d{2}-\d{2}[ T]\d{2})(?P<minute>:\d{2})?(?P<zone>Z|[+-]\d{2}(?::?\d{2})?)?")
+
+
+def _unparsed_timestamp(message: str) -> str | None:
+    """The literal in DataFusion's "Error parsing timestamp from '...'", or None for any other error."""
+    m = _TIMESTAMP_PARSE_ERROR.search(message)
+    return m.group(1) if m else None
+
+
+def _with_seconds(literal: str) -> str | None:
+    """``'2026-11-20 14:00'`` -> ``'2026-11-20 14:00:00'`` (also ``T``, an hour alone, a zone); None when the
+    literal is not a timestamp short of its seconds."""
+    m = _TIMESTAMP_WITHOUT_SECONDS.fullmatch(literal.strip())
+    if not m:
+        return None
+    return f"{m['hour']}{m['minute'] or ':00'}:00{m['zone'] or ''}"
+
+
+def _replace_string_literal(sql: str, literal: str, replacement: str) -> str:
+    """``sql`` with every single-quoted string whose text is ``literal`` replaced by ``replacement`` (neither
+    contains a quote); quoted names, comments and other strings are left as they are."""
+    parts, last = [], 0
+    for kind, start, end in _tokens(sql):
+        if kind == "string" and sql[start + 1:end - 1] == literal:
+            parts += [sql[last:start], f"'{replacement}'"]
+            last = end
+    return "".join(parts) + sql[last:]
 
 
 def _one_line(exc: BaseException) -> str:
@@ -211,35 +279,55 @@ def _value(v: Any, is_map: bool) -> Any:
 
 
 def write_json(table, out: TextIO) -> None:
+    """One JSON object per row (timestamps ISO-8601, maps as objects, NaN as null)."""
     maps = _map_columns(table)
     for row in table.to_pylist():
         out.write(json.dumps({k: _value(v, k in maps) for k, v in row.items()}, ensure_ascii=False) + "\n")
 
 
-def _cell(v: Any) -> str:
+def _text(v: Any) -> str | None:
+    """A cell as one line of text (None stays None): strings as they are, anything else as JSON."""
     if v is None:
-        return "NULL"
+        return None
     text = v if isinstance(v, str) else json.dumps(v, ensure_ascii=False)
-    text = " ".join(text.split())
-    return text if len(text) <= MAX_CELL else text[: MAX_CELL - 3] + "..."
+    return " ".join(text.split())
 
 
-def write_readable(table, out: TextIO) -> None:
-    header = list(table.column_names)
+def _rows(table) -> list[list[str | None]]:
     maps = _map_columns(table)
-    rows = [[_cell(_value(v, k in maps)) for k, v in row.items()] for row in table.to_pylist()]
-    widths = [max([len(h)] + [len(r[i]) for r in rows]) for i, h in enumerate(header)]
-    numeric = [_is_numeric(table.schema.field(i).type) for i in range(len(header))]
+    return [[_text(_value(v, k in maps)) for k, v in row.items()] for row in table.to_pylist()]
 
-    def line(cells: Iterable[str]) -> str:
-        return "  ".join(c.rjust(widths[i]) if numeric[i] else c.ljust(widths[i])
-                         for i, c in enumerate(cells)).rstrip() + "\n"
 
-    out.write(line(header))
-    out.write(line("-" * w for w in widths))
-    for r in rows:
-        out.write(line(r))
+def write_csv(table, out: TextIO) -> None:
+    """A header line, then one line per row; NULL is an empty field, nothing is cut."""
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(table.column_names)
+    writer.writerows([["" if c is None else c for c in r] for r in _rows(table)])
+
+
+def write_table(table, out: TextIO, wide: bool = False) -> int:
+    """An aligned text table (numbers to the right) and a row count; a cell longer than MAX_CELL characters is
+    cut unless ``wide``. Returns how many cells were cut."""
+    from tabulate import tabulate
+
+    cut = 0
+
+    def shown(text: str | None) -> str:
+        nonlocal cut
+        if text is None:
+            return "NULL"
+        if wide or len(text) <= MAX_CELL:
+            return text
+        cut += 1
+        return text[: MAX_CELL - 3] + "..."
+
+    rows = [[shown(c) for c in r] for r in _rows(table)]
+    align = ["right" if _is_numeric(f.type) else "left" for f in table.schema]
+    if table.num_columns:
+        out.write(tabulate(rows, headers=table.column_names, tablefmt="simple", disable_numparse=True,
+                           colalign=align) + "\n")
     out.write(f"({len(rows)} row{'' if len(rows) == 1 else 's'})\n")
+    return cut
 
 
 def _is_numeric(t) -> bool:

@@ -53,6 +53,9 @@ class PutEvent:
     length: int = 0
     observed_qmgr: Optional[str] = None
     observed_xmitq: Optional[str] = None  # the transmission queue MQ put it on (activity trace), if known
+    # The observed answer is MQ's choice at the put (an activity-traced MQPUT), not where the message arrived
+    # (a put record's observed destination): a message re-allocated later is compared with its first destination.
+    observed_at_put: bool = False
 
 
 @dataclass
@@ -86,6 +89,7 @@ class ReplayRow:
     stay_reason: Optional[str] = None  # not-reallocatable | still-most-favourable
     stay_detail: Optional[str] = None
     observed_xmitq: Optional[str] = None
+    observed_at_put: bool = False  # PutEvent.observed_at_put
 
     @property
     def delivered_at(self) -> Optional[datetime]:
@@ -102,13 +106,16 @@ class ReplayRow:
 
     @property
     def agrees(self) -> Optional[bool]:
-        """MQ's answer (observed) is the replay's final destination: the queue manager, and the transmission
-        queue too when both are known. None without an observed queue manager."""
+        """MQ's answer (observed) is the replay's: the queue manager, and the transmission queue too when both are
+        known. Where the message arrived is compared with the final destination; MQ's choice at the put (the
+        activity trace: ``observed_at_put``) with the first, since a re-allocation happens after the traced
+        MQPUT. None without an observed queue manager."""
         if not self.observed_qmgr:
             return None
-        if self.observed_xmitq and self.final_xmitq and self.observed_xmitq != self.final_xmitq:
+        qmgr, xmitq = (self.qmgr, self.xmitq) if self.observed_at_put else (self.final_qmgr, self.final_xmitq)
+        if self.observed_xmitq and xmitq and self.observed_xmitq != xmitq:
             return False
-        return self.observed_qmgr == self.final_qmgr
+        return self.observed_qmgr == qmgr
 
 
 @dataclass
@@ -254,7 +261,7 @@ class SenderReplay:
             # (reallocatable None, not True).
             yield ReplayRow(ev.msg_id, ev.put_time, ev.queue, ev.target_qmgr, ev.bind, ev.length, None, None,
                             None, None, None, None, None, res.detail, res.error, res.reason, config_time,
-                            ev.observed_qmgr, observed_xmitq=ev.observed_xmitq)
+                            ev.observed_qmgr, observed_xmitq=ev.observed_xmitq, observed_at_put=ev.observed_at_put)
             return
         row = self._routed_row(ev, res, config_time)
         if res.channel is not None and res.path == "cluster" and self._holding(res.channel):
@@ -371,7 +378,7 @@ class SenderReplay:
                          res.channel, res.xmitq, res.path, res.decided_by, res.reallocatable,
                          res.not_reallocatable_reason, res.summary, None, None, config_time, ev.observed_qmgr,
                          final_qmgr=res.qmgr, final_channel=res.channel, final_xmitq=res.xmitq,
-                         observed_xmitq=ev.observed_xmitq)
+                         observed_xmitq=ev.observed_xmitq, observed_at_put=ev.observed_at_put)
 
     def _wait(self, row: ReplayRow, decided: Step) -> None:
         """A message routed over a channel that is not moving messages waits on its transmission queue;

@@ -5,14 +5,15 @@ from __future__ import annotations
 import os
 import re
 from dataclasses import dataclass, field
-from datetime import date, datetime, time as dtime, timezone
+from datetime import date, datetime, timezone
+from datetime import time as dtime
 from pathlib import Path
 from typing import Iterable, Optional
 
 from clwl.model import (
+    IGQ_DEFAULT_MAX_MESSAGE,
     ClusterChannel,
     ClusterView,
-    IGQ_DEFAULT_MAX_MESSAGE,
     LocalAlias,
     LocalQueue,
     QmgrAttributes,

@@ -31,8 +31,14 @@ from airflow.sdk import Asset, Param, Variable, get_current_context
 from airflow.sdk.exceptions import AirflowFailException
 
 from clwl.lake import GOLD_TABLES
-from clwl.whatif import (CHANNEL_ATTRS_SCHEMA, CHANNEL_STATE_SCHEMA, NAME_PATTERN, QUEUE_ATTRS_SCHEMA,
-                         SUSPEND_SCHEMA, WhatIf)
+from clwl.whatif import (
+    CHANNEL_ATTRS_SCHEMA,
+    CHANNEL_STATE_SCHEMA,
+    NAME_PATTERN,
+    QUEUE_ATTRS_SCHEMA,
+    SUSPEND_SCHEMA,
+    WhatIf,
+)
 from spark.config import REPO_ROOT, PipelineConfig
 from spark.run import PipelineRun
 

@@ -6,12 +6,13 @@ still the most favourable destination, and which attribute decided), plus messag
 browse shows sitting there although the replay had them delivered (the channel failed between captures).
 
 distribution: per sending queue manager, queue, interval and destination, the replay's expected count against
-the observation: the observed destinations of the put records (per sender, hourly), and the receivers'
-amqsmon queue accounting (all senders together, sending_qmgr "*", each receiver's own interval). For the
+the observation: the observed destinations of the put records (per sender, hourly), the receivers'
+amqsmon queue accounting (all senders together, sending_qmgr "*", each receiver's own interval), and the
+senders' amqsmon channel statistics (per sender, sending channel and statistics interval, queue "*"). For the
 observed destinations a chi-square goodness-of-fit test per (sender, queue, hour) gives the p-value; a
 destination is "unexpected" when the group is significant (p < ALPHA) and its standardised residual is beyond
-RESIDUAL. For accounting the replay predicts each receiver's count exactly, so each receiver interval is tested
-on its own (Poisson, normal approximation). Too few messages to test: "insufficient data". The explanation names what the configuration
+RESIDUAL. For accounting and channel statistics the replay predicts each count exactly, so each interval is
+tested on its own (Poisson, normal approximation). Too few messages to test: "insufficient data". The explanation names what the configuration
 and events say about the skew (weights, priority, rank, suspend, outages, local preference, CLWLMRUC).
 """
 
@@ -26,6 +27,7 @@ from pyspark.sql import functions as F
 
 from clwl.days import as_utc, day_bounds
 from clwl.distribution import explain, judge_count, judge_group
+from clwl.lake import is_delta_table
 from clwl.replay import Snapshot
 from spark.config import PipelineConfig
 from spark.tables import TABLES
@@ -33,6 +35,14 @@ from spark.tables import path as table_path
 
 DISTRIBUTION = TABLES["gold.distribution"]
 DISTRIBUTION_SCHEMA = DISTRIBUTION.schema
+
+#: amqsmon's ChannelType values of the channels that send (the channel statistics compared with the replay);
+#: a receiving channel's MsgCount is what came in.
+SENDING_CHANNEL_TYPES = ("CLUSSDR", "SENDER", "SERVER")
+#: The caveat of a channel statistics row whose MsgCount exceeds the replay's count.
+CHANNEL_TRAFFIC_CAVEAT = ("MsgCount counts every message the channel sent, the replayed puts and any other "
+                          "traffic (other queues, replies, cluster commands, puts the landing folder has no "
+                          "record of): an excess may be traffic the replay does not cover")
 
 
 def floor_second(t):
@@ -87,6 +97,23 @@ def stuck_messages(spark: SparkSession, config: PipelineConfig, run_date: str, r
 
 
 # -- distribution ----------------------------------------------------------------------------------------------
+def _delivered_per_second(ok: DataFrame, keys: list[str], whole_seconds: bool) -> DataFrame:
+    """The routed messages delivered, counted per ``keys``, waited-or-not (``late``) and delivery time, rounded
+    to whole seconds when every interval bound is one (rounded down, or up for a message that waited): an
+    interval [start, end) holds a message delivered without waiting, (start, end] one that waited (it is known
+    delivered by the capture that showed its channel working again, which may come at the timer's moment)."""
+    t = F.col("delivered_at")
+    late = F.col("released_at").isNotNull()
+    at = F.when(late, ceil_second(t)).otherwise(floor_second(t)) if whole_seconds else t
+    return ok.where(t.isNotNull()).groupBy(*keys, late.alias("late"), at.alias("delivered_at")).count()
+
+
+def _in_interval(d: str, a: str):
+    """The join condition of :func:`_delivered_per_second`'s counts (alias ``d``) and intervals (alias ``a``)."""
+    at, start, end = F.col(f"{d}.delivered_at"), F.col(f"{a}.interval_start"), F.col(f"{a}.interval_end")
+    return F.when(F.col(f"{d}.late"), (at > start) & (at <= end)).otherwise((at >= start) & (at < end))
+
+
 def distribution(spark: SparkSession, config: PipelineConfig, run_date: str, replayed: DataFrame,
                  timelines: dict[str, list[Snapshot]]) -> DataFrame:
     rd = datetime.fromisoformat(run_date).date()
@@ -121,28 +148,17 @@ def distribution(spark: SparkSession, config: PipelineConfig, run_date: str, rep
                  F.sum(F.coalesce("put_count", F.lit(0))).alias("observed")))
     acct_rows = acct.collect()
     if acct_rows:
-        # A message that waited is known delivered by the capture that showed its channel working again
-        # (released_at): it belongs to the interval that ends at or after that moment, (start, end]; the others
-        # to [start, end). amqsmon times are whole seconds, so the messages are counted per second first
-        # (rounded down, or up for (start, end]), which keeps the interval test exact and the join small.
+        # amqsmon times are whole seconds, so the messages are counted per second first, which keeps the
+        # interval test exact and the join small.
         whole_seconds = all(r.interval_start.microsecond == 0 and r.interval_end.microsecond == 0
                             for r in acct_rows)
-        t = F.col("delivered_at")
-        late = F.col("released_at").isNotNull()
-        at = F.when(late, ceil_second(t)).otherwise(floor_second(t)) if whole_seconds else t
-        delivered = (ok.where(t.isNotNull())
-                     .groupBy("final_qmgr", "queue", late.alias("late"), at.alias("delivered_at"))
-                     .count())
+        delivered = _delivered_per_second(ok, ["final_qmgr", "queue"], whole_seconds)
         a = acct.alias("a")
         d = delivered.alias("d")
-        in_interval = F.when(F.col("d.late"), (F.col("d.delivered_at") > F.col("a.interval_start"))
-                             & (F.col("d.delivered_at") <= F.col("a.interval_end"))) \
-            .otherwise((F.col("d.delivered_at") >= F.col("a.interval_start"))
-                       & (F.col("d.delivered_at") < F.col("a.interval_end")))
         # The per-second counts stream past the broadcast intervals (a few hundred rows); an interval no
         # message falls in expects 0. (A left join from the intervals would broadcast the per-second counts.)
         sums = (d.join(F.broadcast(a), (F.col("a.qmgr") == F.col("d.final_qmgr"))
-                       & (F.col("a.queue") == F.col("d.queue")) & in_interval)
+                       & (F.col("a.queue") == F.col("d.queue")) & _in_interval("d", "a"))
                 .groupBy("a.qmgr", "a.queue", "a.interval_end").agg(F.sum("d.count").alias("expected"))
                 .collect())
         expected = {(r.qmgr, r.queue, r.interval_end): r.expected for r in sums}
@@ -162,8 +178,91 @@ def distribution(spark: SparkSession, config: PipelineConfig, run_date: str, rep
             rows.append(DISTRIBUTION.row(
                 run_date=rd, sending_qmgr="*", queue=j.queue, interval_start=start, interval_end=stop, qmgr=j.qmgr,
                 expected=int(e), observed=o, deviation=float(o - e), p_value=p, verdict=verdict,
-                explanation=explain(tl, j.queue, j.qmgr, start, stop, verdict, e, o), source="accounting"))
+                explanation=explain(tl, j.queue, j.qmgr, start, stop, verdict, e, o), source="accounting",
+                channel=None))
+
+    # (3) Channel statistics on the senders: per sender, sending channel and statistics interval.
+    rows += _channel_statistics_rows(spark, config, run_date, rd, replayed, ok, timelines)
     return spark.createDataFrame(rows, DISTRIBUTION_SCHEMA)
+
+
+def _channel_statistics_rows(spark: SparkSession, config: PipelineConfig, run_date: str, rd, replayed: DataFrame,
+                             ok: DataFrame, timelines: dict[str, list[Snapshot]]) -> list[tuple]:
+    """The sending side's observation: the MsgCount of each sending channel of a sender in each of its amqsmon
+    statistics intervals, against the replay's messages of that sender that left by that channel
+    (final_channel) in the interval, by delivered_at as for accounting. Compared only where the replay covers
+    the sender's puts: the sender has replayed messages that day, and the interval overlaps the time from its
+    first put to its last put or delivery. MsgCount counts every message the channel sent, the replay's and any
+    other traffic, so a count above the replay's carries that caveat in its explanation."""
+    location = table_path(config, "silver.channel_statistics")
+    if not is_delta_table(location):
+        return []
+    day = F.col("run_date") == F.lit(run_date).cast("date")
+    stats = spark.read.format("delta").load(location).where(day & F.col("msg_count").isNotNull())
+    if stats.limit(1).count() == 0:  # the usual day: no channel statistics at all, the replay is not read
+        return []
+    spans = {r.sending_qmgr: (r.first, r.last) for r in replayed.groupBy("sending_qmgr").agg(
+        F.min("put_time").alias("first"),
+        F.max(F.greatest("put_time", F.coalesce("delivered_at", "put_time"))).alias("last")).collect()}
+    kind = F.upper(F.col("channel_type"))
+    # One record per channel instance and interval; a channel's intervals on one queue manager end together at
+    # the statistics timer, so one interval is all records of the channel that end at the same moment.
+    intervals = (stats.where(F.col("observing_qmgr").isin(sorted(spans))
+                             & (kind.isNull() | kind.isin(*SENDING_CHANNEL_TYPES)))
+                 .groupBy("observing_qmgr", "channel", "interval_end")
+                 .agg(F.min("interval_start").alias("interval_start"), F.sum("msg_count").alias("observed"),
+                      F.max("remote_qmgr").alias("remote_qmgr")))
+    chl_rows = [r for r in intervals.collect()
+                if r.interval_end > spans[r.observing_qmgr][0] and r.interval_start <= spans[r.observing_qmgr][1]]
+    if not chl_rows:
+        return []
+    whole_seconds = all(r.interval_start.microsecond == 0 and r.interval_end.microsecond == 0 for r in chl_rows)
+    delivered = _delivered_per_second(ok.where(F.col("final_channel").isNotNull()),
+                                      ["sending_qmgr", "final_channel", "final_qmgr"], whole_seconds)
+    a = spark.createDataFrame([(r.observing_qmgr, r.channel, r.interval_start, r.interval_end) for r in chl_rows],
+                              "observing_qmgr string, channel string, interval_start timestamp, "
+                              "interval_end timestamp").alias("a")
+    d = delivered.alias("d")
+    sums = (d.join(F.broadcast(a), (F.col("a.observing_qmgr") == F.col("d.sending_qmgr"))
+                   & (F.col("a.channel") == F.col("d.final_channel")) & _in_interval("d", "a"))
+            .groupBy("a.observing_qmgr", "a.channel", "a.interval_end")
+            .agg(F.sum("d.count").alias("expected"), F.max("d.final_qmgr").alias("final_qmgr"))
+            .collect())
+    expected = {(r.observing_qmgr, r.channel, r.interval_end): (r.expected, r.final_qmgr) for r in sums}
+    # Where each channel leads when the interval has no replayed message on it: the replay's other intervals.
+    led_to = {(r.sending_qmgr, r.final_channel): r.final_qmgr
+              for r in delivered.groupBy("sending_qmgr", "final_channel").agg(
+                  F.max("final_qmgr").alias("final_qmgr")).collect()}
+    out = []
+    for j in sorted(chl_rows, key=lambda j: (j.observing_qmgr, j.channel, j.interval_start)):
+        start, stop = as_utc(j.interval_start), as_utc(j.interval_end)
+        tl = timelines.get(j.observing_qmgr, [])
+        n, replay_dest = expected.get((j.observing_qmgr, j.channel, j.interval_end), (0, None))
+        dest = (_channel_destination(tl, j.channel, start) or j.remote_qmgr or replay_dest
+                or led_to.get((j.observing_qmgr, j.channel)) or "?")
+        e, o = float(n), int(j.observed)
+        p, verdict = judge_count(e, o)
+        text = explain(tl, "*", dest, start, stop, verdict, e, o)
+        if dest == "?":
+            text += "; the channel's destination is unknown (no CLUSSDR of that name, no RemoteQMgr printed)"
+        if o > e:
+            text += "; " + CHANNEL_TRAFFIC_CAVEAT
+        out.append(DISTRIBUTION.row(
+            run_date=rd, sending_qmgr=j.observing_qmgr, queue="*", interval_start=start, interval_end=stop,
+            qmgr=dest, expected=int(e), observed=o, deviation=float(o - e), p_value=p, verdict=verdict,
+            explanation=text, source="channel_statistics", channel=j.channel))
+    return out
+
+
+def _channel_destination(timeline: list[Snapshot], channel: str, at: datetime) -> str | None:
+    """The queue manager the sender's cluster sender channel ``channel`` leads to in the configuration in force
+    at ``at`` (or the first capture's, for an interval before it)."""
+    in_force = [s for s in timeline if s.time <= at][-1:] or timeline[:1]
+    for s in in_force:
+        for c in s.view.channels:
+            if c.name == channel:
+                return c.qmgr
+    return None
 
 
 def _judge_rows(rd, sender: str, queue: str, start: datetime, end: datetime, exp: dict, obs: dict,
@@ -174,4 +273,5 @@ def _judge_rows(rd, sender: str, queue: str, start: datetime, end: datetime, exp
         yield DISTRIBUTION.row(
             run_date=rd, sending_qmgr=sender, queue=queue, interval_start=start, interval_end=end, qmgr=dest,
             expected=int(round(e)), observed=int(o), deviation=float(o - e), p_value=p, verdict=verdicts[dest],
-            explanation=explain(timeline, queue, dest, start, end, verdicts[dest], e, o), source=source)
+            explanation=explain(timeline, queue, dest, start, end, verdicts[dest], e, o), source=source,
+            channel=None)

@@ -130,7 +130,8 @@ def _event(c: dict, i: int) -> PutEvent:
     return PutEvent(c["msg_id"][i], as_utc(c["put_time"][i]), c["queue"][i], c["target_qmgr"][i] or None,
                     c["bind"][i], c["open_handle"][i] or "", c["group_id"][i] or "", bool(c["logical_order"][i]),
                     bool(c["from_cluster_channel"][i]), bool(c["pcf"][i]), int(c["length"][i]),
-                    c["observed_qmgr"][i] or None, c["observed_xmitq"][i] or None)
+                    c["observed_qmgr"][i] or None, c["observed_xmitq"][i] or None,
+                    c["source"][i] == OBSERVED_AT_PUT)
 
 
 def _replay_partitions_reference(timelines: dict[str, list[Snapshot]], run_date: date, end: datetime,
@@ -291,7 +292,10 @@ def _replay_partitions(timelines: dict[str, list[Snapshot]], run_date: date, end
 #: The columns of silver.message_events that the replay reads, in the order the replay loop takes them.
 INPUT_COLUMNS = ("sending_qmgr", "msg_id", "put_time", "queue", "target_qmgr", "bind", "open_handle", "group_id",
                  "logical_order", "from_cluster_channel", "pcf", "length", "observed_qmgr", "observed_xmitq",
-                 "source_file", "position")
+                 "source", "source_file", "position")
+#: silver.message_events.source of a put whose observed answer is MQ's choice at the put (the activity trace), not
+#: where the message arrived: it is compared with the replay's first destination, not its final one.
+OBSERVED_AT_PUT = "activity_trace"
 #: Put order within a sending queue manager (source file and position break ties in put time).
 PUT_ORDER = ("put_time", "source_file", "position")
 #: Messages per Arrow batch handed to the replay loop (64k against 10k: 12% less Python CPU at 1M messages).
@@ -344,10 +348,14 @@ def sender_batches(sender: SenderInput, queues: Optional[Collection[str]] = None
     import pyarrow as pa
     import pyarrow.dataset as ds
 
-    columns = [c for c in INPUT_COLUMNS if c != "sending_qmgr"]  # a partition column: in the path
     dataset = ds.dataset(list(sender.files), format="parquet")
+    # sending_qmgr is a partition column (in the path); a lake from before the source column has none (one
+    # rebuild writes a sender's day, so its files agree on it)
+    columns = [c for c in INPUT_COLUMNS if c != "sending_qmgr" and (c != "source" or c in dataset.schema.names)]
     where = ds.field("queue").isin(list(queues)) if queues is not None else None
     tab = dataset.to_table(columns=columns, filter=where)
+    if "source" not in columns:  # in its place: the batches have INPUT_COLUMNS in order
+        tab = tab.add_column(INPUT_COLUMNS.index("source") - 1, "source", pa.nulls(tab.num_rows, pa.string()))
     tab = tab.sort_by([(c, "ascending") for c in PUT_ORDER])
     # Spark's Parquet timestamps (INT96) read as naive nanoseconds; the replay takes UTC microseconds.
     tab = tab.set_column(tab.schema.get_field_index("put_time"), "put_time",

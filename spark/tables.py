@@ -173,6 +173,27 @@ _ACCOUNTING_FIELDS = [
     _f("connection_id", S),
 ]
 
+# What one channel moved in one amqsmon statistics interval (clwl.parse.amqsmon.ChannelStatisticsRecord), minus
+# the times.
+_CHANNEL_STATISTICS_FIELDS = [
+    _f("channel", S, False),
+    _f("channel_type", S),
+    _f("remote_qmgr", S),
+    _f("connection_name", S),
+    _f("msg_count", L),
+    _f("total_bytes", L),
+    _f("net_time_min", L),
+    _f("net_time_avg", L),
+    _f("net_time_max", L),
+    _f("exit_time_min", L),
+    _f("exit_time_avg", L),
+    _f("exit_time_max", L),
+    _f("full_batch_count", L),
+    _f("incomplete_batch_count", L),
+    _f("average_batch_size", L),
+    _f("put_retry_count", L),
+]
+
 
 def _t(layer: str, name: str, fields: list[StructField], partition_by: Iterable[str], keys: Iterable[str],
        description: str, stats_columns: Iterable[str] = ()) -> Table:
@@ -270,6 +291,15 @@ _ALL = [
     ], ["run_date"], ["source_file", "position"],
        "One row per MQI operation of an application activity trace (amqsact output), puts or not.",
        ("observing_qmgr", "source_file", "qmgr", "operation")),
+    _t("bronze", "channel_statistics", _RUN + [
+        _f("source_file", S, False),
+        _f("position", I, False),
+        _f("format", S, False),  # amqsmon
+        _f("qmgr", S, False),
+        _f("interval_start", NTZ, False),  # as printed (queue manager local time, no zone)
+        _f("interval_end", NTZ, False),
+    ] + _CHANNEL_STATISTICS_FIELDS, ["run_date"], ["source_file", "position"],
+       "One row per channel per amqsmon ChannelStatistics interval."),
     # ---------------------------------------------------------------------------------------------- silver
     _t("silver", "config_history", [
         _f("observing_qmgr", S, False),
@@ -331,6 +361,17 @@ _ALL = [
         _f("position", I, False),
     ], ["run_date"], ["source_file", "position"],
        "Queue accounting/statistics intervals: puts per queue per interval on the receiving queue managers."),
+    _t("silver", "channel_statistics", [
+        _f("run_date", D, False),
+        _f("observing_qmgr", S),
+        _f("qmgr", S, False),
+        _f("interval_start", TS, False),  # the printed time read as UTC
+        _f("interval_end", TS, False),
+    ] + _CHANNEL_STATISTICS_FIELDS + [
+        _f("source_file", S, False),
+        _f("position", I, False),
+    ], ["run_date"], ["source_file", "position"],
+       "Channel statistics intervals: messages per channel per interval, the sending side's observed count."),
     _t("silver", "quarantine", [
         _f("ingest_run_id", S, False),
         _f("run_date", D, False),
@@ -440,8 +481,11 @@ _ALL = [
         _f("p_value", DBL),
         _f("verdict", S, False),  # expected | unexpected | insufficient data
         _f("explanation", S, False),
-        _f("source", S, False),  # observed_destination | accounting
-    ], ["run_date"], ["run_date", "sending_qmgr", "queue", "interval_start", "qmgr", "source"],
+        _f("source", S, False),  # observed_destination | accounting | channel_statistics
+        # The sending channel of a channel_statistics row (queue "*": every queue it carried); null otherwise. In
+        # the key: two cluster sender channels of one sender can lead to one queue manager (overlapping clusters).
+        _f("channel", S),
+    ], ["run_date"], ["run_date", "sending_qmgr", "queue", "interval_start", "qmgr", "source", "channel"],
        "Per sender, queue, interval and destination: the replay's count against the observed one, and a verdict."),
     _t("gold", "run_summary", [
         _f("run_id", S),

@@ -1,4 +1,5 @@
-"""``clwl query SQL [--lake DIR] [--json] [--whatif NAME]``: the command; the engine is clwl.query (no JVM)."""
+"""``clwl query SQL [--lake DIR] [--format table|csv|json] [--wide] [--whatif NAME]``: the command; the engine is
+clwl.query (no JVM)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from pathlib import Path
 
 from clwl.cli.exit_codes import EXIT_INPUT, EXIT_OK
 from clwl.cli.extras import QUERY_MODULES, missing_extra
-from clwl.query import QueryError, default_lake, run_query, write_json, write_readable
+from clwl.query import FORMATS, MAX_CELL, QueryError, default_lake, run_query, write_csv, write_json, write_table
 
 
 def add_query_command(subparsers) -> argparse.ArgumentParser:
@@ -19,12 +20,19 @@ def add_query_command(subparsers) -> argparse.ArgumentParser:
                     "<lake>/<layer>/<table> is addressable by its bare name (routing_replay, stuck_messages, "
                     "distribution, run_summary, quarantine, ...; gold wins, then silver, then bronze, when "
                     "names clash) and as <layer>_<table>. The SQL dialect is Apache DataFusion's (through the "
-                    "deltalake package); SHOW TABLES lists what is there.",
-        epilog="example: clwl query \"SELECT qmgr, count(*) AS n FROM routing_replay GROUP BY qmgr ORDER BY qmgr\"")
+                    "deltalake package); SHOW TABLES lists what is there. Timestamps are UTC: "
+                    "held_from < '2026-11-20 14:00' (seconds may be left out).",
+        epilog="example: clwl query \"SELECT qmgr, count(*) AS n FROM routing_replay WHERE run_date = '2026-11-20' "
+               "GROUP BY qmgr ORDER BY qmgr\"")
     q.add_argument("sql", metavar="SQL", help="the query")
     q.add_argument("--lake", type=Path, default=None, metavar="DIR",
                    help="the lake root (default: $CLWL_LAKE, else ./lake)")
-    q.add_argument("--json", action="store_true", help="one JSON object per row (timestamps ISO-8601)")
+    q.add_argument("--format", choices=FORMATS, default="table",
+                   help=f"table (the default): aligned columns, cells cut at {MAX_CELL} characters unless --wide; "
+                        f"csv: a header line and one line per row; json: one JSON object per row (timestamps "
+                        f"ISO-8601)")
+    q.add_argument("--json", dest="format", action="store_const", const="json", help="the same as --format json")
+    q.add_argument("--wide", action="store_true", help="table format: show every cell whole")
     q.add_argument("--whatif", metavar="NAME",
                    help="the tables of the what-if run NAME (<lake>/whatif/NAME) instead of the published ones")
     q.set_defaults(func=cmd_query)
@@ -32,7 +40,7 @@ def add_query_command(subparsers) -> argparse.ArgumentParser:
 
 
 def cmd_query(args: argparse.Namespace) -> int:
-    problem = missing_extra("query", QUERY_MODULES)
+    problem = missing_extra("query", (*QUERY_MODULES, "tabulate"))  # tabulate: the table format
     if problem:
         print(problem, file=sys.stderr)
         return EXIT_INPUT
@@ -58,8 +66,13 @@ def cmd_query(args: argparse.Namespace) -> int:
     except QueryError as exc:
         print(f"clwl query: {exc}", file=sys.stderr)
         return EXIT_INPUT
-    if args.json:
+    if args.format == "json":
         write_json(table, sys.stdout)
+    elif args.format == "csv":
+        write_csv(table, sys.stdout)
     else:
-        write_readable(table, sys.stdout)
+        cut = write_table(table, sys.stdout, wide=args.wide)
+        if cut:  # said on stderr so that the table itself stays the answer
+            print(f"clwl query: {cut} cell{'' if cut == 1 else 's'} cut at {MAX_CELL} characters; --wide shows "
+                  f"them whole", file=sys.stderr)
     return EXIT_OK

@@ -558,7 +558,7 @@ def _schedule(est: Estate, o) -> None:
                       [Change(at_min(day, p[0]), "put", host, queue, "DISABLED"),
                        Change(at_min(day, p[1]), "put", host, queue, "ENABLED", order=0)])
         # priority changes: a cluster receiver's CLWLPRTY, or a queue instance's CLWLPRTY, raised then restored
-        for k in range(_count(rng, o.priority_changes) if backend_instances else 0):
+        for _ in range(_count(rng, o.priority_changes) if backend_instances else 0):
             p = period(4)
             if p is None:
                 continue

@@ -27,8 +27,19 @@ from typing import TextIO
 
 import clwl.generate.render as R
 from clwl.generate.estate import (
-    BASE_CAPTURE_MIN, DISCINT, FR_NAMES, SLOT_MIN, TRAFFIC_END_MIN, TRAFFIC_START_MIN, Change,
-    ConfigState, Estate, at_min, build_estate, iso)
+    BASE_CAPTURE_MIN,
+    DISCINT,
+    FR_NAMES,
+    SLOT_MIN,
+    TRAFFIC_END_MIN,
+    TRAFFIC_START_MIN,
+    Change,
+    ConfigState,
+    Estate,
+    at_min,
+    build_estate,
+    iso,
+)
 from clwl.generate.simulate import DayAccounting, HeldStore, SenderDay, Shares, interval_of
 
 GENERATOR_VERSION = 1
@@ -405,7 +416,7 @@ class Generator:
 
     # -- the run ----------------------------------------------------------------------------------
     def run(self) -> dict:
-        est, o = self.est, self.o
+        est = self.est
         self.out.mkdir(parents=True, exist_ok=True)
         t_start = time.perf_counter()
         changes_by_day: dict[date, dict[int, list[Change]]] = {}
@@ -453,7 +464,6 @@ class Generator:
         outage_events = {e.index: e for e in est.events if e.kind == "outage" and e.start.date() == day}
         n_day = 0
         for m in instants:
-            t = at_min(day, m)
             for c in sorted(changes.get(m, []), key=lambda c: (c.order, c.kind, c.qmgr, c.queue)):
                 self.cfg.apply(c)
                 if c.kind == "retrying":
@@ -564,7 +574,7 @@ class Generator:
     def _held_json(self, store: HeldStore, ev, released: datetime | None) -> dict:
         sd = self.sd[store.sender]
         by_q: dict[str, int] = {}
-        for (k, qi, _p), c in sorted(store.counts.items()):
+        for (_k, qi, _p), c in sorted(store.counts.items()):
             by_q[self.est.queues[qi].name] = by_q.get(self.est.queues[qi].name, 0) + c[0]
         base = datetime(self.day.year, self.day.month, self.day.day)
         chl = next((d.channel for d in sd.router.dests if d.qmgr == ev.qmgr), "")
@@ -664,7 +674,7 @@ class Generator:
             recv, iv, queue = pool[rng.randrange(len(pool))]
             f = sk["factor"]
             before = after = 0
-            for (r2, iv2, conn, q2), c in sorted(acct.cells.items()):
+            for (r2, iv2, _conn, q2), c in sorted(acct.cells.items()):
                 if (r2, iv2, q2) != (recv, iv, queue):
                     continue
                 for p in (0, 1):

@@ -820,6 +820,9 @@ class AmqsactPutsWriter:
         self.header_seen = False
         self.handle_ends: dict[int, list[str]] = {}
         self.group_last: set[int] = set()
+        # msg_id -> (queue manager, transmission queue) MQ chose at the put, for a message the simulation
+        # re-allocated later: the puts.csv row shows where it arrived, the traced MQPUT where it was sent.
+        self.at_put: dict[str, tuple[str, str | None]] = {}
 
     def write(self, text: str) -> None:
         lines = text.split("\n")
@@ -869,6 +872,8 @@ class AmqsactPutsWriter:
         tid = 1 + conn.puts % 2  # two threads of the application share its handles
         conn.puts += 1
         xq = xmitq or None
+        if msg_id in self.at_put:  # re-allocated after the put: the trace records the put-time choice
+            dest, xq = self.at_put.pop(msg_id)
         hkey = (handle, queue, target, bind)
         hobj = conn.handles.get(hkey)
         if hobj is None:

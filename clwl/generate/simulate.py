@@ -30,8 +30,16 @@ from dataclasses import dataclass
 from datetime import date
 
 from clwl.generate.estate import (
-    ACCTINT, DISCINT, QMGR_CLWLUSEQ, QUIET_AFTER_MS, QUIET_BEFORE_MS, RESTART_MIN, SENDER_WEIGHT, ConfigState,
-    Estate)
+    ACCTINT,
+    DISCINT,
+    QMGR_CLWLUSEQ,
+    QUIET_AFTER_MS,
+    QUIET_BEFORE_MS,
+    RESTART_MIN,
+    SENDER_WEIGHT,
+    ConfigState,
+    Estate,
+)
 from clwl.generate.render import PUTS_CSV_HEADER
 
 ZERO_TOKEN = b"\0" * 32
@@ -791,6 +799,10 @@ class SenderDay:
                     if row >= 0 and k != first:
                         text = rows[row]
                         rows[row] = text[:len(text) - len(self.obs[first]) - 1] + self.obs[k] + "\n"
+                        at_put = getattr(self.out, "at_put", None)  # an activity trace records the put's choice
+                        if at_put is not None:
+                            qmgr, _channel, xmitq = self.obs[first].split(",")
+                            at_put[mid] = (qmgr, xmitq or None)
                     self.reallocated.append({
                         "msg_id": mid, "sender": self.sender, "queue": self.qnames[qi],
                         "put_time": base + hms(t) + MS_SUFFIX[t % 1000],

@@ -1,32 +1,40 @@
-"""amqsmon output: queue accounting and queue statistics, one row per queue per interval.
+"""amqsmon output: queue accounting and queue statistics, one row per queue per interval; channel statistics,
+one row per channel per interval.
 
 The format is ``amqsmon0.c``'s (docs/formats.md, "amqsmon output"): each record starts with
 ``MonitoringType: <type>`` and goes on with ``Label: value`` lines; a group prints ``QueueAccounting: <n>``
-(or ``QueueStatistics: <n>``) and then its fields indented. Strings are single-quoted, byte strings
-``x'hex'``, int lists ``[non-persistent, persistent]``.
+(or ``QueueStatistics: <n>``, ``ChannelStatistics: <n>``) and then its fields indented. Strings are
+single-quoted, byte strings ``x'hex'``, int lists ``[non-persistent, persistent]``.
 
 ``parse_amqsmon_text`` returns ``(records, problems, skipped)``:
 
 * one :class:`QueueAccountingRecord` per queue group of a QueueAccounting or QueueStatistics record (a
   record with ``ObjectCount: 3`` gives three rows); a QueueStatistics record whose queue fields are at the
   top level (no group) gives one row;
-* ``skipped``: the number of records of the types that carry no per-queue puts (MQIAccounting,
-  MQIStatistics, ChannelStatistics), recognised and left out on purpose (their fields are not checked);
-* a :class:`ParseProblem` per unit that could not be accepted: a queue group (missing QueueName, an int
-  list that is not ``[a, b]``, a line that is not ``Label: value`` inside it), or a whole record when its
-  own fields are wrong (bad interval date/time, malformed line outside the groups, unknown type, no queue
-  at all), plus one for groups that ``ObjectCount`` announces but the file does not hold, and one per
-  non-blank line outside any record.
+* one :class:`ChannelStatisticsRecord` per channel group of a ChannelStatistics record (``amqsmon -t
+  statistics``), in file order among the queue rows; likewise one for channel fields at the top level;
+* ``skipped``: the number of records of the types that carry no per-queue or per-channel counts
+  (MQIAccounting, MQIStatistics), recognised and left out on purpose (their fields are not checked);
+* a :class:`ParseProblem` per unit that could not be accepted: a queue or channel group (missing QueueName /
+  ChannelName, an int list that is not ``[a, b]``, a line that is not ``Label: value`` inside it), or a whole
+  record when its own fields are wrong (bad interval date/time, malformed line outside the groups, unknown
+  type, no queue or channel at all), plus one for groups that ``ObjectCount`` announces but the file does not
+  hold, and one per non-blank line outside any record.
 
 So rows read = ``len(records) + skipped + len(problems)``.
+
+Channel statistics labels are amqsmon's, not the PCF reference's: amqsmon's name table prints RemoteQmgr as
+``RemoteQMgr``, ConnectionName as ``ConnName``, NetTimeMin/Avg/Max as ``NetMinTime``/``NetMinAverage``/
+``NetMaxTime`` and ExitTimeMin/Avg/Max as ``ExitMinTime``/``ExitMinAverage``/``ExitMaxTime``. Both spellings are
+read (:data:`CHANNEL_LABELS`), the amqsmon one first.
 
 A field amqsmon prints by number because the parameter is missing from its name table (``1505: 7``, a PCF
 parameter newer than the amqsmon build) is not a problem: it is kept in the row's ``unknown_fields`` as
 ``("1505", "7")`` and the group's other fields are read as usual.
 
 Assumptions: interval dates and times are returned as naive datetimes exactly as printed (amqsmon prints
-the queue manager's local time and no zone); a put field that is absent is ``None``; ``put_fail_count`` is
-PutFailCount (Put1FailCount is not added).
+the queue manager's local time and no zone); a put or channel counter that is absent is ``None``;
+``put_fail_count`` is PutFailCount (Put1FailCount is not added).
 """
 
 from __future__ import annotations
@@ -38,11 +46,35 @@ from pathlib import Path
 
 from clwl.parse.common import INT64_MAX, INT64_MIN, InputError, ParseProblem, checked_int, clip
 
-__all__ = ["QueueAccountingRecord", "parse_amqsmon_text", "parse_amqsmon_file", "QUEUE_TYPES", "SKIPPED_TYPES"]
+__all__ = ["AmqsmonRecord", "ChannelStatisticsRecord", "QueueAccountingRecord", "parse_amqsmon_text",
+           "parse_amqsmon_file", "CHANNEL_LABELS", "CHANNEL_TYPE", "QUEUE_TYPES", "SKIPPED_TYPES"]
 
 QUEUE_TYPES = ("QueueAccounting", "QueueStatistics")
-SKIPPED_TYPES = ("MQIAccounting", "MQIStatistics", "ChannelStatistics")
-_GROUP_LABELS = frozenset(QUEUE_TYPES)
+CHANNEL_TYPE = "ChannelStatistics"
+SKIPPED_TYPES = ("MQIAccounting", "MQIStatistics")
+# amqsmon prints a channel group under the same word as the record type (its MQGACF_CHL_STATISTICS_DATA name).
+_GROUP_LABELS = frozenset(QUEUE_TYPES + (CHANNEL_TYPE,))
+
+#: Field of ChannelStatisticsRecord -> the labels it is read from: amqsmon's name first, then the PCF
+#: reference's (IBM's "Channel statistics message data"), for output of another formatter or amqsmon build.
+CHANNEL_LABELS: dict[str, tuple[str, ...]] = {
+    "channel_type": ("ChannelType",),
+    "remote_qmgr": ("RemoteQMgr", "RemoteQmgr"),
+    "connection_name": ("ConnName", "ConnectionName"),
+    "msg_count": ("MsgCount",),
+    "total_bytes": ("TotalBytes",),
+    "net_time_min": ("NetMinTime", "NetTimeMin"),
+    "net_time_avg": ("NetMinAverage", "NetTimeAvg"),  # sic: amqsmon's table names the average NetMinAverage
+    "net_time_max": ("NetMaxTime", "NetTimeMax"),
+    "exit_time_min": ("ExitMinTime", "ExitTimeMin"),
+    "exit_time_avg": ("ExitMinAverage", "ExitTimeAvg"),
+    "exit_time_max": ("ExitMaxTime", "ExitTimeMax"),
+    "full_batch_count": ("FullBatchCount",),
+    "incomplete_batch_count": ("IncmplBatchCount",),
+    "average_batch_size": ("AverageBatchSize",),
+    "put_retry_count": ("PutRetryCount",),
+}
+_CHANNEL_TEXT = ("channel_type", "remote_qmgr", "connection_name")
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,6 +101,41 @@ class QueueAccountingRecord:
     #: Fields amqsmon printed by number (a PCF parameter missing from its name table: ``1505: 7``), as
     #: ``(number, value)`` in file order: the record's own, then its queue group's. Kept, never a problem.
     unknown_fields: tuple[tuple[str, str], ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class ChannelStatisticsRecord:
+    """What one channel moved in one statistics interval (a ChlStatisticsData group of a ChannelStatistics
+    record). On a sending queue manager the MsgCount of a CLUSSDR channel is every message it sent: the
+    replayed puts, and any other traffic (other queues, replies, cluster commands)."""
+
+    source: str
+    line: int  # line of the channel group (or of the record, for channel fields without a group)
+    qmgr: str  # the queue manager that wrote the record (QueueManager)
+    interval_start: datetime  # naive, as printed
+    interval_end: datetime
+    channel: str  # ChannelName
+    channel_type: str | None  # ClusSdr, ClusRcvr, Sender, Receiver, ... as printed
+    remote_qmgr: str | None  # the partner queue manager (RemoteQMgr)
+    connection_name: str | None  # ConnName
+    msg_count: int | None  # messages the channel sent (or received) in the interval
+    total_bytes: int | None
+    net_time_min: int | None  # microseconds
+    net_time_avg: int | None
+    net_time_max: int | None
+    exit_time_min: int | None  # microseconds
+    exit_time_avg: int | None
+    exit_time_max: int | None
+    full_batch_count: int | None
+    incomplete_batch_count: int | None
+    average_batch_size: int | None
+    put_retry_count: int | None
+    #: Fields amqsmon printed by number, as for QueueAccountingRecord.unknown_fields.
+    unknown_fields: tuple[tuple[str, str], ...] = ()
+
+
+#: A row of amqsmon output.
+AmqsmonRecord = QueueAccountingRecord | ChannelStatisticsRecord
 
 
 class _Reject(Exception):
@@ -100,6 +167,14 @@ def _int(fields: dict[str, str], label: str) -> int | None:
         if "out of range" in str(exc):
             raise _Reject(f"{label} {exc}") from None
         raise _Reject(f"{label} is not an integer: {clip(value)!r}") from None
+
+
+def _first(fields: dict[str, str], labels: tuple[str, ...]) -> str | None:
+    """The first of ``labels`` the group printed (None: none of them)."""
+    for label in labels:
+        if label in fields:
+            return label
+    return None
 
 
 def _pair(fields: dict[str, str], label: str) -> tuple[int | None, int | None]:
@@ -164,11 +239,27 @@ class _Record:
         self.groups: list[_Group] = []
 
 
+def _channel_row(source: str, line: int, qmgr: str, start: datetime, end: datetime, fields: dict[str, str],
+                 unknown: list[tuple[str, str]]) -> ChannelStatisticsRecord:
+    channel = _text(fields.get("ChannelName", ""))
+    if not channel:
+        raise _Reject("missing ChannelName in ChannelStatistics group")
+    values: dict[str, object] = {}
+    for name, labels in CHANNEL_LABELS.items():
+        label = _first(fields, labels)
+        if name in _CHANNEL_TEXT:
+            values[name] = (_text(fields[label]) or None) if label is not None else None
+        else:
+            values[name] = _int(fields, label) if label is not None else None
+    return ChannelStatisticsRecord(source=source, line=line, qmgr=qmgr, interval_start=start, interval_end=end,
+                                   channel=channel, unknown_fields=tuple(unknown), **values)  # type: ignore[arg-type]
+
+
 def parse_amqsmon_text(
     text: str, source: str
-) -> tuple[list[QueueAccountingRecord], list[ParseProblem], int]:
+) -> tuple[list[AmqsmonRecord], list[ParseProblem], int]:
     """Rows of amqsmon output; see the module documentation for what counts as what."""
-    records: list[QueueAccountingRecord] = []
+    records: list[AmqsmonRecord] = []
     problems: list[ParseProblem] = []
     skipped = 0
     cur: _Record | None = None
@@ -200,14 +291,20 @@ def parse_amqsmon_text(
                     conn = match.group(1).upper() if match else _text(head["ConnectionId"])
             count = _int(head, "ObjectCount")
             units = rec.groups
+            channels = rec.mtype == CHANNEL_TYPE
             if not units:
-                if "QueueName" not in head:
+                if channels and "ChannelName" not in head:
+                    raise _Reject("no channel in record (no ChannelName and no channel groups)")
+                if not channels and "QueueName" not in head:
                     raise _Reject("no queue in record (no QueueName and no queue groups)")
         except _Reject as exc:
             problems.append(ParseProblem(source, rec.line, str(exc), raw))
             return
+        what = "channel" if channels else "queue"
 
-        def row(line: int, fields: dict[str, str], unknown: list[tuple[str, str]]) -> QueueAccountingRecord:
+        def row(line: int, fields: dict[str, str], unknown: list[tuple[str, str]]) -> AmqsmonRecord:
+            if channels:
+                return _channel_row(source, line, qmgr, start, end, fields, rec.unknown + unknown)
             queue = _text(fields.get("QueueName", ""))
             if not queue:
                 raise _Reject(f"missing QueueName in {rec.mtype} group")
@@ -251,7 +348,7 @@ def parse_amqsmon_text(
                 problems.append(ParseProblem(source, g.line, str(exc), "\n".join(g.lines)))
         if count is not None and count > len(units):
             problems.append(ParseProblem(
-                source, rec.line, f"ObjectCount {count} but only {len(units)} queue groups", raw))
+                source, rec.line, f"ObjectCount {count} but only {len(units)} {what} groups", raw))
 
     for lineno, line in enumerate(text.splitlines(), 1):
         if not line.strip():
@@ -300,7 +397,7 @@ def parse_amqsmon_text(
 _LOOKS_AMQSMON = re.compile(r"^MonitoringType\s*:", re.M)
 
 
-def parse_amqsmon_file(path: str | Path) -> tuple[list[QueueAccountingRecord], list[ParseProblem], int]:
+def parse_amqsmon_file(path: str | Path) -> tuple[list[AmqsmonRecord], list[ParseProblem], int]:
     """An amqsmon output file; InputError when it is missing, unreadable or not amqsmon output."""
     p = Path(path)
     try:

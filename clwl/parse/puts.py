@@ -23,9 +23,9 @@ import gc
 import io
 import json
 import re
+from contextlib import contextmanager
 from dataclasses import dataclass, fields, make_dataclass
 from datetime import datetime, timezone
-from contextlib import contextmanager
 from itertools import chain
 from pathlib import Path
 from typing import Callable, Iterable, Iterator

@@ -52,7 +52,7 @@ from __future__ import annotations
 import re
 
 from clwl.parse.common import InputError, MqscRecord, ParsedCapture, ParseProblem
-from clwl.parse.mqsc import _Scanner, _clean_attribute_line, _clip, classify, missing_key_reason
+from clwl.parse.mqsc import _clean_attribute_line, _clip, _Scanner, classify, missing_key_reason
 
 __all__ = ["looks_like_zos", "parse_zos_text"]
 

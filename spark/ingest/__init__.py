@@ -12,7 +12,7 @@ manager). A file's parser is chosen by its name (letter case ignored), then by i
 ``chstatus_HHMMSS.mqsc|.txt|.json|.jsonl``             content: ``clwl.view.parse_capture_file``)
 ``puts*.csv|.jsonl|.json``                             put records (``clwl.parse.puts``)
 ``xmitq_HHMMSS.amqsbcg|.dmpmqmsg|.txt``                transmission queue browse (``clwl.parse.xmitq``)
-``*.amqsmon``                                          amqsmon queue accounting / statistics
+``*.amqsmon``                                          amqsmon queue accounting / statistics, channel statistics
 ``*.amqsact|.amqsact.txt``                             application activity trace, amqsact output
                                                        (``clwl.parse.activity_trace``); a file whose content is
                                                        amqsact output is read as one whatever its name

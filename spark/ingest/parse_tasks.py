@@ -369,32 +369,43 @@ def _parse_xmitq(out: _Out) -> None:
 
 
 def _parse_amqsmon(out: _Out) -> None:
-    from clwl.parse.amqsmon import parse_amqsmon_file
+    """Queue rows to bronze.queue_accounting, channel rows (ChannelStatistics) to bronze.channel_statistics."""
+    from clwl.parse.amqsmon import ChannelStatisticsRecord, parse_amqsmon_file
     from clwl.parse.common import ParseProblem
 
     s = out.spec
     records, problems, skipped = parse_amqsmon_file(s.path)
-    t = TABLES["bronze.queue_accounting"]
+    t, t_chl = TABLES["bronze.queue_accounting"], TABLES["bronze.channel_statistics"]
+    counters = t_chl.columns[t_chl.columns.index("interval_end") + 1:]  # named as the record's fields
     refused = 0
     for r in records:
-        row = t.row(
-            ingest_run_id=out.run_id, run_date=out.run_date, observing_qmgr=s.observing_qmgr,
-            source_file=s.source_file, position=int(r.line), format="amqsmon", monitoring_type=r.monitoring_type,
-            qmgr=r.qmgr, interval_start=r.interval_start, interval_end=r.interval_end, queue=r.queue,
-            queue_type=r.queue_type, put_count_nonpersistent=r.put_count_nonpersistent,
-            put_count_persistent=r.put_count_persistent, put1_count_nonpersistent=r.put1_count_nonpersistent,
-            put1_count_persistent=r.put1_count_persistent, put_fail_count=r.put_fail_count,
-            put_bytes_nonpersistent=r.put_bytes_nonpersistent, put_bytes_persistent=r.put_bytes_persistent,
-            application_name=r.application_name, connection_id=r.connection_id)
-        reason = _row_problem(t.key, row)
+        if isinstance(r, ChannelStatisticsRecord):
+            key = t_chl.key
+            row = t_chl.row(
+                ingest_run_id=out.run_id, run_date=out.run_date, observing_qmgr=s.observing_qmgr,
+                source_file=s.source_file, position=int(r.line), format="amqsmon", qmgr=r.qmgr,
+                interval_start=r.interval_start, interval_end=r.interval_end,
+                **{c: getattr(r, c) for c in counters})
+        else:
+            key = t.key
+            row = t.row(
+                ingest_run_id=out.run_id, run_date=out.run_date, observing_qmgr=s.observing_qmgr,
+                source_file=s.source_file, position=int(r.line), format="amqsmon", monitoring_type=r.monitoring_type,
+                qmgr=r.qmgr, interval_start=r.interval_start, interval_end=r.interval_end, queue=r.queue,
+                queue_type=r.queue_type, put_count_nonpersistent=r.put_count_nonpersistent,
+                put_count_persistent=r.put_count_persistent, put1_count_nonpersistent=r.put1_count_nonpersistent,
+                put1_count_persistent=r.put1_count_persistent, put_fail_count=r.put_fail_count,
+                put_bytes_nonpersistent=r.put_bytes_nonpersistent, put_bytes_persistent=r.put_bytes_persistent,
+                application_name=r.application_name, connection_id=r.connection_id)
+        reason = _row_problem(key, row)
         if reason is None:
-            out.add(t.key, row)
-        else:  # a value Arrow would refuse costs its queue row only
+            out.add(key, row)
+        else:  # a value Arrow would refuse costs its queue or channel row only
             refused += 1
-            problems.append(ParseProblem(s.path, r.line, reason, _row_raw(t.key, row)))
+            problems.append(ParseProblem(s.path, r.line, reason, _row_raw(key, row)))
     for p in problems:
         out.problem(p.line, p.reason, p.raw)
-    # MQI/channel records are recognised and left out by design: they count as accepted (and skipped).
+    # MQI records are recognised and left out by design: they count as accepted (and skipped).
     out.read = len(records) + len(problems) + skipped - refused
     out.accepted, out.quarantined, out.skipped = len(records) - refused + skipped, len(problems), skipped
 

@@ -19,7 +19,7 @@ from spark.ingest.parse_tasks import _QUARANTINE
 # the table's schema and writes it to Delta: the rows cross from Python to the JVM as Arrow columns, not as
 # pickled tuples. The scratch folder is removed after the writes.
 _PARSED_TABLES = ("bronze.capture_files", "bronze.mqsc_objects", "bronze.put_records", "bronze.xmitq_messages",
-                  "bronze.queue_accounting", "bronze.activity_operations", _QUARANTINE)
+                  "bronze.queue_accounting", "bronze.activity_operations", "bronze.channel_statistics", _QUARANTINE)
 
 
 SCRATCH_STALE_SECONDS = 24 * 3600  # a scratch folder of another host's run this old is taken as abandoned

@@ -19,7 +19,8 @@ _FEEDS = {
     "capture": ("bronze.capture_files", "bronze.mqsc_objects"),
     "puts": ("bronze.put_records", "silver.message_events"),
     "xmitq": ("bronze.xmitq_messages", "silver.xmitq_contents"),
-    "amqsmon": ("bronze.queue_accounting", "silver.queue_accounting"),
+    "amqsmon": ("bronze.queue_accounting", "silver.queue_accounting", "bronze.channel_statistics",
+                "silver.channel_statistics"),
     # A trace's put events are put rows like a CSV's: bronze.put_records, and silver.message_events from it.
     "activity_trace": ("bronze.activity_operations", "bronze.put_records", "silver.message_events"),
     "unknown": (),
@@ -86,12 +87,13 @@ def _replace_file_rows(spark, config, frames: dict, touched: list[tuple[str, str
     sources = {
         "silver.xmitq_contents": ("bronze.xmitq_messages", lambda df: df),
         "silver.queue_accounting": ("bronze.queue_accounting", _silver_accounting),
+        "silver.channel_statistics": ("bronze.channel_statistics", _silver_channel_statistics),
     }
     jobs = []
     # silver.message_events is written after bronze, from it (_rebuild_events_and_histories)
     for key in ("bronze.capture_files", "bronze.mqsc_objects", "bronze.put_records", "bronze.xmitq_messages",
-                "bronze.queue_accounting", "bronze.activity_operations", "silver.xmitq_contents",
-                "silver.queue_accounting", _QUARANTINE):
+                "bronze.queue_accounting", "bronze.activity_operations", "bronze.channel_statistics",
+                "silver.xmitq_contents", "silver.queue_accounting", "silver.channel_statistics", _QUARANTINE):
         where = predicate(key)
         if where is None:
             continue
@@ -168,3 +170,14 @@ def _silver_accounting(df):
                                     if c in df.columns and c not in ("run_date", "observing_qmgr", "qmgr",
                                                                      "monitoring_type", "interval_start",
                                                                      "interval_end")])
+
+
+def _silver_channel_statistics(df):
+    from pyspark.sql import functions as F
+
+    return df.select(
+        "run_date", "observing_qmgr", "qmgr",
+        F.col("interval_start").cast("timestamp").alias("interval_start"),  # session time zone is UTC
+        F.col("interval_end").cast("timestamp").alias("interval_end"),
+        *[c for c in TABLES["silver.channel_statistics"].columns
+          if c in df.columns and c not in ("run_date", "observing_qmgr", "qmgr", "interval_start", "interval_end")])

@@ -200,6 +200,7 @@ def test_a_bad_run_date_fails_the_task_at_once_in_one_line():
     """A run date that is not a date fails the task without retries (AirflowFailException) and says so in one
     line; it stays a ValueError for adhoc_plan's callers."""
     from airflow.sdk.exceptions import AirflowFailException
+
     from clwl_dag_support import check_date
 
     for bad in ("2026-13-45", "20261120", "", "2026-11-20T00:00"):

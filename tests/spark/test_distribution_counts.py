@@ -12,8 +12,7 @@ import datetime as dt
 
 import pytest
 
-from spark import detect
-from spark import tables
+from spark import detect, tables
 from spark.config import PipelineConfig
 from spark.replay import as_utc
 

@@ -30,13 +30,14 @@ from clwl_builders import (  # noqa: E402
     factor,
     inst,
     make_view,
+    not_applied,
     qmgr_alias,
     qmgrs,
     req,
     route_n,
     seqno,
     spread_view,
-    steps_in_trace, not_applied,
+    steps_in_trace,
 )
 
 from clwl.algorithm import PROFILES  # noqa: E402

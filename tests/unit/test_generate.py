@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from clwl.generate import GenerateOptions, generate
 from clwl.cli.generate import add_generate_command
+from clwl.generate import GenerateOptions, generate
 from clwl.generate.estate import App, ConfigState, Estate, Instance, QMgr, Queue
 from clwl.generate.simulate import SenderRouter
 from clwl.parse.amqsmon import parse_amqsmon_file

@@ -1,4 +1,4 @@
-"""amqsmon queue accounting / statistics output."""
+"""amqsmon queue accounting / statistics and channel statistics output."""
 
 from __future__ import annotations
 
@@ -8,19 +8,27 @@ from pathlib import Path
 
 import pytest
 
-from clwl.parse.amqsmon import QueueAccountingRecord, parse_amqsmon_file, parse_amqsmon_text
+from clwl.parse.amqsmon import (
+    ChannelStatisticsRecord,
+    QueueAccountingRecord,
+    parse_amqsmon_file,
+    parse_amqsmon_text,
+)
 from clwl.parse.common import InputError
 
 FIX = Path(__file__).resolve().parent.parent / "fixtures" / "amqsmon"
 
 # (rows, problems, skipped) per fixture, counted by hand from the files:
 # accounting_qm2: 1 + 3 + (3 groups: 2 bad) + (1 record, bad interval) + (2 groups: 1 bad); 1 MQIAccounting
-# statistics_qm3: 2 groups + 1 top-level + (ObjectCount 3, 2 groups: 1 problem); MQIStatistics, ChannelStatistics
+# statistics_qm3: 2 groups + 1 top-level + (ObjectCount 3, 2 groups: 1 problem) + 1 channel group; MQIStatistics
 # damaged: a stray line, a record with a malformed header line, a bad date, an unknown type, a bad integer
+# channel_statistics_qm1: 3 channel groups + (ObjectCount 3: 1 good group, 1 without ChannelName, 1 missing);
+#   MQIStatistics
 EXPECTED = {
     "accounting_qm2.txt": (6, 4, 1),
-    "statistics_qm3.txt": (5, 1, 2),
+    "statistics_qm3.txt": (6, 1, 1),
     "damaged.txt": (0, 5, 0),
+    "channel_statistics_qm1.txt": (4, 2, 1),
 }
 
 
@@ -28,7 +36,7 @@ EXPECTED = {
 def test_read_equals_accepted_plus_skipped_plus_quarantined(name):
     records, problems, skipped = parse_amqsmon_file(FIX / name)
     assert (len(records), len(problems), skipped) == EXPECTED[name]
-    assert all(isinstance(r, QueueAccountingRecord) for r in records)
+    assert all(isinstance(r, (QueueAccountingRecord, ChannelStatisticsRecord)) for r in records)
     assert all(p.source == str(FIX / name) and p.raw for p in problems)
 
 
@@ -83,7 +91,8 @@ def test_accounting_problems():
 
 
 def test_statistics_grouped_and_top_level():
-    records, problems, skipped = parse_amqsmon_file(FIX / "statistics_qm3.txt")
+    rows, problems, skipped = parse_amqsmon_file(FIX / "statistics_qm3.txt")
+    records = [r for r in rows if isinstance(r, QueueAccountingRecord)]
     assert {r.monitoring_type for r in records} == {"QueueStatistics"}
     assert all(r.application_name is None and r.connection_id is None for r in records)
     assert [(r.line, r.queue, r.put_count_persistent) for r in records] == [
@@ -94,7 +103,12 @@ def test_statistics_grouped_and_top_level():
     assert records[2].interval_end == datetime(2025, 5, 1, 11, 0)
     assert records[0].queue_type == "Predefined"
     assert [(p.line, p.reason) for p in problems] == [(104, "ObjectCount 3 but only 2 queue groups")]
-    assert skipped == 2
+    assert skipped == 1  # the MQIStatistics record
+    # the receiver's channel record (line 96): its incoming cluster receiver channel
+    (channel,) = [r for r in rows if isinstance(r, ChannelStatisticsRecord)]
+    assert (channel.line, channel.qmgr, channel.channel, channel.channel_type, channel.remote_qmgr,
+            channel.connection_name, channel.msg_count, channel.total_bytes) == (
+        96, "QM3", "TO.QM3", "ClusRcvr", "QM1", "10.1.2.10", 114, 116936)
 
 
 def test_damaged_file():
@@ -158,7 +172,7 @@ def test_missing_header_fields():
 
 def test_skipped_types_are_counted_not_reported():
     text = "MonitoringType: MQIAccounting\nQueueManager: 'QM1'\nPutCount: [0, 3]\n\n" \
-           "MonitoringType: ChannelStatistics\nQueueManager: 'QM1'\n"
+           "MonitoringType: MQIStatistics\nQueueManager: 'QM1'\n"
     assert parse_amqsmon_text(text, "t") == ([], [], 2)
 
 
@@ -192,3 +206,76 @@ def test_fields_printed_by_number_are_kept_not_quarantined():
     assert sctq.unknown_fields == (("1443", "'orders-producer-7f9c'"), ("1505", "7"), ("1506", "[0, 3]"))
     assert (orders.queue, orders.put_count_nonpersistent, orders.unknown_fields) == (
         "APP.ORDERS", 4, (("1443", "'orders-producer-7f9c'"),))
+
+
+# Issue 16 item 3: ChannelStatistics records (amqsmon -t statistics), as amqsmon prints them (fixture README)
+
+
+def test_channel_statistics_as_amqsmon_prints_them():
+    path = FIX / "channel_statistics_qm1.txt"
+    records, problems, skipped = parse_amqsmon_file(path)
+    assert skipped == 1  # the MQIStatistics record between the two channel records
+    assert all(isinstance(r, ChannelStatisticsRecord) for r in records)
+    # the first group, every field as printed (lines 9-25 of the fixture)
+    assert records[0] == ChannelStatisticsRecord(
+        source=str(path), line=9, qmgr="QM1",
+        interval_start=datetime(2025, 5, 1, 10, 0), interval_end=datetime(2025, 5, 1, 10, 30),
+        channel="TO.QM2", channel_type="ClusSdr", remote_qmgr="QM2", connection_name="10.1.2.11(1414)",
+        msg_count=118, total_bytes=120832, net_time_min=412, net_time_avg=655, net_time_max=2390,
+        exit_time_min=0, exit_time_avg=0, exit_time_max=0, full_batch_count=0, incomplete_batch_count=96,
+        average_batch_size=1, put_retry_count=0)
+    assert [(r.line, r.channel, r.channel_type, r.remote_qmgr, r.msg_count, r.interval_start.time().isoformat())
+            for r in records] == [
+        (9, "TO.QM2", "ClusSdr", "QM2", 118, "10:00:00"),
+        (26, "TO.QM3", "ClusSdr", "QM3", 114, "10:00:00"),
+        (43, "TO.QM1", "ClusRcvr", "QM2", 7, "10:00:00"),
+        (76, "TO.QM2", "ClusSdr", "QM2", 97, "10:30:00"),
+    ]
+    receiver = records[2]
+    # a receiver prints no net or exit times: absent, not invented
+    assert (receiver.net_time_avg, receiver.exit_time_max, receiver.total_bytes) == (None, None, 2240)
+    # a parameter printed by number is kept with its row
+    assert records[3].unknown_fields == (("1677", "3"),)
+    assert [(p.line, p.reason) for p in problems] == [
+        (94, "missing ChannelName in ChannelStatistics group"),
+        (68, "ObjectCount 3 but only 2 channel groups"),
+    ]
+    assert problems[0].raw.startswith("ChannelStatistics: 1\n  ChannelType: ClusSdr")
+
+
+CHANNEL_RECORD = """\
+MonitoringType: ChannelStatistics
+QueueManager: 'QM1'
+IntervalStartDate: '2025-05-01'
+IntervalStartTime: '10.00.00'
+IntervalEndDate: '2025-05-01'
+IntervalEndTime: '10.30.00'
+ObjectCount: 1
+{body}"""
+
+
+def test_channel_fields_by_the_pcf_reference_names_and_at_the_top_level():
+    # The PCF reference's spellings (another formatter, or another amqsmon build) read the same fields.
+    grouped = CHANNEL_RECORD.format(body="ChannelStatistics: 0\n  ChannelName: 'TO.QM2'\n  ChannelType: ClusSdr\n"
+                                         "  RemoteQmgr: 'QM2'\n  ConnectionName: 'h(1414)'\n  MsgCount: 5\n"
+                                         "  NetTimeMin: 1\n  NetTimeAvg: 2\n  NetTimeMax: 3\n  ExitTimeAvg: 4\n")
+    (r,), problems, _ = parse_amqsmon_text(grouped, "t")
+    assert problems == []
+    assert (r.remote_qmgr, r.connection_name, r.msg_count, r.net_time_min, r.net_time_avg, r.net_time_max,
+            r.exit_time_avg) == ("QM2", "h(1414)", 5, 1, 2, 3, 4)
+    # channel fields printed without a group (as a QueueStatistics record may print its queue): one row
+    top = CHANNEL_RECORD.format(body="ChannelName: 'TO.QM3'\nChannelType: ClusSdr\nMsgCount: 9\n")
+    (r,), problems, _ = parse_amqsmon_text(top, "t")
+    assert (problems, r.line, r.channel, r.msg_count, r.remote_qmgr) == ([], 1, "TO.QM3", 9, None)
+
+
+@pytest.mark.parametrize("body,reason", [
+    ("", "no channel in record (no ChannelName and no channel groups)"),
+    ("ChannelStatistics: 0\n  ChannelName: 'C'\n  MsgCount: [0, 1]\n", "MsgCount is not an integer: '[0, 1]'"),
+    ("ChannelStatistics: 0\n  ChannelName: 'C'\n  MsgCount: 99999999999999999999\n",
+     "MsgCount 99999999999999999999 is out of range (-9223372036854775808..9223372036854775807)"),
+    ("ChannelStatistics: 0\n  ChannelName: 'C'\n  MsgCount 3\n", "malformed line (no 'Label: value'): 'MsgCount 3'"),
+])
+def test_channel_problems(body, reason):
+    records, problems, _ = parse_amqsmon_text(CHANNEL_RECORD.format(body=body), "t")
+    assert records == [] and [p.reason for p in problems] == [reason]

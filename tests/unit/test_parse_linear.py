@@ -30,6 +30,8 @@ FACTOR = 8
 
 _MQSC_HEAD = "Starting MQSC for queue manager QM1.\n     1 : DISPLAY QLOCAL(*)\nAMQ8409I: Display Queue details.\n"
 _AMQSMON_HEAD = "MonitoringType: QueueAccounting\nQueueManager: 'QM1'\n"
+_CHANNEL_HEAD = ("MonitoringType: ChannelStatistics\nQueueManager: 'QM1'\nIntervalStartDate: '2025-05-01'\n"
+                 "IntervalStartTime: '10.00.00'\nIntervalEndDate: '2025-05-01'\nIntervalEndTime: '10.30.00'\n")
 _BCG_HEAD = (" MQOPEN - 'SYSTEM.CLUSTER.TRANSMIT.QUEUE'\n\n\n MQGET of message number 1, CompCode:0 Reason:0\n"
              "****Message descriptor****\n\n  StrucId  : 'MD  '  Version : 2\n")
 _PUTS_HEADER = ("put_time,sending_qmgr,queue,target_qmgr,bind,open_handle,group_id,logical_order,"
@@ -120,6 +122,11 @@ CASES: dict[str, tuple[Callable[[str], object], Callable[[int], str], int]] = {
     "amqsmon: many fields printed by number": (
         lambda t: parse_amqsmon_text(t, "x"),
         lambda n: _AMQSMON_HEAD + "QueueAccounting: 0\n  QueueName: 'Q'\n" + "  1505: 7\n" * (n // 10), 20_000),
+    "amqsmon: one channel statistics record with many channel groups": (
+        lambda t: parse_amqsmon_text(t, "x"),
+        lambda n: _CHANNEL_HEAD + "".join(
+            f"ChannelStatistics: {i}\n  ChannelName: 'TO.QM{i}'\n  ChannelType: ClusSdr\n  RemoteQMgr: 'QM{i}'\n"
+            f"  MsgCount: {i}\n  NetMinAverage: 655\n" for i in range(n // 120)), 20_000),
     "puts CSV: a long quoted field": (
         lambda t: parse_puts_csv_text(t, "x"), lambda n: _PUTS_HEADER + '"' + "a" * n + '"\n', 100_000),
     "puts JSON lines: deeply nested line": (

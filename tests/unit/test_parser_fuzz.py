@@ -21,7 +21,6 @@ from __future__ import annotations
 import codecs
 import json
 import re
-from datetime import datetime, timezone
 from pathlib import Path
 
 import pytest

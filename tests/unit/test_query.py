@@ -17,7 +17,7 @@ pa = pytest.importorskip("pyarrow")
 deltalake = pytest.importorskip("deltalake")
 
 from clwl.cli.query import add_query_command  # noqa: E402
-from clwl.query import discover_tables  # noqa: E402
+from clwl.query import MAX_CELL, _replace_string_literal, _with_seconds, discover_tables  # noqa: E402
 
 DAY = dt.date(2026, 11, 20)
 UTC = dt.timezone.utc
@@ -86,13 +86,80 @@ def test_readable_table(lake):
     rc, out, err = run("SELECT qmgr, count(*) AS n, sum(length) AS bytes FROM routing_replay "
                        "WHERE error IS NULL GROUP BY qmgr ORDER BY qmgr", "--lake", str(lake))
     assert rc == 0, err
-    assert out.splitlines() == [
-        "qmgr  n  bytes",
-        "----  -  -----",
-        "QM2   2    105",
-        "QM3   1   2000",
+    assert out.splitlines() == [  # tabulate's "simple" layout; numbers to the right
+        "qmgr      n    bytes",
+        "------  ---  -------",
+        "QM2       2      105",
+        "QM3       1     2000",
         "(2 rows)",
     ]
+
+
+def test_formats_csv_and_json_alias(lake):
+    sql = "SELECT msg_id, qmgr, put_time, length FROM routing_replay WHERE sending_qmgr = 'QM1' ORDER BY msg_id"
+    rc, out, err = run(sql, "--lake", str(lake), "--format", "csv")
+    assert rc == 0, err
+    assert out.splitlines() == [  # NULL is an empty field
+        "msg_id,qmgr,put_time,length",
+        "m1,QM2,2026-11-20T10:00:00+00:00,100",
+        "m2,QM3,2026-11-20T10:01:00+00:00,2000",
+        "m3,,2026-11-20T10:02:00+00:00,10",
+    ]
+    as_json = run(sql, "--lake", str(lake), "--format", "json")
+    assert as_json[0] == 0 and run(sql, "--lake", str(lake), "--json") == as_json
+    assert [json.loads(line)["msg_id"] for line in as_json[1].splitlines()] == ["m1", "m2", "m3"]
+
+
+def test_long_cells_cut_unless_wide(lake):
+    long = "why " * 30  # 120 characters, 119 once the trailing space is trimmed
+    sql = f"SELECT '{long}' AS why, 1 AS n"
+    rc, out, err = run(sql, "--lake", str(lake))
+    assert rc == 0
+    assert out.splitlines()[2].startswith(long[:MAX_CELL - 3] + "...")
+    assert long.strip() not in out
+    assert err == f"clwl query: 1 cell cut at {MAX_CELL} characters; --wide shows them whole\n"
+    rc, out, err = run(sql, "--lake", str(lake), "--wide")
+    assert rc == 0 and err == ""
+    assert out.splitlines()[2].startswith(long.strip() + "  ")
+    rc, out, _ = run(sql, "--lake", str(lake), "--format", "csv")
+    assert out.splitlines()[1] == long.strip() + ",1"  # csv and json never cut
+
+
+@pytest.mark.parametrize("condition, msg_ids", [
+    # put_time: m1 10:00, m2 10:01, m3 10:02, m4 11:00 (UTC), from the fixture
+    ("put_time < '2026-11-20 10:02'", ["m1", "m2"]),  # minutes without seconds: 10:02:00
+    ("put_time < '2026-11-20 10:02:00'", ["m1", "m2"]),  # DataFusion's own form: the same answer
+    ("put_time >= '2026-11-20T11:00Z'", ["m4"]),
+    ("put_time > '2026-11-20 11:00+01:00'", ["m2", "m3", "m4"]),  # 11:00 at +01:00 is 10:00 UTC
+    ("put_time < '2026-11-20 11'", ["m1", "m2", "m3"]),  # an hour alone: 11:00:00
+    ("put_time < TIMESTAMP '2026-11-20 10:01'", ["m1"]),
+    ("put_time BETWEEN '2026-11-20 10:01' AND '2026-11-20 10:02'", ["m2", "m3"]),
+])
+def test_timestamp_literals_without_seconds(lake, condition, msg_ids):
+    rc, out, err = run(f"SELECT msg_id FROM routing_replay WHERE {condition} ORDER BY msg_id", "--lake", str(lake),
+                       "--json")
+    assert rc == 0, err
+    assert [json.loads(line)["msg_id"] for line in out.splitlines()] == msg_ids
+
+
+def test_a_timestamp_that_cannot_be_read_says_how_to_write_one(lake):
+    rc, out, err = run("SELECT msg_id FROM routing_replay WHERE put_time < '2026-11-20 noon'", "--lake", str(lake))
+    assert rc == 2 and out == "" and len(err.splitlines()) == 1
+    assert "Error parsing timestamp from '2026-11-20 noon'" in err
+    assert "timestamps are written 'YYYY-MM-DD HH:MM[:SS]'" in err
+
+
+def test_timestamp_rewrite_touches_only_that_string():
+    assert _with_seconds("2026-11-20 14:00") == "2026-11-20 14:00:00"
+    assert _with_seconds("2026-11-20T14:00Z") == "2026-11-20T14:00:00Z"
+    assert _with_seconds("2026-11-20 14+0100") == "2026-11-20 14:00:00+0100"
+    assert _with_seconds("2026-11-20 14:00:00") is None  # already complete: the error was something else
+    assert _with_seconds("noon") is None
+    sql = ("SELECT \"2026-11-20 14:00\" FROM t -- '2026-11-20 14:00'\n"
+           "WHERE a < '2026-11-20 14:00' AND b = 'x''2026-11-20 14:00' AND c > '2026-11-20 14:00'")
+    assert _replace_string_literal(sql, "2026-11-20 14:00", "2026-11-20 14:00:00") == (
+        "SELECT \"2026-11-20 14:00\" FROM t -- '2026-11-20 14:00'\n"
+        "WHERE a < '2026-11-20 14:00:00' AND b = 'x''2026-11-20 14:00' AND c > '2026-11-20 14:00:00'")
 
 
 def test_json_one_object_per_row_with_iso_timestamps(lake):

@@ -187,3 +187,25 @@ def test_a_put_that_failed_is_neither_reallocatable_nor_not():
     v = view({"QM2": "RUNNING"})
     rows = list(replay("QM1", [Snapshot(T0, v)], [PutEvent("A" * 48, T0 + timedelta(minutes=1), "NO.SUCH.Q")]))
     assert rows[0].error == "MQRC_UNKNOWN_OBJECT_NAME" and rows[0].reallocatable is None
+
+
+def test_agreement_compares_the_traced_put_with_the_first_destination():
+    """A put record's observed destination is where the message arrived: the replay's final destination. An
+    activity-traced MQPUT records MQ's choice at the put, before any re-allocation (which happens later inside the
+    queue manager and is no MQI call): the replay's first destination."""
+    from datetime import datetime, timezone
+
+    from clwl.replay import ReplayRow
+
+    t = datetime(2026, 11, 20, 10, tzinfo=timezone.utc)
+
+    def row(observed, at_put, observed_xmitq=None):
+        return ReplayRow("M1", t, "Q1", None, "notfixed", 10, "QM3", "TO.QM3", "SYSTEM.CLUSTER.TRANSMIT.QUEUE",
+                         "cluster", "12", True, None, "", None, None, t, observed, reallocations=1,
+                         final_qmgr="QM2", final_channel="TO.QM2", final_xmitq="SYSTEM.CLUSTER.TRANSMIT.QUEUE",
+                         observed_xmitq=observed_xmitq, observed_at_put=at_put)
+
+    assert row("QM2", False).agrees is True and row("QM3", False).agrees is False  # arrived: final
+    assert row("QM3", True).agrees is True and row("QM2", True).agrees is False  # traced: first
+    assert row("QM3", True, "XQ.OTHER").agrees is False  # same queue manager, another transmission queue
+    assert row(None, True).agrees is None

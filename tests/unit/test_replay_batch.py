@@ -16,9 +16,9 @@ from pathlib import Path
 import pytest
 
 from clwl.generate import GenerateOptions, generate
+from clwl.model import ClusterChannel, ClusterView, QmgrAttributes, QueueInstance
 from clwl.parse.mqsc import parse_mqsc_file
 from clwl.parse.puts import parse_puts_file
-from clwl.model import ClusterChannel, ClusterView, QmgrAttributes, QueueInstance
 from clwl.replay import PutEvent, SenderReplay, Snapshot, replay, timeline_from_captures
 
 FIELDS = ("qmgr", "channel", "xmitq", "path", "decided_by", "reallocatable", "not_reallocatable_reason", "trace",
