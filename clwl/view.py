@@ -377,6 +377,8 @@ def _identity(r: MqscRecord) -> tuple:
         return k, _s(r, "CHANNEL"), "SAVED" if "SAVED" in r.attrs else "CURRENT"
     if k == "NAMELIST":
         return k, _s(r, "NAMELIST")
+    if k == "CHANNEL":  # DISPLAY CHANNEL: one object per channel name
+        return k, _s(r, "CHANNEL")
     return k, r.source, r.line
 
 

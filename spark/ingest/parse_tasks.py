@@ -88,7 +88,7 @@ def object_key(record) -> str:
 
     ident = _identity(record)
     if record.kind not in ("CLUSQMGR", "QCLUSTER", "QMGR", "QLOCAL", "QALIAS", "QREMOTE", "QMODEL", "CHSTATUS",
-                           "NAMELIST"):
+                           "NAMELIST", "CHANNEL"):
         ident = (record.kind,) + tuple(ident[1:-2])  # (kind, source, line) -> (kind,)
     return "|".join(str(part) for part in ident)
 

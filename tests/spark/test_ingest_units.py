@@ -310,3 +310,16 @@ def test_the_ingest_package_imports_without_the_command_line_module():
     code = ("import sys, spark.ingest; "
             "sys.exit(any(m.startswith(('clwl.cli', 'clwl.pipeline_cli')) for m in sys.modules))")
     assert subprocess.run([sys.executable, "-c", code], cwd=Path(REPO_ROOT)).returncode == 0
+
+
+def test_every_channel_definition_is_its_own_object():
+    """DISPLAY CHANNEL records of one capture are different objects (one per channel name): the configuration
+    history must not see them as versions of one object."""
+    from clwl.parse.common import MqscRecord
+    from spark.ingest.parse_tasks import object_key
+
+    a = MqscRecord("CHANNEL", {"CHANNEL": "TO.QM1", "CHLTYPE": "CLUSRCVR"}, "config.mqsc", 3, "AMQ8414I")
+    b = MqscRecord("CHANNEL", {"CHANNEL": "TO.QM2", "CHLTYPE": "CLUSSDR"}, "config.mqsc", 9, "AMQ8414I")
+    assert object_key(a) == "CHANNEL|TO.QM1" and object_key(b) == "CHANNEL|TO.QM2"
+    moved = MqscRecord("CHANNEL", {"CHANNEL": "TO.QM1", "CHLTYPE": "CLUSRCVR"}, "config_2.mqsc", 7, "AMQ8414I")
+    assert object_key(moved) == object_key(a)  # the same channel in a later capture: the same object
