@@ -36,11 +36,12 @@ def main() -> None:
     ap.add_argument("--runs", type=int, default=3)
     a = ap.parse_args()
 
+    from test_replay_batch import _events, _micros, _timeline
+
     from clwl.algorithm import Request
     from clwl.generate import GenerateOptions, generate
     from clwl.replay import SenderReplay, replay
     from clwl.router import Router
-    from test_replay_batch import _events, _micros, _timeline
 
     root = Path(tempfile.mkdtemp(prefix="clwl-bench-replay-"))
     generate(GenerateOptions(out=str(root), quiet=True, seed=1, days=1, messages_per_day=a.messages))

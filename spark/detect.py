@@ -1,9 +1,10 @@
 """Detection on the replay: messages stuck behind a channel, and distributions that differ from the prediction.
 
 stuck_messages: every message that waited on a transmission queue behind a RETRYING/STOPPED channel in the
-replay and stayed there (a message re-allocated away to a working channel is not stuck), with why it stayed (not eligible for re-allocation, and which bind / named-queue-manager reason; or
-still the most favourable destination, and which attribute decided), plus messages a transmission queue
-browse shows sitting there although the replay had them delivered (the channel failed between captures).
+replay and stayed there (a message re-allocated away to a working channel is not stuck), with why it stayed
+(not eligible for re-allocation, and which bind / named-queue-manager reason; or still the most favourable
+destination, and which attribute decided), plus messages a transmission queue browse shows sitting there
+although the replay had them delivered (the channel failed between captures).
 
 distribution: per sending queue manager, queue, interval and destination, the replay's expected count against
 the observation: the observed destinations of the put records (per sender, hourly), the receivers'

@@ -328,7 +328,9 @@ def _compare(out: Explanation, watched: Optional[ReplayRow] = None) -> list[str]
     mine = (res.qmgr, res.channel) if isinstance(res, Route) else (None, None)
     theirs = (row.get("qmgr"), row.get("channel"))
     if mine != theirs or (isinstance(res, RouteError) and res.error != row.get("error")):
-        show = (lambda q, c: f"{q}/{c or 'local'}" if q else "no destination")
+        def show(q, c):
+            return f"{q}/{c or 'local'}" if q else "no destination"
+
         diffs.append(f"the route explained here is {show(*mine)}"
                      + (f" ({res.error})" if isinstance(res, RouteError) else "")
                      + f"; gold.routing_replay's first destination is {show(*theirs)}"

@@ -39,20 +39,21 @@ from pyspark import StorageLevel
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
+from clwl.lake import GOLD_TABLES, VALIDATION, is_delta_table, latest_version
 from clwl.lakelock import lake_lock
 from clwl.published import read_published, write_published
 from spark.config import PipelineConfig
-from spark.replay import ROUTING_REPLAY_OPTIONS
-from clwl.lake import GOLD_TABLES, VALIDATION, is_delta_table, latest_version
 from spark.quality import (
     SILVER_TABLES,
     ExtraCheck,
     ValidationOutcome,
     default_cross_checks,
     events_for_run_date,
+    forget_frames,
     silver_tables,
     validate_table,
 )
+from spark.replay import ROUTING_REPLAY_OPTIONS
 
 log = logging.getLogger(__name__)
 
@@ -132,6 +133,7 @@ def publish(
     lock = contextlib.ExitStack()  # one writer per lake (re-entrant: run_pipeline already holds it)
     lock.enter_context(lake_lock(config.lake, purpose=f"publish {run_id} {day.isoformat()}"))
     cached: dict[str, DataFrame] = {}
+    forget_frames()
     try:
         settle_gold(spark, config)
         cached = {name: df if name in uncached else _persist(df) for name, df in tables.items()}
@@ -170,6 +172,7 @@ def publish(
         seconds["write"] = time.perf_counter() - started
         return PublishOutcome(True, [], result_dir, versions, previous, outcomes, seconds)
     finally:
+        forget_frames()
         try:
             for name, df in cached.items():
                 if df is not tables[name]:

@@ -797,7 +797,7 @@ def configured_shares(timelines: dict[str, list[Any]], day: dt.date) -> pd.DataF
                 seq = history.setdefault(queue, [])
                 if not seq or seq[-1][1] != per_qmgr:
                     seq.append((t, per_qmgr))
-        for queue, seq in history.items():
+        for seq in history.values():
             since, last = seq[-1]
             for qmgr, row in sorted(last.items()):
                 shown: list[str] = []

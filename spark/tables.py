@@ -108,7 +108,8 @@ def _f(name: str, dtype: DataType, nullable: bool = True) -> StructField:
     return StructField(name, dtype, nullable)
 
 
-S, I, L, B, TS, NTZ, D = StringType(), IntegerType(), LongType(), BooleanType(), TimestampType(), TimestampNTZType(), DateType()
+S, I, L, B, TS, NTZ, D = (StringType(), IntegerType(), LongType(), BooleanType(), TimestampType(),  # noqa: E741
+                          TimestampNTZType(), DateType())
 DBL = DoubleType()
 ATTRS = MapType(StringType(), StringType(), valueContainsNull=True)  # bare keyword (CURRENT) -> null value
 

@@ -126,6 +126,8 @@ from spark.ingest.run_log import FileResult, IngestSummary, code_version, new_ru
 from spark.ingest.scratch import SCRATCH_STALE_SECONDS, _scratch
 
 __all__ = [
+    "_arrow_table",  # for the tests and tools that build rows as the parse tasks do
+    "_scratch",
     "EXPECTED_NAMES",
     "FileResult",
     "IngestSummary",

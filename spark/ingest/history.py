@@ -7,7 +7,6 @@ from typing import Iterable
 
 from spark.tables import TABLES
 
-
 # ----------------------------------------------------------------------------------------------------------
 # History: rebuilt per observing queue manager from all of its captures (pure Python per queue manager, run by
 # Spark grouped by observing_qmgr: the window/join formulation took three times the jobs and stages)

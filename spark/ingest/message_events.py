@@ -12,7 +12,6 @@ from spark.ingest.parse_tasks import _QUARANTINE, TRACE_FORMAT
 from spark.ingest.writes import _in, _sql_str
 from spark.tables import TABLES, path, read
 
-
 # ----------------------------------------------------------------------------------------------------------
 # Message events: bronze put rows -> silver.message_events, once per message of its own run date
 

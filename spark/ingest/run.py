@@ -11,12 +11,18 @@ from spark.config import PipelineConfig
 from spark.ingest.landing import discover_landing
 from spark.ingest.parse_step import TASK_BYTES, _parse_files
 from spark.ingest.parse_tasks import ReconciliationError
-from spark.ingest.run_log import (IngestSummary, _log_run, _plan_files, _previous, _progress_plan, code_version,
-                                  new_run_id)
+from spark.ingest.run_log import (
+    IngestSummary,
+    _log_run,
+    _plan_files,
+    _previous,
+    _progress_plan,
+    code_version,
+    new_run_id,
+)
 from spark.ingest.scratch import _remove_scratch, _scratch
 from spark.ingest.write_step import _write_tables
 from spark.tables import ensure_tables
-
 
 #: Environment variable: the time zone (IANA name, e.g. ``Europe/London``) in which the local OperationDate /
 #: OperationTime of activity traces are read, when a put has no High Res Time (LOW level). Default UTC.

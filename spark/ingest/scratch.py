@@ -12,7 +12,6 @@ from pathlib import Path
 from spark.config import PipelineConfig
 from spark.ingest.parse_tasks import _QUARANTINE
 
-
 # The parse output: each parse task writes the rows of every table it fed as one Parquet file per table under
 # the run's scratch folder (``<lake>/_ingest/<run_id>/<table>/``, on the lake's storage so that executors on
 # other hosts can write it), and returns only the per-file summaries. Spark then reads each table's files with

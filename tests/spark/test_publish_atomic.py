@@ -124,9 +124,9 @@ def _summary(lake: Path) -> list[dict]:
 def test_a_publish_killed_at_a_gold_commit_leaves_gold_on_one_run(spark, prepared, tmp_path, kill_after):
     from clwl.query import run_query
     from spark.pipeline import publish_stage
-    from spark.run import PipelineRun
     from spark.publish import settle_gold
     from spark.report import read_gold
+    from spark.run import PipelineRun
 
     base, run1_id, expected = prepared
     lake = tmp_path / "lake"

@@ -26,7 +26,8 @@ RR_SCHEMA = (
     "reallocatable boolean, not_reallocatable_reason string, trace string, error string, reason_code int, "
     "config_time timestamp, reallocations int, final_qmgr string, final_channel string, final_xmitq string, "
     "held boolean, held_from timestamp, released_at timestamp, delivered_at timestamp, hold_state string, "
-    "stay_reason string, stay_detail string, observed_qmgr string, agrees boolean, profile string"
+    "stay_reason string, stay_detail string, observed_qmgr string, observed_xmitq string, agrees boolean, "
+    "profile string"
 )
 SM_SCHEMA = (
     "run_date date, sending_qmgr string, msg_id string, queue string, qmgr string, channel string, xmitq string, "
@@ -36,14 +37,14 @@ SM_SCHEMA = (
 DI_SCHEMA = (
     "run_date date, sending_qmgr string, queue string, interval_start timestamp, interval_end timestamp, "
     "qmgr string, expected long, observed long, deviation double, p_value double, verdict string, "
-    "explanation string, source string"
+    "explanation string, source string, channel string"
 )
 RS_SCHEMA = (
     "run_id string, run_date date, started_at timestamp, finished_at timestamp, rows_read long, rows_accepted long, "
-    "rows_quarantined long, messages_replayed long, messages_stuck long, distribution_unexpected long, "
-    "table_versions map<string,long>, status string, validation_result string"
+    "rows_quarantined long, messages_replayed long, messages_stuck long, distribution_unexpected long, traced long, "
+    "agreed long, disagreed long, table_versions map<string,long>, status string, validation_result string"
 )
-EV_SCHEMA = "msg_id string, sending_qmgr string, queue string, put_time timestamp, bind string"
+EV_SCHEMA = "msg_id string, sending_qmgr string, queue string, put_time timestamp, bind string, source string"
 SCTQ = "SYSTEM.CLUSTER.TRANSMIT.QUEUE"
 
 
@@ -69,7 +70,7 @@ def replay_rows(day: dt.date) -> list[tuple]:
                 error, code, cfg, reallocations, None if error else final, None if error else final_ch,
                 None if error or path == "local" else SCTQ, held, waiting.get("held_from"), None,
                 None if error or held else t, waiting.get("hold_state"), waiting.get("stay_reason"),
-                reason if held and not realloc else None, observed, agrees, "default")
+                reason if held and not realloc else None, observed, None, agrees, "default")
 
     return [
         msg(1, "QM1", at(day, 10, 0, 5), "QM1", None, "local", observed="QM1"),
@@ -105,7 +106,7 @@ def distribution_rows(day: dt.date) -> list[tuple]:
 
     def row(sender, qmgr, expected, observed, p, verdict, why, source):
         return (day, sender, "APP.ORDERS", s, e, qmgr, expected, observed, float(observed - expected), p, verdict,
-                why, source)
+                why, source, None)
 
     outage = "channel TO.QM3 STOPPED from 10:00:12: 2 messages held on SYSTEM.CLUSTER.TRANSMIT.QUEUE"
     few = "fewer than 20 messages: no test"
@@ -120,8 +121,11 @@ def distribution_rows(day: dt.date) -> list[tuple]:
     ]
 
 
-def summary_rows(day: dt.date, run_id: str, replayed: int = 12, stuck: int = 2, unexpected: int = 1) -> list[tuple]:
-    return [(run_id, day, at(day, 23, 59), None, 14, 12, 2, replayed, stuck, unexpected,
+def summary_rows(day: dt.date, run_id: str, replayed: int = 12, stuck: int = 2, unexpected: int = 1,
+                 traced: tuple[int, int, int] = (6, 5, 1)) -> list[tuple]:
+    """traced, agreed, disagreed: replay_rows has 6 messages with an observed destination (1, 2, 4, 5, 7, 8), of
+    which only 8's (QM2, replayed to QM4) is not the replay's."""
+    return [(run_id, day, at(day, 23, 59), None, 14, 12, 2, replayed, stuck, unexpected, *traced,
              {"silver.message_events": 0}, "published", "passed")]
 
 
@@ -161,7 +165,7 @@ def write_delta(path: str, rows: list[tuple], ddl: str, partition_by: list[str] 
 
 
 def write_silver(cfg: PipelineConfig, day: dt.date) -> None:
-    events = [(r[2], r[1], r[4], r[3], r[6]) for r in replay_rows(day)]
+    events = [(r[2], r[1], r[4], r[3], r[6], "csv") for r in replay_rows(day)]
     write_delta(cfg.table_path("silver", "message_events"), events, EV_SCHEMA)
     write_delta(cfg.table_path("silver", "quarantine"),
                 [("landing/puts/QM1.csv", 7, "bad timestamp '25:00'"), ("landing/puts/QM1.csv", 9, "unknown bind 'x'")],
@@ -201,7 +205,7 @@ def test_good_run_is_published_and_a_broken_one_is_blocked(spark, lake):
     cfg = PipelineConfig(lake=lake)
     write_silver(cfg, DAY)
     # An earlier run of another date is already published: publishing DAY must replace only DAY's partition.
-    write_delta(cfg.table_path("gold", "run_summary"), summary_rows(DAY2, "run-day2", 0, 0, 0), RS_SCHEMA,
+    write_delta(cfg.table_path("gold", "run_summary"), summary_rows(DAY2, "run-day2", 0, 0, 0, (0, 0, 0)), RS_SCHEMA,
                 partition_by=["run_date"])
 
     # 1. A good run: validated, then all four tables written; run_summary records the versions.
@@ -335,3 +339,52 @@ def test_a_failed_write_puts_back_what_the_publish_already_wrote(spark, tmp_lake
     assert sorted(r["msg_id"] for r in rows_of(cfg, "routing_replay")) == ["QM1-1120-001", "QM1-1120-002"]
     assert rows_of(cfg, "stuck_messages") == [{"run_date": DAY, "sending_qmgr": "QM1", "msg_id": "x",
                                                "age_seconds": "7 days"}]
+
+
+def test_small_tables_are_validated_in_pandas_with_the_results_spark_gives(spark, monkeypatch, tmp_path):
+    """A small frame goes through GX's pandas engine (its unexpected_rows queries through one Spark query): the
+    verdicts, counts and example values are those of GX's Spark engine on the same frame, passing or failing; a
+    frame with a NaN stays on Spark (pandas cannot tell NaN from null)."""
+    from pyspark.sql import functions as F
+
+    from spark import quality
+
+    def results(outcome) -> list[tuple]:
+        return [(r["expectation_config"]["type"],
+                 json.dumps({k: v for k, v in r["expectation_config"]["kwargs"].items() if k != "batch_id"},
+                            sort_keys=True),
+                 r["success"], json.dumps(r.get("result"), sort_keys=True, default=str))
+                for r in outcome.result_json["results"]]
+
+    # A Delta read, as publish_stage's frames are: Spark's size estimate of it is its Parquet files' (a frame made
+    # with createDataFrame has no estimate and stays on Spark).
+    write_delta(str(tmp_path / "distribution"), distribution_rows(DAY), DI_SCHEMA)
+    dist = spark.read.format("delta").load(str(tmp_path / "distribution"))
+    frames = {
+        "passing": dist,
+        # one in-set failure (a verdict GX must quote), one unexpected_rows failure (deviation), one null
+        "failing": dist.withColumn("verdict", F.when(F.col("qmgr") == "QM2", F.lit("odd")).otherwise(F.col("verdict")))
+                       .withColumn("deviation", F.when(F.col("qmgr") == "QM4", F.lit(7.0)).otherwise(F.col("deviation")))
+                       .withColumn("queue", F.when(F.col("qmgr") == "QM1", F.lit(None)).otherwise(F.col("queue"))),
+    }
+    for name, df in frames.items():
+        quality.forget_frames()
+        local = quality.validate_table(df, "gold.distribution", [quality.check_run_date(DAY)], cache=False)
+        monkeypatch.setattr(quality, "SMALL_TABLE_BYTES", -1)  # nothing is small: GX's Spark engine
+        quality.forget_frames()
+        remote = quality.validate_table(df, "gold.distribution", [quality.check_run_date(DAY)], cache=False)
+        monkeypatch.undo()
+        assert (local.result_json["engine"], remote.result_json["engine"]) == ("pandas", "spark"), name
+        assert results(local) == results(remote), name
+        assert local.failed == remote.failed and local.success == remote.success, name
+        assert local.result_json["extra_checks"] == remote.result_json["extra_checks"], name
+    assert not local.success and len(local.failed) == 3
+    assert any('e.g. ["odd", "odd"]' in f for f in local.failed)  # two QM2 rows
+    assert any("unexpected_rows_expectation: deviation" in f and "2 unexpected rows" in f for f in local.failed)
+
+    quality.forget_frames()
+    nan = dist.withColumn("p_value", F.when(F.col("qmgr") == "QM3", F.lit(float("nan"))).otherwise(F.col("p_value")))
+    out = quality.validate_table(nan, "gold.distribution", cache=False)
+    assert out.result_json["engine"] == "spark"
+    # In Spark a NaN is above every number: p_value NaN is outside [0, 1] (pandas would have skipped it as null).
+    assert any(f.startswith("expect_column_values_to_be_between p_value") for f in out.failed)
