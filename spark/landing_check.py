@@ -23,6 +23,7 @@ from datetime import date, datetime, timedelta, timezone
 from pathlib import Path
 from typing import Iterable
 
+from clwl.landing import run_date_folders
 from spark.ingest import LandingFile, discover_landing, parse_landing_file, plan_tasks
 from spark.tables import TABLES
 
@@ -388,16 +389,8 @@ def _earlier_configuration(landing: Path, checked: list[str], needed: set[str], 
     (before the last one checked). Read newest first, and no more of them than needed (discovery hashes every
     file of a date): of each date only the config captures of the queue managers still without a usable one
     (parsed, not reported); it stops when every queue manager in ``needed`` has one."""
-    earlier = []
-    for entry in landing.iterdir():  # the run date folders discovery would take
-        if entry.name.startswith(".") or entry.is_symlink() or not entry.is_dir() or len(entry.name) != 10:
-            continue
-        try:
-            date.fromisoformat(entry.name)
-        except ValueError:
-            continue
-        if entry.name < checked[-1] and entry.name not in checked:
-            earlier.append(entry.name)
+    earlier = [d for d in run_date_folders(landing)  # the run date folders discovery would take
+               if d < checked[-1] and d not in checked]
     found: set[str] = set()
     for d in sorted(earlier, reverse=True):
         if needed <= found:

@@ -16,6 +16,7 @@ from clwl.algorithm import PROFILES
 from clwl.cli.argtypes import run_date
 from clwl.cli.exit_codes import EXIT_BLOCKED, EXIT_INPUT, EXIT_OK
 from clwl.cli.extras import INGEST_MODULES, RUN_MODULES, missing_extra
+from clwl.landing import run_date_folders
 
 _VERBOSE_HELP = ("show Spark's own output on the terminal: the JVM's banner and log lines, and the resolution of "
                  "the Delta jars (by default they go to a log file)")
@@ -24,18 +25,9 @@ _TRACE_TZ_HELP = ("time zone in which activity traces (amqsact output) print the
 
 
 def landing_run_dates(landing: Path) -> list[str]:
-    """The run date folders of the landing folder (``<landing>/<YYYY-MM-DD>/``), as ingest discovers them: real
-    folders (not links), named by a valid date, not hidden. Plain Python: checked before Spark starts."""
-    dates = []
-    for entry in landing.iterdir():
-        if entry.name.startswith(".") or entry.is_symlink() or not entry.is_dir() or len(entry.name) != 10:
-            continue
-        try:
-            date.fromisoformat(entry.name)
-        except ValueError:
-            continue
-        dates.append(entry.name)
-    return sorted(dates)
+    """The run date folders of the landing folder, as ingest discovers them. Plain Python: checked before Spark
+    starts."""
+    return run_date_folders(landing)
 
 
 def _landing_problem(command: str, landing: Path, given: bool) -> Optional[str]:
