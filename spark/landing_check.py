@@ -25,6 +25,7 @@ from typing import Iterable
 
 from clwl.landing import run_date_folders
 from spark.ingest import LandingFile, discover_landing, parse_landing_file, plan_tasks
+from spark.ingest.run_log import RecordTotals
 from spark.tables import TABLES
 
 #: Problems kept per file (the first ones by position); the counts are always complete.
@@ -88,25 +89,13 @@ class Gap:
 
 
 @dataclass
-class LandingCheck:
+class LandingCheck(RecordTotals):
     landing: str
     run_dates: list[str]
     chstatus_interval_minutes: int
     files: list[FileCheck]
     gaps: list[Gap]
     notes: list[str]  # discovery's notes: items skipped without being opened
-
-    @property
-    def records_read(self) -> int:
-        return sum(f.records_read for f in self.files)
-
-    @property
-    def records_accepted(self) -> int:
-        return sum(f.records_accepted for f in self.files)
-
-    @property
-    def records_quarantined(self) -> int:
-        return sum(f.records_quarantined for f in self.files)
 
     @property
     def held_back(self) -> int:

@@ -29,15 +29,11 @@ class FileResult:
     reason: str | None = None
 
 
-@dataclass
-class IngestSummary:
-    run_id: str
-    run_dates: list[str]
-    landing: str
-    lake: str
-    files: list[FileResult] = field(default_factory=list)
-    rows_written: dict[str, int] = field(default_factory=dict)  # table key -> rows written by this run
-    seconds: float = 0.0
+class RecordTotals:
+    """Totals over ``self.files`` (each with records_read / records_accepted / records_quarantined): an ingest
+    run's, and what `clwl check` says an ingest would do."""
+
+    files: list
 
     @property
     def records_read(self) -> int:
@@ -50,6 +46,17 @@ class IngestSummary:
     @property
     def records_quarantined(self) -> int:
         return sum(f.records_quarantined for f in self.files)
+
+
+@dataclass
+class IngestSummary(RecordTotals):
+    run_id: str
+    run_dates: list[str]
+    landing: str
+    lake: str
+    files: list[FileResult] = field(default_factory=list)
+    rows_written: dict[str, int] = field(default_factory=dict)  # table key -> rows written by this run
+    seconds: float = 0.0
 
     @property
     def files_rejected(self) -> int:
