@@ -65,6 +65,7 @@ class PeakMemory:
         self._psutil, self.every = psutil, every
         self.jvm = self.workers = 0
         self.stage = "start"
+        self.parse_records, self.parse_seconds = 0, float("nan")
         self.by_stage: dict[str, list[int]] = {}
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, daemon=True)
@@ -88,8 +89,12 @@ class PeakMemory:
             self._stop.wait(self.every)
 
     def progress(self, message: str) -> None:
-        """The pipeline's progress callback: prints, and follows the stage ("[2/5] 2026-11-19: replay ...")."""
+        """The pipeline's progress callback: prints, and follows the stage ("[2/5] 2026-11-19: replay ...") and
+        the ingest's parse step (its seconds and records, for the parse rate)."""
         print("  | " + message, flush=True)
+        p = re.match(r"parse \S+: .*?(\d+) records read.*\(([\d.]+)s\)$", message.strip())
+        if p:
+            self.parse_records, self.parse_seconds = int(p.group(1)), float(p.group(2))
         m = re.match(r"\[\d+/\d+\] (?:\S+: )?(\w+)", message)
         if m:
             self.stage = m.group(1)
@@ -229,6 +234,8 @@ def main() -> None:
                                       "instead of generating one; --messages and --senders are then ignored")
     ap.add_argument("--samples", action="store_true", help="the bundled samples' clwl run against its own floor")
     ap.add_argument("--repeat", type=int, default=1, help="with --samples: runs (each between two floors)")
+    ap.add_argument("--trace", action="store_true",
+                    help="the same estate as puts.csv and as activity trace, the pipeline on each (issue 16)")
     a = ap.parse_args()
     if a.samples:
         print(f"machine: {os.cpu_count()} cores, load average {os.getloadavg()[0]:.2f}; python "
@@ -237,7 +244,6 @@ def main() -> None:
         return
 
     from spark.config import PipelineConfig
-    from spark.pipeline import run_pipeline
     from spark.session import get_spark
 
     print(f"machine: {os.cpu_count()} cores, load average {os.getloadavg()[0]:.2f}; python {sys.version.split()[0]}")
@@ -250,44 +256,103 @@ def main() -> None:
         query_latency(lake)
         return
 
+    root = Path(a.keep) if a.keep else Path(tempfile.mkdtemp(prefix="clwl-bench-"))
+    if a.trace:
+        traced_estate(a, root)
+    else:
+        landing = Path(a.landing) if a.landing else root / "landing"
+        if not a.landing:
+            generate_estate(a, landing, "csv")
+        spark = get_spark(PipelineConfig.from_env().master)
+        config, outcome, peak = run_estate(spark, landing, root / "lake")
+        d = outcome.dates[0]
+        warm_replay, floor = warm_replay_and_floor(spark, config, root, d.run_date)
+        print_stages(outcome, floor)
+        replay, total = outcome.seconds.get("replay", float("nan")), outcome.seconds["total"]
+        print(f"{'replay':<10} {warm_replay:8.1f} {warm_replay / floor:8.2f}   the replay stage again, warm, median "
+              "of 3 (taken alternately with the floor)")
+        goal = 6 if d.messages <= 2_000_000 else 4  # issue 18: 1M within 6x, 10M within 4x
+        print(f"replay / floor = {replay / floor:.2f}x in the pipeline, {warm_replay / floor:.2f}x warm (goal 2x); "
+              f"whole run / floor = {total / floor:.2f}x (goal {goal}x); {d.messages / replay:,.0f} messages/s "
+              "replayed")
+        print_memory(peak)
+        query_latency(root / "lake")
+    if not a.keep:
+        shutil.rmtree(root, ignore_errors=True)
+
+
+def generate_estate(a, landing: Path, puts_format: str) -> None:
+    """`clwl generate` one day of a.messages messages (seed fixed: the same estate in either format)."""
     from clwl.cli import main as generate
 
-    root = Path(a.keep) if a.keep else Path(tempfile.mkdtemp(prefix="clwl-bench-"))
-    landing, lake = (Path(a.landing) if a.landing else root / "landing"), root / "lake"
-    shutil.rmtree(lake, ignore_errors=True)
-    if not a.landing:
-        t = time.perf_counter()
-        generate(["generate", "--out", str(landing), "--days", "1", "--messages-per-day", str(a.messages),
-                  "--senders", str(a.senders), "--qmgrs", str(6 + 2 * a.senders), "--force", "--quiet"])
-        print(f"generated {a.messages:,} messages in {time.perf_counter() - t:.1f} s into {landing}")
+    t = time.perf_counter()
+    generate(["generate", "--out", str(landing), "--days", "1", "--messages-per-day", str(a.messages),
+              "--senders", str(a.senders), "--qmgrs", str(6 + 2 * a.senders), "--puts-format", puts_format,
+              "--force", "--quiet"])
+    size = sum(f.stat().st_size for f in landing.rglob("*") if f.is_file())
+    print(f"generated {a.messages:,} messages ({puts_format}) in {time.perf_counter() - t:.1f} s into {landing}: "
+          f"{size / 2**20:,.0f} MiB")
 
+
+def run_estate(spark, landing: Path, lake: Path):
+    """The whole pipeline on one landing folder into a new lake, peak memory sampled: (config, outcome, peak)."""
+    from spark.config import PipelineConfig
+    from spark.pipeline import run_pipeline
+
+    shutil.rmtree(lake, ignore_errors=True)
     config = PipelineConfig.from_env(lake=lake, landing=landing)
-    spark = get_spark(config.master)
     with PeakMemory() as peak:
         outcome = run_pipeline(config, spark=spark, progress=peak.progress)
     d = outcome.dates[0]
     print(f"clwl run: {'published' if d.published else 'BLOCKED'}; {d.messages:,} messages, {d.stuck} stuck, "
           f"{d.unexpected} unexpected distribution rows")
-    warm_replay, floor = warm_replay_and_floor(spark, config, root, d.run_date)
-    total = outcome.seconds["total"]
+    return config, outcome, peak
+
+
+def print_stages(outcome, floor: float) -> None:
     print(f"{'stage':<10} {'seconds':>8} {'x floor':>8}")
     for stage, secs in outcome.seconds.items():
         print(f"{stage:<10} {secs:8.1f} {secs / floor:8.2f}")
     print(f"{'floor':<10} {floor:8.1f} {1:8.2f}   bare read + Delta write of silver.message_events, median of 3")
-    replay = outcome.seconds.get("replay", float("nan"))
-    print(f"{'replay':<10} {warm_replay:8.1f} {warm_replay / floor:8.2f}   the replay stage again, warm, median of 3 "
-          "(taken alternately with the floor)")
-    goal = 6 if d.messages <= 2_000_000 else 4  # issue 18: 1M within 6x, 10M within 4x
-    print(f"replay / floor = {replay / floor:.2f}x in the pipeline, {warm_replay / floor:.2f}x warm (goal 2x); "
-          f"whole run / floor = {total / floor:.2f}x (goal {goal}x); {d.messages / replay:,.0f} messages/s replayed")
+
+
+def print_memory(peak: PeakMemory) -> None:
     me = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
     print(f"memory peaks: driver JVM {mib(peak.jvm)} (RSS); Python workers together {mib(peak.workers)} (PSS); "
           f"driver Python {mib(me)} (RSS)")
     print("  per stage (JVM / Python workers): " + "; ".join(
         f"{stage} {mib(j)} / {mib(w)}" for stage, (j, w) in peak.by_stage.items()))
-    query_latency(lake)
-    if not a.keep:
-        shutil.rmtree(root, ignore_errors=True)
+
+
+def traced_estate(a, root: Path) -> None:
+    """Issue 16's scale check: the same estate (same seed) as puts.csv and as amqsact activity trace, the whole
+    pipeline on each in one Spark session, CSV first; the traced ingest per message against the CSV's (goal 2x),
+    the trace's parse rate, and each whole run against the floor (read + write of that run's message events)."""
+    from spark.config import PipelineConfig
+    from spark.session import get_spark
+
+    runs = {}
+    for fmt in ("csv", "activity-trace"):
+        landing = root / f"landing-{fmt}"
+        if not (a.keep and landing.is_dir()):
+            generate_estate(a, landing, fmt)
+        spark = get_spark(PipelineConfig.from_env().master)
+        config, outcome, peak = run_estate(spark, landing, root / f"lake-{fmt}")
+        floor = floor_seconds(spark, config, root)
+        print(f"--- {fmt}")
+        print_stages(outcome, floor)
+        print_memory(peak)
+        runs[fmt] = (outcome, peak, floor)
+    (csv_o, _, csv_floor), (tr_o, tr_peak, tr_floor) = runs["csv"], runs["activity-trace"]
+    csv_n, tr_n = csv_o.dates[0].messages, tr_o.dates[0].messages
+    per_csv, per_tr = csv_o.seconds["ingest"] / csv_n, tr_o.seconds["ingest"] / tr_n
+    print(f"ingest per message: csv {per_csv * 1e6:.1f} us ({csv_n:,} messages), activity trace {per_tr * 1e6:.1f} us "
+          f"({tr_n:,} traced puts): trace / csv = {per_tr / per_csv:.2f}x (goal 2x)")
+    print(f"activity trace parse: {tr_peak.parse_records:,} records (MQI operations and captures) in "
+          f"{tr_peak.parse_seconds:.1f} s wall = {tr_peak.parse_records / tr_peak.parse_seconds:,.0f} records/s, "
+          f"{tr_n / tr_peak.parse_seconds:,.0f} traced puts/s on {os.cpu_count()} cores")
+    print(f"whole run / floor: csv {csv_o.seconds['total'] / csv_floor:.2f}x, activity trace "
+          f"{tr_o.seconds['total'] / tr_floor:.2f}x")
 
 
 if __name__ == "__main__":
