@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Iterable
 
+from clwl.lake import latest_version
 from spark.tables import TABLES, path
 
 
@@ -17,8 +19,6 @@ def _in(column: str, values: Iterable[str]) -> str:
 
 def _write(spark, config, key: str, df, predicate: str, count: bool = False) -> int:
     """Replace the rows matching ``predicate`` with ``df``; rows written (-1 unless ``count``)."""
-    from delta.tables import DeltaTable
-
     t = TABLES[key]
     location = path(config, key)
     writer = df.select(*t.columns).write.format("delta").mode("overwrite").option("replaceWhere", predicate)
@@ -27,8 +27,21 @@ def _write(spark, config, key: str, df, predicate: str, count: bool = False) -> 
     writer.save(location)
     if not count:
         return -1
-    metrics = DeltaTable.forPath(spark, location).history(1).collect()[0]["operationMetrics"] or {}
-    return int(metrics.get("numOutputRows", 0))
+    return _rows_committed(location)
+
+
+def _rows_committed(location: str) -> int:
+    """numOutputRows of the table's latest commit (ours: the lake lock is held), read from its commit file
+    rather than by a Spark job over the table's history."""
+    import json
+
+    version = latest_version(location)
+    commit = Path(location) / "_delta_log" / f"{version:020d}.json"
+    for line in commit.read_text(encoding="utf-8").splitlines():
+        action = json.loads(line)
+        if "commitInfo" in action:
+            return int((action["commitInfo"].get("operationMetrics") or {}).get("numOutputRows", 0))
+    return 0
 
 
 def _run_writes(spark, config, jobs: list[tuple[str, object, str]], count: bool = False) -> dict[str, int]:
