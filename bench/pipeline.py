@@ -16,6 +16,13 @@ executor) and the Python worker processes; and the driver Python process's own p
 With --lake DIR (a lake a previous --keep run left), steps 1-2 are skipped and only the floor and the queries
 run.
 
+    .venv/bin/python bench/pipeline.py --trace [--messages 1000000] [--keep DIR]
+
+The same estate (same seed) generated twice, as puts.csv and as amqsact activity trace, and the whole pipeline run
+on each in one Spark session, CSV first: the traced ingest per message against the CSV ingest (issue 16's goal:
+2x), the trace's parse rate (the ingest's parse step), and each run against its own floor. With --keep, estates
+already in DIR are used again.
+
     .venv/bin/python bench/pipeline.py --samples [--repeat 1]
 
 The bundled samples' `clwl run` (two dates, about a thousand messages) against its own floor (issue 18's goal: 4x):
