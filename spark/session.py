@@ -273,6 +273,55 @@ def _resolve_into(coordinate: str, folder: Path, mirror: str) -> None:
         shutil.rmtree(staging, ignore_errors=True)  # removes the cache link, not the cache
 
 
+#: Environment variable: ``off`` starts the JVM without its class archive (see :func:`class_archive_options`).
+CLASS_ARCHIVE_ENV = "CLWL_JVM_CLASS_ARCHIVE"
+#: A dump of classes is taken as finished once it has not changed for this long (the JVM writes it at its exit,
+#: in seconds).
+_ARCHIVE_SETTLED_S = 60.0
+
+
+def class_archive_options(jars: list[str], java: str) -> str:
+    """Driver JVM options for a class-data-sharing archive of the classes a run loads.
+
+    A fresh JVM spends tens of seconds loading and verifying Spark's, Delta's and Parquet's classes as each code
+    path is first used; mapped from an archive they cost a fraction of that (BENCHMARKS.md, session 7: the
+    session's start 14-17 s -> 7-9 s, the samples' run 13% shorter, on a loaded machine). The first JVM without an
+    archive dumps the classes it loaded when it exits, to a file of its own; a later start moves the largest
+    finished dump into place. The name holds a fingerprint of the JDK and the class path, so another JDK or other
+    jars get their own archive. The JVM ignores an archive it cannot use (-Xshare:auto, its messages off), and
+    ``CLWL_JVM_CLASS_ARCHIVE=off`` turns this off. "" when off or when the cache folder is not writable."""
+    if os.environ.get(CLASS_ARCHIVE_ENV, "").strip().lower() in ("off", "0", "false", "no"):
+        return ""
+    import pyspark
+
+    try:
+        parts = [os.path.realpath(java), str(os.stat(os.path.realpath(java)).st_mtime_ns), pyspark.__version__]
+        parts += [f"{j}:{os.stat(j).st_size}" for j in jars]
+        key = hashlib.sha256("\n".join(parts).encode()).hexdigest()[:16]
+        folder = jar_cache_root() / "jvm-classes"
+        folder.mkdir(parents=True, exist_ok=True)
+        archive = folder / f"classes-{key}.jsa"
+        now = time.time()
+        settled = [(d.stat().st_size, d) for d in folder.glob(f"classes-{key}.jsa.*.part")
+                   if now - d.stat().st_mtime > _ARCHIVE_SETTLED_S]
+        size, largest = max(settled, default=(0, None))
+        if size > 0 and not archive.is_file():
+            os.replace(largest, archive)  # the largest dump: the JVM that loaded the most classes
+        for _, d in settled:
+            d.unlink(missing_ok=True)
+        for old in folder.glob("classes-*"):  # other JDKs' or jars' archives, unused for a week
+            used = max(old.stat().st_atime, old.stat().st_mtime)
+            if not old.name.startswith(f"classes-{key}.") and now - used > 7 * 86400:
+                old.unlink(missing_ok=True)
+    except OSError as exc:
+        log.info("no JVM class archive: %s", exc)
+        return ""
+    quiet = "-XX:+IgnoreUnrecognizedVMOptions -Xlog:cds=off -Xlog:cds+dynamic=off"
+    if archive.is_file():
+        return f"-XX:SharedArchiveFile={archive} -Xshare:auto {quiet}"
+    return f"-XX:ArchiveClassesAtExit={folder / f'classes-{key}.jsa.{os.getpid()}-{time.time_ns()}.part'} {quiet}"
+
+
 def spark_log_path() -> Path:
     """Where the JVM's output goes when not verbose: one file per Python process, in the temp folder."""
     return Path(tempfile.gettempdir()) / f"clwl-spark-{os.getpid()}.log"
@@ -366,7 +415,7 @@ def get_spark(master: str | None = None, app_name: str = "clwl", conf: dict | No
         )
         active.stop()
 
-    check_java()
+    java = check_java()
     jars = local_delta_jars()
 
     if _is_local(master):
@@ -410,6 +459,9 @@ def get_spark(master: str | None = None, app_name: str = "clwl", conf: dict | No
         # Local mode: the driver is the executor, so its memory is the job's memory.
         "spark.driver.memory": os.environ.get("CLWL_SPARK_DRIVER_MEMORY", DEFAULT_DRIVER_MEMORY),
     }
+    archive = class_archive_options(jars, java)
+    if archive:  # the driver's JVM only (in local mode also the executor); a cluster's executors are their own
+        settings["spark.driver.extraJavaOptions"] = archive
     if _is_local(master):
         # Bind to loopback: a CI container's or laptop's hostname may not resolve to a usable address.
         settings["spark.driver.bindAddress"] = "127.0.0.1"
