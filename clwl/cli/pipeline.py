@@ -24,12 +24,6 @@ _TRACE_TZ_HELP = ("time zone in which activity traces (amqsact output) print the
                   "Europe/London (default: CLWL_TRACE_TZ, else UTC; times printed as High Res Time are UTC anyway)")
 
 
-def landing_run_dates(landing: Path) -> list[str]:
-    """The run date folders of the landing folder, as ingest discovers them. Plain Python: checked before Spark
-    starts."""
-    return run_date_folders(landing)
-
-
 def _landing_problem(command: str, landing: Path, given: bool) -> Optional[str]:
     """The one line when the landing folder cannot be used, else None."""
     if landing.is_dir():
@@ -134,7 +128,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         if not (landing / d).is_dir():
             print(f"clwl run: {landing / d}: no landing folder for {d}", file=sys.stderr)
             return EXIT_INPUT
-    dates = sorted(set(args.date)) if args.date else landing_run_dates(landing)
+    dates = sorted(set(args.date)) if args.date else run_date_folders(landing)
     if not dates:  # nothing to do: say so before Spark starts, not after a run that did nothing
         print(_no_run_dates("run", landing), file=sys.stderr)
         return EXIT_INPUT
@@ -225,7 +219,7 @@ def cmd_ingest(args: argparse.Namespace) -> int:
         if not (landing / d).is_dir():
             print(f"clwl ingest: no folder for run date {d} in {landing}", file=sys.stderr)
             return EXIT_INPUT
-    dates = sorted(set(args.dates)) if args.dates else landing_run_dates(landing)
+    dates = sorted(set(args.dates)) if args.dates else run_date_folders(landing)
     if not dates:
         print(_no_run_dates("ingest", landing), file=sys.stderr)
         return EXIT_INPUT

@@ -13,6 +13,7 @@ from datetime import date, datetime, timezone
 from pathlib import Path
 from typing import Iterable
 
+from clwl.landing import RUN_DATE_NAME, is_run_date
 from clwl.parse.activity_trace import ACTIVITY_TRACE_NAME_PATTERNS, looks_like_amqsact
 
 
@@ -23,7 +24,6 @@ class LandingError(ValueError):
 # ----------------------------------------------------------------------------------------------------------
 # File names
 
-_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 _NAME_PATTERNS = (
     ("capture", re.compile(r"^(config|chstatus)_([^.]*)\.(mqsc|txt|json|jsonl)$", re.I)),
     ("xmitq", re.compile(r"^(xmitq)_([^.]*)\.(amqsbcg|dmpmqmsg|txt)$", re.I)),
@@ -49,16 +49,6 @@ _SNIFF = (
     (re.compile(r'"commandResponse"'), "an MQ REST response", "config_HHMMSS.json or chstatus_HHMMSS.json"),
     (re.compile(r"^\ufeff?put_time\s*,", re.M), "put records (CSV)", "puts*.csv"),
 )
-
-
-def _valid_date(text: str) -> bool:
-    if not _DATE.match(text):
-        return False
-    try:
-        date.fromisoformat(text)
-    except ValueError:
-        return False
-    return True
 
 
 def classify_name(name: str, run_date: str) -> tuple[str, str | None, datetime | None, str | None]:
@@ -209,7 +199,7 @@ def discover_landing(landing: Path | str, run_dates: Iterable[str] | None = None
     else:
         dates = sorted(set(run_dates))
         for d in dates:
-            if not _valid_date(d):
+            if not is_run_date(d):
                 raise LandingError(f"bad run date {d!r}: expected YYYY-MM-DD")
             if not (root / d).is_dir():
                 raise LandingError(f"no folder for run date {d} in {root}")
@@ -228,10 +218,10 @@ def discover_landing(landing: Path | str, run_dates: Iterable[str] | None = None
                             f"a symbolic link (-> {os.readlink(entry)}) in the landing folder itself: expected "
                             "<YYYY-MM-DD>/<QM>/<file>"))
         elif entry.is_dir():
-            if _valid_date(name):
+            if is_run_date(name):
                 if run_dates is None:
                     dates.append(name)
-            elif _DATE.match(name):
+            elif RUN_DATE_NAME.match(name):
                 top.append((name + "/", f"not a run date folder: {name} is not a valid date"))
             else:
                 top.append((name + "/", "not a run date folder: the name is not a YYYY-MM-DD date"))
