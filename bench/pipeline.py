@@ -220,14 +220,11 @@ def samples_run(repeat: int) -> None:
         state = ", ".join(f"{d.run_date} {'published' if d.published else 'BLOCKED'}" for d in outcome.dates)
         print(f"samples run {n + 1}: {state}; {sum(d.messages for d in outcome.dates):,} messages; load average "
               f"{os.getloadavg()[0]:.2f}")
-        print(f"{'stage':<10} {'seconds':>8} {'x floor':>8}")
-        for stage, secs in {"spark": started, **outcome.seconds, "whole": total}.items():
-            print(f"{stage:<10} {secs:8.1f} {secs / floor:8.2f}")
-        print(f"{'floor':<10} {floor:8.1f} {1:8.2f}   fresh process: Spark session, samples' put CSVs read and "
-              f"written as one Delta table (median of {len(floors)}: {', '.join(f'{f:.1f}' for f in floors)})")
+        print_stages({"spark": started, **outcome.seconds, "whole": total}, floor,
+                     "fresh process: Spark session, samples' put CSVs read and written as one Delta table (median of "
+                     f"{len(floors)}: {', '.join(f'{f:.1f}' for f in floors)})")
         print(f"samples run / floor = {total / floor:.2f}x (goal 4x)")
-        print("  memory peaks per stage (JVM RSS / Python workers PSS): " + "; ".join(
-            f"{stage} {mib(j)} / {mib(w)}" for stage, (j, w) in peak.by_stage.items()))
+        print_memory(peak)
     shutil.rmtree(root, ignore_errors=True)
 
 
@@ -274,7 +271,7 @@ def main() -> None:
         config, outcome, peak = run_estate(spark, landing, root / "lake")
         d = outcome.dates[0]
         warm_replay, floor = warm_replay_and_floor(spark, config, root, d.run_date)
-        print_stages(outcome, floor)
+        print_stages(outcome.seconds, floor)
         replay, total = outcome.seconds.get("replay", float("nan")), outcome.seconds["total"]
         print(f"{'replay':<10} {warm_replay:8.1f} {warm_replay / floor:8.2f}   the replay stage again, warm, median "
               "of 3 (taken alternately with the floor)")
@@ -316,11 +313,15 @@ def run_estate(spark, landing: Path, lake: Path):
     return config, outcome, peak
 
 
-def print_stages(outcome, floor: float) -> None:
+FLOOR = "bare read + Delta write of silver.message_events, median of 3"
+
+
+def print_stages(seconds: dict[str, float], floor: float, floor_is: str = FLOOR) -> None:
+    """Each stage's seconds and its ratio to the floor, then the floor and what it measured."""
     print(f"{'stage':<10} {'seconds':>8} {'x floor':>8}")
-    for stage, secs in outcome.seconds.items():
+    for stage, secs in seconds.items():
         print(f"{stage:<10} {secs:8.1f} {secs / floor:8.2f}")
-    print(f"{'floor':<10} {floor:8.1f} {1:8.2f}   bare read + Delta write of silver.message_events, median of 3")
+    print(f"{'floor':<10} {floor:8.1f} {1:8.2f}   {floor_is}")
 
 
 def print_memory(peak: PeakMemory) -> None:
@@ -347,7 +348,7 @@ def traced_estate(a, root: Path) -> None:
         config, outcome, peak = run_estate(spark, landing, root / f"lake-{fmt}")
         floor = floor_seconds(spark, config, root)
         print(f"--- {fmt}")
-        print_stages(outcome, floor)
+        print_stages(outcome.seconds, floor)
         print_memory(peak)
         runs[fmt] = (outcome, peak, floor)
     (csv_o, _, csv_floor), (tr_o, tr_peak, tr_floor) = runs["csv"], runs["activity-trace"]
