@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Iterable
 
-from clwl.lake import latest_version
 from spark.tables import TABLES, path
 
 
@@ -31,17 +29,11 @@ def _write(spark, config, key: str, df, predicate: str, count: bool = False) -> 
 
 
 def _rows_committed(location: str) -> int:
-    """numOutputRows of the table's latest commit (ours: the lake lock is held), read from its commit file
-    rather than by a Spark job over the table's history."""
-    import json
+    """numOutputRows of the table's latest commit (ours: the lake lock is held), from its Delta log without a
+    Spark job (as spark.pipeline.rows_written reads the staged tables' writes)."""
+    from deltalake import DeltaTable as Log
 
-    version = latest_version(location)
-    commit = Path(location) / "_delta_log" / f"{version:020d}.json"
-    for line in commit.read_text(encoding="utf-8").splitlines():
-        action = json.loads(line)
-        if "commitInfo" in action:
-            return int((action["commitInfo"].get("operationMetrics") or {}).get("numOutputRows", 0))
-    return 0
+    return int((Log(location).history(1)[0].get("operationMetrics") or {}).get("numOutputRows", 0))
 
 
 def _run_writes(spark, config, jobs: list[tuple[str, object, str]], count: bool = False) -> dict[str, int]:
