@@ -172,18 +172,22 @@ def publish_stage(spark: SparkSession, run: PipelineRun, run_date: str):
     with lake_lock(run.config.lake, purpose=f"publish {run.run_id} {run_date}"):
         # Each table is read at the version it has now, so the gate validates exactly what publish then writes,
         # and the two per-message tables are not cached for it (see publish's `uncached`).
-        staged = {t: _pinned(spark, run.staging(t), run_date) for t in GOLD_TABLES}
+        versions = {t: delta_version(run.staging(t)) for t in GOLD_TABLES}
+        staged = {t: _pinned(spark, run.staging(t), run_date, versions[t]) for t in GOLD_TABLES}
         staged["run_summary"] = staged["run_summary"].withColumn("status", F.lit("published"))
         silver_events = _pinned(spark, run.reads("silver.message_events"), run_date)
+        # Gold may take the staged files of the tables published as they are (not run_summary: it changes).
         return publish(spark, run.out, run_date, run.run_id, staged,
                        extra_checks={"silver_message_events": silver_events},
-                       uncached=("routing_replay", "silver.message_events"))
+                       uncached=("routing_replay", "silver.message_events"),
+                       staged={t: (run.staging(t), versions[t]) for t in GOLD_TABLES if t != "run_summary"})
 
 
-def _pinned(spark: SparkSession, path: str, run_date: str) -> DataFrame:
-    """``run_date``'s rows of the Delta table at ``path``, as of its current version."""
-    return (spark.read.format("delta").option("versionAsOf", delta_version(path)).load(path)
-            .where(F.col("run_date") == F.lit(run_date).cast("date")))
+def _pinned(spark: SparkSession, path: str, run_date: str, version: Optional[int] = None) -> DataFrame:
+    """``run_date``'s rows of the Delta table at ``path``, as of ``version`` (default: its current version)."""
+    return (spark.read.format("delta").option("versionAsOf", delta_version(path) if version is None else version)
+            .load(path).where(F.col("run_date") == F.lit(run_date).cast("date")))
+
 
 
 def report_stage(spark: Optional[SparkSession], run: PipelineRun, run_date: str) -> tuple[str, str]:

@@ -28,7 +28,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from operator import attrgetter
-from pathlib import Path
 from typing import Callable, Iterable
 
 from pyspark.sql.types import (
@@ -552,9 +551,10 @@ def _create_empty(t: Table, location: str) -> None:
     second of jobs per table on a cold JVM, which was a quarter of a small run's ingest; every later write to
     the table is Spark's. A table another process created meanwhile is left as it is."""
     import json
-    import os
     import time
     import uuid
+
+    from spark.delta_commits import write_commit
 
     schema = t.schema.json()
     properties = {"delta.enableDeletionVectors": "false"}  # the session's default for Spark's own creates
@@ -566,26 +566,25 @@ def _create_empty(t: Table, location: str) -> None:
                  "writerFeatures": ["timestampNtz", "invariants", "appendOnly"]}
                 if '"timestamp_ntz"' in schema else {"minReaderVersion": 1, "minWriterVersion": 2})
     now = int(time.time() * 1000)
+    txn = str(uuid.uuid4())
+    metadata = {"id": str(uuid.uuid4()), "description": t.description, "format": {"provider": "parquet", "options": {}},
+                "schemaString": schema, "partitionColumns": list(t.partition_by), "configuration": properties,
+                "createdTime": now}
     actions = [
         {"commitInfo": {"timestamp": now, "operation": "CREATE TABLE", "operationParameters": {
             "partitionBy": json.dumps(list(t.partition_by)), "description": t.description,
             "isManaged": "false", "properties": json.dumps(properties)},
-            "isolationLevel": "Serializable", "isBlindAppend": True, "engineInfo": "clwl-analytics"}},
-        {"metaData": {"id": str(uuid.uuid4()), "description": t.description,
-                      "format": {"provider": "parquet", "options": {}}, "schemaString": schema,
-                      "partitionColumns": list(t.partition_by), "configuration": properties, "createdTime": now}},
+            "isolationLevel": "Serializable", "isBlindAppend": True, "engineInfo": "clwl-analytics", "txnId": txn}},
+        {"metaData": metadata},
         {"protocol": protocol},
     ]
-    log = Path(location) / "_delta_log"
-    log.mkdir(parents=True, exist_ok=True)
-    staged = log / f".{uuid.uuid4().hex}.json.tmp"
-    staged.write_text("".join(json.dumps(a) + "\n" for a in actions), encoding="utf-8")
-    try:
-        os.link(staged, log / "00000000000000000000.json")  # put-if-absent: never replaces a commit
-    except FileExistsError:
-        pass
-    finally:
-        staged.unlink()
+    # With the commit, its checksum file as Spark writes it for an empty table: the first write then takes the
+    # protocol and schema from it instead of a Spark job over the log (one job per table on a fresh lake).
+    checksum = {"txnId": txn, "tableSizeBytes": 0, "numFiles": 0, "numMetadata": 1, "numProtocol": 1,
+                "setTransactions": [], "domainMetadata": [], "metadata": metadata, "protocol": protocol,
+                "allFiles": []}
+    if write_commit(location, 0, actions):  # put-if-absent: never replaces a commit
+        write_commit(location, 0, checksum, suffix="crc")
 
 
 def ensure_tables(spark, config, which: Iterable[str | Table] | None = None) -> None:

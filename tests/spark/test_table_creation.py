@@ -27,6 +27,19 @@ def _version0(location: str) -> dict:
     return {"protocol": actions["protocol"], "metaData": meta}
 
 
+def _checksum0(location: str) -> dict:
+    """Version 0's checksum file, which Spark reads instead of replaying the log (its volatile fields out;
+    Spark also writes a file size histogram, all zeros for no files, which is optional)."""
+    crc = json.loads((Path(location) / "_delta_log" / "00000000000000000000.crc").read_text())
+    for volatile in ("txnId", "fileSizeHistogram"):
+        crc.pop(volatile, None)
+    meta = crc.pop("metadata")
+    meta["schema"] = json.loads(meta.pop("schemaString"))
+    for volatile in ("id", "createdTime"):
+        meta.pop(volatile)
+    return {**crc, "metadata": meta}
+
+
 def test_every_table_is_created_as_spark_creates_it(spark, tmp_path):
     from delta.tables import DeltaTable
 
@@ -42,6 +55,8 @@ def test_every_table_is_created_as_spark_creates_it(spark, tmp_path):
             builder = builder.property("delta.dataSkippingStatsColumns", ",".join(t.stats_columns))
         builder.comment(t.description).execute()
         assert _version0(path(ours, key)) == _version0(path(sparks, key)), key
+        assert _checksum0(path(ours, key)) == _checksum0(path(sparks, key)), key
+        assert _checksum0(path(ours, key))["metadata"] == _version0(path(ours, key))["metaData"]
     # the registry has both kinds: tables Spark gives the legacy protocol and tables that need table features
     protocols = {json.dumps(_version0(path(ours, k))["protocol"], sort_keys=True) for k in TABLES}
     assert len(protocols) == 2

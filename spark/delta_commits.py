@@ -1,0 +1,163 @@
+"""Delta commits this project writes itself, as the Delta protocol's JSON files, where Spark would spend jobs on
+work that is only metadata: a new table's first commit (spark/tables.py) and a run date's published files
+(spark/publish.py: gold takes the staged Parquet files themselves instead of a copy of their rows).
+
+Only local (or mounted) tables, and only tables whose protocol needs nothing of a writer beyond what these
+commits do (:func:`plain_protocol`); a caller falls back to Spark's writer whenever a function here returns None.
+Every commit is put-if-absent (a hard link of a finished file onto ``<version>.json``), so it never replaces
+another writer's commit; the callers hold the lake lock.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import time
+import uuid
+from pathlib import Path
+
+#: Writer features a table may list for these commits to be complete: NOT NULL columns (enforced when the
+#: files were written, under the same schema), timestamps without a zone (a type, nothing to do on write), and
+#: appendOnly (refused below when it is switched on).
+_PLAIN_WRITER_FEATURES = {"invariants", "timestampNtz", "appendOnly"}
+#: A path in the log as written on disk: no character that the log would URI-encode.
+_PLAIN_PATH = re.compile(r"^[A-Za-z0-9_=./-]+$")
+
+
+def log_dir(location: str | Path) -> Path:
+    return Path(location) / "_delta_log"
+
+
+def write_commit(location: str | Path, version: int, actions: list[dict] | dict, suffix: str = "json") -> bool:
+    """Write ``actions`` as commit ``version`` of the table at ``location`` (with ``suffix="crc"``, one dict: its
+    checksum file); False when that file exists (another writer was first: nothing is replaced)."""
+    log = log_dir(location)
+    log.mkdir(parents=True, exist_ok=True)
+    staged = log / f".{uuid.uuid4().hex}.{suffix}.tmp"
+    lines = [actions] if isinstance(actions, dict) else actions
+    staged.write_text("".join(json.dumps(a) + "\n" for a in lines), encoding="utf-8")
+    try:
+        os.link(staged, log / f"{version:020d}.{suffix}")
+        return True
+    except FileExistsError:
+        return False
+    finally:
+        staged.unlink()
+
+
+def plain_protocol(table) -> bool:
+    """Whether a writer that adds and removes whole files, with their statistics, writes all that the table's
+    protocol asks (``table``: a ``deltalake.DeltaTable``)."""
+    p = table.protocol()
+    config = table.metadata().configuration or {}
+    if p.min_writer_version > 7 or p.min_writer_version in (3, 4, 5, 6):  # constraints, CDF, generated, mapping
+        return False
+    if p.min_writer_version == 7 and not set(p.writer_features or ()) <= _PLAIN_WRITER_FEATURES:
+        return False
+    if config.get("delta.appendOnly", "false").lower() == "true" or config.get(
+            "delta.enableChangeDataFeed", "false").lower() == "true":
+        return False
+    return not any(k.startswith("delta.constraints.") for k in config)
+
+
+def _raw_adds(location: str | Path, version: int, paths: set[str]) -> dict[str, dict] | None:
+    """The add actions, as written in the log, of ``paths`` (files live at ``version``): the newest add of each,
+    read from the commit files from ``version`` back. None when a commit file that would be needed is gone
+    (the log was cleaned up) before all were found."""
+    found: dict[str, dict] = {}
+    log = log_dir(location)
+    v = version
+    while len(found) < len(paths) and v >= 0:
+        try:
+            lines = (log / f"{v:020d}.json").read_text(encoding="utf-8").splitlines()
+        except FileNotFoundError:
+            return None
+        for line in lines:
+            add = json.loads(line).get("add") if line.strip() else None
+            if add and add.get("path") in paths and add["path"] not in found:
+                found[add["path"]] = add
+        v -= 1
+    return found if len(found) == len(paths) else None
+
+
+def _partition_files(table, column: str, value: str) -> list[dict]:
+    """The live files of one partition (``column = value``) of a ``deltalake.DeltaTable``: path, size, rows."""
+    import pyarrow as pa
+
+    actions = pa.table(table.get_add_actions(flatten=True)).to_pydict()
+    return [{"path": p, "size": s, "rows": n}
+            for p, s, n, part in zip(actions["path"], actions["size_bytes"], actions["num_records"],
+                                     actions[f"partition.{column}"])
+            if str(part) == value]
+
+
+def replace_partition_with_files(target: str, source: str, source_version: int, column: str, value: str,
+                                 engine: str = "clwl-analytics") -> int | None:
+    """Make partition ``column = value`` of the Delta table at ``target`` hold exactly the files that partition
+    has in the table at ``source`` as of ``source_version``, by one commit: the source's files are hard-linked
+    (copied across file systems) into ``target`` under new names, added with the statistics the source's log
+    has for them, and the target's files of that partition removed; rows are neither read nor rewritten.
+
+    The new version of ``target``, or None when this cannot be done by such a commit and the caller must write
+    the rows instead: either table is not local, ``target`` does not exist yet, the two differ in schema or
+    partitioning, the target's protocol asks for more (:func:`plain_protocol`), a file has deletion vectors or a
+    path the log encodes, or the source's log no longer has the commits that added the files. RuntimeError when
+    another writer committed the version meanwhile."""
+    from deltalake import DeltaTable
+
+    if any("://" in p and not p.startswith("file:") for p in (target, source)):
+        return None
+    if not (log_dir(target).is_dir() and log_dir(source).is_dir()):
+        return None
+    gold = DeltaTable(target)
+    staged = DeltaTable(source, version=source_version)
+    if (gold.metadata().partition_columns != [column] or staged.metadata().partition_columns != [column]
+            or gold.schema().to_json() != staged.schema().to_json() or not plain_protocol(gold)):
+        return None
+    files = _partition_files(staged, column, value)
+    old = _partition_files(gold, column, value)
+    if not all(_PLAIN_PATH.match(f["path"]) and ".." not in f["path"] for f in files + old):
+        return None
+    raw = _raw_adds(source, source_version, {f["path"] for f in files})
+    if raw is None or any("deletionVector" in a for a in raw.values()):
+        return None
+
+    base = gold.version()
+    now = int(time.time() * 1000)
+    adds, made = [], []
+    try:
+        for n, f in enumerate(sorted(files, key=lambda f: f["path"])):
+            folder, _, name = f["path"].rpartition("/")
+            suffix = name[name.index("."):] if "." in name else ""
+            new = f"{folder + '/' if folder else ''}part-{n:05d}-{uuid.uuid4()}{suffix}"
+            dest = Path(target) / new
+            dest.parent.mkdir(parents=True, exist_ok=True)
+            try:
+                os.link(Path(source) / f["path"], dest)
+            except OSError:  # another file system, or links not allowed: a byte copy, still no Spark job
+                shutil.copyfile(Path(source) / f["path"], dest)
+            made.append(dest)
+            add = {k: v for k, v in raw[f["path"]].items() if k in ("partitionValues", "size", "stats", "tags")}
+            adds.append({"add": {"path": new, **add, "modificationTime": int(dest.stat().st_mtime * 1000),
+                                 "dataChange": True}})
+        removes = [{"remove": {"path": f["path"], "deletionTimestamp": now, "dataChange": True,
+                               "extendedFileMetadata": True, "partitionValues": {column: value},
+                               "size": f["size"]}} for f in old]
+        info = {"commitInfo": {
+            "timestamp": now, "operation": "WRITE",
+            "operationParameters": {"mode": "Overwrite", "partitionBy": json.dumps([column]),
+                                    "predicate": f"{column} = '{value}'"},
+            "readVersion": base, "isolationLevel": "Serializable", "isBlindAppend": False,
+            "operationMetrics": {"numFiles": str(len(adds)), "numOutputRows": str(sum(f["rows"] or 0 for f in files)),
+                                 "numOutputBytes": str(sum(f["size"] for f in files)),
+                                 "numRemovedFiles": str(len(removes))},
+            "engineInfo": f"{engine} (the files of {source} version {source_version})"}}
+        if not write_commit(target, base + 1, [info, *removes, *adds]):
+            raise RuntimeError(f"{target}: version {base + 1} was committed by another writer meanwhile")
+    except BaseException:
+        for dest in made:  # not in any commit: nothing refers to them
+            dest.unlink(missing_ok=True)
+        raise
+    return base + 1
