@@ -39,6 +39,7 @@ import os
 import re
 import resource
 import shutil
+import signal
 import statistics
 import subprocess
 import sys
@@ -133,7 +134,8 @@ def query_latency(lake: Path) -> None:
                 break
         else:
             rows = max(0, len(done.stdout.strip().splitlines()) - 2)
-            print(f"  {name:<38} {statistics.median(times):6.2f} s   ({rows} rows)")
+            median = statistics.median(times)
+            print(f"  {name:<38} {median:6.2f} s   ({rows} rows; goal under 1 s: {'met' if median < 1 else 'NOT met'})")
 
 
 def floor_once(spark, config, root: Path) -> float:
@@ -197,6 +199,21 @@ def samples_floor_once(root: Path) -> float:
     return seconds
 
 
+def first_line_seconds(root: Path) -> float:
+    """Seconds from starting `clwl run` on the samples (a fresh process) to its first line of output; the run is
+    then stopped (its whole process group: the JVM too)."""
+    clwl = Path(sys.executable).with_name("clwl")
+    t = time.perf_counter()
+    proc = subprocess.Popen([str(clwl), "run", "--lake", str(root / "first-line")], stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, text=True, start_new_session=True)
+    proc.stdout.readline()
+    seconds = time.perf_counter() - t
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait()
+    shutil.rmtree(root / "first-line", ignore_errors=True)
+    return seconds
+
+
 def samples_run(repeat: int) -> None:
     """`clwl run` on the bundled samples against the samples' floor (goal: 4x), `repeat` times."""
     from spark.config import REPO_ROOT, PipelineConfig
@@ -204,6 +221,8 @@ def samples_run(repeat: int) -> None:
     from spark.session import get_spark
 
     root = Path(tempfile.mkdtemp(prefix="clwl-bench-samples-"))
+    first = first_line_seconds(root)
+    print(f"clwl run's first line of output: {first:.2f} s after its start (goal 10 s)")
     floors = [samples_floor_once(root)]
     for n in range(repeat):
         lake = root / f"lake{n}"
@@ -325,11 +344,19 @@ def print_stages(seconds: dict[str, float], floor: float, floor_is: str = FLOOR)
 
 
 def print_memory(peak: PeakMemory) -> None:
+    import psutil
+
     me = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
     print(f"memory peaks: driver JVM {mib(peak.jvm)} (RSS); Python workers together {mib(peak.workers)} (PSS); "
           f"driver Python {mib(me)} (RSS)")
     print("  per stage (JVM / Python workers): " + "; ".join(
         f"{stage} {mib(j)} / {mib(w)}" for stage, (j, w) in peak.by_stage.items()))
+    # Issue 18: no stage above half the machine's memory. A stage's figure: its JVM and workers' peaks, plus the
+    # driver Python's peak of the whole run (an upper bound: the three peaks need not coincide).
+    stage, (j, w) = max(peak.by_stage.items(), key=lambda kv: sum(kv[1]))
+    total = psutil.virtual_memory().total
+    print(f"  largest stage: {stage}, {mib(j + w + me)} with the driver Python = {(j + w + me) / total:.0%} of the "
+          f"machine's {mib(total)} (goal: under 50%)")
 
 
 def traced_estate(a, root: Path) -> None:
