@@ -100,32 +100,36 @@ def replace_partition_with_files(target: str, source: str, source_version: int, 
     (copied across file systems) into ``target`` under new names, added with the statistics the source's log
     has for them, and the target's files of that partition removed; rows are neither read nor rewritten.
 
+    A ``target`` that does not exist yet is created by that commit (version 0), with the source's schema,
+    partitioning, properties and protocol, as Spark's first write of these rows would create it.
+
     The new version of ``target``, or None when this cannot be done by such a commit and the caller must write
-    the rows instead: either table is not local, ``target`` does not exist yet, the two differ in schema or
-    partitioning, the target's protocol asks for more (:func:`plain_protocol`), a file has deletion vectors or a
-    path the log encodes, or the source's log no longer has the commits that added the files. RuntimeError when
-    another writer committed the version meanwhile."""
+    the rows instead: either table is not local, the two differ in schema or partitioning, the target's protocol
+    asks for more (:func:`plain_protocol`), a file has deletion vectors or a path the log encodes, or the
+    source's log no longer has the commits that added the files. RuntimeError when another writer committed the
+    version meanwhile."""
     from deltalake import DeltaTable
 
-    if any("://" in p and not p.startswith("file:") for p in (target, source)):
+    if any("://" in p and not p.startswith("file:") for p in (target, source)) or not log_dir(source).is_dir():
         return None
-    if not (log_dir(target).is_dir() and log_dir(source).is_dir()):
-        return None
-    gold = DeltaTable(target)
     staged = DeltaTable(source, version=source_version)
-    if (gold.metadata().partition_columns != [column] or staged.metadata().partition_columns != [column]
-            or gold.schema().to_json() != staged.schema().to_json() or not plain_protocol(gold)):
+    gold = DeltaTable(target) if log_dir(target).is_dir() else None
+    if staged.metadata().partition_columns != [column] or not plain_protocol(gold or staged):
+        return None
+    if gold is not None and (gold.metadata().partition_columns != [column]
+                             or gold.schema().to_json() != staged.schema().to_json()):
         return None
     files = _partition_files(staged, column, value)
-    old = _partition_files(gold, column, value)
+    old = _partition_files(gold, column, value) if gold is not None else []
     if not all(_PLAIN_PATH.match(f["path"]) and ".." not in f["path"] for f in files + old):
         return None
     raw = _raw_adds(source, source_version, {f["path"] for f in files})
     if raw is None or any("deletionVector" in a for a in raw.values()):
         return None
 
-    base = gold.version()
+    base = gold.version() if gold is not None else -1
     now = int(time.time() * 1000)
+    created = [] if gold is not None else _table_actions(staged, now)
     adds, made = [], []
     try:
         for n, f in enumerate(sorted(files, key=lambda f: f["path"])):
@@ -154,10 +158,26 @@ def replace_partition_with_files(target: str, source: str, source_version: int, 
                                  "numOutputBytes": str(sum(f["size"] for f in files)),
                                  "numRemovedFiles": str(len(removes))},
             "engineInfo": f"{engine} (the files of {source} version {source_version})"}}
-        if not write_commit(target, base + 1, [info, *removes, *adds]):
+        if not write_commit(target, base + 1, [info, *created, *removes, *adds]):
             raise RuntimeError(f"{target}: version {base + 1} was committed by another writer meanwhile")
     except BaseException:
         for dest in made:  # not in any commit: nothing refers to them
             dest.unlink(missing_ok=True)
         raise
     return base + 1
+
+
+def _table_actions(table, now: int) -> list[dict]:
+    """The metaData and protocol actions of a new table shaped as ``table`` (a ``deltalake.DeltaTable``)."""
+    meta, p = table.metadata(), table.protocol()
+    metadata = {"id": str(uuid.uuid4()), "format": {"provider": "parquet", "options": {}},
+                "schemaString": table.schema().to_json(), "partitionColumns": list(meta.partition_columns),
+                "configuration": dict(meta.configuration or {}), "createdTime": now}
+    if meta.description:
+        metadata["description"] = meta.description
+    protocol = {"minReaderVersion": p.min_reader_version, "minWriterVersion": p.min_writer_version}
+    if p.min_reader_version >= 3:
+        protocol["readerFeatures"] = list(p.reader_features or [])
+    if p.min_writer_version >= 7:
+        protocol["writerFeatures"] = list(p.writer_features or [])
+    return [{"metaData": metadata}, {"protocol": protocol}]

@@ -4,8 +4,9 @@ A gold table holds two run dates; a staging table holds new rows of one of them.
 `replace_partition_with_files`, gold must read (in Spark, with data skipping, and in deltalake) as if Spark had
 replaced that date with the staged rows: the other date untouched, the staged rows exactly, statistics that skip
 correctly; and Spark must go on writing, restoring and rolling back the table as before. Where such a commit
-would not be complete or true (no gold table yet, another schema, an append-only table, a log cleaned up), the
-function declines (None) and publish writes the rows with Spark, as before.
+would not be complete or true (another schema, an append-only table, a log cleaned up), the
+function declines (None) and publish writes the rows with Spark, as before. A first publish creates the gold
+table by such a commit, shaped as Spark's first write would shape it.
 """
 
 from __future__ import annotations
@@ -123,15 +124,13 @@ def test_spark_writes_restores_and_rolls_back_after_such_a_commit(spark, lake):
     assert _rows(spark, gold) == after
 
 
-@pytest.mark.parametrize("case", ["no gold table", "another schema", "append-only", "log cleaned up"])
+@pytest.mark.parametrize("case", ["another schema", "append-only", "log cleaned up"])
 def test_declines_where_a_file_commit_would_not_be_a_true_write(spark, lake, case):
     from deltalake import DeltaTable
     from pyspark.sql import functions as F
 
     gold, staging = lake
-    if case == "no gold table":
-        gold = gold.parent / "new"
-    elif case == "another schema":
+    if case == "another schema":
         _write(_frame(spark, D2, "run2").withColumn("extra", F.lit("x")), staging, D2)
     elif case == "append-only":
         spark.sql(f"ALTER TABLE delta.`{gold}` SET TBLPROPERTIES ('delta.appendOnly' = 'true')")
@@ -139,12 +138,30 @@ def test_declines_where_a_file_commit_would_not_be_a_true_write(spark, lake, cas
         DeltaTable(str(staging)).create_checkpoint()
         for p in (staging / "_delta_log").glob("*.json"):
             p.unlink()
-    before = _version(gold) if gold.exists() else None
-    files = sorted(gold.rglob("*.parquet")) if gold.exists() else []
+    before, files = _version(gold), sorted(gold.rglob("*.parquet"))
     assert replace_partition_with_files(str(gold), str(staging), _version(staging), "run_date",
                                         D2.isoformat()) is None
-    if before is not None:
-        assert _version(gold) == before and sorted(gold.rglob("*.parquet")) == files  # nothing written
+    assert _version(gold) == before and sorted(gold.rglob("*.parquet")) == files  # nothing written
+
+
+def test_a_first_publish_creates_the_gold_table_as_spark_would(spark, lake):
+    """No gold table yet: version 0 holds the staged files of the date, with staging's schema, partitioning,
+    properties (the statistics columns) and protocol, and Spark writes to it as to a table it created."""
+    from deltalake import DeltaTable
+
+    _, staging = lake
+    gold = staging.parent.parent / "gold" / "new"
+    version = replace_partition_with_files(str(gold), str(staging), _version(staging), "run_date", D2.isoformat())
+    assert version == 0
+    assert _rows(spark, gold) == _rows(spark, staging, where=f"run_date = '{D2}'")
+    ours, theirs = DeltaTable(str(gold)), DeltaTable(str(staging))
+    assert ours.schema().to_json() == theirs.schema().to_json()
+    assert ours.metadata().partition_columns == ["run_date"]
+    assert ours.metadata().configuration == theirs.metadata().configuration
+    assert ours.metadata().configuration["delta.dataSkippingStatsColumns"] == "sending_qmgr,msg_id"
+    assert ours.protocol() == theirs.protocol()
+    _write(_frame(spark, D1, "run3"), gold, D1)  # Spark's own write on top
+    assert {r[0] for r in _rows(spark, gold)} == {D1, D2}
 
 
 def test_a_commit_taken_meanwhile_fails_and_leaves_no_files(spark, lake, monkeypatch):
