@@ -5,7 +5,7 @@ as quarantine rows (see *Message events* in the ``spark.ingest`` package documen
 from __future__ import annotations
 
 from datetime import date, datetime, timezone
-from typing import Iterable
+from typing import Iterable, NamedTuple
 
 from clwl.parse.activity_trace import ORIGIN as TRACE_ORIGIN
 from spark.ingest.parse_tasks import _QUARANTINE, TRACE_FORMAT
@@ -23,32 +23,53 @@ MESSAGE_LEVEL = "message"
 PUT_PARSERS = ("puts", "activity_trace")
 
 
-def _message_scope(spark, config, frames: dict, touched: list[tuple[str, str, str]]
-                   ) -> tuple[tuple[tuple[str, str], ...], frozenset[str], frozenset[str]]:
-    """``(pairs, files, order_files)`` of a run's put files (one Spark job, before bronze is written).
+#: Put file formats whose parser refuses a msg_id repeated within the file (clwl.parse.puts): a sender's day that
+#: only one such file has rows of can hold no repeated msg_id. An activity trace (amqsact) has no such check.
+SELF_CHECKED_FORMATS = frozenset({"csv", "jsonl", "json"})
 
-    pairs: the (run date, sending queue manager) whose message events are rebuilt: every pair with a row in a
-    touched put file, before or after this run, and every pair of the files that hold rows of those (so that
-    each file in ``files`` has all of its senders rebuilt). files: the put files, after this run, that hold rows
-    of a touched pair: their held-back quarantine rows are rebuilt. order_files: every put file of the pairs."""
+
+class MessageScope(NamedTuple):
+    """What a run rebuilds of silver.message_events (:func:`_message_scope`)."""
+
+    pairs: tuple[tuple[str, str], ...]  # (run date, sending queue manager) rebuilt
+    files: frozenset[str]  # put files whose held-back quarantine rows are rebuilt
+    order_files: frozenset[str]  # every put file of the pairs (their order decides which copy is kept)
+    single: frozenset[tuple[str, str]]  # pairs whose rows are all in one file of SELF_CHECKED_FORMATS
+
+
+def _message_scope(spark, config, frames: dict, touched: list[tuple[str, str, str]]) -> MessageScope:
+    """What a run's put files make rebuild (one Spark job, before bronze is written).
+
+    pairs: every (run date, sending queue manager) with a row in a touched put file, before or after this run,
+    and every pair of the files that hold rows of those (so that each file in ``files`` has all of its senders
+    rebuilt). files: the put files, after this run, that hold rows of a touched pair. single: the pairs that,
+    after this run, have rows in one put file only, which its parser checked for repeated msg_ids: the search
+    for msg_ids repeated across files (an aggregation over every message of the pair) is left out for them."""
     from pyspark.sql import functions as F
 
     puts = {s: d for s, d, p in touched if p in PUT_PARSERS}
     if not puts:
-        return (), frozenset(), frozenset()
-    cols = ("run_date", "source_file", "sending_qmgr")
+        return MessageScope((), frozenset(), frozenset(), frozenset())
+    cols = ("run_date", "source_file", "sending_qmgr", "format")
     before = (read(spark, config, "bronze.put_records")
               .where(F.col("run_date").isin([date.fromisoformat(d) for d in sorted(set(puts.values()))]))
               .select(*cols, F.lit(False).alias("new")))
     if "bronze.put_records" in frames:
         before = before.unionByName(frames["bronze.put_records"].select(*cols, F.lit(True).alias("new")))
-    found = {(r["run_date"].isoformat(), r["source_file"], r["sending_qmgr"], r["new"])
+    found = {(r["run_date"].isoformat(), r["source_file"], r["sending_qmgr"], r["format"], r["new"])
              for r in before.distinct().collect()}
-    changed = {(d, q) for d, s, q, _ in found if s in puts}
-    after = {(d, s, q) for d, s, q, new in found if new or s not in puts}
+    changed = {(d, q) for d, s, q, _, _ in found if s in puts}
+    after = {(d, s, q): f for d, s, q, f, new in found if new or s not in puts}
     files = frozenset(s for d, s, q in after if (d, q) in changed)
     pairs = changed | {(d, q) for d, s, q in after if s in files}
-    return tuple(sorted(pairs)), files, frozenset(s for d, s, q in after if (d, q) in pairs)
+    files_of: dict[tuple[str, str], set[str]] = {}
+    unchecked: set[tuple[str, str]] = set()
+    for (d, s, q), f in after.items():
+        files_of.setdefault((d, q), set()).add(s)
+        if f not in SELF_CHECKED_FORMATS:
+            unchecked.add((d, q))
+    single = frozenset(p for p in pairs if len(files_of.get(p, ())) <= 1 and p not in unchecked)
+    return MessageScope(tuple(sorted(pairs)), files, frozenset(s for d, s, q in after if (d, q) in pairs), single)
 
 
 def _file_order(config, files: Iterable[str], ingested_at: datetime) -> list[tuple[str, int]]:
@@ -95,25 +116,22 @@ def _put_csv_row():
     return F.concat_ws(",", *[text(c.name) for c in PUT_COLUMNS])
 
 
-def _message_jobs(spark, config, pairs: tuple[tuple[str, str], ...], files: frozenset[str],
-                  order: list[tuple[str, int]], run_id: str):
-    """The writes of silver.message_events for ``pairs`` (run date, sending queue manager) and of the held-back
-    quarantine rows (level :data:`MESSAGE_LEVEL`) of ``files``, from all bronze put rows of those pairs (bronze
-    must be written). ``(jobs, held, kinds, losers)``: held per file of ``files`` = held-back rows now - before;
+def _message_jobs(spark, config, scope: MessageScope, order: list[tuple[str, int]], run_id: str):
+    """The writes of silver.message_events for the scope's pairs (run date, sending queue manager) and of the
+    held-back quarantine rows (level :data:`MESSAGE_LEVEL`) of its files, from all bronze put rows of those pairs
+    (bronze must be written). ``(jobs, held, kinds, losers)``: held per file of ``files`` = held-back rows now -
+    before;
     kinds: held-back rows by kind (duplicate, date); losers: a persisted DataFrame to unpersist after the writes.
 
     A row is held back when its put time is not on its run date (UTC), or, among the others, when its msg_id was
     put before by the same sending queue manager on the same run date in an earlier copy: by file ``order``
-    (first ingest, then name), then position. One aggregation finds the repeated msg_ids; only their rows are
-    ranked (a window over msg_id)."""
+    (first ingest, then name), then position. One aggregation finds the repeated msg_ids, over the pairs whose
+    rows are in more than one file or in an activity trace (``scope.single`` cannot repeat one: 20 s of a 10M
+    messages' ingest); only their rows are ranked (a window over msg_id)."""
     from pyspark.sql import Window
     from pyspark.sql import functions as F
 
-    by_date: dict[str, list[str]] = {}
-    for d, q in pairs:
-        by_date.setdefault(d, []).append(q)
-    where = " OR ".join(f"(run_date = {_sql_str(d)} AND {_in('sending_qmgr', qs)})"
-                        for d, qs in sorted(by_date.items()))
+    where = _pairs_where(scope.pairs)
     # source: the put file's format; an activity trace's rows (format amqsact) are activity_trace events.
     bronze = read(spark, config, "bronze.put_records").where(where).withColumn(
         "source", F.when(F.col("format") == TRACE_FORMAT, F.lit(TRACE_ORIGIN)).otherwise(F.col("format")))
@@ -130,12 +148,16 @@ def _message_jobs(spark, config, pairs: tuple[tuple[str, str], ...], files: froz
                  F.lit("/"), F.coalesce("observing_qmgr", "sending_qmgr"), F.lit("/ folder")).alias("reason"))
 
     good = bronze.where(in_day)
+    multi = [p for p in scope.pairs if p not in scope.single]
+    if not multi:
+        return _held_back(spark, config, scope, where, good, outside, run_id)
     keys = ["run_date", "sending_qmgr", "msg_id"]
     fields = [c for c in TABLES["silver.message_events"].columns[4:] if c not in keys]
-    repeated = good.groupBy(*keys).count().where(F.col("count") > 1).drop("count")
+    may_repeat = good if len(multi) == len(scope.pairs) else good.where(_pairs_where(multi))
+    repeated = may_repeat.groupBy(*keys).count().where(F.col("count") > 1).drop("count")
     ranks = spark.createDataFrame(order, "source_file string, _order int")
     w = Window.partitionBy(*keys).orderBy("_order", "source_file", "position")
-    ranked = (good.join(repeated, keys, "left_semi").join(F.broadcast(ranks), "source_file", "left")
+    ranked = (may_repeat.join(repeated, keys, "left_semi").join(F.broadcast(ranks), "source_file", "left")
               .withColumn("_order", F.coalesce("_order", F.lit(1 << 30)))
               .withColumn("_n", F.row_number().over(w))
               .withColumn("_kept", F.first(F.struct("source_file", "position", *fields)).over(w))
@@ -151,7 +173,25 @@ def _message_jobs(spark, config, pairs: tuple[tuple[str, str], ...], files: froz
                  F.when(differs == "", F.lit("the same record"))
                  .otherwise(F.concat(F.lit("it differs in "), differs, F.lit("; the kept copy is replayed"))),
                  F.lit(")")).alias("reason"))
-    losers = outside.unionByName(duplicates).persist()
+    return _held_back(spark, config, scope, where, good, outside.unionByName(duplicates), run_id)
+
+
+def _pairs_where(pairs) -> str:
+    """A SQL predicate selecting the rows of these (run date, sending queue manager) pairs."""
+    by_date: dict[str, list[str]] = {}
+    for d, q in pairs:
+        by_date.setdefault(d, []).append(q)
+    return " OR ".join(f"(run_date = {_sql_str(d)} AND {_in('sending_qmgr', qs)})" for d, qs in sorted(by_date.items()))
+
+
+def _held_back(spark, config, scope: MessageScope, where: str, good, losers, run_id: str):
+    """The writes of :func:`_message_jobs`, given the rows held back (``losers``: the put rows outside their run
+    date and the later copies of repeated msg_ids)."""
+    from pyspark.sql import Window
+    from pyspark.sql import functions as F
+
+    files = scope.files
+    losers = losers.persist()
     found = losers.groupBy("source_file", "kind").count().collect()
     kinds: dict[str, int] = {}
     now: dict[str, int] = {}

@@ -10,7 +10,7 @@ from datetime import datetime
 from clwl.lake import latest_version
 from spark.ingest.history import _split_histories, build_histories
 from spark.ingest.landing import LandingFile, classify_name
-from spark.ingest.message_events import _file_order, _message_jobs, _message_scope
+from spark.ingest.message_events import MessageScope, _file_order, _message_jobs, _message_scope
 from spark.ingest.parse_tasks import _QUARANTINE
 from spark.ingest.writes import _in, _run_writes
 from spark.tables import TABLES, path, read
@@ -51,7 +51,7 @@ def _write_tables(spark, config, frames: dict, todo: list[LandingFile], removed:
         progress("write: nothing new or changed, no table rewritten")
         return {}, {}
     t0 = time.monotonic()
-    pairs, put_files, order_files = _message_scope(spark, config, frames, touched)
+    scope = _message_scope(spark, config, frames, touched)
     written = _replace_file_rows(spark, config, frames, touched, results)
     progress("write bronze/silver: " + ", ".join(f"{k} {n}" for k, n in written.items())
              + f" rows ({time.monotonic() - t0:.1f}s)")
@@ -59,8 +59,7 @@ def _write_tables(spark, config, frames: dict, todo: list[LandingFile], removed:
     qmgr_of = {f.source_file: f.observing_qmgr for f in todo}
     qmgr_of.update((p["source_file"], p["observing_qmgr"]) for p in removed)
     qmgrs = sorted({qmgr_of[s] for s, _, parser in touched if parser == "capture" and qmgr_of[s]})
-    held = _rebuild_events_and_histories(spark, config, written, pairs, put_files, order_files, qmgrs, progress,
-                                         run_id, ingested_at)
+    held = _rebuild_events_and_histories(spark, config, written, scope, qmgrs, progress, run_id, ingested_at)
     return written, held
 
 
@@ -111,14 +110,14 @@ def _replace_file_rows(spark, config, frames: dict, touched: list[tuple[str, str
     return {key: rows[key if key not in sources else sources[key][0]] for key, _, _ in jobs}
 
 
-def _rebuild_events_and_histories(spark, config, written: dict[str, int], pairs: tuple[tuple[str, str], ...],
-                                  put_files: frozenset[str], order_files: frozenset[str], qmgrs: list[str],
+def _rebuild_events_and_histories(spark, config, written: dict[str, int], scope: MessageScope, qmgrs: list[str],
                                   progress, run_id: str, ingested_at: datetime) -> dict[str, int]:
-    """Step 4: message events, rebuilt per (run date, sending queue manager) of ``pairs`` from all of its bronze
+    """Step 4: message events, rebuilt per (run date, sending queue manager) of ``scope`` from all of its bronze
     put rows, and history, rebuilt per observing queue manager of ``qmgrs`` from all of its captures: written
     side by side. Adds the rows written to ``written``; returns held (see :func:`_write_tables`)."""
     from pyspark.sql import functions as F
 
+    pairs = scope.pairs
     held: dict[str, int] = {}
     cached = []
     later: list[tuple[str, object, str]] = []
@@ -126,7 +125,7 @@ def _rebuild_events_and_histories(spark, config, written: dict[str, int], pairs:
     try:
         if pairs:
             message_jobs, held, kinds, losers = _message_jobs(
-                spark, config, pairs, put_files, _file_order(config, order_files, ingested_at), run_id)
+                spark, config, scope, _file_order(config, scope.order_files, ingested_at), run_id)
             cached.append(losers)
             later += message_jobs
         if qmgrs:

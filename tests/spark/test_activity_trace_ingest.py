@@ -112,8 +112,9 @@ def _trace_message(seq: int, operations: list[list[str]]) -> list[str]:
     return out + ["=" * 77, ""]
 
 
-def trace_files() -> dict[str, str]:
-    first = _trace_message(0, [
+def connect_and_open() -> list[list[str]]:
+    """MQCONNX, then MQOPEN of CLUS.Q with BIND_NOT_FIXED (handle 2), at 10:00:00."""
+    return [
         _common("MQXF_CONNX", 10, 0, 0) + ["  Completion Code: MQCC_OK", "  Reason Code: 0", "  Connect Options: 0",
                                            f"  High Res Time: {_micros(10, 0, 0)}"],
         _common("MQXF_OPEN", 10, 0, 0) + [
@@ -122,6 +123,12 @@ def trace_files() -> dict[str, str]:
             "  Unknown_dest_count: 0", "  Invalid_dest_count: 0", f"  High Res Time: {_micros(10, 0, 0) + 500}",
             "  Resolved_Q_Name: 'CLUS.Q'", "  Resolved_Q_mgr: 'QM2'", f"  Resolved_local_Q_name: '{SCTQ}'",
             "  Resolved_local_Q_mgr: 'QM1'", "  Resolved_type: MQOT_Q", "  QMgr Operation Duration: 120"],
+    ]
+
+
+def trace_files() -> dict[str, str]:
+    first = _trace_message(0, [
+        *connect_and_open(),
         _put(1, 1, "QM2", SCTQ),
         _put(2, 2, "QM3", SCTQ),
     ])

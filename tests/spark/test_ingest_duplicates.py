@@ -265,3 +265,34 @@ def test_run_with_a_resent_file_publishes_the_same_destinations(spark, tmp_path)
     assert len(q) == 3
     assert all(f"{DAY}/QM1/puts_a.csv" in r["reason"] and f"{DAY}/QM1/puts_b.csv" in r["reason"] for r in q)
     assert outcomes["resent"][1].dates[0].messages == 60
+
+
+def test_a_msg_id_put_twice_in_one_activity_trace_is_replayed_once(spark, tmp_path):
+    """An application may put the same MsgId twice (it sets MQMD.MsgId itself). The put file parser refuses a
+    repeated msg_id within its file, the activity trace parser does not, so silver must find it even when the
+    sender's day has that one trace file and no other (the search across files is left out only for a single
+    put file that its parser checked): the second put is held back as a duplicate of the first."""
+    from tests.handmade import chstatus_capture, config_capture, write_day
+    from tests.spark.test_activity_trace_ingest import SCTQ, _put, _trace_message, connect_and_open
+    from tests.spark.test_activity_trace_ingest import msg_id as traced_id
+
+    landing = tmp_path / "landing"
+    trace = _trace_message(0, [*connect_and_open(), _put(1, 1, "QM2", SCTQ), _put(2, 2, "QM3", SCTQ),
+                               _put(1, 3, "QM3", SCTQ)])  # message 1 again, two seconds later
+    write_day(landing, DAY, "QM1", {
+        "config_060000.mqsc": config_capture("QM1", {"QM2": {}, "QM3": {}}, {"CLUS.Q": {"QM2": {}, "QM3": {}}}),
+        "chstatus_060000.mqsc": chstatus_capture("QM1", {"TO.QM2": "RUNNING", "TO.QM3": "RUNNING"}),
+        "QM1.trace.amqsact": "\n".join(trace + ["1 Records Processed.", ""]),
+    })
+    cfg = PipelineConfig(lake=tmp_path / "lake", landing=landing)
+    summary = ingest(cfg, [DAY], spark=spark, progress=lambda m: None)
+    first, again = traced_id(1).hex().upper(), traced_id(2).hex().upper()
+    assert sorted(r["msg_id"] for r in rows(cfg, "bronze.put_records")) == sorted([first, first, again])
+    events = rows(cfg, "silver.message_events")
+    assert sorted(r["msg_id"] for r in events) == sorted([first, again])
+    kept = next(r for r in events if r["msg_id"] == first)
+    assert kept["put_time"].second == 1  # the first put is the one replayed
+    (held,) = rows(cfg, "silver.quarantine", level=LEVEL)
+    assert held["reason"].startswith(f"duplicate msg_id {first}: already in {DAY}/QM1/QM1.trace.amqsact line ")
+    assert summary.records_read == summary.records_accepted + summary.records_quarantined
+    assert summary.records_quarantined == 1
