@@ -121,9 +121,9 @@ def detect_stage(spark: SparkSession, run: PipelineRun, run_date: str, ingest_co
                         F.count(F.when(~F.col("agrees"), 1)).alias("disagreed")).collect()[0]
     n_msgs = int(seen["n"])
     n_stuck = rows_written(run.staging("stuck_messages"), run_date)
-    n_unexp = spark.read.format("delta").load(run.staging("distribution")).where(
-        (F.col("run_date") == F.lit(run_date).cast("date")) & (F.col("verdict") == "unexpected")).count()
-    counts = ingest_counts or _ingest_counts(spark, run.config, run_date)
+    n_unexp = sum(v == "unexpected" for v in _small_table_rows(run.staging("distribution"), run_date, ["verdict"])
+                  .column("verdict").to_pylist())
+    counts = ingest_counts or _ingest_counts(run.config, run_date)
     versions = {t: delta_version(run.reads(t)) for t in RUN_INPUTS if is_delta_table(run.reads(t))}
     warnings = day_warnings(spark, run.config, run_date, n_msgs)
     summary = spark.createDataFrame([RUN_SUMMARY.row(
@@ -200,20 +200,28 @@ def report_stage(spark: Optional[SparkSession], run: PipelineRun, run_date: str)
     return str(html), str(md)
 
 
-def _ingest_counts(spark: SparkSession, config: PipelineConfig, run_date: str) -> dict:
+def _small_table_rows(path: str, run_date: str, columns: list[str]):
+    """``run_date``'s rows of a small Delta table (the run log, a staged distribution), read on the driver
+    without the JVM: a Spark read costs a few jobs, seconds in a fresh session (as load_timelines says)."""
+    from deltalake import DeltaTable
+
+    return DeltaTable(path).to_pyarrow_table(columns=columns,
+                                             filters=[("run_date", "=", date.fromisoformat(run_date))])
+
+
+def _ingest_counts(config: PipelineConfig, run_date: str) -> dict:
     p = table_path(config, "silver.ingest_files")
     if not is_delta_table(p):
         return {}
-    from pyspark.sql import Window
-
     # The log gains a row per file at every run (unchanged files included): the date's counts are those of each
     # file's latest row, and a file removed since is not counted, so a re-run reports what the first run did.
-    latest = Window.partitionBy("source_file").orderBy(F.col("ingested_at").desc(), F.col("ingest_run_id").desc())
-    r = (spark.read.format("delta").load(p).where(F.col("run_date") == F.lit(run_date).cast("date"))
-         .withColumn("_n", F.row_number().over(latest)).where((F.col("_n") == 1) & (F.col("status") != "removed"))
-         .agg(F.sum("records_read").alias("read"), F.sum("records_accepted").alias("accepted"),
-              F.sum("records_quarantined").alias("quarantined")).collect()[0])
-    return {"read": r.read or 0, "accepted": r.accepted or 0, "quarantined": r.quarantined or 0}
+    rows = _small_table_rows(p, run_date, ["source_file", "ingested_at", "ingest_run_id", "status", "records_read",
+                                           "records_accepted", "records_quarantined"]).to_pylist()
+    latest: dict[str, dict] = {}
+    for r in sorted(rows, key=lambda r: (r["ingested_at"], r["ingest_run_id"])):
+        latest[r["source_file"]] = r
+    kept = [r for r in latest.values() if r["status"] != "removed"]
+    return {k: sum(r[f"records_{k}"] or 0 for r in kept) for k in ("read", "accepted", "quarantined")}
 
 
 def landing_dates(config: PipelineConfig) -> list[str]:
