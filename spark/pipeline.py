@@ -189,7 +189,6 @@ def _pinned(spark: SparkSession, path: str, run_date: str, version: Optional[int
             .load(path).where(F.col("run_date") == F.lit(run_date).cast("date")))
 
 
-
 def report_stage(spark: Optional[SparkSession], run: PipelineRun, run_date: str) -> tuple[str, str]:
     from spark.report import write_report
 

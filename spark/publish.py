@@ -3,8 +3,10 @@
 `publish` validates every table first (its suite in expectations/, the silver suites of the tables that feed it,
 and the cross-table checks of spark/quality.py). Only when everything passes does it write: each table to
 `<lake>/gold/<table>`, replacing only the run date's partition (Delta `replaceWhere`), in the order of
-`clwl.lake.GOLD_TABLES` (run_summary last, with the versions of the others in `table_versions`). When anything
-fails it writes nothing to gold, so readers keep the last good published version.
+`clwl.lake.GOLD_TABLES` (run_summary last, with the versions of the others in `table_versions`). A table whose
+frame is a staged table's rows as they are (`staged`) is published by committing those Parquet files to gold
+(spark/delta_commits.py) instead of writing its rows again. When anything fails it writes nothing to gold, so
+readers keep the last good published version.
 
 The validation results are always kept, at `<lake>/validation/<run_id>/<table>.json` (silver suites as
 `silver.<table>.json`, the verdict and versions in `_publish.json`; a second run date published under the same
