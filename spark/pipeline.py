@@ -200,7 +200,7 @@ def report_stage(spark: Optional[SparkSession], run: PipelineRun, run_date: str)
 
 
 def _small_table_rows(path: str, run_date: str, columns: list[str]):
-    """``run_date``'s rows of a small Delta table (the run log, a staged distribution), read on the driver
+    """``run_date``'s rows of a small Delta table (a staged distribution), read on the driver
     without the JVM: a Spark read costs a few jobs, seconds in a fresh session (as load_timelines says)."""
     from deltalake import DeltaTable
 
@@ -209,17 +209,13 @@ def _small_table_rows(path: str, run_date: str, columns: list[str]):
 
 
 def _ingest_counts(config: PipelineConfig, run_date: str) -> dict:
-    p = table_path(config, "silver.ingest_files")
-    if not is_delta_table(p):
+    from spark.ingest.run_log import latest_log_rows
+
+    if not is_delta_table(table_path(config, "silver.ingest_files")):
         return {}
     # The log gains a row per file at every run (unchanged files included): the date's counts are those of each
     # file's latest row, and a file removed since is not counted, so a re-run reports what the first run did.
-    rows = _small_table_rows(p, run_date, ["source_file", "ingested_at", "ingest_run_id", "status", "records_read",
-                                           "records_accepted", "records_quarantined"]).to_pylist()
-    latest: dict[str, dict] = {}
-    for r in sorted(rows, key=lambda r: (r["ingested_at"], r["ingest_run_id"])):
-        latest[r["source_file"]] = r
-    kept = [r for r in latest.values() if r["status"] != "removed"]
+    kept = [r for r in latest_log_rows(config, [run_date]).values() if r["status"] != "removed"]
     return {k: sum(r[f"records_{k}"] or 0 for r in kept) for k in ("read", "accepted", "quarantined")}
 
 

@@ -15,9 +15,9 @@ from spark.ingest.run_log import (
     IngestSummary,
     _log_run,
     _plan_files,
-    _previous,
     _progress_plan,
     code_version,
+    latest_log_rows,
     new_run_id,
 )
 from spark.ingest.scratch import _remove_scratch, _scratch
@@ -71,7 +71,7 @@ def ingest(config: PipelineConfig, run_dates: list[str] | None = None, spark=Non
         spark = get_spark(config.master, app_name="clwl-ingest")
     ensure_tables(spark, config)
     version = code_version()
-    previous = {} if not files and not dates else _previous(spark, config, dates)
+    previous = {} if not files and not dates else latest_log_rows(config, dates)
 
     # 1. which files to read, which are unchanged, which are gone
     todo, unchanged, removed = _plan_files(files, previous, version, force, trace_tz)

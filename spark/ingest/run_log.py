@@ -12,7 +12,7 @@ from pathlib import Path
 
 from spark.config import PipelineConfig
 from spark.ingest.landing import LandingFile
-from spark.tables import TABLES, path, read
+from spark.tables import TABLES, path
 
 
 @dataclass(frozen=True)
@@ -113,17 +113,20 @@ def new_run_id(now: datetime | None = None) -> str:
     return f"ingest-{now.strftime('%Y%m%dT%H%M%S')}-{uuid.uuid4().hex[:8]}"
 
 
-def _previous(spark, config: PipelineConfig, dates: list[str]) -> dict[str, dict]:
-    """Latest run-log row per source_file of these dates."""
-    from pyspark.sql import Window
-    from pyspark.sql import functions as F
-
+def latest_log_rows(config: PipelineConfig, dates: list[str]) -> dict[str, dict]:
+    """Latest run-log row per source_file of these run dates (the latest ``ingested_at``, then run id), read on
+    the driver without the JVM: the log is small (a row per file per run), and a Spark read of it was the fresh
+    JVM's first Delta read, seconds before anything else could start."""
     if not dates:
         return {}
-    log = read(spark, config, "silver.ingest_files").where(F.col("run_date").isin([date.fromisoformat(d) for d in dates]))
-    w = Window.partitionBy("source_file").orderBy(F.desc("ingested_at"), F.desc("ingest_run_id"))
-    latest = log.withColumn("_n", F.row_number().over(w)).where("_n = 1").drop("_n")
-    return {r["source_file"]: r.asDict() for r in latest.collect()}
+    from deltalake import DeltaTable
+
+    rows = DeltaTable(path(config, "silver.ingest_files")).to_pyarrow_table(
+        filters=[("run_date", "in", [date.fromisoformat(d) for d in sorted(set(dates))])]).to_pylist()
+    latest: dict[str, dict] = {}
+    for r in sorted(rows, key=lambda r: (r["ingested_at"], r["ingest_run_id"])):
+        latest[r["source_file"]] = r
+    return latest
 
 
 def file_version(f: LandingFile, version: str, trace_tz: str | None = None) -> str:
