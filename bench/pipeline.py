@@ -51,6 +51,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+CLWL = Path(sys.executable).with_name("clwl")  # the command line of this virtualenv
+
 QUERIES = (
     ("stuck messages per channel", "SELECT channel, why, count(*) AS n FROM stuck_messages GROUP BY channel, why "
                                    "ORDER BY n DESC"),
@@ -134,14 +136,13 @@ def readme_queries(run_date: str) -> list[tuple[str, list[str]]]:
 
 
 def query_latency(lake: Path, run_date: str) -> None:
-    clwl = Path(sys.executable).with_name("clwl")
     print("clwl query (fresh process each time, no JVM), median of 3; the typical questions, then the README's:")
     queries = [(name, ["query", sql]) for name, sql in QUERIES] + readme_queries(run_date)
     for name, args in queries:
         times = []
         for _ in range(3):
             t = time.perf_counter()
-            done = subprocess.run([str(clwl), *args, "--lake", str(lake)], capture_output=True, text=True)
+            done = subprocess.run([str(CLWL), *args, "--lake", str(lake)], capture_output=True, text=True)
             times.append(time.perf_counter() - t)
             if done.returncode != 0:
                 print(f"  {name}: failed ({done.returncode}): {done.stderr.strip()[:200]}")
@@ -217,9 +218,8 @@ def samples_floor_once(root: Path) -> float:
 def first_line_seconds(root: Path) -> float:
     """Seconds from starting `clwl run` on the samples (a fresh process) to its first line of output; the run is
     then stopped (its whole process group: the JVM too)."""
-    clwl = Path(sys.executable).with_name("clwl")
     t = time.perf_counter()
-    proc = subprocess.Popen([str(clwl), "run", "--lake", str(root / "first-line")], stdout=subprocess.PIPE,
+    proc = subprocess.Popen([str(CLWL), "run", "--lake", str(root / "first-line")], stdout=subprocess.PIPE,
                             stderr=subprocess.STDOUT, text=True, start_new_session=True)
     proc.stdout.readline()
     seconds = time.perf_counter() - t

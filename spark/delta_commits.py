@@ -167,14 +167,21 @@ def replace_partition_with_files(target: str, source: str, source_version: int, 
     return base + 1
 
 
+def metadata_action(schema: str, partition_columns, configuration: dict, description: str | None,
+                    now: int) -> dict:
+    """The ``metaData`` of a new table (a new id), as Spark writes it: no description key when there is none."""
+    meta = {"id": str(uuid.uuid4()), "format": {"provider": "parquet", "options": {}}, "schemaString": schema,
+            "partitionColumns": list(partition_columns), "configuration": dict(configuration), "createdTime": now}
+    if description:
+        meta["description"] = description
+    return meta
+
+
 def _table_actions(table, now: int) -> list[dict]:
     """The metaData and protocol actions of a new table shaped as ``table`` (a ``deltalake.DeltaTable``)."""
     meta, p = table.metadata(), table.protocol()
-    metadata = {"id": str(uuid.uuid4()), "format": {"provider": "parquet", "options": {}},
-                "schemaString": table.schema().to_json(), "partitionColumns": list(meta.partition_columns),
-                "configuration": dict(meta.configuration or {}), "createdTime": now}
-    if meta.description:
-        metadata["description"] = meta.description
+    metadata = metadata_action(table.schema().to_json(), meta.partition_columns, meta.configuration or {},
+                               meta.description, now)
     protocol = {"minReaderVersion": p.min_reader_version, "minWriterVersion": p.min_writer_version}
     if p.min_reader_version >= 3:
         protocol["readerFeatures"] = list(p.reader_features or [])

@@ -295,7 +295,8 @@ def class_archive_options(jars: list[str], java: str) -> str:
     import pyspark
 
     try:
-        parts = [os.path.realpath(java), str(os.stat(os.path.realpath(java)).st_mtime_ns), pyspark.__version__]
+        real = os.path.realpath(java)
+        parts = [real, str(os.stat(real).st_mtime_ns), pyspark.__version__]
         parts += [f"{j}:{os.stat(j).st_size}" for j in jars]
         key = hashlib.sha256("\n".join(parts).encode()).hexdigest()[:16]
         folder = jar_cache_root() / "jvm-classes"

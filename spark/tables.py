@@ -554,7 +554,7 @@ def _create_empty(t: Table, location: str) -> None:
     import time
     import uuid
 
-    from spark.delta_commits import write_commit
+    from spark.delta_commits import metadata_action, write_commit
 
     schema = t.schema.json()
     properties = {"delta.enableDeletionVectors": "false"}  # the session's default for Spark's own creates
@@ -567,9 +567,7 @@ def _create_empty(t: Table, location: str) -> None:
                 if '"timestamp_ntz"' in schema else {"minReaderVersion": 1, "minWriterVersion": 2})
     now = int(time.time() * 1000)
     txn = str(uuid.uuid4())
-    metadata = {"id": str(uuid.uuid4()), "description": t.description, "format": {"provider": "parquet", "options": {}},
-                "schemaString": schema, "partitionColumns": list(t.partition_by), "configuration": properties,
-                "createdTime": now}
+    metadata = metadata_action(schema, t.partition_by, properties, t.description, now)
     actions = [
         {"commitInfo": {"timestamp": now, "operation": "CREATE TABLE", "operationParameters": {
             "partitionBy": json.dumps(list(t.partition_by)), "description": t.description,
