@@ -78,9 +78,9 @@ whose ``raw`` is the record as a put CSV row, when:
 * its msg_id was put before by the same sending queue manager on the same run date, in another put file (a
   re-sent or late file; repeats within one put file are found by its parser), or earlier in the same activity
   trace (an application that sets MsgId itself; the trace parser keeps every put). A sender's day whose rows are
-  all in one put file is therefore not searched again (``SELF_CHECKED_FORMATS``). The copy kept is the one in the file
-  ingested first (the earliest run-log row since the file last appeared in the landing folder), then, among
-  files first ingested in the same run, the first by name, then the first by position; each later copy is held
+  all in one put file is therefore not searched again (``SELF_CHECKED_FORMATS``). The copy kept is the one in
+  the file ingested first (the earliest run-log row since the file last appeared in the landing folder), then,
+  among files first ingested in the same run, the first by name, then the first by position; each later copy is held
   back with a reason naming both files and lines, and the columns it differs in, if any. So a file that was
   already ingested keeps its rows when another file repeats them. (A lake rebuilt from the landing folder sees
   every file first in one run, so it keeps the copy of the first file by name: the same messages are replayed,

@@ -116,18 +116,18 @@ def _put_csv_row():
     return F.concat_ws(",", *[text(c.name) for c in PUT_COLUMNS])
 
 
-def _message_jobs(spark, config, scope: MessageScope, order: list[tuple[str, int]], run_id: str):
+def _message_jobs(spark, config, scope: MessageScope, ingested_at: datetime, run_id: str):
     """The writes of silver.message_events for the scope's pairs (run date, sending queue manager) and of the
     held-back quarantine rows (level :data:`MESSAGE_LEVEL`) of its files, from all bronze put rows of those pairs
-    (bronze must be written). ``(jobs, held, kinds, losers)``: held per file of ``files`` = held-back rows now -
-    before;
-    kinds: held-back rows by kind (duplicate, date); losers: a persisted DataFrame to unpersist after the writes.
+    (bronze must be written). ``(jobs, held, kinds, losers)``: held per file of the scope's files = held-back
+    rows now - before; kinds: held-back rows by kind (duplicate, date); losers: a persisted DataFrame to
+    unpersist after the writes.
 
     A row is held back when its put time is not on its run date (UTC), or, among the others, when its msg_id was
-    put before by the same sending queue manager on the same run date in an earlier copy: by file ``order``
-    (first ingest, then name), then position. One aggregation finds the repeated msg_ids, over the pairs whose
-    rows are in more than one file or in an activity trace (``scope.single`` cannot repeat one: 20 s of a 10M
-    messages' ingest); only their rows are ranked (a window over msg_id)."""
+    put before by the same sending queue manager on the same run date in an earlier copy: by file order
+    (:func:`_file_order`: first ingest, then name), then position. One aggregation finds the repeated msg_ids,
+    over the pairs whose rows are in more than one file or in an activity trace (``scope.single`` cannot repeat
+    one: 20 s of a 10M messages' ingest); only their rows are ranked (a window over msg_id)."""
     from pyspark.sql import Window
     from pyspark.sql import functions as F
 
@@ -155,6 +155,7 @@ def _message_jobs(spark, config, scope: MessageScope, order: list[tuple[str, int
     fields = [c for c in TABLES["silver.message_events"].columns[4:] if c not in keys]
     may_repeat = good if len(multi) == len(scope.pairs) else good.where(_pairs_where(multi))
     repeated = may_repeat.groupBy(*keys).count().where(F.col("count") > 1).drop("count")
+    order = _file_order(config, scope.order_files, ingested_at)  # only where copies may repeat: a run-log read
     ranks = spark.createDataFrame(order, "source_file string, _order int")
     w = Window.partitionBy(*keys).orderBy("_order", "source_file", "position")
     ranked = (may_repeat.join(repeated, keys, "left_semi").join(F.broadcast(ranks), "source_file", "left")

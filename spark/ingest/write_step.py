@@ -10,7 +10,7 @@ from datetime import datetime
 from clwl.lake import latest_version
 from spark.ingest.history import _split_histories, build_histories
 from spark.ingest.landing import LandingFile, classify_name
-from spark.ingest.message_events import MessageScope, _file_order, _message_jobs, _message_scope
+from spark.ingest.message_events import MessageScope, _message_jobs, _message_scope
 from spark.ingest.parse_tasks import _QUARANTINE
 from spark.ingest.writes import _in, _run_writes
 from spark.tables import TABLES, path, read
@@ -124,8 +124,7 @@ def _rebuild_events_and_histories(spark, config, written: dict[str, int], scope:
     t0 = time.monotonic()
     try:
         if pairs:
-            message_jobs, held, kinds, losers = _message_jobs(
-                spark, config, scope, _file_order(config, scope.order_files, ingested_at), run_id)
+            message_jobs, held, kinds, losers = _message_jobs(spark, config, scope, ingested_at, run_id)
             cached.append(losers)
             later += message_jobs
         if qmgrs:
