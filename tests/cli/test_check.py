@@ -3,14 +3,18 @@
 Three landing folders, all read by the real command (in-process `main`, so that no JVM can hide in a child):
 the bundled samples (their deliberate defects, samples/README.md "Deliberate defects"), a folder built from the
 real capture shapes of tests/fixtures (one file of each format), and small hand-made estates
-(tests/handmade.py) for each gap and for the put records the ingest holds back. Expected counts come from the
-fixtures' READMEs and docs/landing.md, not from the check itself.
+(tests/handmade.py) for each gap and for the put records the ingest holds back. Expected counts are counted
+here from the files themselves, with a few lines of plain code per format (:func:`records_in`: the lines that open
+a record), and the quarantines from the deliberate defects the READMEs list: never from the check, nor from the
+ingest's parse task it calls.
 """
 
 from __future__ import annotations
 
+import csv
 import json
 import os
+import re
 import shutil
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
@@ -43,6 +47,94 @@ def files_of(result: dict) -> dict[str, dict]:
     return {f["source_file"]: f for f in result["files"]}
 
 
+def records_in(path: Path, fmt: str) -> int:
+    """The records ``path`` holds, counted without any parser of the project: the lines that open a record in
+    the format (docs/landing.md, "Counting"; the capture shapes of tests/fixtures). A file rejected whole counts
+    1 record (read 1, quarantined 1)."""
+    text = path.read_text(encoding="utf-8")
+    lines = text.splitlines()
+    if fmt == "mqsc":  # one record per "AMQnnnnI: Display ... details." message (not "... not found.")
+        if not any(line.startswith("Starting MQSC for queue manager") for line in lines):
+            return 1  # no runmqsc banner: not runmqsc output, rejected whole (the samples' D4)
+        return sum(bool(re.fullmatch(r"AMQ\d{4}I?: Display .* details\.", line)) for line in lines)
+    if fmt == "zos":  # one record per CSQM201I "... DETAILS" block and per CSQM409I (the DISPLAY QMGR answer)
+        return sum(bool(re.match(r"CSQM(201|409)I ", line)) for line in lines)
+    if fmt == "rest":  # runCommandJSON answers (a JSON array of them): one record per commandResponse entry
+        return sum(len(answer["commandResponse"]) for answer in json.loads(text))
+    if fmt == "csv":  # one record per non-blank row under the header
+        return sum(bool(line.strip()) for line in lines) - 1
+    if fmt == "jsonl":  # one record per non-blank line
+        return sum(bool(line.strip()) for line in lines)
+    if fmt == "json":  # one JSON array: one record per element
+        return len(json.loads(text))
+    if fmt == "amqsmon":  # one row per queue of a QueueAccounting record
+        return sum(line.strip().startswith("QueueName:") for line in lines)
+    if fmt == "amqsbcg":  # one message per browse
+        return sum(line.strip().startswith("MQGET of message number") for line in lines)
+    if fmt == "dmpmqmsg":  # a message starts with a line "N"
+        return sum(line == "N" for line in lines)
+    if fmt == "amqsact":  # every MQI call, and once more every successful MQPUT / MQPUT1 (its put event)
+        calls = text.split("MQI Operation:")[1:]
+        puts = sum(bool(re.search(r"Operation Id: MQXF_PUT1?\n", c)) and "Completion Code: MQCC_OK" in c
+                   for c in calls)
+        return len(calls) + puts
+    raise AssertionError(f"no record count for format {fmt}")
+
+
+# The samples' landing formats by file name (samples/README.md): runmqsc captures, MQ REST (QM2's configuration),
+# put CSVs, amqsmon accounting, the two transmission queue browses.
+SAMPLE_FORMATS = {".mqsc": "mqsc", ".json": "rest", ".csv": "csv", ".amqsmon": "amqsmon", ".amqsbcg": "amqsbcg",
+                  ".dmpmqmsg": "dmpmqmsg"}
+# samples/README.md, "Deliberate defects": records quarantined per file. D3 (an unknown attribute) quarantines
+# nothing; D4 is rejected whole.
+SAMPLE_DEFECTS = {
+    "2026-11-20/QM5/chstatus_210000.mqsc": 1,  # D1: 4 complete records, the last cut off
+    "2026-11-20/FR1/config_060000.mqsc": 1,  # D2: one record with an unbalanced parenthesis
+    "2026-11-20/QM3/config_140000.mqsc": 1,  # D4: not MQ output, rejected whole (1 read, 1 quarantined)
+    "2026-11-20/QM1/puts_late.csv": 2,  # D5: 2 rows with a bad AccountingToken
+}
+SAMPLE_REJECTED = {"2026-11-20/QM3/config_140000.mqsc"}  # D4
+
+
+def sample_files(*dates: str) -> dict[str, Path]:
+    """Every file of the samples' run date folders (<date>/<QM>/<file>; none is hidden), by landing path."""
+    days = dates or sorted(p.name for p in SAMPLES.iterdir() if p.is_dir())
+    return {f.relative_to(SAMPLES).as_posix(): f for d in days for f in sorted((SAMPLES / d).glob("*/*"))
+            if f.is_file()}
+
+
+def expected_sample_counts(*dates: str) -> dict[str, tuple[int, int, int]]:
+    """Per sample file: (read, accepted, quarantined), counted from the file and the README's defects."""
+    out = {}
+    for name, path in sample_files(*dates).items():
+        read = records_in(path, SAMPLE_FORMATS[path.suffix])
+        quarantined = SAMPLE_DEFECTS.get(name, 0)
+        out[name] = (read, read - quarantined, quarantined)
+    return out
+
+
+def chstatus_interval_gaps(landing: Path, minutes: int, *dates: str) -> set[tuple[str, str]]:
+    """(run date, queue manager) whose channel status captures are further apart than ``minutes`` (docs/cli-contract.md,
+    "clwl check", gap chstatus_interval): between two captures of the day (their file names' times), and for a
+    sender from its first put before the first capture and from the last capture to its last put after it (put
+    times from its put CSVs, the rows it sends)."""
+    found = set()
+    for day in sorted(p for p in landing.iterdir() if p.is_dir() and (not dates or p.name in dates)):
+        for qm in sorted(p for p in day.iterdir() if p.is_dir()):
+            times = sorted(datetime.strptime(day.name + f.stem.split("_")[1], "%Y-%m-%d%H%M%S")
+                           .replace(tzinfo=timezone.utc) for f in qm.glob("chstatus_*.mqsc"))
+            if not times:
+                continue
+            with_puts = sorted(datetime.fromisoformat(row["put_time"].replace("Z", "+00:00"))
+                               for f in qm.glob("puts*.csv") for row in csv.DictReader(f.open(encoding="utf-8"))
+                               if row["sending_qmgr"] == qm.name)
+            points = ([with_puts[0]] if with_puts and with_puts[0] < times[0] else []) + times + \
+                     ([with_puts[-1]] if with_puts and with_puts[-1] > times[-1] else [])
+            if any(b - a > timedelta(minutes=minutes) for a, b in zip(points, points[1:])):
+                found.add((day.name, qm.name))
+    return found
+
+
 def java_children() -> list[int]:
     """Processes started by this one whose command is java (a JVM the check would have started)."""
     found = []
@@ -68,13 +160,27 @@ def test_samples_list_the_deliberately_broken_files_and_exit_1(capsys):
     code, out, err = check(capsys, str(SAMPLES))
     assert (code, err) == (1, "")
     lines = out.splitlines()
-    # The summary is the last line: 5 quarantined records (D1 1, D2 1, D4 the whole file, D5 2: samples/README.md).
-    assert lines[-1].startswith("summary: 2 run dates, 77 files, ")
-    assert lines[-1].endswith("5 quarantined; 6 gaps; 4 files would have records quarantined")
+    # The summary is the last line. Its counts, from the files: the date folders, the files in them, the records
+    # each holds (records_in), the README's defects (D1 1, D2 1, D4 the whole file, D5 2: 5 quarantined in 4
+    # files), and the queue managers' channel status captures more than 60 min (the default) apart.
+    dates = sorted(p.name for p in SAMPLES.iterdir() if p.is_dir())
+    want = expected_sample_counts()
+    gaps = chstatus_interval_gaps(SAMPLES, 60)
+    assert len(dates) == 2 and len(gaps) >= 1  # what the samples are made to show: two days, captures hours apart
+    assert lines[-1] == (
+        f"summary: {len(dates)} run dates, {len(want)} files, {sum(r for r, _, _ in want.values())} records read, "
+        f"{sum(a for _, a, _ in want.values())} accepted, {sum(SAMPLE_DEFECTS.values())} quarantined; "
+        f"{len(gaps)} gaps; {len(SAMPLE_DEFECTS)} files would have records quarantined")
     text = "\n".join(lines)
     # Each defect under its date and queue manager, with the reason the ingest gives.
-    assert "    config_060000.mqsc    mqsc      26 read, 25 accepted, 1 quarantined\n" \
-           "      line 189: unbalanced parenthesis: unclosed '(' in 'CONNAME(10.40.1.23(1414)" in text  # D2
+    # D2: the line lacking its ')' (README: 198); the problem names the line its record starts on (AMQ8441I).
+    fr1 = (SAMPLES / DAY / "FR1" / "config_060000.mqsc").read_text().splitlines()
+    unbalanced = next(n for n, line in enumerate(fr1, 1) if "CONNAME(10.40.1.23(1414) " in line)
+    record = max(n for n, line in enumerate(fr1[:unbalanced], 1) if line.startswith("AMQ"))
+    assert unbalanced == 198
+    d2 = want["2026-11-20/FR1/config_060000.mqsc"]
+    assert f"    config_060000.mqsc    mqsc      {d2[0]} read, {d2[1]} accepted, {d2[2]} quarantined\n" \
+           f"      line {record}: unbalanced parenthesis: unclosed '(' in 'CONNAME(10.40.1.23(1414)" in text
     assert "line 7: bad hex in accounting_token" in text and \
            "line 13: accounting_token is not 32 bytes (64 hex digits)" in text  # D5
     assert "1 read, 0 accepted, 1 quarantined  REJECTED whole\n" \
@@ -84,14 +190,15 @@ def test_samples_list_the_deliberately_broken_files_and_exit_1(capsys):
     code, result = check_json(capsys, str(SAMPLES))
     assert code == 1
     files = files_of(result)
-    broken = {f["source_file"]: (f["records_read"], f["records_accepted"], f["records_quarantined"], f["status"])
-              for f in result["files"] if f["records_quarantined"]}
-    assert broken == {
-        "2026-11-20/QM5/chstatus_210000.mqsc": (5, 4, 1, "read"),  # D1: 4 complete records, the last cut off
-        "2026-11-20/FR1/config_060000.mqsc": (26, 25, 1, "read"),  # D2
-        "2026-11-20/QM3/config_140000.mqsc": (1, 0, 1, "rejected"),  # D4: a rejected file counts 1 read
-        "2026-11-20/QM1/puts_late.csv": (21, 19, 2, "read"),  # D5: 2 rows out, "the other 19 are accepted"
-    }
+    # Every file, with the records counted in it; the broken ones as the README describes them.
+    assert {name: (f["records_read"], f["records_accepted"], f["records_quarantined"]) for name, f in files.items()} \
+        == want
+    assert {name: f["format"] for name, f in files.items()} == \
+        {name: SAMPLE_FORMATS[path.suffix] for name, path in sample_files().items()}
+    assert {name for name, f in files.items() if f["status"] == "rejected"} == SAMPLE_REJECTED
+    assert {name for name, f in files.items() if f["status"] != "read"} == SAMPLE_REJECTED
+    assert want["2026-11-20/QM5/chstatus_210000.mqsc"] == (5, 4, 1)  # D1: "the 4 complete records are accepted"
+    assert want["2026-11-20/QM1/puts_late.csv"] == (21, 19, 2)  # D5: "the other 19 are accepted"
     # D3 (an unknown attribute) is accepted with its record: nothing quarantined, as the ingest does.
     d3 = files["2026-11-20/QM1/config_120000.mqsc"]
     assert (d3["records_quarantined"], d3["problems"]) == (0, [])
@@ -100,6 +207,7 @@ def test_samples_list_the_deliberately_broken_files_and_exit_1(capsys):
     # The sample estate has accounting on every receiver (QM1-QM4), put records on both days, configuration
     # before every first put: its only gaps are channel status captured hours apart.
     assert {g["kind"] for g in result["gaps"]} == {"chstatus_interval"}
+    assert {(g["run_date"], g["qmgr"]) for g in result["gaps"]} == gaps
     assert result["summary"]["line"] == lines[-1].removeprefix("summary: ")
     assert java_children() == []
     from pyspark.sql import SparkSession
@@ -108,14 +216,22 @@ def test_samples_list_the_deliberately_broken_files_and_exit_1(capsys):
 
 
 def test_one_date_of_the_samples_counts_as_the_ingest_does(capsys):
-    """docs/landing.md, "Counting", shows the ingest's line for the samples' 2026-11-20: 47 files, 1222 records
-    read, 1217 accepted, 5 quarantined, 1 file rejected."""
-    code, result = check_json(capsys, str(SAMPLES), "--date", "2026-11-20", "--chstatus-interval", "720")
+    """One date: the files of its folder only, each with the records counted in it. docs/landing.md, "Counting",
+    shows the ingest's line for the samples' 2026-11-20; its figures must be these counts too."""
+    code, result = check_json(capsys, str(SAMPLES), "--date", DAY, "--chstatus-interval", "720")
+    want = expected_sample_counts(DAY)  # all the README's defects are on this date
+    read, accepted, quarantined = (sum(c[i] for c in want.values()) for i in range(3))
     s = result["summary"]
     assert (code, s["files"], s["records_read"], s["records_accepted"], s["records_quarantined"]) == \
-           (1, 47, 1222, 1217, 5)
-    assert sum(f["status"] == "rejected" for f in result["files"]) == 1
+           (1, len(want), read, accepted, quarantined)
+    assert quarantined == sum(SAMPLE_DEFECTS.values())
+    assert sum(f["status"] == "rejected" for f in result["files"]) == len(SAMPLE_REJECTED)
+    doc = re.search(rf"parse {DAY}: (\d+) files .*?, (\d+) records read, (\d+) accepted, (\d+) quarantined, "
+                    r"(\d+) files rejected", (ROOT / "docs" / "landing.md").read_text())
+    assert doc and tuple(map(int, doc.groups())) == (len(want), read, accepted, quarantined, len(SAMPLE_REJECTED))
     # 720 min: QM4's 06:00 -> 18:00 is not longer than that; QM5's 18:00 -> 21:00 is not either.
+    assert chstatus_interval_gaps(SAMPLES, 720, DAY) == set()
+    assert chstatus_interval_gaps(SAMPLES, 60, DAY)  # (while at the default, 60 min, there are gaps)
     assert result["gaps"] == []
 
 
@@ -190,21 +306,43 @@ def test_every_capture_shape_is_read_in_its_format(capsys, shapes_landing):
     assert ("no_accounting", "QM1") not in kinds  # accounting.amqsmon, QueueAccounting records
 
 
-def test_check_and_ingest_parse_give_the_same_counts(capsys, shapes_landing):
-    """Nothing is held back in this folder, so each file's counts are exactly what the ingest's parse task
-    returns for it (spark.ingest.parse_landing_file, the activity trace with its handle state)."""
-    from clwl.parse.activity_trace import TraceState
-    from spark.ingest import discover_landing, parse_landing_file
+SHAPE_FORMATS = {  # the format each shape is in (the fixture folders)
+    "QM1/config_060000.mqsc": "mqsc", "QM1/config_070000.json": "rest", "QM1/puts.csv": "csv",
+    "QM1/accounting.amqsmon": "amqsmon", "QM1/QM1.2026-11-20.amqsact": "amqsact",
+    "QM1/xmitq_100000.amqsbcg": "amqsbcg", "QM1/xmitq_110000.dmpmqmsg": "dmpmqmsg",
+    "QM1/xmitq_120000.txt": "dmpmqmsg", "QM1/xmitq_130000.txt": "dmpmqmsg", "QM2/puts.jsonl": "jsonl",
+    "QM4/puts.json": "json", "MQ1A/config_060000.txt": "zos", "MQ2A/config_060000.txt": "zos"}
 
+
+def test_each_shape_reads_the_records_its_file_holds(capsys, shapes_landing):
+    """Nothing is held back in this folder (no msg_id repeats across its put files, every put time is on the
+    date), so each file's records read are the records counted in it, and its quarantines are what its fixture
+    was damaged with."""
     _, result = check_json(capsys, str(shapes_landing))
-    _, specs, _ = discover_landing(shapes_landing)
-    for spec in specs:
-        summary, _ = parse_landing_file(spec, "test", None, "UTC",
-                                        TraceState() if spec.parser == "activity_trace" else None)
-        mine = files_of(result)[spec.source_file]
-        assert (mine["format"], mine["records_read"], mine["records_accepted"], mine["records_quarantined"]) == \
-               (summary["format"], summary["records_read"], summary["records_accepted"],
-                summary["records_quarantined"]), spec.source_file
+    files = {f["source_file"].removeprefix(DAY + "/"): f for f in result["files"]}
+    assert set(files) == set(SHAPES) == set(SHAPE_FORMATS)
+    for name, fmt in SHAPE_FORMATS.items():
+        assert files[name]["records_read"] == records_in(shapes_landing / DAY / name, fmt), name
+        assert files[name]["held_back"] == 0, name
+
+    def put_rows(name: str) -> tuple[list[str], list[str]]:
+        """The put fixtures hold their well-formed rows first, then a blank line, then one damaged row each."""
+        text = (FIXTURES / SHAPES[name]).read_text()
+        good, damaged = text.split("\n\n", 1)
+        return ([r for r in good.splitlines() if r.strip()], [r for r in damaged.splitlines() if r.strip()])
+
+    good, damaged = put_rows("QM1/puts.csv")
+    assert len(damaged) >= 10
+    assert (files["QM1/puts.csv"]["records_accepted"], files["QM1/puts.csv"]["records_quarantined"]) == \
+           (len(good) - 1, len(damaged))  # the header is the first of the rows before the blank line
+    good, damaged = put_rows("QM2/puts.jsonl")
+    assert (files["QM2/puts.jsonl"]["records_accepted"], files["QM2/puts.jsonl"]["records_quarantined"]) == \
+           (len(good), len(damaged))
+    # Fixtures with no problem (their READMEs; puts_qm4.json holds well-formed rows only), and MQ2A's one.
+    for name in ("QM1/config_060000.mqsc", "QM1/config_070000.json", "QM1/accounting.amqsmon",
+                 "QM1/QM1.2026-11-20.amqsact", "QM4/puts.json", "MQ1A/config_060000.txt"):
+        assert files[name]["records_quarantined"] == 0, name
+    assert files["MQ2A/config_060000.txt"]["records_quarantined"] == 1
 
 
 # ----------------------------------------------------------------------------------------------------------

@@ -187,3 +187,89 @@ def test_the_command_line_loads_spark_and_deltalake_only_in_the_handlers():
     assert proc.returncode == 0, proc.stderr
     assert "usage: clwl route" in proc.stdout
     assert json.loads(proc.stdout.splitlines()[-1]) == []
+
+
+# ----------------------------------------------------------------------------------------------------------
+# The generator's simulation is the pipeline tests' oracle
+
+# What the pipeline tests compare the pipeline with: clwl/generate/simulate.py, the generator's own plain reading
+# of the algorithm, with clwl/generate/landing.py, which writes its verdicts to _generate.json
+# (tests/spark/test_pipeline_generated.py, test_generated_trace_pipeline.py); and samples/make_samples.py, which
+# routes the samples with its own replay into samples/facts.json (tests/unit/test_replay.py,
+# test_samples_reallocation.py). An agreement means something only while they share no code with what they check.
+ORACLES = ("clwl.generate.simulate", "clwl.generate.landing")
+ORACLE_SCRIPT = ROOT / "samples" / "make_samples.py"
+GENERATOR = "clwl.generate"
+
+
+def _is_engine(module: str) -> bool:
+    """The code under test: every module of clwl/ but the package itself (empty), the generator and the command
+    line (the router, algorithm, replay, candidates, state, view, xmitq, what-if, parsers, lake, query ...)."""
+    return (module.split(".")[0] == "clwl" and module != "clwl" and not _is_entry_point(module)
+            and not (module == GENERATOR or module.startswith(GENERATOR + ".")))
+
+
+def _shared_with_the_engine(graph: dict[str, set[str]], starts: dict[str, set[str]]) -> dict[str, list[str]]:
+    """Oracle -> the project modules outside the generator it reaches (transitively, lazy imports included):
+    the engine, the command line, the pipeline (spark/) or the DAGs. ``starts``: oracle -> its direct imports."""
+    bad = {}
+    for oracle, direct in starts.items():
+        reached = set(direct)
+        for module in direct:
+            reached |= _reaches(graph, module)
+        wrong = sorted(m for m in reached
+                       if _is_engine(m) or _is_entry_point(m) or m.split(".")[0] in ("spark", "dags"))
+        if wrong:
+            bad[oracle] = wrong
+    return bad
+
+
+def _project_imports(graph: dict[str, set[str]], module: str, path: Path) -> set[str]:
+    """The project modules ``path`` imports directly, with the packages on the way (as in _import_graph)."""
+    targets = set()
+    for name in _imports(module, path):
+        parts = name.split(".")
+        targets.update(".".join(parts[:i]) for i in range(1, len(parts) + 1))
+    return {t for t in targets if t in graph and t != module}
+
+
+def test_the_oracles_reach_nothing_of_the_engine():
+    graph = _import_graph()
+    starts = {m: graph[m] for m in ORACLES}
+    starts["samples/make_samples.py"] = _project_imports(graph, "make_samples", ORACLE_SCRIPT)
+    assert _shared_with_the_engine(graph, starts) == {}
+    # Not empty by accident: the walk follows the oracles into the generator's other modules, and the engine it
+    # keeps them from is there to be found.
+    assert {"clwl.generate.estate", "clwl.generate.render"} <= _reaches(graph, "clwl.generate.simulate")
+    assert {"clwl.generate.render", "clwl.generate.estate"} <= starts["samples/make_samples.py"]
+    assert {"clwl.algorithm", "clwl.router", "clwl.replay", "clwl.candidates", "clwl.state", "clwl.view",
+            "clwl.xmitq", "clwl.whatif", "clwl.parse.puts"} <= {m for m in graph if _is_engine(m)}
+
+
+def test_the_oracle_check_sees_an_engine_import_two_steps_away():
+    # simulate -> estate -> (lazily) clwl.router: the kind of shortcut that would make the oracle agree by
+    # construction. Imports of the generator's own modules and of the empty clwl package are fine.
+    graph = {"clwl": set(), "clwl.generate": {"clwl"}, "clwl.generate.simulate": {"clwl.generate.estate"},
+             "clwl.generate.estate": {"clwl", "clwl.generate", "clwl.router"}, "clwl.router": {"clwl.algorithm"},
+             "clwl.algorithm": set(), "clwl.cli": set()}
+    assert _shared_with_the_engine(graph, {"sim": {"clwl.generate.simulate"}}) == {
+        "sim": ["clwl.algorithm", "clwl.router"]}
+    assert _shared_with_the_engine(graph, {"cli": {"clwl.cli"}}) == {"cli": ["clwl.cli"]}
+
+
+def test_importing_the_oracles_loads_no_engine_module():
+    """The same at run time, in a fresh interpreter: what importing them loads (the static walk above also sees
+    imports inside functions; this one sees what the import machinery really does, e.g. a package's __init__)."""
+    code = (
+        "import importlib, json, runpy, sys\n"
+        "for name in sys.argv[1:]:\n"
+        "    importlib.import_module(name)\n"
+        f"runpy.run_path({str(ORACLE_SCRIPT)!r}, run_name='not_main')\n"
+        "print(json.dumps(sorted(m for m in sys.modules if m.split('.')[0] in ('clwl', 'spark', 'dags'))))\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", code, *ORACLES], capture_output=True, text=True, cwd=ROOT,
+                          timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    loaded = json.loads(proc.stdout.splitlines()[-1])
+    assert set(ORACLES) <= set(loaded)
+    assert [m for m in loaded if _is_engine(m) or _is_entry_point(m) or m.split(".")[0] != "clwl"] == []

@@ -105,17 +105,25 @@ def test_weight_change_in_a_later_capture_resets_factors():
     assert [r.final_qmgr for r in rows[5:]] == ["QM3", "QM2", "QM2"]
 
 
+# samples/README.md, "Deliberate defects": the captures of QM1 and QM5 with problems, and how many. D1 (QM5's
+# 21:00 channel status) ends in a cut-off record, quarantined; its 4 complete records are replayed, as the pipeline
+# does. D3 (QM1's 12:00 configuration, an unknown attribute) is accepted whole: no problem.
+CAPTURE_PROBLEMS = {"2026-11-20/QM5/chstatus_210000.mqsc": 1}
+
+
 def _captures(qm: str):
+    """``qm``'s captures (config and chstatus, runmqsc or REST) in time order. Only names that are no capture are
+    skipped; a capture the parser fails on fails the test (nothing is dropped silently), and so does a capture
+    with problems other than those listed above."""
     out = []
     for day in sorted(LANDING.iterdir()):
         for f in sorted((day / qm).glob("*")):
             if not f.name.startswith(("config_", "chstatus_")):
                 continue
             t = datetime.strptime(day.name + f.stem.split("_")[1], "%Y-%m-%d%H%M%S").replace(tzinfo=timezone.utc)
-            try:
-                cap = parse_rest_file(f) if f.suffix == ".json" else parse_mqsc_file(f)
-            except Exception:  # the samples' deliberately broken capture: quarantined by the pipeline
-                continue
+            cap = parse_rest_file(f) if f.suffix == ".json" else parse_mqsc_file(f)
+            name = f.relative_to(LANDING).as_posix()
+            assert len(cap.problems) == CAPTURE_PROBLEMS.get(name, 0), (name, cap.problems)
             out.append((t, {"CHSTATUS"} if f.name.startswith("chstatus") else set(), cap.records))
     return out
 
