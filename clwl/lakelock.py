@@ -29,7 +29,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Callable, Iterator, Optional
 
-from clwl.lake import LOCK_FILE
+from clwl.lake import LOCK_FILE, read_lake_json
 
 WAIT_ENV = "CLWL_LOCK_WAIT"
 
@@ -77,7 +77,7 @@ def _describe(holder: dict) -> str:
 def read_holder(lake: Path | str) -> dict:
     """What the lock file says about its (last) holder; {} when it says nothing readable."""
     try:
-        data = json.loads(lock_path(lake).read_text(encoding="utf-8") or "{}")
+        data = read_lake_json(lock_path(lake))  # bounded: never a FIFO's hang; empty: not JSON, {}
         return data if isinstance(data, dict) else {}
     except (OSError, ValueError):
         return {}

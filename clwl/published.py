@@ -30,12 +30,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Mapping, Optional
 
+from clwl.lake import LakeFileError, read_lake_json
+
 POINTER_FILE = "_published.json"
 FORMAT = 1
 
-
-class PublishedError(ValueError):
-    """The pointer file exists but cannot be read (one line)."""
+#: The pointer file exists but cannot be read (one line naming it): the lake's one error for damaged metadata.
+PublishedError = LakeFileError
 
 
 @dataclass(frozen=True)
@@ -62,14 +63,11 @@ def pointer_path(gold: Path | str) -> Path:
 def read_published(gold: Path | str) -> Published:
     """The pointer of the gold folder ``gold`` (``<lake>/gold``, or a what-if run's ``<lake>/whatif/<n>/gold``)."""
     path = pointer_path(gold)
-    try:
-        text = path.read_text(encoding="utf-8")
+    try:  # a regular file of bounded size only (a FIFO or a link to /dev/zero is one line, not a hang)
+        data = read_lake_json(path)
     except FileNotFoundError:
         return Published(Path(gold), False)
-    except OSError as exc:
-        raise PublishedError(f"cannot read {path}: {exc.strerror or exc}") from None
     try:
-        data = json.loads(text)
         tables = {str(k): int(v) for k, v in (data.get("tables") or {}).items()}
         dates = {str(k): str(v) for k, v in (data.get("dates") or {}).items()}
     except (ValueError, TypeError, AttributeError) as exc:

@@ -24,7 +24,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, TextIO
 
-from clwl.lake import LAYERS, is_delta_table
+from clwl.lake import LAYERS, LakeFileError, check_delta_log, is_delta_table
 
 LAYER_PRIORITY = tuple(reversed(LAYERS))  # who gets the bare name when two layers share a table name: gold first
 MAX_CELL = 60  # characters of a cell in the table format, unless --wide
@@ -171,7 +171,10 @@ def run_query(sql: str, lake: Path):
                 continue
             version = published.version(path.name)
         try:
+            check_delta_log(path)  # deltalake reads the log itself: a FIFO there would hang it
             qb.register(name, DeltaTable(str(path), version=version))
+        except LakeFileError as exc:  # names the damaged file already
+            raise QueryError(str(exc)) from None
         except Exception as exc:
             raise QueryError(f"cannot read the Delta table {path}: {_one_line(exc)}") from None
     rewritten: set[str] = set()

@@ -18,6 +18,8 @@ import time
 import uuid
 from pathlib import Path
 
+from clwl.lake import read_lake_file
+
 #: Writer features a table may list for these commits to be complete: NOT NULL columns (enforced when the
 #: files were written, under the same schema), timestamps without a zone (a type, nothing to do on write), and
 #: appendOnly (refused below when it is switched on).
@@ -71,7 +73,7 @@ def _raw_adds(location: str | Path, version: int, paths: set[str]) -> dict[str, 
     v = version
     while len(found) < len(paths) and v >= 0:
         try:
-            lines = (log / f"{v:020d}.json").read_text(encoding="utf-8").splitlines()
+            lines = read_lake_file(log / f"{v:020d}.json").decode("utf-8").splitlines()  # bounded, never a FIFO
         except FileNotFoundError:
             return None
         for line in lines:

@@ -27,7 +27,7 @@ from typing import Iterator, Optional
 
 from clwl.algorithm import Request
 from clwl.days import as_utc, day_bounds
-from clwl.lake import is_delta_table
+from clwl.lake import LakeFileError, is_delta_table, open_delta
 from clwl.published import PublishedError, read_published
 from clwl.replay import PutEvent, ReplayRow, SenderReplay, Snapshot
 from clwl.router import Route, RouteError
@@ -120,7 +120,6 @@ def find_rows(lake: Path, msg_id: str, run_date: Optional[str] = None) -> tuple[
     """Every published gold.routing_replay row of ``msg_id`` (on ``run_date`` when given), and the version read.
     A message id is hex: it is looked up as given and upper-cased."""
     import pyarrow.dataset as ds
-    from deltalake import DeltaTable
 
     gold = Path(lake) / "gold"
     path = gold / "routing_replay"
@@ -131,8 +130,12 @@ def find_rows(lake: Path, msg_id: str, run_date: Optional[str] = None) -> tuple[
     if not is_delta_table(path) or not pub.visible("routing_replay"):
         raise ExplainError(f"no published gold.routing_replay in {lake} (run `clwl run` first, or name the lake "
                            "with --lake)")
-    version = pub.version("routing_replay")
-    table = DeltaTable(str(path), version=version) if version is not None else DeltaTable(str(path))
+    try:
+        table = open_delta(path, pub.version("routing_replay"))
+    except LakeFileError as e:
+        raise ExplainError(str(e)) from None
+    except Exception as e:  # deltalake's own refusal of a damaged log: one line, not a traceback
+        raise ExplainError(f"cannot read the Delta table {path}: {' '.join(str(e).split())[:400]}") from None
     ids = sorted({msg_id, msg_id.upper()})
     where = ds.field("msg_id").isin(ids)
     if run_date is not None:

@@ -41,7 +41,7 @@ from pyspark import StorageLevel
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from clwl.lake import GOLD_TABLES, VALIDATION, is_delta_table, latest_version
+from clwl.lake import GOLD_TABLES, VALIDATION, is_delta_table, latest_version, read_lake_json
 from clwl.lakelock import lake_lock
 from clwl.published import read_published, write_published
 from spark.config import PipelineConfig
@@ -194,7 +194,7 @@ def _result_dir(config: PipelineConfig, run_id: str, day: dt.date) -> Path:
     other than the one already there go to `<lake>/validation/<run_id>/<run_date>` (never overwritten)."""
     folder = config.lake / VALIDATION / run_id
     try:
-        there = json.loads((folder / "_publish.json").read_text(encoding="utf-8")).get("run_date")
+        there = read_lake_json(folder / "_publish.json").get("run_date")  # bounded: never a FIFO's hang
     except (OSError, ValueError, AttributeError):
         there = None
     return folder / day.isoformat() if there and there != day.isoformat() else folder

@@ -77,9 +77,10 @@ def _history_rows(config: PipelineConfig, key: str, columns: tuple[str, ...], en
     come in, the same rows give the same timeline)."""
     import pyarrow as pa
     import pyarrow.compute as pc
-    from deltalake import DeltaTable
 
-    tab = DeltaTable(table_path(config, key)).to_pyarrow_table(columns=list(columns))
+    from clwl.lake import open_delta
+
+    tab = open_delta(table_path(config, key)).to_pyarrow_table(columns=list(columns))
     tab = tab.filter(pc.less(tab.column("valid_from"), pa.scalar(end, tab.schema.field("valid_from").type)))
     rows = tab.to_pylist()
     rows.sort(key=lambda r: tuple("" if r[c] is None else str(r[c]) for c in columns))
@@ -317,11 +318,12 @@ def sender_inputs(config: PipelineConfig, run_date: str, senders: Optional[Itera
     """The Delta version of silver.message_events and ``run_date``'s files per sending queue manager, largest
     first. From the Delta log alone (the table is partitioned by run date and sender): no data is read."""
     import pyarrow as pa
-    from deltalake import DeltaTable
+
+    from clwl.lake import open_delta
 
     root = table_path(config, "silver.message_events")
+    table = open_delta(root)  # its log checked before check_partitioning's deltalake reads it too
     check_partitioning(TABLES["silver.message_events"], root)
-    table = DeltaTable(root)
     actions = pa.table(table.get_add_actions(flatten=True)).to_pydict()
     day = date.fromisoformat(run_date)
     wanted = set(senders) if senders else None

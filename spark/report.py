@@ -30,7 +30,7 @@ from typing import Any, Callable, Iterable, Sequence
 
 import pandas as pd
 
-from clwl.lake import GOLD_TABLES, is_delta_table, latest_version
+from clwl.lake import GOLD_TABLES, LakeFileError, is_delta_table, latest_version, open_delta
 from spark.config import PipelineConfig
 
 log = logging.getLogger(__name__)
@@ -155,9 +155,7 @@ def _read(spark: Any, path: str, day: dt.date, name: str, *, by_date: bool = Tru
     if not is_delta_table(path):
         return _Table(name, path, pd.DataFrame(), None, "not published")
     try:
-        from deltalake import DeltaTable
-
-        t = DeltaTable(path, version=version)
+        t = open_delta(path, version)
         if not load:
             return _Table(name, path, pd.DataFrame(), t.version())
         cols = [f.name for f in t.schema().fields]
@@ -173,7 +171,7 @@ def _read(spark: Any, path: str, day: dt.date, name: str, *, by_date: bool = Tru
         frame = t.to_pandas(filters=filters, columns=wanted)
         return _Table(name, path, frame, t.version())
     except Exception as exc:
-        if spark is None:
+        if spark is None or isinstance(exc, LakeFileError):  # damage: Spark would hang on a FIFO just the same
             raise
         log.warning("report: deltalake could not read %s (%s); reading it with Spark", path, exc)
         from pyspark.sql import functions as F
@@ -272,7 +270,6 @@ def destination_counts(config: PipelineConfig, day: dt.date) -> pd.DataFrame:
     """Messages per (queue, final destination) of ``day`` in the lake's gold routing_replay, at its published
     version (failed puts as destination "(error)"). Two columns of the table, read with deltalake."""
     import pyarrow.compute as pc
-    from deltalake import DeltaTable
 
     from clwl.published import read_published
 
@@ -280,7 +277,7 @@ def destination_counts(config: PipelineConfig, day: dt.date) -> pd.DataFrame:
     path = config.table_path("gold", "routing_replay")
     if not is_delta_table(path) or not published.visible("routing_replay"):
         return pd.DataFrame(columns=["queue", "qmgr", "messages"])
-    t = DeltaTable(path, version=published.version("routing_replay")).to_pyarrow_table(
+    t = open_delta(path, published.version("routing_replay")).to_pyarrow_table(
         columns=["queue", "final_qmgr"], filters=[("run_date", "=", day)])
     t = t.set_column(1, "qmgr", pc.fill_null(t.column("final_qmgr"), "(error)"))
     return t.group_by(["queue", "qmgr"]).aggregate([("qmgr", "count")]).rename_columns(
@@ -300,9 +297,8 @@ def _fold(spark: Any, path: str, day: dt.date, name: str, columns: Sequence[str]
     needed = {"run_date", *(c for c, _, _ in where)}
     try:
         import pyarrow.dataset as pads
-        from deltalake import DeltaTable
 
-        t = DeltaTable(path, version=version)
+        t = open_delta(path, version)
         present = {f.name for f in t.schema().fields}
         if not needed <= present:
             return None, t.version()
@@ -319,7 +315,7 @@ def _fold(spark: Any, path: str, day: dt.date, name: str, columns: Sequence[str]
                 state = step(state, batch.to_pandas())
         return state, t.version()
     except Exception as exc:
-        if spark is None:
+        if spark is None or isinstance(exc, LakeFileError):  # damage: Spark would hang on a FIFO just the same
             raise
         log.warning("report: deltalake could not read %s at %s (%s); reading it with Spark", name, path, exc)
         from pyspark.sql import functions as F

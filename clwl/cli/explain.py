@@ -51,6 +51,7 @@ def cmd_explain(args: argparse.Namespace) -> int:
     if problem:
         print(problem, file=sys.stderr)
         return EXIT_INPUT
+    from clwl.lake import LakeFileError
     from clwl.query import default_lake
     from spark.explain import ExplainError, explain
 
@@ -60,7 +61,7 @@ def cmd_explain(args: argparse.Namespace) -> int:
         return EXIT_INPUT
     try:
         ex = explain(Path(lake), args.msg_id.strip(), args.date, args.sender)
-    except ExplainError as e:
+    except (ExplainError, LakeFileError) as e:  # LakeFileError: a damaged silver table, named
         print(f"clwl explain: {e}", file=sys.stderr)
         return EXIT_INPUT
     if args.json:

@@ -147,6 +147,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         print(problem, file=sys.stderr)
         return EXIT_INPUT
 
+    from clwl.lake import LakeFileError
     from clwl.lakelock import LakeLockError
     from clwl.whatif import WhatIfError
     from spark.pipeline import run_pipeline
@@ -154,7 +155,8 @@ def cmd_run(args: argparse.Namespace) -> int:
 
     try:
         outcome = run_pipeline(config, args.date, args.algorithm, whatif, progress=progress)
-    except (LakeLockError, SparkStartError) as e:  # another writer holds <lake>/_lock; the JVM exited at start
+    # another writer holds <lake>/_lock; the JVM exited at start; a damaged lake metadata file, named
+    except (LakeLockError, SparkStartError, LakeFileError) as e:
         print(f"clwl run: {e}", file=sys.stderr)
         return EXIT_INPUT
     except WhatIfError as e:  # names the day does not know, or nothing ingested: before Spark started
@@ -229,6 +231,7 @@ def cmd_ingest(args: argparse.Namespace) -> int:
         print(problem, file=sys.stderr)
         return EXIT_INPUT
 
+    from clwl.lake import LakeFileError
     from clwl.lakelock import LakeLockError, lake_lock
     from spark.ingest import LandingError, ingest  # starts nothing yet; the session starts inside ingest()
     from spark.session import SparkStartError
@@ -236,7 +239,8 @@ def cmd_ingest(args: argparse.Namespace) -> int:
     try:
         with lake_lock(config.lake, purpose="clwl ingest", progress=progress):
             summary = ingest(config, run_dates=args.dates, force=args.force, progress=progress)
-    except (LandingError, LakeLockError, SparkStartError) as exc:  # LakeLockError: another writer holds the lake
+    # LakeLockError: another writer holds the lake; LakeFileError: a damaged lake metadata file, named
+    except (LandingError, LakeLockError, SparkStartError, LakeFileError) as exc:
         print(f"clwl ingest: {exc}", file=sys.stderr)
         return EXIT_INPUT
     print()

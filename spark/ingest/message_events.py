@@ -78,10 +78,11 @@ def _file_order(config, files: Iterable[str], ingested_at: datetime) -> list[tup
     in this run), then by name. Read from the run log without a JVM (it is small)."""
     import pyarrow as pa
     import pyarrow.compute as pc
-    from deltalake import DeltaTable
+
+    from clwl.lake import open_delta
 
     wanted = sorted(set(files))
-    log = DeltaTable(path(config, "silver.ingest_files")).to_pyarrow_table(
+    log = open_delta(path(config, "silver.ingest_files")).to_pyarrow_table(
         columns=["source_file", "ingested_at", "ingest_run_id", "status"])
     log = log.filter(pc.is_in(log.column("source_file"), value_set=pa.array(wanted, pa.string())))
 

@@ -9,6 +9,7 @@ import time
 from datetime import datetime, timezone
 from pathlib import Path
 
+from clwl.lake import read_lake_json
 from spark.config import PipelineConfig
 from spark.ingest.parse_tasks import _QUARANTINE
 
@@ -53,7 +54,7 @@ def _scratch_is_stale(config: PipelineConfig, folder: Path) -> bool:
     if holds_lock(config.lake):
         return True
     try:
-        owner = json.loads((folder / "_owner.json").read_text(encoding="utf-8"))
+        owner = read_lake_json(folder / "_owner.json")  # bounded: never a FIFO's hang
     except (OSError, ValueError):
         owner = {}
     if isinstance(owner, dict) and owner.get("host") == socket.gethostname() and isinstance(owner.get("pid"), int):
