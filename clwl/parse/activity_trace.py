@@ -20,7 +20,9 @@ What a parse returns (:class:`ActivityTraceResult`):
   :data:`ORIGIN`) with MQ's own answer (``observed_qmgr`` / ``observed_xmitq``) where the trace level carries
   it, or None and ``observed_reason`` saying why;
 * ``problems``: a :class:`ParseProblem` per operation block that cannot be used (truncated, a field missing,
-  a bad number, a put on a handle whose MQOPEN is not in the input) and per stray line; never an exception;
+  a bad number, a hex dump line that is not hex, a put on a handle whose MQOPEN is not in the input), per
+  stray line, and per header value refused (SeqNumber, ApplicationPid, Trace Detail Level, the Correl_id dump:
+  the value is then unknown, the message's operations still read); never an exception;
 * ``notes``: file-level remarks (summary form, unknown operation ids, record count mismatch);
 * ``counts``: operations by name (MQGET, MQINQ, MQCMIT, ... are counted, never quarantined).
 
@@ -117,6 +119,13 @@ _DUMP = re.compile(r"\s*+([0-9A-Fa-f]{8}):((?:\s++[0-9A-Fa-f]{2}(?:[0-9A-Fa-f]{2
 _SUMMARY = re.compile(
     r"\s*+(-?\d++)\s++(\S++)\s++(\S++)\s++(\S++)\s++(\S++)\s++(-?\d++)\s++(?:(-?\d++)(?:\s++\((.*)\))?|-)\s*+")
 _NAME_OK = re.compile(r"[A-Za-z0-9._/%]{1,48}")
+# amqsact prints integers in decimal (%d, %u, %llu): 20 digits hold any of them. A longer run of digits is
+# not a number it printed, and bounding it keeps int() away from its 4,300-digit limit.
+_MAX_DIGITS = 20
+_HEX_OR_BLANK = frozenset("0123456789ABCDEFabcdef \t\n\r\x0b\x0c")  # what bytes.fromhex reads
+# Header values turned into numbers (a bad one is unknown, its line a problem; the messages' operations stay):
+# label -> signed.
+_HEADER_NUMBERS = {"SeqNumber": True, "ApplicationPid": True, "Trace Detail Level": False}
 
 
 @dataclass(frozen=True, slots=True)
@@ -255,14 +264,31 @@ def _zone(tz: tzinfo | str | None) -> tzinfo:
     return tz
 
 
+def _number(text: str | None, signed: bool = True) -> int | None:
+    """``text`` as amqsact prints an integer: 1 to 20 ASCII digits, after an optional minus where the field is signed;
+    None for anything else. (``str.isdigit`` takes '²' and other scripts' digits, which ``int()`` then refuses
+    or reads; ``int()`` also takes blanks, '+' and '_', and raises beyond 4,300 digits.)"""
+    if text is None:
+        return None
+    digits = text[1:] if signed and text[:1] == "-" else text
+    if 0 < len(digits) <= _MAX_DIGITS and digits.isascii() and digits.isdigit():
+        return int(text)
+    return None
+
+
+def _number_reason(label: str, text: str, signed: bool = True) -> str:
+    sign = ", optionally after a minus" if signed else ""
+    return f"{label} {clip(text)!r} is not an integer (at most {_MAX_DIGITS} ASCII digits{sign})"
+
+
 def _int(fields: Mapping[str, str], label: str) -> int | None:
     text = fields.get(label)
     if text is None:
         return None
-    try:
-        return int(text)
-    except ValueError:
-        raise _Reject(f"{label} {clip(text)!r} is not an integer") from None
+    value = _number(text)
+    if value is None:
+        raise _Reject(_number_reason(label, text))
+    return value
 
 
 def _name(value: str | None) -> str | None:
@@ -272,11 +298,17 @@ def _name(value: str | None) -> str | None:
 def _local_time(date: str | None, time: str | None, zone: tzinfo) -> datetime | None:
     if not date or not time:
         return None
+    bad = f"bad OperationDate/OperationTime {clip(date)!r} {clip(time)!r}"
+    if not (date.isascii() and time.isascii()):  # strptime would read other scripts' digits
+        raise _Reject(bad)
     try:
         naive = datetime.strptime(f"{date} {time.replace('.', ':')}", "%Y-%m-%d %H:%M:%S")
+        # year 1 east of UTC (9999 west of it) is beyond what a datetime holds once in UTC
+        return naive.replace(tzinfo=zone).astimezone(timezone.utc)
     except ValueError:
-        raise _Reject(f"bad OperationDate/OperationTime {clip(date)!r} {clip(time)!r}") from None
-    return naive.replace(tzinfo=zone).astimezone(timezone.utc)
+        raise _Reject(bad) from None
+    except OverflowError:
+        raise _Reject(f"OperationDate/OperationTime {clip(date)!r} {clip(time)!r} is out of range in UTC") from None
 
 
 def _high_res(micros: int | None) -> datetime | None:
@@ -378,6 +410,7 @@ class _Reader:
         self.dump_target: dict[str, bytes] | None = None
         self.dump_bytes = bytearray()
         self.dump_line = 0
+        self.dump_bad = False  # a header dump with a line that is not hex: its value is unknown
         self.in_table = False
         # puts whose MQOPEN has not been seen, by (connection, Hobj): (SeqNumber, block, record)
         self.pending: dict[tuple[str, int], list[tuple[int, _Op, TraceOperation]]] = {}
@@ -406,7 +439,7 @@ class _Reader:
         self.since_flush = 0
 
     def end_dump(self) -> None:
-        if self.dump_label is not None and self.dump_target is not None:
+        if self.dump_label is not None and self.dump_target is not None and not self.dump_bad:
             self.dump_target[self.dump_label] = bytes(self.dump_bytes)
             if self.op is not None:
                 self.op.fields[self.dump_label] = self.dump_bytes.hex().upper()
@@ -414,6 +447,7 @@ class _Reader:
                 self.msg.header[self.dump_label] = self.dump_bytes.hex().upper()
         self.dump_label = None
         self.dump_target = None
+        self.dump_bad = False
 
     def end_op(self) -> None:
         self.end_dump()
@@ -455,7 +489,10 @@ class _Reader:
                         self.op.bad = self.op.bad or (
                             f"hex dump of {self.dump_label} jumps to offset {m.group(1)} after "
                             f"{len(self.dump_bytes)} bytes (line {lineno})")
-                    self.dump_bytes += bytes.fromhex(m.group(2))
+                    try:
+                        self.dump_bytes += bytes.fromhex(m.group(2))
+                    except ValueError:  # the pattern's blanks are Unicode's (a no-break space), fromhex's ASCII
+                        self.bad_dump_line(lineno, line, m.group(2))
                     if self.op is not None:
                         self.op.raw.append(line)
                     continue
@@ -475,7 +512,9 @@ class _Reader:
             if stripped.endswith("Records Processed."):  # amqsact's last line
                 self.end_message()
                 head = stripped.split()[0]
-                self.records_processed = int(head) if head.isdigit() else None
+                self.records_processed = _number(head, signed=False)
+                if self.records_processed is None:
+                    self.note(lineno, f"{clip(stripped)!r}: the count is not a number, not compared with the file")
                 continue
             if self.msg is None:
                 self.outside(lineno, line, stripped)
@@ -506,9 +545,8 @@ class _Reader:
             if label == "MQI Operation" and indent == 0:
                 self.end_op()
                 self.msg.form = "verbose"
-                try:
-                    index = int(value)
-                except ValueError:
+                index = _number(value, signed=False)
+                if index is None:
                     index = self.msg.ops_seen
                 self.msg.ops_seen += 1
                 self.op = _Op(lineno, index, line)
@@ -530,9 +568,26 @@ class _Reader:
             if self.op is not None:
                 self.op.fields[label] = value
                 self.op.raw.append(line)
-            else:
-                self.msg.header[label] = value
+                continue
+            signed = _HEADER_NUMBERS.get(label)
+            if signed is not None and _number(value, signed) is None:
+                # the value is unknown, not the message: its operations are still read
+                self.msg.header.pop(label, None)
+                self.problem(lineno, f"{_number_reason(label, value, signed)}: taken as not printed", line)
+                continue
+            self.msg.header[label] = value
         self.end_message()
+
+    def bad_dump_line(self, lineno: int, line: str, groups: str) -> None:
+        odd = next((c for c in groups if c not in _HEX_OR_BLANK), "?")
+        reason = (f"hex dump line of {self.dump_label} holds U+{ord(odd):04X}, neither a hex digit nor an ASCII "
+                  f"blank (line {lineno})")
+        if self.op is not None:
+            self.op.bad = self.op.bad or reason
+            return
+        # a header dump (the message's Correl_id): its value is unknown, the message's operations are read
+        self.dump_bad = True
+        self.problem(lineno, f"{reason}: {self.dump_label} taken as not printed", line)
 
     def outside(self, lineno: int, line: str, stripped: str) -> None:
         if stripped.split()[:3] == ["Tid", "Date", "Time"]:
@@ -565,14 +620,12 @@ class _Reader:
         if not key:  # no Correl_id printed: the connection is what the header says about it
             key = "|".join((h.get("QueueManager", ""), h.get("ApplicationPid", ""), h.get("ApplicationName", ""),
                             h.get("ConnName", ""), h.get("Channel Name", "")))
-        seq = h.get("SeqNumber")
-        pid = h.get("ApplicationPid")
         self.msg.values = values = {
             "connection": key,
-            "seq": int(seq) if seq is not None and seq.lstrip("-").isdigit() else None,
+            "seq": _number(h.get("SeqNumber")),  # (checked as they were read: a bad one is not in the header)
             "qmgr": _name(h.get("QueueManager")),
             "appl": h.get("ApplicationName"),
-            "pid": int(pid) if pid is not None and pid.lstrip("-").isdigit() else None,
+            "pid": _number(h.get("ApplicationPid")),
             "user": h.get("UserId"),
             "channel": _name(h.get("Channel Name")),
             "channel_type": h.get("Channel Type"),
@@ -586,14 +639,15 @@ class _Reader:
         if name is not None:
             return name
         number = op_id.rpartition(":")[2]  # amqsact prints an id it has no name for as a number
-        if number.lstrip("-").isdigit():
+        if _number(number) is not None:
             self.unknown_ops[number] += 1
             return f"unknown:{number}"
         raise _Reject(f"unknown Operation Id {clip(op_id)!r}")
 
     def level(self, header_level: str | None, fields: Mapping[str, str], dumps: Mapping[str, bytes]) -> str:
-        if header_level and header_level.isdigit() and int(header_level) in _LEVELS:
-            return _LEVELS[int(header_level)]
+        known = _LEVELS.get(_number(header_level, signed=False))
+        if known is not None:
+            return known
         if any(k.endswith("Structure") for k in dumps):
             return "high"
         if any(k in fields for k in _MEDIUM_HINTS):
@@ -645,24 +699,26 @@ class _Reader:
         self.msg.form = "summary"
         self.msg.ops_seen += 1
         tid, date, time, op_id, comp, reason, hobj, objname = m.groups()
-        try:
-            name = self.operation_name(op_id, lineno)
-            when = _local_time(date, time, self.zone)
-        except _Reject as exc:
-            self.problem(lineno, str(exc), line)
-            return
-        hv = self.header_values()
         fields = {"ApplicationTid": tid, "OperationDate": date, "OperationTime": time, "Operation Id": op_id,
                   "Completion Code": comp, "Reason Code": reason}
         if hobj is not None:
             fields["Hobj"] = hobj
         if objname:
             fields["Object_name"] = objname.strip()
+        try:
+            name = self.operation_name(op_id, lineno)
+            when = _local_time(date, time, self.zone)
+            thread_id, reason_code, hobj_value = (_int(fields, "ApplicationTid"), _int(fields, "Reason Code"),
+                                                  _int(fields, "Hobj"))
+        except _Reject as exc:
+            self.problem(lineno, str(exc), line)
+            return
+        hv = self.header_values()
         record = TraceOperation(
             self.source, lineno, "summary", self.msg.ordinal, hv["connection"], hv["seq"], self.msg.ops_seen - 1,
-            name, op_id, hv["qmgr"], hv["appl"], hv["pid"], int(tid), hv["user"], hv["channel"],
-            hv["channel_type"], hv["conn_name"], when, "local" if when is not None else None, None, comp, int(reason), int(hobj) if hobj is not None else None,
-            _name(objname), None, None, self.level(hv["level"], {}, {}), fields)
+            name, op_id, hv["qmgr"], hv["appl"], hv["pid"], thread_id, hv["user"], hv["channel"],
+            hv["channel_type"], hv["conn_name"], when, "local" if when is not None else None, None, comp, reason_code,
+            hobj_value, _name(objname), None, None, self.level(hv["level"], {}, {}), fields)
         self.result.operations.append(record)
         self.result.counts[name] += 1
         self.result.forms.add("summary")
