@@ -6,8 +6,9 @@ then silver, then bronze, and every table is also addressable as ``<layer>_<tabl
 The gold tables are read at the versions ``<lake>/gold/_published.json`` names (clwl/published.py): all from
 the last publish that finished, even while another one is writing.
 
-The engine is the ``deltalake`` package's ``QueryBuilder`` (Apache DataFusion SQL over delta-rs): no JVM and
-no pyspark import. Its SQL is DataFusion's (PostgreSQL-like), not Spark SQL.
+The engine is Apache DataFusion (the ``datafusion`` package) over delta-rs tables (``deltalake``, handed to it as
+table providers): no JVM and no pyspark import. Its SQL is DataFusion's (PostgreSQL-like), not Spark SQL. The
+engine itself refuses every plan that is not a read (:func:`run_query`).
 """
 
 from __future__ import annotations
@@ -59,18 +60,31 @@ def discover_tables(lake: Path) -> dict[str, Path]:
     return names
 
 
-#: What a statement may begin with: it reads. (DataFusion also runs COPY, CREATE [EXTERNAL] TABLE / VIEW, INSERT,
-#: SET, DROP ...: COPY ... TO overwrote a published table's Parquet file, and wrote anywhere the user could.)
-READ_STATEMENTS = frozenset({"SELECT", "WITH", "EXPLAIN", "DESCRIBE", "DESC", "SHOW", "VALUES"})
-#: Words that never appear in a reading statement outside a string or a quoted name.
-WRITE_WORDS = frozenset({"COPY", "CREATE", "INSERT", "UPDATE", "DELETE", "DROP", "ALTER", "SET", "TRUNCATE",
-                         "MERGE", "PREPARE"})
+# ------------------------------------------------------------------------------------------- reading only
+# Read-only holds by construction: the statement is planned by DataFusion itself with SQLOptions that forbid
+# DDL (CREATE, DROP ...), DML (INSERT, COPY ... TO ...) and statements (SET, PREPARE ...), and DataFusion checks
+# those options on the whole logical plan, EXPLAIN [ANALYZE] included. No scanner of ours decides what writes:
+# a hand-written one was fooled by nested comments, dollar-quoted and E'' strings (COPY overwrote a gold file).
+
+#: DataFusion plans and evaluates an expression by recursion: a chain of a few thousand operators (``SELECT
+#: 1+1+...`` with 8,000 terms, 16 KB; 4,000 UNION ALLs) overflows a thread's stack and kills the process
+#: (SIGSEGV). Statements are bounded before the engine sees them, far below where it crashed (measured with
+#: datafusion 55: 4,000 ``+`` terms and 2,000 UNIONs still ran).
+MAX_SQL_CHARS = 65_536
+MAX_OPERATORS = 1_000
+MAX_NESTING = 48  # parentheses; the engine's own parser stops at 50 levels of recursion
+_OPERATOR_CHARS = frozenset("+-*/%|&^<>=!")
+_OPERATOR_WORDS = frozenset({"AND", "OR", "NOT", "UNION", "INTERSECT", "EXCEPT", "JOIN", "LIKE", "ILIKE",
+                             "BETWEEN", "IS", "IN", "CASE", "WHEN"})
+#: DataFusion's refusal ("DML not supported: COPY") -> what clwl query says. Its plan node names are kept.
+_REFUSAL = re.compile(r"(DDL|DML|Statement) not supported: ([A-Za-z ]+)")
 
 
 def _tokens(sql: str) -> Iterator[tuple[str, int, int]]:
     """(kind, start, end) of each token of ``sql`` outside comments: ``string`` (single-quoted, the quotes
     included), ``name`` (double-quoted or backquoted), ``word``, ``semicolon``, ``other`` (any other non-space
-    character). One pass over the text: linear in its length."""
+    character). One pass: linear in the text. Only for counting (:func:`size_problem`) and for rewriting a
+    timestamp literal DataFusion itself failed on; never to decide what may run."""
     i, n = 0, len(sql)
     while i < n:
         c = sql[i]
@@ -106,58 +120,80 @@ def _tokens(sql: str) -> Iterator[tuple[str, int, int]]:
             i += 1
 
 
-def _sql_words(sql: str) -> tuple[list[str], int]:
-    """(the upper-cased bare words of ``sql`` outside strings, quoted names and comments, the number of
-    statements)."""
-    words: list[str] = []
-    statements, has_content = 0, False
-    for kind, start, end in _tokens(sql):
-        if kind == "semicolon":
-            statements += has_content
-            has_content = False
-            continue
-        if kind == "word":
-            words.append(sql[start:end].upper())
-        has_content = True
-    return words, statements + has_content
-
-
-def read_only_problem(sql: str) -> str | None:
-    """Why ``sql`` is refused (one line), or None when it only reads: one statement that begins with a reading
-    word (SELECT, WITH, EXPLAIN, DESCRIBE, SHOW, VALUES, or a parenthesis) and has no writing word anywhere."""
-    words, statements = _sql_words(sql)
-    if statements == 0 or not words and not sql.strip().startswith("("):
+def size_problem(sql: str) -> str | None:
+    """Why ``sql`` is too big or too deep for the engine to plan safely (one line), or None. Errs towards
+    refusing: operators inside comments the scan cannot see through are counted too, which only refuses a
+    statement that is near the limit anyway."""
+    if not sql.strip():
         return "no SQL statement given"
-    if statements > 1:
-        return "refused: more than one statement; clwl query runs one reading statement"
-    if not (words and words[0] in READ_STATEMENTS):
-        return (f"refused: {words[0] if words else 'this'} is not a reading statement; only SELECT, WITH, "
-                f"EXPLAIN, DESCRIBE, SHOW and VALUES run")
-    writes = sorted(set(words) & WRITE_WORDS)
-    if writes:
-        return (f"refused: {', '.join(writes)} writes, and clwl query only reads (a column of that name: quote "
-                f"it, \"{writes[0].lower()}\")")
+    if len(sql) > MAX_SQL_CHARS:
+        return f"refused: the statement has {len(sql):,} characters; clwl query takes at most {MAX_SQL_CHARS:,}"
+    operators = depth = deepest = 0
+    for kind, start, end in _tokens(sql):
+        if kind == "other":
+            c = sql[start]
+            if c == "(":
+                depth += 1
+                deepest = max(deepest, depth)
+            elif c == ")":
+                depth -= 1
+            elif c in _OPERATOR_CHARS:
+                operators += 1
+        elif kind == "word" and sql[start:end].upper() in _OPERATOR_WORDS:
+            operators += 1
+    if deepest > MAX_NESTING:
+        return f"refused: parentheses nested {deepest} deep; clwl query takes at most {MAX_NESTING}"
+    if operators > MAX_OPERATORS:
+        return (f"refused: the statement has {operators:,} operators; clwl query takes at most "
+                f"{MAX_OPERATORS:,} (an IN list is one: WHERE msg_id IN ('a', 'b', ...))")
     return None
 
 
+def _refusal(message: str) -> str | None:
+    """clwl query's one line for DataFusion's refusal of a statement that is not a read, else None."""
+    m = _REFUSAL.search(message)
+    if not m:
+        return None
+    what = m.group(2).strip()
+    return (f"refused: {what} is not a read ({m.group(1)}); clwl query only runs reading statements "
+            f"(SELECT, WITH, EXPLAIN, DESCRIBE, SHOW, VALUES)")
+
+
+def _read_only_options():
+    from datafusion import SQLOptions
+
+    return SQLOptions().with_allow_ddl(False).with_allow_dml(False).with_allow_statements(False)
+
+
+def _session():
+    """A DataFusion session of its own per query: SHOW TABLES and information_schema on, timestamps in UTC, and
+    no URL tables (``SELECT * FROM '/etc/passwd'`` is not a table)."""
+    from datafusion import SessionConfig, SessionContext
+
+    config = (SessionConfig().with_information_schema(True)
+              .set("datafusion.execution.time_zone", "+00:00"))
+    return SessionContext(config)
+
+
 def run_query(sql: str, lake: Path):
-    """The answer as a pyarrow Table. Only reading statements run (:func:`read_only_problem`), checked before
-    anything is opened."""
-    problem = read_only_problem(sql)
+    """The answer as a pyarrow Table. Only reading statements run: the engine refuses every other plan
+    (:func:`_read_only_options`); statements too large or deep for it are refused before it sees them."""
+    problem = size_problem(sql)
     if problem:
         raise QueryError(problem)
     lake = Path(lake)
     if not lake.is_dir():
         raise QueryError(f"no lake at {lake} (give --lake DIR, or set CLWL_LAKE)")
     try:
-        import pyarrow as pa
-        from deltalake import DeltaTable, QueryBuilder
+        import datafusion  # noqa: F401
+        from deltalake import DeltaTable
     except ImportError as exc:
-        raise QueryError(f"the deltalake and pyarrow packages are needed ({exc}); install the 'pipeline' extra") \
-            from None
+        raise QueryError(f"the datafusion, deltalake and pyarrow packages are needed ({exc}); install the "
+                         f"'pipeline' extra") from None
     from clwl.published import PublishedError, read_published
 
-    qb = QueryBuilder({"datafusion.catalog.information_schema": "true"})  # SHOW TABLES, information_schema
+    ctx = _session()
+    options = _read_only_options()
     try:  # gold tables are read at the versions of the last finished publish, all from one reading of the file
         published = read_published(lake / "gold")
     except PublishedError as exc:
@@ -172,7 +208,7 @@ def run_query(sql: str, lake: Path):
             version = published.version(path.name)
         try:
             check_delta_log(path)  # deltalake reads the log itself: a FIFO there would hang it
-            qb.register(name, DeltaTable(str(path), version=version))
+            ctx.register_table(name, DeltaTable(str(path), version=version))
         except LakeFileError as exc:  # names the damaged file already
             raise QueryError(str(exc)) from None
         except Exception as exc:
@@ -180,8 +216,11 @@ def run_query(sql: str, lake: Path):
     rewritten: set[str] = set()
     while True:
         try:
-            return pa.RecordBatchReader.from_stream(qb.execute(sql)).read_all()
+            return ctx.sql_with_options(sql, options).to_arrow_table()
         except Exception as exc:
+            refused = _refusal(str(exc))
+            if refused:
+                raise QueryError(refused) from None
             literal = _unparsed_timestamp(str(exc))
             fixed = _with_seconds(literal) if literal is not None and literal not in rewritten else None
             if fixed is not None:  # '2026-11-20 14:00' compared with a timestamp: the same instant, with seconds

@@ -11,7 +11,7 @@ PIPELINE_EXTRA = "pip install 'clwl-analytics[pipeline]'"
 # Top-level modules of the `pipeline` extra (pyproject.toml) each command imports.
 RUN_MODULES = ("pyspark", "delta", "deltalake", "great_expectations", "pandas", "matplotlib", "jsonschema")
 INGEST_MODULES = ("pyspark", "delta", "deltalake")
-QUERY_MODULES = ("deltalake", "pyarrow")
+QUERY_MODULES = ("datafusion", "deltalake", "pyarrow")
 
 
 def missing_extra(command: str, modules: tuple[str, ...]) -> Optional[str]:

@@ -1,0 +1,159 @@
+"""`clwl query` only reads, by construction: DataFusion plans every statement with SQL options that forbid DDL,
+DML and statements, checked on the whole plan (EXPLAIN ANALYZE included). The corpus below is what fooled the
+hand-written scanner that came before (a nested comment ended at its first ``*/``, dollar-quoted and ``E''``
+strings) and more: after each one, no file anywhere (the lake, the folder the statement names, the working
+directory) has appeared or changed. Statements too large or too deep for the engine are refused before it plans
+them (a 24 KB ``SELECT 1+1+...`` killed the process with SIGSEGV)."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import deltalake
+import pyarrow as pa
+import pytest
+
+from clwl.published import write_published
+from clwl.query import MAX_NESTING, MAX_OPERATORS, MAX_SQL_CHARS, QueryError, run_query, size_problem
+
+COPY = "COPY (SELECT 'x' AS a) TO '{target}' STORED AS PARQUET"
+
+
+def _nested_comment(depth: int) -> str:
+    """``/* /* ... */ ' */`` with ``depth`` levels: a scanner that ends a comment at the first ``*/`` sees a quote
+    open there and the rest of the statement as a string; DataFusion nests comments and sees the COPY."""
+    return "/* " * depth + "*/ " * (depth - 1) + "' */"
+
+
+ATTACKS = {
+    # The reported attack, then the same at other depths and in other statement shapes.
+    **{f"explain analyze, nested comment depth {d}":
+       f"EXPLAIN ANALYZE {_nested_comment(d)} {COPY} --'" for d in (2, 3, 5, 8)},
+    **{f"plain, nested comment depth {d}": f"{_nested_comment(d)} {COPY} --'" for d in (2, 4)},
+    "explain, nested comment": f"EXPLAIN {_nested_comment(2)} {COPY} --'",
+    "explain verbose copy": f"EXPLAIN VERBOSE {COPY}",
+    "explain analyze copy": f"EXPLAIN ANALYZE {COPY}",
+    "copy to a published file": "COPY (SELECT 'x' AS a) TO '{gold_file}' STORED AS PARQUET",
+    "copy a table out": "COPY routing_replay TO '{out}/copied.csv' STORED AS CSV",
+    "copy, lower case": COPY.replace("COPY", "copy"),
+    "copy, mixed case and tabs": COPY.replace("COPY", "CoPy\t\n"),
+    "copy after a no-break space": "\u00a0" + COPY,
+    "E-string hides a quote": "EXPLAIN ANALYZE COPY (SELECT E'\\'' AS a) TO '{target}' STORED AS PARQUET",
+    "dollar-quoted string": "EXPLAIN ANALYZE COPY (SELECT $$'$$ AS a) TO '{target}' STORED AS PARQUET",
+    "quoted-name tricks": "EXPLAIN ANALYZE COPY (SELECT 1 AS \"'\") TO '{target}' STORED AS PARQUET",
+    "backquote tricks": "EXPLAIN ANALYZE COPY (SELECT 1 AS `'`) TO '{target}' STORED AS PARQUET",
+    "doubled quotes": "EXPLAIN ANALYZE COPY (SELECT '''' AS a) TO '{target}' STORED AS PARQUET",
+    "line comment hides the semicolon": "SELECT 1 -- ;\n; " + COPY,
+    "two statements": "SELECT 1; " + COPY,
+    "comment then semicolon": "/*;*/ " + COPY,
+    "create external table": "CREATE EXTERNAL TABLE t STORED AS CSV LOCATION '{out}/ext.csv'",
+    "create table as": "CREATE TABLE t AS SELECT 1 AS a",
+    "create or replace view": "CREATE OR REPLACE VIEW v AS SELECT * FROM routing_replay",
+    "create schema": "CREATE SCHEMA s",
+    "create function": "CREATE FUNCTION f(a INT) RETURNS INT RETURN a",
+    "insert": "INSERT INTO routing_replay SELECT * FROM routing_replay",
+    "insert, explained and run": "EXPLAIN ANALYZE INSERT INTO routing_replay SELECT * FROM routing_replay",
+    "with then insert": "WITH a AS (SELECT * FROM routing_replay) INSERT INTO routing_replay SELECT * FROM a",
+    "update": "UPDATE routing_replay SET qmgr = 'X'",
+    "delete": "DELETE FROM routing_replay",
+    "truncate": "TRUNCATE TABLE routing_replay",
+    "drop table": "DROP TABLE routing_replay",
+    "drop view": "DROP VIEW routing_replay",
+    "alter": "ALTER TABLE routing_replay ADD COLUMN z INT",
+    "set": "SET datafusion.execution.batch_size = 1",
+    "set time zone": "SET TIME ZONE = '+05:00'",
+    "reset": "RESET datafusion.execution.batch_size",
+    "prepare": "PREPARE p AS SELECT 1",
+    "execute": "EXECUTE p",
+    "deallocate": "DEALLOCATE p",
+    "url table": "SELECT * FROM '{gold_file}'",
+    # Lookalike letters are not keywords: a parse error, never a write.
+    "fullwidth copy": COPY.replace("COPY", "\uff23\uff2f\uff30\uff39"),
+    "cyrillic o in copy": COPY.replace("COPY", "C\u041ePY"),
+}
+
+
+@pytest.fixture(scope="module")
+def lake(tmp_path_factory) -> Path:
+    root = tmp_path_factory.mktemp("readonly") / "lake"
+    table = pa.table({"msg_id": ["m1", "m2"], "qmgr": ["QM2", "QM3"]})
+    deltalake.write_deltalake(str(root / "gold" / "routing_replay"), table)
+    write_published(root / "gold", {"routing_replay": 0}, {}, run_id="r1", run_date="2026-11-20")
+    return root
+
+
+def _snapshot(*roots: Path) -> dict[str, str]:
+    """Every file and folder under ``roots``: its content's hash (a folder: 'dir')."""
+    seen: dict[str, str] = {}
+    for root in roots:
+        for p in [root, *root.rglob("*")]:
+            seen[str(p)] = "dir" if p.is_dir() else hashlib.sha256(p.read_bytes()).hexdigest()
+    return seen
+
+
+def _gold_file(lake: Path) -> Path:
+    return next((lake / "gold" / "routing_replay").glob("*.parquet"))
+
+
+@pytest.mark.parametrize("kind", sorted(ATTACKS))
+def test_nothing_but_a_read_runs(lake, tmp_path, monkeypatch, kind):
+    out = tmp_path / "elsewhere"
+    out.mkdir()
+    monkeypatch.chdir(tmp_path)  # a relative path in a statement would land here
+    sql = ATTACKS[kind].format(target=out / "written.parquet", out=out, gold_file=_gold_file(lake))
+    before = _snapshot(lake, tmp_path)
+    with pytest.raises(QueryError) as refused:
+        run_query(sql, lake)
+    message = str(refused.value)
+    assert "\n" not in message and message.startswith(("refused: ", "bad SQL: ")), message
+    assert _snapshot(lake, tmp_path) == before
+    assert run_query("SELECT count(*) AS n FROM routing_replay", lake).to_pylist() == [{"n": 2}]
+
+
+def test_a_write_is_named_in_the_refusal(lake, tmp_path):
+    sql = ATTACKS["explain analyze, nested comment depth 2"].format(target=tmp_path / "x.parquet")
+    with pytest.raises(QueryError, match=r"^refused: COPY is not a read \(DML\); clwl query only runs reading"):
+        run_query(sql, lake)
+
+
+@pytest.mark.parametrize("sql, rows", [
+    ("EXPLAIN ANALYZE SELECT count(*) FROM routing_replay", 1),  # runs the plan: a read
+    (f"SELECT {_nested_comment(3)} 1 AS a --'", 1),  # a nested comment in a read is fine
+    ("SELECT E'\\'' AS a", 1),
+    ("SELECT $$copy$$ AS a", 1),
+    ("SELECT msg_id FROM routing_replay WHERE msg_id IN (" + ", ".join(f"'m{i}'" for i in range(2000)) + ")", 2),
+    ("SELECT " + "+".join(["1"] * (MAX_OPERATORS - 1)) + " AS a", 1),
+], ids=["explain analyze", "nested comment", "E-string", "dollar string", "IN list of 2,000", "operators at the limit"])
+def test_reads_still_run(lake, sql, rows):
+    assert run_query(sql, lake).num_rows == rows
+
+
+def _cli(sql: str, lake: Path) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "clwl", "query", sql, "--lake", str(lake)],
+                          capture_output=True, text=True, timeout=120, env={**os.environ, "PYTHONFAULTHANDLER": ""})
+
+
+@pytest.mark.parametrize("what, sql, message", [
+    ("12,000 terms (the reported SIGSEGV)", "SELECT " + "+".join(["1"] * 12_000), "operators; clwl query takes"),
+    ("a column summed 8,000 times", "SELECT " + "+".join(["msg_id"] * 8_000) + " FROM routing_replay",
+     "operators; clwl query takes"),
+    ("1,500 unions", " UNION ALL ".join(["SELECT 1"] * 1_500), "operators; clwl query takes"),
+    ("12,000 ANDs", "SELECT * FROM routing_replay WHERE " + " AND ".join(["1=1"] * 12_000), "characters"),
+    ("parentheses 200 deep", "SELECT " + "(" * 200 + "1" + ")" * 200, f"takes at most {MAX_NESTING}"),
+    ("over the size limit", "SELECT '" + "x" * MAX_SQL_CHARS + "' AS a", "characters; clwl query takes"),
+], ids=lambda v: v if isinstance(v, str) and len(v) < 60 else "")
+def test_too_big_or_too_deep_is_one_line_and_exit_2(lake, what, sql, message):
+    p = _cli(sql, lake)
+    assert p.returncode == 2, (what, p.returncode, p.stderr[-500:])
+    assert p.stdout == "" and len(p.stderr.splitlines()) == 1 and message in p.stderr, p.stderr
+
+
+def test_the_limits_are_counted_outside_strings():
+    assert size_problem("SELECT '" + "+" * (MAX_OPERATORS * 2) + "' AS a") is None
+    assert size_problem("SELECT " + "(" * MAX_NESTING + "1" + ")" * MAX_NESTING) is None
+    assert "nested" in size_problem("SELECT " + "(" * (MAX_NESTING + 1) + "1" + ")" * (MAX_NESTING + 1))
+    assert size_problem("   ") == "no SQL statement given"
