@@ -111,11 +111,12 @@ def read_captures(paths: Iterable[str | os.PathLike], at: Optional["CaptureMomen
 # docs/landing.md: <landing>/<YYYY-MM-DD>/<QM>/config_HHMMSS.<ext> and chstatus_HHMMSS.<ext>, HHMMSS in UTC on the
 # run date; every other file (puts*, *.amqsmon, xmitq_*, *.amqsact, ...) is no capture and is not read here.
 LANDING_LAYOUT = "<landing>/<YYYY-MM-DD>/<QM>"
-_CAPTURE_NAME = re.compile(r"^(config|chstatus)_([^.]*)\.(mqsc|txt|json|jsonl)$", re.I)
-_CAPTURE_PREFIX = re.compile(r"^(config|chstatus)_", re.I)
-_DATE_NAME = re.compile(r"^\d{4}-\d{2}-\d{2}$")
-_HHMMSS = re.compile(r"^(\d{2})(\d{2})(\d{2})$")
-_CLOCK = re.compile(r"^(\d{1,2}):(\d{2})(?::(\d{2}))?Z?$", re.I)
+# \A and \Z, not ^ and $ ("$" also matches before a final newline): the ingest's discovery takes the same names.
+_CAPTURE_NAME = re.compile(r"\A(config|chstatus)_([^.]*)\.(mqsc|txt|json|jsonl)\Z", re.I)
+_CAPTURE_PREFIX = re.compile(r"\A(config|chstatus)_", re.I)
+_DATE_NAME = re.compile(r"\A[0-9]{4}-[0-9]{2}-[0-9]{2}\Z")
+_HHMMSS = re.compile(r"\A([0-9]{2})([0-9]{2})([0-9]{2})\Z")
+_CLOCK = re.compile(r"\A([0-9]{1,2}):([0-9]{2})(?::([0-9]{2}))?Z?\Z", re.I)
 
 
 @dataclass(frozen=True)

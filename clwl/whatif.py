@@ -13,9 +13,10 @@ A what-if replays a day's silver data with some attributes changed and writes ev
 ``queue_attrs``    {"APP.ORDERS@QM4": {"PUT": "DISABLED"}}: a cluster queue instance (queue@hosting queue
                    manager): PUT ENABLED|DISABLED, CLWLPRTY 0-9, CLWLRANK 0-9, DEFBIND OPEN|NOTFIXED|GROUP.
 
-A number may be given as a JSON number or as a string of digits ("80"). Unknown keys are refused (a typo such
-as ``channel_attr`` would otherwise run a plain replay and call it a what-if), and so are names that the
-configuration of the day being replayed does not know (:func:`unknown_names`).
+A number may be given as a JSON integer or as a string of digits ("80"); not as 80.0 nor true. Names are MQ
+object names (ASCII letters, digits, ``.``, ``_``, ``/``, ``%``; a channel's 20 at most, the others 48). Unknown
+keys are refused (a typo such as ``channel_attr`` would otherwise run a plain replay and call it a what-if), and
+so are names that the configuration of the day being replayed does not know (:func:`unknown_names`).
 
 :data:`WHATIF_SCHEMA` is the JSON Schema of the whole object; the DAG's params use its parts, and
 :func:`parse_whatif` applies it (with ``jsonschema``) to what the command line is given. Pure Python.
@@ -27,7 +28,15 @@ import json
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping
 
-NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$"
+from clwl.landing import MQ_NAME_PATTERN
+
+# Every pattern is anchored with \A and \Z: "$" also matches before a final newline, so "w80\n" passed and named
+# a folder whatif/w80\n/.
+NAME_PATTERN = r"\A[A-Za-z0-9][A-Za-z0-9._-]{0,63}\Z"
+#: A channel name: an MQ object name of at most 20 characters (a queue manager's: MQ_NAME_PATTERN, 48).
+CHANNEL_NAME_PATTERN = r"\A[A-Za-z0-9._/%]{1,20}\Z"
+#: A cluster queue instance, ``queue@hosting queue manager``: two MQ object names.
+INSTANCE_PATTERN = r"\A[A-Za-z0-9._/%]{1,48}@[A-Za-z0-9._/%]{1,48}\Z"
 
 #: MQ's channel states (DISPLAY CHSTATUS STATUS, and SWITCHING from the CLWL exit interface).
 CHANNEL_STATES = ("INACTIVE", "RUNNING", "BINDING", "INITIALIZING", "STARTING", "STOPPING", "RETRYING",
@@ -37,9 +46,9 @@ CHANNEL_STATES = ("INACTIVE", "RUNNING", "BINDING", "INITIALIZING", "STARTING", 
 def _number(low: int, high: int) -> dict:
     """An integer in [low, high], as a JSON number or as a string of digits (the range in a pattern too)."""
     if (low, high) == (1, 99):
-        pattern = r"^([1-9]|[1-9][0-9])$"
+        pattern = r"\A([1-9]|[1-9][0-9])\Z"
     elif (low, high) == (0, 9):
-        pattern = r"^[0-9]$"
+        pattern = r"\A[0-9]\Z"
     else:  # pragma: no cover - every range used is above
         raise ValueError((low, high))
     return {"oneOf": [{"type": "integer", "minimum": low, "maximum": high},
@@ -52,20 +61,19 @@ def _choice(*values: str) -> dict:
 
 CHANNEL_ATTRS_SCHEMA: dict = {
     "type": "object",
-    "propertyNames": {"minLength": 1, "maxLength": 20},
+    "propertyNames": {"pattern": CHANNEL_NAME_PATTERN},
     "additionalProperties": {
         "type": "object", "minProperties": 1, "additionalProperties": False,
         "properties": {"CLWLWGHT": _number(1, 99), "CLWLPRTY": _number(0, 9), "CLWLRANK": _number(0, 9),
                        "NETPRTY": _number(0, 9)},
     },
 }
-SUSPEND_SCHEMA: dict = {"type": "array", "uniqueItems": True, "items": {"type": "string", "minLength": 1,
-                                                                        "maxLength": 48}}
-CHANNEL_STATE_SCHEMA: dict = {"type": "object", "propertyNames": {"minLength": 1, "maxLength": 20},
+SUSPEND_SCHEMA: dict = {"type": "array", "uniqueItems": True, "items": {"type": "string", "pattern": MQ_NAME_PATTERN}}
+CHANNEL_STATE_SCHEMA: dict = {"type": "object", "propertyNames": {"pattern": CHANNEL_NAME_PATTERN},
                               "additionalProperties": _choice(*CHANNEL_STATES)}
 QUEUE_ATTRS_SCHEMA: dict = {
     "type": "object",
-    "propertyNames": {"pattern": r"^[^@\s]{1,48}@[^@\s]{1,48}$"},
+    "propertyNames": {"pattern": INSTANCE_PATTERN},
     "additionalProperties": {
         "type": "object", "minProperties": 1, "additionalProperties": False,
         "properties": {"PUT": _choice("ENABLED", "DISABLED"), "CLWLPRTY": _number(0, 9),
@@ -146,6 +154,17 @@ def _upper_names(d: Any) -> Any:
     return out
 
 
+def _validator():
+    """:data:`WHATIF_SCHEMA`'s validator, with "integer" meaning a JSON integer only. JSON Schema's integer also
+    takes 80.0 (and Python's int takes true): kept as "80.0", the view could not read it and left the channel out
+    of the replay."""
+    import jsonschema
+
+    strict = jsonschema.Draft202012Validator.TYPE_CHECKER.redefine(
+        "integer", lambda _, v: isinstance(v, int) and not isinstance(v, bool))
+    return jsonschema.validators.extend(jsonschema.Draft202012Validator, type_checker=strict)(WHATIF_SCHEMA)
+
+
 def check_schema(d: Any) -> None:
     """:class:`WhatIfError` naming the first thing in ``d`` that :data:`WHATIF_SCHEMA` refuses."""
     if not isinstance(d, Mapping):
@@ -153,15 +172,14 @@ def check_schema(d: Any) -> None:
     unknown = sorted(set(d) - set(WHATIF_SCHEMA["properties"]))
     if unknown:
         raise WhatIfError(f"what-if: unknown key {unknown[0]!r} (known: {', '.join(WHATIF_SCHEMA['properties'])})")
-    import jsonschema
-
-    errors = sorted(jsonschema.Draft202012Validator(WHATIF_SCHEMA).iter_errors(dict(d)),
-                    key=lambda e: [str(p) for p in e.absolute_path])
+    errors = sorted(_validator().iter_errors(dict(d)), key=lambda e: [str(p) for p in e.absolute_path])
     if errors:
         e = errors[0]
         where = "/".join(str(p) for p in e.absolute_path) or "(the object)"
         value = e.instance if not isinstance(e.instance, (dict, list)) else None
-        if e.validator in ("oneOf", "pattern", "enum", "type", "minimum", "maximum", "minLength", "maxLength"):
+        if isinstance(value, (bool, float)):
+            reason = f"not an integer: {json.dumps(value)}"
+        elif e.validator in ("oneOf", "pattern", "enum", "type", "minimum", "maximum", "minLength", "maxLength"):
             reason = "out of range or not allowed" + (f": {json.dumps(value)}" if value is not None else "")
         elif e.validator == "required":
             reason = "a \"name\" is required (one folder name: letters, digits, '.', '_', '-')"

@@ -31,6 +31,7 @@ from airflow.sdk import Asset, Param, Variable, get_current_context
 from airflow.sdk.exceptions import AirflowFailException
 
 from clwl.lake import GOLD_TABLES
+from clwl.landing import MQ_NAME_PATTERN  # MQ object names (queue managers, clusters)
 from clwl.whatif import (
     CHANNEL_ATTRS_SCHEMA,
     CHANNEL_STATE_SCHEMA,
@@ -61,8 +62,8 @@ DEFAULT_ARGS = {
     "max_retry_delay": dt.timedelta(hours=1),
 }
 
-DATE_PATTERN = r"^[0-9]{4}-[0-9]{2}-[0-9]{2}$"
-MQ_NAME_PATTERN = r"^[A-Za-z0-9._%/]{1,48}$"  # MQ object names (queue managers, clusters, channels)
+# \A and \Z, not ^ and $: "$" also matches before a final newline ("2026-11-20\n" passed).
+DATE_PATTERN = r"\A[0-9]{4}-[0-9]{2}-[0-9]{2}\Z"
 
 
 # ------------------------------------------------------------------------------------------------ parse time

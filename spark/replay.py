@@ -51,6 +51,14 @@ def load_timelines(config: PipelineConfig, run_date: str, overrides=None) -> dic
     status = _history_rows(config, "silver.channel_status", ("observing_qmgr", "channel", "chltype", "status",
                                                              "xmitq", "substate", "valid_from", "valid_to",
                                                              "source_file"), end)
+    return timelines_from_rows(hist, status, start, end, overrides)
+
+
+def timelines_from_rows(hist: Iterable[dict], status: Iterable[dict], start: datetime, end: datetime,
+                        overrides=None) -> dict[str, list[Snapshot]]:
+    """:func:`load_timelines` once the rows are read: ``hist`` rows of silver.config_history and ``status`` rows
+    of silver.channel_status (as dicts of their columns), each record's attributes through ``overrides``, then
+    each queue manager's snapshots. Pure Python: what a what-if's overrides become in the replay."""
     rows: dict[str, list] = defaultdict(list)
     for r in hist:
         if r["kind"] == "CHSTATUS":

@@ -16,6 +16,7 @@ from pathlib import Path
 from clwl.cli.argtypes import run_date, whole_number
 from clwl.cli.exit_codes import EXIT_INPUT, EXIT_OK, EXIT_WOULD_QUARANTINE
 from clwl.cli.extras import missing_extra
+from clwl.landing import printable
 
 #: The check needs the ingest's table schemas (pyspark's type classes), not a JVM nor Delta.
 CHECK_MODULES = ("pyspark",)
@@ -56,7 +57,7 @@ def cmd_check(args: argparse.Namespace) -> int:
     try:
         result = check_landing(args.landing, args.date, timedelta(minutes=args.chstatus_interval))
     except (LandingError, ValueError) as e:  # ValueError: an unknown $CLWL_TRACE_TZ
-        print(f"clwl check: {e}", file=sys.stderr)
+        print(printable(f"clwl check: {e}"), file=sys.stderr)
         return EXIT_INPUT
     if args.json:
         sys.stdout.write(json.dumps(result.to_json()) + "\n")
@@ -65,40 +66,49 @@ def cmd_check(args: argparse.Namespace) -> int:
     return EXIT_OK if result.clean else EXIT_WOULD_QUARANTINE
 
 
-def _file_line(f, width: int) -> str:
+def _file_line(f, name: str, width: int) -> str:
     if f.status == "skipped":
-        return f"{f.name:<{width}}  skipped, not read"
+        return f"{name:<{width}}  skipped, not read"
     counts = f"{f.records_read} read, {f.records_accepted} accepted, {f.records_quarantined} quarantined"
     if f.held_back:
         counts += f" ({f.held_back} held back)"
     status = "  REJECTED whole" if f.status == "rejected" else ""
-    return f"{f.name:<{width}}  {f.format:<8}  {counts}{status}"
+    return f"{name:<{width}}  {f.format:<8}  {counts}{status}"
 
 
 def write_report(result, out) -> None:
-    w = out.write
-    w(f"clwl check {result.landing}: {len(result.run_dates)} run date(s), {len(result.files)} files\n")
+    """The readable report: one ``line`` at a time, each with its control characters escaped (file and folder
+    names, and the reasons that quote them or the files' content, must not drive the terminal)."""
+
+    def line(text: str = "") -> None:
+        out.write(printable(text) + "\n")
+
+    line(f"clwl check {result.landing}: {len(result.run_dates)} run date(s), {len(result.files)} files")
     for note in result.notes:
-        w(f"  {note}\n")
+        line(f"  {note}")
     by_date: dict[str, dict[str, list]] = {}
     for f in result.files:
         by_date.setdefault(f.run_date, {}).setdefault(f.observing_qmgr or "", []).append(f)
     for d in sorted(by_date):
-        w(f"\n{d}\n")
+        line()
+        line(d)
         for qmgr in sorted(by_date[d]):
-            w(f"  {qmgr or '(not in a queue manager folder)'}\n")
-            width = max(len(f.name) for f in by_date[d][qmgr])
-            for f in by_date[d][qmgr]:
-                w(f"    {_file_line(f, width)}\n")
+            line(f"  {qmgr or '(not in a queue manager folder)'}")
+            names = [printable(f.name) for f in by_date[d][qmgr]]  # escaped before the width is taken
+            width = max(map(len, names))
+            for f, name in zip(by_date[d][qmgr], names):
+                line(f"    {_file_line(f, name, width)}")
                 for p in f.problems[:SHOWN_PROBLEMS]:
                     where = f"line {p.position}: " if p.position else ""
-                    w(f"      {where}{p.reason}\n")
+                    line(f"      {where}{p.reason}")
                 more = f.records_quarantined - min(len(f.problems), SHOWN_PROBLEMS)
                 if more > 0:
-                    w(f"      ... and {more} more quarantined (--json lists the first {len(f.problems)})\n")
+                    line(f"      ... and {more} more quarantined (--json lists the first {len(f.problems)})")
                 for note in f.notes:
-                    w(f"      note: {note}\n")
-    w("\ngaps\n" if result.gaps else "\ngaps: none\n")
+                    line(f"      note: {note}")
+    line()
+    line("gaps" if result.gaps else "gaps: none")
     for g in result.gaps:
-        w(f"  {g.run_date} {g.kind}: {g.detail}\n")
-    w(f"\nsummary: {result.summary_line()}\n")
+        line(f"  {g.run_date} {g.kind}: {g.detail}")
+    line()
+    line(f"summary: {result.summary_line()}")

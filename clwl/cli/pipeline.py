@@ -16,7 +16,7 @@ from clwl.algorithm import PROFILES
 from clwl.cli.argtypes import run_date
 from clwl.cli.exit_codes import EXIT_BLOCKED, EXIT_INPUT, EXIT_OK
 from clwl.cli.extras import INGEST_MODULES, RUN_MODULES, missing_extra
-from clwl.landing import run_date_folders
+from clwl.landing import printable, run_date_folders
 
 _VERBOSE_HELP = ("show Spark's own output on the terminal: the JVM's banner and log lines, and the resolution of "
                  "the Delta jars (by default they go to a log file)")
@@ -44,7 +44,7 @@ def _dates_label(dates: list[str]) -> str:
 
 
 def progress(line: str) -> None:
-    print(line, flush=True)
+    print(printable(line), flush=True)  # lines name landing files and folders: never their raw control characters
 
 
 def _start(command: str, args: argparse.Namespace, dates: list[str], landing: Path, config) -> Optional[str]:
@@ -169,13 +169,13 @@ def cmd_run(args: argparse.Namespace) -> int:
         state = "published" if d.published else "BLOCKED by the quality gate"
         print(f"  {d.run_date}: {state}; {d.messages} messages, {d.stuck} stuck, {d.unexpected} unexpected")
         for warning in getattr(d, "warnings", ()):
-            print(f"    WARNING: {warning}")
+            print(f"    WARNING: {printable(warning)}")
         if d.report_html:
             print(f"    report: {d.report_html}")
             print(f"    summary: {d.report_md}")
         if not d.published:
             for f in d.failures:
-                print(f"    failed: {f}")
+                print(f"    failed: {printable(f)}")
             print(f"    validation result: {d.validation_result}")
             print("    the last good published tables stay in place")
     return EXIT_OK if all(d.published for d in outcome.dates) else EXIT_BLOCKED

@@ -13,7 +13,7 @@ from datetime import date, datetime, timezone
 from pathlib import Path
 from typing import Iterable
 
-from clwl.landing import RUN_DATE_NAME, is_run_date
+from clwl.landing import MQ_NAME_RULE, RUN_DATE_NAME, is_mq_name, is_run_date
 from clwl.parse.activity_trace import ACTIVITY_TRACE_NAME_PATTERNS, looks_like_amqsact
 
 
@@ -24,11 +24,12 @@ class LandingError(ValueError):
 # ----------------------------------------------------------------------------------------------------------
 # File names
 
+# Anchored with \A and \Z: "$" also matches before a final newline ("puts.csv\n" would be read as CSV).
 _NAME_PATTERNS = (
-    ("capture", re.compile(r"^(config|chstatus)_([^.]*)\.(mqsc|txt|json|jsonl)$", re.I)),
-    ("xmitq", re.compile(r"^(xmitq)_([^.]*)\.(amqsbcg|dmpmqmsg|txt)$", re.I)),
-    ("puts", re.compile(r"^(puts)[^/]*\.(csv|jsonl|json)$", re.I)),
-    ("amqsmon", re.compile(r"^(.*)\.(amqsmon)$", re.I)),
+    ("capture", re.compile(r"\A(config|chstatus)_([^.]*)\.(mqsc|txt|json|jsonl)\Z", re.I)),
+    ("xmitq", re.compile(r"\A(xmitq)_([^.]*)\.(amqsbcg|dmpmqmsg|txt)\Z", re.I)),
+    ("puts", re.compile(r"\A(puts)[^/]*\.(csv|jsonl|json)\Z", re.I)),
+    ("amqsmon", re.compile(r"\A(.*)\.(amqsmon)\Z", re.I)),
 )
 EXPECTED_NAMES = (
     "config_HHMMSS.mqsc|json, chstatus_HHMMSS.mqsc|json, puts*.csv|jsonl|json, "
@@ -145,6 +146,15 @@ def _link_reason(p: Path, real_root: Path, folder: bool) -> str:
     return f"symbolic link (-> {shown}) to no regular file in the landing folder (broken, a loop, or not a file)"
 
 
+def _qmgr_name_reason(name: str) -> str:
+    """Why a folder of a run date folder is not taken as a queue manager (its name is not an MQ name)."""
+    odd = sorted({ch for ch in name if not is_mq_name(ch)})
+    what = (f"it has {', '.join(f'U+{ord(ch):04X}' for ch in odd[:5])}{', ...' if len(odd) > 5 else ''}" if odd
+            else f"it is {len(name)} characters long")
+    return (f"not a queue manager folder: the name is not a valid MQ queue manager name ({MQ_NAME_RULE}; {what}); "
+            "its files are not read")
+
+
 def _sha256(p: Path) -> tuple[int, str, bytes]:
     """Size, sha256 and the first :data:`HEAD_BYTES` bytes (for :func:`classify_content`), in one read."""
     h = hashlib.sha256()
@@ -177,6 +187,9 @@ def discover_landing(landing: Path | str, run_dates: Iterable[str] | None = None
       folder, a nested folder): its files would be read a second time under another date or queue manager,
       or come from outside;
     * a named pipe, socket or device file (opening a pipe would wait for ever);
+    * in a run date folder: a folder whose name is not a valid MQ queue manager name (:func:`clwl.landing.is_mq_name`:
+      1-48 of A-Z a-z 0-9 . _ / %, ASCII only), with what it holds: a lookalike (``QＭ5``, a fullwidth M) or a
+      name with control characters is no queue manager, and its put records must not count beside a real one's;
     * in the landing folder itself: a folder whose name is not a valid ``YYYY-MM-DD`` date (``notadate/``,
       ``2026-13-45/``), a file, a link. These have no run date of their own: each is recorded once, under the
       latest run date of this discovery (a later run moves it to its own latest date), and only printed when
@@ -261,7 +274,11 @@ def discover_landing(landing: Path | str, run_dates: Iterable[str] | None = None
                 if name.startswith("."):
                     continue
                 p = here / name
-                if p.is_symlink():
+                if here == base and not is_mq_name(name):
+                    # Never read as a queue manager: a lookalike (QＭ5) or a name with control characters would
+                    # put its files under a queue manager that does not exist, or beside a real one's.
+                    skip(p.relative_to(root).as_posix() + "/", d, None, _qmgr_name_reason(name))
+                elif p.is_symlink():
                     parts = p.relative_to(base).parts
                     skip(p.relative_to(root).as_posix() + "/", d, parts[0], _link_reason(p, real_root, True))
                 else:

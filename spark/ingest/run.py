@@ -7,6 +7,7 @@ import time
 from datetime import datetime, timezone
 from typing import Callable
 
+from clwl.landing import printable
 from spark.config import PipelineConfig
 from spark.ingest.landing import discover_landing
 from spark.ingest.parse_step import TASK_BYTES, _parse_files
@@ -53,10 +54,16 @@ def ingest(config: PipelineConfig, run_dates: list[str] | None = None, spark=Non
     ``force``: read every file again, changed or not. ``task_bytes``: see :data:`TASK_BYTES` (0: one parse task
     per file). ``trace_tz``: see :func:`trace_zone` (default $CLWL_TRACE_TZ, else UTC). :class:`LandingError`
     when the landing folder or a requested date folder does not exist. Bad files and records never raise: they
-    go to ``silver.quarantine``.
+    go to ``silver.quarantine``. Every ``progress`` line has its control characters escaped
+    (:func:`clwl.landing.printable`): file names and record values reach the terminal or the task log.
     """
     started = time.monotonic()
     trace_tz = trace_zone(trace_tz)
+    say = progress
+
+    def progress(line: str) -> object:  # every line may name landing files: never their raw controls
+        return say(printable(line))
+
     dates, files, notes = discover_landing(config.landing, run_dates)
     run_id = new_run_id()
     ingested_at = datetime.now(timezone.utc)

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from datetime import date, datetime, timezone
 from pathlib import Path
 
+from clwl.landing import printable
 from spark.config import PipelineConfig
 from spark.ingest.landing import LandingFile
 from spark.tables import TABLES, path
@@ -63,21 +64,24 @@ class IngestSummary(RecordTotals):
         return sum(1 for f in self.files if f.reason)  # rejected now, or before and unchanged since
 
     def format_table(self) -> str:
-        """Per file: read / accepted / quarantined, status and reason; then the totals."""
+        """Per file: read / accepted / quarantined, status and reason; then the totals. File names and reasons
+        with their control characters escaped (:func:`clwl.landing.printable`): the table goes to a terminal."""
         files = [f for f in self.files if f.status != "removed"]
         removed = [f for f in self.files if f.status == "removed"]
-        width = max([len("file")] + [len(f.source_file) for f in self.files])
+        shown = {id(f): printable(f.source_file) for f in self.files}
+        width = max([len("file")] + list(map(len, shown.values())))
         head = f"{'file':<{width}}  {'format':<8}  {'status':<9}  {'read':>7}  {'accepted':>8}  {'quarantined':>11}"
         lines = [head, "-" * len(head)]
         for f in files:
-            line = (f"{f.source_file:<{width}}  {f.format:<8}  {f.status:<9}  {f.records_read:>7}  "
+            line = (f"{shown[id(f)]:<{width}}  {f.format:<8}  {f.status:<9}  {f.records_read:>7}  "
                     f"{f.records_accepted:>8}  {f.records_quarantined:>11}")
             if f.reason:
-                reason = f.reason if len(f.reason) <= 100 else f.reason[:97] + "..."
+                reason = printable(f.reason)
+                reason = reason if len(reason) <= 100 else reason[:97] + "..."
                 line += f"  {reason}"
             lines.append(line)
         for f in removed:
-            lines.append(f"{f.source_file:<{width}}  {f.format:<8}  removed    (no longer in the landing folder)")
+            lines.append(f"{shown[id(f)]:<{width}}  {f.format:<8}  removed    (no longer in the landing folder)")
         lines.append("-" * len(head))
         lines.append(f"{'total (' + str(len(files)) + ' files)':<{width}}  {'':<8}  {'':<9}  {self.records_read:>7}  "
                      f"{self.records_accepted:>8}  {self.records_quarantined:>11}")

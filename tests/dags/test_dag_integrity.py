@@ -136,6 +136,29 @@ def test_adhoc_is_manual_only_with_validated_params(dags):
             check(bad)
 
 
+def test_adhoc_refuses_a_trailing_newline_and_a_number_that_is_not_an_integer(dags):
+    """Issue 25 item 4: every pattern is anchored at the very end (Python's "$" takes a final newline), and
+    80.0 (an integer to JSON Schema) is refused when the run is planned, naming the override."""
+    from airflow.sdk.definitions.param import ParamsDict
+    from airflow.sdk.exceptions import ParamValidationError
+
+    from clwl_dag_support import adhoc_plan
+
+    dag = dags["clwl_adhoc"]
+    for bad in ({"run_date": "2026-11-20\n"}, {"run_date": "2026-11-20", "sending_qmgrs": ["QM1\n"]},
+                {"run_date": "2026-11-20", "cluster": "CL1\n"}, {"run_date": "2026-11-20", "whatif_name": "w80\n"},
+                {"run_date": "2026-11-20", "suspend": ["QM3\n"]}):
+        params = ParamsDict(copy.deepcopy(dag.params))
+        with pytest.raises(ParamValidationError):
+            for k, v in bad.items():
+                params[k] = v
+    for bad, says in (({"channel_attrs": {"TO.QM2": {"CLWLWGHT": 80.0}}}, "channel_attrs/TO.QM2/CLWLWGHT"),
+                      ({"queue_attrs": {"APP.ORDERS@QM4": {"CLWLRANK": True}}}, "queue_attrs/APP.ORDERS@QM4"),
+                      ({"whatif_name": "w80\n", "suspend": ["QM3"]}, "name")):
+        with pytest.raises(ValueError, match=f"what-if: {says}"):
+            adhoc_plan({"run_date": "2026-11-20", **bad})
+
+
 def test_profiles_enum_matches_the_algorithm():
     from clwl.algorithm import PROFILES
     from clwl_dag_support import PROFILES as DAG_PROFILES

@@ -26,6 +26,7 @@ from pathlib import Path
 
 import pytest
 
+from clwl.landing import printable
 from spark.config import REPO_ROOT, PipelineConfig
 from spark.ingest import discover_landing, parse_landing_file
 from spark.tables import TABLES, path
@@ -35,6 +36,8 @@ DAY = "2026-11-20"
 SECRET = "CLWL-SECRET-7f3a9c0e"  # the content of a host file; must never be read into the lake
 HOST_FILE = f"{SECRET}:x:0:0:root:/root:/bin/bash\nsecond line of the host file {SECRET}\n"
 SKIPPED = "skipped, not read: "
+LOOKALIKE = "Q\uff2d1"  # QＭ1, a fullwidth M
+TITLE = "\x1b]0;title\x07"  # ESC ] 0 ; title BEL: would set the terminal's title
 
 
 def _captures(folder: Path, *names: str) -> None:
@@ -65,6 +68,9 @@ def _estate(root: Path) -> tuple[Path, Path]:
     (landing / "README.txt").write_text("what this folder is\n")
     os.symlink(DAY, landing / "latest")
     os.symlink(outside / "secret.txt", landing / "hosts")
+    # Folders whose names are no MQ queue manager names (issue 25 item 6): a lookalike and a terminal escape.
+    _captures(landing / DAY / LOOKALIKE, "config_060000.mqsc")
+    _captures(landing / DAY / TITLE, "config_060000.mqsc")
     return landing, outside
 
 
@@ -127,6 +133,8 @@ EXPECTED = {
     "README.txt": "a file in the landing folder itself",
     "latest/": "symbolic link to a folder (-> 2026-11-20); folder links are not followed",
     "hosts": "symbolic link to a file outside the landing folder",
+    f"{DAY}/{LOOKALIKE}/": "not a queue manager folder: the name is not a valid MQ queue manager name",
+    f"{DAY}/{TITLE}/": "not a queue manager folder: the name is not a valid MQ queue manager name",
 }
 
 
@@ -190,12 +198,16 @@ def test_every_skipped_item_is_printed_and_recorded_with_its_reason(estate_run):
     log = _rows(cfg, "silver.ingest_files")
     runs = sorted({r["ingest_run_id"] for r in log})
     assert len(runs) == 2
+    for out in (first, second):  # `clwl run`'s lines, and the ingest's own progress: no raw control character
+        assert not [c for c in out if c != "\n" and (ord(c) < 0x20 or 0x7f <= ord(c) < 0xa0)], out
     for item, reason in EXPECTED.items():
-        for out in (first, second):  # printed by every run, unchanged or not
-            [line] = [line for line in out.splitlines() if line.strip().startswith(f"skipped {item}: ")]
+        for out in (first, second):  # printed by every run, unchanged or not; names escaped
+            [line] = [line for line in out.splitlines() if line.strip().startswith(f"skipped {printable(item)}: ")]
             assert reason in line
         q = quarantine[item]
         assert (q["level"], q["raw"], q["run_date"].isoformat()) == ("file", None, DAY)
+        if reason.startswith("not a queue manager folder"):
+            assert q["observing_qmgr"] is None, item  # recorded as no queue manager's
         assert q["reason"].startswith(SKIPPED + reason)
         mine = sorted((r for r in log if r["source_file"] == item), key=lambda r: r["ingest_run_id"])
         assert [r["status"] for r in mine] == ["rejected", "unchanged"], item
@@ -206,6 +218,8 @@ def test_every_skipped_item_is_printed_and_recorded_with_its_reason(estate_run):
            f"date {DAY})" in first
     # hidden dot-files are ignored, without a word and without a row
     assert ".swp" not in first and not [s for s in quarantine if ".swp" in s or ".store" in s]
+    # the folders that are not MQ names: their captures never became any queue manager's configuration
+    assert {r["observing_qmgr"] for r in _rows(cfg, "silver.config_history")} == {"QM1"}
     # nothing else was rejected: the captures and the followed link were read
     rejected = {r["source_file"] for r in log if r["status"] == "rejected"}
     assert rejected == set(EXPECTED)
