@@ -14,6 +14,12 @@ whole with a reason naming what is wrong (one quarantine row, level ``file``), n
 
 The first part pins the escapes the issue reports, each on a copy of a real file with one bad record: that
 record is quarantined with its reason and the others are kept.
+
+Put files and activity traces are also run through the parse task's own body
+(:func:`spark.ingest.parse_tasks._parse_partition`) with the size at which it writes a large file's rows out as
+it parses them (``PUTS_CHUNK_ROWS``, ``TRACE_CHUNK_OPS``) lowered to a few records, so that the mutants take
+the path a real task takes for a large file (issue 25 item 3): the same counts as parsed whole, every row in
+the Parquet files written.
 """
 
 from __future__ import annotations
@@ -301,6 +307,11 @@ def _seeds() -> dict[str, list[tuple[str, str | None, bytes]]]:
     seeds["amqsmon"] = [("accounting.amqsmon", None, _cut(p, 200))
                         for p in sorted((FIX / "amqsmon").glob("*.txt")) + [SAMPLES / "2026-11-19" / "QM1" /
                                                                           "accounting.amqsmon"]]
+    # verbose (LOW, MEDIUM, HIGH with structure dumps, several trace messages of interleaved connections) and
+    # summary forms; cut longer than the others so that handles opened in one trace message are used in another
+    seeds["activity trace"] = [("QM1.amqsact", "QM1", _cut(p, 300))
+                               for p in sorted((FIX / "amqsact_trace").glob("*.amqsact"))
+                               + sorted((FIX / "cli" / "landing").glob("*/*/*.amqsact"))]
     return seeds
 
 
@@ -309,6 +320,10 @@ EXAMPLES_PER_FORMAT = 220
 
 _ENCODINGS = ("utf-16", "utf-16-le", "utf-16-be", "latin-1", "utf-8-sig", "cp500", "utf-32")
 _DIGITS = re.compile(rb"\d+")
+# '²' (isdigit, not int), Arabic-Indic and fullwidth digits (int reads them), a doubled minus, '+', '_'
+_ODD_NUMBERS = tuple(t.encode() for t in ("\u00b2", "\u0661\u0662\u0660", "\uff18\uff10", "--1", "+7", "1_000",
+                                          "9" * 21))
+_ODD_BLANKS = tuple(t.encode() for t in ("\u00a0", "\u2007", "\u3000", "\x1f", "\x85"))
 
 
 def _lines(data: bytes) -> list[bytes]:
@@ -367,11 +382,24 @@ def mutate(data: bytes, op: str, a: int, b: int) -> bytes:
     if op == "blanks":
         at = a % (n + 1)
         return data[:at] + b" " * (1 + b % 3_000) + data[at:]
+    if op == "odd_number":  # a number int() refuses or reads although no MQ tool prints it
+        runs = list(_DIGITS.finditer(data))
+        odd = _ODD_NUMBERS[b % len(_ODD_NUMBERS)]
+        if not runs:
+            return data + odd
+        m = runs[a % len(runs)]
+        return data[:m.start()] + odd + data[m.end():]
+    if op == "odd_blank":  # a blank that is not ASCII, where a blank is
+        spots = [m.start() for m in re.finditer(rb" ", data)]
+        if not spots:
+            return data + _ODD_BLANKS[b % len(_ODD_BLANKS)]
+        at = spots[a % len(spots)]
+        return data[:at] + _ODD_BLANKS[b % len(_ODD_BLANKS)] + data[at + 1:]
     raise AssertionError(op)
 
 
 OPS = ("flip", "truncate", "dup_lines", "del_lines", "reencode", "nest", "huge", "surrogate", "binary", "empty",
-       "blanks")
+       "blanks", "odd_number", "odd_blank")
 _MUTATIONS = st.lists(st.tuples(st.sampled_from(OPS), st.integers(0, 1 << 20), st.integers(0, 1 << 20)),
                       min_size=1, max_size=3)
 
@@ -403,6 +431,78 @@ def test_mutated_files_never_escape_the_quarantine(fmt, fuzz_dir):
     run()
     # The run is not vacuous: mutants were read with records quarantined, and others were rejected whole. (A REST
     # capture that is one JSON document is rejected whole once it is not JSON; only its JSON Lines seeds, a few of
-    # the REST seeds, can lose a record alone: fewer quarantined mutants there.)
+    # the REST seeds, can lose a record alone: fewer quarantined mutants there.) An activity trace is never
+    # rejected whole: whatever its bytes, its bad lines are the problems.
     least = 5 if fmt == "rest" else 10
-    assert outcomes.get("records quarantined", 0) >= least and outcomes.get("file rejected", 0) >= 5, outcomes
+    assert outcomes.get("records quarantined", 0) >= least, outcomes
+    if fmt == "activity trace":
+        assert "file rejected" not in outcomes, outcomes
+    else:
+        assert outcomes.get("file rejected", 0) >= 5, outcomes
+
+
+# ------------------------------------------------------------------------------------------------------------
+# The fuzz run through the parse task, on the path of a large file: rows written out as they are parsed
+
+#: format -> (the parse task's constant: records between two writes of a large file's rows, lowered to)
+SPILLED = {"puts csv": ("PUTS_CHUNK_ROWS", 10), "activity trace": ("TRACE_CHUNK_OPS", 3)}
+EXAMPLES_SPILLED = 60
+
+
+def parse_in_task(spec: LandingFile, scratch: Path) -> tuple[dict, dict[str, list[dict]], int]:
+    """The file parsed by a parse task's body, as the ingest runs it: ``(summary, rows read back from the
+    Parquet files the task wrote, by table, number of files written while parsing)``."""
+    import pyarrow.parquet as pq
+
+    from spark.ingest.parse_tasks import _parse_partition
+
+    scratch.mkdir(parents=True)  # (the task makes a table's folder when it has rows for it)
+    [line] = list(_parse_partition(iter([(0, [spec])]), "fuzz-run", str(scratch)))
+    summary = json.loads(line)
+    rows: dict[str, list[dict]] = {}
+    chunks = 0
+    for folder in sorted(p for p in scratch.iterdir() if p.is_dir()):
+        files = sorted(folder.glob("part-*.parquet"))
+        chunks += sum(1 for f in files if "-c" in f.name)  # part-<task>-c<n>: written while the file was parsed
+        rows[folder.name] = [r for f in files for r in pq.read_table(f).to_pylist()]
+    return summary, rows, chunks
+
+
+@pytest.mark.parametrize("fmt", sorted(SPILLED))
+def test_mutated_large_file_path_of_a_parse_task_keeps_every_row_and_count(fmt, fuzz_dir, monkeypatch):
+    from spark.ingest import parse_tasks
+
+    constant, size = SPILLED[fmt]
+    monkeypatch.setattr(parse_tasks, constant, size)  # read by the task at each file: these seeds are "large"
+    seeds = [seed for seed in SEEDS[fmt] if seed[2].count(b"\n") > 2 * size]  # more than one chunk's records
+    counter = iter(range(1 << 30))
+    seen = {"chunked": 0, "chunked with problems": 0}
+
+    @settings(max_examples=EXAMPLES_SPILLED, derandomize=True, deadline=None, database=None,
+              suppress_health_check=list(HealthCheck))
+    @given(seed=st.integers(0, len(seeds) - 1), mutations=_MUTATIONS)
+    def run(seed, mutations):
+        name, qmgr, data = seeds[seed]
+        for op, a, b in mutations:
+            data = mutate(data, op, a, b)
+        folder = fuzz_dir / ("spill_" + fmt.replace(" ", "_")) / str(next(counter))
+        spec = landing_file(folder / "landing", name, data, qmgr)
+        whole, whole_rows = parse_checked(spec)  # parsed whole, every row returned: what the task must match
+        summary, rows, chunks = parse_in_task(spec, folder / "scratch")
+        assert summary["reason"] is None or not summary["reason"].startswith("parser failed"), summary["reason"]
+        assert summary["records_read"] == summary["records_accepted"] + summary["records_quarantined"]
+        counts = ("status", "reason", "records_read", "records_accepted", "records_quarantined", "rows")
+        assert {k: summary[k] for k in counts} == {k: whole[k] for k in counts}
+        assert {k: len(v) for k, v in rows.items() if v} == {k: n for k, n in summary["rows"].items() if n}
+        assert all(p["reason"] and p["level"] in ("record", "file") for p in rows.get(_QUARANTINE, ()))
+        for key, some in whole_rows.items():  # the same records, whether written in chunks or at the end
+            at = TABLES[key].columns.index("position")
+            assert sorted(r["position"] for r in rows.get(key, ())) == sorted(r[at] for r in some), key
+        if summary["status"] == "rejected":
+            assert chunks == 0  # what was written before the rejection is removed
+        seen["chunked"] += chunks > 0
+        seen["chunked with problems"] += chunks > 0 and summary["records_quarantined"] > 0
+
+    run()
+    # not vacuous: many mutants' rows were written chunk by chunk, also of mutants with records quarantined
+    assert seen["chunked"] >= EXAMPLES_SPILLED // 4 and seen["chunked with problems"] >= 10, seen
