@@ -158,12 +158,16 @@ LOCK_WAIT_SECONDS = 3600
 
 @contextmanager
 def lake_writer(config: PipelineConfig) -> Iterator[None]:
-    """Hold the lake lock for the block (the writing part of a task)."""
+    """Hold the lake lock for the block (the writing part of a task), after rolling back a killed publish."""
     from clwl.lakelock import WAIT_ENV, lake_lock
 
     ti = get_current_context()["ti"]
     wait = float(os.environ[WAIT_ENV]) if os.environ.get(WAIT_ENV, "").strip() else LOCK_WAIT_SECONDS
     with lake_lock(config.lake, purpose=f"airflow {ti.dag_id}.{ti.task_id}", wait=wait, progress=log.info):
+        from spark.publish import settle_before_writing
+
+        # A publish killed earlier is rolled back before this task writes; Spark starts here only when it must.
+        settle_before_writing(config, lambda: spark_session(config), log.info)
         yield
 
 

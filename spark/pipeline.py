@@ -335,6 +335,9 @@ def _run_pipeline(run: PipelineRun, run_dates: Optional[list[str]], spark: Optio
         check_whatif(config, dates, run.whatif)
         ingest_first = False
     spark = spark or get_spark(config.master)
+    from spark.publish import settle_before_writing
+
+    settle_before_writing(config, lambda: spark, progress)  # a killed publish is rolled back at the next write
     total = len(DATE_STAGES) + 1
     outcome = RunOutcome(run.run_id, [])
     if ingest_first:

@@ -19,7 +19,9 @@ All or nothing, also when the process is killed: readers take each gold table at
 `<lake>/gold/_published.json` (clwl/published.py), which a publish replaces in one atomic step after its last
 gold commit. A commit after the pointer's version belongs to a publish that did not finish; the next publish
 first restores such a table to the pointer's version (`settle_gold`), so those rows never reach a later
-version. The whole publish holds the lake lock (clwl/lakelock.py).
+version; every command that writes the lake does the same first (`settle_before_writing`), so a plain Delta
+reader of the latest versions sees a killed publish only until the next write. The whole publish holds the lake
+lock (clwl/lakelock.py).
 """
 
 from __future__ import annotations
@@ -35,7 +37,7 @@ import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Collection, Mapping, Sequence
+from typing import Callable, Collection, Mapping, Sequence
 
 from pyspark import StorageLevel
 from pyspark.sql import DataFrame, SparkSession
@@ -43,7 +45,7 @@ from pyspark.sql import functions as F
 
 from clwl.lake import GOLD_TABLES, VALIDATION, is_delta_table, latest_version, read_lake_json
 from clwl.lakelock import lake_lock
-from clwl.published import read_published, write_published
+from clwl.published import read_published, unsettled, write_published
 from spark.config import PipelineConfig
 from spark.delta_commits import replace_partition_with_files
 from spark.quality import (
@@ -208,7 +210,8 @@ def settle_gold(spark: SparkSession, config: PipelineConfig) -> dict[str, str]:
     published files), so the next publish of another run date does not carry those rows into a version it
     publishes. A table folder the pointer does not name at all was created by a first publish that did not
     finish: it is removed. A lake without the pointer (from before it existed) gets one naming every gold table
-    at its latest version. Returns what was done per table ("restored from 7 to 5", "removed")."""
+    at its latest version. The pointer then names the RESTORE commits (the published files, at a new version), so
+    a table's latest version is its published one again (clwl.published.unsettled is empty). Returns what was done per table ("restored from 7 to 5", "removed")."""
     gold = config.lake / "gold"
     pub = read_published(gold)
     found = {p.name: str(p) for p in sorted(gold.iterdir()) if is_delta_table(p)} if gold.is_dir() else {}
@@ -218,6 +221,7 @@ def settle_gold(spark: SparkSession, config: PipelineConfig) -> dict[str, str]:
         write_published(gold, {n: v for n, p in found.items() if (v := _current_version(spark, p)) is not None})
         return {}
     done: dict[str, str] = {}
+    restored: dict[str, int | None] = {}
     for name, path in found.items():
         want = pub.tables.get(name)
         latest = _current_version(spark, path)
@@ -233,9 +237,29 @@ def settle_gold(spark: SparkSession, config: PipelineConfig) -> dict[str, str]:
                         "that did not finish): restoring version %d", name, want, latest, want)
             DeltaTable.forPath(spark, path).restoreToVersion(want)
             done[name] = f"restored from {latest} to {want}"
+            restored[name] = _current_version(spark, path)
         elif latest is not None and latest < want:
             log.error("publish: gold.%s is at version %d, behind its published version %d in %s; was the table "
                       "replaced?", name, latest, want, gold / "_published.json")
+    if restored:  # the RESTORE commit holds the published files: the pointer names it, so latest = published again
+        write_published(gold, {**pub.tables, **{n: v for n, v in restored.items() if v is not None}}, pub.dates,
+                        run_id=pub.raw.get("run_id"), run_date=pub.raw.get("run_date"))
+    return done
+
+
+def settle_before_writing(config: PipelineConfig, session: Callable[[], SparkSession],
+                          progress: Callable[[str], object] = log.info) -> dict[str, str]:
+    """At the start of every command that writes the lake (``clwl run``, ``clwl ingest``, a DAG task), under the
+    lake lock: roll back what a killed publish left (:func:`settle_gold`), so that a reader of the latest versions
+    stops seeing it at the next write. The check is a listing (clwl.published.unsettled); Spark (``session()``) is
+    asked for only when something is left."""
+    left = unsettled(config.lake / "gold")
+    if not left:
+        return {}
+    progress(f"gold: a publish did not finish ({'; '.join(left)}): rolling it back to the published versions")
+    done = settle_gold(session(), config)
+    for name, what in done.items():
+        progress(f"  gold.{name}: {what}")
     return done
 
 

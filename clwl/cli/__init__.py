@@ -31,14 +31,14 @@ def build_parser() -> argparse.ArgumentParser:
     from clwl.cli.explain import add_explain_command
     from clwl.cli.generate import add_generate_command
     from clwl.cli.pipeline import add_ingest_command, add_run_command
-    from clwl.cli.query import add_query_command
+    from clwl.cli.query import add_published_command, add_query_command
     from clwl.cli.route import add_route_command
 
     p = argparse.ArgumentParser(prog="clwl", description="Replay IBM MQ cluster workload management routing.")
     p.add_argument("--version", action="version", version=f"clwl {package_version()}")
     sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for add_command in (add_route_command, add_explain_command, add_run_command, add_ingest_command, add_query_command,
-                        add_check_command, add_generate_command):  # the order of `clwl --help`
+                        add_published_command, add_check_command, add_generate_command):  # the order of `clwl --help`
         add_command(sub)
     return p
 

@@ -1,5 +1,6 @@
 """``clwl query SQL [--lake DIR] [--format table|csv|json] [--wide] [--whatif NAME]``: the command; the engine is
-clwl.query (no JVM)."""
+clwl.query (no JVM). ``clwl published [--lake DIR] [--json]``: what is published, and how any other reader reads
+exactly that (clwl.published.reader_recipes)."""
 
 from __future__ import annotations
 
@@ -75,4 +76,54 @@ def cmd_query(args: argparse.Namespace) -> int:
         if cut:  # said on stderr so that the table itself stays the answer
             print(f"clwl query: {cut} cell{'' if cut == 1 else 's'} cut at {MAX_CELL} characters; --wide shows "
                   f"them whole", file=sys.stderr)
+    return EXIT_OK
+
+
+def add_published_command(subparsers) -> argparse.ArgumentParser:
+    """Register ``clwl published``: the versions gold/_published.json names, with statements for other readers."""
+    q = subparsers.add_parser(
+        "published", help="the published version of each gold table, and how Spark, Trino or deltalake read it",
+        description="Print the version of each gold table that the last finished publish wrote "
+                    "(<lake>/gold/_published.json), with a Spark SQL, PySpark, Trino and deltalake statement "
+                    "pinned to it. Delta has no multi-table commit: a reader of the latest versions may see a "
+                    "publish that was killed halfway (until the next command that writes the lake rolls it "
+                    "back); a reader of these versions never does. No JVM.",
+        epilog="example: clwl published --lake lake --json")
+    q.add_argument("--lake", type=Path, default=None, metavar="DIR",
+                   help="the lake root (default: $CLWL_LAKE, else ./lake)")
+    q.add_argument("--json", action="store_true", help="one JSON object: tables, their versions and statements")
+    q.add_argument("--trino-schema", default="clwl", metavar="NAME",
+                   help="the Trino schema the tables are registered in (default: clwl)")
+    q.set_defaults(func=cmd_published)
+    return q
+
+
+def cmd_published(args: argparse.Namespace) -> int:
+    import json
+
+    from clwl.lake import LakeFileError
+    from clwl.published import reader_recipes
+
+    lake = args.lake if args.lake is not None else default_lake()
+    if not (Path(lake) / "gold").is_dir():
+        print(f"clwl published: no gold tables in {lake} (give --lake DIR, or set CLWL_LAKE)", file=sys.stderr)
+        return EXIT_INPUT
+    try:
+        recipes = reader_recipes(Path(lake) / "gold", args.trino_schema)
+    except LakeFileError as exc:
+        print(f"clwl published: {exc}", file=sys.stderr)
+        return EXIT_INPUT
+    if args.json:
+        print(json.dumps(recipes, indent=2))
+        return EXIT_OK
+    print(f"published in {recipes['gold']}" + ("" if recipes["pointer"] else " (no _published.json: latest versions)"))
+    for date, run_id in sorted(recipes["dates"].items()):
+        print(f"  {date}: {run_id}")
+    for name, t in recipes["tables"].items():
+        print(f"\n{name}: version {t['version']}")
+        for reader in ("spark_sql", "pyspark", "trino", "deltalake"):
+            print(f"  {reader:<10} {t[reader]}")
+    if recipes["unsettled"]:
+        print(f"\nnote: a publish did not finish ({'; '.join(recipes['unsettled'])}); a reader of the latest "
+              f"versions sees it until the next clwl run, clwl ingest or DAG task rolls it back", file=sys.stderr)
     return EXIT_OK

@@ -76,6 +76,9 @@ def ingest(config: PipelineConfig, run_dates: list[str] | None = None, spark=Non
         from spark.session import get_spark
 
         spark = get_spark(config.master, app_name="clwl-ingest")
+    from spark.publish import settle_before_writing  # here, not at the top: spark.publish imports the ingest's users
+
+    settle_before_writing(config, lambda: spark, progress)  # a killed publish is rolled back at the next write
     ensure_tables(spark, config)
     version = code_version()
     previous = {} if not files and not dates else latest_log_rows(config, dates)

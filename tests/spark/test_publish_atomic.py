@@ -124,7 +124,6 @@ def _summary(lake: Path) -> list[dict]:
 def test_a_publish_killed_at_a_gold_commit_leaves_gold_on_one_run(spark, prepared, tmp_path, kill_after):
     from clwl.query import run_query
     from spark.pipeline import publish_stage
-    from spark.publish import settle_gold
     from spark.report import read_gold
     from spark.run import PipelineRun
 
@@ -180,16 +179,36 @@ def test_a_publish_killed_at_a_gold_commit_leaves_gold_on_one_run(spark, prepare
     assert len(tables["stuck_messages"].frame) == row["messages_stuck"]
     assert int((tables["distribution"].frame["verdict"] == "unexpected").sum()) == row["distribution_unexpected"]
 
-    # 4. A Spark reader following the README (versionAsOf from gold/_published.json).
-    spark_ids = [r.run_id for r in spark.read.format("delta").option("versionAsOf", pointer["tables"]["run_summary"])
-                 .load(str(gold / "run_summary")).where(f"run_date = DATE'{DAY}'").select("run_id").collect()]
-    spark_rows = (spark.read.format("delta").option("versionAsOf", pointer["tables"]["routing_replay"])
-                  .load(str(gold / "routing_replay")).where(f"run_date = DATE'{DAY}'").count())
+    # 4. A Spark reader following `clwl published` (no JVM): its Spark SQL and PySpark statements are pinned to the
+    #    published versions, so they read run 1 while the latest versions hold run 2's unfinished commits.
+    shown = subprocess.run([sys.executable, "-m", "clwl", "published", "--lake", str(lake), "--json"],
+                           capture_output=True, text=True, timeout=120)
+    assert shown.returncode == 0, shown.stderr
+    recipes = json.loads(shown.stdout)
+    assert {t: r["version"] for t, r in recipes["tables"].items()} == pointer["tables"]
+    assert {u.split(" ")[0] for u in recipes["unsettled"]} == beyond, recipes["unsettled"]
+    spark_ids = [r.run_id for r in spark.sql(recipes["tables"]["run_summary"]["spark_sql"])
+                 .where(f"run_date = DATE'{DAY}'").select("run_id").collect()]
+    replay_recipe = recipes["tables"]["routing_replay"]["pyspark"]
+    assert replay_recipe.startswith('spark.read.format("delta").option("versionAsOf", ')
+    spark_rows = eval(replay_recipe, {"spark": spark}).where(f"run_date = DATE'{DAY}'").count()  # noqa: S307
     assert spark_ids == [run1_id] and spark_rows == row["messages_replayed"]
 
-    # 5. The next publish first puts the orphan commits back: after that even the latest versions show run 1.
-    done = settle_gold(spark, config)
-    assert set(done) == beyond, done
+    # 5. The next command that writes the lake first puts the orphan commits back (here an ingest with nothing
+    #    new, or the roll-back it calls): after that even a reader of the latest versions sees run 1.
+    if kill_after == 2:
+        from spark.ingest import ingest
+
+        ingest(config, [DAY], spark=spark, progress=lambda m: None)
+    else:
+        from spark.publish import settle_before_writing
+
+        lines: list[str] = []
+        done = settle_before_writing(config, lambda: spark, lines.append)
+        assert set(done) == beyond and "a publish did not finish" in lines[0], (done, lines)
+    from clwl.published import unsettled
+
+    assert unsettled(gold) == []
     for t in GOLD[:3]:
         assert _delta_rows(gold / t) == expected["run1"][t], t
 
