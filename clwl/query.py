@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from clwl.lake import LAYERS, LakeFileError, check_delta_log, is_delta_table
+from clwl.landing import printable
 
 LAYER_PRIORITY = tuple(reversed(LAYERS))  # who gets the bare name when two layers share a table name: gold first
 MAX_CELL = 60  # characters of a cell in the table format, unless --wide
@@ -358,6 +359,7 @@ def write_table(table, out: TextIO, wide: bool = False) -> int:
         nonlocal cut
         if text is None:
             return "NULL"
+        text = printable(text)  # a file name or record value from the landing must not drive the terminal
         if wide or len(text) <= MAX_CELL:
             return text
         cut += 1

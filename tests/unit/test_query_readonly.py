@@ -157,3 +157,22 @@ def test_the_limits_are_counted_outside_strings():
     assert size_problem("SELECT " + "(" * MAX_NESTING + "1" + ")" * MAX_NESTING) is None
     assert "nested" in size_problem("SELECT " + "(" * (MAX_NESTING + 1) + "1" + ")" * (MAX_NESTING + 1))
     assert size_problem("   ") == "no SQL statement given"
+
+
+def test_a_cell_cannot_drive_the_terminal(tmp_path):
+    """A landing file name or record value with ESC (set the window title) or U+202E (reorder the line) reaches
+    the lake as data: the table format prints it escaped; JSON keeps the value itself."""
+    import io
+    import json
+
+    from clwl.query import write_json, write_table
+
+    value = "QM1/\x1b]0;owned\x07puts\u202e.csv"
+    table = pa.table({"source_file": [value]})
+    out = io.StringIO()
+    write_table(table, out, wide=True)
+    assert "\x1b" not in out.getvalue() and "\x07" not in out.getvalue() and "\u202e" not in out.getvalue()
+    assert "QM1/\\x1b]0;owned\\x07puts\\u202e.csv" in out.getvalue()
+    out = io.StringIO()
+    write_json(table, out)
+    assert json.loads(out.getvalue()) == {"source_file": value}
