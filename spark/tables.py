@@ -1,516 +1,62 @@
-"""The one table registry: every Delta table of the lake (bronze, silver and gold), its schema, partitioning,
-keys and Delta statistics columns.
+"""The Spark side of the table registry: every Delta table of the lake as a :class:`Table`, the pure definition
+in clwl/registry.py (columns, partitioning, keys, Delta statistics columns) with its Spark ``StructType``
+(``.schema``, built from the registry's column types when first asked for), and the helpers that create, check
+and read the tables with Spark.
 
 Which tables exist and where they live is clwl/lake.py's (the map of the lake, pure Python); a table lives at
 ``<lake>/<layer>/<name>`` (``PipelineConfig.table_path``), and a run's gold tables are staged under
-``<lake>/staging/<name>`` first.
-Jobs never spell a path or a schema themselves: they take ``TABLES["silver.quarantine"]`` and call
-:func:`path`, :func:`ensure_table` or :func:`read`.
+``<lake>/staging/<name>`` first. Jobs never spell a path or a schema themselves: they take
+``TABLES["silver.quarantine"]`` and call :func:`path`, :func:`ensure_table` or :func:`read`. The conventions
+(time zones, run_date, source_file, position, keys) are the registry's docstring.
 
-Conventions:
-
-* Every timestamp column is UTC (``TIMESTAMP``), except the amqsmon interval times in bronze, which are kept
-  exactly as printed (``TIMESTAMP_NTZ``: amqsmon prints the queue manager's local time and no zone).
-* ``run_date`` is the landing folder's date (``<landing>/<YYYY-MM-DD>/<QM>/<file>``); ``observing_qmgr`` is the
-  queue manager folder's name: the queue manager whose view (captures, puts, browses) the file holds.
-* ``source_file`` is the file's path relative to the landing root (``2026-11-20/QM1/config_060000.mqsc``);
-  ``position`` the 1-based line where the record starts in it (0 when the format has no lines, e.g. one REST JSON
-  document, or for a whole file); ``seq`` the record's 0-based ordinal within its file where ``position`` is not
-  unique.
-* ``keys`` are the columns that identify a row (unique within the table); tests check them.
-* ``silver.ingest_files`` is the ingest run log: one row per input file per run, appended. Every other table is
-  replaced by what the ingested files say (idempotent).
-
-The module imports only ``pyspark.sql.types`` at the top (no JVM is started by importing it).
+Importing the module loads no pyspark: the type classes are imported when a schema is first built, so a reader
+of column names and positions (the ingest's parse body run by ``clwl check``) needs only the registry.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from operator import attrgetter
-from typing import Callable, Iterable
-
-from pyspark.sql.types import (
-    ArrayType,
-    BooleanType,
-    DataType,
-    DateType,
-    DoubleType,
-    IntegerType,
-    LongType,
-    MapType,
-    StringType,
-    StructField,
-    StructType,
-    TimestampNTZType,
-    TimestampType,
-)
+import functools
+from typing import TYPE_CHECKING, Iterable
 
 from clwl.lake import TABLE_KEYS, is_delta_table
+from clwl.registry import SPECS, TableSpec
+
+if TYPE_CHECKING:  # pragma: no cover
+    from pyspark.sql.types import DataType, StructType
 
 __all__ = ["INGEST_TABLES", "TABLES", "Table", "add_missing_columns", "check_partitioning", "ensure_table", "ensure_tables", "path", "read", "table"]
 
 
-@dataclass(frozen=True)
-class Table:
-    layer: str  # bronze | silver | gold
-    name: str
-    schema: StructType
-    partition_by: tuple[str, ...]
-    keys: tuple[str, ...]
-    description: str
-    # Columns Delta keeps min/max statistics of (delta.dataSkippingStatsColumns); empty: Delta's default, the
-    # first 32 columns. On the message-sized tables the statistics of 32 columns were a third of a write.
-    stats_columns: tuple[str, ...] = ()
+class Table(TableSpec):
+    """A table of the registry (clwl/registry.py) with its Spark schema."""
 
     @property
-    def key(self) -> str:
-        return f"{self.layer}.{self.name}"
-
-    @property
-    def columns(self) -> tuple[str, ...]:
-        return tuple(self.schema.fieldNames())
-
-    def row(self, **values: object) -> tuple:
-        """A tuple in schema order from keyword values; every column must be given (None for null)."""
-        cols = self.columns
-        if len(values) != len(cols) or any(c not in values for c in cols):
-            missing = [c for c in cols if c not in values]
-            extra = [k for k in values if k not in cols]
-            raise ValueError(f"{self.key}: row missing {missing}, unknown {extra}")
-        return tuple(values[c] for c in cols)
-
-    def row_from(self, **constants: object) -> Callable[[object], tuple]:
-        """A function ``obj -> tuple in schema order``: each column is ``constants[column]`` when given, else the
-        attribute of ``obj`` of the same name. Rows are built by column name, so a column added, removed or moved
-        in the schema can never shift the values of the others."""
-        cols = self.columns
-        from_obj = [c for c in cols if c not in constants]
-        unknown = sorted(set(constants) - set(cols))
-        if unknown:
-            raise ValueError(f"{self.key}: no column {unknown}")
-        get = attrgetter(*from_obj) if len(from_obj) > 1 else (lambda o, g=attrgetter(*from_obj): (g(o),))
-        if not constants:
-            return get
-        template = [constants.get(c) for c in cols]
-        slots = [i for i, c in enumerate(cols) if c not in constants]
-
-        def build(obj: object) -> tuple:
-            out = template.copy()
-            for i, v in zip(slots, get(obj)):
-                out[i] = v
-            return tuple(out)
-
-        return build
+    def schema(self) -> "StructType":
+        return _schema(self.key)
 
 
-def _f(name: str, dtype: DataType, nullable: bool = True) -> StructField:
-    return StructField(name, dtype, nullable)
+def spark_type(name: str) -> "DataType":
+    """The Spark type of a registry column type (clwl.registry.TYPES), with its null rule."""
+    from pyspark.sql import types as T
+
+    simple = {"string": T.StringType(), "int": T.IntegerType(), "bigint": T.LongType(), "boolean": T.BooleanType(),
+              "double": T.DoubleType(), "date": T.DateType(), "timestamp": T.TimestampType(),
+              "timestamp_ntz": T.TimestampNTZType(),
+              "array<string>": T.ArrayType(T.StringType(), False),  # elements never null
+              "map<string,string>": T.MapType(T.StringType(), T.StringType(), valueContainsNull=True),
+              "map<string,bigint>": T.MapType(T.StringType(), T.LongType(), valueContainsNull=True)}
+    return simple[name]
 
 
-S, I, L, B, TS, NTZ, D = (StringType(), IntegerType(), LongType(), BooleanType(), TimestampType(),  # noqa: E741
-                          TimestampNTZType(), DateType())
-DBL = DoubleType()
-ATTRS = MapType(StringType(), StringType(), valueContainsNull=True)  # bare keyword (CURRENT) -> null value
+@functools.lru_cache(maxsize=None)
+def _schema(key: str) -> "StructType":
+    from pyspark.sql.types import StructField, StructType
 
-# Lineage columns, first in every bronze table.
-_RUN = [_f("ingest_run_id", S, False), _f("run_date", D, False), _f("observing_qmgr", S)]
-
-# The typed put record (clwl.parse.puts.PutRecord without source/line), shared by bronze and silver.
-_PUT_FIELDS = [
-    _f("put_time", TS, False),
-    _f("sending_qmgr", S, False),
-    _f("queue", S, False),
-    _f("target_qmgr", S),
-    _f("bind", S, False),
-    _f("open_handle", S),
-    _f("group_id", S),
-    _f("logical_order", B, False),
-    _f("from_cluster_channel", B, False),
-    _f("pcf", B, False),
-    _f("length", L, False),
-    _f("persistent", B, False),
-    _f("accounting_token", S, False),
-    _f("accounting_token_zero", B, False),
-    _f("msg_id", S, False),
-    _f("observed_qmgr", S),
-    _f("observed_channel", S),
-    _f("observed_xmitq", S),
-]
-
-# One message on a transmission queue (clwl.parse.xmitq.XmitqMessage), renamed where it would clash.
-_XMITQ_FIELDS = [
-    _f("message_number", I),  # XmitqMessage.position: 1-based number of the message in the browse
-    _f("xmitq", S),  # the browsed queue, when the output names it
-    _f("msg_id", S, False),
-    _f("correl_id", S, False),
-    _f("accounting_token", S, False),
-    _f("accounting_token_zero", B, False),
-    _f("put_time", TS, False),  # outer MD PutDate + PutTime
-    _f("md_format", S),  # outer MD Format ("MQXMIT")
-    _f("persistence", I),
-    _f("priority", I),
-    _f("group_id", S),
-    _f("msg_seq_number", I),
-    _f("length", L, False),
-    _f("remote_q_name", S),  # MQXQH
-    _f("remote_qmgr_name", S),
-    _f("inner_accounting_token", S),  # the embedded MQMD's
-    _f("inner_put_time", TS),
-]
-
-# Puts to one queue in one amqsmon interval (clwl.parse.amqsmon.QueueAccountingRecord), minus the times.
-_ACCOUNTING_FIELDS = [
-    _f("queue", S, False),
-    _f("queue_type", S),
-    _f("put_count_nonpersistent", L),
-    _f("put_count_persistent", L),
-    _f("put1_count_nonpersistent", L),
-    _f("put1_count_persistent", L),
-    _f("put_fail_count", L),
-    _f("put_bytes_nonpersistent", L),
-    _f("put_bytes_persistent", L),
-    _f("application_name", S),
-    _f("connection_id", S),
-]
-
-# What one channel moved in one amqsmon statistics interval (clwl.parse.amqsmon.ChannelStatisticsRecord), minus
-# the times.
-_CHANNEL_STATISTICS_FIELDS = [
-    _f("channel", S, False),
-    _f("channel_type", S),
-    _f("remote_qmgr", S),
-    _f("connection_name", S),
-    _f("msg_count", L),
-    _f("total_bytes", L),
-    _f("net_time_min", L),
-    _f("net_time_avg", L),
-    _f("net_time_max", L),
-    _f("exit_time_min", L),
-    _f("exit_time_avg", L),
-    _f("exit_time_max", L),
-    _f("full_batch_count", L),
-    _f("incomplete_batch_count", L),
-    _f("average_batch_size", L),
-    _f("put_retry_count", L),
-]
+    return StructType([StructField(c.name, spark_type(c.type), c.nullable) for c in SPECS[key].fields])
 
 
-def _t(layer: str, name: str, fields: list[StructField], partition_by: Iterable[str], keys: Iterable[str],
-       description: str, stats_columns: Iterable[str] = ()) -> Table:
-    return Table(layer, name, StructType(fields), tuple(partition_by), tuple(keys), description, tuple(stats_columns))
-
-
-# Per-message tables: statistics only where they skip files. Ingest replaces a file's rows by source_file;
-# readers look a message up by sender or msg_id (MQ-made message ids begin with "AMQ" and the queue manager's
-# name). Position, put time and queue skip nothing: every file spans a day and every queue.
-_MESSAGE_STATS = ("observing_qmgr", "source_file", "sending_qmgr", "msg_id")
-
-
-_ALL = [
-    # ---------------------------------------------------------------------------------------------- bronze
-    _t("bronze", "capture_files", _RUN + [
-        _f("capture_time", TS, False),
-        _f("source_file", S, False),
-        _f("format", S, False),  # mqsc | rest | zos
-        _f("capture_type", S, False),  # config | chstatus (from the file name)
-        _f("kinds_covered", ArrayType(S, False), False),  # kinds asked for in full: DISPLAY <kind>(*) (or inferred)
-        _f("kinds_present", ArrayType(S, False), False),  # kinds with at least one record in the file
-        _f("complete", B, False),  # no record of the file was quarantined
-        _f("banner_qmgr", S),
-        _f("records", I, False),
-        _f("problems", I, False),
-    ], ["run_date"], ["source_file"],
-       "One row per accepted runmqsc/REST capture file: what it covers, for the silver history rebuild."),
-    _t("bronze", "mqsc_objects", _RUN + [
-        _f("capture_time", TS, False),
-        _f("source_file", S, False),
-        _f("seq", I, False),
-        _f("position", I, False),
-        _f("format", S, False),  # mqsc | rest | zos
-        _f("message_id", S),  # AMQnnnnX header ("" for REST)
-        _f("kind", S, False),
-        _f("object_key", S, False),  # "|".join(clwl.view._identity(record)) for every kind but OTHER
-        _f("attrs", ATTRS, False),
-        _f("attrs_hash", S, False),  # sha256 of the attributes that describe configuration (ingest.attrs_hash)
-    ], ["run_date"], ["source_file", "seq"],
-       "One row per runmqsc / MQ REST record (DISPLAY CLUSQMGR, QCLUSTER, QMGR, QLOCAL, ..., CHSTATUS)."),
-    _t("bronze", "put_records", _RUN + [
-        _f("source_file", S, False),
-        _f("position", I, False),
-        _f("format", S, False),  # csv | jsonl | json | amqsact
-    ] + _PUT_FIELDS, ["run_date"], ["source_file", "position"],
-       "One row per accepted put record (the documented CSV/JSONL schema, clwl.parse.puts.PUT_COLUMNS).",
-       _MESSAGE_STATS),
-    _t("bronze", "xmitq_messages", _RUN + [
-        _f("capture_time", TS, False),
-        _f("source_file", S, False),
-        _f("position", I, False),
-        _f("format", S, False),  # amqsbcg | dmpmqmsg
-    ] + _XMITQ_FIELDS, ["run_date"], ["source_file", "position"],
-       "One row per message of a transmission queue browse (amqsbcg, dmpmqmsg)."),
-    _t("bronze", "queue_accounting", _RUN + [
-        _f("source_file", S, False),
-        _f("position", I, False),
-        _f("format", S, False),  # amqsmon
-        _f("monitoring_type", S, False),  # QueueAccounting | QueueStatistics
-        _f("qmgr", S, False),
-        _f("interval_start", NTZ, False),  # as printed (queue manager local time, no zone)
-        _f("interval_end", NTZ, False),
-    ] + _ACCOUNTING_FIELDS, ["run_date"], ["source_file", "position"],
-       "One row per queue per amqsmon accounting/statistics interval."),
-    _t("bronze", "activity_operations", _RUN + [
-        _f("source_file", S, False),
-        _f("position", I, False),  # line of "MQI Operation: n" (verbose) or of the summary line
-        _f("format", S, False),  # amqsact
-        _f("form", S, False),  # verbose | summary
-        _f("trace_message", I, False),  # 1-based ordinal of the trace message in the file
-        _f("connection", S, False),  # the trace message's Correl_id (hex): the traced connection
-        _f("seq_number", I),  # SeqNumber of the trace message
-        _f("operation_index", I, False),  # n of "MQI Operation: n"
-        _f("operation", S, False),  # MQPUT, MQOPEN, ... ; unknown:<id>
-        _f("operation_id", S, False),  # as printed: MQXF_PUT, or a number
-        _f("qmgr", S),  # header QueueManager
-        _f("application_name", S),
-        _f("application_pid", L),
-        _f("thread_id", L),  # ApplicationTid
-        _f("user_id", S),
-        _f("channel_name", S),
-        _f("channel_type", S),
-        _f("conn_name", S),
-        _f("operation_time", TS),
-        _f("time_basis", S),  # high_res | local
-        _f("high_res_time", L),  # microseconds since 1970-01-01 UTC
-        _f("comp_code", S),
-        _f("reason_code", L),
-        _f("hobj", L),
-        _f("object_name", S),
-        _f("object_qmgr_name", S),
-        _f("options", L),  # the raw put / open / close / get / connect options value
-        _f("trace_level", S, False),  # low | medium | high
-        _f("fields", ATTRS, False),  # every printed field: label -> value (hex dumps as hex)
-    ], ["run_date"], ["source_file", "position"],
-       "One row per MQI operation of an application activity trace (amqsact output), puts or not.",
-       ("observing_qmgr", "source_file", "qmgr", "operation")),
-    _t("bronze", "channel_statistics", _RUN + [
-        _f("source_file", S, False),
-        _f("position", I, False),
-        _f("format", S, False),  # amqsmon
-        _f("qmgr", S, False),
-        _f("interval_start", NTZ, False),  # as printed (queue manager local time, no zone)
-        _f("interval_end", NTZ, False),
-    ] + _CHANNEL_STATISTICS_FIELDS, ["run_date"], ["source_file", "position"],
-       "One row per channel per amqsmon ChannelStatistics interval."),
-    # ---------------------------------------------------------------------------------------------- silver
-    _t("silver", "config_history", [
-        _f("observing_qmgr", S, False),
-        _f("kind", S, False),
-        _f("object_key", S, False),
-        _f("attrs", ATTRS, False),
-        _f("attrs_hash", S, False),
-        _f("valid_from", TS, False),  # capture time of the capture that showed this version first
-        _f("valid_to", TS),  # capture time of the first later capture that changed or dropped it; null = current
-        _f("source_file", S, False),  # the capture that opened the version
-        _f("run_date", D, False),
-    ], [], ["observing_qmgr", "kind", "object_key", "valid_from"],
-       "Configuration objects as each queue manager saw them, as history (rebuilt from all bronze captures)."),
-    _t("silver", "channel_status", [
-        _f("observing_qmgr", S, False),
-        _f("channel", S, False),
-        _f("chltype", S),
-        _f("status", S, False),  # INACTIVE when a full CHSTATUS capture has no record of the channel
-        _f("xmitq", S),
-        _f("substate", S),
-        _f("valid_from", TS, False),
-        _f("valid_to", TS),  # null = current
-        _f("source_file", S, False),
-        _f("run_date", D, False),
-    ], [], ["observing_qmgr", "channel", "valid_from"],
-       "Channel status timeline per observing queue manager and channel (from DISPLAY CHSTATUS captures)."),
-    _t("silver", "message_events", [
-        _f("run_date", D, False),
-        _f("observing_qmgr", S),
-        _f("source_file", S, False),
-        _f("position", I, False),
-    ] + _PUT_FIELDS + [
-        # Last, and nullable: a lake made before the column existed gains it (ensure_tables), its old rows null.
-        _f("source", S),  # csv | jsonl | json | activity_trace: the put file's format
-    ], ["run_date", "sending_qmgr"], ["source_file", "position"],
-       # Partitioned by sender too: the replay's task for one sending queue manager reads that sender's files
-       # and no others (spark/replay.py), so no shuffle brings a sender's messages together.
-       "Typed message put events (natural key: sending_qmgr, msg_id).",
-       tuple(c for c in _MESSAGE_STATS if c != "sending_qmgr")),  # Delta keeps no statistics of a partition column
-    _t("silver", "xmitq_contents", [
-        _f("run_date", D, False),
-        _f("observing_qmgr", S),
-        _f("capture_time", TS, False),  # when the browse was taken: the messages sat there then
-        _f("source_file", S, False),
-        _f("position", I, False),
-        _f("format", S, False),
-    ] + _XMITQ_FIELDS, ["run_date"], ["source_file", "position"],
-       "Messages sitting on transmission queues at browse time."),
-    _t("silver", "queue_accounting", [
-        _f("run_date", D, False),
-        _f("observing_qmgr", S),
-        _f("qmgr", S, False),
-        _f("monitoring_type", S, False),
-        _f("interval_start", TS, False),  # the printed time read as UTC
-        _f("interval_end", TS, False),
-        _f("put_count", L),  # PutCount + Put1Count, non-persistent + persistent (null if none printed)
-    ] + _ACCOUNTING_FIELDS + [
-        _f("source_file", S, False),
-        _f("position", I, False),
-    ], ["run_date"], ["source_file", "position"],
-       "Queue accounting/statistics intervals: puts per queue per interval on the receiving queue managers."),
-    _t("silver", "channel_statistics", [
-        _f("run_date", D, False),
-        _f("observing_qmgr", S),
-        _f("qmgr", S, False),
-        _f("interval_start", TS, False),  # the printed time read as UTC
-        _f("interval_end", TS, False),
-    ] + _CHANNEL_STATISTICS_FIELDS + [
-        _f("source_file", S, False),
-        _f("position", I, False),
-    ], ["run_date"], ["source_file", "position"],
-       "Channel statistics intervals: messages per channel per interval, the sending side's observed count."),
-    _t("silver", "quarantine", [
-        _f("ingest_run_id", S, False),
-        _f("run_date", D, False),
-        _f("observing_qmgr", S),
-        _f("source_file", S, False),
-        _f("seq", I, False),  # 0-based ordinal of the problem within its file
-        _f("position", I, False),  # line where the bad record starts; 0 for a whole file
-        _f("format", S, False),
-        _f("level", S, False),  # record | file | message (a put held out of silver: a repeat, or another date)
-        _f("reason", S, False),
-        _f("raw", S),
-    ], [], ["source_file", "seq"],
-       "Every record (or whole file) that could not be accepted, with its source, position, reason and raw text."),
-    _t("silver", "ingest_files", [
-        _f("ingest_run_id", S, False),
-        _f("ingested_at", TS, False),
-        _f("run_date", D, False),
-        _f("observing_qmgr", S),
-        _f("source_file", S, False),
-        _f("format", S, False),
-        _f("capture_time", TS),
-        _f("size_bytes", L),
-        _f("content_sha256", S),
-        _f("code_version", S, False),  # fingerprint of the parsers and the ingest code that read the file
-        _f("status", S, False),  # ingested | rejected | unchanged | removed
-        _f("reason", S),  # why a file was rejected (whole file quarantined)
-        _f("records_read", L, False),
-        _f("records_accepted", L, False),
-        _f("records_quarantined", L, False),
-        _f("records_skipped", L, False),  # part of accepted: recognised and left out by design (amqsmon MQI records)
-    ], [], ["ingest_run_id", "source_file"],
-       "Ingest run log: per input file per run, records read = accepted + quarantined."),
-    # ---------------------------------------------------------------------------------------------- gold
-    # Written per run date (replaceWhere run_date, spark/publish.write_run_date) to <lake>/staging/ first, then,
-    # once the quality gate passed, to <lake>/gold/.
-    _t("gold", "routing_replay", [
-        _f("run_date", D, False),
-        _f("sending_qmgr", S, False),
-        _f("msg_id", S, False),
-        _f("put_time", TS, False),
-        _f("queue", S, False),
-        _f("target_qmgr", S),
-        _f("bind", S, False),
-        _f("length", L, False),
-        _f("qmgr", S),
-        _f("channel", S),
-        _f("xmitq", S),
-        _f("path", S),
-        _f("decided_by", S),
-        _f("reallocatable", B),  # null when the put failed
-        _f("not_reallocatable_reason", S),
-        _f("trace", S),
-        _f("error", S),
-        _f("reason_code", I),
-        _f("config_time", TS),
-        _f("reallocations", I, False),
-        _f("final_qmgr", S),
-        _f("final_channel", S),
-        _f("final_xmitq", S),
-        _f("held", B, False),
-        _f("held_from", TS),
-        _f("released_at", TS),
-        _f("delivered_at", TS),
-        _f("hold_state", S),
-        _f("stay_reason", S),
-        _f("stay_detail", S),
-        _f("observed_qmgr", S),
-        _f("observed_xmitq", S),
-        _f("agrees", B),
-        _f("profile", S, False),
-    ], ["run_date"], ["run_date", "sending_qmgr", "msg_id"],
-       "Everything the replay knows about each message: first destination, re-allocations, waits, final "
-       "destination, the algorithm's trace (stuck_messages and distribution are computed from it).",
-       # A run date's files are one per sender task and each holds that sender's whole day, every queue and
-       # destination: min/max of put_time, queue or destination never exclude a file, those of the sender and
-       # of msg_id (MQ-made ids begin with "AMQ" and the sender's name) do, and error's null count finds the
-       # failures. The default (the first 32 columns) made the statistics a third of the write.
-       ("sending_qmgr", "msg_id", "error")),
-    _t("gold", "stuck_messages", [
-        _f("run_date", D),
-        _f("sending_qmgr", S),
-        _f("msg_id", S),
-        _f("queue", S),
-        _f("qmgr", S),
-        _f("channel", S),
-        _f("xmitq", S),
-        _f("channel_state", S),
-        _f("held_from", TS),
-        _f("released_at", TS),
-        _f("age_seconds", L),
-        _f("why", S),
-        _f("detail", S),
-        _f("observed_on_xmitq", B),
-    ], ["run_date"], ["run_date", "sending_qmgr", "msg_id"],
-       "Messages that waited on a transmission queue behind a channel that moved nothing and stayed there, "
-       "with why; and messages a browse saw on a transmission queue although the replay had them delivered."),
-    _t("gold", "distribution", [
-        _f("run_date", D, False),
-        _f("sending_qmgr", S, False),  # "*" for receiver accounting (all senders together)
-        _f("queue", S, False),
-        _f("interval_start", TS, False),
-        _f("interval_end", TS, False),
-        _f("qmgr", S, False),
-        _f("expected", L, False),
-        _f("observed", L, False),
-        _f("deviation", DBL, False),
-        _f("p_value", DBL),
-        _f("verdict", S, False),  # expected | unexpected | insufficient data
-        _f("explanation", S, False),
-        _f("source", S, False),  # observed_destination | accounting | channel_statistics
-        # The sending channel of a channel_statistics row (queue "*": every queue it carried); null otherwise. In
-        # the key: two cluster sender channels of one sender can lead to one queue manager (overlapping clusters).
-        _f("channel", S),
-    ], ["run_date"], ["run_date", "sending_qmgr", "queue", "interval_start", "qmgr", "source", "channel"],
-       "Per sender, queue, interval and destination: the replay's count against the observed one, and a verdict."),
-    _t("gold", "run_summary", [
-        _f("run_id", S),
-        _f("run_date", D),
-        _f("started_at", TS),
-        _f("finished_at", TS),
-        _f("rows_read", L),
-        _f("rows_accepted", L),
-        _f("rows_quarantined", L),
-        _f("messages_replayed", L),
-        _f("messages_stuck", L),
-        _f("distribution_unexpected", L),
-        _f("traced", L),  # messages with an observed destination (observed_qmgr)
-        _f("agreed", L),  # of those, agrees = true
-        _f("disagreed", L),  # agrees = false
-        _f("table_versions", MapType(S, L, valueContainsNull=True)),
-        _f("status", S),
-        _f("validation_result", S),
-        _f("warnings", S),
-    ], ["run_date"], ["run_date"],
-       "One row per published run date: the run, its input counts, the table versions it read and wrote."),
-]
-
-TABLES: dict[str, Table] = {t.key: t for t in _ALL}
+TABLES: dict[str, Table] = {k: Table(s.layer, s.name, s.fields, s.partition_by, s.keys, s.description,
+                                     s.stats_columns) for k, s in SPECS.items()}
 if tuple(TABLES) != TABLE_KEYS:  # the lake's map (clwl/lake.py) and its schemas name the same tables
     raise RuntimeError(f"spark/tables.py registers {sorted(set(TABLES) ^ set(TABLE_KEYS))} differently from clwl/lake.py")
 #: The tables ingest writes (bronze and silver); gold tables are written per run date by replay/detect/publish.
