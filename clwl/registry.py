@@ -34,7 +34,7 @@ from typing import Callable, Iterable
 
 from clwl.lake import TABLE_KEYS
 
-__all__ = ["SPECS", "Column", "TableSpec", "columns_of", "spec"]
+__all__ = ["SPECS", "Column", "TableSpec", "check_partitioning", "columns_of", "spec"]
 
 S, I, L, B, TS, NTZ, D, DBL = ("string", "int", "bigint", "boolean", "timestamp", "timestamp_ntz",  # noqa: E741
                                "date", "double")
@@ -538,3 +538,15 @@ def columns_of(key: str, *names: str) -> tuple[str, ...]:
     for n in names:
         t.index(n)
     return names or t.columns
+
+
+def check_partitioning(t: TableSpec, location: str) -> None:
+    """A lake made by an earlier version may partition a table differently; writing to it would fail deep
+    inside Delta, so say so plainly (deltalake reads the table's metadata, imported here only)."""
+    from deltalake import DeltaTable as ReadOnly
+
+    have = tuple(ReadOnly(location).metadata().partition_columns)
+    if have != t.partition_by:
+        raise RuntimeError(f"{location}: this Delta table is partitioned by ({', '.join(have)}) but this version of "
+                           f"clwl-analytics partitions {t.key} by ({', '.join(t.partition_by)}); move the table "
+                           f"away (or delete it) and run `clwl ingest` again to rebuild it from the landing folder")

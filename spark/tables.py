@@ -6,7 +6,8 @@ and read the tables with Spark.
 Which tables exist and where they live is clwl/lake.py's (the map of the lake, pure Python); a table lives at
 ``<lake>/<layer>/<name>`` (``PipelineConfig.table_path``), and a run's gold tables are staged under
 ``<lake>/staging/<name>`` first. Jobs never spell a path or a schema themselves: they take
-``TABLES["silver.quarantine"]`` and call :func:`path`, :func:`ensure_table` or :func:`read`. The conventions
+``TABLES["silver.quarantine"]`` and call :func:`path`, :func:`ensure_table` or :func:`read_table` (the one Spark
+read of a lake table; without Spark, clwl.lake.Lake reads versions and rows). The conventions
 (time zones, run_date, source_file, position, keys) are the registry's docstring.
 
 Importing the module loads no pyspark: the type classes are imported when a schema is first built, so a reader
@@ -18,13 +19,14 @@ from __future__ import annotations
 import functools
 from typing import TYPE_CHECKING, Iterable
 
-from clwl.lake import TABLE_KEYS, is_delta_table
-from clwl.registry import SPECS, TableSpec
+from clwl.lake import TABLE_KEYS, Lake, is_delta_table, open_delta
+from clwl.registry import SPECS, TableSpec, check_partitioning
 
 if TYPE_CHECKING:  # pragma: no cover
     from pyspark.sql.types import DataType, StructType
 
-__all__ = ["INGEST_TABLES", "TABLES", "Table", "add_missing_columns", "check_partitioning", "ensure_table", "ensure_tables", "path", "read", "table"]
+__all__ = ["INGEST_TABLES", "TABLES", "Table", "add_missing_columns", "check_partitioning", "ensure_table",
+           "ensure_tables", "path", "read", "read_table", "table"]
 
 
 class Table(TableSpec):
@@ -137,26 +139,12 @@ def ensure_tables(spark, config, which: Iterable[str | Table] | None = None) -> 
         ensure_table(spark, config, t)
 
 
-def check_partitioning(t: Table, location: str) -> None:
-    """A lake made by an earlier version may partition a table differently; writing to it would fail deep
-    inside Delta, so say so plainly."""
-    from deltalake import DeltaTable as ReadOnly
-
-    have = tuple(ReadOnly(location).metadata().partition_columns)
-    if have != t.partition_by:
-        raise RuntimeError(f"{location}: this Delta table is partitioned by ({', '.join(have)}) but this version of "
-                           f"clwl-analytics partitions {t.key} by ({', '.join(t.partition_by)}); move the table "
-                           f"away (or delete it) and run `clwl ingest` again to rebuild it from the landing folder")
-
-
 def add_missing_columns(spark, t: Table, location: str) -> list[str]:
     """A lake made by an earlier version may lack columns added since (silver.message_events.source): add each
     missing nullable column where the registry has it (its old rows read null; they are filled when their file
     is ingested again). A missing column that may not be null, or a column whose type changed, cannot be
     merged: say so plainly, as for partitioning. Returns the columns added."""
-    from deltalake import DeltaTable as ReadOnly
-
-    have = {f.name: f for f in ReadOnly(location).schema().fields}
+    have = {f.name: f for f in open_delta(location).schema().fields}
     missing = [(i, f) for i, f in enumerate(t.schema.fields) if f.name not in have]
     for f in t.schema.fields:
         if f.name in have and type(have[f.name].type).__name__ == "PrimitiveType":
@@ -182,7 +170,18 @@ def add_missing_columns(spark, t: Table, location: str) -> list[str]:
     return [f.name for _, f in missing]
 
 
+def read_table(spark, lake, which: str | Table, version: int | None = None):
+    """A table of the lake as a DataFrame, as of ``version`` (None: the latest): the one Spark read of a lake
+    table. ``lake``: a :class:`clwl.lake.Lake`, or a PipelineConfig (its lake); ``which``: a key
+    (``"silver.message_events"``, a staged gold table ``"staging.routing_replay"``) or a :class:`Table`."""
+    where = lake if isinstance(lake, Lake) else Lake(lake.lake)
+    reader = spark.read.format("delta")
+    if version is not None:
+        reader = reader.option("versionAsOf", int(version))
+    return reader.load(str(where.table(which.key if isinstance(which, Table) else which)))
+
+
 def read(spark, config, which: str | Table):
-    """The table as a DataFrame."""
-    return spark.read.format("delta").load(path(config, which))
+    """The table as a DataFrame (:func:`read_table` at its latest version)."""
+    return read_table(spark, config, which)
 
