@@ -1,6 +1,6 @@
 """``clwl explain MSG_ID [--lake DIR] [--date D] [--sender QM] [--json]``: one replayed message step by step.
 
-The work is spark/explain.py (deltalake and the engine, no JVM); the trace is printed by ``clwl route
+The work is clwl/explain.py (deltalake and the engine, no JVM); the trace is printed by ``clwl route
 --explain``'s own formatting, so the two commands show a routing decision in the same words.
 """
 
@@ -51,9 +51,9 @@ def cmd_explain(args: argparse.Namespace) -> int:
     if problem:
         print(problem, file=sys.stderr)
         return EXIT_INPUT
+    from clwl.explain import ExplainError, explain
     from clwl.lake import LakeFileError
     from clwl.query import default_lake
-    from spark.explain import ExplainError, explain
 
     lake = args.lake if args.lake is not None else default_lake()
     if not Path(lake).is_dir():
@@ -175,6 +175,6 @@ def _stay(reason, detail) -> str:
 
 
 def _channel_state(ex, channel, at) -> str:
-    from spark.explain import state_at
+    from clwl.explain import state_at
 
     return state_at(ex.timeline, channel, at)

@@ -2,8 +2,8 @@
 
 1. The message's row in gold.routing_replay, at its published version (clwl/published.py), found by ``msg_id``
    (a Delta statistics column, so deltalake skips the files whose range cannot hold it).
-2. Its sender's configuration timeline from silver history (:func:`spark.replay.load_timelines`, no JVM) and its
-   sender's day of silver.message_events, in put order (:func:`spark.replay.sender_batches`: the files of that
+2. Its sender's configuration timeline from silver history (:func:`clwl.silver.load_timelines`) and its
+   sender's day of silver.message_events, in put order (:func:`clwl.silver.sender_batches`: the files of that
    one partition, sorted as the pipeline's replay sorts them).
 3. That day replayed in-process up to the message (``SenderReplay.put_batch``, the pipeline's own fast path),
    so the routing state (DestSeqFactor / DestSeqNumber, bindings) is what the message met; the message itself
@@ -13,8 +13,8 @@
 
 The fate printed is gold.routing_replay's row; the replay here is checked against it (first destination, the
 re-allocations, where it ended) and any difference is reported: a lake re-ingested or replayed with another
-profile or code since the publish can differ. Importing spark.replay imports pyspark's modules but starts no
-JVM.
+profile or code since the publish can differ. Nothing here needs Spark: the lake is read with deltalake and
+pyarrow (imported when read), the routing is the engine's.
 """
 
 from __future__ import annotations
@@ -31,6 +31,7 @@ from clwl.lake import LakeFileError, is_delta_table, open_delta
 from clwl.published import PublishedError, read_published
 from clwl.replay import PutEvent, ReplayRow, SenderReplay, Snapshot
 from clwl.router import Route, RouteError
+from clwl.silver import load_timelines, put_event, sender_batches, sender_inputs
 
 #: The gold.routing_replay columns that tell what became of a message after its put.
 FATE_COLUMNS = ("held", "held_from", "hold_state", "reallocations", "final_qmgr", "final_channel", "final_xmitq",
@@ -216,7 +217,7 @@ class _WatchingReplay(SenderReplay):
 
 
 def _put_columns(sub) -> tuple[list, ...]:
-    """put_batch's columns from a batch of spark.replay.INPUT_COLUMNS (as spark/replay.py's fast path takes them)."""
+    """put_batch's columns from a batch of clwl.silver.INPUT_COLUMNS (as spark/replay.py's fast path takes them)."""
     import pyarrow as pa
     import pyarrow.compute as pc
 
@@ -233,20 +234,15 @@ def _put_columns(sub) -> tuple[list, ...]:
 
 def _feed(rep: SenderReplay, sub) -> list[ReplayRow]:
     """Route a batch of messages through ``rep`` (no trace); the rows that became final."""
-    from spark.replay import _event
-
     if sub.num_rows == 0:
         return []
-    _, rows = rep.put_batch(*_put_columns(sub), lambda i: _event(sub.slice(i, 1).to_pydict(), 0))
+    _, rows = rep.put_batch(*_put_columns(sub), lambda i: put_event(sub.slice(i, 1).to_pydict(), 0))
     return rows
 
 
 def explain(lake: Path, msg_id: str, run_date: Optional[str] = None, sender: Optional[str] = None) -> Explanation:
     """The explanation of one message of the published gold.routing_replay (ExplainError when there is none)."""
     import pyarrow.compute as pc
-
-    from spark.config import PipelineConfig
-    from spark.replay import _event, load_timelines, sender_batches, sender_inputs
 
     t0 = time.perf_counter()
     rows, version = find_rows(lake, msg_id, run_date)
@@ -256,15 +252,14 @@ def explain(lake: Path, msg_id: str, run_date: Optional[str] = None, sender: Opt
     out.seconds["find"] = time.perf_counter() - t0
 
     t = time.perf_counter()
-    config = PipelineConfig(lake=lake)
-    timeline = load_timelines(config, day).get(qm)
+    timeline = load_timelines(lake, day).get(qm)
     out.seconds["timeline"] = time.perf_counter() - t
     out.timeline = timeline or []
     if not timeline:
         out.differences += _compare(out)
         return out
     t = time.perf_counter()
-    _, inputs = sender_inputs(config, day, [qm])
+    _, inputs = sender_inputs(lake, day, [qm])
     if not inputs:
         raise ExplainError(f"silver.message_events holds no messages of {qm} on {day} (re-ingested since the "
                            "publish?)")
@@ -286,7 +281,7 @@ def explain(lake: Path, msg_id: str, run_date: Optional[str] = None, sender: Opt
             i = hits[0]
             _feed(rep, batch.slice(0, i))
             out.earlier_messages += i
-            out.event = _event(batch.slice(i, 1).to_pydict(), 0)
+            out.event = put_event(batch.slice(i, 1).to_pydict(), 0)
             out.result, final, out.state_before = rep.put_explained(out.event)
             out.config_time = max((s.time for s in rep.timeline if s.time <= out.event.put_time), default=None)
             found = True
