@@ -16,6 +16,13 @@
 The schemas, partitioning and keys of the tables are the Spark side's (spark/tables.py, which checks that it
 registers exactly the tables named here); `clwl query`, the report, the DAGs and the publish take the names
 from this module.
+
+It is also the lake's one door for everything read without Spark (deltalake, imported only when a table is
+opened): :class:`Lake` (a lake root: its folders, its tables by key, their latest and published versions, their
+rows with filters, the rows a commit wrote), the same by table folder (:func:`open_delta`, :func:`latest_version`,
+:func:`read_rows`, :func:`rows_committed`), and :func:`default_lake`, the one reading of ``$CLWL_LAKE``. Spark
+reads a table through ``spark.tables.read_table``; only spark/delta_commits.py (which writes Delta commits
+itself) opens a table with deltalake on its own.
 """
 
 from __future__ import annotations
@@ -23,8 +30,15 @@ from __future__ import annotations
 import json
 import os
 import stat
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, Sequence
+
+if TYPE_CHECKING:  # pragma: no cover
+    import pyarrow
+    from deltalake import DeltaTable
+
+    from clwl.published import Published
 
 LAYERS = ("bronze", "silver", "gold")
 
@@ -198,10 +212,149 @@ def is_delta_table(path: Path | str) -> bool:
 
 def latest_version(path: Path | str) -> int | None:
     """The latest committed version of the local Delta table at ``path`` from its commit files (None: no table
-    or no commit), without reading the table."""
+    or no commit), without reading the table. A table that is not on a local file system (``s3://...``): its
+    version as deltalake reads it from the log (None: no table there)."""
+    if _is_remote(path):
+        try:
+            return open_delta(path).version()
+        except Exception:  # deltalake's TableNotFoundError, or a store it cannot reach: no version to read
+            return None
     log = Path(path) / "_delta_log"
     if not log.is_dir():
         return None
     check_delta_log(path)  # a FIFO named as a commit is damage, not a version
     versions = [int(p.name[:-5]) for p in log.glob("*.json") if p.name[:-5].isdigit()]
     return max(versions) if versions else None
+
+
+def read_rows(table: Path | str, columns: Sequence[str] | None = None, filters: Any = None,
+              version: int | None = None) -> "pyarrow.Table":
+    """The rows of the Delta table at ``table`` (at ``version``; None: the latest) as a pyarrow Table: only
+    ``columns`` (None: all), only the rows ``filters`` selects (deltalake's DNF filters, e.g. ``[("run_date",
+    "=", day)]``, applied to the partition values first, so the files of other partitions are not read)."""
+    return open_delta(table, version).to_pyarrow_table(columns=list(columns) if columns is not None else None,
+                                                      filters=filters)
+
+
+def rows_committed(table: Path | str, version: int | None = None) -> int:
+    """The rows the commit ``version`` (None: the latest) of the Delta table at ``table`` wrote, from its commit
+    metrics in the Delta log: no row is read. Spark records them as ``numOutputRows`` (and, for a write of no
+    rows, which adds no files, nothing at all: 0); delta-rs as ``num_added_rows``. LookupError when the log has
+    no such commit."""
+    delta = open_delta(table)
+    latest = delta.version()
+    want = latest if version is None else int(version)
+    if not 0 <= want <= latest:
+        raise LookupError(f"{table}: no commit {want} (the latest is {latest})")
+    for commit in delta.history(latest - want + 1):
+        if commit.get("version") == want:
+            metrics = commit.get("operationMetrics") or {}
+            return int(metrics.get("numOutputRows", metrics.get("num_added_rows", 0)) or 0)
+    raise LookupError(f"{table}: commit {want} is no longer in the Delta history")
+
+
+# ----------------------------------------------------------------------------------------------- the door
+#: The environment variable that names the lake when a command is not told (``--lake``).
+LAKE_ENV = "CLWL_LAKE"
+#: The lake when neither ``--lake`` nor ``$CLWL_LAKE`` names one: ``lake`` in the current folder.
+DEFAULT_LAKE = Path("lake")
+
+#: Folders of a lake (:meth:`Lake.layer`): the table layers, then the run's own folders.
+FOLDERS = (*LAYERS, STAGING, VALIDATION, REPORTS, WHATIF)
+#: A run's gold tables before the quality gate, as keys (``staging.routing_replay``).
+STAGING_KEYS = tuple(f"{STAGING}.{name}" for name in GOLD_TABLES)
+
+
+def default_lake(base: Path | str | None = None) -> Path:
+    """The lake when a command names none: ``$CLWL_LAKE`` as given (blank: unset), else ``lake`` in ``base``
+    (None: the current folder, ``./lake``). The one reading of CLWL_LAKE: ``clwl query``, ``clwl published``,
+    ``clwl explain``, ``PipelineConfig.from_env`` (``clwl run``, ``clwl ingest``), and the DAGs, which give the
+    checkout as ``base`` (``<checkout>/lake``: an Airflow worker's current folder is not the user's)."""
+    raw = os.environ.get(LAKE_ENV, "").strip()
+    if raw:
+        return Path(raw)
+    return DEFAULT_LAKE if base is None else Path(base) / DEFAULT_LAKE
+
+
+def _name(what: str, name: str) -> str:
+    if not isinstance(name, str) or not name or name in (".", "..") or "/" in name or "\\" in name:
+        raise ValueError(f"bad {what} name: {name!r}")
+    return name
+
+
+@dataclass(frozen=True)
+class Lake:
+    """The lake at ``root`` (a folder, local or mounted): where each folder and table is, and what the tables
+    hold, read without Spark. A table is named by its key, ``"<layer>.<name>"``: a table of the map
+    (:data:`TABLE_KEYS`) or a staged gold table (``"staging.routing_replay"``). A what-if run's output is a lake
+    of its own (``Lake(whatif_root(lake, name))``)."""
+
+    root: Path
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "root", Path(self.root))
+
+    def __str__(self) -> str:
+        return str(self.root)
+
+    # -- where
+    def layer(self, name: str) -> Path:
+        """``<lake>/<name>``: a layer (``gold``) or one of the run's folders (``staging``, ``validation``,
+        ``reports``, ``whatif``)."""
+        if name not in FOLDERS:
+            raise ValueError(f"no folder {name!r} in a lake; known: {', '.join(FOLDERS)}")
+        return self.root / name
+
+    def table(self, key: str, name: str | None = None) -> Path:
+        """The folder of a table: by key (``table("silver.message_events")``, ValueError for a table the lake
+        does not have), or by layer and name (``table("gold", "run_summary")``, any well-formed names)."""
+        if name is None:
+            if key not in TABLE_KEYS and key not in STAGING_KEYS:
+                raise ValueError(f"no table {key!r}; known: {', '.join(TABLE_KEYS + STAGING_KEYS)}")
+            key, name = key.split(".", 1)
+        return self.root / _name("layer", key) / _name("table", name)
+
+    def whatif(self, name: str) -> "Lake":
+        """The lake a what-if run named ``name`` writes (``<lake>/whatif/<name>``)."""
+        return Lake(whatif_root(self.root, _name("what-if", name)))
+
+    # -- what the tables hold
+    def exists(self, key: str) -> bool:
+        """Whether the table is there (a folder with a ``_delta_log``)."""
+        return is_delta_table(self.table(key))
+
+    def version(self, key: str) -> int | None:
+        """The table's latest committed version (None: no table, or no commit), from its log's file names."""
+        return latest_version(self.table(key))
+
+    def published(self) -> "Published":
+        """``gold/_published.json`` as read now (clwl/published.py): read it once when several gold tables are
+        read together, so that all are of one publish."""
+        from clwl.published import read_published
+
+        return read_published(self.layer("gold"))
+
+    def published_version(self, key: str) -> int | None:
+        """The version of the gold table ``key`` (``"gold.routing_replay"``, or its bare name) that readers
+        see: the one ``gold/_published.json`` names; in a lake without that file, its latest version; None when
+        it is not published (no table, or a first publish of it that did not finish)."""
+        name = key.removeprefix("gold.")
+        path = self.table("gold", name)
+        pub = self.published()
+        if not pub.visible(name) or not is_delta_table(path):
+            return None
+        version = pub.version(name)
+        return latest_version(path) if version is None else version
+
+    def open(self, key: str, version: int | None = None) -> "DeltaTable":
+        """The table as a ``deltalake.DeltaTable`` at ``version`` (None: the latest), its log checked first."""
+        return open_delta(self.table(key), version)
+
+    def rows(self, key: str, columns: Sequence[str] | None = None, filters: Any = None,
+             version: int | None = None) -> "pyarrow.Table":
+        """The table's rows as a pyarrow Table (:func:`read_rows`): ``columns``, ``filters``, ``version``."""
+        return read_rows(self.table(key), columns, filters, version)
+
+    def rows_committed(self, key: str, version: int | None = None) -> int:
+        """The rows the table's commit ``version`` (None: the latest) wrote (:func:`rows_committed`)."""
+        return rows_committed(self.table(key), version)
