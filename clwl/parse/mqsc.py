@@ -68,9 +68,18 @@ from __future__ import annotations
 import codecs
 import os
 import re
-from typing import Mapping
 
 from clwl.parse.common import InputError, MqscRecord, ParsedCapture, ParseProblem
+from clwl.parse.record_kinds import (  # the kinds: their home is clwl.parse.record_kinds, named here too
+    KINDS,
+    MESSAGE_KINDS,
+    QUEUE_KINDS,
+    REQUIRED_ATTRIBUTES,
+    classify,
+    missing_key_reason,
+)
+from clwl.parse.runmqsc_lexer import Scanner, attribute_map, clean_attribute_line, clip_line
+from clwl.parse.zos import looks_like_zos, parse_zos_text
 
 __all__ = [
     "KINDS",
@@ -83,102 +92,6 @@ __all__ = [
     "parse_mqsc_text",
     "read_text_file",
 ]
-
-# --------------------------------------------------------------------------------------------------------------
-# Kinds (shared with clwl.parse.rest)
-
-KINDS = frozenset(
-    {"CLUSQMGR", "QCLUSTER", "QMGR", "QLOCAL", "QALIAS", "QREMOTE", "QMODEL", "CHSTATUS", "NAMELIST", "CHANNEL",
-     "OTHER"}
-)
-QUEUE_KINDS = frozenset({"QLOCAL", "QALIAS", "QREMOTE", "QCLUSTER", "QMODEL"})
-
-# AMQ message number -> kind it announces ("QUEUE": a queue of a type still to be read from TYPE).
-_MESSAGE_KINDS = {
-    "8441": "CLUSQMGR",
-    "8409": "QUEUE",
-    "8408": "QMGR",
-    "8417": "CHSTATUS",
-    "8414": "CHANNEL",
-    "8550": "NAMELIST",
-}
-_CHSTATUS_MARKERS = ("STATUS", "CURRENT", "SAVED", "CHSTATI", "CHSTADA", "SUBSTATE", "MSGS")
-
-# Attributes without which a record of that kind is useless. "QUEUE" is the pseudo-kind of a queue record whose
-# TYPE is missing: never emitted, always a problem.
-REQUIRED_ATTRIBUTES: Mapping[str, tuple[str, ...]] = {
-    "CLUSQMGR": ("CLUSQMGR", "CHANNEL", "CLUSTER"),
-    "QCLUSTER": ("QUEUE", "CLUSQMGR"),
-    "QLOCAL": ("QUEUE",),
-    "QALIAS": ("QUEUE",),
-    "QREMOTE": ("QUEUE",),
-    "QMODEL": ("QUEUE",),
-    "QUEUE": ("QUEUE", "TYPE"),
-    "QMGR": ("QMNAME",),
-    "CHSTATUS": ("CHANNEL", "CHLTYPE"),
-    "CHANNEL": ("CHANNEL", "CHLTYPE"),
-    "NAMELIST": ("NAMELIST",),
-}
-
-
-def classify(attrs: Mapping[str, str | None], message_id: str = "") -> str:
-    """Kind of a record, decided from its attribute names (never from the message text).
-
-    Rules, in order:
-    1. ``QUEUE`` present: ``TYPE``'s value if it is QLOCAL/QALIAS/QREMOTE/QCLUSTER/QMODEL; without TYPE,
-       QCLUSTER if ``CLUSQMGR`` is present, else the pseudo-kind ``QUEUE`` under an AMQ8409 header (a problem);
-       anything else (DISPLAY QSTATUS's TYPE(QUEUE), ...) is OTHER.
-    2. ``CLUSQMGR`` present: CLUSQMGR (QCLUSTER under an AMQ8409 header: a cluster queue that lost QUEUE).
-    3. ``CHANNEL`` and ``CHLTYPE``: CHSTATUS if any of STATUS, CURRENT, SAVED, CHSTATI, CHSTADA, SUBSTATE, MSGS is
-       present, else CHSTATUS under an AMQ8417 header, else CHANNEL. ``CHANNEL`` without ``CHLTYPE``: the kind
-       of the header (AMQ8417/8414/8441, then a problem for the missing key) or OTHER.
-    4. ``QMNAME`` (and neither QUEUE nor CHANNEL): QMGR, except ``QMNAME`` + ``STATUS`` (DISPLAY QMSTATUS) which
-       is OTHER unless the header is AMQ8408.
-    5. ``NAMELIST``: NAMELIST.
-    6. none of these: the kind of the header if it is a known one (the record then misses its key attribute),
-       else OTHER.
-    """
-    hint = _MESSAGE_KINDS.get(message_id[3:7]) if message_id else None
-    if "QUEUE" in attrs:
-        qtype = attrs.get("TYPE")
-        if qtype:
-            qtype = qtype.upper()
-            return qtype if qtype in QUEUE_KINDS else "OTHER"
-        if "CLUSQMGR" in attrs:
-            return "QCLUSTER"
-        return "QUEUE" if hint == "QUEUE" else "OTHER"
-    if "CLUSQMGR" in attrs:
-        return "QCLUSTER" if hint == "QUEUE" else "CLUSQMGR"
-    if "CHANNEL" in attrs:
-        if "CHLTYPE" in attrs:
-            for marker in _CHSTATUS_MARKERS:
-                if marker in attrs:
-                    return "CHSTATUS"
-            return "CHSTATUS" if hint == "CHSTATUS" else "CHANNEL"
-        return hint if hint in ("CHSTATUS", "CHANNEL", "CLUSQMGR") else "OTHER"
-    if "QMNAME" in attrs:
-        if "STATUS" in attrs and hint != "QMGR":
-            return "OTHER"
-        return "QMGR"
-    if "NAMELIST" in attrs:
-        return "NAMELIST"
-    return hint or "OTHER"
-
-
-def missing_key_reason(kind: str, attrs: Mapping[str, str | None]) -> str | None:
-    """``"missing key attribute: ..."`` when a record of ``kind`` lacks (or has empty) key attributes."""
-    required = REQUIRED_ATTRIBUTES.get(kind)
-    if not required:
-        return None
-    missing = [key for key in required if key not in attrs]
-    label = "queue" if kind == "QUEUE" else kind
-    if missing:
-        return f"missing key attribute: {label} record without {', '.join(missing)}"
-    empty = [key for key in required if not attrs[key]]
-    if empty:
-        return f"missing key attribute: {label} record with empty {', '.join(empty)}"
-    return None
-
 
 # --------------------------------------------------------------------------------------------------------------
 # Reading files
@@ -220,9 +133,8 @@ def read_text_file(path: str | os.PathLike[str]) -> tuple[str, str]:
 # Lexical patterns (precompiled). The common record costs one findall of _FAST_PAIRS plus one dict
 # comprehension: keys in upper case, values without quotes, newlines or more than one level of nested
 # parentheses, nothing else on the lines. Anything else (a "junk" match, group 4, which gives the key "") sends
-# the record to the exact, slower scanner below.
+# the record to the exact, slower scanner (clwl.parse.runmqsc_lexer.Scanner).
 
-_KEY = r"[A-Za-z][A-Za-z0-9_]*"
 _FAST_INNER = r"[^()'\n]*+(?:\([^()'\n]*+\)[^()'\n]*+)*+"
 # A key never starts inside a word (the lookbehind): retried at every letter of a long word, the key's scan
 # made a line quadratic.
@@ -231,10 +143,6 @@ _FAST_PAIRS = re.compile(
 )
 _HEADER = re.compile(r"(AMQ\d{4}[IEWS]?):")
 _NOT_BLANK = re.compile(r"[^ \t]")
-_KEY_RE = re.compile(_KEY)
-_TOKEN_RE = re.compile(r"[^ \t]+")
-_VALUE_CHUNK = re.compile(r"[^()']+")
-_QUOTED_CHUNK = re.compile(r"[^']+")
 _ECHO = re.compile(r"[ \t]*(?:\d+[ \t]*)?:(?:[ \t]|$)")
 _CLOSING = re.compile(
     r"[ \t]*(?:(?:One|No|All|\d+)[ \t]+(?:valid[ \t]+)?(?:MQSC[ \t]+)?commands?\b|MQSC[ \t]+commands?\b)"
@@ -249,201 +157,6 @@ _NOT_NAME_WORDS = frozenset({"MQSC", "IBM", "MQ"})
 
 # AMQ8405 (syntax error) and AMQ8427 (valid syntax) are followed by command text, not attributes.
 _SKIP_BODY = frozenset(f"AMQ{n}{s}" for n in ("8405", "8427") for s in ("", "I", "E", "W", "S"))
-
-
-def _clip(text: str, limit: int = 80) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= limit else text[: limit - 3] + "..."
-
-
-# --------------------------------------------------------------------------------------------------------------
-# The slow, exact scanner: used for the lines the fast pattern does not take (quotes, deep nesting, errors,
-# values continued on the next line, attribute lines at column 0)
-
-
-class _Scanner:
-    """Balanced-parenthesis tokeniser fed one line at a time; keeps an open value across lines."""
-
-    __slots__ = ("pairs", "error", "key", "buf", "depth", "mode", "token", "token_at", "token_line", "mark",
-                 "started", "spaced")
-
-    def __init__(self) -> None:
-        self.pairs: list[tuple[str, str | None]] = []
-        self.error: str | None = None
-        self.key: str | None = None  # key whose value is open
-        self.buf: list[str] = []
-        self.depth = 0
-        self.mode = 0  # 0 before the value's first non-blank, 1 literal, 2 inside quotes, 3 after closing quote
-        # Raw text of the open token, for messages: the line it starts on (from token_at), then the lines that
-        # continue it. Kept as pieces and joined only for a message: copying the rest of the line for each key
-        # made a line of many keys quadratic.
-        self.token: list[str] = []
-        self.token_at = 0
-        self.token_line = 0
-        # What the pieces of the value so far hold (buf[:mark] looked at): a non-blank (started), then a blank
-        # after it (spaced). Kept up to date line by line instead of joining the whole value at each line.
-        self.mark = 0
-        self.started = False
-        self.spaced = False
-
-    @property
-    def open(self) -> bool:
-        return self.key is not None
-
-    def token_text(self) -> str:
-        if not self.token:
-            return ""
-        return " ".join([self.token[0][self.token_at:].rstrip()] + self.token[1:])
-
-    def unclosed_reason(self) -> str:
-        what = "unclosed quote:" if self.mode == 2 else "unbalanced parenthesis: unclosed '(' in"
-        return f"{what} {_clip(self.token_text())!r} at line {self.token_line}"
-
-    def feed(self, line: str, lineno: int) -> None:
-        n = len(line)
-        i = 0
-        if self.key is not None:  # the value goes on: join the two pieces
-            content = line.lstrip(" \t")
-            i = n - len(content)
-            self.token.append(content.rstrip())
-            if self.mode in (1, 2, 3):
-                # The value so far ("prev") without its trailing blanks (not inside quotes), then one blank unless
-                # prev ends with "(", content starts with ")" or ",", or prev ends with "," and has no blank
-                # (" " in prev.strip()). Worked out from the last pieces, never by joining the whole value.
-                buf = self.buf
-                if self.mode != 2:
-                    while buf and not buf[-1].strip(" \t"):
-                        buf.pop()
-                    if buf:
-                        buf[-1] = buf[-1].rstrip(" \t")
-                if len(buf) <= self.mark:  # no new piece (at most once per value): look at them all again
-                    self.mark, self.started, self.spaced = 0, False, False
-                for index in range(self.mark, len(buf)):
-                    piece = buf[index]
-                    if not self.started:
-                        piece = piece.lstrip()
-                        if not piece:
-                            continue
-                        self.started = True
-                    if " " in piece:
-                        self.spaced = True
-                self.mark = len(buf)
-                if buf and content and buf[-1][-1] != "(" and content[0] not in "),":
-                    if buf[-1][-1] != "," or self.spaced:
-                        buf.append(" ")
-        while i < n:
-            if self.key is None:
-                c = line[i]
-                if c == " " or c == "\t":
-                    i += 1
-                    continue
-                m = _KEY_RE.match(line, i)
-                if m is None:
-                    if c == ")":
-                        self.error = f"unbalanced parenthesis: stray ')' in {_clip(line)!r} at line {lineno}"
-                    else:
-                        token = _TOKEN_RE.match(line, i).group()
-                        self.error = (
-                            f"not KEY(value) or a keyword: {_clip(token, 40)!r} in {_clip(line)!r} at line {lineno}"
-                        )
-                    return
-                j = m.end()
-                if j < n and line[j] == "(":
-                    self.key = m.group().upper()
-                    self.buf = []
-                    self.depth = 0
-                    self.mode = 0
-                    self.token = [line]
-                    self.token_at = i
-                    self.token_line = lineno
-                    self.mark = 0
-                    self.started = self.spaced = False
-                    i = j + 1
-                    continue
-                if j < n and line[j] not in " \t":
-                    token = _TOKEN_RE.match(line, i).group()
-                    self.error = (
-                        f"not KEY(value) or a keyword: {_clip(token, 40)!r} in {_clip(line)!r} at line {lineno}"
-                    )
-                    return
-                self.pairs.append((m.group().upper(), None))
-                i = j
-                continue
-            # inside a value
-            mode = self.mode
-            c = line[i]
-            if mode == 2:  # quoted
-                if c == "'":
-                    if i + 1 < n and line[i + 1] == "'":
-                        self.buf.append("'")
-                        i += 2
-                    else:
-                        self.mode = 3
-                        i += 1
-                    continue
-                m = _QUOTED_CHUNK.match(line, i)
-                self.buf.append(m.group())
-                i = m.end()
-                continue
-            if mode == 3:  # after the closing quote: blanks, then ')'
-                if c == " " or c == "\t":
-                    i += 1
-                    continue
-                if c == ")":
-                    self._close()
-                    i += 1
-                    continue
-                self.error = (
-                    f"not KEY(value) or a keyword: text after the closing quote in {_clip(self.token_text())!r}"
-                    f" at line {lineno}"
-                )
-                return
-            if mode == 0:
-                if c == " " or c == "\t":
-                    i += 1
-                    continue
-                if c == "'":
-                    self.mode = 2
-                    i += 1
-                    continue
-                self.mode = 1
-            if c == "(":
-                self.depth += 1
-                self.buf.append(c)
-                i += 1
-            elif c == ")":
-                if self.depth == 0:
-                    self._close()
-                else:
-                    self.depth -= 1
-                    self.buf.append(c)
-                i += 1
-            else:
-                m = _VALUE_CHUNK.match(line, i)
-                if m is None:  # a quote inside a literal value is literal
-                    self.buf.append(c)
-                    i += 1
-                else:
-                    self.buf.append(m.group())
-                    i = m.end()
-
-    def _close(self) -> None:
-        self.pairs.append((self.key, "".join(self.buf).strip()))  # type: ignore[arg-type]
-        self.key = None
-        self.buf = []
-        self.token = []
-
-
-def _clean_attribute_line(line: str) -> list[tuple[str, str | None]] | None:
-    """Pairs of a line that is complete, clean KEY(value) text with at least one valued pair, else None."""
-    scanner = _Scanner()
-    scanner.feed(line, 0)
-    if scanner.error or scanner.open:
-        return None
-    for _key, value in scanner.pairs:
-        if value is not None:
-            return scanner.pairs
-    return None
 
 
 def _is_end_line(line: str) -> bool:
@@ -510,9 +223,7 @@ def parse_mqsc_text(text: str, source: str) -> ParsedCapture:
     if "\r" in text:
         text = text.replace("\r\n", "\n").replace("\r", "\n")
     if _looks_like_zos(text):
-        from clwl.parse.zos import parse_zos_text  # z/OS command output lands under the same file names
-
-        return parse_zos_text(text, source)
+        return parse_zos_text(text, source)  # z/OS command output lands under the same file names
     capture = ParsedCapture(source=source, fmt="mqsc")
     parser = _Parser(text, source, capture, _typed_input(text))
     parser.run()
@@ -526,13 +237,12 @@ def parse_mqsc_text(text: str, source: str) -> ParsedCapture:
 
 _ECHO_NUMBERED = re.compile(r"[ \t]*\d+[ \t]*:(?:[ \t]|$)")
 _AMQ_AT_LINE_START = re.compile(r"^[ \t]*AMQ\d{4}[IEWS]?:", re.M)
-_ZOS_AT_LINE_START = re.compile(r"^[ \t]*CSQ[0-9A-Z]\d{3}[IEWAD](?:[ \t]|$)", re.M)
 
 
 def _looks_like_zos(text: str) -> bool:
     """z/OS command output (CSQUTIL COMMAND, the console, the REST plain-text answer): CSQxnnns messages and
     no AMQnnnn message at the start of a line."""
-    return _ZOS_AT_LINE_START.search(text) is not None and _AMQ_AT_LINE_START.search(text) is None
+    return looks_like_zos(text) and _AMQ_AT_LINE_START.search(text) is None
 
 
 def _typed_input(text: str) -> frozenset[int]:
@@ -657,7 +367,7 @@ class _Parser:
             elif _ECHO.match(line):
                 self.saw_echo = True
                 self.in_banner = False
-            elif line.strip() and not _CLOSING.match(line) and _clean_attribute_line(line) is not None:
+            elif line.strip() and not _CLOSING.match(line) and clean_attribute_line(line) is not None:
                 if not orphan:
                     orphan_line = lineno + offset
                 orphan.append(line)
@@ -677,7 +387,7 @@ class _Parser:
             ParseProblem(
                 self.source,
                 lineno,
-                f"attributes outside a record: no AMQnnnn message before {_clip(lines[0])!r}",
+                f"attributes outside a record: no AMQnnnn message before {clip_line(lines[0])!r}",
                 "\n".join(lines),
             )
         )
@@ -691,15 +401,9 @@ class _Parser:
         self._loose(record_end, body_end, lineno + 1 + text.count("\n", body_start, record_end))
         attrs: dict[str, str | None] = {}
         if error is None:
-            for key, value in pairs:
-                if key in attrs and attrs[key] != value:
-                    error = (
-                        f"duplicate attribute: {key} given twice with different values ({attrs[key]!r}, {value!r})"
-                    )
-                    break
-                attrs[key] = value
+            attrs, error = attribute_map(pairs)
         if error is None and not attrs:
-            kind = _MESSAGE_KINDS.get(message_id[3:7])
+            kind = MESSAGE_KINDS.get(message_id[3:7])
             if kind is None:
                 return  # "object not found", "Channel Status not found", ...: a message, not a record
             if body_end == len(text) and not text[body_start:body_end].strip():
@@ -718,7 +422,7 @@ class _Parser:
     def _scan(self, pos: int, stop: int, lineno: int) -> tuple[str | None, int, list[tuple[str, str | None]]]:
         """Scan a record's lines from ``pos``: (first error, end of the record's text, pairs)."""
         text = self.text
-        scanner = _Scanner()
+        scanner = Scanner()
         error: str | None = None
         at_eof = stop == len(text)
         while pos < stop:
@@ -736,7 +440,7 @@ class _Parser:
             elif _is_end_line(line) or pos in self.typed:
                 break  # an echoed command, a closing line, or a command typed at an interactive runmqsc
             elif line[0] not in " \t":
-                pairs = _clean_attribute_line(line)
+                pairs = clean_attribute_line(line)
                 if pairs is None:
                     break  # a translated closing line or other text: the record ends here
                 scanner.pairs.extend(pairs)
@@ -744,15 +448,11 @@ class _Parser:
                 scanner.feed(line, lineno)
             if error is None and scanner.error:
                 error = scanner.error
-                scanner = _Scanner()  # go on consuming the bad record's lines, without reading them
+                scanner = Scanner()  # go on consuming the bad record's lines, without reading them
             pos = next_pos
             lineno += 1
         if error is None and scanner.open:
-            reason = scanner.unclosed_reason()
-            if at_eof and pos >= stop:
-                reason = "record truncated at end of file: " + reason.replace("unbalanced parenthesis: ", "").replace(
-                    "unclosed quote:", "unclosed quote in"
-                )
+            reason = scanner.truncated_reason() if at_eof and pos >= stop else scanner.unclosed_reason()
             return reason, pos, scanner.pairs
         return error, pos, scanner.pairs
 

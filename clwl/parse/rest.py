@@ -23,9 +23,9 @@ upper-cased; a nested ``objects`` array is flattened as pymqrest does (each obje
 parent's other parameters, the object's keys winning; an empty array gives no record). Values become text:
 strings stripped, integers in decimal, ``true``/``false`` -> ``YES``/``NO``, ``null`` -> ``None`` (like a bare
 keyword), lists joined with ``,`` (``"names": ["A", "B"]`` -> ``"A,B"``), other objects as compact JSON. The kind is
-decided by :func:`clwl.parse.mqsc.classify` (no message id in REST) and checked by
-:func:`clwl.parse.mqsc.missing_key_reason`; a record with a ``queue`` key and no ``type`` is a problem (``missing
-key attribute: queue record without TYPE``), as an AMQ8409I record without TYPE is on the runmqsc path.
+decided by :func:`clwl.parse.record_kinds.classify` (no message id in REST) and checked by
+:func:`clwl.parse.record_kinds.missing_key_reason`; a record with a ``queue`` key and no ``type`` is a problem
+(``missing key attribute: queue record without TYPE``), as an AMQ8409I record without TYPE is on the runmqsc path.
 
 An item with ``completionCode`` != 0 is a problem (``command failed: completionCode 2, reasonCode 2085 ...``),
 except "nothing found": ``overallReasonCode`` 3008 and an item without parameters whose ``reasonCode`` is 2085
@@ -61,7 +61,8 @@ from clwl.parse.common import (
     json_array_elements,
     too_deep_reason,
 )
-from clwl.parse.mqsc import classify, missing_key_reason, parse_mqsc_text, read_text_file
+from clwl.parse.mqsc import parse_mqsc_text, read_text_file
+from clwl.parse.record_kinds import classify, missing_key_reason
 
 __all__ = ["parse_rest_file", "parse_rest_text"]
 

@@ -31,7 +31,7 @@ How the text is read:
   named before ``DETAILS`` (CHSTATUS, CLUSQMGR, QCLUSTER, QUEUE, CHANNEL, NAMELIST, QMGR) is the record's kind
   when its attributes alone do not tell (a record that then misses its key attribute is a problem).
   CSQM409I is DISPLAY QMGR.
-* Attributes are tokenised by the runmqsc scanner (:mod:`clwl.parse.mqsc`): values are blank-padded on z/OS
+* Attributes are tokenised by the runmqsc scanner (:mod:`clwl.parse.runmqsc_lexer`): values are blank-padded on z/OS
   (``QMNAME(MQ1A      )`` -> ``MQ1A``), any number per line, at any column. z/OS names DISPLAY CHSTATUS's
   channel ``CHSTATUS(name)``: it is given as ``CHANNEL``, as runmqsc prints it.
 * Messages without attributes (``CSQN205I`` counts, ``CSQ9022I ... NORMAL COMPLETION``, ``CSQM297I ... NO
@@ -52,7 +52,8 @@ from __future__ import annotations
 import re
 
 from clwl.parse.common import InputError, MqscRecord, ParsedCapture, ParseProblem
-from clwl.parse.mqsc import _clean_attribute_line, _clip, _Scanner, classify, missing_key_reason
+from clwl.parse.record_kinds import MESSAGE_KINDS, QUEUE_KINDS, classify, missing_key_reason
+from clwl.parse.runmqsc_lexer import Scanner, attribute_map, clean_attribute_line, clip_line
 
 __all__ = ["looks_like_zos", "parse_zos_text"]
 
@@ -64,12 +65,10 @@ _END_DETAILS = re.compile(r"[ \t]*END[ \t]+[A-Z]+[ \t]+DETAILS[ \t]*$", re.I)
 _CONNECTED = re.compile(r"CSQU121I\s+Connected to queue manager\s+([A-Za-z0-9._/%@#$]{1,48})")
 
 # The kind a CSQM201I block announces ("DISPLAY <word> DETAILS") -> an AMQ message id that stands for it, so that
-# clwl.parse.mqsc.classify breaks ties as it does for runmqsc (a record missing its key is then a problem).
-_WORD_HINT = {
-    "QMGR": "AMQ8408I", "CLUSQMGR": "AMQ8441I", "QCLUSTER": "AMQ8409I", "QUEUE": "AMQ8409I", "QLOCAL": "AMQ8409I",
-    "QALIAS": "AMQ8409I", "QREMOTE": "AMQ8409I", "QMODEL": "AMQ8409I", "CHSTATUS": "AMQ8417I",
-    "CHANNEL": "AMQ8414I", "NAMELIST": "AMQ8550I",
-}
+# clwl.parse.record_kinds.classify breaks ties as it does for runmqsc (a record missing its key is then a problem):
+# the AMQ header of each kind, and the queue header (AMQ8409I) for each type of queue.
+_WORD_HINT = {**{kind: "AMQ8409I" for kind in QUEUE_KINDS},
+              **{kind: f"AMQ{number}I" for number, kind in MESSAGE_KINDS.items()}}
 # z/OS message numbers with a fixed kind: CSQM409I is DISPLAY QMGR's answer.
 _MESSAGE_HINT = {"CSQM409": "AMQ8408I"}
 
@@ -99,7 +98,7 @@ def parse_zos_text(text: str, source: str) -> ParsedCapture:
 
 def _readable(line: str) -> bool:
     """``line`` is KEY(value) text and bare keywords (``CURRENT``), as CSQUTIL prints a record's lines."""
-    scanner = _Scanner()
+    scanner = Scanner()
     scanner.feed(line, 0)
     return scanner.error is None and bool(scanner.pairs or scanner.open)
 
@@ -113,7 +112,7 @@ class _Block:
         self.line = line
         self.message_id = message_id
         self.hint = hint  # AMQ id standing for the announced kind, or ""
-        self.scanner = _Scanner()
+        self.scanner = Scanner()
         self.error: str | None = None
         self.lines: list[str] = []
         self.wants_attributes = bool(hint) and message_id.startswith("CSQM")
@@ -151,7 +150,7 @@ class _Reader:
                 self._finish(block, at_eof=False)
                 block = None
             # outside any message: echoed commands, CSQUTIL text, banners are skipped
-            if line[:1] in (" ", "\t") and line.strip() and _clean_attribute_line(line) is not None:
+            if line[:1] in (" ", "\t") and line.strip() and clean_attribute_line(line) is not None:
                 if not orphan:
                     orphan_line = lineno
                 orphan.append(line)
@@ -222,18 +221,10 @@ class _Reader:
         raw = "\n".join(block.lines).rstrip("\n")
         error = block.error
         if error is None and scanner.open:
-            error = scanner.unclosed_reason()
-            if at_eof:
-                error = "record truncated at end of file: " + error.replace("unbalanced parenthesis: ", "").replace(
-                    "unclosed quote:", "unclosed quote in")
+            error = scanner.truncated_reason() if at_eof else scanner.unclosed_reason()
         attrs: dict[str, str | None] = {}
         if error is None:
-            for key, value in scanner.pairs:
-                if key in attrs and attrs[key] != value:
-                    error = (f"duplicate attribute: {key} given twice with different values ({attrs[key]!r}, "
-                             f"{value!r})")
-                    break
-                attrs[key] = value
+            attrs, error = attribute_map(scanner.pairs)
         if error is None and not attrs:
             if not block.hint or not block.message_id.startswith("CSQM"):
                 return  # a message, not a record
@@ -255,4 +246,4 @@ class _Reader:
     def _orphan(self, lineno: int, lines: list[str]) -> None:
         self.capture.problems.append(ParseProblem(
             self.source, lineno,
-            f"attributes outside a record: no CSQxnnns message before {_clip(lines[0])!r}", "\n".join(lines)))
+            f"attributes outside a record: no CSQxnnns message before {clip_line(lines[0])!r}", "\n".join(lines)))

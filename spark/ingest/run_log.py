@@ -90,13 +90,16 @@ class IngestSummary(RecordTotals):
         return "\n".join(lines)
 
 
-# The code that turns files into rows, with every module of this package (spark/ingest/*.py): a change to any of
-# them reads every file again.
-_CODE_MODULES = ("clwl.parse.common", "clwl.parse.mqsc", "clwl.parse.rest", "clwl.parse.xmitq",
-                 "clwl.parse.amqsmon", "clwl.parse.puts", "clwl.parse.activity_trace", "clwl.view",
-                 "spark.tables") + tuple(
-    "spark.ingest" if p.stem == "__init__" else f"spark.ingest.{p.stem}"
-    for p in sorted(Path(__file__).parent.glob("*.py")))
+# The code that turns files into rows: the parsers (every module under clwl/parse/, and clwl.view, with every clwl
+# module they import, found from their source: a hand-kept list once missed clwl/parse/zos.py), spark.tables and
+# every module of this package (spark/ingest/*.py). A change to any of them reads every file again.
+@functools.lru_cache(maxsize=1)
+def _code_modules() -> tuple[str, ...]:
+    from clwl.parse import parser_modules
+
+    return (*parser_modules("clwl.view"), "spark.tables", *(
+        "spark.ingest" if p.stem == "__init__" else f"spark.ingest.{p.stem}"
+        for p in sorted(Path(__file__).parent.glob("*.py"))))
 
 
 @functools.lru_cache(maxsize=1)
@@ -105,7 +108,7 @@ def code_version() -> str:
     import importlib
 
     h = hashlib.sha256()
-    for name in _CODE_MODULES:
+    for name in _code_modules():
         module = importlib.import_module(name)
         h.update(name.encode())
         h.update(Path(module.__file__).read_bytes())
