@@ -156,10 +156,10 @@ def query_latency(lake: Path, run_date: str) -> None:
 
 def floor_once(spark, config, root: Path) -> float:
     """One bare pass: Spark reads silver.message_events and writes it to a new Delta table; its seconds."""
-    from spark.tables import path as table_path
+    from spark.tables import read_table
 
     t = time.perf_counter()
-    df = spark.read.format("delta").load(table_path(config, "silver.message_events"))
+    df = read_table(spark, config, "silver.message_events")
     df.write.format("delta").mode("overwrite").save(str(root / "floor"))
     seconds = time.perf_counter() - t
     shutil.rmtree(root / "floor", ignore_errors=True)
@@ -291,9 +291,9 @@ def main() -> None:
         spark = get_spark(config.master)
         print(f"  floor: bare read + Delta write of silver.message_events, median of 3: "
               f"{floor_seconds(spark, config, Path(tempfile.mkdtemp(prefix='clwl-floor-'))):.1f} s")
-        from clwl.published import read_published
+        from clwl.lake import Lake
 
-        query_latency(lake, max(read_published(lake / "gold").dates, default="2026-11-20"))
+        query_latency(lake, max(Lake(lake).published().dates, default="2026-11-20"))
         return
 
     root = Path(a.keep) if a.keep else Path(tempfile.mkdtemp(prefix="clwl-bench-"))

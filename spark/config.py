@@ -10,6 +10,8 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from clwl.lake import DEFAULT_LAKE, REPORTS, Lake, default_lake
+
 #: The source checkout this package lives in (an editable install keeps it there).
 REPO_ROOT = Path(__file__).resolve().parents[1]
 
@@ -36,8 +38,7 @@ def expectations_dir() -> Path:
             return Path(dist.locate_file(f)).resolve().parent
     return checkout
 
-_ENV = {
-    "lake": "CLWL_LAKE",
+_ENV = {  # the lake's variable, CLWL_LAKE, is read by clwl.lake.default_lake (the one default)
     "landing": "CLWL_LANDING",
     "master": "CLWL_SPARK_MASTER",
 }
@@ -50,7 +51,7 @@ def _abs(p: Path | str) -> Path:
 
 @dataclass(frozen=True)
 class PipelineConfig:
-    lake: Path = field(default_factory=lambda: Path("lake"))
+    lake: Path = field(default_factory=lambda: DEFAULT_LAKE)
     landing: Path = field(default_factory=lambda: REPO_ROOT / "samples" / "landing")
     master: str = "local[2]"
     reports: Path | None = None  # None -> <lake>/reports
@@ -60,7 +61,7 @@ class PipelineConfig:
         lake = _abs(self.lake)
         object.__setattr__(self, "lake", lake)
         object.__setattr__(self, "landing", _abs(self.landing))
-        object.__setattr__(self, "reports", _abs(self.reports) if self.reports is not None else lake / "reports")
+        object.__setattr__(self, "reports", _abs(self.reports) if self.reports is not None else Lake(lake).layer(REPORTS))
         if not self.master:
             raise ValueError("master must not be empty")
         if int(self.shuffle_partitions) < 1:
@@ -70,7 +71,7 @@ class PipelineConfig:
     @classmethod
     def from_env(cls, **overrides: object) -> PipelineConfig:
         """Defaults, then CLWL_LAKE / CLWL_LANDING / CLWL_SPARK_MASTER (empty = unset), then `overrides`."""
-        values: dict[str, object] = {}
+        values: dict[str, object] = {"lake": default_lake()}  # $CLWL_LAKE, else ./lake
         for name, var in _ENV.items():
             raw = os.environ.get(var, "").strip()
             if raw:
@@ -80,7 +81,4 @@ class PipelineConfig:
 
     def table_path(self, layer: str, table: str) -> str:
         """`<lake>/<layer>/<table>` as a string, the form both Spark and deltalake take."""
-        for what, name in (("layer", layer), ("table", table)):
-            if not name or name in (".", "..") or "/" in name or "\\" in name:
-                raise ValueError(f"bad {what} name: {name!r}")
-        return str(self.lake / layer / table)
+        return str(Lake(self.lake).table(layer, table))

@@ -28,11 +28,10 @@ from pyspark.sql import functions as F
 
 from clwl.days import as_utc, day_bounds
 from clwl.distribution import explain, judge_count, judge_group
-from clwl.lake import is_delta_table
+from clwl.lake import Lake
 from clwl.replay import Snapshot
 from spark.config import PipelineConfig
-from spark.tables import TABLES
-from spark.tables import path as table_path
+from spark.tables import TABLES, read_table
 
 DISTRIBUTION = TABLES["gold.distribution"]
 DISTRIBUTION_SCHEMA = DISTRIBUTION.schema
@@ -61,7 +60,7 @@ def ceil_second(t):
 
 def stuck_messages(spark: SparkSession, config: PipelineConfig, run_date: str, replayed: DataFrame) -> DataFrame:
     _, end = day_bounds(run_date)
-    browsed = (spark.read.format("delta").load(table_path(config, "silver.xmitq_contents"))
+    browsed = (read_table(spark, config, "silver.xmitq_contents")
                .where(F.col("run_date") == F.lit(run_date).cast("date"))
                .groupBy(F.upper("msg_id").alias("b_msg_id"))
                .agg(F.min("capture_time").alias("seen_at"), F.first("xmitq").alias("seen_xmitq")))
@@ -139,7 +138,7 @@ def distribution(spark: SparkSession, config: PipelineConfig, run_date: str, rep
                             timelines.get(sender, []), "observed_destination")
 
     # (2) Receiver accounting: all senders together, per accounting interval.
-    acct = (spark.read.format("delta").load(table_path(config, "silver.queue_accounting"))
+    acct = (read_table(spark, config, "silver.queue_accounting")
             .where((F.col("run_date") == F.lit(run_date).cast("date")) & (F.col("monitoring_type") == "QueueAccounting"))
             # One record per connection (each sender's channel agent, each local application) and interval:
             # the connections' intervals end together at the accounting timer, and start when each connection
@@ -195,11 +194,10 @@ def _channel_statistics_rows(spark: SparkSession, config: PipelineConfig, run_da
     the sender's puts: the sender has replayed messages that day, and the interval overlaps the time from its
     first put to its last put or delivery. MsgCount counts every message the channel sent, the replay's and any
     other traffic, so a count above the replay's carries that caveat in its explanation."""
-    location = table_path(config, "silver.channel_statistics")
-    if not is_delta_table(location):
+    if not Lake(config.lake).exists("silver.channel_statistics"):
         return []
     day = F.col("run_date") == F.lit(run_date).cast("date")
-    stats = spark.read.format("delta").load(location).where(day & F.col("msg_count").isNotNull())
+    stats = read_table(spark, config, "silver.channel_statistics").where(day & F.col("msg_count").isNotNull())
     if stats.limit(1).count() == 0:  # the usual day: no channel statistics at all, the replay is not read
         return []
     spans = {r.sending_qmgr: (r.first, r.last) for r in replayed.groupBy("sending_qmgr").agg(

@@ -19,14 +19,13 @@ from typing import Callable, Optional
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from clwl.lake import GOLD_TABLES, RUN_INPUTS, is_delta_table
+from clwl.lake import GOLD_TABLES, RUN_INPUTS, Lake
 from clwl.whatif import WhatIf
 from spark.config import PipelineConfig
 from spark.detect import distribution, stuck_messages
 from spark.replay import ROUTING_REPLAY_OPTIONS, load_timelines, replay_messages
 from spark.run import PipelineRun
-from spark.tables import TABLES
-from spark.tables import path as table_path
+from spark.tables import TABLES, read_table
 
 UTC = timezone.utc
 RUN_SUMMARY = TABLES["gold.run_summary"]
@@ -68,26 +67,6 @@ def _write_date(df: DataFrame, path: str, run_date: str, options: Optional[dict]
     write_run_date(df, path, date.fromisoformat(run_date), options)
 
 
-def delta_version(path: str) -> int:
-    from deltalake import DeltaTable
-
-    return DeltaTable(path).version()
-
-
-def rows_written(path: str, run_date: str) -> int:
-    """Rows the latest write of ``run_date`` put into the table at ``path``, from its Delta commit metrics:
-    counting them again would read the table back."""
-    from deltalake import DeltaTable
-
-    for commit in DeltaTable(path).history(10):
-        params = commit.get("operationParameters") or {}
-        metrics = commit.get("operationMetrics") or {}
-        if run_date in str(params.get("predicate", "")) and commit.get("operation") == "WRITE":
-            # A write of no rows adds no files, and Delta then records no numOutputRows at all.
-            return int(metrics.get("numOutputRows", 0))
-    raise LookupError(f"{path}: no recent write of run date {run_date} in the Delta history")
-
-
 # -- stages ----------------------------------------------------------------------------------------------------
 def replay_stage(spark: SparkSession, run: PipelineRun, run_date: str) -> int:
     """Replay ``run_date`` into ``<out>/staging/routing_replay``; returns the number of messages replayed."""
@@ -99,14 +78,15 @@ def replay_stage(spark: SparkSession, run: PipelineRun, run_date: str) -> int:
     replayed = replay_messages(spark, run.config, run_date, run.profile, timelines,
                                list(run.senders) if run.senders else None, queues)
     _write_date(replayed, run.staging("routing_replay"), run_date, ROUTING_REPLAY_OPTIONS)
-    return rows_written(run.staging("routing_replay"), run_date)
+    # The rows written, from the commit's metrics (ours: the lake lock is held); counting them would read them back.
+    return run.out_lake.rows_committed("staging.routing_replay")
 
 
 def detect_stage(spark: SparkSession, run: PipelineRun, run_date: str, ingest_counts: Optional[dict] = None,
                  started_at: Optional[datetime] = None) -> dict[str, int]:
     """Stage the gold tables of ``run_date`` (routing_replay, stuck_messages, distribution, run_summary)."""
     # Not cached: each use reads only the columns it needs from the staged table.
-    replayed = (spark.read.format("delta").load(run.staging("routing_replay"))
+    replayed = (read_table(spark, run.out_lake, "staging.routing_replay")
                 .where(F.col("run_date") == F.lit(run_date).cast("date")))
     timelines = load_timelines(run.config, run_date, run.overrides)
     stuck = stuck_messages(spark, run.config, run_date, replayed)
@@ -120,11 +100,14 @@ def detect_stage(spark: SparkSession, run: PipelineRun, run_date: str, ingest_co
                         F.count(F.when(F.col("agrees"), 1)).alias("agreed"),
                         F.count(F.when(~F.col("agrees"), 1)).alias("disagreed")).collect()[0]
     n_msgs = int(seen["n"])
-    n_stuck = rows_written(run.staging("stuck_messages"), run_date)
-    n_unexp = sum(v == "unexpected" for v in _small_table_rows(run.staging("distribution"), run_date, ["verdict"])
-                  .column("verdict").to_pylist())
+    n_stuck = run.out_lake.rows_committed("staging.stuck_messages")
+    # The staged distribution is small: read on the driver without the JVM (a Spark read costs a few jobs,
+    # seconds in a fresh session, as load_timelines says).
+    verdicts = run.out_lake.rows("staging.distribution", ["verdict"],
+                                 filters=[("run_date", "=", date.fromisoformat(run_date))])
+    n_unexp = sum(v == "unexpected" for v in verdicts.column("verdict").to_pylist())
     counts = ingest_counts or _ingest_counts(run.config, run_date)
-    versions = {t: delta_version(run.reads(t)) for t in RUN_INPUTS if is_delta_table(run.reads(t))}
+    versions = {t: run.lake.version(t) for t in RUN_INPUTS if run.lake.exists(t)}
     warnings = day_warnings(spark, run.config, run_date, n_msgs)
     summary = spark.createDataFrame([RUN_SUMMARY.row(
         run_id=run.run_id, run_date=date.fromisoformat(run_date), started_at=started_at or datetime.now(UTC),
@@ -147,13 +130,12 @@ def day_warnings(spark: SparkSession, config: PipelineConfig, run_date: str, mes
     if messages:
         return []
     day = F.col("run_date") == F.lit(run_date).cast("date")
-    events = table_path(config, "silver.message_events")
-    if is_delta_table(events) and spark.read.format("delta").load(events).where(day).limit(1).count():
+    lake = Lake(config.lake)
+    if lake.exists("silver.message_events") and read_table(spark, lake, "silver.message_events").where(day).limit(1).count():
         return []
-    captures = table_path(config, "bronze.capture_files")
-    qmgrs = ([r[0] for r in spark.read.format("delta").load(captures).where(day)
+    qmgrs = ([r[0] for r in read_table(spark, lake, "bronze.capture_files").where(day)
               .select("observing_qmgr").distinct().orderBy("observing_qmgr").collect()]
-             if is_delta_table(captures) else [])
+             if lake.exists("bronze.capture_files") else [])
     if qmgrs:
         return [f"no put records for {run_date}: configuration captures from {len(qmgrs)} queue manager(s) "
                 f"({', '.join(q or '?' for q in qmgrs)}) but not one put record (no puts*.csv|jsonl|json or *.amqsact file, or "
@@ -172,10 +154,10 @@ def publish_stage(spark: SparkSession, run: PipelineRun, run_date: str):
     with lake_lock(run.config.lake, purpose=f"publish {run.run_id} {run_date}"):
         # Each table is read at the version it has now, so the gate validates exactly what publish then writes,
         # and the two per-message tables are not cached for it (see publish's `uncached`).
-        versions = {t: delta_version(run.staging(t)) for t in GOLD_TABLES}
-        staged = {t: _pinned(spark, run.staging(t), run_date, versions[t]) for t in GOLD_TABLES}
+        versions = {t: run.out_lake.version(f"staging.{t}") for t in GOLD_TABLES}
+        staged = {t: _pinned(spark, run.out_lake, f"staging.{t}", run_date, versions[t]) for t in GOLD_TABLES}
         staged["run_summary"] = staged["run_summary"].withColumn("status", F.lit("published"))
-        silver_events = _pinned(spark, run.reads("silver.message_events"), run_date)
+        silver_events = _pinned(spark, run.lake, "silver.message_events", run_date)
         # Gold may take the staged files of the tables published as they are (not run_summary: it changes).
         return publish(spark, run.out, run_date, run.run_id, staged,
                        extra_checks={"silver_message_events": silver_events},
@@ -183,10 +165,10 @@ def publish_stage(spark: SparkSession, run: PipelineRun, run_date: str):
                        staged={t: (run.staging(t), versions[t]) for t in GOLD_TABLES if t != "run_summary"})
 
 
-def _pinned(spark: SparkSession, path: str, run_date: str, version: Optional[int] = None) -> DataFrame:
-    """``run_date``'s rows of the Delta table at ``path``, as of ``version`` (default: its current version)."""
-    return (spark.read.format("delta").option("versionAsOf", delta_version(path) if version is None else version)
-            .load(path).where(F.col("run_date") == F.lit(run_date).cast("date")))
+def _pinned(spark: SparkSession, lake: Lake, key: str, run_date: str, version: Optional[int] = None) -> DataFrame:
+    """``run_date``'s rows of the table ``key`` of ``lake``, as of ``version`` (default: its current version)."""
+    return (read_table(spark, lake, key, lake.version(key) if version is None else version)
+            .where(F.col("run_date") == F.lit(run_date).cast("date")))
 
 
 def report_stage(spark: Optional[SparkSession], run: PipelineRun, run_date: str) -> tuple[str, str]:
@@ -199,19 +181,10 @@ def report_stage(spark: Optional[SparkSession], run: PipelineRun, run_date: str)
     return str(html), str(md)
 
 
-def _small_table_rows(path: str, run_date: str, columns: list[str]):
-    """``run_date``'s rows of a small Delta table (a staged distribution), read on the driver
-    without the JVM: a Spark read costs a few jobs, seconds in a fresh session (as load_timelines says)."""
-    from deltalake import DeltaTable
-
-    return DeltaTable(path).to_pyarrow_table(columns=columns,
-                                             filters=[("run_date", "=", date.fromisoformat(run_date))])
-
-
 def _ingest_counts(config: PipelineConfig, run_date: str) -> dict:
     from spark.ingest.run_log import latest_log_rows
 
-    if not is_delta_table(table_path(config, "silver.ingest_files")):
+    if not Lake(config.lake).exists("silver.ingest_files"):
         return {}
     # The log gains a row per file at every run (unchanged files included): the date's counts are those of each
     # file's latest row, and a file removed since is not counted, so a re-run reports what the first run did.
@@ -369,7 +342,7 @@ def check_whatif(config: PipelineConfig, run_dates: list[str], whatif: WhatIf) -
     from clwl.whatif import WhatIfError, unknown_names
 
     for d in run_dates:
-        if not is_delta_table(table_path(config, "silver.config_history")):
+        if not Lake(config.lake).exists("silver.config_history"):
             raise WhatIfError(f"what-if {whatif.name}: nothing ingested in {config.lake}; run `clwl run --date {d}` "
                               f"first (a what-if replays the ingested day)")
         timelines = load_timelines(config, d)

@@ -43,7 +43,7 @@ from pyspark import StorageLevel
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from clwl.lake import GOLD_TABLES, VALIDATION, is_delta_table, latest_version, read_lake_json
+from clwl.lake import GOLD_TABLES, VALIDATION, Lake, is_delta_table, latest_version, read_lake_json
 from clwl.lakelock import lake_lock
 from clwl.published import read_published, unsettled, write_published
 from spark.config import PipelineConfig
@@ -59,6 +59,7 @@ from spark.quality import (
     validate_table,
 )
 from spark.replay import ROUTING_REPLAY_OPTIONS
+from spark.tables import read_table
 
 log = logging.getLogger(__name__)
 
@@ -166,7 +167,7 @@ def publish(
         for o in outcomes:
             _write_result(o, result_dir)
 
-        previous = {f"gold.{n}": _current_version(spark, config.table_path("gold", n)) for n in order}
+        previous = {f"gold.{n}": Lake(config.lake).version(f"gold.{n}") for n in order}
         failures = [f"{o.table}: {f}" for o in outcomes if not o.success for f in o.failed]
         seconds = {"validate": time.perf_counter() - started}
         if failures:
@@ -194,7 +195,7 @@ def publish(
 def _result_dir(config: PipelineConfig, run_id: str, day: dt.date) -> Path:
     """`<lake>/validation/<run_id>`; when a run publishes several dates under one run id, the results of a date
     other than the one already there go to `<lake>/validation/<run_id>/<run_date>` (never overwritten)."""
-    folder = config.lake / VALIDATION / run_id
+    folder = Lake(config.lake).layer(VALIDATION) / run_id
     try:
         there = read_lake_json(folder / "_publish.json").get("run_date")  # bounded: never a FIFO's hang
     except (OSError, ValueError, AttributeError):
@@ -211,20 +212,21 @@ def settle_gold(spark: SparkSession, config: PipelineConfig) -> dict[str, str]:
     publishes. A table folder the pointer does not name at all was created by a first publish that did not
     finish: it is removed. A lake without the pointer (from before it existed) gets one naming every gold table
     at its latest version. The pointer then names the RESTORE commits (the published files, at a new version), so
-    a table's latest version is its published one again (clwl.published.unsettled is empty). Returns what was done per table ("restored from 7 to 5", "removed")."""
-    gold = config.lake / "gold"
+    a table's latest version is its published one again (clwl.published.unsettled is empty). Returns what was done
+    per table ("restored from 7 to 5", "removed")."""
+    gold = Lake(config.lake).layer("gold")
     pub = read_published(gold)
     found = {p.name: str(p) for p in sorted(gold.iterdir()) if is_delta_table(p)} if gold.is_dir() else {}
     for tmp in gold.glob(".*.tmp") if gold.is_dir() else ():  # a pointer write that was killed halfway
         tmp.unlink(missing_ok=True)
     if not pub.exists:
-        write_published(gold, {n: v for n, p in found.items() if (v := _current_version(spark, p)) is not None})
+        write_published(gold, {n: v for n, p in found.items() if (v := latest_version(p)) is not None})
         return {}
     done: dict[str, str] = {}
     restored: dict[str, int | None] = {}
     for name, path in found.items():
         want = pub.tables.get(name)
-        latest = _current_version(spark, path)
+        latest = latest_version(path)
         if want is None:
             log.warning("publish: gold.%s is not in %s (a first publish of it did not finish): removing it",
                         name, gold / "_published.json")
@@ -237,7 +239,7 @@ def settle_gold(spark: SparkSession, config: PipelineConfig) -> dict[str, str]:
                         "that did not finish): restoring version %d", name, want, latest, want)
             DeltaTable.forPath(spark, path).restoreToVersion(want)
             done[name] = f"restored from {latest} to {want}"
-            restored[name] = _current_version(spark, path)
+            restored[name] = latest_version(path)
         elif latest is not None and latest < want:
             log.error("publish: gold.%s is at version %d, behind its published version %d in %s; was the table "
                       "replaced?", name, latest, want, gold / "_published.json")
@@ -253,7 +255,7 @@ def settle_before_writing(config: PipelineConfig, session: Callable[[], SparkSes
     lake lock: roll back what a killed publish left (:func:`settle_gold`), so that a reader of the latest versions
     stops seeing it at the next write. The check is a listing (clwl.published.unsettled); Spark (``session()``) is
     asked for only when something is left."""
-    left = unsettled(config.lake / "gold")
+    left = unsettled(Lake(config.lake).layer("gold"))
     if not left:
         return {}
     progress(f"gold: a publish did not finish ({'; '.join(left)}): rolling it back to the published versions")
@@ -265,7 +267,7 @@ def settle_before_writing(config: PipelineConfig, session: Callable[[], SparkSes
 
 def _commit_published(config: PipelineConfig, day: dt.date, run_id: str, versions: Mapping[str, int]) -> None:
     """Name the versions just written in `gold/_published.json` (one atomic replace): the publish's commit point."""
-    gold = config.lake / "gold"
+    gold = Lake(config.lake).layer("gold")
     pub = read_published(gold)
     tables = {**pub.tables, **{k.removeprefix("gold."): int(v) for k, v in versions.items()}}
     write_published(gold, tables, {**pub.dates, day.isoformat(): run_id}, run_id=run_id, run_date=day.isoformat())
@@ -298,19 +300,6 @@ def _persist(df: DataFrame) -> DataFrame:
     if df.storageLevel.useMemory or df.storageLevel.useDisk:
         return df
     return df.persist(StorageLevel.MEMORY_AND_DISK)
-
-
-def _current_version(spark: SparkSession, path: str) -> int | None:
-    """The table's latest committed version (None: no table), from the commit files in `_delta_log`: no Spark
-    job. Only local or mounted lakes have a listable `_delta_log`; elsewhere Delta's history answers."""
-    if "://" in path and not path.startswith("file:"):
-        from delta.tables import DeltaTable
-
-        try:
-            return int(DeltaTable.forPath(spark, path).history(1).select("version").first()[0])
-        except Exception:
-            return None
-    return latest_version(path)
 
 
 def _with_versions(df: DataFrame, versions: Mapping[str, int]) -> DataFrame:
@@ -347,9 +336,10 @@ def _write_all(spark: SparkSession, config: PipelineConfig, day: dt.date, order:
     versions: dict[str, int] = {}
     written: list[str] = []
     first = [n for n in order if n != "run_summary"]
+    lake = Lake(config.lake)
 
     def write(name: str) -> str:
-        path = config.table_path("gold", name)
+        path = str(lake.table(f"gold.{name}"))
         df = frames[name]
         if name == "run_summary":
             df = _with_versions(df, versions)
@@ -369,7 +359,7 @@ def _write_all(spark: SparkSession, config: PipelineConfig, day: dt.date, order:
                 failed = failed or (name, exc)
     if failed is None and "run_summary" in order:
         for name in written:
-            versions[f"gold.{name}"] = _current_version(spark, config.table_path("gold", name))
+            versions[f"gold.{name}"] = lake.version(f"gold.{name}")
         try:
             written.append(write("run_summary"))
         except Exception as exc:  # noqa: BLE001
@@ -380,25 +370,26 @@ def _write_all(spark: SparkSession, config: PipelineConfig, day: dt.date, order:
         # partitions, possibly written meanwhile by another run date, are left alone; RESTORE would not).
         name, exc = failed
         for done in written:
-            _roll_back(spark, config.table_path("gold", done), day, previous.get(f"gold.{done}"))
+            _roll_back(spark, lake, f"gold.{done}", day, previous.get(f"gold.{done}"))
         raise PublishError(f"writing gold.{name} failed ({type(exc).__name__}: "
                            f"{str(exc).splitlines()[0] if str(exc) else ''}); put back "
                            f"{', '.join('gold.' + n for n in written) or 'nothing'}") from exc
     for name in written:
         if f"gold.{name}" not in versions:  # the others were read before run_summary was written
-            versions[f"gold.{name}"] = _current_version(spark, config.table_path("gold", name))
+            versions[f"gold.{name}"] = lake.version(f"gold.{name}")
         log.info("publish: gold.%s version %d", name, versions[f"gold.{name}"])
     return versions
 
 
-def _roll_back(spark: SparkSession, path: str, day: dt.date, before: int | None) -> None:
+def _roll_back(spark: SparkSession, lake: Lake, key: str, day: dt.date, before: int | None) -> None:
     from delta.tables import DeltaTable
 
+    path = str(lake.table(key))
     try:
         if before is None:  # the table is new: it had no rows of this date
             DeltaTable.forPath(spark, path).delete(F.col("run_date") == F.lit(day))
         else:
-            old = spark.read.format("delta").option("versionAsOf", before).load(path)
+            old = read_table(spark, lake, key, before)
             write_run_date(old.where(F.col("run_date") == F.lit(day)), path, day)
         log.warning("publish: put back %s, run date %s, as of version %s", path, day, before)
     except Exception:  # pragma: no cover - report the original failure

@@ -33,8 +33,9 @@ from pyspark import StorageLevel
 from pyspark.sql import DataFrame, SparkSession, Window
 from pyspark.sql import functions as F
 
-from clwl.lake import GOLD_TABLES, is_delta_table  # noqa: F401 - GOLD_TABLES: the suites' tables, publish order
+from clwl.lake import GOLD_TABLES, Lake  # noqa: F401 - GOLD_TABLES: the suites' tables, publish order
 from spark.config import PipelineConfig, expectations_dir
+from spark.tables import read_table
 
 log = logging.getLogger(__name__)
 
@@ -715,10 +716,10 @@ def _as_date(d: dt.date | str) -> dt.date:
 # ------------------------------------------------------------------------------------------------ silver
 
 
-def read_delta_if_exists(spark: SparkSession, path: str) -> DataFrame | None:
-    if not is_delta_table(path):
-        return None
-    return spark.read.format("delta").load(path)
+def read_delta_if_exists(spark: SparkSession, config: PipelineConfig, key: str) -> DataFrame | None:
+    """The table ``key`` of the lake (``"silver.quarantine"``) as a DataFrame; None when it is not there."""
+    lake = Lake(config.lake)
+    return read_table(spark, lake, key) if lake.exists(key) else None
 
 
 def events_for_run_date(events: DataFrame, run_date: dt.date | str) -> DataFrame:
@@ -737,7 +738,7 @@ def silver_tables(spark: SparkSession, config: PipelineConfig, run_date: dt.date
     for name in SILVER_TABLES:
         if name in skip:
             continue
-        df = read_delta_if_exists(spark, config.table_path("silver", name))
+        df = read_delta_if_exists(spark, config, f"silver.{name}")
         if df is not None:
             out[name] = events_for_run_date(df, run_date) if name == "message_events" else df
     return out

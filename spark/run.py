@@ -10,14 +10,16 @@ from dataclasses import dataclass, replace
 from functools import cached_property
 from typing import Callable, Optional
 
-from clwl.lake import STAGING, whatif_root
+from clwl.lake import REPORTS, Lake
 from clwl.whatif import WhatIf
 from spark.config import PipelineConfig
 
 
 @dataclass(frozen=True)
 class PipelineRun:
-    """``config``: the lake the run reads (its silver tables) and, unless it is a what-if run, writes.
+    """``config``: how the run works (landing folder, Spark master, ...) and, unless ``lake`` is given, the lake
+    it reads. ``lake``: the lake the run reads (its silver tables) and, unless it is a what-if run, writes (a
+    :class:`clwl.lake.Lake`; default: ``config.lake``; when given, ``config.lake`` is made to name it too).
     ``whatif``: a what-if run writes everything it produces under ``<lake>/whatif/<name>/`` and never touches
     the published tables. ``senders`` / ``cluster`` narrow the replay (only in a what-if run: a part of a day
     must not replace the published day)."""
@@ -28,33 +30,46 @@ class PipelineRun:
     whatif: Optional[WhatIf] = None
     senders: Optional[tuple[str, ...]] = None
     cluster: Optional[str] = None
+    lake: Optional[Lake] = None
 
     def __post_init__(self) -> None:
+        if self.lake is None:
+            object.__setattr__(self, "lake", Lake(self.config.lake))
+        else:
+            lake = Lake(self.lake) if not isinstance(self.lake, Lake) else self.lake
+            if lake.root != self.config.lake:  # PipelineConfig.lake keeps naming the run's lake (absolute)
+                reports = None if self.config.reports == Lake(self.config.lake).layer(REPORTS) else self.config.reports
+                object.__setattr__(self, "config", replace(self.config, lake=lake.root, reports=reports))
+            object.__setattr__(self, "lake", Lake(self.config.lake))
         if self.senders is not None:
             object.__setattr__(self, "senders", tuple(self.senders) or None)
         if (self.senders or self.cluster) and self.whatif is None:
             raise ValueError("a run narrowed to some senders or a cluster must be a what-if run (give it a name)")
 
     @cached_property
+    def out_lake(self) -> Lake:
+        """The lake the run writes: the main lake, or the what-if run's own folder ``<lake>/whatif/<name>``."""
+        return self.lake if self.whatif is None else self.lake.whatif(self.whatif.name)
+
+    @cached_property
     def out(self) -> PipelineConfig:
-        """The configuration of the lake the run writes: the main lake, or the what-if run's own folder."""
+        """The configuration of the lake the run writes (:attr:`out_lake`)."""
         if self.whatif is None:
             return self.config
-        root = whatif_root(self.config.lake, self.whatif.name)
-        return replace(self.config, lake=root, reports=root / "reports")
+        return replace(self.config, lake=self.out_lake.root, reports=self.out_lake.layer(REPORTS))
 
     def staging(self, table: str) -> str:
         """``<out>/staging/<table>``: a gold table of this run before the quality gate."""
-        return str(self.out.lake / STAGING / table)
+        return str(self.out_lake.table("staging", table))
 
     def gold(self, table: str) -> str:
         """``<out>/gold/<table>``: where the gate publishes it."""
-        return self.out.table_path("gold", table)
+        return str(self.out_lake.table("gold", table))
 
     def reads(self, key: str) -> str:
         """An input table (``"silver.message_events"``) of the main lake: a what-if run reads the same silver."""
         layer, name = key.split(".", 1)
-        return self.config.table_path(layer, name)
+        return str(self.lake.table(layer, name))
 
     @property
     def overrides(self) -> Optional[Callable]:

@@ -10,7 +10,7 @@ from typing import Iterable, NamedTuple
 from clwl.parse.activity_trace import ORIGIN as TRACE_ORIGIN
 from spark.ingest.parse_tasks import _QUARANTINE, TRACE_FORMAT
 from spark.ingest.writes import _in, _sql_str
-from spark.tables import TABLES, path, read
+from spark.tables import TABLES, read
 
 # ----------------------------------------------------------------------------------------------------------
 # Message events: bronze put rows -> silver.message_events, once per message of its own run date
@@ -79,11 +79,10 @@ def _file_order(config, files: Iterable[str], ingested_at: datetime) -> list[tup
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    from clwl.lake import open_delta
+    from clwl.lake import Lake
 
     wanted = sorted(set(files))
-    log = open_delta(path(config, "silver.ingest_files")).to_pyarrow_table(
-        columns=["source_file", "ingested_at", "ingest_run_id", "status"])
+    log = Lake(config.lake).rows("silver.ingest_files", ["source_file", "ingested_at", "ingest_run_id", "status"])
     log = log.filter(pc.is_in(log.column("source_file"), value_set=pa.array(wanted, pa.string())))
 
     def utc(t: datetime) -> datetime:

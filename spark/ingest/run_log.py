@@ -126,10 +126,10 @@ def latest_log_rows(config: PipelineConfig, dates: list[str]) -> dict[str, dict]
     JVM's first Delta read, seconds before anything else could start."""
     if not dates:
         return {}
-    from clwl.lake import open_delta
+    from clwl.lake import Lake
 
-    rows = open_delta(path(config, "silver.ingest_files")).to_pyarrow_table(
-        filters=[("run_date", "in", [date.fromisoformat(d) for d in sorted(set(dates))])]).to_pylist()
+    rows = Lake(config.lake).rows("silver.ingest_files", filters=[
+        ("run_date", "in", [date.fromisoformat(d) for d in sorted(set(dates))])]).to_pylist()
     latest: dict[str, dict] = {}
     for r in sorted(rows, key=lambda r: (r["ingested_at"], r["ingest_run_id"])):
         latest[r["source_file"]] = r

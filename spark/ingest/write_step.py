@@ -7,13 +7,13 @@ from __future__ import annotations
 import time
 from datetime import datetime
 
-from clwl.lake import latest_version
+from clwl.lake import Lake
 from spark.ingest.history import _split_histories, build_histories
 from spark.ingest.landing import LandingFile, classify_name
 from spark.ingest.message_events import MessageScope, _message_jobs, _message_scope
 from spark.ingest.parse_tasks import _QUARANTINE
 from spark.ingest.writes import _in, _run_writes
-from spark.tables import TABLES, path, read
+from spark.tables import TABLES, read
 
 # Table groups a file of each parser feeds (silver.quarantine is fed by every file).
 _FEEDS = {
@@ -97,7 +97,7 @@ def _replace_file_rows(spark, config, frames: dict, touched: list[tuple[str, str
         where = predicate(key)
         if where is None:
             continue
-        if rows[sources[key][0] if key in sources else key] == 0 and latest_version(path(config, key)) == 0:
+        if rows[sources[key][0] if key in sources else key] == 0 and Lake(config.lake).version(key) == 0:
             jobs.append((key, None, where))  # nothing to write or replace: the table is as ensure_tables made it
             continue
         if key in sources:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Iterable
 
+from clwl.lake import Lake
 from spark.tables import TABLES, path
 
 
@@ -25,15 +26,8 @@ def _write(spark, config, key: str, df, predicate: str, count: bool = False) -> 
     writer.save(location)
     if not count:
         return -1
-    return _rows_committed(location)
-
-
-def _rows_committed(location: str) -> int:
-    """numOutputRows of the table's latest commit (ours: the lake lock is held), from its Delta log without a
-    Spark job (as spark.pipeline.rows_written reads the staged tables' writes)."""
-    from deltalake import DeltaTable as Log
-
-    return int((Log(location).history(1)[0].get("operationMetrics") or {}).get("numOutputRows", 0))
+    # The rows of the table's latest commit (ours: the lake lock is held), from its Delta log: no Spark job.
+    return Lake(config.lake).rows_committed(key)
 
 
 def _run_writes(spark, config, jobs: list[tuple[str, object, str]], count: bool = False) -> dict[str, int]:

@@ -45,11 +45,11 @@ def task_states(dag_run) -> dict[str, str]:
 
 def delta_versions(root: Path, exclude: tuple[str, ...] = ()) -> dict[str, int]:
     """Delta version of every table under `root` (relative path -> version), skipping `exclude` prefixes."""
-    from spark.pipeline import delta_version
+    from clwl.lake import latest_version
 
     out = {}
     for log_dir in sorted(root.rglob("_delta_log")):
         rel = log_dir.parent.relative_to(root).as_posix()
         if not rel.startswith(exclude):
-            out[rel] = delta_version(str(log_dir.parent))
+            out[rel] = latest_version(log_dir.parent)
     return out
