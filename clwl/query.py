@@ -19,13 +19,19 @@ import datetime as dt
 import decimal
 import json
 import math
-import os
 import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, TextIO
 
-from clwl.lake import LAYERS, LakeFileError, check_delta_log, is_delta_table
+from clwl.lake import (
+    LAYERS,
+    Lake,
+    LakeFileError,
+    default_lake,  # noqa: F401 - the lake when none is named ($CLWL_LAKE, else ./lake): the CLI's
+    is_delta_table,
+    open_delta,
+)
 from clwl.landing import printable
 
 LAYER_PRIORITY = tuple(reversed(LAYERS))  # who gets the bare name when two layers share a table name: gold first
@@ -35,11 +41,6 @@ FORMATS = ("table", "csv", "json")
 
 class QueryError(Exception):
     """A lake that cannot be used or SQL that cannot be answered: one line for stderr."""
-
-
-def default_lake() -> Path:
-    raw = os.environ.get("CLWL_LAKE", "").strip()
-    return Path(raw or "lake")
 
 
 def discover_tables(lake: Path) -> dict[str, Path]:
@@ -187,29 +188,29 @@ def run_query(sql: str, lake: Path):
         raise QueryError(f"no lake at {lake} (give --lake DIR, or set CLWL_LAKE)")
     try:
         import datafusion  # noqa: F401
-        from deltalake import DeltaTable
+        import deltalake  # noqa: F401
     except ImportError as exc:
         raise QueryError(f"the datafusion, deltalake and pyarrow packages are needed ({exc}); install the "
                          f"'pipeline' extra") from None
-    from clwl.published import PublishedError, read_published
+    from clwl.published import PublishedError
 
     ctx = _session()
     options = _read_only_options()
+    gold = Lake(lake).layer("gold")
     try:  # gold tables are read at the versions of the last finished publish, all from one reading of the file
-        published = read_published(lake / "gold")
+        published = Lake(lake).published()
     except PublishedError as exc:
         raise QueryError(str(exc)) from None
     tables = discover_tables(lake)
     for name, path in list(tables.items()):
         version = None
-        if path.parent == lake / "gold":
+        if path.parent == gold:
             if not published.visible(path.name):  # its first publish has not finished
                 del tables[name]
                 continue
             version = published.version(path.name)
-        try:
-            check_delta_log(path)  # deltalake reads the log itself: a FIFO there would hang it
-            ctx.register_table(name, DeltaTable(str(path), version=version))
+        try:  # the log checked first: deltalake reads it itself, and a FIFO there would hang it
+            ctx.register_table(name, open_delta(path, version))
         except LakeFileError as exc:  # names the damaged file already
             raise QueryError(str(exc)) from None
         except Exception as exc:

@@ -30,7 +30,7 @@ from typing import Any, Iterator, Mapping
 from airflow.sdk import Asset, Param, Variable, get_current_context
 from airflow.sdk.exceptions import AirflowFailException
 
-from clwl.lake import GOLD_TABLES
+from clwl.lake import GOLD_TABLES, Lake, default_lake
 from clwl.landing import MQ_NAME_PATTERN  # MQ object names (queue managers, clusters)
 from clwl.whatif import (
     CHANNEL_ATTRS_SCHEMA,
@@ -49,7 +49,6 @@ PROFILES = ("default", "legacy", "mq9")  # = sorted(clwl.algorithm.PROFILES); te
 TAGS_BASE = ["clwl", "mq"]
 
 VARIABLES = {"lake": "clwl_lake", "landing": "clwl_landing", "master": "clwl_spark_master"}
-DEFAULT_LAKE = REPO_ROOT / "lake"  # what `clwl run` uses from the checkout; independent of the worker's cwd
 
 # Retries for the Spark tasks: transient failures (a Spark master restarting, a lake volume hiccup) are retried
 # after 5 min, then 10 min (exponential backoff, multiplier 2, capped at 1 h). A failed quality gate is not
@@ -67,14 +66,19 @@ DATE_PATTERN = r"\A[0-9]{4}-[0-9]{2}-[0-9]{2}\Z"
 
 
 # ------------------------------------------------------------------------------------------------ parse time
+def env_lake() -> Path:
+    """The DAGs' lake when no Variable names one: CLWL_LAKE, else <checkout>/lake (what `clwl run` uses from the
+    checkout, whatever the worker's cwd): clwl.lake.default_lake with the checkout as its base, made absolute."""
+    return default_lake(REPO_ROOT).expanduser().absolute()
+
+
 def parse_time_lake() -> Path:
     """The lake the Asset URIs name: CLWL_LAKE, else <checkout>/lake (environment only: no Variable lookups)."""
-    raw = os.environ.get("CLWL_LAKE", "").strip()
-    return Path(raw).expanduser().absolute() if raw else DEFAULT_LAKE
+    return env_lake()
 
 
 def table_uri(lake: Path | str, table: str, layer: str = "gold") -> str:
-    return (Path(lake) / layer / table).as_uri()
+    return Lake(lake).table(layer, table).as_uri()
 
 
 def gold_assets(lake: Path | str | None = None) -> list[Asset]:
@@ -91,8 +95,8 @@ def pipeline_config() -> PipelineConfig:
         value = Variable.get(key, default=None)
         if value is not None and str(value).strip():
             overrides[name] = str(value).strip()
-    if "lake" not in overrides and not os.environ.get("CLWL_LAKE", "").strip():
-        overrides["lake"] = DEFAULT_LAKE
+    if "lake" not in overrides:
+        overrides["lake"] = env_lake()
     return PipelineConfig.from_env(**overrides)
 
 

@@ -10,7 +10,8 @@ from pathlib import Path
 
 from clwl.cli.exit_codes import EXIT_INPUT, EXIT_OK
 from clwl.cli.extras import QUERY_MODULES, missing_extra
-from clwl.query import FORMATS, MAX_CELL, QueryError, default_lake, run_query, write_csv, write_json, write_table
+from clwl.lake import Lake, default_lake
+from clwl.query import FORMATS, MAX_CELL, QueryError, run_query, write_csv, write_json, write_table
 
 
 def add_query_command(subparsers) -> argparse.ArgumentParser:
@@ -55,13 +56,13 @@ def cmd_query(args: argparse.Namespace) -> int:
         if not re.match(NAME_PATTERN, name):
             print(f"clwl query: --whatif {name!r}: not a what-if name", file=sys.stderr)
             return EXIT_INPUT
-        whatifs = Path(lake) / "whatif"
+        whatifs = Lake(lake).layer("whatif")
         if not (whatifs / name).is_dir():
             known = sorted(p.name for p in whatifs.iterdir() if p.is_dir()) if whatifs.is_dir() else []
             print(f"clwl query: no what-if {name!r} in {lake} (what-ifs: {', '.join(known) or 'none'})",
                   file=sys.stderr)
             return EXIT_INPUT
-        lake = whatifs / name
+        lake = Lake(lake).whatif(name).root
     try:
         table = run_query(args.sql, lake)
     except QueryError as exc:
@@ -105,11 +106,12 @@ def cmd_published(args: argparse.Namespace) -> int:
     from clwl.published import reader_recipes
 
     lake = args.lake if args.lake is not None else default_lake()
-    if not (Path(lake) / "gold").is_dir():
+    gold = Lake(lake).layer("gold")
+    if not gold.is_dir():
         print(f"clwl published: no gold tables in {lake} (give --lake DIR, or set CLWL_LAKE)", file=sys.stderr)
         return EXIT_INPUT
     try:
-        recipes = reader_recipes(Path(lake) / "gold", args.trino_schema)
+        recipes = reader_recipes(gold, args.trino_schema)
     except LakeFileError as exc:
         print(f"clwl published: {exc}", file=sys.stderr)
         return EXIT_INPUT

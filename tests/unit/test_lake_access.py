@@ -1,0 +1,192 @@
+"""The lake's door (clwl/lake.py): tables by key, their latest and published versions, their rows with filters,
+the rows a commit wrote, the one default lake; and that no other product module opens a Delta table itself.
+Pure: tiny tables written by deltalake, no JVM."""
+
+from __future__ import annotations
+
+import ast
+import datetime as dt
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from clwl import lake as lake_module
+from clwl.lake import DEFAULT_LAKE, Lake, LakeFileError, default_lake, read_rows, rows_committed
+from clwl.published import write_published
+from spark.config import PipelineConfig
+from spark.run import PipelineRun
+
+pa = pytest.importorskip("pyarrow")
+deltalake = pytest.importorskip("deltalake")
+
+ROOT = Path(__file__).resolve().parents[2]
+D1, D2 = dt.date(2026, 11, 20), dt.date(2026, 11, 21)
+
+
+def _write(path: Path, rows: dict, mode: str = "append") -> None:
+    deltalake.write_deltalake(str(path), pa.table(rows), mode=mode, partition_by=["run_date"])
+
+
+@pytest.fixture
+def tiny(tmp_path) -> Lake:
+    """silver.ingest_files at versions 0 (3 rows) and 1 (2 rows); gold.run_summary at 0, 1, 2."""
+    lake = Lake(tmp_path / "lake")
+    files = lake.table("silver.ingest_files")
+    _write(files, {"run_date": [D1, D1, D2], "source_file": ["a", "b", "c"], "n": [1, 2, 3]})
+    _write(files, {"run_date": [D2, D2], "source_file": ["d", "e"], "n": [4, 5]})
+    summary = lake.table("gold.run_summary")
+    for v in range(3):
+        _write(summary, {"run_date": [D1], "run_id": [f"run-{v}"]}, mode="overwrite")
+    return lake
+
+
+def test_where_tables_and_folders_are(tmp_path):
+    lake = Lake(str(tmp_path))
+    assert lake.root == tmp_path and str(lake) == str(tmp_path)
+    assert lake.table("silver.message_events") == tmp_path / "silver" / "message_events"
+    assert lake.table("gold", "run_summary") == lake.table("gold.run_summary") == tmp_path / "gold" / "run_summary"
+    assert lake.table("staging.routing_replay") == tmp_path / "staging" / "routing_replay"
+    assert lake.layer("gold") == tmp_path / "gold" and lake.layer("validation") == tmp_path / "validation"
+    assert lake.whatif("w20") == Lake(tmp_path / "whatif" / "w20")
+    with pytest.raises(ValueError, match="no table"):
+        lake.table("silver.nonsense")
+    with pytest.raises(ValueError, match="no table"):
+        lake.table("staging.quarantine")  # only gold tables are staged
+    with pytest.raises(ValueError, match="no folder"):
+        lake.layer("_ingest")
+    for layer, name in (("gold", "../x"), ("..", "t"), ("gold", ""), ("a/b", "t"), ("gold", "x\\y")):
+        with pytest.raises(ValueError, match="bad"):
+            lake.table(layer, name)
+
+
+def test_versions_rows_and_commits(tiny):
+    assert tiny.exists("silver.ingest_files") and not tiny.exists("silver.quarantine")
+    assert tiny.version("silver.ingest_files") == 1 and tiny.version("gold.run_summary") == 2
+    assert tiny.version("silver.quarantine") is None
+
+    day2 = tiny.rows("silver.ingest_files", ["source_file", "n"], filters=[("run_date", "=", D2)])
+    assert day2.column_names == ["source_file", "n"]
+    assert sorted(day2.column("source_file").to_pylist()) == ["c", "d", "e"]
+    both = tiny.rows("silver.ingest_files", filters=[("run_date", "in", [D1, D2])])
+    assert both.num_rows == 5 and "run_date" in both.column_names
+    assert tiny.rows("silver.ingest_files", version=0).num_rows == 3
+    assert read_rows(tiny.table("silver.ingest_files"), ["n"]).num_rows == 5
+    assert tiny.open("gold.run_summary", 1).version() == 1
+
+    assert tiny.rows_committed("silver.ingest_files") == 2  # the latest commit (delta-rs: num_added_rows)
+    assert tiny.rows_committed("silver.ingest_files", 0) == 3
+    with pytest.raises(LookupError):
+        tiny.rows_committed("silver.ingest_files", 2)
+
+
+def _commit(table: Path, version: int, metrics: dict | None) -> None:
+    info = {"timestamp": 0, "operation": "WRITE", "operationParameters": {"mode": "Overwrite"}}
+    if metrics is not None:
+        info["operationMetrics"] = metrics
+    (table / "_delta_log" / f"{version:020d}.json").write_text(json.dumps({"commitInfo": info}) + "\n")
+
+
+def test_rows_committed_reads_spark_metrics(tiny):
+    """Spark records numOutputRows (a string), and nothing at all for a write of no rows."""
+    files = tiny.table("silver.ingest_files")
+    _commit(files, 2, {"numFiles": "3", "numOutputRows": "1234"})
+    _commit(files, 3, None)
+    assert rows_committed(files, 2) == 1234
+    assert rows_committed(files) == 0 and tiny.version("silver.ingest_files") == 3
+
+
+def test_published_version(tiny):
+    gold = tiny.layer("gold")
+    # No pointer (a lake from before it): the latest version is the published one.
+    assert not tiny.published().exists and tiny.published_version("gold.run_summary") == 2
+    write_published(gold, {"run_summary": 1})
+    assert tiny.published().tables == {"run_summary": 1}
+    assert tiny.published_version("gold.run_summary") == tiny.published_version("run_summary") == 1
+    assert tiny.rows("gold.run_summary", version=tiny.published_version("gold.run_summary")) \
+        .column("run_id").to_pylist() == ["run-1"]
+    _write(tiny.table("gold.routing_replay"), {"run_date": [D1], "msg_id": ["x"]})
+    assert tiny.published_version("gold.routing_replay") is None  # its first publish has not finished
+    write_published(gold, {"run_summary": 1, "stuck_messages": 0})
+    assert tiny.published_version("gold.stuck_messages") is None  # named, but there is no table
+
+
+def test_the_door_refuses_a_damaged_log(tiny):
+    os.mkfifo(tiny.table("silver.ingest_files") / "_delta_log" / "_last_checkpoint")
+    with pytest.raises(LakeFileError, match="FIFO"):
+        tiny.rows("silver.ingest_files")
+    with pytest.raises(LakeFileError, match="FIFO"):
+        tiny.version("silver.ingest_files")
+
+
+def test_one_default_lake(monkeypatch, tmp_path):
+    monkeypatch.delenv("CLWL_LAKE", raising=False)
+    assert default_lake() == DEFAULT_LAKE == Path("lake")
+    assert default_lake(tmp_path) == tmp_path / "lake"  # the DAGs: <checkout>/lake
+    assert PipelineConfig.from_env().lake == Path("lake").absolute()
+    monkeypatch.setenv("CLWL_LAKE", "  ")  # blank: unset
+    assert default_lake() == Path("lake")
+    monkeypatch.setenv("CLWL_LAKE", str(tmp_path / "mine"))
+    assert default_lake() == default_lake(tmp_path / "elsewhere") == tmp_path / "mine"
+    assert PipelineConfig.from_env().lake == tmp_path / "mine"
+    assert PipelineConfig.from_env(lake=tmp_path / "given").lake == tmp_path / "given"  # --lake wins
+
+    from clwl import query
+
+    assert query.default_lake is default_lake  # clwl query, clwl published and clwl explain take it from there
+
+
+def test_the_run_takes_the_lake(tmp_path):
+    config = PipelineConfig(lake=tmp_path / "main", landing=tmp_path / "landing")
+    plain = PipelineRun(config, "run-1")
+    assert plain.lake == Lake(tmp_path / "main") and plain.out_lake is plain.lake and plain.out is config
+    other = PipelineRun(config, "run-2", lake=Lake(tmp_path / "other"))
+    assert other.lake == Lake(tmp_path / "other") and other.config.lake == tmp_path / "other"
+    assert other.config.reports == tmp_path / "other" / "reports" and other.config.landing == config.landing
+    assert other.staging("distribution") == str(tmp_path / "other" / "staging" / "distribution")
+    assert other.reads("silver.message_events") == str(tmp_path / "other" / "silver" / "message_events")
+
+    from clwl.whatif import WhatIf
+
+    whatif = PipelineRun(config, "run-3", whatif=WhatIf.from_dict({"name": "w20"}))
+    assert whatif.out_lake == Lake(tmp_path / "main" / "whatif" / "w20") == Lake(whatif.out.lake)
+    assert whatif.gold("run_summary") == str(tmp_path / "main" / "whatif" / "w20" / "gold" / "run_summary")
+    assert whatif.reads("silver.message_events") == str(tmp_path / "main" / "silver" / "message_events")
+
+
+# ------------------------------------------------------------------------------------------ one door only
+#: The modules that may open a Delta table with deltalake themselves: the door, and the commit helpers (which
+#: write Delta commits and read the two tables' logs for it).
+DOORS = {"clwl/lake.py", "spark/delta_commits.py"}
+
+
+def _delta_table_calls(path: Path) -> list[int]:
+    """Lines of ``path`` that construct a ``deltalake.DeltaTable``: ``DeltaTable(...)``, ``deltalake.DeltaTable(...)``,
+    or a call of a name ``from deltalake import DeltaTable as X`` bound."""
+    tree = ast.parse(path.read_text(), str(path))
+    names = {"DeltaTable"}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] == "deltalake":
+            names.update(a.asname or a.name for a in node.names if a.name == "DeltaTable")
+    lines = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call):
+            f = node.func
+            if (isinstance(f, ast.Name) and f.id in names) or (isinstance(f, ast.Attribute) and f.attr == "DeltaTable"):
+                lines.append(node.lineno)
+    return lines
+
+
+def test_only_the_door_opens_a_delta_table():
+    sources = sorted(p for top in ("clwl", "spark", "dags") for p in (ROOT / top).rglob("*.py"))
+    assert len(sources) > 50 and ROOT / "clwl" / "lake.py" in sources  # the walk found the product
+    found = {str(p.relative_to(ROOT)): lines for p in sources if (lines := _delta_table_calls(p))}
+    assert set(found) <= DOORS, {k: v for k, v in found.items() if k not in DOORS}
+    assert "clwl/lake.py" in found  # open_delta: the test would notice the door itself moving
+
+
+def test_the_door_loads_no_deltalake_until_a_table_is_opened():
+    tree = ast.parse(Path(lake_module.__file__).read_text())
+    top = [n for n in tree.body if isinstance(n, (ast.Import, ast.ImportFrom))]
+    assert not any("deltalake" in ast.unparse(n) or "pyarrow" in ast.unparse(n) for n in top)
