@@ -1,4 +1,5 @@
-"""PySpark jobs of clwl-analytics: the Delta session, ingest, replay, detect, report.
+"""PySpark jobs of clwl-analytics: the Delta session, ingest, replay, detect, the quality gate and the publish (what
+runs without Spark, such as the report, `clwl explain` and `clwl check`, lives in clwl/).
 
 `get_spark`/`stop_spark` are loaded lazily so that `spark.config` (and DAG files using it) import without
 pulling in pyspark.

@@ -172,10 +172,10 @@ def _pinned(spark: SparkSession, lake: Lake, key: str, run_date: str, version: O
 
 
 def report_stage(spark: Optional[SparkSession], run: PipelineRun, run_date: str) -> tuple[str, str]:
-    from spark.report import write_report
+    from clwl.report import write_report
 
     # A what-if folder has no silver of its own: the channel timeline is the main lake's.
-    html, md = write_report(spark, run.out, run_date, run.run_id,
+    html, md = write_report(run.out, run_date, run.run_id,
                             channel_status=run.reads("silver.channel_status"), whatif=run.whatif,
                             published=run.config if run.whatif is not None else None)
     return str(html), str(md)

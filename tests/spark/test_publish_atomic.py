@@ -123,8 +123,8 @@ def _summary(lake: Path) -> list[dict]:
 @pytest.mark.parametrize("kill_after", [1, 2, 3, 4], ids=lambda n: f"kill-after-gold-commit-{n}")
 def test_a_publish_killed_at_a_gold_commit_leaves_gold_on_one_run(spark, prepared, tmp_path, kill_after):
     from clwl.query import run_query
+    from clwl.report.read import read_gold
     from spark.pipeline import publish_stage
-    from spark.report import read_gold
     from spark.run import PipelineRun
 
     base, run1_id, expected = prepared
@@ -170,7 +170,7 @@ def test_a_publish_killed_at_a_gold_commit_leaves_gold_on_one_run(spark, prepare
         {f"gold.{t}": pointer["tables"][t] for t in GOLD[:3]}
 
     # 3. The report's reader: the published versions, and counts that agree with run 1's run_summary.
-    tables = read_gold(None, config, _day())
+    tables = read_gold(config.lake, _day())
     assert {t: tables[t].version for t in GOLD} == pointer["tables"]
     row = tables["run_summary"].frame.iloc[0]
     assert row["run_id"] == run1_id and len(tables["run_summary"].frame) == 1

@@ -1,6 +1,7 @@
-"""The HTML report and Markdown summary from published gold tables: read without a JVM (deltalake + pandas), or
-with Spark when deltalake cannot read a table. (test_quality_publish.py checks deltalake reads what Spark
-publishes; here the tables are written with deltalake, which is quicker.)"""
+"""The HTML report and Markdown summary from published gold tables, read without Spark (clwl/report: deltalake
+and pandas; pyspark cannot even be imported in the child that writes it). test_quality_publish.py checks deltalake
+reads what Spark publishes; here the tables are written with deltalake, which is quicker, so nothing here needs
+a Spark session."""
 
 from __future__ import annotations
 
@@ -26,8 +27,6 @@ from test_quality_publish import (  # the same small, consistent gold tables the
     summary_rows,
     write_delta,
 )
-
-pytestmark = pytest.mark.spark
 
 RUN_ID = "run-report"
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
@@ -93,14 +92,14 @@ def _images(html: str) -> list[bytes]:
 
 
 def test_report_without_a_jvm_leads_with_findings_and_ends_with_the_run_summary(lake):
-    """Not marked for Spark by need, but kept beside its Spark twin; it starts no JVM itself (pyspark may be
-    imported through spark.replay's configuration reader, but no SparkContext is made)."""
+    """In a child where pyspark cannot be imported at all."""
     code = (
         "import sys, json\n"
-        "from spark.config import PipelineConfig\n"
-        "from spark.report import write_report\n"
-        f"paths = write_report(None, PipelineConfig(lake={str(lake)!r}), {DAY.isoformat()!r}, {RUN_ID!r})\n"
-        "assert 'pyspark' not in sys.modules or sys.modules['pyspark'].SparkContext._active_spark_context is None\n"
+        "sys.modules['pyspark'] = None\n"
+        "from pathlib import Path\n"
+        "from clwl.report import Place, write_report\n"
+        f"lake = Path({str(lake)!r})\n"
+        f"paths = write_report(Place(lake, lake / 'reports'), {DAY.isoformat()!r}, {RUN_ID!r})\n"
         "print(json.dumps([str(p) for p in paths]))\n"
     )
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=180)
@@ -152,24 +151,17 @@ def test_report_without_a_jvm_leads_with_findings_and_ends_with_the_run_summary(
     assert (html_path.parent / "charts" / "channel_states_trouble.png").read_bytes().startswith(PNG_MAGIC)
 
 
-def test_report_falls_back_to_spark_and_skips_a_missing_timeline(spark, lake, tmp_path, monkeypatch):
-    import deltalake
+def test_report_skips_a_missing_timeline_and_names_a_run_without_a_summary(lake, tmp_path):
+    from clwl.report import write_report
 
-    from spark.report import write_report
-
-    def unreadable(*args, **kwargs):
-        raise RuntimeError("reader feature not supported")
-
-    monkeypatch.setattr(deltalake, "DeltaTable", unreadable)
-    cfg = PipelineConfig(lake=lake, reports=tmp_path / "reports")
-    html_path, md_path = write_report(spark, cfg, DAY, "run-not-published",
-                                      channel_status=tmp_path / "no_such_table")
+    cfg = PipelineConfig(lake=lake, reports=tmp_path / "reports")  # the pipeline's configuration is a Places too
+    html_path, md_path = write_report(cfg, DAY, "run-not-published", channel_status=tmp_path / "no_such_table")
     html = html_path.read_text()
     assert len(_images(html)) == 1  # the distribution chart; no timeline
     assert "no channel status table at" in html
     assert "run run-not-published has no published summary; showing the latest published run" in html
     assert "QM1-1120-006" in html and "QM1-1120-006" in md_path.read_text()
-    # the disagreement and the LOW count, read with Spark's filters too
+    # the disagreement and the LOW count
     assert "| QM1 | QM1-1120-008 | 2026-11-20 10:06:00" in md_path.read_text()
     assert LOW_SENTENCE in html
 
@@ -183,7 +175,8 @@ def test_replay_cube_read_batch_by_batch_equals_the_whole_table(tmp_path, monkey
     import pandas as pd
     from deltalake import write_deltalake
 
-    from spark import report
+    from clwl.report import read
+    from clwl.report.shares import replay_overview
 
     day, other = dt.date(2026, 11, 20), dt.date(2026, 11, 21)
     rows = []
@@ -200,18 +193,18 @@ def test_replay_cube_read_batch_by_batch_equals_the_whole_table(tmp_path, monkey
     path = tmp_path / "routing_replay"
     write_deltalake(str(path), frame, partition_by=["run_date"])
 
-    whole = report._combine([report._replay_cube(frame[frame["run_date"] == day].reset_index(drop=True))])
-    keys = list(report.CUBE_KEYS)
+    whole = read.combine([read.replay_cube(frame[frame["run_date"] == day].reset_index(drop=True))])
+    keys = list(read.CUBE_KEYS)
     whole = whole.sort_values(keys).reset_index(drop=True)
     # 900 messages of the day (every 10th is the other date's), 7 queues
     assert whole["messages"].sum() == 900 and whole["queue"].nunique() == 7
-    overview = report.replay_overview(whole, pd.DataFrame())
+    overview = replay_overview(whole, pd.DataFrame())
     assert overview["messages"].sum() == 900
     assert overview["still_waiting_at_day_end"].sum() == sum(1 for i in range(1000) if i % 10 and i % 11 == 0)
     for batch in (1 << 18, 64, 7):
-        monkeypatch.setattr(report, "_BATCH_ROWS", batch)
-        streamed = report._read(None, str(path), day, "gold.routing_replay", columns=report.REPLAY_CUBE_COLS,
-                                reduce=report._replay_cube).frame
+        monkeypatch.setattr(read, "BATCH_ROWS", batch)
+        streamed = read.read_table(str(path), day, "gold.routing_replay", columns=read.REPLAY_CUBE_COLS,
+                                   reduce=read.replay_cube).frame
         pd.testing.assert_frame_equal(streamed.sort_values(keys).reset_index(drop=True)[list(whole.columns)],
                                       whole, check_dtype=False)
 
@@ -225,7 +218,7 @@ def test_only_the_disagreements_are_read_batch_by_batch_and_the_first_ones_kept(
     import pandas as pd
     from deltalake import write_deltalake
 
-    from spark import report
+    from clwl.report import read
 
     day, other = dt.date(2026, 11, 20), dt.date(2026, 11, 21)
     rows = []
@@ -238,14 +231,13 @@ def test_only_the_disagreements_are_read_batch_by_batch_and_the_first_ones_kept(
                      "trace": "12:=QM2/TO.QM2", "agrees": agrees})
     frame = pd.DataFrame(rows)
     write_deltalake(str(tmp_path / "gold" / "routing_replay"), frame, partition_by=["run_date"])
-    cfg = PipelineConfig(lake=tmp_path)
     wrong = frame[(frame["run_date"] == day) & (frame["agrees"] == False)]  # noqa: E712
     expected = wrong.sort_values(["sending_qmgr", "put_time", "msg_id"])["msg_id"].head(25).tolist()
     assert len(wrong) > 25 and len(set(wrong["sending_qmgr"])) == 2
     for batch in (1 << 18, 64, 7):
-        monkeypatch.setattr(report, "_BATCH_ROWS", batch)
-        kept, total = report.read_disagreements(None, cfg, day, version=None, limit=25)
+        monkeypatch.setattr(read, "BATCH_ROWS", batch)
+        kept, total = read.read_disagreements(tmp_path, day, version=None, limit=25)
         assert total == len(wrong)
         assert kept["msg_id"].tolist() == expected
     # the LOW count on a lake without bronze.activity_operations: nothing, no version
-    assert report.low_trace_puts(None, cfg, day) == (0, None)
+    assert read.low_trace_puts(tmp_path, day) == (0, None)

@@ -120,15 +120,15 @@ def test_a_fifo_in_a_silver_delta_log(lake):
 
 
 def test_the_report_reads_through_the_same_checks(lake):
-    # The report's gold reader (spark/report.py read_gold, no JVM) refuses the damage rather than hand it on.
+    # The report's gold reader (clwl/report/read.py read_gold, no JVM) refuses the damage rather than hand it on.
     fifo = lake / "gold" / "routing_replay" / "_delta_log" / "_last_checkpoint"
     os.mkfifo(fifo)
     code = ("import datetime, sys\n"
             "from clwl.lake import LakeFileError\n"
-            "from spark.config import PipelineConfig\n"
-            "from spark.report import read_gold\n"
+            "from pathlib import Path\n"
+            "from clwl.report.read import read_gold\n"
             "try:\n"
-            "    read_gold(None, PipelineConfig(lake=sys.argv[1]), datetime.date(2026, 11, 20))\n"
+            "    read_gold(Path(sys.argv[1]), datetime.date(2026, 11, 20))\n"
             "except LakeFileError as e:\n"
             "    print(e)\n")
     try:

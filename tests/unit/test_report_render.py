@@ -1,6 +1,6 @@
-"""The report's templates rendered from small pandas frames, without Spark or a lake: the findings come first
-and state the stuck counts per channel and reason, the HTML is self-contained (nothing fetched), the tables are
-sortable, and summary.md keeps the same section order."""
+"""The report's templates rendered from a small hand-made Day (clwl.report.model.Day), without Spark or a lake: the
+findings come first and state the stuck counts per channel and reason, the HTML is self-contained (nothing
+fetched), the tables are sortable, and summary.md keeps the same section order."""
 
 from __future__ import annotations
 
@@ -12,7 +12,12 @@ import pytest
 
 from clwl.model import ClusterChannel, ClusterView, QmgrAttributes, QueueInstance
 from clwl.replay import Snapshot
-from spark import report
+from clwl.report import SECTIONS, TEMPLATES, Day, Report, build_report, render_html, render_md
+from clwl.report.agreement import DISAGREEMENT_COLS, agreement_findings, low_trace_sentence, mq_counts
+from clwl.report.model import MAX_DISAGREEMENTS, hmm
+from clwl.report.read import combine, replay_cube
+from clwl.report.shares import configured_shares
+from clwl.report.stuck import stuck_groups
 
 DAY = dt.date(2026, 11, 20)
 UTC = dt.timezone.utc
@@ -81,13 +86,13 @@ def timelines() -> dict:
 
 @pytest.fixture(scope="module")
 def rendered():
-    cube = report._combine([report._replay_cube(replay_frame())])
-    rep = report.build_report(
+    cube = combine([replay_cube(replay_frame())])
+    rep = build_report(Day(
         DAY, "run-1", routing_cube=cube, stuck=stuck_frame(), distribution=distribution_frame(),
         run_summary=pd.DataFrame([dict(run_id="run-1", run_date=DAY, status="published", messages_replayed=10,
                                        validation_result=None, warnings=None)]),
-        configured=report.configured_shares(timelines(), DAY), versions=[("gold.routing_replay", "version 3")])
-    return rep, report.render_html(rep), report.render_md(rep)
+        timelines=timelines(), versions=[("gold.routing_replay", "version 3")]))
+    return rep, render_html(rep), render_md(rep)
 
 
 def text_of(html: str) -> str:
@@ -153,7 +158,7 @@ def test_a_higher_rank_takes_every_message_whatever_the_weights():
     ch = [ClusterChannel("TO.QM2", "QM2", frozenset({"C"}), clwlwght=99),
           ClusterChannel("TO.QM3", "QM3", frozenset({"C"}), clwlwght=1, clwlrank=3)]
     inst = [QueueInstance("Q", q, frozenset({"C"})) for q in ("QM2", "QM3")]
-    got = report.configured_shares({"QM1": [Snapshot(at(0).to_pydatetime(), view(ch, inst))]}, DAY)
+    got = configured_shares({"QM1": [Snapshot(at(0).to_pydatetime(), view(ch, inst))]}, DAY)
     assert dict(zip(got["qmgr"], got["configured_share"])) == {"QM2": 0.0, "QM3": 100.0}
 
 
@@ -190,11 +195,16 @@ def test_summary_md_follows_the_same_order(rendered):
 
 
 def test_templates_are_found_beside_the_module():
-    assert (report.TEMPLATES / "report.html.j2").is_file() and (report.TEMPLATES / "summary.md.j2").is_file()
+    assert (TEMPLATES / "report.html.j2").is_file() and (TEMPLATES / "summary.md.j2").is_file()
+
+
+def test_the_sections_are_named_in_reading_order():
+    assert [s.name for s in SECTIONS] == ["what-if", "warnings", "stuck", "distribution", "agreement", "shares",
+                                          "replay", "channels", "xmitq", "run summary"]
 
 
 def test_h_mm():
-    assert report.hmm(10742) == "2:59" and report.hmm(59) == "0:00" and report.hmm(None) == ""
+    assert hmm(10742) == "2:59" and hmm(59) == "0:00" and hmm(None) == ""
 
 
 # ------------------------------------------------------------------------------------------ MQ's answer
@@ -220,11 +230,11 @@ def summary_with(traced=None, agreed=None, disagreed=None) -> pd.DataFrame:
                               traced=traced, agreed=agreed, disagreed=disagreed)])
 
 
-def build(run_summary: pd.DataFrame, **kw) -> tuple[report.Report, str, str]:
-    cube = report._combine([report._replay_cube(replay_frame())])
-    rep = report.build_report(DAY, "run-1", routing_cube=cube, stuck=pd.DataFrame(), distribution=pd.DataFrame(),
-                              run_summary=run_summary, **kw)
-    return rep, report.render_html(rep), report.render_md(rep)
+def build(run_summary: pd.DataFrame, **kw) -> tuple[Report, str, str]:
+    cube = combine([replay_cube(replay_frame())])
+    rep = build_report(Day(DAY, "run-1", routing_cube=cube, stuck=pd.DataFrame(), distribution=pd.DataFrame(),
+                           run_summary=run_summary, **kw))
+    return rep, render_html(rep), render_md(rep)
 
 
 def findings_of(html: str) -> str:
@@ -241,7 +251,7 @@ def test_the_counts_come_from_the_run_summary_and_every_disagreement_is_listed_i
                 "replayed messages (50.0 %) have MQ's answer.")
     assert sentence in findings and f"- {sentence}" in md
     table = html[html.index('id="disagreements"'):html.index("</section>")]
-    assert rep.disagreements.columns == list(report.DISAGREEMENT_COLS)
+    assert rep.disagreements.columns == list(DISAGREEMENT_COLS)
     row = dict(zip(rep.disagreements.columns, [c for c, _ in rep.disagreements.rows[1]]))
     assert row == {"sending_qmgr": "QM1", "msg_id": "D-2", "put_time": "2026-11-20 10:04:00Z", "queue": "CLUS.Q",
                    "replay_qmgr": "QM3", "replay_xmitq": "SYSTEM.CLUSTER.TRANSMIT.QUEUE", "mq_qmgr": "QM3",
@@ -260,12 +270,12 @@ def test_the_counts_come_from_the_run_summary_and_every_disagreement_is_listed_i
 
 
 def test_a_long_list_of_disagreements_is_capped_with_the_count_of_the_rest_and_the_query():
-    n = report.MAX_DISAGREEMENTS + 20
+    n = MAX_DISAGREEMENTS + 20
     rep, html, md = build(summary_with(400, 150, 250), disagreements=wrong_frame(n), disagreement_total=250)
-    assert len(rep.disagreements.rows) == report.MAX_DISAGREEMENTS
-    rest = 250 - report.MAX_DISAGREEMENTS  # the total read, not the rows handed in
+    assert len(rep.disagreements.rows) == MAX_DISAGREEMENTS
+    rest = 250 - MAX_DISAGREEMENTS  # the total read, not the rows handed in
     findings = findings_of(html)
-    assert f"{rest} more disagreements not shown (the first {report.MAX_DISAGREEMENTS} of 250 are above" in findings
+    assert f"{rest} more disagreements not shown (the first {MAX_DISAGREEMENTS} of 250 are above" in findings
     assert "The replay agrees with MQ on 150 of 400 traced puts (37.5 %); 250 disagree, listed below." in findings
     assert "clwl query \"SELECT r.run_date" in findings.replace("&#34;", '"')
     assert f"_{rest} more disagreements not shown" in md
@@ -289,13 +299,13 @@ def test_puts_traced_at_low_are_said_to_have_no_answer_and_why():
     assert low in findings and f"- {low}" in md
     assert "TraceLevel=MEDIUM" in findings and 'id="disagreements"' not in html
     # one put: singular
-    assert report.low_trace_sentence(1).startswith("1 put has no observed answer because its trace level was LOW")
+    assert low_trace_sentence(1).startswith("1 put has no observed answer because its trace level was LOW")
 
 
 def test_a_summary_without_the_counts_falls_back_to_the_cube():
     # traced/agreed/disagreed null (a run before they were counted): replay_frame's cube has 5 observed, 4 agree.
-    assert report.mq_counts(summary_with().iloc[0].to_dict()) is None
-    assert report.mq_counts(summary_with(5, 3, 2).iloc[0].to_dict()) == (5, 3, 2)
+    assert mq_counts(summary_with().iloc[0].to_dict()) is None
+    assert mq_counts(summary_with(5, 3, 2).iloc[0].to_dict()) == (5, 3, 2)
     rep, html, _ = build(summary_with())
     assert "The replay agrees with MQ on 4 of 5 traced puts (80.0 %); 1 disagrees" in findings_of(html)
     # the disagreement was counted but not read (no rows handed in): the query still lists it
@@ -306,20 +316,14 @@ def test_a_disagreement_on_the_transmission_queue_alone_is_named_as_such():
     # D-2 of wrong_frame: MQ and the replay both say QM3, but MQ used SYSTEM.CLUSTER.TRANSMIT.TO.QM3.
     replay = wrong_frame().assign(path="cluster", error=None, reallocatable=True, held=False, held_from=None,
                                   stay_reason=None, reallocations=0, agrees=False)
-    cube = report._combine([report._replay_cube(replay)])
-    out = report.agreement_findings(cube)
+    cube = combine([replay_cube(replay)])
+    out = agreement_findings(cube)
     assert out[0].startswith("The replay agrees with MQ on 0 of 2 traced puts (0.0 %); 2 disagree, listed below.")
     assert out[1] == ("Where they differ: QM1 CLUS.Q: replayed QM2, MQ QM3 (1); "
                       "QM1 CLUS.Q: replayed QM3, MQ QM3 over another transmission queue (1).")
 
 
 def test_each_stuck_group_names_the_command_that_explains_its_oldest_message():
-    import datetime as dt
-
-    import pandas as pd
-
-    from spark.report import stuck_groups
-
     day = dt.date(2026, 11, 20)
     t = pd.Timestamp("2026-11-20T09:00:00Z")
     stuck = pd.DataFrame([

@@ -1,0 +1,123 @@
+"""Distributions: the findings on unexpected destination-intervals, a chart per queue of the replayed against
+the observed messages per destination, the unexpected intervals and the overview per queue and source."""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Any
+
+import pandas as pd
+
+from clwl.report.model import MAX_FINDINGS, MAX_QUEUE_CHARTS, Chart, Day, Report, clock, png, safe_file, table_view
+
+SOURCE_LABELS = {"accounting": "observed (receiver accounting, all senders)",
+                 "observed_destination": "observed (destinations in the put records)"}
+
+
+DIST_COLS = ("sending_qmgr", "queue", "interval_start", "interval_end", "qmgr", "expected", "observed", "deviation",
+             "p_value", "verdict", "explanation", "source")
+
+def distribution_findings(dist: pd.DataFrame) -> list[str]:
+    if dist.empty:
+        return ["No distribution rows for this run date: no message had an observed destination or receiver "
+                "accounting to compare with."]
+    verdicts = dist["verdict"].value_counts()
+    bad = dist[dist["verdict"] == "unexpected"]
+    tested = int(verdicts.get("expected", 0) + verdicts.get("unexpected", 0))
+    few = int(verdicts.get("insufficient data", 0))
+    if bad.empty:
+        return [f"No distribution is unexpected: all {tested} tested destination-intervals are as the "
+                f"configuration predicts; {few} had too few messages to test."]
+    out = [f"{len(bad)} of {tested} tested destination-intervals are unexpected ({few} more had too few messages "
+           "to test); \"expected\" is the replay's count, the explanation says what the configuration and events "
+           "account for."]
+    for _, r in bad.sort_values(["queue", "interval_start", "qmgr"]).head(MAX_FINDINGS).iterrows():
+        who = "all senders (receiver accounting)" if r["sending_qmgr"] == "*" else f"from {r['sending_qmgr']}"
+        p = "" if pd.isna(r["p_value"]) else f", p = {r['p_value']:.3g}"
+        out.append(f"{r['queue']} {who}, {clock(r['interval_start'])}\u2013{clock(r['interval_end'])}: "
+                   f"{r['qmgr']} received {int(r['observed'])} against {int(r['expected'])} replayed{p}: "
+                   f"{r['explanation']}.")
+    if len(bad) > MAX_FINDINGS:
+        out.append(f"... and {len(bad) - MAX_FINDINGS} more: see \"Unexpected intervals\" below.")
+    return out
+
+
+def dist_overview(dist: pd.DataFrame) -> pd.DataFrame:
+    if dist.empty:
+        return dist
+    g = dist.groupby(["queue", "source", "qmgr"], dropna=False).agg(
+        expected=("expected", "sum"), observed=("observed", "sum"),
+        intervals=("interval_start", "nunique"),
+        unexpected=("verdict", lambda v: int((v == "unexpected").sum())),
+    ).reset_index()
+    return g.sort_values(["queue", "source", "qmgr"])
+
+
+def distribution_charts(dist: pd.DataFrame, day: dt.date) -> list[Chart]:
+    """Per queue, the replay's count ("expected") against the observed count per destination. The legend sits
+    below the axes (figure legend, constrained layout), so it never covers a bar."""
+    from matplotlib.figure import Figure  # the object API: no pyplot, no global state, Agg canvas
+    from matplotlib.patches import Patch
+    from matplotlib.ticker import MaxNLocator
+
+    if dist.empty:
+        return []
+    charts = []
+    totals = dist.groupby("queue")["expected"].sum().sort_values(ascending=False)
+    for queue in list(totals.index)[:MAX_QUEUE_CHARTS]:
+        q = dist[dist["queue"] == queue]
+        sources = sorted(q["source"].dropna().unique())
+        fig = Figure(figsize=(max(6.0, 1.6 + 1.2 * q["qmgr"].nunique()) * (1 if len(sources) < 2 else 1.6), 4.2),
+                     layout="constrained")
+        axes = fig.subplots(1, max(1, len(sources)), squeeze=False)[0]
+        handles: dict[str, Any] = {}
+        for ax, source in zip(axes, sources or [None]):
+            part = q if source is None else q[q["source"] == source]
+            if (part["sending_qmgr"] == "*").any():  # receiver accounting for all senders: do not add senders
+                part = part[part["sending_qmgr"] == "*"]
+            agg = part.groupby("qmgr").agg(expected=("expected", "sum"), observed=("observed", "sum"),
+                                           unexpected=("verdict", lambda v: bool((v == "unexpected").any())))
+            agg = agg.sort_index()
+            x = range(len(agg))
+            w = 0.4
+            handles["replayed"] = ax.bar([i - w / 2 for i in x], agg["expected"], w,
+                                         label="replayed (the replay's count: \"expected\")", color="#1565c0")
+            bars = ax.bar([i + w / 2 for i in x], agg["observed"], w, label="observed", color="#90caf9",
+                          hatch="//" if source == "accounting" else None)
+            handles[SOURCE_LABELS.get(source, "observed")] = bars
+            for bar, bad in zip(bars, agg["unexpected"]):
+                if bad:
+                    bar.set_edgecolor("#c62828")
+                    bar.set_linewidth(2)
+                    handles["verdict: unexpected"] = Patch(facecolor="white", edgecolor="#c62828", linewidth=2)
+            ax.set_xticks(list(x))
+            ax.set_xticklabels(list(agg.index))
+            ax.set_xlabel("destination queue manager")
+            ax.set_ylabel("messages")
+            ax.set_title(SOURCE_LABELS.get(source, "") if source else "", fontsize=9)
+            ax.set_ylim(0, float(max(agg["expected"].max(), agg["observed"].max(), 1)) * 1.1)
+            ax.yaxis.set_major_locator(MaxNLocator(integer=True))
+            ax.grid(axis="y", alpha=0.3)
+        fig.legend(list(handles.values()), [k if k != "replayed" else "replayed (the replay's count: \"expected\")"
+                                            for k in handles], loc="outside lower center",
+                   ncols=min(3, len(handles)), fontsize=8)
+        fig.suptitle(f"{queue}: replayed against observed messages per destination, {day.isoformat()}")
+        charts.append(Chart(f"{queue}", png(fig), f"distribution_{safe_file(queue)}.png",
+                             f"Bar chart of replayed (expected) against observed messages per destination for "
+                             f"{queue}"))
+    return charts
+
+
+DIST_OVERVIEW_COLS = ("queue", "source", "qmgr", "expected", "observed", "intervals", "unexpected")
+
+
+def distribution_section(day: Day, rep: Report) -> None:
+    """The findings on distributions, a chart per queue, the unexpected intervals, the overview."""
+    dist = day.distribution
+    rep.findings_distribution = distribution_findings(dist)
+    rep.charts = distribution_charts(dist, day.run_date)
+    flagged = dist[dist["verdict"] == "unexpected"] if not dist.empty else dist
+    rep.unexpected = table_view("unexpected", flagged, DIST_COLS, "No interval was flagged as unexpected.",
+                                wrap=("explanation",))
+    rep.dist_overview = table_view("dist-overview", dist_overview(dist), DIST_OVERVIEW_COLS,
+                                   "No distribution rows for this run date.")

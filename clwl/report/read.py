@@ -1,0 +1,300 @@
+"""Reading the lake for the report, without Spark: the published gold tables at the versions
+``gold/_published.json`` names (clwl/published.py), the silver tables it shows beside them, with deltalake and
+pandas through clwl.lake (:func:`open_delta`). Every column read is named from the table registry
+(clwl/registry.py).
+
+routing_replay (a row per message) is only ever read batch by batch into a small count cube (:func:`replay_cube`),
+never whole, and its disagreeing rows (agrees = false) through a pushed-down filter, keeping the first
+``MAX_DISAGREEMENTS``. :func:`gather` reads one run date into the :class:`~clwl.report.model.Day` the sections
+take; the Delta version of every table read goes with it, so the report can be reproduced by time travel.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import logging
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable, Sequence
+
+import pandas as pd
+
+from clwl.lake import GOLD_TABLES, is_delta_table, open_delta
+from clwl.registry import columns_of
+from clwl.report.agreement import mq_counts
+from clwl.report.model import MAX_DISAGREEMENTS, Day, summary_row
+from clwl.silver import table_path
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class _Table:
+    name: str
+    path: str
+    frame: pd.DataFrame
+    version: int | None = None
+    note: str = ""
+
+
+def read_table(path: str, day: dt.date, name: str, *, by_date: bool = True, load: bool = True,
+               columns: Sequence[str] | None = None,
+               reduce: Callable[[pd.DataFrame], pd.DataFrame] | None = None, version: int | None = None) -> _Table:
+    """The run date's rows of a Delta table (load=False: only its version; columns: only those the table has;
+    version: that version, else the latest).
+
+    reduce: a summary that adds up across parts of the table (a count cube): it is taken batch by batch and the
+    parts combined with :func:`combine`, so that a table with a row per message is never held whole (at 10M
+    messages, reading routing_replay's overview columns into pandas took the driver to 1.8 GiB)."""
+    if not is_delta_table(path):
+        return _Table(name, path, pd.DataFrame(), None, "not published")
+    t = open_delta(path, version)
+    if not load:
+        return _Table(name, path, pd.DataFrame(), t.version())
+    cols = [f.name for f in t.schema().fields]
+    filters = [("run_date", "=", day)] if by_date and "run_date" in cols else None
+    wanted = [c for c in columns if c in cols] if columns else None
+    if reduce is not None:
+        import pyarrow.dataset as pads
+
+        expr = (pads.field("run_date") == pads.scalar(day)) if filters else None
+        parts = [reduce(b.to_pandas()) for b in t.to_pyarrow_dataset().to_batches(
+            columns=wanted, filter=expr, batch_size=BATCH_ROWS) if b.num_rows]
+        return _Table(name, path, combine(parts), t.version())
+    return _Table(name, path, t.to_pandas(filters=filters, columns=wanted), t.version())
+
+
+BATCH_ROWS = 1 << 18  # rows per batch when a table is summarised or filtered batch by batch
+
+# routing_replay's columns the report needs; per batch they become a count cube over CUBE_KEYS.
+REPLAY_CUBE_COLS = columns_of("gold.routing_replay", "sending_qmgr", "queue", "path", "error", "reallocatable", "held",
+                              "held_from", "stay_reason", "agrees", "reallocations", "final_qmgr", "observed_qmgr")
+CUBE_KEYS = ("sending_qmgr", "queue", "path", "unroutable", "not_reallocatable", "reallocated", "waited_and_stayed",
+             "still_waiting", "final_qmgr", "observed_qmgr", "agrees")
+
+NONE = ""  # a missing key in the cube (groupby drops nulls otherwise)
+
+def replay_cube(replay: pd.DataFrame) -> pd.DataFrame:
+    """Messages per combination of CUBE_KEYS: a few hundred rows for a day of any size."""
+    if replay.empty:
+        return pd.DataFrame(columns=[*CUBE_KEYS, "messages"])
+    n = len(replay)
+
+    def col(name: str, default: Any = None) -> pd.Series:
+        return replay[name] if name in replay.columns else pd.Series([default] * n, index=replay.index)
+
+    def text(s: pd.Series) -> pd.Series:
+        return s.astype("object").where(s.notna(), NONE).astype(str)
+
+    error = col("error").notna()
+    cube = pd.DataFrame({
+        "sending_qmgr": text(col("sending_qmgr")), "queue": text(col("queue")), "path": text(col("path")),
+        "unroutable": error,
+        "not_reallocatable": ~error & (col("reallocatable") == False),  # noqa: E712
+        "reallocated": col("reallocations").fillna(0).astype(float) > 0,
+        "waited_and_stayed": col("held_from").notna() & col("stay_reason").notna(),
+        "still_waiting": col("held") == True,  # noqa: E712
+        "final_qmgr": text(col("final_qmgr")).where(~error, "(error)"),
+        "observed_qmgr": text(col("observed_qmgr")),
+        "agrees": text(col("agrees").map({True: "yes", False: "no"})),
+    })
+    return cube.groupby(list(CUBE_KEYS), dropna=False).size().rename("messages").reset_index()
+
+
+def combine(parts: list[pd.DataFrame]) -> pd.DataFrame:
+    """Partial count cubes (`replay_cube` of parts of a table) added up into one."""
+    parts = [p for p in parts if not p.empty]
+    if not parts:
+        return pd.DataFrame(columns=[*CUBE_KEYS, "messages"])
+    return pd.concat(parts).groupby(list(CUBE_KEYS), as_index=False, dropna=False)["messages"].sum()
+
+
+def read_gold(lake: Path, day: dt.date) -> dict[str, _Table]:
+    """The run date's rows of the published gold tables of ``lake``, each at the version
+    ``<lake>/gold/_published.json`` names (clwl/published.py), so that all four come from one publish even while
+    another is being written. routing_replay comes back as its count cube (:func:`replay_cube`)."""
+    from clwl.published import read_published
+
+    published = read_published(Path(lake) / "gold")  # read once: one consistent set of versions
+    tables: dict[str, _Table] = {}
+    for name in GOLD_TABLES:
+        path = table_path(lake, f"gold.{name}")
+        if not published.visible(name):  # its first publish has not finished
+            tables[name] = _Table(name, path, pd.DataFrame(), None, "not published")
+            continue
+        per_message = name == "routing_replay"
+        tables[name] = read_table(path, day, f"gold.{name}", columns=REPLAY_CUBE_COLS if per_message else None,
+                                  reduce=replay_cube if per_message else None, version=published.version(name))
+    return tables
+
+
+def destination_counts(lake: Path, day: dt.date) -> pd.DataFrame:
+    """Messages per (queue, final destination) of ``day`` in the lake's gold routing_replay, at its published
+    version (failed puts as destination "(error)"). Two columns of the table, read with deltalake."""
+    import pyarrow.compute as pc
+
+    from clwl.published import read_published
+
+    published = read_published(Path(lake) / "gold")
+    path = table_path(lake, "gold.routing_replay")
+    if not is_delta_table(path) or not published.visible("routing_replay"):
+        return pd.DataFrame(columns=["queue", "qmgr", "messages"])
+    t = open_delta(path, published.version("routing_replay")).to_pyarrow_table(
+        columns=list(columns_of("gold.routing_replay", "queue", "final_qmgr")), filters=[("run_date", "=", day)])
+    t = t.set_column(1, "qmgr", pc.fill_null(t.column("final_qmgr"), "(error)"))
+    return t.group_by(["queue", "qmgr"]).aggregate([("qmgr", "count")]).rename_columns(
+        ["queue", "qmgr", "messages"]).to_pandas()
+
+
+def fold(path: str, day: dt.date, columns: Sequence[str], where: Sequence[tuple[str, str, Any]],
+         step: Callable[[Any, pd.DataFrame], Any], start: Any, *, version: int | None = None
+         ) -> tuple[Any, int | None]:
+    """``step(state, batch)`` over the run date's rows of a Delta table that match ``where``, batch by batch,
+    and the version read: only those rows and columns are ever read. ``where``: (column, op, value) with op
+    "=", "in" or "is distinct from" (not equal, or null), pushed down to deltalake's pyarrow dataset.
+    Of ``columns``, those the table has (an older table lacks some); (None, version) when it lacks a column of
+    ``where``, (None, None) when there is no table."""
+    import pyarrow.dataset as pads
+
+    if not is_delta_table(path):
+        return None, None
+    needed = {"run_date", *(c for c, _, _ in where)}
+    t = open_delta(path, version)
+    present = {f.name for f in t.schema().fields}
+    if not needed <= present:
+        return None, t.version()
+    columns = [c for c in columns if c in present]
+    expr = pads.field("run_date") == pads.scalar(day)
+    for col, op, value in where:
+        f = pads.field(col)
+        expr &= (f == pads.scalar(value) if op == "=" else f.isin(list(value)) if op == "in"
+                 else (f != pads.scalar(value)) | f.is_null())
+    state = start
+    for batch in t.to_pyarrow_dataset().to_batches(columns=list(columns), filter=expr, batch_size=BATCH_ROWS):
+        if batch.num_rows:
+            state = step(state, batch.to_pandas())
+    return state, t.version()
+
+
+# The disagreements: routing_replay's columns (clwl.report.agreement shows them under the query's names), and
+# the order of the query, so "the rest" follow on.
+DISAGREEMENT_READ = columns_of("gold.routing_replay", "sending_qmgr", "msg_id", "put_time", "queue", "final_qmgr",
+                               "final_xmitq", "observed_qmgr", "observed_xmitq", "decided_by", "config_time", "trace")
+DISAGREEMENT_ORDER = ["sending_qmgr", "put_time", "msg_id"]
+
+
+def read_disagreements(lake: Path, day: dt.date, *, version: int | None,
+                       limit: int = MAX_DISAGREEMENTS) -> tuple[pd.DataFrame, int] | None:
+    """The first ``limit`` of the run date's disagreements (routing_replay rows with agrees = false, in the
+    query's order) and how many there are, reading only those rows; None for a lake without ``agrees``."""
+
+    def keep_first(state: tuple[pd.DataFrame | None, int], batch: pd.DataFrame):
+        kept, n = state
+        both = batch if kept is None else pd.concat([kept, batch], ignore_index=True)
+        order = [c for c in DISAGREEMENT_ORDER if c in both.columns]
+        return both.sort_values(order, kind="stable").head(limit), n + len(batch)
+
+    state, _ = fold(table_path(lake, "gold.routing_replay"), day, DISAGREEMENT_READ, [("agrees", "=", False)],
+                    keep_first, (None, 0), version=version)
+    if state is None:
+        return None
+    kept, n = state
+    return (kept if kept is not None else pd.DataFrame(columns=list(DISAGREEMENT_READ))).reset_index(drop=True), n
+
+
+PUT_OPERATIONS = ("MQPUT", "MQPUT1")
+
+
+def low_trace_puts(lake: Path, day: dt.date) -> tuple[int, int | None]:
+    """How many of the run date's traced puts were traced at LOW (bronze.activity_operations), and the
+    table's version (None: no such table). Counted as the ingest makes put events of them: verbose form,
+    completion code not MQCC_FAILED; a summary-form put gives no event, so it is not replayed at all."""
+    n, version = fold(table_path(lake, "bronze.activity_operations"), day,
+                      columns_of("bronze.activity_operations", "position"),
+                      [("trace_level", "=", "low"), ("operation", "in", PUT_OPERATIONS), ("form", "=", "verbose"),
+                       ("comp_code", "is distinct from", "MQCC_FAILED")],
+                      lambda total, batch: total + len(batch), 0)
+    return int(n or 0), version
+
+
+def whatif_beside_published(published: pd.DataFrame, whatif: pd.DataFrame) -> pd.DataFrame:
+    """Per queue and destination: the published day's count and share beside the what-if's, and the change."""
+    both = published.merge(whatif, on=["queue", "qmgr"], how="outer", suffixes=("_published", "_whatif"))
+    both = both.fillna({"messages_published": 0, "messages_whatif": 0})
+    for side in ("published", "whatif"):
+        n = both[f"messages_{side}"].astype("int64")
+        both[f"messages_{side}"] = n
+        totals = both.groupby("queue")[f"messages_{side}"].transform("sum")
+        both[f"share_{side}"] = (100.0 * n / totals.where(totals > 0)).round(1).fillna(0.0)
+    both["difference"] = both["messages_whatif"] - both["messages_published"]
+    return both.sort_values(["queue", "qmgr"]).reset_index(drop=True)
+
+
+WHATIF_COLS = ("queue", "qmgr", "messages_published", "share_published", "messages_whatif", "share_whatif",
+               "difference")
+
+
+
+CHANNEL_STATUS_COLS = columns_of("silver.channel_status", "observing_qmgr", "channel", "chltype", "status",
+                                 "valid_from", "valid_to")
+XMITQ_COLS_READ = columns_of("silver.xmitq_contents", "run_date", "observing_qmgr", "capture_time", "xmitq",
+                             "remote_qmgr_name")
+
+
+def gather(lake: Path, day: dt.date, run_id: str, *, silver_lake: Path | None = None,
+           channel_status: str | Path | None = None, whatif: Any = None) -> Day:
+    """One run date of ``lake``'s published tables, read for the report.
+
+    silver_lake: the lake whose silver (and bronze) tables go with it (a what-if run's folder has none of its
+    own: the main lake's; default ``lake``). channel_status: the channel status timeline table (default
+    ``<silver_lake>/silver/channel_status``); the timeline is left out, with a note, when it is absent. whatif
+    (a clwl.whatif.WhatIf): a what-if run's report, its overrides applied to the configuration and the published
+    day (``silver_lake``'s) beside it."""
+    from clwl.silver import load_timelines
+
+    silver = Path(silver_lake) if silver_lake is not None else Path(lake)
+    gold = read_gold(lake, day)
+    beside = None
+    if whatif is not None and silver_lake is not None:
+        beside = whatif_beside_published(destination_counts(silver, day), destination_counts(lake, day))
+    cs_path = str(channel_status) if channel_status is not None else table_path(silver, "silver.channel_status")
+    cs = read_table(cs_path, day, "silver.channel_status", by_date=False, columns=CHANNEL_STATUS_COLS)
+    xq_path = table_path(silver, "silver.xmitq_contents")
+    try:
+        xq = read_table(xq_path, day, "silver.xmitq_contents", columns=XMITQ_COLS_READ)
+        xq_note = "no transmission queue browses in this lake" if xq.note == "not published" else ""
+    except Exception as exc:
+        xq, xq_note = _Table("silver.xmitq_contents", xq_path, pd.DataFrame()), f"browses not read: {exc}"
+    timelines, configured_note = None, ""
+    try:
+        timelines = load_timelines(silver, day.isoformat(), whatif.apply if whatif is not None else None)
+    except Exception as exc:  # the configured columns are left blank; the rest of the report stands
+        log.warning("report: configuration timelines not read: %s", exc)
+        configured_note = f"the configured weights could not be read ({type(exc).__name__}: {exc})"
+    tables = [*gold.values(), cs] + ([xq] if xq.version is not None else [])
+    versions = [(t.name, "not published" if t.version is None else f"version {t.version}") for t in tables]
+    # Only the disagreeing rows of routing_replay, at the version the cube came from; none read when the
+    # published counts say there are none.
+    replay = gold["routing_replay"]
+    counts = mq_counts(summary_row(gold["run_summary"].frame, run_id)[0])
+    wrong = None
+    if replay.version is not None and (counts is None or counts[2] > 0):
+        wrong = read_disagreements(lake, day, version=replay.version)
+    try:
+        low, ops_version = low_trace_puts(silver, day)
+        if ops_version is not None:
+            versions.append(("bronze.activity_operations", f"version {ops_version}"))
+    except Exception as exc:  # only the LOW sentence depends on it; the rest of the report stands
+        log.warning("report: bronze.activity_operations not read: %s", exc)
+        low = 0
+        versions.append(("bronze.activity_operations", f"not read ({exc}): puts traced at LOW not counted"))
+    return Day(
+        day, run_id, routing_cube=replay.frame, stuck=gold["stuck_messages"].frame,
+        distribution=gold["distribution"].frame, run_summary=gold["run_summary"].frame,
+        channel_status=None if cs.note == "not published" else cs.frame,
+        channel_note=f"no channel status table at {cs_path}" if cs.note == "not published" else "",
+        xmitq_contents=xq.frame, xmitq_note=xq_note, timelines=timelines, configured_note=configured_note,
+        versions=versions, validation_root=Path(lake) / "validation",
+        whatif=whatif.name if whatif is not None else None,
+        overrides=whatif.overrides() if whatif is not None else None, beside=beside,
+        disagreements=wrong[0] if wrong else None, disagreement_total=wrong[1] if wrong else None, low_puts=low)
