@@ -79,6 +79,16 @@ class TableSpec:
         except ValueError:
             raise KeyError(f"{self.key} has no column {column!r}") from None
 
+    def value_checks(self) -> tuple[tuple[int, str, str, int, int], ...]:
+        """(index, column, what, lo, hi) of the columns whose values Arrow may refuse: "int" for integers beyond
+        the column's range [lo, hi] (int: 32 bits, bigint: 64), "text" (lo = hi = 0) for text that may hold a lone
+        surrogate (strings, string maps and string arrays). What the ingest's parse body checks each row against,
+        from the registry alone (no pyspark)."""
+        bounds = {"int": (-(1 << 31), (1 << 31) - 1), "bigint": (-(1 << 63), (1 << 63) - 1)}
+        texts = {"string", "array<string>", "map<string,string>", "map<string,bigint>"}
+        return tuple((i, c.name, "int", *bounds[c.type]) if c.type in bounds else (i, c.name, "text", 0, 0)
+                     for i, c in enumerate(self.fields) if c.type in bounds or c.type in texts)
+
     def row(self, **values: object) -> tuple:
         """A tuple in schema order from keyword values; every column must be given (None for null)."""
         cols = self.columns

@@ -1,6 +1,6 @@
 """``clwl check LANDING [--date D] [--chstatus-interval MINUTES] [--json]``: the landing doctor, no Spark session.
 
-The work is spark/landing_check.py (the ingest's own discovery and parse task body, run in this process); this
+The work is clwl/check.py (the ingest's own discovery and parse task body, run in this process); this
 module prints it: per run date and queue manager each file with its format, records and what would be
 quarantined, then the gaps that weaken the replay, then one summary line (docs/cli-contract.md, ``clwl check``).
 """
@@ -18,7 +18,10 @@ from clwl.cli.exit_codes import EXIT_INPUT, EXIT_OK, EXIT_WOULD_QUARANTINE
 from clwl.cli.extras import missing_extra
 from clwl.landing import printable
 
-#: The check needs the ingest's table schemas (pyspark's type classes), not a JVM nor Delta.
+#: What the check needs beyond the standard library: pyspark, not for a JVM nor Delta, but for one function of the
+#: ingest's parse body, spark/ingest/parse_tasks._column_checks, which still takes the columns' types from
+#: pyspark's type classes instead of the registry's (clwl.registry.TableSpec.value_checks gives the same). When it
+#: reads the registry, this is empty and `clwl check` runs with `pip install .` alone (tests/cli/test_check.py).
 CHECK_MODULES = ("pyspark",)
 #: Problem lines printed under a file in the readable report (all are in --json, up to the check's limit).
 SHOWN_PROBLEMS = 3
@@ -51,8 +54,8 @@ def cmd_check(args: argparse.Namespace) -> int:
     if problem:
         print(problem, file=sys.stderr)
         return EXIT_INPUT
+    from clwl.check import check_landing
     from spark.ingest import LandingError
-    from spark.landing_check import check_landing
 
     try:
         result = check_landing(args.landing, args.date, timedelta(minutes=args.chstatus_interval))

@@ -94,13 +94,72 @@ def test_importing_every_engine_module_loads_no_spark_airflow_or_command_line():
     assert json.loads(proc.stdout) == {"heavy": [], "cli": [], "missing": []}
 
 
+# The one engine module that reaches into spark/: ``clwl check`` runs the ingest's own discovery and parse task
+# body, the pure parts of the ingest, which stay in its package (spark/ingest/landing.py, parse_tasks.py, the
+# trace zone of run.py), imported inside its functions so that importing clwl.check loads none of it; pyspark never
+# (tests/cli/test_check.py runs the check with pyspark blocked).
+PURE_INGEST = {"clwl.check": {"spark.ingest", "spark.ingest.LandingFile", "spark.ingest.discover_landing",
+                              "spark.ingest.parse_landing_file", "spark.ingest.plan_tasks", "spark.ingest.run",
+                              "spark.ingest.run.trace_zone"}}
+
+
 def test_no_engine_module_imports_spark_airflow_or_the_command_line_even_lazily():
     bad = {}
     for module, path in _engine_modules().items():
-        wrong = sorted(n for n in _imports(module, path) if n.split(".")[0] in HEAVY or _is_entry_point(n))
+        allowed = PURE_INGEST.get(module, set())
+        wrong = sorted(n for n in _imports(module, path)
+                       if (n.split(".")[0] in HEAVY and n not in allowed) or _is_entry_point(n))
         if wrong:
             bad[module] = wrong
     assert bad == {}
+    assert {n for n in _imports("clwl.check", ROOT / "clwl" / "check.py") if n.startswith("spark")} \
+        == PURE_INGEST["clwl.check"]  # the allowance is used, and no more of spark/ than it names
+
+
+# Only the report needs the pipeline extra's pandas, matplotlib and jinja2; the readers of the lake that run
+# without Spark (clwl check, clwl explain, the silver readers, the table registry) load nothing beyond the
+# standard library and clwl when imported (deltalake and pyarrow when they read).
+REPORT_ONLY = ("pandas", "matplotlib", "jinja2")
+LIGHT = ("clwl.check", "clwl.explain", "clwl.silver", "clwl.registry")
+
+
+def test_only_the_report_package_imports_pandas_matplotlib_or_jinja2():
+    users = sorted(m for m, p in _modules("clwl").items()
+                   if any(n.split(".")[0] in REPORT_ONLY for n in _imports(m, p)))
+    assert users and all(m.startswith("clwl.report.") for m in users), users
+    # nothing else of clwl imports the report (the pipeline's report stage and the DAGs do, from outside)
+    importers = sorted(m for m, p in _modules("clwl").items()
+                       if not m.startswith("clwl.report") and any(n.startswith("clwl.report") for n in _imports(m, p)))
+    assert importers == []
+
+
+def test_the_lake_readers_without_spark_import_only_the_standard_library_and_clwl():
+    heavy = (*HEAVY, *REPORT_ONLY, "deltalake", "pyarrow", "numpy")
+    code = (
+        "import importlib, json, sys\n"
+        "sys.modules['pyspark'] = None\n"
+        "for name in sys.argv[1:]:\n"
+        "    importlib.import_module(name)\n"
+        f"print(json.dumps(sorted(m for m, v in sys.modules.items() if v is not None and m.split('.')[0] in "
+        f"{heavy!r})))\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", code, *LIGHT], capture_output=True, text=True, cwd=ROOT,
+                          timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout) == []
+
+
+def test_spark_has_no_top_level_module_that_runs_without_spark_but_its_helpers():
+    """spark/ holds what needs a Spark session; of its top-level modules only the session, the configuration,
+    the run object and the table and commit helpers are imported without one. The report, `clwl explain` and
+    `clwl check` are clwl's (the ingest's pure parts stay in its package, spark/ingest/)."""
+    top = sorted(p.stem for p in (ROOT / "spark").glob("*.py") if p.stem != "__init__")
+    assert not {"report", "explain", "landing_check"} & set(top)
+    assert not (ROOT / "spark" / "templates").exists()
+    helpers = {"session", "config", "run", "tables", "delta_commits"}
+    spark_free = [m for m in top if m not in helpers
+                  and not any(n.split(".")[0] == "pyspark" for n in _imports(f"spark.{m}", ROOT / "spark" / f"{m}.py"))]
+    assert spark_free == []
 
 
 def test_neither_the_pipeline_nor_the_dags_import_the_command_line():

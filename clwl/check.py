@@ -1,11 +1,13 @@
 """The landing doctor behind ``clwl check``: what an ingest of the landing folder would read, accept and
-quarantine, file by file, and the gaps in the landing folder that weaken the replay. No Spark session: the files
-are found by the ingest's own discovery (:func:`spark.ingest.discover_landing`) and each is parsed in-process by
-the ingest's own parse task body (:func:`spark.ingest.parse_landing_file`), so the check and the ingest cannot
-disagree on a file. Only the put records the ingest holds back afterwards (put time outside the run date, a
-msg_id already put by the same sender that day in another file) are decided here, by the same rules
-(docs/landing.md, "Held back"), as a lake built from this landing folder in one run would decide them (the
-first copy by file name is kept).
+quarantine, file by file, and the gaps in the landing folder that weaken the replay. No Spark: the files are found
+by the ingest's own discovery (:func:`spark.ingest.discover_landing`) and each is parsed in-process by the
+ingest's own parse task body (:func:`spark.ingest.parse_landing_file`), so the check and the ingest cannot
+disagree on a file. Those are the pure parts of the ingest, which stay in its package and are imported when the
+check runs (importing this module loads only the standard library and clwl); the positions of the columns in
+the rows they give are the table registry's (clwl/registry.py), not pyspark's schemas. Only the put records the
+ingest holds back afterwards (put time outside the run date, a msg_id already put by the same sender that day in
+another file) are decided here, by the same rules (docs/landing.md, "Held back"), as a lake built from this
+landing folder in one run would decide them (the first copy by file name is kept).
 
 Gaps (docs/cli-contract.md, ``clwl check``): a sender with puts but no configuration capture at or before its
 first put (a capture of an earlier date counts: configuration carries across days); channel status captures
@@ -21,12 +23,13 @@ import tempfile
 from dataclasses import asdict, dataclass, field
 from datetime import date, datetime, timedelta, timezone
 from pathlib import Path
-from typing import Iterable
+from typing import TYPE_CHECKING, Iterable
 
+from clwl import registry
 from clwl.landing import run_date_folders
-from spark.ingest import LandingFile, discover_landing, parse_landing_file, plan_tasks
-from spark.ingest.run_log import RecordTotals
-from spark.tables import TABLES
+
+if TYPE_CHECKING:  # pragma: no cover
+    from spark.ingest import LandingFile
 
 #: Problems kept per file (the first ones by position); the counts are always complete.
 MAX_PROBLEMS = 20
@@ -89,13 +92,26 @@ class Gap:
 
 
 @dataclass
-class LandingCheck(RecordTotals):
+class LandingCheck:
     landing: str
     run_dates: list[str]
     chstatus_interval_minutes: int
     files: list[FileCheck]
     gaps: list[Gap]
     notes: list[str]  # discovery's notes: items skipped without being opened
+
+    # Totals over the files, as spark.ingest.run_log.RecordTotals gives an ingest run's.
+    @property
+    def records_read(self) -> int:
+        return sum(f.records_read for f in self.files)
+
+    @property
+    def records_accepted(self) -> int:
+        return sum(f.records_accepted for f in self.files)
+
+    @property
+    def records_quarantined(self) -> int:
+        return sum(f.records_quarantined for f in self.files)
 
     @property
     def held_back(self) -> int:
@@ -148,7 +164,7 @@ class LandingCheck(RecordTotals):
 
 
 def _column(key: str, name: str) -> int:
-    return TABLES[key].columns.index(name)
+    return registry.spec(key).index(name)
 
 
 def _utc(t: datetime) -> datetime:
@@ -182,10 +198,12 @@ class _Facts:
     put_days: set[str] = field(default_factory=set)  # run dates with a put record that would be replayed
 
 
-def _parse(spec: LandingFile, trace_tz: str, state) -> tuple[dict, dict[str, list[tuple]], list[_Put]]:
+def _parse(landing_file: LandingFile, trace_tz: str, state) -> tuple[dict, dict[str, list[tuple]], list[_Put]]:
     """``parse_landing_file`` as a parse task calls it, with the put records taken as they are parsed: a large
     put file or trace is handed over in chunks (``spill``) whose rows are reduced to :class:`_Put` at once and
     the rest dropped, so memory does not hold whole bronze rows."""
+    from spark.ingest import parse_landing_file
+
     at = {n: _column(_PUTS, n) for n in ("position", "put_time", "sending_qmgr", "msg_id")}
     puts: list[_Put] = []
 
@@ -200,7 +218,7 @@ def _parse(spec: LandingFile, trace_tz: str, state) -> tuple[dict, dict[str, lis
             # Nothing is written: a rejected file "removes" this path, which never existed.
             return str(Path(nowhere) / "not-written")
 
-        summary, rows = parse_landing_file(spec, _RUN_ID, spill, trace_tz, state)
+        summary, rows = parse_landing_file(landing_file, _RUN_ID, spill, trace_tz, state)
     if summary["status"] == "rejected":  # what it gave before it was rejected is dropped, as by the ingest
         return summary, rows, []
     take(rows.get(_PUTS, ()))
@@ -249,6 +267,7 @@ def _read_files(files: list[LandingFile], trace_tz: str, facts: _Facts) -> list[
     """Parse every file, in (run date, name) order; the activity traces of one run date and queue manager with
     one handle state handed on in name order, as the ingest's parse task does (``plan_tasks``' units)."""
     from clwl.parse.activity_trace import TraceState
+    from spark.ingest import plan_tasks
 
     together = {id(f): i for i, unit in enumerate(plan_tasks(files, 1, task_bytes=0)) if len(unit) > 1 for f in unit}
     states: dict[int, TraceState] = {}
@@ -378,6 +397,8 @@ def _earlier_configuration(landing: Path, checked: list[str], needed: set[str], 
     (before the last one checked). Read newest first, and no more of them than needed (discovery hashes every
     file of a date): of each date only the config captures of the queue managers still without a usable one
     (parsed, not reported); it stops when every queue manager in ``needed`` has one."""
+    from spark.ingest import discover_landing
+
     earlier = [d for d in run_date_folders(landing)  # the run date folders discovery would take
                if d < checked[-1] and d not in checked]
     found: set[str] = set()
@@ -404,6 +425,7 @@ def check_landing(landing: Path | str, run_dates: Iterable[str] | None = None,
     quarantine, and the gaps that weaken the replay. :class:`spark.ingest.LandingError` when the landing folder
     or a requested date folder cannot be used; ValueError for an unknown ``trace_tz`` (default
     $CLWL_TRACE_TZ, else UTC, as the ingest). Bad files never raise: they are what the check reports."""
+    from spark.ingest import discover_landing
     from spark.ingest.run import trace_zone
 
     trace_tz = trace_zone(trace_tz)
