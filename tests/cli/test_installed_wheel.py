@@ -97,3 +97,24 @@ def test_version_of_the_installed_package(installed, tmp_path):
 
     done = run(installed, "clwl", "--version", cwd=tmp_path)
     assert (done.returncode, done.stdout) == (0, f"clwl {__version__}\n")
+
+
+def test_the_report_templates_are_in_the_installed_package(installed, tmp_path):
+    """Package data (pyproject.toml): the report's templates beside clwl/report/ in the wheel. (The report
+    itself needs the pipeline extra's pandas, so it is not imported here.)"""
+    done = run(installed, "python", "-c", "import importlib.util as u, pathlib; "
+               "folder = pathlib.Path(u.find_spec('clwl.report').submodule_search_locations[0]) / 'templates'; "
+               "print(folder); print(sorted(p.name for p in folder.glob('*.j2')))", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    folder, names = done.stdout.splitlines()
+    assert Path(folder).is_relative_to(installed.parent)
+    assert names == "['report.html.j2', 'summary.md.j2']"
+
+
+@pytest.mark.xfail(strict=True, reason="spark/ingest/parse_tasks._column_checks imports pyspark's type classes "
+                                       "(tests/cli/test_check.py::test_the_samples_are_checked_without_pyspark)")
+def test_check_works_without_extras(installed, tmp_path):
+    done = run(installed, "clwl", "check", str(ROOT / "samples" / "landing"), "--json", cwd=tmp_path)
+    assert (done.returncode, done.stderr) == (1, "")  # 1: the samples' deliberate defects would be quarantined
+    summary = json.loads(done.stdout)["summary"]
+    assert (summary["files"], summary["records_quarantined"]) == (77, 5)
