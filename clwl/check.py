@@ -21,11 +21,13 @@ from __future__ import annotations
 
 import tempfile
 from dataclasses import asdict, dataclass, field
-from datetime import date, datetime, timedelta, timezone
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Iterable
 
 from clwl import registry
+from clwl.held_back import Put as HeldPut
+from clwl.held_back import compared_fields, hold_back
 from clwl.landing import run_date_folders
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -38,6 +40,7 @@ CHSTATUS_INTERVAL_MINUTES = 60
 
 _RUN_ID = "check"
 _PUTS, _OPS, _QUARANTINE = "bronze.put_records", "bronze.activity_operations", "silver.quarantine"
+_COMPARED = compared_fields(registry.spec("silver.message_events").columns)  # what a duplicate's reason compares
 _OBJECTS, _CAPTURES, _ACCOUNTING = "bronze.mqsc_objects", "bronze.capture_files", "bronze.queue_accounting"
 
 
@@ -177,12 +180,13 @@ def _hhmmss(t: datetime) -> str:
 
 @dataclass
 class _Put:
-    """What the checks need of one accepted put record."""
+    """What the checks need of one accepted put record (``fields``: those a duplicate is compared on)."""
 
     position: int
     put_time: datetime
     sending_qmgr: str
     msg_id: str
+    fields: dict
 
 
 @dataclass
@@ -202,14 +206,22 @@ def _parse(landing_file: LandingFile, trace_tz: str, state) -> tuple[dict, dict[
     """``parse_landing_file`` as a parse task calls it, with the put records taken as they are parsed: a large
     put file or trace is handed over in chunks (``spill``) whose rows are reduced to :class:`_Put` at once and
     the rest dropped, so memory does not hold whole bronze rows."""
+    from clwl.parse.activity_trace import ORIGIN as TRACE_ORIGIN
     from spark.ingest import parse_landing_file
+    from spark.ingest.parse_tasks import TRACE_FORMAT
 
-    at = {n: _column(_PUTS, n) for n in ("position", "put_time", "sending_qmgr", "msg_id")}
+    at = {n: _column(_PUTS, n) for n in ("position", "put_time", "sending_qmgr", "msg_id", "format")}
+    compared = {f: _column(_PUTS, f) for f in _COMPARED if f != "source"}
     puts: list[_Put] = []
 
+    def put(r: tuple) -> _Put:
+        fields = {f: (_utc(r[i]) if f == "put_time" else r[i]) for f, i in compared.items()}
+        # silver.message_events' source: the put file's format; an activity trace's rows are activity_trace events
+        fields["source"] = TRACE_ORIGIN if r[at["format"]] == TRACE_FORMAT else r[at["format"]]
+        return _Put(int(r[at["position"]]), _utc(r[at["put_time"]]), r[at["sending_qmgr"]], r[at["msg_id"]], fields)
+
     def take(rows: list[tuple]) -> None:
-        puts.extend(_Put(int(r[at["position"]]), _utc(r[at["put_time"]]), r[at["sending_qmgr"]], r[at["msg_id"]])
-                    for r in rows)
+        puts.extend(put(r) for r in rows)
 
     with tempfile.TemporaryDirectory(prefix="clwl-check-") as nowhere:
         def spill(key: str, rows: list[tuple]) -> str:
@@ -290,32 +302,19 @@ def _read_files(files: list[LandingFile], trace_tz: str, facts: _Facts) -> list[
 
 
 def _hold_back(checks: list[FileCheck], files: dict[str, LandingFile], facts: _Facts) -> None:
-    """Move the put records the ingest would hold back from accepted to quarantined, with the reason. Leaves
-    in ``facts.puts`` only the records that would be replayed."""
+    """Move the put records the ingest would hold back from accepted to quarantined, with the reason: the ingest's
+    own decision (clwl.held_back) on a fresh lake, where every file is first ingested in one run, so copies are
+    kept by file name, then position. Leaves in ``facts.puts`` only the records that would be replayed."""
     by_file = {c.source_file: c for c in checks}
     held: dict[str, list[Problem]] = {}
     for (d, sender), puts in sorted(facts.puts.items()):
-        day = date.fromisoformat(d)
-        kept: dict[str, tuple[str, int]] = {}
-        replayed = []
-        # A fresh lake ingests every file first in one run: the copy kept is the first by file, then position.
-        for source_file, p in sorted(puts, key=lambda sp: (sp[0], sp[1].position)):
-            if p.put_time.date() != day:
-                folder = files[source_file].observing_qmgr or sender
-                held.setdefault(source_file, []).append(Problem(p.position, "message", (
-                    f"put time {p.put_time.strftime('%Y-%m-%dT%H:%M:%S.%f')[:-3]}Z is not in run date {d} (file "
-                    f"{source_file} line {p.position}): not replayed, so that it is not routed with {d}'s "
-                    f"configuration; put the row in a put file of the {p.put_time.date().isoformat()}/{folder}/ "
-                    "folder")))
-                continue
-            first = kept.setdefault(p.msg_id, (source_file, p.position))
-            if first != (source_file, p.position):
-                held.setdefault(source_file, []).append(Problem(p.position, "message", (
-                    f"duplicate msg_id {p.msg_id}: already in {first[0]} line {first[1]} (kept there, replayed "
-                    f"once); this copy in {source_file} line {p.position} is not replayed")))
-                continue
-            replayed.append((source_file, p))
-        facts.puts[(d, sender)] = replayed
+        rows = {(f, p.position): p for f, p in puts}
+        replayed, losers = hold_back(d, [
+            HeldPut(f, p.position, p.put_time, p.msg_id, files[f].observing_qmgr or sender, p.fields)
+            for f, p in puts], _COMPARED)
+        for h in losers:
+            held.setdefault(h.source_file, []).append(Problem(h.position, "message", h.reason))
+        facts.puts[(d, sender)] = [(r.source_file, rows[(r.source_file, r.position)]) for r in replayed]
     for source_file, problems in held.items():
         c = by_file[source_file]
         c.held_back = len(problems)

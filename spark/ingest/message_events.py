@@ -7,6 +7,16 @@ from __future__ import annotations
 from datetime import date, datetime, timezone
 from typing import Iterable, NamedTuple
 
+from clwl.held_back import (
+    DATE_REASON,
+    DIFFERS,
+    DUPLICATE_REASON,
+    KEYS,
+    PUT_TIME_SPARK,
+    SAME_RECORD,
+    compared_fields,
+    template_parts,
+)
 from clwl.parse.activity_trace import ORIGIN as TRACE_ORIGIN
 from spark.ingest.parse_tasks import _QUARANTINE, TRACE_FORMAT
 from spark.ingest.writes import _in, _sql_str
@@ -125,7 +135,8 @@ def _message_jobs(spark, config, scope: MessageScope, ingested_at: datetime, run
 
     A row is held back when its put time is not on its run date (UTC), or, among the others, when its msg_id was
     put before by the same sending queue manager on the same run date in an earlier copy: by file order
-    (:func:`_file_order`: first ingest, then name), then position. One aggregation finds the repeated msg_ids,
+    (:func:`_file_order`: first ingest, then name), then position. The decision and its reasons are
+    clwl.held_back's, which clwl check applies in Python. One aggregation finds the repeated msg_ids,
     over the pairs whose rows are in more than one file or in an activity trace (``scope.single`` cannot repeat
     one: 20 s of a 10M messages' ingest); only their rows are ranked (a window over msg_id)."""
     from pyspark.sql import Window
@@ -141,18 +152,16 @@ def _message_jobs(spark, config, scope: MessageScope, ingested_at: datetime, run
     outside = bronze.where(~in_day).select(
         "run_date", "observing_qmgr", "source_file", "position", "format", _put_csv_row().alias("raw"),
         F.lit("date").alias("kind"),
-        F.concat(F.lit("put time "), F.date_format("put_time", "yyyy-MM-dd'T'HH:mm:ss.SSS'Z'"),
-                 F.lit(" is not in run date "), day, F.lit(" (file "), F.col("source_file"), F.lit(" line "), line,
-                 F.lit("): not replayed, so that it is not routed with "), day,
-                 F.lit("'s configuration; put the row in a put file of the "), F.date_format("put_time", "yyyy-MM-dd"),
-                 F.lit("/"), F.coalesce("observing_qmgr", "sending_qmgr"), F.lit("/ folder")).alias("reason"))
+        _reason(DATE_REASON, put_time=F.date_format("put_time", PUT_TIME_SPARK), run_date=day,
+                source_file=F.col("source_file"), position=line, put_date=F.date_format("put_time", "yyyy-MM-dd"),
+                folder=F.coalesce("observing_qmgr", "sending_qmgr")).alias("reason"))
 
     good = bronze.where(in_day)
     multi = [p for p in scope.pairs if p not in scope.single]
     if not multi:
         return _held_back(spark, config, scope, where, good, outside, run_id)
-    keys = ["run_date", "sending_qmgr", "msg_id"]
-    fields = [c for c in TABLES["silver.message_events"].columns[4:] if c not in keys]
+    keys = list(KEYS)
+    fields = compared_fields(TABLES["silver.message_events"].columns)
     may_repeat = good if len(multi) == len(scope.pairs) else good.where(_pairs_where(multi))
     repeated = may_repeat.groupBy(*keys).count().where(F.col("count") > 1).drop("count")
     order = _file_order(config, scope.order_files, ingested_at)  # only where copies may repeat: a run-log read
@@ -167,14 +176,24 @@ def _message_jobs(spark, config, scope: MessageScope, ingested_at: datetime, run
     duplicates = ranked.select(
         "run_date", "observing_qmgr", "source_file", "position", "format", _put_csv_row().alias("raw"),
         F.lit("duplicate").alias("kind"),
-        F.concat(F.lit("duplicate msg_id "), F.col("msg_id"), F.lit(": already in "), F.col("_kept.source_file"),
-                 F.lit(" line "), F.col("_kept.position").cast("string"),
-                 F.lit(" (kept there, replayed once); this copy in "), F.col("source_file"), F.lit(" line "), line,
-                 F.lit(" is not replayed ("),
-                 F.when(differs == "", F.lit("the same record"))
-                 .otherwise(F.concat(F.lit("it differs in "), differs, F.lit("; the kept copy is replayed"))),
-                 F.lit(")")).alias("reason"))
+        _reason(DUPLICATE_REASON, msg_id=F.col("msg_id"), kept_file=F.col("_kept.source_file"),
+                kept_position=F.col("_kept.position").cast("string"), source_file=F.col("source_file"),
+                position=line, difference=F.when(differs == "", F.lit(SAME_RECORD))
+                .otherwise(_reason(DIFFERS, fields=differs))).alias("reason"))
     return _held_back(spark, config, scope, where, good, outside.unionByName(duplicates), run_id)
+
+
+def _reason(template: str, **columns):
+    """A reason template of clwl.held_back as a Spark column: its literal text and the given columns, in order."""
+    from pyspark.sql import functions as F
+
+    parts = []
+    for literal, name in template_parts(template):
+        if literal:
+            parts.append(F.lit(literal))
+        if name is not None:
+            parts.append(columns[name])
+    return F.concat(*parts)
 
 
 def _pairs_where(pairs) -> str:

@@ -436,7 +436,8 @@ def test_a_day_without_put_records(capsys, estate):
 
 def test_put_records_the_ingest_holds_back_would_be_quarantined(capsys, estate):
     """docs/landing.md, "Held back": a put time outside the run date, and a msg_id the same sender already put
-    that day in another file (the copy of the first file by name is kept)."""
+    that day in another file (the copy of the first file by name is kept; the reason names what differs, as the
+    ingest's quarantine row does: tests/spark/test_held_back_agree.py)."""
     (estate / DAY / "QM1" / "puts_resent.csv").write_text(puts(
         put_row(T + timedelta(hours=6, minutes=20), "QM1", "APP.ORDERS", msg(2)),  # line 2: a repeat of msg 2
         put_row(T + timedelta(days=1, seconds=3), "QM1", "APP.ORDERS", msg(8))))  # line 3: 2026-11-21
@@ -444,7 +445,8 @@ def test_put_records_the_ingest_holds_back_would_be_quarantined(capsys, estate):
     assert code == 1
     assert ("    puts_resent.csv       csv       2 read, 0 accepted, 2 quarantined (2 held back)\n"
             f"      line 2: duplicate msg_id {msg(2)}: already in 2026-11-20/QM1/puts.csv line 3 (kept there, "
-            "replayed once); this copy in 2026-11-20/QM1/puts_resent.csv line 2 is not replayed\n"
+            "replayed once); this copy in 2026-11-20/QM1/puts_resent.csv line 2 is not replayed (the same "
+            "record)\n"
             "      line 3: put time 2026-11-21T00:00:03.000Z is not in run date 2026-11-20 (file "
             "2026-11-20/QM1/puts_resent.csv line 3): not replayed, so that it is not routed with 2026-11-20's "
             "configuration; put the row in a put file of the 2026-11-21/QM1/ folder\n") in out
