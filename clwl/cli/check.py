@@ -15,14 +15,8 @@ from pathlib import Path
 
 from clwl.cli.argtypes import run_date, whole_number
 from clwl.cli.exit_codes import EXIT_INPUT, EXIT_OK, EXIT_WOULD_QUARANTINE
-from clwl.cli.extras import missing_extra
 from clwl.landing import printable
 
-#: What the check needs beyond the standard library: pyspark, not for a JVM nor Delta, but for one function of the
-#: ingest's parse body, spark/ingest/parse_tasks._column_checks, which still takes the columns' types from
-#: pyspark's type classes instead of the registry's (clwl.registry.TableSpec.value_checks gives the same). When it
-#: reads the registry, this is empty and `clwl check` runs with `pip install .` alone (tests/cli/test_check.py).
-CHECK_MODULES = ("pyspark",)
 #: Problem lines printed under a file in the readable report (all are in --json, up to the check's limit).
 SHOWN_PROBLEMS = 3
 
@@ -50,10 +44,6 @@ def add_check_command(subparsers) -> argparse.ArgumentParser:
 
 
 def cmd_check(args: argparse.Namespace) -> int:
-    problem = missing_extra("check", CHECK_MODULES)
-    if problem:
-        print(problem, file=sys.stderr)
-        return EXIT_INPUT
     from clwl.check import check_landing
     from spark.ingest import LandingError
 

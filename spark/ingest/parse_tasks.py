@@ -203,21 +203,11 @@ def _format_from_name(spec: LandingFile) -> str:
 @functools.lru_cache(maxsize=None)
 def _column_checks(key: str) -> tuple[tuple[int, str, str, int, int], ...]:
     """(index, column, what, lo, hi) of the columns of a table whose values Arrow may refuse: integers beyond the
-    column's range, text with a lone surrogate (in strings, string maps and string arrays)."""
-    from pyspark.sql.types import ArrayType, IntegerType, LongType, MapType, StringType
+    column's range, text with a lone surrogate (in strings, string maps and string arrays). From the registry, not
+    Spark's types: clwl check runs this parse body without pyspark."""
+    from clwl.registry import spec
 
-    from clwl.parse.common import INT32_MAX, INT32_MIN, INT64_MAX, INT64_MIN
-
-    checks = []
-    for index, f in enumerate(TABLES[key].schema.fields):
-        t = f.dataType
-        if isinstance(t, IntegerType):
-            checks.append((index, f.name, "int", INT32_MIN, INT32_MAX))
-        elif isinstance(t, LongType):
-            checks.append((index, f.name, "int", INT64_MIN, INT64_MAX))
-        elif isinstance(t, (StringType, MapType, ArrayType)):
-            checks.append((index, f.name, "text", 0, 0))
-    return tuple(checks)
+    return spec(key).value_checks()
 
 
 def _texts(value) -> Iterator[str]:

@@ -518,10 +518,6 @@ def test_the_registry_checks_each_value_as_the_ingest_does():
         assert spec.value_checks() == _column_checks(key), key
 
 
-@pytest.mark.xfail(strict=True, reason="spark/ingest/parse_tasks._column_checks imports pyspark's type classes: "
-                                       "every file is then 'parser failed' (it should read "
-                                       "clwl.registry.TableSpec.value_checks); clwl/cli/check.py's CHECK_MODULES "
-                                       "guard goes with it")
 def test_the_samples_are_checked_without_pyspark(capsys):
     """`clwl check samples/landing` in a child where pyspark and py4j cannot be imported (as after `pip install .`
     alone): the same answer as here, exit 1 for the samples' deliberate defects."""

@@ -111,8 +111,6 @@ def test_the_report_templates_are_in_the_installed_package(installed, tmp_path):
     assert names == "['report.html.j2', 'summary.md.j2']"
 
 
-@pytest.mark.xfail(strict=True, reason="spark/ingest/parse_tasks._column_checks imports pyspark's type classes "
-                                       "(tests/cli/test_check.py::test_the_samples_are_checked_without_pyspark)")
 def test_check_works_without_extras(installed, tmp_path):
     done = run(installed, "clwl", "check", str(ROOT / "samples" / "landing"), "--json", cwd=tmp_path)
     assert (done.returncode, done.stderr) == (1, "")  # 1: the samples' deliberate defects would be quarantined
