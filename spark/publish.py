@@ -1,7 +1,7 @@
 """Write-audit-publish for the gold tables.
 
 `publish` validates every table first (its suite in expectations/, the silver suites of the tables that feed it,
-and the cross-table checks of spark/quality.py). Only when everything passes does it write: each table to
+and the cross-table checks of spark/cross_checks.py). Only when everything passes does it write: each table to
 `<lake>/gold/<table>`, replacing only the run date's partition (Delta `replaceWhere`), in the order of
 `clwl.lake.GOLD_TABLES` (run_summary last, with the versions of the others in `table_versions`). A table whose
 frame is a staged table's rows as they are (`staged`) is published by committing those Parquet files to gold
@@ -47,17 +47,9 @@ from clwl.lake import GOLD_TABLES, VALIDATION, Lake, is_delta_table, latest_vers
 from clwl.lakelock import lake_lock
 from clwl.published import read_published, unsettled, write_published
 from spark.config import PipelineConfig
+from spark.cross_checks import SILVER_TABLES, default_cross_checks, events_for_run_date, silver_tables
 from spark.delta_commits import replace_partition_with_files
-from spark.quality import (
-    SILVER_TABLES,
-    ExtraCheck,
-    ValidationOutcome,
-    default_cross_checks,
-    events_for_run_date,
-    forget_frames,
-    silver_tables,
-    validate_table,
-)
+from spark.quality import ExtraCheck, ValidationOutcome, forget_frames, validate_table
 from spark.replay import ROUTING_REPLAY_OPTIONS
 from spark.tables import read_table
 

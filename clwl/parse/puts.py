@@ -1,17 +1,19 @@
 """The project's message put records: one row per message an application put (CSV or JSONL).
 
-The schema is :data:`PUT_COLUMNS` (ordered; also the documentation's table). A CSV file has a header row
-naming the columns (any order; extra columns are ignored; a missing required column makes the whole file
-unusable, :class:`InputError`). A JSONL file holds one JSON object per line with the same names; a
-``.json`` file is either JSONL or one JSON array of such objects.
+The schema is :data:`~clwl.parse.put_record.PUT_COLUMNS` (ordered; also the documentation's table) and an
+accepted row a :class:`~clwl.parse.put_record.PutRecord`, both clwl.parse.put_record's. This module reads the
+files; each row's values are read by :mod:`clwl.parse.put_rows`. A CSV file has a header row naming the columns
+(any order; extra columns are ignored; a missing required column makes the whole file unusable,
+:class:`InputError`). A JSONL file holds one JSON object per line with the same names; a ``.json`` file is either
+JSONL or one JSON array of such objects.
 
 Every data row becomes a :class:`PutRecord` or one :class:`ParseProblem` (the first thing wrong with it),
 so ``len(records) + len(problems)`` is the number of non-blank data rows. A msg_id seen again in an
 already accepted row of the same file is a problem (``duplicate msg_id``); the first one stays.
 
-Reading of values: booleans are ``true``/``false`` in any letter case (JSON ``true``/``false`` too);
-put_time is ISO-8601 and is converted to UTC (``Z``, an offset, or no zone, which is read as UTC because
-the schema says UTC); hex is returned upper case; an empty optional value is ``None``. MQ names
+Reading of values (:mod:`clwl.parse.put_rows`): booleans are ``true``/``false`` in any letter case (JSON
+``true``/``false`` too); put_time is ISO-8601 and is converted to UTC (``Z``, an offset, or no zone, which is read
+as UTC because the schema says UTC); hex is returned upper case; an empty optional value is ``None``. MQ names
 (sending_qmgr, queue, target_qmgr, observed_qmgr, observed_xmitq: at most 48 characters; observed_channel:
 at most 20) may hold only ``A-Z a-z 0-9 . / _ %``. open_handle and group_id are kept as given.
 """
@@ -24,315 +26,32 @@ import io
 import json
 import re
 from contextlib import contextmanager
-from dataclasses import dataclass, fields, make_dataclass
-from datetime import datetime, timezone
 from itertools import chain
 from pathlib import Path
 from typing import Callable, Iterable, Iterator
 
 from clwl.parse.common import (
-    INT64_MAX,
     JSON_DECODER,
     MAX_JSON_DEPTH,
     InputError,
     ParseProblem,
-    clip,
     has_surrogate,
     json_array_elements,
     json_depth,
     too_deep_reason,
 )
+from clwl.parse.put_record import PUT_COLUMNS, PutRecord
+from clwl.parse.put_rows import BadRow, RowValidator
 
 __all__ = [
-    "PUT_COLUMNS",
-    "PutColumn",
-    "PutRecord",
-    "is_zero_token",
+    "PUT_COLUMNS",  # defined in clwl.parse.put_record; imported from here by spark.ingest.message_events
     "parse_puts_csv_text",
     "parse_puts_file",
     "parse_puts_jsonl_text",
 ]
 
-
-@dataclass(frozen=True)
-class PutColumn:
-    name: str
-    type: str  # timestamp | string | boolean | long (Spark SQL type names)
-    required: bool  # the column must be present (in a CSV header)
-    nullable: bool  # the value may be empty
-    description: str
-
-
-PUT_COLUMNS: tuple[PutColumn, ...] = (
-    PutColumn("put_time", "timestamp", True, False,
-              "When the application put the message, ISO-8601 UTC, e.g. 2026-11-20T10:15:30.120Z."),
-    PutColumn("sending_qmgr", "string", True, False,
-              "Queue manager the putting application is connected to (where the CLWL choice is made)."),
-    PutColumn("queue", "string", True, False,
-              "Queue the application opened: cluster queue, alias or queue manager alias (MQ name, max 48)."),
-    PutColumn("target_qmgr", "string", True, True,
-              "ObjectQMgrName the application named; empty = not named, so CLWL chooses."),
-    PutColumn("bind", "string", True, False,
-              "Bind option in effect: notfixed, open or group (DEFBIND when the application used AS_Q_DEF)."),
-    PutColumn("open_handle", "string", True, True,
-              "Identifier of the MQOPEN handle the put used (bind on open: one choice per handle)."),
-    PutColumn("group_id", "string", True, True,
-              "GroupId (hex) of the message group the message belongs to; empty if none."),
-    PutColumn("logical_order", "boolean", True, False,
-              "MQPMO_LOGICAL_ORDER was used (with bind group: the whole group goes to one queue manager)."),
-    PutColumn("from_cluster_channel", "boolean", True, False,
-              "The message arrived over a cluster channel instead of being put by a local application."),
-    PutColumn("pcf", "boolean", True, False, "The message is a cluster PCF (repository) message."),
-    PutColumn("length", "long", True, False, "Message length in bytes (a non-negative integer)."),
-    PutColumn("persistent", "boolean", True, False, "The message is persistent."),
-    PutColumn("accounting_token", "string", True, False,
-              "MQMD AccountingToken, 64 hex digits; all zeros = the message cannot be re-allocated."),
-    PutColumn("msg_id", "string", True, False, "MQMD MsgId, 48 hex digits; unique within a file."),
-    PutColumn("observed_qmgr", "string", False, True,
-              "Queue manager the message was observed to arrive at (optional)."),
-    PutColumn("observed_channel", "string", False, True,
-              "Cluster-sender channel the message was observed to leave by (optional)."),
-    PutColumn("observed_xmitq", "string", False, True,
-              "Transmission queue the message was observed on (optional)."),
-)
-
 _NAMES = tuple(c.name for c in PUT_COLUMNS)
 _REQUIRED = tuple(c.name for c in PUT_COLUMNS if c.required)
-BINDS = ("notfixed", "open", "group")
-_BIND_SET = frozenset(BINDS)
-
-
-@dataclass(frozen=True, slots=True)
-class PutRecord:
-    """One message put, typed."""
-
-    source: str
-    line: int
-    put_time: datetime  # aware, UTC
-    sending_qmgr: str
-    queue: str
-    target_qmgr: str | None
-    bind: str  # notfixed | open | group
-    open_handle: str | None
-    group_id: str | None
-    logical_order: bool
-    from_cluster_channel: bool
-    pcf: bool
-    length: int
-    persistent: bool
-    accounting_token: str  # 64 hex digits, upper case
-    accounting_token_zero: bool  # all zeros: not eligible for re-allocation
-    msg_id: str  # 48 hex digits, upper case
-    observed_qmgr: str | None
-    observed_channel: str | None
-    observed_xmitq: str | None
-
-
-# Building millions of frozen records through the generated __init__ costs one object.__setattr__ per
-# field. Rows are built instead as a mutable slots twin with the same layout and then given the frozen
-# class; the result is an ordinary PutRecord (immutable, equal to one built the normal way). Verified
-# once at import, with the normal constructor as fallback.
-_PutRecordRow = make_dataclass(
-    "_PutRecordRow", [(f.name, f.type) for f in fields(PutRecord)], slots=True, eq=False, repr=False
-)
-
-
-def _make_fast(*values) -> PutRecord:
-    row = _PutRecordRow(*values)
-    object.__setattr__(row, "__class__", PutRecord)
-    return row
-
-
-def _choose_maker():
-    values = range(len(fields(PutRecord)))
-    try:
-        probe = _make_fast(*values)
-    except TypeError:  # pragma: no cover - a Python where the layouts are not compatible
-        return PutRecord
-    if type(probe) is PutRecord and probe == PutRecord(*values):
-        return _make_fast
-    return PutRecord  # pragma: no cover
-
-
-_make_record = _choose_maker()
-
-
-def is_zero_token(hex_token: str | None) -> bool:
-    """True when an AccountingToken (hex) is all zeros: the message is not eligible for re-allocation.
-
-    An empty or missing token is not "all zeros" (it is unknown), and neither is text that is not hex.
-    """
-    if not hex_token:
-        return False
-    return hex_token.count("0") == len(hex_token)
-
-
-# --------------------------------------------------------------------------------------------------
-# validation of one row (values as text, in PUT_COLUMNS order)
-
-_MQ_NAME = re.compile(r"[A-Za-z0-9._/%]+")
-_HEX = re.compile(r"[0-9A-Fa-f]*")
-_BOOLS = {"true": True, "false": False, "True": True, "False": False, "TRUE": True, "FALSE": False}
-_UTC = timezone.utc
-_NAME_MAX = {"sending_qmgr": 48, "queue": 48, "target_qmgr": 48, "observed_qmgr": 48,
-             "observed_xmitq": 48, "observed_channel": 20}
-
-
-class _Reject(Exception):
-    pass
-
-
-def _name_problem(column: str, value: str) -> str:
-    limit = _NAME_MAX[column]
-    if len(value) > limit:
-        return f"{column} {value!r} is longer than {limit} characters"
-    for ch in value:
-        if not _MQ_NAME.fullmatch(ch):
-            return f"invalid character {ch!r} in {column} {value!r}"
-    return f"invalid {column} {value!r}"  # not reached
-
-
-class _Validator:
-    """Turns rows of text into PutRecords; keeps the per-file state (duplicate msg_ids, caches)."""
-
-    def __init__(self, source: str):
-        self.source = source
-        self.seen: dict[str, int] = {}  # msg_id -> line
-        self.names48: set[str] = set()  # known-good names, so repeated names are checked once
-        self.names20: set[str] = set()
-        self.tokens: dict[str, bool] = {}  # upper-case token -> all zeros
-        self._row = self._fast_row()
-
-    def name(self, column: str, value: str, required: bool) -> str | None:
-        if not value:
-            if required:
-                raise _Reject(f"missing {column}")
-            return None
-        known = self.names20 if column == "observed_channel" else self.names48
-        if value in known:
-            return value
-        if len(value) <= _NAME_MAX[column] and _MQ_NAME.fullmatch(value):
-            known.add(value)
-            return value
-        raise _Reject(_name_problem(column, value))
-
-    def row(self, line: int, v: list[str]) -> PutRecord:
-        """One row (values stripped, in PUT_COLUMNS order) -> PutRecord; raises _Reject."""
-        return self._row(line, v)
-
-    def _fast_row(self):
-        # The common case (names already seen, canonical values) touches only locals; everything else
-        # falls through to the checking helpers, which produce the problem texts.
-        source = self.source
-        seen = self.seen
-        names48 = self.names48
-        names20 = self.names20
-        tokens = self.tokens
-        name = self.name
-        fromiso = datetime.fromisoformat
-        utc = _UTC
-        bools = _BOOLS
-        binds = _BIND_SET
-        hex_ok = _HEX.fullmatch
-        make = _make_record
-
-        def row(line: int, v: list[str]) -> PutRecord:
-            text = v[0]
-            try:
-                if len(text) < 11:
-                    raise ValueError
-                ts = fromiso(text)
-            except ValueError:
-                raise _Reject(f"bad timestamp in put_time: {text!r}" if text else "missing put_time") from None
-            if ts.tzinfo is not utc:
-                ts = ts.replace(tzinfo=utc) if ts.tzinfo is None else _to_utc(ts, text)
-            sending = v[1]
-            if sending not in names48:
-                name("sending_qmgr", sending, True)
-            queue = v[2]
-            if queue not in names48:
-                name("queue", queue, True)
-            target = v[3]
-            if not target:
-                target = None
-            elif target not in names48:
-                name("target_qmgr", target, False)
-            bind = v[4]
-            if bind not in binds:
-                bind = _bind(bind)
-            logical = bools.get(v[7])
-            if logical is None:
-                logical = _bool("logical_order", v[7])
-            from_chl = bools.get(v[8])
-            if from_chl is None:
-                from_chl = _bool("from_cluster_channel", v[8])
-            pcf = bools.get(v[9])
-            if pcf is None:
-                pcf = _bool("pcf", v[9])
-            text = v[10]
-            if len(text) < 19 and text.isdigit() and text.isascii():  # below 10**18: fits a long
-                length = int(text)
-            else:
-                length = _length(text)
-            persistent = bools.get(v[11])
-            if persistent is None:
-                persistent = _bool("persistent", v[11])
-            token = v[12]
-            zero = tokens.get(token)  # keyed by the upper-case form: a hit means the text is that form
-            if zero is None:
-                token = _hex("accounting_token", token, 32)
-                zero = tokens[token] = token.count("0") == 64
-            msg_id = v[13]
-            if len(msg_id) == 48 and hex_ok(msg_id):
-                msg_id = msg_id.upper()
-            else:
-                msg_id = _hex("msg_id", msg_id, 24)
-            first = seen.get(msg_id)
-            if first is not None:
-                raise _Reject(f"duplicate msg_id (first at line {first})")
-            obs_q = v[14] or None
-            if obs_q is not None and obs_q not in names48:
-                name("observed_qmgr", obs_q, False)
-            obs_c = v[15] or None
-            if obs_c is not None and obs_c not in names20:
-                name("observed_channel", obs_c, False)
-            obs_x = v[16] or None
-            if obs_x is not None and obs_x not in names48:
-                name("observed_xmitq", obs_x, False)
-            seen[msg_id] = line
-            return make(source, line, ts, sending, queue, target, bind, v[5] or None, v[6] or None, logical,
-                        from_chl, pcf, length, persistent, token, zero, msg_id, obs_q, obs_c, obs_x)
-
-        return row
-
-
-def _bind(text: str) -> str:
-    low = text.lower()
-    if low in _BIND_SET:
-        return low
-    if not text:
-        raise _Reject("missing bind")
-    raise _Reject(f"unknown bind value {text!r} (expected notfixed, open or group)")
-
-
-def _length(text: str) -> int:
-    if not text:
-        raise _Reject("missing length")
-    if text.isdigit() and text.isascii():
-        digits = text.lstrip("0") or "0"
-        if len(digits) <= 19 and int(digits) <= INT64_MAX:
-            return int(digits)
-        raise _Reject(f"length {clip(text)} is out of range (at most {INT64_MAX})")
-    if text[0] == "-" and text[1:].isdigit() and text[1:].isascii():
-        raise _Reject(f"negative length {clip(text)}")
-    raise _Reject(f"non-integer length {clip(text)!r}")
-
-
-def _to_utc(ts: datetime, text: str) -> datetime:
-    try:
-        return ts.astimezone(_UTC)
-    except OverflowError:  # 0001-01-01T00:00+05:00 is before year 1 in UTC
-        raise _Reject(f"put_time {text!r} is out of range in UTC") from None
 
 
 @contextmanager
@@ -346,28 +65,6 @@ def _gc_paused():
     finally:
         if was_enabled:
             gc.enable()
-
-
-def _bool(column: str, text: str) -> bool:
-    value = _BOOLS.get(text)
-    if value is None:
-        low = text.lower()
-        if low in _BOOLS:
-            return _BOOLS[low]
-        if not text:
-            raise _Reject(f"missing {column}")
-        raise _Reject(f"bad boolean in {column}: {text!r} (expected true or false)")
-    return value
-
-
-def _hex(column: str, text: str, size: int) -> str:
-    if not text:
-        raise _Reject(f"missing {column}")
-    if len(text) % 2 or not _HEX.fullmatch(text):
-        raise _Reject(f"bad hex in {column}")
-    if len(text) != 2 * size:
-        raise _Reject(f"{column} is not {size} bytes ({2 * size} hex digits)")
-    return text.upper()
 
 
 # --------------------------------------------------------------------------------------------------
@@ -412,7 +109,7 @@ def _parse_csv(lines: Iterable[str], source: str, on_chunk: Callable[[list[PutRe
     width = len(names)
     index = [names.index(c) if c in seen else -1 for c in _NAMES]
     identity = index == list(range(len(_NAMES))) and width == len(_NAMES)
-    row_fn = _Validator(source)._row
+    row_fn = RowValidator(source).row
     records: list[PutRecord] = []
     problems: list[ParseProblem] = []
     append = records.append
@@ -460,7 +157,7 @@ def _csv_rows(it, lineno, source, width, identity, index, row_fn, append, proble
         values = row if identity else [row[i] if i >= 0 else "" for i in index]
         try:
             append(row_fn(start, values))
-        except _Reject as exc:
+        except BadRow as exc:
             problems.append(ParseProblem(source, start, str(exc), raw))
 
 
@@ -481,7 +178,7 @@ def _json_values(obj: dict) -> list[str]:
             values.append("")
         elif isinstance(x, str):
             if not x.isascii() and has_surrogate(x):
-                raise _Reject(f"lone surrogate in {name}: not valid Unicode (a \\uXXXX escape of half a character)")
+                raise BadRow(f"lone surrogate in {name}: not valid Unicode (a \\uXXXX escape of half a character)")
             values.append(x.strip())
         elif isinstance(x, bool):
             values.append("true" if x else "false")
@@ -490,25 +187,25 @@ def _json_values(obj: dict) -> list[str]:
         elif isinstance(x, float):
             values.append(repr(x))
         else:
-            raise _Reject(f"bad value type for {name}: {type(x).__name__}")
+            raise BadRow(f"bad value type for {name}: {type(x).__name__}")
     return values
 
 
 def _parse_objects(
     items: Iterator[tuple[int, str, object]], source: str
 ) -> tuple[list[PutRecord], list[ParseProblem]]:
-    row = _Validator(source)._row
+    row = RowValidator(source).row
     records: list[PutRecord] = []
     problems: list[ParseProblem] = []
     with _gc_paused():
         for line, raw, obj in items:
             try:
                 if isinstance(obj, _BadJson):
-                    raise _Reject(f"bad JSON: {obj.message}")
+                    raise BadRow(f"bad JSON: {obj.message}")
                 if not isinstance(obj, dict):
-                    raise _Reject("not a JSON object")
+                    raise BadRow("not a JSON object")
                 records.append(row(line, _json_values(obj)))
-            except _Reject as exc:
+            except BadRow as exc:
                 problems.append(ParseProblem(source, line, str(exc), raw))
     return records, problems
 

@@ -7,7 +7,7 @@ import datetime as dt
 
 import pytest
 
-from spark import quality
+from spark import cross_checks
 
 UTC = dt.timezone.utc
 DAY = dt.date(2026, 11, 20)
@@ -56,7 +56,7 @@ def frames(spark, expected_observed: int, expected_accounting: int, end: dt.date
 ])
 def test_distribution_totals_count_messages_on_the_bounds_exactly(spark, end, observed, put):
     replay, dist = frames(spark, observed, put, end)
-    check = quality.check_distribution_totals(replay)
+    check = cross_checks.check_distribution_totals(replay)
     assert check.func(dist).success
 
     # One more expected message in either interval is caught, and only that interval.
@@ -76,12 +76,12 @@ def test_distribution_totals_count_messages_on_the_bounds_exactly(spark, end, ob
     assert not check.func(dist).success
 
 
-@pytest.mark.parametrize("broadcast_up_to", [quality._BROADCAST_KEYS, 0])
+@pytest.mark.parametrize("broadcast_up_to", [cross_checks._BROADCAST_KEYS, 0])
 def test_keys_in_finds_the_missing_key_by_either_path(spark, monkeypatch, broadcast_up_to):
-    monkeypatch.setattr(quality, "_BROADCAST_KEYS", broadcast_up_to)
+    monkeypatch.setattr(cross_checks, "_BROADCAST_KEYS", broadcast_up_to)
     replayed = spark.createDataFrame([("QM1", f"m{i}") for i in range(50)] + [("QM2", "m0")],
                                      "sending_qmgr string, msg_id string")
-    check = quality.check_keys_in(replayed, ["sending_qmgr", "msg_id"], "gold/routing_replay")
+    check = cross_checks.check_keys_in(replayed, ["sending_qmgr", "msg_id"], "gold/routing_replay")
     stuck = spark.createDataFrame([("QM1", "m3"), ("QM2", "m0"), ("QM1", "m3")], "sending_qmgr string, msg_id string")
     assert check.func(stuck).success
     stuck = spark.createDataFrame([("QM1", "m3"), ("QM2", "m1"), ("QM3", "m0")], "sending_qmgr string, msg_id string")

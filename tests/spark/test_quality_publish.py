@@ -300,7 +300,8 @@ def test_validate_table_names_each_failed_check(spark):
     """validate_table on its own: GX expectations and extra checks in one outcome, nothing written by GX."""
     from pyspark.sql import functions as F
 
-    from spark.quality import check_run_date, validate_table
+    from spark.cross_checks import check_run_date
+    from spark.quality import validate_table
 
     df = spark.createDataFrame(stuck_rows(DAY), SM_SCHEMA)  # passes: the publish test publishes it
     broken = df.withColumn("why", F.lit("stuck")).withColumn("released_at", F.lit(at(DAY, 9, 0)))
@@ -348,6 +349,7 @@ def test_small_tables_are_validated_in_pandas_with_the_results_spark_gives(spark
     from pyspark.sql import functions as F
 
     from spark import quality
+    from spark.cross_checks import check_run_date
 
     def results(outcome) -> list[tuple]:
         return [(r["expectation_config"]["type"],
@@ -369,10 +371,10 @@ def test_small_tables_are_validated_in_pandas_with_the_results_spark_gives(spark
     }
     for name, df in frames.items():
         quality.forget_frames()
-        local = quality.validate_table(df, "gold.distribution", [quality.check_run_date(DAY)], cache=False)
+        local = quality.validate_table(df, "gold.distribution", [check_run_date(DAY)], cache=False)
         monkeypatch.setattr(quality, "SMALL_TABLE_BYTES", -1)  # nothing is small: GX's Spark engine
         quality.forget_frames()
-        remote = quality.validate_table(df, "gold.distribution", [quality.check_run_date(DAY)], cache=False)
+        remote = quality.validate_table(df, "gold.distribution", [check_run_date(DAY)], cache=False)
         monkeypatch.undo()
         assert (local.result_json["engine"], remote.result_json["engine"]) == ("pandas", "spark"), name
         assert results(local) == results(remote), name

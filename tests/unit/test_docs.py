@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from clwl.parse.puts import PUT_COLUMNS
+from clwl.parse.put_record import PUT_COLUMNS
 from spark.tables import TABLES
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -24,7 +24,7 @@ from clwl.parse.activity_trace import (
     parse_activity_trace_text,
 )
 from clwl.parse.common import InputError
-from clwl.parse.puts import PutRecord
+from clwl.parse.put_record import PutRecord
 
 FIX = Path(__file__).resolve().parent.parent / "fixtures" / "amqsact_trace"
 SCTQ = "SYSTEM.CLUSTER.TRANSMIT.QUEUE"

@@ -13,14 +13,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from clwl.parse.common import InputError
-from clwl.parse.puts import (
-    PUT_COLUMNS,
-    PutRecord,
-    is_zero_token,
-    parse_puts_csv_text,
-    parse_puts_file,
-    parse_puts_jsonl_text,
-)
+from clwl.parse.put_record import PUT_COLUMNS, PutRecord, is_zero_token
+from clwl.parse.puts import parse_puts_csv_text, parse_puts_file, parse_puts_jsonl_text
 
 FIX = Path(__file__).resolve().parent.parent / "fixtures" / "puts"
 UTC = timezone.utc

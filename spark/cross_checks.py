@@ -1,0 +1,286 @@
+"""The quality gate's checks in Python (:class:`~spark.quality.ExtraCheck`), recorded beside a suite's GX results
+in the same outcome: every row is of the run date, and the checks a suite cannot express on one table (counts
+reconciling with silver, expected totals against the replay, the run summary against the gold tables); with the
+silver tables they read. :func:`default_cross_checks` is what publish runs besides the suites.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Iterable, Mapping, Sequence
+
+from pyspark.sql import DataFrame, SparkSession, Window
+from pyspark.sql import functions as F
+
+from clwl.lake import Lake
+from spark.config import PipelineConfig
+from spark.quality import FAILURE_EXAMPLES, CheckResult, ExtraCheck, local_copy_of, row_count
+from spark.tables import read_table
+
+#: silver tables that feed gold and have a suite
+SILVER_TABLES = ("message_events", "quarantine", "config_history")
+_BROADCAST_KEYS = 1_000_000  # check_keys_in broadcasts the checked table's keys up to this many
+
+
+# ------------------------------------------------------------------------------------------------ extra checks
+
+
+def check_run_date(run_date: dt.date | str) -> ExtraCheck:
+    """Every row belongs to the run date being published (publish replaces only that partition)."""
+    day = _as_date(run_date)
+
+    def run(df: DataFrame) -> CheckResult:
+        bad = df.where(F.col("run_date").isNull() | (F.col("run_date") != F.lit(day))).groupBy("run_date").count()
+        rows = bad.limit(FAILURE_EXAMPLES).collect()
+        if not rows:
+            return CheckResult(True, observed=0)
+        n = bad.agg(F.sum("count")).first()[0]
+        return CheckResult(False, f"{n} rows not of run date {day} (e.g. {[str(r.run_date) for r in rows]})", n)
+
+    def local(pdf) -> CheckResult | None:
+        if "run_date" not in pdf.columns or not all(v is None or type(v) is dt.date for v in pdf["run_date"]):
+            return None  # not a date column: Spark's comparison (with its casts) decides
+        bad = pdf["run_date"][[v is None or v != day for v in pdf["run_date"]]]
+        if bad.empty:
+            return CheckResult(True, observed=0)
+        n = len(bad)
+        return CheckResult(False, f"{n} rows not of run date {day} (e.g. {[str(v) for v in dict.fromkeys(bad)][:FAILURE_EXAMPLES]})",
+                           n)
+
+    return ExtraCheck("run_date_is_the_run_date", run, "run_date", f"every row has run_date = {day}", local)
+
+
+def check_row_count(other: DataFrame | None, other_name: str) -> ExtraCheck:
+    """The table has as many rows as `other` (None: the other table is missing, which fails the check)."""
+
+    def run(df: DataFrame) -> CheckResult:
+        if other is None:
+            return CheckResult(False, f"{other_name} not found: cannot reconcile the row count")
+        mine, theirs = row_count(df), row_count(other)
+        return CheckResult(mine == theirs, "" if mine == theirs else f"{mine} rows, {other_name} has {theirs}",
+                           {"rows": mine, other_name: theirs})
+
+    return ExtraCheck(f"row_count_equals_{other_name.replace('/', '_')}", run, None,
+                      f"row count = rows of {other_name} for the run date")
+
+
+def check_keys_in(other: DataFrame, keys: Sequence[str], other_name: str) -> ExtraCheck:
+    """Every key of the table is a key of `other` (e.g. every stuck message is a replayed message)."""
+
+    def run(df: DataFrame) -> CheckResult:
+        wanted = df.select(*keys).distinct()
+        known = other.select(*keys)
+        if wanted.count() <= _BROADCAST_KEYS:
+            # The usual case (a few thousand stuck messages against millions replayed): look the keys up in one
+            # pass over `other` with the keys broadcast. A plain anti join cannot broadcast its left side, and
+            # shuffled all 10M replayed keys (15 s at 10M messages).
+            known = known.join(F.broadcast(wanted), list(keys), "left_semi")
+        missing = wanted.join(known.distinct(), list(keys), "left_anti")
+        rows = missing.limit(FAILURE_EXAMPLES).collect()
+        if not rows:
+            return CheckResult(True, observed=0)
+        n = missing.count()
+        return CheckResult(False, f"{n} keys not in {other_name}, e.g. {[tuple(r) for r in rows]}", n)
+
+    def local(pdf) -> CheckResult | None:
+        theirs = local_copy_of(other)
+        if theirs is None or any(pdf[k].isna().any() or theirs[k].isna().any() for k in keys):
+            return None  # a null key never joins in Spark, but equals another null in pandas: Spark decides
+        known = set(theirs[list(keys)].itertuples(index=False, name=None))
+        missing = [k for k in dict.fromkeys(pdf[list(keys)].itertuples(index=False, name=None)) if k not in known]
+        if not missing:
+            return CheckResult(True, observed=0)
+        n = len(missing)
+        return CheckResult(False, f"{n} keys not in {other_name}, e.g. {missing[:FAILURE_EXAMPLES]}", n)
+
+    return ExtraCheck(f"keys_in_{other_name.replace('/', '_')}", run, "(" + ", ".join(keys) + ")",
+                      f"every ({', '.join(keys)}) is in {other_name}", local)
+
+
+def check_distribution_totals(replay: DataFrame) -> ExtraCheck:
+    """Expected totals against the replay, per (sending_qmgr, queue, interval, source).
+
+    source observed_destination (per sender): the comparison covers the messages whose destination was observed,
+    so sum(expected) = routed routing_replay messages of that sender and queue with an observed_qmgr and
+    interval_start <= put_time < interval_end, and sum(observed) = sum(expected) (each such message counts once
+    on each side).
+    source accounting (sending_qmgr '*', all senders): expected counts the messages delivered in the interval to
+    the receivers that report accounting, by delivery time (a held message counts when it is released, or not at
+    all), which routing_replay alone does not give; the check is the bound sum(expected) <= routed messages of
+    the queue put before interval_end.
+    source channel_statistics (per sending queue manager and channel, queue '*'): the same kind of bound, over the
+    sender's routed messages put before interval_end.
+    Routed = error null.
+    """
+
+    def run(dist: DataFrame) -> CheckResult:
+        totals = dist.groupBy("sending_qmgr", "queue", "interval_start", "interval_end", "source").agg(
+            F.sum("expected").alias("expected_total"), F.sum("observed").alias("observed_total")
+        )
+        routed = replay.where(F.col("error").isNull()).select(
+            F.col("sending_qmgr").alias("r_sender"), F.col("queue").alias("r_queue"), "put_time",
+            F.col("observed_qmgr").isNotNull().alias("r_observed"),
+        )
+        keys = ["sending_qmgr", "queue", "interval_start", "interval_end", "source", "expected_total",
+                "observed_total"]
+        bounds = totals.select(F.explode(F.array("interval_start", "interval_end")).alias("t"))
+        if bounds.where(F.unix_micros("t") % 1_000_000 != 0).isEmpty():
+            # Interval bounds on whole seconds (amqsmon's always are): the messages can be counted per second
+            # first, exactly, which turns the joins and the running count over every replayed message (8.7 s
+            # for the distribution's checks at 10M messages) into ones over at most 86,400 rows per queue. For
+            # the half-open [start, end) the bucket is the second the message falls in; for "put up to the end"
+            # it is the next whole second (a message at 10:00:00.000 counts for an interval ending at 10:00:00).
+            from spark.detect import ceil_second, floor_second
+
+            put_time = F.col("put_time")
+            observed_per_s = (routed.where("r_observed")
+                              .groupBy("r_sender", "r_queue", floor_second(put_time).alias("put_time"))
+                              .agg(F.count(F.lit(1)).alias("n")))
+            put_per_s = (routed.groupBy("r_sender", "r_queue", ceil_second(put_time).alias("put_time"))
+                         .agg(F.count(F.lit(1)).alias("n")))
+        else:
+            observed_per_s = routed.where("r_observed").withColumn("n", F.lit(1))
+            put_per_s = routed.select("r_sender", "r_queue", "put_time", F.lit(1).alias("n"))
+        # Equi-joins on the keys, then the range condition: no OR in a join (that would be a nested loop).
+        per_sender = totals.where(F.col("source") == "observed_destination").join(
+            observed_per_s,
+            (F.col("sending_qmgr") == F.col("r_sender")) & (F.col("queue") == F.col("r_queue"))
+            & (F.col("put_time") >= F.col("interval_start")) & (F.col("put_time") < F.col("interval_end")),
+            "left",
+        )
+        # Accounting: messages of the queue put up to each interval's end, as a running count over the queue's
+        # messages and interval ends in time order (a join on put_time <= interval_end would pair every
+        # interval with every earlier message).
+        # The count runs per queue for accounting and per sender for channel statistics ("part").
+        by_sender = F.col("source") == "channel_statistics"
+        marks = totals.where(F.col("source") != "observed_destination").select(
+            *keys, F.when(by_sender, F.concat(F.lit("s|"), "sending_qmgr"))
+            .otherwise(F.concat(F.lit("q|"), "queue")).alias("part"),
+            F.col("interval_end").alias("t"), F.lit(0).cast("long").alias("is_msg"))
+        msgs = put_per_s.select(F.concat(F.lit("q|"), "r_queue").alias("part"), F.col("put_time").alias("t"),
+                                F.col("n").cast("long").alias("is_msg"))
+        if not totals.where(by_sender).isEmpty():
+            msgs = msgs.unionByName(put_per_s.select(F.concat(F.lit("s|"), "r_sender").alias("part"),
+                                                     F.col("put_time").alias("t"),
+                                                     F.col("n").cast("long").alias("is_msg")))
+        running = Window.partitionBy("part").orderBy("t", F.desc("is_msg")).rowsBetween(
+            Window.unboundedPreceding, Window.currentRow)
+        accounting = (marks.unionByName(msgs, allowMissingColumns=True)
+                      .withColumn("replayed", F.sum("is_msg").over(running))
+                      .where(F.col("is_msg") == 0).select(*keys, "replayed"))
+        counted = (per_sender.groupBy(*keys).agg(F.coalesce(F.sum("n"), F.lit(0)).alias("replayed"))
+                   .unionByName(accounting))
+        exact = F.col("source") == "observed_destination"
+        bad = counted.where(
+            (exact & ((F.col("expected_total") != F.col("replayed")) | (F.col("observed_total") != F.col("replayed"))))
+            | (~exact & (F.col("expected_total") > F.col("replayed")))
+        )
+        rows = bad.orderBy("queue", "sending_qmgr", "interval_start", "source").limit(FAILURE_EXAMPLES).collect()
+        if not rows:
+            return CheckResult(True, observed=0)
+        n = bad.count()
+        ex = [f"{r.sending_qmgr}/{r.queue}/{r.source} from {r.interval_start.isoformat()}: expected "
+              f"{r.expected_total}, observed {r.observed_total}, "
+              + (f"replayed with an observed destination {r.replayed}" if r.source == "observed_destination"
+                 else f"replayed before the interval ended {r.replayed}") for r in rows]
+        return CheckResult(False, f"{n} intervals where the totals do not reconcile with the replay "
+                                  f"({'; '.join(ex)})", {"intervals": n, "examples": ex})
+
+    return ExtraCheck("expected_totals_reconcile_with_replay", run, "expected",
+                      "observed_destination: sum(expected) = sum(observed) = replayed messages with an observed "
+                      "destination in the interval; accounting (per queue) and channel statistics (per sender): "
+                      "sum(expected) <= messages put before its end")
+
+
+def check_run_summary(run_id: str, replay: DataFrame | None, stuck: DataFrame | None,
+                      distribution: DataFrame | None) -> ExtraCheck:
+    """The run summary row of `run_id` exists, and its counts match the gold tables published with it:
+    messages_replayed = routing_replay rows, messages_stuck = stuck_messages rows,
+    distribution_unexpected = distribution rows with verdict 'unexpected'."""
+
+    def run(df: DataFrame) -> CheckResult:
+        rows = df.where(F.col("run_id") == run_id).collect()
+        if len(rows) != 1:
+            return CheckResult(False, f"{len(rows)} rows for run_id {run_id!r}, want 1", len(rows))
+        r = rows[0]
+        actual = {}
+        if replay is not None:
+            actual["messages_replayed"] = row_count(replay)
+        if stuck is not None:
+            actual["messages_stuck"] = row_count(stuck)
+        if distribution is not None:
+            copy = local_copy_of(distribution)
+            actual["distribution_unexpected"] = (
+                int((copy["verdict"] == "unexpected").sum()) if copy is not None
+                else distribution.where(F.col("verdict") == "unexpected").count())
+        wrong = {k: {"summary": r[k], "table": v} for k, v in actual.items() if r[k] != v}
+        return CheckResult(not wrong, "" if not wrong else "; ".join(
+            f"{k} = {w['summary']}, the table says {w['table']}" for k, w in wrong.items()), actual)
+
+    return ExtraCheck("run_summary_counts_match_gold", run, None,
+                      "messages_replayed, messages_stuck, distribution_unexpected match the gold tables")
+
+
+def _as_date(d: dt.date | str) -> dt.date:
+    if isinstance(d, dt.datetime):
+        return d.date()
+    return d if isinstance(d, dt.date) else dt.date.fromisoformat(str(d))
+
+
+# ------------------------------------------------------------------------------------------------ silver
+
+
+def read_delta_if_exists(spark: SparkSession, config: PipelineConfig, key: str) -> DataFrame | None:
+    """The table ``key`` of the lake (``"silver.quarantine"``) as a DataFrame; None when it is not there."""
+    lake = Lake(config.lake)
+    return read_table(spark, lake, key) if lake.exists(key) else None
+
+
+def events_for_run_date(events: DataFrame, run_date: dt.date | str) -> DataFrame:
+    """silver/message_events rows of one run date: by its `run_date` column when it has one, else by the UTC
+    date of put_time (the session time zone is UTC)."""
+    day = _as_date(run_date)
+    if "run_date" in events.columns:
+        return events.where(F.col("run_date") == F.lit(day))
+    return events.where(F.to_date("put_time") == F.lit(day))
+
+
+def silver_tables(spark: SparkSession, config: PipelineConfig, run_date: dt.date | str,
+                  skip: Iterable[str] = ()) -> dict[str, DataFrame]:
+    """The silver tables that have a suite and exist in the lake, message_events narrowed to the run date."""
+    out = {}
+    for name in SILVER_TABLES:
+        if name in skip:
+            continue
+        df = read_delta_if_exists(spark, config, f"silver.{name}")
+        if df is not None:
+            out[name] = events_for_run_date(df, run_date) if name == "message_events" else df
+    return out
+
+
+def default_cross_checks(
+    spark: SparkSession,
+    config: PipelineConfig,
+    run_date: dt.date | str,
+    run_id: str,
+    tables: Mapping[str, DataFrame],
+    silver: Mapping[str, DataFrame] | None = None,
+) -> dict[str, list[ExtraCheck]]:
+    """The checks publish runs besides the suites, per gold table."""
+    if silver is None:
+        silver = silver_tables(spark, config, run_date)
+    if "message_events" in silver:
+        silver = {**silver, "message_events": events_for_run_date(silver["message_events"], run_date)}
+    replay = tables.get("routing_replay")
+    checks: dict[str, list[ExtraCheck]] = {name: [check_run_date(run_date)] for name in tables}
+    if replay is not None:
+        checks["routing_replay"].append(check_row_count(silver.get("message_events"), "silver/message_events"))
+        if "stuck_messages" in tables:
+            checks["stuck_messages"].append(
+                check_keys_in(replay, ["sending_qmgr", "msg_id"], "gold/routing_replay"))
+        if "distribution" in tables:
+            checks["distribution"].append(check_distribution_totals(replay))
+    if "run_summary" in tables:
+        checks["run_summary"].append(check_run_summary(
+            run_id, replay, tables.get("stuck_messages"), tables.get("distribution")))
+    return checks
