@@ -13,8 +13,9 @@ import sys
 from datetime import timedelta
 from pathlib import Path
 
-from clwl.cli.argtypes import run_date, whole_number
+from clwl.cli.argtypes import whole_number
 from clwl.cli.exit_codes import EXIT_INPUT, EXIT_OK, EXIT_WOULD_QUARANTINE
+from clwl.cli.options import DATES
 from clwl.landing import printable
 
 #: Problem lines printed under a file in the readable report (all are in --json, up to the check's limit).
@@ -33,9 +34,8 @@ def add_check_command(subparsers) -> argparse.ArgumentParser:
                     "(gaps are warnings), 2 when the landing folder cannot be used.",
         epilog="example: clwl check samples/landing --chstatus-interval 120")
     c.add_argument("landing", type=Path, metavar="LANDING", help="the landing folder (<LANDING>/<YYYY-MM-DD>/<QM>/)")
-    c.add_argument("--date", action="append", type=run_date, metavar="YYYY-MM-DD",
-                   help="run date to check (repeatable; default: every date folder). Configuration captured on "
-                        "earlier dates still counts for the gaps")
+    DATES.add(c, help="run date to check (repeatable; default: every date folder). Configuration captured on "
+                      "earlier dates still counts for the gaps")
     c.add_argument("--chstatus-interval", type=whole_number(1), default=60, metavar="MINUTES",
                    help="longest acceptable stretch between two channel status captures (default 60)")
     c.add_argument("--json", action="store_true", help="one JSON object instead of the report")
@@ -48,7 +48,7 @@ def cmd_check(args: argparse.Namespace) -> int:
     from spark.ingest import LandingError
 
     try:
-        result = check_landing(args.landing, args.date, timedelta(minutes=args.chstatus_interval))
+        result = check_landing(args.landing, args.dates, timedelta(minutes=args.chstatus_interval))
     except (LandingError, ValueError) as e:  # ValueError: an unknown $CLWL_TRACE_TZ
         print(printable(f"clwl check: {e}"), file=sys.stderr)
         return EXIT_INPUT

@@ -13,9 +13,9 @@ from datetime import datetime
 from pathlib import Path
 from types import SimpleNamespace
 
-from clwl.cli.argtypes import run_date
 from clwl.cli.exit_codes import EXIT_INPUT, EXIT_OK
 from clwl.cli.extras import QUERY_MODULES, missing_extra
+from clwl.cli.options import DATE, LAKE
 
 #: stay_detail of a message that could not be re-allocated, in words (docs/tables.md, not_reallocatable_reason).
 NOT_ELIGIBLE = {
@@ -36,10 +36,8 @@ def add_explain_command(subparsers) -> argparse.ArgumentParser:
                     "destination.",
         epilog="example: clwl explain 414D5120514D31202020202020202020000000000000000A --date 2026-11-20")
     e.add_argument("msg_id", metavar="MSG_ID", help="the message id (hex), as in gold.routing_replay.msg_id")
-    e.add_argument("--lake", type=Path, default=None, metavar="DIR",
-                   help="the lake root (default: $CLWL_LAKE, else ./lake)")
-    e.add_argument("--date", type=run_date, metavar="YYYY-MM-DD",
-                   help="the run date (needed when the message was replayed on several dates)")
+    LAKE.add(e)
+    DATE.add(e, help="the run date (needed when the message was replayed on several dates)")
     e.add_argument("--sender", metavar="QMNAME", help="the sending queue manager (when several sent that id)")
     e.add_argument("--json", action="store_true", help="one JSON object (timestamps ISO-8601)")
     e.set_defaults(func=cmd_explain)

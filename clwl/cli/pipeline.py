@@ -8,20 +8,14 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from datetime import date
 from pathlib import Path
 from typing import Optional
 
 from clwl.algorithm import PROFILES
-from clwl.cli.argtypes import run_date
 from clwl.cli.exit_codes import EXIT_BLOCKED, EXIT_INPUT, EXIT_OK
 from clwl.cli.extras import INGEST_MODULES, RUN_MODULES, missing_extra
+from clwl.cli.options import DATES, LAKE, LANDING, MASTER, TRACE_TZ, VERBOSE
 from clwl.landing import printable, run_date_folders
-
-_VERBOSE_HELP = ("show Spark's own output on the terminal: the JVM's banner and log lines, and the resolution of "
-                 "the Delta jars (by default they go to a log file)")
-_TRACE_TZ_HELP = ("time zone in which activity traces (amqsact output) print their local operation times, e.g. "
-                  "Europe/London (default: CLWL_TRACE_TZ, else UTC; times printed as High Res Time are UTC anyway)")
 
 
 def _landing_problem(command: str, landing: Path, given: bool) -> Optional[str]:
@@ -87,15 +81,12 @@ def add_run_command(subparsers) -> argparse.ArgumentParser:
         "run", help="run the pipeline: ingest, replay, detect, validate, publish, report",
         description="Run ingest -> replay -> detect -> validate -> publish for each run date, on the embedded "
                     "default (Spark local mode, Delta on local disk) unless --master names a cluster.")
-    run.add_argument("--landing", metavar="DIR", help="landing folder (default: the bundled samples/landing)")
-    run.add_argument("--lake", metavar="DIR", help="Delta lake root (default ./lake)")
-    run.add_argument("--date", action="append", metavar="YYYY-MM-DD",
-                     help="run date (repeatable; default: every date present in the landing folder)")
-    run.add_argument("--master", metavar="URL", help="Spark master (default local[2])")
+    for option in (LANDING, LAKE, DATES, MASTER):
+        option.add(run)
     run.add_argument("--algorithm", choices=sorted(PROFILES), default="default", metavar="PROFILE",
                      help="algorithm profile for the replay")
-    run.add_argument("--verbose", action="store_true", help=_VERBOSE_HELP)
-    run.add_argument("--trace-tz", metavar="ZONE", help=_TRACE_TZ_HELP)
+    VERBOSE.add(run)
+    TRACE_TZ.add(run)
     run.add_argument("--what-if", metavar="JSON",
                      help='what-if overrides, e.g. \'{"name": "w80", "channel_attrs": {"TO.QM2": {"CLWLWGHT": 80}}}\''
                           " (keys: name, channel_attrs, suspend, channel_state, queue_attrs; see the README); "
@@ -119,16 +110,11 @@ def cmd_run(args: argparse.Namespace) -> int:
     if problem:
         print(problem, file=sys.stderr)
         return EXIT_INPUT
-    for d in args.date or ():
-        try:
-            date.fromisoformat(d)
-        except ValueError:
-            print(f"clwl run: --date {d}: not a date (YYYY-MM-DD)", file=sys.stderr)
-            return EXIT_INPUT
+    for d in args.dates or ():  # each a YYYY-MM-DD already (options.DATES)
         if not (landing / d).is_dir():
             print(f"clwl run: {landing / d}: no landing folder for {d}", file=sys.stderr)
             return EXIT_INPUT
-    dates = sorted(set(args.date)) if args.date else run_date_folders(landing)
+    dates = sorted(set(args.dates)) if args.dates else run_date_folders(landing)
     if not dates:  # nothing to do: say so before Spark starts, not after a run that did nothing
         print(_no_run_dates("run", landing), file=sys.stderr)
         return EXIT_INPUT
@@ -154,7 +140,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     from spark.session import SparkStartError
 
     try:
-        outcome = run_pipeline(config, args.date, args.algorithm, whatif, progress=progress)
+        outcome = run_pipeline(config, args.dates, args.algorithm, whatif, progress=progress)
     # another writer holds <lake>/_lock; the JVM exited at start; a damaged lake metadata file, named
     except (LakeLockError, SparkStartError, LakeFileError) as e:
         print(f"clwl run: {e}", file=sys.stderr)
@@ -192,14 +178,11 @@ def add_ingest_command(subparsers) -> argparse.ArgumentParser:
     p = subparsers.add_parser(
         "ingest", help="ingest the landing folder's MQ exports into the lake (bronze, silver, quarantine)",
         description=_INGEST_DESCRIPTION)
-    p.add_argument("--landing", metavar="DIR", help="landing folder (default: CLWL_LANDING, else samples/landing)")
-    p.add_argument("--lake", metavar="DIR", help="lake folder (default: CLWL_LAKE, else ./lake)")
-    p.add_argument("--date", dest="dates", action="append", type=run_date, metavar="YYYY-MM-DD",
-                   help="run date to ingest (repeatable; default: every date folder of the landing folder)")
-    p.add_argument("--master", metavar="URL", help="Spark master (default: CLWL_SPARK_MASTER, else local[2])")
+    for option in (LANDING, LAKE, DATES, MASTER):
+        option.add(p)
     p.add_argument("--force", action="store_true", help="read every file again, changed or not")
-    p.add_argument("--verbose", action="store_true", help=_VERBOSE_HELP)
-    p.add_argument("--trace-tz", metavar="ZONE", help=_TRACE_TZ_HELP)
+    VERBOSE.add(p)
+    TRACE_TZ.add(p)
     p.set_defaults(func=cmd_ingest)
     return p
 

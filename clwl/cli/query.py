@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import argparse
 import sys
-from pathlib import Path
 
 from clwl.cli.exit_codes import EXIT_INPUT, EXIT_OK
 from clwl.cli.extras import QUERY_MODULES, missing_extra
+from clwl.cli.options import LAKE
 from clwl.lake import Lake, default_lake
 from clwl.query import FORMATS, MAX_CELL, QueryError, run_query, write_csv, write_json, write_table
 
@@ -27,8 +27,7 @@ def add_query_command(subparsers) -> argparse.ArgumentParser:
         epilog="example: clwl query \"SELECT qmgr, count(*) AS n FROM routing_replay WHERE run_date = '2026-11-20' "
                "GROUP BY qmgr ORDER BY qmgr\"")
     q.add_argument("sql", metavar="SQL", help="the query")
-    q.add_argument("--lake", type=Path, default=None, metavar="DIR",
-                   help="the lake root (default: $CLWL_LAKE, else ./lake)")
+    LAKE.add(q)
     q.add_argument("--format", choices=FORMATS, default="table",
                    help=f"table (the default): aligned columns, cells cut at {MAX_CELL} characters unless --wide; "
                         f"csv: a header line and one line per row; json: one JSON object per row (timestamps "
@@ -90,8 +89,7 @@ def add_published_command(subparsers) -> argparse.ArgumentParser:
                     "publish that was killed halfway (until the next command that writes the lake rolls it "
                     "back); a reader of these versions never does. No JVM.",
         epilog="example: clwl published --lake lake --json")
-    q.add_argument("--lake", type=Path, default=None, metavar="DIR",
-                   help="the lake root (default: $CLWL_LAKE, else ./lake)")
+    LAKE.add(q)
     q.add_argument("--json", action="store_true", help="one JSON object: tables, their versions and statements")
     q.add_argument("--trino-schema", default="clwl", metavar="NAME",
                    help="the Trino schema the tables are registered in (default: clwl)")
