@@ -45,9 +45,7 @@ def _canonical(value):
 
 
 def digest_lake(lake: Path) -> dict[str, dict]:
-    from deltalake import DeltaTable
-
-    from clwl.lake import is_delta_table
+    from clwl.lake import is_delta_table, open_delta
     from clwl.published import read_published
 
     out: dict[str, dict] = {}
@@ -56,7 +54,7 @@ def digest_lake(lake: Path) -> dict[str, dict]:
         for table in sorted(p for p in (lake / layer).iterdir() if is_delta_table(p)) if (lake / layer).is_dir() \
                 else ():
             version = pub.version(table.name) if layer == "gold" else None
-            data = DeltaTable(str(table), version=version).to_pyarrow_table()
+            data = open_delta(table, version).to_pyarrow_table()  # Arrow's file system: no abort at exit
             kept = [c for c in data.column_names if not VOLATILE.search(c)]
             rows = sorted(json.dumps(_canonical(r), sort_keys=True, default=str)
                           for r in data.select(kept).to_pylist())

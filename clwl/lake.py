@@ -27,6 +27,7 @@ itself) opens a table with deltalake on its own.
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import stat
@@ -196,13 +197,48 @@ def check_delta_log(table: Path | str) -> None:
             raise _not_regular(Path(e.path), mode)
 
 
-def open_delta(table: Path | str, version: int | None = None):
+def open_delta(table: Path | str, version: int | None = None) -> "DeltaTable":
     """``deltalake.DeltaTable`` of the table at ``table``, at ``version`` (None: the latest), its log checked
-    first (:func:`check_delta_log`): the one way the readers open a Delta table with deltalake."""
+    first (:func:`check_delta_log`): the one way the readers open a Delta table with deltalake.
+
+    Its pyarrow reads (``to_pyarrow_dataset``, and so ``to_pyarrow_table`` and ``to_pandas``) read a local
+    table's Parquet files with Arrow's own file system (``pyarrow.fs.LocalFileSystem`` under the table's folder),
+    not with deltalake's default, a file system written in Python (``pyarrow.fs.PyFileSystem`` over
+    ``deltalake.fs.DeltaStorageHandler``). With that default, Arrow's I/O threads call into Python: they read
+    through Python file objects and free the Python buffers the reads returned, and a scan leaves some of that
+    work to them after the read has returned (all of it when a read stops early: ``head``, a batch loop left
+    with ``break`` or an exception). When the interpreter exits meanwhile, Python 3.11 ends such a thread
+    where it waits for the GIL (``pthread_exit``), and the process aborts ("terminate called without an
+    active exception", exit 134), crashes (exit 139) or hangs in Arrow's thread pool shutdown: after one plain
+    read in 30 to one in 3 (the busier the machine, the more), after most reads that stop early (deltalake 1.0
+    to 1.6.6 and pyarrow 23 to 26.0.1 alike).
+    Arrow's own file system never calls Python, so no read can do that (tests/unit/test_reader_exit.py). A
+    table on an object store (``s3://...``) keeps deltalake's default."""
     check_delta_log(table)
+    return _lake_delta_table()(table, version)
+
+
+@functools.cache
+def _lake_delta_table() -> type:
+    """The class of the tables :func:`open_delta` opens, made at the first open (importing this module loads
+    neither deltalake nor pyarrow)."""
+    import pyarrow.fs as pafs
     from deltalake import DeltaTable
 
-    return DeltaTable(str(table), version=version)
+    class LakeDeltaTable(DeltaTable):
+        """A ``deltalake.DeltaTable`` that reads a local table's files with Arrow's own file system (see
+        :func:`open_delta`); a ``filesystem`` given to a read is used as given."""
+
+        def __init__(self, table: Path | str, version: int | None = None) -> None:
+            super().__init__(str(table), version=version)
+            self._local_root = None if _is_remote(table) else os.path.abspath(str(table).removeprefix("file://"))
+
+        def to_pyarrow_dataset(self, partitions: Any = None, filesystem: Any = None, *args: Any, **kwargs: Any):
+            if filesystem is None and self._local_root is not None:
+                filesystem = pafs.SubTreeFileSystem(self._local_root, pafs.LocalFileSystem())
+            return super().to_pyarrow_dataset(partitions, filesystem, *args, **kwargs)
+
+    return LakeDeltaTable
 
 
 def is_delta_table(path: Path | str) -> bool:

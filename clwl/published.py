@@ -142,7 +142,8 @@ def unsettled(gold: Path | str) -> list[str]:
 
 def reader_recipes(gold: Path | str, trino_schema: str = "clwl") -> dict:
     """How an outside reader reads exactly what is published in ``gold``: per visible table its version, its
-    absolute path and a ready statement for Spark SQL, PySpark, Trino and deltalake, all pinned to that version.
+    absolute path and a ready statement for Spark SQL, PySpark, Trino and deltalake (an expression of
+    ``DeltaTable`` and ``pyarrow.fs``: the rows as a pyarrow Table), all pinned to that version.
     A reader of the latest versions instead may see a publish that did not finish (:func:`unsettled`)."""
     from clwl.lake import is_delta_table, latest_version
 
@@ -166,7 +167,10 @@ def reader_recipes(gold: Path | str, trino_schema: str = "clwl") -> dict:
             "trino": (f'SELECT * FROM delta.{trino_schema}."{table.name}" FOR VERSION AS OF {version}  -- after '
                       f"CALL delta.system.register_table(schema_name => '{trino_schema}', table_name => "
                       f"'{table.name}', table_location => '{path}')"),
-            "deltalake": f'DeltaTable("{path}", version={version})',
+            # Arrow's own file system for the files: with deltalake's default (one written in Python) a script
+            # can abort at exit after the read (clwl.lake.open_delta says why).
+            "deltalake": (f'DeltaTable("{path}", version={version}).to_pyarrow_table(filesystem='
+                          f'pyarrow.fs.SubTreeFileSystem("{path}", pyarrow.fs.LocalFileSystem()))'),
         }
     return {"gold": str(folder), "pointer": pub.exists, "tables": tables, "dates": dict(pub.dates),
             "unsettled": unsettled(folder)}
