@@ -39,7 +39,7 @@ MAX_PROBLEMS = 20
 CHSTATUS_INTERVAL_MINUTES = 60
 
 _RUN_ID = "check"
-_PUTS, _OPS, _QUARANTINE = "bronze.put_records", "bronze.activity_operations", "silver.quarantine"
+_PUTS, _OPS, QUARANTINE_TABLE = "bronze.put_records", "bronze.activity_operations", "silver.quarantine"
 _COMPARED = compared_fields(registry.spec("silver.message_events").columns)  # what a duplicate's reason compares
 _OBJECTS, _CAPTURES, _ACCOUNTING = "bronze.mqsc_objects", "bronze.capture_files", "bronze.queue_accounting"
 
@@ -263,8 +263,8 @@ def _gather(spec: LandingFile, summary: dict, rows: dict[str, list[tuple]], fact
 
 
 def _file_check(spec: LandingFile, summary: dict, rows: dict[str, list[tuple]]) -> FileCheck:
-    pos, level, reason = (_column(_QUARANTINE, n) for n in ("position", "level", "reason"))
-    problems = sorted((Problem(int(r[pos] or 0), r[level], r[reason]) for r in rows.get(_QUARANTINE, ())),
+    pos, level, reason = (_column(QUARANTINE_TABLE, n) for n in ("position", "level", "reason"))
+    problems = sorted((Problem(int(r[pos] or 0), r[level], r[reason]) for r in rows.get(QUARANTINE_TABLE, ())),
                       key=lambda p: p.position)[:MAX_PROBLEMS]
     status = "skipped" if spec.skipped else ("rejected" if summary["status"] == "rejected" else "read")
     return FileCheck(

@@ -244,7 +244,7 @@ _ALL = [
         _f("format", S, False),  # mqsc | rest | zos
         _f("message_id", S),  # AMQnnnnX header ("" for REST)
         _f("kind", S, False),
-        _f("object_key", S, False),  # "|".join(clwl.view._identity(record)) for every kind but OTHER
+        _f("object_key", S, False),  # "|".join(clwl.view.record_identity(record)) for every kind but OTHER
         _f("attrs", ATTRS, False),
         _f("attrs_hash", S, False),  # sha256 of the attributes that describe configuration (ingest.attrs_hash)
     ], ["run_date"], ["source_file", "seq"],

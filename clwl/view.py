@@ -362,7 +362,7 @@ def _clusters(r: MqscRecord, namelists: dict[str, frozenset[str]]) -> frozenset[
     return frozenset(out)
 
 
-def _identity(r: MqscRecord) -> tuple:
+def record_identity(r: MqscRecord) -> tuple:
     """Which object a record describes: a later capture of the same object replaces an earlier one."""
     k = r.kind
     if k == "CLUSQMGR":
@@ -386,7 +386,7 @@ def _identity(r: MqscRecord) -> tuple:
 def latest_records(records: Iterable[MqscRecord]) -> list[MqscRecord]:
     seen: dict[tuple, MqscRecord] = {}
     for r in records:
-        seen[_identity(r)] = r
+        seen[record_identity(r)] = r
     return list(seen.values())
 
 

@@ -22,7 +22,7 @@ An activity trace feeds ``bronze.activity_operations`` (every MQI call) and ``br
 put, ``format = 'amqsact'``), so its messages reach ``silver.message_events`` (``source = 'activity_trace'``) by
 the same rebuild as a put file's. The trace files of one run date and queue manager are parsed in one task, in
 name order, each with the handles the previous one left open (``plan_tasks``), and read again together
-(``_plan_files``). Their local times are read in ``$CLWL_TRACE_TZ`` (default UTC; ``ingest(trace_tz=...)``).
+(``plan_files``). Their local times are read in ``$CLWL_TRACE_TZ`` (default UTC; ``ingest(trace_tz=...)``).
 
 ``HHMMSS`` is the capture time (UTC) on the run date. Files whose name starts with ``.`` are ignored. Links
 leaving the landing folder, folder links, pipes, and folders or files of the landing folder itself that are not
@@ -59,7 +59,7 @@ How a run works (:func:`ingest`):
    as in-order arrival;
 5. append the run's per-file counts to ``silver.ingest_files`` (last: a run that dies before this is redone).
 
-Message events (:func:`_message_jobs`): bronze keeps every put record a parser accepted (bronze is raw);
+Message events (:func:`message_jobs`): bronze keeps every put record a parser accepted (bronze is raw);
 ``silver.message_events`` -- what the replay routes -- takes each message once, on its own run date. A bronze put
 row is *held back* from it, as one ``silver.quarantine`` row with ``level = 'message'`` (:data:`MESSAGE_LEVEL`)
 whose ``raw`` is the record as a put CSV row, when:
@@ -109,7 +109,7 @@ and ``parse_tasks`` (one file parsed, in a task), ``scratch`` (where the tasks l
 and ``run`` (:func:`ingest`, the steps in order).
 """
 
-# What other code imports from spark.ingest (the two private names for tests: _arrow_table, _scratch).
+# What other code imports from spark.ingest (arrow_table and make_scratch are for tests).
 from spark.ingest.history import build_histories, qmgr_history
 from spark.ingest.landing import EXPECTED_NAMES, LandingError, LandingFile, classify_name, discover_landing
 from spark.ingest.message_events import MESSAGE_LEVEL
@@ -117,7 +117,7 @@ from spark.ingest.parse_step import TASK_BYTES, plan_tasks
 from spark.ingest.parse_tasks import (
     VOLATILE_ATTRIBUTES,
     ReconciliationError,
-    _arrow_table,
+    arrow_table,
     attrs_hash,
     covered_kinds,
     object_key,
@@ -125,11 +125,11 @@ from spark.ingest.parse_tasks import (
 )
 from spark.ingest.run import ingest
 from spark.ingest.run_log import FileResult, IngestSummary, code_version, new_run_id
-from spark.ingest.scratch import SCRATCH_STALE_SECONDS, _scratch
+from spark.ingest.scratch import SCRATCH_STALE_SECONDS, make_scratch
 
 __all__ = [
-    "_arrow_table",  # for the tests and tools that build rows as the parse tasks do
-    "_scratch",
+    "arrow_table",  # for the tests and tools that build rows as the parse tasks do
+    "make_scratch",
     "EXPECTED_NAMES",
     "FileResult",
     "IngestSummary",

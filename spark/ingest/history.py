@@ -168,7 +168,7 @@ def build_histories(mqsc_objects, capture_files):
     return tagged
 
 
-def _split_histories(tagged, mqsc_objects):
+def split_histories(tagged, mqsc_objects):
     from pyspark.sql import functions as F
 
     attrs = mqsc_objects.select("source_file", "seq", "attrs")

@@ -89,7 +89,7 @@ def classify_content(parser: str, head: bytes) -> str:
     return parser
 
 
-def _unknown_reason(name: str, head: str) -> str:
+def unknown_format_reason(name: str, head: str) -> str:
     for pattern, what, expected in _SNIFF:
         if pattern.search(head):
             return f"no known format: file name {name!r} matches no landing pattern (content looks like {what}; " \

@@ -18,8 +18,8 @@ from clwl.held_back import (
     template_parts,
 )
 from clwl.parse.activity_trace import ORIGIN as TRACE_ORIGIN
-from spark.ingest.parse_tasks import _QUARANTINE, TRACE_FORMAT
-from spark.ingest.writes import _in, _sql_str
+from spark.ingest.parse_tasks import QUARANTINE_TABLE, TRACE_FORMAT
+from spark.ingest.writes import sql_in, sql_string
 from spark.tables import TABLES, read
 
 # ----------------------------------------------------------------------------------------------------------
@@ -39,7 +39,7 @@ SELF_CHECKED_FORMATS = frozenset({"csv", "jsonl", "json"})
 
 
 class MessageScope(NamedTuple):
-    """What a run rebuilds of silver.message_events (:func:`_message_scope`)."""
+    """What a run rebuilds of silver.message_events (:func:`message_scope`)."""
 
     pairs: tuple[tuple[str, str], ...]  # (run date, sending queue manager) rebuilt
     files: frozenset[str]  # put files whose held-back quarantine rows are rebuilt
@@ -47,7 +47,7 @@ class MessageScope(NamedTuple):
     single: frozenset[tuple[str, str]]  # pairs whose rows are all in one file of SELF_CHECKED_FORMATS
 
 
-def _message_scope(spark, config, frames: dict, touched: list[tuple[str, str, str]]) -> MessageScope:
+def message_scope(spark, config, frames: dict, touched: list[tuple[str, str, str]]) -> MessageScope:
     """What a run's put files make rebuild (one Spark job, before bronze is written).
 
     pairs: every (run date, sending queue manager) with a row in a touched put file, before or after this run,
@@ -126,7 +126,7 @@ def _put_csv_row():
     return F.concat_ws(",", *[text(c.name) for c in PUT_COLUMNS])
 
 
-def _message_jobs(spark, config, scope: MessageScope, ingested_at: datetime, run_id: str):
+def message_jobs(spark, config, scope: MessageScope, ingested_at: datetime, run_id: str):
     """The writes of silver.message_events for the scope's pairs (run date, sending queue manager) and of the
     held-back quarantine rows (level :data:`MESSAGE_LEVEL`) of its files, from all bronze put rows of those pairs
     (bronze must be written). ``(jobs, held, kinds, losers)``: held per file of the scope's files = held-back
@@ -201,11 +201,11 @@ def _pairs_where(pairs) -> str:
     by_date: dict[str, list[str]] = {}
     for d, q in pairs:
         by_date.setdefault(d, []).append(q)
-    return " OR ".join(f"(run_date = {_sql_str(d)} AND {_in('sending_qmgr', qs)})" for d, qs in sorted(by_date.items()))
+    return " OR ".join(f"(run_date = {sql_string(d)} AND {sql_in('sending_qmgr', qs)})" for d, qs in sorted(by_date.items()))
 
 
 def _held_back(spark, config, scope: MessageScope, where: str, good, losers, run_id: str):
-    """The writes of :func:`_message_jobs`, given the rows held back (``losers``: the put rows outside their run
+    """The writes of :func:`message_jobs`, given the rows held back (``losers``: the put rows outside their run
     date and the later copies of repeated msg_ids)."""
     from pyspark.sql import Window
     from pyspark.sql import functions as F
@@ -226,7 +226,7 @@ def _held_back(spark, config, scope: MessageScope, where: str, good, losers, run
     held: dict[str, int] = {}
     if files:
         # The quarantine rows of the files now: their parsers' rows (seq 0..n-1) and the held-back ones before.
-        before = (read(spark, config, _QUARANTINE).where(_in("source_file", files))
+        before = (read(spark, config, QUARANTINE_TABLE).where(sql_in("source_file", files))
                   .groupBy("source_file")
                   .agg(F.max(F.when(F.col("level") != MESSAGE_LEVEL, F.col("seq"))).alias("last"),
                        F.sum(F.when(F.col("level") == MESSAGE_LEVEL, 1).otherwise(0)).alias("held"))
@@ -235,12 +235,12 @@ def _held_back(spark, config, scope: MessageScope, where: str, good, losers, run
         held = {s: now.get(s, 0) - next((r["held"] for r in before if r["source_file"] == s), 0) for s in files}
         offsets = spark.createDataFrame([(s, int(last.get(s, -1)) + 1) for s in sorted(files)],
                                         "source_file string, _first_seq int")
-        t = TABLES[_QUARANTINE]
+        t = TABLES[QUARANTINE_TABLE]
         rows = (losers.where(F.col("source_file").isin(sorted(files)))
                 .join(F.broadcast(offsets), "source_file")
                 .withColumn("seq", (F.col("_first_seq") + F.row_number().over(
                     Window.partitionBy("source_file").orderBy("position")) - 1).cast("int"))
                 .withColumn("ingest_run_id", F.lit(run_id)).withColumn("level", F.lit(MESSAGE_LEVEL))
                 .select(*t.columns))
-        jobs.append((_QUARANTINE, rows, f"level = {_sql_str(MESSAGE_LEVEL)} AND " + _in("source_file", files)))
+        jobs.append((QUARANTINE_TABLE, rows, f"level = {sql_string(MESSAGE_LEVEL)} AND " + sql_in("source_file", files)))
     return jobs, {s: n for s, n in held.items() if n}, kinds, losers

@@ -1,5 +1,5 @@
 """Step 2 of a run, the driver's side of the parse: the new or changed files packed into parse tasks, the code
-shipped to the executors, the tasks run (:func:`spark.ingest.parse_tasks._parse_partition`), their counts
+shipped to the executors, the tasks run (:func:`spark.ingest.parse_tasks.parse_partition`), their counts
 checked, and each table's rows read back from the scratch folder as a DataFrame."""
 
 from __future__ import annotations
@@ -13,8 +13,8 @@ import zipfile
 from pathlib import Path
 
 from spark.ingest.landing import LandingFile
-from spark.ingest.parse_tasks import ReconciliationError, _parse_partition
-from spark.ingest.scratch import _PARSED_TABLES
+from spark.ingest.parse_tasks import ReconciliationError, parse_partition
+from spark.ingest.scratch import PARSED_TABLES
 from spark.tables import TABLES
 
 #: Parse tasks take files up to this many bytes together (0: one task per file). Measured on the 2-core target
@@ -77,7 +77,7 @@ def _ship_code(sc, master: str) -> None:
     sc._clwl_code_shipped = True
 
 
-def _parse_files(spark, todo: list[LandingFile], dates: list[str], run_id: str, scratch: Path, task_bytes: int,
+def parse_files(spark, todo: list[LandingFile], dates: list[str], run_id: str, scratch: Path, task_bytes: int,
                  progress, trace_tz: str | None = None) -> tuple[list[dict], dict[str, object]]:
     """Parse ``todo`` in Spark tasks: ``(per-file summaries, DataFrame of the parsed rows per table key)``, the
     DataFrames reading the Parquet files the tasks wrote to ``scratch``. ``trace_tz``: the zone the local
@@ -91,14 +91,14 @@ def _parse_files(spark, todo: list[LandingFile], dates: list[str], run_id: str, 
     _ship_code(sc, sc.master)
     tasks = plan_tasks(todo, sc.defaultParallelism, task_bytes)
     results = [json.loads(r) for r in sc.parallelize(list(enumerate(tasks)), len(tasks)).mapPartitions(
-        functools.partial(_parse_partition, run_id=run_id, scratch=str(scratch), trace_tz=trace_tz)).collect()]
+        functools.partial(parse_partition, run_id=run_id, scratch=str(scratch), trace_tz=trace_tz)).collect()]
     if sorted(r["source_file"] for r in results) != sorted(f.source_file for f in todo):
         raise ReconciliationError(f"parse returned {len(results)} file summaries for {len(todo)} files")
     for r in results:  # checked in the task too; a mismatch here means rows were lost on the way
         if r["records_read"] != r["records_accepted"] + r["records_quarantined"]:
             raise ReconciliationError(f"{r['source_file']}: read {r['records_read']} != accepted "
                                       f"{r['records_accepted']} + quarantined {r['records_quarantined']}")
-    for key in _PARSED_TABLES:
+    for key in PARSED_TABLES:
         if any(r["rows"].get(key) for r in results):
             frames[key] = spark.read.schema(TABLES[key].schema).parquet(str(scratch / key))
     for r in results:  # file-level remarks of a parser (an activity trace at LOW level, a summary form, ...)

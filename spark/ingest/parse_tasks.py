@@ -1,6 +1,6 @@
 """Parsing one landing file, in a Spark task: the ``clwl`` parser its name chose, its rows for every bronze
 table it feeds, its quarantine rows, and its counts (records read = accepted + quarantined, checked here);
-:func:`_parse_partition` is the task body, writing the rows of each table as Parquet to the run's scratch folder.
+:func:`parse_partition` is the task body, writing the rows of each table as Parquet to the run's scratch folder.
 Pure Python apart from the schema objects: ``clwl`` and pyspark are imported inside the functions, in the
 executors."""
 
@@ -14,7 +14,7 @@ from datetime import date
 from pathlib import Path
 from typing import Callable, Iterable, Iterator
 
-from spark.ingest.landing import LandingFile, _unknown_reason
+from spark.ingest.landing import LandingFile, unknown_format_reason
 from spark.tables import TABLES
 
 
@@ -83,10 +83,10 @@ def attrs_hash(kind: str, attrs: dict[str, str | None]) -> str:
 
 
 def object_key(record) -> str:
-    """A stable text key of the object a record describes: ``clwl.view._identity`` without source and line."""
-    from clwl.view import _identity
+    """A stable text key of the object a record describes: ``clwl.view.record_identity`` without source and line."""
+    from clwl.view import record_identity
 
-    ident = _identity(record)
+    ident = record_identity(record)
     if record.kind not in ("CLUSQMGR", "QCLUSTER", "QMGR", "QLOCAL", "QALIAS", "QREMOTE", "QMODEL", "CHSTATUS",
                            "NAMELIST", "CHANNEL"):
         ident = (record.kind,) + tuple(ident[1:-2])  # (kind, source, line) -> (kind,)
@@ -108,7 +108,7 @@ def _head(p: str) -> str:
     return text + ("\n[... cut at 4096 bytes]" if len(data) > _HEAD_BYTES else "")
 
 
-_QUARANTINE = "silver.quarantine"
+QUARANTINE_TABLE = "silver.quarantine"
 
 
 class _Out:
@@ -142,11 +142,11 @@ class _Out:
         from clwl.parse.common import INT32_MAX, escape_surrogates
 
         s = self.spec
-        seq = len(self.rows.get(_QUARANTINE, ()))
+        seq = len(self.rows.get(QUARANTINE_TABLE, ()))
         position = int(position or 0)
         # The quarantine row must be storable whatever the record held: a lone surrogate is written as its
         # escape, a position beyond the column as 0.
-        self.add(_QUARANTINE, TABLES[_QUARANTINE].row(
+        self.add(QUARANTINE_TABLE, TABLES[QUARANTINE_TABLE].row(
             ingest_run_id=self.run_id, run_date=self.run_date, observing_qmgr=s.observing_qmgr,
             source_file=s.source_file, seq=seq, position=position if 0 <= position <= INT32_MAX else 0,
             format=self.format, level=level, reason=escape_surrogates(reason),
@@ -169,8 +169,8 @@ class _Out:
         s = self.spec
         counts = {k: len(v) + self.spilled.get(k, 0) for k, v in self.rows.items()}
         counts.update((k, n) for k, n in self.spilled.items() if k not in counts)
-        data_rows = sum(n for k, n in counts.items() if k not in (_QUARANTINE, "bronze.capture_files"))
-        quarantine_rows = len(self.rows.get(_QUARANTINE, ()))
+        data_rows = sum(n for k, n in counts.items() if k not in (QUARANTINE_TABLE, "bronze.capture_files"))
+        quarantine_rows = len(self.rows.get(QUARANTINE_TABLE, ()))
         if (self.read != self.accepted + self.quarantined or quarantine_rows != self.quarantined
                 or data_rows != self.accepted - self.skipped):
             raise ReconciliationError(
@@ -487,7 +487,7 @@ def _parse_activity_trace(out: _Out, tz: str | None = None, state=None) -> None:
         raise InputError(s.source_file, f"cannot read: {exc.strerror or exc}") from None
     take(result.operations, result.puts, result.problems, False)
     out.notes = [f"line {n.line}: {n.text}" if n.line else n.text for n in result.notes]
-    quarantined = len(out.rows.get(_QUARANTINE, ()))
+    quarantined = len(out.rows.get(QUARANTINE_TABLE, ()))
     out.read, out.accepted, out.quarantined = taken["rows"] + quarantined, taken["rows"], quarantined
 
 
@@ -513,7 +513,7 @@ def parse_landing_file(spec: LandingFile, run_id: str, spill: Callable[[str, lis
     if spec.reject:
         out.reject(spec.reject)
     elif spec.parser == "unknown":
-        out.reject(_unknown_reason(spec.source_file.rsplit("/", 1)[-1], _head(spec.path)))
+        out.reject(unknown_format_reason(spec.source_file.rsplit("/", 1)[-1], _head(spec.path)))
     else:
         try:
             if spec.parser == "activity_trace":
@@ -529,7 +529,7 @@ def parse_landing_file(spec: LandingFile, run_id: str, spill: Callable[[str, lis
     return out.finish()
 
 
-def _arrow_table(key: str, rows: list[tuple]):
+def arrow_table(key: str, rows: list[tuple]):
     import pyarrow as pa
     from pyspark.sql.pandas.types import to_arrow_schema
 
@@ -538,7 +538,7 @@ def _arrow_table(key: str, rows: list[tuple]):
     return pa.Table.from_arrays([pa.array(c, type=f.type) for c, f in zip(columns, schema)], schema=schema)
 
 
-def _parse_partition(tasks: Iterator[tuple[int, list[LandingFile]]], run_id: str, scratch: str,
+def parse_partition(tasks: Iterator[tuple[int, list[LandingFile]]], run_id: str, scratch: str,
                      trace_tz: str | None = None) -> Iterator[str]:
     """Parse task: parse each file of its task(s), write the rows of every table as one Parquet file per table
     (``<scratch>/<table>/part-<task>.parquet``) and yield each file's summary as JSON.
@@ -561,7 +561,7 @@ def _parse_partition(tasks: Iterator[tuple[int, list[LandingFile]]], run_id: str
             folder = Path(scratch) / key
             folder.mkdir(parents=True, exist_ok=True)
             written = str(folder / f"part-{number:05d}-c{next(chunks):05d}.parquet")
-            pq.write_table(_arrow_table(key, some), written)
+            pq.write_table(arrow_table(key, some), written)
             return written
 
         for spec in task:
@@ -575,5 +575,5 @@ def _parse_partition(tasks: Iterator[tuple[int, list[LandingFile]]], run_id: str
             if some:
                 folder = Path(scratch) / key
                 folder.mkdir(parents=True, exist_ok=True)
-                pq.write_table(_arrow_table(key, some), str(folder / f"part-{number:05d}.parquet"))
+                pq.write_table(arrow_table(key, some), str(folder / f"part-{number:05d}.parquet"))
         yield from summaries

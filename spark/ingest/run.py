@@ -10,19 +10,19 @@ from typing import Callable
 from clwl.landing import printable
 from spark.config import PipelineConfig
 from spark.ingest.landing import discover_landing
-from spark.ingest.parse_step import TASK_BYTES, _parse_files
+from spark.ingest.parse_step import TASK_BYTES, parse_files
 from spark.ingest.parse_tasks import ReconciliationError
 from spark.ingest.run_log import (
     IngestSummary,
-    _log_run,
-    _plan_files,
-    _progress_plan,
     code_version,
     latest_log_rows,
+    log_run,
     new_run_id,
+    plan_files,
+    report_plan,
 )
-from spark.ingest.scratch import _remove_scratch, _scratch
-from spark.ingest.write_step import _write_tables
+from spark.ingest.scratch import make_scratch, remove_scratch
+from spark.ingest.write_step import write_tables
 from spark.tables import ensure_tables
 
 #: Environment variable: the time zone (IANA name, e.g. ``Europe/London``) in which the local OperationDate /
@@ -84,19 +84,19 @@ def ingest(config: PipelineConfig, run_dates: list[str] | None = None, spark=Non
     previous = {} if not files and not dates else latest_log_rows(config, dates)
 
     # 1. which files to read, which are unchanged, which are gone
-    todo, unchanged, removed = _plan_files(files, previous, version, force, trace_tz)
-    _progress_plan(progress, dates, files, todo, unchanged, removed)
+    todo, unchanged, removed = plan_files(files, previous, version, force, trace_tz)
+    report_plan(progress, dates, files, todo, unchanged, removed)
 
     # 2-4. parse in Spark tasks, replace the files' rows, rebuild message events and histories
-    scratch = _scratch(config, run_id)
+    scratch = make_scratch(config, run_id)
     try:
-        results, frames = _parse_files(spark, todo, dates, run_id, scratch, task_bytes, progress, trace_tz)
-        written, held = _write_tables(spark, config, frames, todo, removed, results, progress, run_id, ingested_at)
+        results, frames = parse_files(spark, todo, dates, run_id, scratch, task_bytes, progress, trace_tz)
+        written, held = write_tables(spark, config, frames, todo, removed, results, progress, run_id, ingested_at)
     finally:
-        _remove_scratch(scratch)  # also when parsing or writing failed
+        remove_scratch(scratch)  # also when parsing or writing failed
 
     # 5. the run log, last
-    logged = _log_run(spark, config, summary, todo, unchanged, removed, results, held, ingested_at, version,
+    logged = log_run(spark, config, summary, todo, unchanged, removed, results, held, ingested_at, version,
                       trace_tz)
     if logged:
         written["silver.ingest_files"] = logged

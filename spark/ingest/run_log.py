@@ -142,7 +142,7 @@ def file_version(f: LandingFile, version: str, trace_tz: str | None = None) -> s
     return f"{version}/tz={trace_tz or 'UTC'}" if f.parser == "activity_trace" else version
 
 
-def _plan_files(files: list[LandingFile], previous: dict[str, dict], version: str, force: bool,
+def plan_files(files: list[LandingFile], previous: dict[str, dict], version: str, force: bool,
                 trace_tz: str | None = None) -> tuple[list[LandingFile], list[tuple[LandingFile, dict]], list[dict]]:
     """``(todo, unchanged, removed)``: the files to read (new, changed, read by other code, or all when
     ``force``), the files unchanged since their last run-log row (with it), and the run-log rows of the files
@@ -172,7 +172,7 @@ def _plan_files(files: list[LandingFile], previous: dict[str, dict], version: st
     return todo, unchanged, removed
 
 
-def _progress_plan(progress, dates: list[str], files: list[LandingFile], todo: list[LandingFile],
+def report_plan(progress, dates: list[str], files: list[LandingFile], todo: list[LandingFile],
                    unchanged: list[tuple[LandingFile, dict]], removed: list[dict]) -> None:
     for d in dates:
         n_new = sum(1 for f in todo if f.run_date == d)
@@ -183,7 +183,7 @@ def _progress_plan(progress, dates: list[str], files: list[LandingFile], todo: l
                  f"{n_same} unchanged" + (f", {n_gone} removed" if n_gone else ""))
 
 
-def _log_run(spark, config: PipelineConfig, summary: IngestSummary, todo: list[LandingFile],
+def log_run(spark, config: PipelineConfig, summary: IngestSummary, todo: list[LandingFile],
              unchanged: list[tuple[LandingFile, dict]], removed: list[dict], results: list[dict],
              held: dict[str, int], ingested_at: datetime, version: str, trace_tz: str | None = None) -> int:
     """Step 5: the run's per-file results into ``summary.files`` and appended to silver.ingest_files; rows

@@ -11,21 +11,21 @@ from pathlib import Path
 
 from clwl.lake import read_lake_json
 from spark.config import PipelineConfig
-from spark.ingest.parse_tasks import _QUARANTINE
+from spark.ingest.parse_tasks import QUARANTINE_TABLE
 
 # The parse output: each parse task writes the rows of every table it fed as one Parquet file per table under
 # the run's scratch folder (``<lake>/_ingest/<run_id>/<table>/``, on the lake's storage so that executors on
 # other hosts can write it), and returns only the per-file summaries. Spark then reads each table's files with
 # the table's schema and writes it to Delta: the rows cross from Python to the JVM as Arrow columns, not as
 # pickled tuples. The scratch folder is removed after the writes.
-_PARSED_TABLES = ("bronze.capture_files", "bronze.mqsc_objects", "bronze.put_records", "bronze.xmitq_messages",
-                  "bronze.queue_accounting", "bronze.activity_operations", "bronze.channel_statistics", _QUARANTINE)
+PARSED_TABLES = ("bronze.capture_files", "bronze.mqsc_objects", "bronze.put_records", "bronze.xmitq_messages",
+                  "bronze.queue_accounting", "bronze.activity_operations", "bronze.channel_statistics", QUARANTINE_TABLE)
 
 
 SCRATCH_STALE_SECONDS = 24 * 3600  # a scratch folder of another host's run this old is taken as abandoned
 
 
-def _scratch(config: PipelineConfig, run_id: str) -> Path:
+def make_scratch(config: PipelineConfig, run_id: str) -> Path:
     """Create the run's scratch folder (with ``_owner.json``: pid, host, start), first removing the scratch
     folders of runs that are no longer running (a killed ingest never reaches its ``finally``)."""
     import socket
@@ -34,7 +34,7 @@ def _scratch(config: PipelineConfig, run_id: str) -> Path:
     if root.is_dir():
         for folder in sorted(p for p in root.iterdir() if p.is_dir() and p.name != run_id):
             if _scratch_is_stale(config, folder):
-                _remove_scratch(folder)
+                remove_scratch(folder)
     scratch = root / run_id
     scratch.mkdir(parents=True, exist_ok=True)
     (scratch / "_owner.json").write_text(json.dumps({
@@ -71,7 +71,7 @@ def _scratch_is_stale(config: PipelineConfig, folder: Path) -> bool:
         return False
 
 
-def _remove_scratch(scratch: Path) -> None:
+def remove_scratch(scratch: Path) -> None:
     """Remove a scratch folder, and ``<lake>/_ingest`` when it is left empty."""
     import shutil
 

@@ -8,11 +8,11 @@ import time
 from datetime import datetime
 
 from clwl.lake import Lake
-from spark.ingest.history import _split_histories, build_histories
+from spark.ingest.history import build_histories, split_histories
 from spark.ingest.landing import LandingFile, classify_name
-from spark.ingest.message_events import MessageScope, _message_jobs, _message_scope
-from spark.ingest.parse_tasks import _QUARANTINE
-from spark.ingest.writes import _in, _run_writes
+from spark.ingest.message_events import MessageScope, message_jobs, message_scope
+from spark.ingest.parse_tasks import QUARANTINE_TABLE
+from spark.ingest.writes import run_writes, sql_in
 from spark.tables import TABLES, read
 
 # Table groups a file of each parser feeds (silver.quarantine is fed by every file).
@@ -37,10 +37,10 @@ def _parser_of_removed(prev: dict) -> str:
     return classify_name(name, str(prev["run_date"]))[0]
 
 
-def _write_tables(spark, config, frames: dict, todo: list[LandingFile], removed: list[dict], results: list[dict],
+def write_tables(spark, config, frames: dict, todo: list[LandingFile], removed: list[dict], results: list[dict],
                   progress, run_id: str, ingested_at: datetime) -> tuple[dict[str, int], dict[str, int]]:
     """Replace the touched files' rows in every table they feed, then rebuild the message events of the affected
-    senders and days (:func:`_message_jobs`) and the affected histories. ``(rows written per table, held)``:
+    senders and days (:func:`message_jobs`) and the affected histories. ``(rows written per table, held)``:
     held is, per put file whose held-back records were recomputed, how many more of its records than before
     are held back from silver.message_events (for a file read in this run: how many of what its parser
     accepted)."""
@@ -51,7 +51,7 @@ def _write_tables(spark, config, frames: dict, todo: list[LandingFile], removed:
         progress("write: nothing new or changed, no table rewritten")
         return {}, {}
     t0 = time.monotonic()
-    scope = _message_scope(spark, config, frames, touched)
+    scope = message_scope(spark, config, frames, touched)
     written = _replace_file_rows(spark, config, frames, touched, results)
     progress("write bronze/silver: " + ", ".join(f"{k} {n}" for k, n in written.items())
              + f" rows ({time.monotonic() - t0:.1f}s)")
@@ -76,12 +76,12 @@ def _replace_file_rows(spark, config, frames: dict, touched: list[tuple[str, str
 
     def predicate(key: str) -> str | None:
         parsers = [p for p, keys in _FEEDS.items() if key in keys]
-        mine = [(s, d) for s, d, p in touched if key == _QUARANTINE or p in parsers]
+        mine = [(s, d) for s, d, p in touched if key == QUARANTINE_TABLE or p in parsers]
         if not mine:
             return None
-        where = _in("source_file", [s for s, _ in mine])
+        where = sql_in("source_file", [s for s, _ in mine])
         if "run_date" in TABLES[key].partition_by:
-            where = _in("run_date", [d for _, d in mine]) + " AND " + where
+            where = sql_in("run_date", [d for _, d in mine]) + " AND " + where
         return where
 
     sources = {
@@ -93,7 +93,7 @@ def _replace_file_rows(spark, config, frames: dict, touched: list[tuple[str, str
     # silver.message_events is written after bronze, from it (_rebuild_events_and_histories)
     for key in ("bronze.capture_files", "bronze.mqsc_objects", "bronze.put_records", "bronze.xmitq_messages",
                 "bronze.queue_accounting", "bronze.activity_operations", "bronze.channel_statistics",
-                "silver.xmitq_contents", "silver.queue_accounting", "silver.channel_statistics", _QUARANTINE):
+                "silver.xmitq_contents", "silver.queue_accounting", "silver.channel_statistics", QUARANTINE_TABLE):
         where = predicate(key)
         if where is None:
             continue
@@ -106,7 +106,7 @@ def _replace_file_rows(spark, config, frames: dict, touched: list[tuple[str, str
         else:
             df = frame(key)
         jobs.append((key, df, where))
-    _run_writes(spark, config, [job for job in jobs if job[1] is not None])
+    run_writes(spark, config, [job for job in jobs if job[1] is not None])
     return {key: rows[key if key not in sources else sources[key][0]] for key, _, _ in jobs}
 
 
@@ -114,7 +114,7 @@ def _rebuild_events_and_histories(spark, config, written: dict[str, int], scope:
                                   progress, run_id: str, ingested_at: datetime) -> dict[str, int]:
     """Step 4: message events, rebuilt per (run date, sending queue manager) of ``scope`` from all of its bronze
     put rows, and history, rebuilt per observing queue manager of ``qmgrs`` from all of its captures: written
-    side by side. Adds the rows written to ``written``; returns held (see :func:`_write_tables`)."""
+    side by side. Adds the rows written to ``written``; returns held (see :func:`write_tables`)."""
     from pyspark.sql import functions as F
 
     pairs = scope.pairs
@@ -124,26 +124,26 @@ def _rebuild_events_and_histories(spark, config, written: dict[str, int], scope:
     t0 = time.monotonic()
     try:
         if pairs:
-            message_jobs, held, kinds, losers = _message_jobs(spark, config, scope, ingested_at, run_id)
+            event_jobs, held, kinds, losers = message_jobs(spark, config, scope, ingested_at, run_id)
             cached.append(losers)
-            later += message_jobs
+            later += event_jobs
         if qmgrs:
             objs = read(spark, config, "bronze.mqsc_objects").where(F.col("observing_qmgr").isin(qmgrs))
             caps = read(spark, config, "bronze.capture_files").where(F.col("observing_qmgr").isin(qmgrs))
-            where = _in("observing_qmgr", qmgrs)
+            where = sql_in("observing_qmgr", qmgrs)
             tagged = build_histories(objs, caps).persist()
             cached.append(tagged)
-            history, channels = _split_histories(tagged, objs)
+            history, channels = split_histories(tagged, objs)
             later += [("silver.config_history", history, where), ("silver.channel_status", channels, where)]
-        counts = _run_writes(spark, config, later, count=True)
+        counts = run_writes(spark, config, later, count=True)
     finally:
         for df in cached:
             df.unpersist()
     seconds = time.monotonic() - t0
     if pairs:
         written["silver.message_events"] = counts["silver.message_events"]
-        if _QUARANTINE in counts:
-            written[_QUARANTINE] = written.get(_QUARANTINE, 0) + counts[_QUARANTINE]
+        if QUARANTINE_TABLE in counts:
+            written[QUARANTINE_TABLE] = written.get(QUARANTINE_TABLE, 0) + counts[QUARANTINE_TABLE]
         senders = sorted({q for _, q in pairs})
         progress(f"message events of {len(senders)} sending queue managers ({', '.join(senders)}) on "
                  f"{len({d for d, _ in pairs})} run date(s): {counts['silver.message_events']} events; held back "

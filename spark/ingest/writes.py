@@ -8,12 +8,12 @@ from clwl.lake import Lake
 from spark.tables import TABLES, path
 
 
-def _sql_str(text: str) -> str:
+def sql_string(text: str) -> str:
     return "'" + text.replace("\\", "\\\\").replace("'", "\\'") + "'"
 
 
-def _in(column: str, values: Iterable[str]) -> str:
-    return f"{column} IN ({', '.join(_sql_str(v) for v in sorted(set(values)))})"
+def sql_in(column: str, values: Iterable[str]) -> str:
+    return f"{column} IN ({', '.join(sql_string(v) for v in sorted(set(values)))})"
 
 
 def _write(spark, config, key: str, df, predicate: str, count: bool = False) -> int:
@@ -30,7 +30,7 @@ def _write(spark, config, key: str, df, predicate: str, count: bool = False) -> 
     return Lake(config.lake).rows_committed(key)
 
 
-def _run_writes(spark, config, jobs: list[tuple[str, object, str]], count: bool = False) -> dict[str, int]:
+def run_writes(spark, config, jobs: list[tuple[str, object, str]], count: bool = False) -> dict[str, int]:
     """Run independent table writes side by side (Spark schedules the jobs of several threads; the time of a
     small write is mostly Delta's commit, not work). Rows written per table when ``count``."""
     from concurrent.futures import ThreadPoolExecutor

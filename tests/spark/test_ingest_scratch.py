@@ -39,7 +39,7 @@ def _plant(lake: Path, run_id: str, host: str, pid: int, age_seconds: float = 0)
 
 
 def test_scratch_folders_of_runs_no_longer_running_are_removed(tmp_path):
-    from spark.ingest import _scratch
+    from spark.ingest import make_scratch
 
     lake = tmp_path / "lake"
     config = PipelineConfig(lake=lake)
@@ -49,7 +49,7 @@ def test_scratch_folders_of_runs_no_longer_running_are_removed(tmp_path):
     old_elsewhere = _plant(lake, "run-old-elsewhere", "another-host", 1, age_seconds=3 * 24 * 3600)
     new_elsewhere = _plant(lake, "run-new-elsewhere", "another-host", 1)
 
-    mine = _scratch(config, "run-mine")
+    mine = make_scratch(config, "run-mine")
     assert mine == lake / "_ingest" / "run-mine" and mine.is_dir()
     owner = json.loads((mine / "_owner.json").read_text())
     assert owner["pid"] == os.getpid() and owner["host"] == here and owner["run_id"] == "run-mine"
@@ -58,14 +58,14 @@ def test_scratch_folders_of_runs_no_longer_running_are_removed(tmp_path):
 
     # Under the lake lock no other ingest can be running: every other scratch folder is left over.
     with lake_lock(lake):
-        _scratch(config, "run-mine-2")
+        make_scratch(config, "run-mine-2")
     assert sorted(p.name for p in (lake / "_ingest").iterdir()) == ["run-mine-2"]
 
 
 @pytest.mark.spark
 @pytest.mark.slow
 def test_ingest_removes_its_scratch_on_success_and_on_failure(spark, tmp_path, monkeypatch):
-    import spark.ingest.run as ingest_run  # the module whose ingest() calls _write_tables
+    import spark.ingest.run as ingest_run  # the module whose ingest() calls write_tables
 
     landing = tmp_path / "landing"
     (landing / DAY / "QM1").mkdir(parents=True)
@@ -77,7 +77,7 @@ def test_ingest_removes_its_scratch_on_success_and_on_failure(spark, tmp_path, m
     # 1. The writes fail after the parse filled the scratch folder: the folder goes all the same.
     _plant(lake, "run-killed-earlier", socket.gethostname(), _dead_pid())
     seen: list[list[str]] = []
-    real_write_tables = ingest_run._write_tables
+    real_write_tables = ingest_run.write_tables
 
     def failing_write_tables(*args, **kwargs):
         seen.append(sorted(p.name for p in (lake / "_ingest").iterdir()))
@@ -85,14 +85,14 @@ def test_ingest_removes_its_scratch_on_success_and_on_failure(spark, tmp_path, m
         assert list(scratch.rglob("*.parquet")), "the parse wrote nothing to the scratch folder"
         raise OSError("disk full (injected)")
 
-    monkeypatch.setattr(ingest_run, "_write_tables", failing_write_tables)
+    monkeypatch.setattr(ingest_run, "write_tables", failing_write_tables)
     with pytest.raises(OSError, match="injected"):
         ingest_run.ingest(config, [DAY], spark=spark, progress=lambda m: None)
     assert len(seen) == 1 and len(seen[0]) == 1 and seen[0][0] != "run-killed-earlier"  # the stale one went first
     assert not (lake / "_ingest").exists()
 
     # 2. A good ingest: nothing is left either (and a stale folder planted before it goes too).
-    monkeypatch.setattr(ingest_run, "_write_tables", real_write_tables)
+    monkeypatch.setattr(ingest_run, "write_tables", real_write_tables)
     _plant(lake, "run-killed-earlier", socket.gethostname(), _dead_pid())
     summary = ingest_run.ingest(config, [DAY], spark=spark, progress=lambda m: None)
     assert summary.records_read > 0

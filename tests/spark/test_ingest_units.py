@@ -250,7 +250,7 @@ def test_a_puts_file_written_in_chunks_gives_the_rows_of_a_whole_parse(tmp_path,
 
     monkeypatch.setattr(parse_tasks, "PUTS_CHUNK_ROWS", chunk)  # the module whose _parse_puts reads it
     scratch = tmp_path / "scratch"
-    [summary] = [json.loads(s) for s in parse_tasks._parse_partition(iter([(0, [spec])]), "run-1", str(scratch))]
+    [summary] = [json.loads(s) for s in parse_tasks.parse_partition(iter([(0, [spec])]), "run-1", str(scratch))]
     assert {k: summary[k] for k in ("records_read", "records_accepted", "records_quarantined", "rows")} == {
         k: whole_summary[k] for k in ("records_read", "records_accepted", "records_quarantined", "rows")}
     files = sorted((scratch / "bronze.put_records").glob("*.parquet"))
@@ -270,7 +270,7 @@ def test_a_puts_file_rejected_after_chunks_were_written_leaves_none_of_its_rows(
     _, [spec], _ = discover_landing(landing)
     monkeypatch.setattr(parse_tasks, "PUTS_CHUNK_ROWS", 64)
     scratch = tmp_path / "scratch"
-    [summary] = [json.loads(s) for s in parse_tasks._parse_partition(iter([(0, [spec])]), "run-1", str(scratch))]
+    [summary] = [json.loads(s) for s in parse_tasks.parse_partition(iter([(0, [spec])]), "run-1", str(scratch))]
     assert summary["status"] == "rejected" and "not UTF-8" in summary["reason"]
     assert (summary["records_read"], summary["records_accepted"], summary["records_quarantined"]) == (1, 0, 1)
     assert not list((scratch / "bronze.put_records").glob("*.parquet"))  # the chunks written before are gone

@@ -391,29 +391,9 @@ def _private_imports() -> dict[tuple[str, str], list[str]]:
     return found
 
 
-# Private names other modules still import (issue 26 item 5), each waiting for a public name from the owner of
-# its module. No new one: a name another module needs is public, with a docstring saying what it is for.
-STILL_IMPORTED_PRIVATE = {
-    ("clwl.view", "_identity"),
-    ("spark.ingest.history", "_split_histories"),
-    ("spark.ingest.landing", "_unknown_reason"),
-    ("spark.ingest.message_events", "_message_jobs"),
-    ("spark.ingest.message_events", "_message_scope"),
-    ("spark.ingest.parse_step", "_parse_files"),
-    ("spark.ingest.parse_tasks", "_QUARANTINE"),
-    ("spark.ingest.parse_tasks", "_arrow_table"),
-    ("spark.ingest.parse_tasks", "_parse_partition"),
-    ("spark.ingest.run_log", "_log_run"),
-    ("spark.ingest.run_log", "_plan_files"),
-    ("spark.ingest.run_log", "_progress_plan"),
-    ("spark.ingest.scratch", "_PARSED_TABLES"),
-    ("spark.ingest.scratch", "_remove_scratch"),
-    ("spark.ingest.scratch", "_scratch"),
-    ("spark.ingest.write_step", "_write_tables"),
-    ("spark.ingest.writes", "_in"),
-    ("spark.ingest.writes", "_run_writes"),
-    ("spark.ingest.writes", "_sql_str"),
-}
+# Private names other modules import (issue 26 item 5): none. A name another module needs is public, with a
+# docstring saying what it is for.
+STILL_IMPORTED_PRIVATE: set[tuple[str, str]] = set()  # none left: shared names are public
 
 
 def test_no_new_private_name_is_imported_across_modules():

@@ -2,7 +2,7 @@
 
 Every parser is driven exactly as a Spark parse task drives it: a landing file is written, described by a
 :class:`spark.ingest.LandingFile` and parsed by :func:`spark.ingest.parse_landing_file`, and every table it
-produced is converted to Arrow with the table's schema by :func:`spark.ingest._arrow_table` (what the task
+produced is converted to Arrow with the table's schema by :func:`spark.ingest.arrow_table` (what the task
 writes to Parquet). The inputs are the real fixtures (``tests/fixtures``, ``samples/landing``) mutated by a
 seeded, derandomised hypothesis run: byte flips, truncation, duplicated and deleted lines, re-encodings
 (UTF-16, Latin-1, EBCDIC), deep nesting, huge numbers, lone surrogates, binary, empty files.
@@ -16,7 +16,7 @@ The first part pins the escapes the issue reports, each on a copy of a real file
 record is quarantined with its reason and the others are kept.
 
 Put files and activity traces are also run through the parse task's own body
-(:func:`spark.ingest.parse_tasks._parse_partition`) with the size at which it writes a large file's rows out as
+(:func:`spark.ingest.parse_tasks.parse_partition`) with the size at which it writes a large file's rows out as
 it parses them (``PUTS_CHUNK_ROWS``, ``TRACE_CHUNK_OPS``) lowered to a few records, so that the mutants take
 the path a real task takes for a large file (issue 25 item 3): the same counts as parsed whole, every row in
 the Parquet files written.
@@ -33,14 +33,14 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from spark.ingest import LandingFile, _arrow_table, parse_landing_file
+from spark.ingest import LandingFile, arrow_table, parse_landing_file
 from spark.tables import TABLES
 
 ROOT = Path(__file__).resolve().parents[2]
 FIX = ROOT / "tests" / "fixtures"
 SAMPLES = ROOT / "samples" / "landing"
 RUN_DATE = "2026-11-20"
-_QUARANTINE = "silver.quarantine"
+QUARANTINE_TABLE = "silver.quarantine"
 
 
 # ------------------------------------------------------------------------------------------------------------
@@ -65,29 +65,29 @@ def parse_checked(spec: LandingFile) -> tuple[dict, dict[str, list[tuple]]]:
     summary, rows = parse_landing_file(spec, "fuzz-run")
     read, accepted, quarantined = (summary[k] for k in ("records_read", "records_accepted", "records_quarantined"))
     assert read == accepted + quarantined
-    problems = [dict(zip(TABLES[_QUARANTINE].columns, r)) for r in rows.get(_QUARANTINE, ())]
+    problems = [dict(zip(TABLES[QUARANTINE_TABLE].columns, r)) for r in rows.get(QUARANTINE_TABLE, ())]
     assert len(problems) == quarantined
     assert all(p["reason"] and p["source_file"] == spec.source_file for p in problems)
     if summary["status"] == "rejected":
         assert summary["reason"] and not summary["reason"].startswith("parser failed"), summary["reason"]
         assert [p["level"] for p in problems] == ["file"] and (read, accepted) == (1, 0)
-        assert set(rows) == {_QUARANTINE}
+        assert set(rows) == {QUARANTINE_TABLE}
     else:
         assert summary["status"] == "ingested" and summary["reason"] is None
         assert all(p["level"] == "record" for p in problems)
-        data_rows = sum(len(v) for k, v in rows.items() if k not in (_QUARANTINE, "bronze.capture_files"))
+        data_rows = sum(len(v) for k, v in rows.items() if k not in (QUARANTINE_TABLE, "bronze.capture_files"))
         assert data_rows == accepted - summary["records_skipped"]
     json.dumps(summary).encode("utf-8")  # the summary goes back to the driver as JSON
     for key, some in rows.items():
         if some:
-            table = _arrow_table(key, some)
+            table = arrow_table(key, some)
             assert table.num_rows == len(some)
             table.validate(full=True)
     return summary, rows
 
 
 def quarantine(rows) -> list[dict]:
-    return [dict(zip(TABLES[_QUARANTINE].columns, r)) for r in rows.get(_QUARANTINE, ())]
+    return [dict(zip(TABLES[QUARANTINE_TABLE].columns, r)) for r in rows.get(QUARANTINE_TABLE, ())]
 
 
 # ------------------------------------------------------------------------------------------------------------
@@ -454,10 +454,10 @@ def parse_in_task(spec: LandingFile, scratch: Path) -> tuple[dict, dict[str, lis
     Parquet files the task wrote, by table, number of files written while parsing)``."""
     import pyarrow.parquet as pq
 
-    from spark.ingest.parse_tasks import _parse_partition
+    from spark.ingest.parse_tasks import parse_partition
 
     scratch.mkdir(parents=True)  # (the task makes a table's folder when it has rows for it)
-    [line] = list(_parse_partition(iter([(0, [spec])]), "fuzz-run", str(scratch)))
+    [line] = list(parse_partition(iter([(0, [spec])]), "fuzz-run", str(scratch)))
     summary = json.loads(line)
     rows: dict[str, list[dict]] = {}
     chunks = 0
@@ -494,7 +494,7 @@ def test_mutated_large_file_path_of_a_parse_task_keeps_every_row_and_count(fmt, 
         counts = ("status", "reason", "records_read", "records_accepted", "records_quarantined", "rows")
         assert {k: summary[k] for k in counts} == {k: whole[k] for k in counts}
         assert {k: len(v) for k, v in rows.items() if v} == {k: n for k, n in summary["rows"].items() if n}
-        assert all(p["reason"] and p["level"] in ("record", "file") for p in rows.get(_QUARANTINE, ()))
+        assert all(p["reason"] and p["level"] in ("record", "file") for p in rows.get(QUARANTINE_TABLE, ()))
         for key, some in whole_rows.items():  # the same records, whether written in chunks or at the end
             at = TABLES[key].columns.index("position")
             assert sorted(r["position"] for r in rows.get(key, ())) == sorted(r[at] for r in some), key
