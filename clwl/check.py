@@ -29,6 +29,7 @@ from clwl import registry
 from clwl.held_back import Put as HeldPut
 from clwl.held_back import compared_fields, hold_back
 from clwl.landing import run_date_folders
+from clwl.totals import RecordTotals
 
 if TYPE_CHECKING:  # pragma: no cover
     from spark.ingest import LandingFile
@@ -95,26 +96,13 @@ class Gap:
 
 
 @dataclass
-class LandingCheck:
+class LandingCheck(RecordTotals):  # totals over the files, as an ingest run counts them
     landing: str
     run_dates: list[str]
     chstatus_interval_minutes: int
     files: list[FileCheck]
     gaps: list[Gap]
     notes: list[str]  # discovery's notes: items skipped without being opened
-
-    # Totals over the files, as spark.ingest.run_log.RecordTotals gives an ingest run's.
-    @property
-    def records_read(self) -> int:
-        return sum(f.records_read for f in self.files)
-
-    @property
-    def records_accepted(self) -> int:
-        return sum(f.records_accepted for f in self.files)
-
-    @property
-    def records_quarantined(self) -> int:
-        return sum(f.records_quarantined for f in self.files)
 
     @property
     def held_back(self) -> int:

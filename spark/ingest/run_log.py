@@ -11,6 +11,7 @@ from datetime import date, datetime, timezone
 from pathlib import Path
 
 from clwl.landing import printable
+from clwl.totals import RecordTotals
 from spark.config import PipelineConfig
 from spark.ingest.landing import LandingFile
 from spark.tables import TABLES, path
@@ -28,25 +29,6 @@ class FileResult:
     records_quarantined: int
     records_skipped: int = 0
     reason: str | None = None
-
-
-class RecordTotals:
-    """Totals over ``self.files`` (each with records_read / records_accepted / records_quarantined): an ingest
-    run's, and what `clwl check` says an ingest would do."""
-
-    files: list
-
-    @property
-    def records_read(self) -> int:
-        return sum(f.records_read for f in self.files)
-
-    @property
-    def records_accepted(self) -> int:
-        return sum(f.records_accepted for f in self.files)
-
-    @property
-    def records_quarantined(self) -> int:
-        return sum(f.records_quarantined for f in self.files)
 
 
 @dataclass
