@@ -209,3 +209,20 @@ def test_no_file_points_outside_the_repository():
                 offenders.append(f"{path.relative_to(ROOT).as_posix()}:{number}: {', '.join(hits)}")
     assert not offenders, ("files that refer to material outside the repository (the project's own docs are in "
                            "docs/):\n" + "\n".join(offenders))
+
+
+def test_the_readme_names_every_airflow_variable_and_the_nightly_schedule():
+    """What an administrator sets up for the DAGs: every Variable they read (dags/clwl_dag_support.VARIABLES, read
+    from its source) and the nightly cron, as the README's Airflow section says them."""
+    import ast
+
+    root = Path(__file__).resolve().parents[2]
+    readme = (root / "README.md").read_text(encoding="utf-8")
+    support = ast.parse((root / "dags" / "clwl_dag_support.py").read_text(encoding="utf-8"))
+    (variables,) = [ast.literal_eval(n.value) for n in support.body if isinstance(n, ast.Assign)
+                    and any(getattr(t, "id", None) == "VARIABLES" for t in n.targets)]
+    for variable in variables.values():
+        assert f"`{variable}`" in readme, variable
+    nightly = (root / "dags" / "clwl_nightly.py").read_text(encoding="utf-8")
+    assert 'CronDataIntervalTimetable("30 2 * * *", timezone="UTC")' in nightly
+    assert "runs at 02:30 UTC every day, for the previous day" in readme
