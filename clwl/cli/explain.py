@@ -34,7 +34,8 @@ def add_explain_command(subparsers) -> argparse.ArgumentParser:
                     "Then its fate: whether it waited behind a channel and from when, each time it was "
                     "re-allocated or stayed and why, when it was released or delivered, and the observed "
                     "destination.",
-        epilog="example: clwl explain 414D5120514D31202020202020202020000000000000000A --date 2026-11-20")
+        epilog="example: clwl explain 414D5120514D312020202020202020205A46396A0000036B --date 2026-11-20 (a message "
+               "of the samples put on a bind-on-open handle, stuck behind TO.QM3)")
     e.add_argument("msg_id", metavar="MSG_ID", help="the message id (hex), as in gold.routing_replay.msg_id")
     LAKE.add(e)
     DATE.add(e, help="the run date (needed when the message was replayed on several dates)")

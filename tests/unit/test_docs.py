@@ -226,3 +226,17 @@ def test_the_readme_names_every_airflow_variable_and_the_nightly_schedule():
     nightly = (root / "dags" / "clwl_nightly.py").read_text(encoding="utf-8")
     assert 'CronDataIntervalTimetable("30 2 * * *", timezone="UTC")' in nightly
     assert "runs at 02:30 UTC every day, for the previous day" in readme
+
+
+def test_the_explain_help_example_is_a_message_of_the_samples():
+    """`clwl explain --help` shows an id a new user can paste after `make demo`: it is put on its date in the
+    samples."""
+    import argparse
+
+    from clwl.cli.explain import add_explain_command
+
+    sub = argparse.ArgumentParser(prog="clwl").add_subparsers()
+    epilog = add_explain_command(sub).epilog
+    msg_id, day = re.search(r"clwl explain ([0-9A-F]{48}) --date (\S+)", epilog).groups()
+    puts = "".join(p.read_text() for p in (ROOT / "samples" / "landing" / day).glob("*/puts*.csv"))
+    assert f",{msg_id}," in puts
