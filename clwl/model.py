@@ -19,6 +19,12 @@ STATE_TIERS: tuple[frozenset[str], ...] = (
 )
 
 
+#: States in which a channel moves (or is about to move) what is put on its transmission queue: an INACTIVE channel
+#: starts when a message arrives, BINDING, INITIALIZING and STARTING are on their way to RUNNING. In any other
+#: state (RETRYING, STOPPING, STOPPED, PAUSED, REQUESTING, ...) a message routed to it waits on the queue.
+MOVING_STATES = frozenset({"INACTIVE", "RUNNING", "BINDING", "INITIALIZING", "STARTING"})
+
+
 def state_tier(state: str) -> int:
     """0-based tier of a channel state: 0 is best (INACTIVE/RUNNING), 3 is worst (and unknown states)."""
     for i, tier in enumerate(STATE_TIERS[:-1]):

@@ -12,7 +12,7 @@ from typing import Sequence
 from clwl.algorithm import MQRC_UNKNOWN_OBJECT_NAME, PROFILE_DOCS, PROFILES, Request
 from clwl.cli.argtypes import whole_number
 from clwl.cli.exit_codes import EXIT_INPUT, EXIT_OK, EXIT_UNROUTABLE
-from clwl.model import IGQ_DEFAULT_MAX_MESSAGE
+from clwl.model import IGQ_DEFAULT_MAX_MESSAGE, MOVING_STATES
 from clwl.parse.common import InputError
 from clwl.router import Route, RouteError, Router
 from clwl.view import (
@@ -87,6 +87,12 @@ def cmd_route(args: argparse.Namespace) -> int:
     for pr in [*caps.problems, *view_problems]:
         print(f"clwl route: warning: {pr.source}:{pr.line}: {pr.reason} (record not used)", file=sys.stderr)
 
+    if args.qsg_member and not (view.qmgr.qsgname and view.qmgr.igq):  # the IGQ path needs both (004)
+        missing = " and ".join(w for w, ok in (("QSGNAME", view.qmgr.qsgname), ("IGQ(ENABLED)", view.qmgr.igq))
+                               if not ok)
+        print(f"clwl route: warning: --qsg-member does nothing: {local}'s DISPLAY QMGR has no {missing}, so no "
+              f"message takes the intra-group queuing path", file=sys.stderr)
+
     router = Router(view, args.algorithm)
     request = Request(queue=args.queue, target_qmgr=args.qmgr, from_cluster_channel=args.from_cluster_channel,
                       pcf=args.pcf, size=args.size)
@@ -107,24 +113,33 @@ def cmd_route(args: argparse.Namespace) -> int:
         for n, res in enumerate(results, 1):
             out.write(json.dumps(res.to_json(n, args.explain)) + "\n")
     else:
-        print_readable(results, args, local, results[unknown[0]] if hint and unknown else None)
+        states = {c.name: c.state for c in view.channels}
+        print_readable(results, args, local, results[unknown[0]] if hint and unknown else None, states)
     return EXIT_UNROUTABLE if any(isinstance(r, RouteError) for r in results) else EXIT_OK
 
 
 def print_readable(results: Sequence[Route | RouteError], args: argparse.Namespace, local: str,
-                    missing_capture: RouteError | None = None) -> None:
+                    missing_capture: RouteError | None = None, states: dict[str, str] | None = None) -> None:
+    """The table of routes; ``states``: each channel's state as captured, shown beside the chosen channel, and a
+    line for each chosen channel that is not moving messages now (its messages wait on the transmission queue)."""
+    states = states or {}
     w = sys.stdout.write
     w(f"Routing {args.count} message(s) to {args.queue}"
       + (f" at queue manager {args.qmgr}" if args.qmgr else "")
       + f" from {local} (profile {args.algorithm}, bind {args.bind})\n\n")
-    header = ("n", "qmgr", "channel", "xmitq", "path", "decided_by", "reallocatable")
+    header = ("n", "qmgr", "channel", "state", "xmitq", "path", "decided_by", "reallocatable")
     rows = []
+    waiting: dict[tuple[str, str, str], int] = {}  # (channel, state, xmitq) -> messages that wait there
     for n, r in enumerate(results, 1):
         if isinstance(r, RouteError):
-            rows.append((str(n), f"{r.error} ({r.reason})", "", "", "", "", ""))
+            rows.append((str(n), f"{r.error} ({r.reason})", "", "", "", "", "", ""))
         else:
             realloc = "yes" if r.reallocatable else f"no ({r.not_reallocatable_reason})"
-            rows.append((str(n), r.qmgr, r.channel or "-", r.xmitq or "-", r.path, r.decided_by, realloc))
+            state = states.get(r.channel, "INACTIVE") if r.channel else "-"
+            if r.channel and state not in MOVING_STATES:
+                key = (r.channel, state, r.xmitq or "-")
+                waiting[key] = waiting.get(key, 0) + 1
+            rows.append((str(n), r.qmgr, r.channel or "-", state, r.xmitq or "-", r.path, r.decided_by, realloc))
     widths = [max(len(h), *(len(row[i]) for row in rows)) for i, h in enumerate(header)]
 
     def line(cells):
@@ -160,6 +175,10 @@ def print_readable(results: Sequence[Route | RouteError], args: argparse.Namespa
             w(line(row))
         if missing_capture is not None:  # the table has no room for details; this one names a missing capture
             w(f"\n{missing_capture.error} ({missing_capture.reason}): {missing_capture.detail}\n")
+    for (channel, state, xmitq), k in sorted(waiting.items()):
+        # Steps 6-9 chose it all the same (no better tier was left): MQ puts the message on the transmission
+        # queue, where it waits until the channel runs, or until re-allocation moves it if it may be.
+        w(f"\n{k} message(s) wait on {xmitq} until {channel} runs again (it is {state} in the captures)\n")
     if len(results) > 1:
         dist = Counter(r.qmgr for r in results if isinstance(r, Route))
         total = sum(dist.values())

@@ -165,3 +165,46 @@ def test_unknown_profile_is_a_usage_error(capsys):
     with pytest.raises(SystemExit) as e:
         main(["route", "--mqsc", str(CAPTURES), "--queue", "Q", "--algorithm", "v99"])
     assert e.value.code == 2
+
+
+def _estate(tmp_path: Path, states: dict[str, str], qmgr_attrs: dict[str, str] | None = None) -> Path:
+    """QM1's view: APP.ORDERS on QM2 and QM3, with the channel states given (a hand-made capture)."""
+    from tests.handmade import chstatus_capture, config_capture
+
+    folder = tmp_path / "QM1"
+    folder.mkdir()
+    (folder / "config.mqsc").write_text(config_capture("QM1", {"QM2": {}, "QM3": {}},
+                                                       {"APP.ORDERS": {"QM2": {}, "QM3": {}}}, qmgr_attrs))
+    (folder / "chstatus.mqsc").write_text(chstatus_capture("QM1", states))
+    return folder
+
+
+def test_the_table_shows_the_chosen_channel_state_and_who_waits(capsys, tmp_path):
+    """docs/algorithm.md, steps 6-9: a channel in RETRYING is chosen when no better tier is left. With the target
+    queue manager named (ObjectQMgrName QM3, reading 6: only the channels to QM3 are candidates), both messages go
+    to TO.QM3 though it is RETRYING, and wait on SYSTEM.CLUSTER.TRANSMIT.QUEUE until it runs: the table says so.
+    A message to the queue alone goes to QM2 (step 6 keeps the RUNNING channel), which waits for nothing."""
+    folder = _estate(tmp_path, {"TO.QM2": "RUNNING", "TO.QM3": "RETRYING"})
+    assert main(["route", "--mqsc", str(folder), "--queue", "APP.ORDERS", "--qmgr", "QM3", "--count", "2"]) == 0
+    out = capsys.readouterr().out
+    assert out.splitlines()[2].split() == ["n", "qmgr", "channel", "state", "xmitq", "path", "decided_by",
+                                           "reallocatable"]
+    assert out.splitlines()[3].split()[:5] == ["1", "QM3", "TO.QM3", "RETRYING", "SYSTEM.CLUSTER.TRANSMIT.QUEUE"]
+    assert "2 message(s) wait on SYSTEM.CLUSTER.TRANSMIT.QUEUE until TO.QM3 runs again (it is RETRYING" in out
+    assert main(["route", "--mqsc", str(folder), "--queue", "APP.ORDERS"]) == 0
+    out = capsys.readouterr().out
+    assert out.splitlines()[3].split()[:4] == ["1", "QM2", "TO.QM2", "RUNNING"] and "wait on" not in out
+
+
+@pytest.mark.parametrize("attrs, missing", [({}, "QSGNAME and IGQ(ENABLED)"), ({"QSGNAME": "QSG1"}, "IGQ(ENABLED)"),
+                                            ({"QSGNAME": "QSG1", "IGQ": "ENABLED"}, None)])
+def test_qsg_member_without_a_queue_sharing_group_says_it_does_nothing(capsys, tmp_path, attrs, missing):
+    """docs/algorithm.md (004): the intra-group queuing path needs the sending queue manager's QSGNAME and
+    IGQ(ENABLED); --qsg-member alone changes nothing, and the command says so instead of staying silent."""
+    folder = _estate(tmp_path, {"TO.QM2": "RUNNING", "TO.QM3": "RUNNING"}, attrs)
+    assert main(["route", "--mqsc", str(folder), "--queue", "APP.ORDERS", "--qsg-member", "QM2"]) == 0
+    err = capsys.readouterr().err
+    if missing:
+        assert f"--qsg-member does nothing: QM1's DISPLAY QMGR has no {missing}" in err
+    else:
+        assert "--qsg-member" not in err
