@@ -15,7 +15,7 @@ from pathlib import Path
 
 from clwl.cli.argtypes import whole_number
 from clwl.cli.exit_codes import EXIT_INPUT, EXIT_OK, EXIT_WOULD_QUARANTINE
-from clwl.cli.options import DATES
+from clwl.cli.options import DATES, no_run_dates
 from clwl.landing import printable
 
 #: Problem lines printed under a file in the readable report (all are in --json, up to the check's limit).
@@ -45,8 +45,13 @@ def add_check_command(subparsers) -> argparse.ArgumentParser:
 
 def cmd_check(args: argparse.Namespace) -> int:
     from clwl.check import check_landing
+    from clwl.landing import run_date_folders
     from spark.ingest import LandingError
 
+    # A folder with no run date folder is never a clean bill of health: most often the wrong folder was given.
+    if Path(args.landing).is_dir() and not args.dates and not run_date_folders(args.landing):
+        print(printable(no_run_dates("check", args.landing)), file=sys.stderr)
+        return EXIT_INPUT
     try:
         result = check_landing(args.landing, args.dates, timedelta(minutes=args.chstatus_interval))
     except (LandingError, ValueError) as e:  # ValueError: an unknown $CLWL_TRACE_TZ

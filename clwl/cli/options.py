@@ -42,3 +42,20 @@ VERBOSE = Option("--verbose", "show Spark's own output on the terminal: the JVM'
 TRACE_TZ = Option("--trace-tz", "time zone in which activity traces (amqsact output) print their local operation "
                   "times, e.g. Europe/London (default: $CLWL_TRACE_TZ, else UTC; times printed as High Res Time are "
                   "UTC anyway)", "CLWL_TRACE_TZ", {"metavar": "ZONE"})
+
+
+def no_run_dates(command: str, landing: Path) -> str:
+    """The one line for a landing folder without run date folders, with what was probably meant: a run date
+    folder or a queue manager folder given in its place (the folder above), or an empty folder."""
+    from clwl.landing import is_run_date
+
+    landing = Path(landing)
+    hint = ""
+    if is_run_date(landing.name):
+        hint = f"; {landing.name} is a run date folder: did you mean {landing.parent}?"
+    elif is_run_date(landing.parent.name):
+        hint = (f"; {landing.name} is a queue manager folder of {landing.parent.name}: did you mean "
+                f"{landing.parent.parent}?")
+    elif landing.is_dir() and not any(landing.iterdir()):
+        hint = "; the folder is empty (the bundled sample estate is samples/landing)"
+    return f"clwl {command}: {landing}: no run date folders (expected <landing>/<YYYY-MM-DD>/<QM>/<file>){hint}"

@@ -14,7 +14,7 @@ from typing import Optional
 from clwl.algorithm import PROFILES
 from clwl.cli.exit_codes import EXIT_BLOCKED, EXIT_INPUT, EXIT_OK
 from clwl.cli.extras import INGEST_MODULES, RUN_MODULES, missing_extra
-from clwl.cli.options import DATES, LAKE, LANDING, MASTER, TRACE_TZ, VERBOSE
+from clwl.cli.options import DATES, LAKE, LANDING, MASTER, TRACE_TZ, VERBOSE, no_run_dates
 from clwl.landing import printable, run_date_folders
 
 
@@ -27,10 +27,6 @@ def _landing_problem(command: str, landing: Path, given: bool) -> Optional[str]:
                 "come with the source checkout): pass --landing DIR or set CLWL_LANDING")
     what = "does not exist" if not landing.exists() else "is not a folder"
     return f"clwl {command}: landing folder {landing} {what}"
-
-
-def _no_run_dates(command: str, landing: Path) -> str:
-    return f"clwl {command}: {landing}: no run date folders to process (expected <landing>/<YYYY-MM-DD>/<QM>/<file>)"
 
 
 def _dates_label(dates: list[str]) -> str:
@@ -116,7 +112,7 @@ def cmd_run(args: argparse.Namespace) -> int:
             return EXIT_INPUT
     dates = sorted(set(args.dates)) if args.dates else run_date_folders(landing)
     if not dates:  # nothing to do: say so before Spark starts, not after a run that did nothing
-        print(_no_run_dates("run", landing), file=sys.stderr)
+        print(no_run_dates("run", landing), file=sys.stderr)
         return EXIT_INPUT
     whatif = None
     if args.what_if:
@@ -206,7 +202,7 @@ def cmd_ingest(args: argparse.Namespace) -> int:
             return EXIT_INPUT
     dates = sorted(set(args.dates)) if args.dates else run_date_folders(landing)
     if not dates:
-        print(_no_run_dates("ingest", landing), file=sys.stderr)
+        print(no_run_dates("ingest", landing), file=sys.stderr)
         return EXIT_INPUT
 
     problem = _start("ingest", args, dates, landing, config)

@@ -533,3 +533,22 @@ def test_the_samples_are_checked_without_pyspark(capsys):
                           timeout=300)
     assert (done.returncode, done.stderr) == (code, "")
     assert json.loads(done.stdout) == expected
+
+
+@pytest.mark.parametrize("given, hint", [
+    ("empty", "the folder is empty (the bundled sample estate is samples/landing)"),
+    ("date", "2026-11-20 is a run date folder: did you mean {landing}?"),
+    ("qmgr", "QM1 is a queue manager folder of 2026-11-20: did you mean {landing}?"),
+])
+def test_a_folder_without_run_dates_is_never_a_clean_bill_of_health(capsys, tmp_path, given, hint):
+    """An empty folder, or a run date or queue manager folder given for the landing folder: exit 2 with one line
+    saying what was probably meant, not exit 0 with "nothing would be quarantined"."""
+    landing = tmp_path / "landing"
+    (landing / "2026-11-20" / "QM1").mkdir(parents=True)
+    (landing / "2026-11-20" / "QM1" / "puts.csv").write_text(PUTS_HEADER + "\n")
+    (tmp_path / "empty").mkdir()
+    folder = {"empty": tmp_path / "empty", "date": landing / "2026-11-20", "qmgr": landing / "2026-11-20" / "QM1"}
+    code, out, err = check(capsys, str(folder[given]))
+    assert (code, out) == (2, "")
+    assert err.splitlines() == [f"clwl check: {folder[given]}: no run date folders (expected "
+                                f"<landing>/<YYYY-MM-DD>/<QM>/<file>); {hint.format(landing=landing)}"]
