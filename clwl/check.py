@@ -25,7 +25,8 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Iterable
 
-from clwl import registry
+from clwl import formats, registry
+from clwl.formats import TRACE_FORMAT
 from clwl.held_back import Put as HeldPut
 from clwl.held_back import compared_fields, hold_back
 from clwl.landing import run_date_folders
@@ -196,7 +197,6 @@ def _parse(landing_file: LandingFile, trace_tz: str, state) -> tuple[dict, dict[
     the rest dropped, so memory does not hold whole bronze rows."""
     from clwl.parse.activity_trace import ORIGIN as TRACE_ORIGIN
     from spark.ingest import parse_landing_file
-    from spark.ingest.parse_tasks import TRACE_FORMAT
 
     at = {n: _column(_PUTS, n) for n in ("position", "put_time", "sending_qmgr", "msg_id", "format")}
     compared = {f: _column(_PUTS, f) for f in _COMPARED if f != "source"}
@@ -229,7 +229,7 @@ def _gather(spec: LandingFile, summary: dict, rows: dict[str, list[tuple]], fact
     if summary["status"] == "rejected":
         return
     d, qmgr = spec.run_date, spec.observing_qmgr
-    if spec.parser == "capture" and spec.capture_time is not None and qmgr:
+    if formats.informs(spec.parser, formats.CONFIGURATION) and spec.capture_time is not None and qmgr:
         if spec.capture_type == "config" and summary["records_accepted"]:
             facts.config_times.setdefault(qmgr, []).append(spec.capture_time)
         if spec.capture_type == "chstatus":  # an empty answer counts: every channel inactive
@@ -244,7 +244,7 @@ def _gather(spec: LandingFile, summary: dict, rows: dict[str, list[tuple]], fact
                 hosted.setdefault(a["CLUSQMGR"], set()).add(a.get("QUEUE") or a.get("QNAME") or "?")
             elif r[kind] == "QLOCAL" and ((a.get("CLUSTER") or "").strip() or (a.get("CLUSNL") or "").strip()):
                 hosted.setdefault(qmgr, set()).add(a.get("QUEUE") or a.get("QLOCAL") or "?")
-    elif spec.parser == "amqsmon" and qmgr:
+    elif formats.informs(spec.parser, formats.ACCOUNTING) and qmgr:
         mtype = _column(_ACCOUNTING, "monitoring_type")
         if any(r[mtype] == "QueueAccounting" for r in rows.get(_ACCOUNTING, ())):
             facts.accounting.add((d, qmgr))
@@ -274,7 +274,7 @@ def _read_files(files: list[LandingFile], trace_tz: str, facts: _Facts) -> list[
     checks = []
     for spec in sorted(files, key=lambda f: (f.run_date, f.source_file)):
         state = None
-        if spec.parser == "activity_trace" and not spec.reject:
+        if formats.unit(spec.parser) == formats.QMGR_DAY and not spec.reject:
             state = states.setdefault(together.get(id(spec), -1 - len(states)), TraceState())
         summary, rows, puts = _parse(spec, trace_tz, state)
         check = _file_check(spec, summary, rows)
@@ -395,8 +395,8 @@ def _earlier_configuration(landing: Path, checked: list[str], needed: set[str], 
         _, files, _ = discover_landing(landing, [d])
         usable: set[str] = set()  # every config capture of this date is read: together they are its configuration
         for spec in sorted(files, key=lambda f: f.source_file):
-            if (spec.parser != "capture" or spec.capture_type != "config" or spec.reject or not spec.observing_qmgr
-                    or spec.observing_qmgr in found):
+            if (not formats.informs(spec.parser, formats.CONFIGURATION) or spec.capture_type != "config"
+                    or spec.reject or not spec.observing_qmgr or spec.observing_qmgr in found):
                 continue
             summary, rows, _ = _parse(spec, trace_tz, None)
             _gather(spec, summary, rows, facts)

@@ -10,6 +10,7 @@ from datetime import time as dtime
 from pathlib import Path
 from typing import Iterable, Optional
 
+from clwl.formats import CAPTURE_NAME, CAPTURE_PREFIX
 from clwl.model import (
     IGQ_DEFAULT_MAX_MESSAGE,
     ClusterChannel,
@@ -112,8 +113,7 @@ def read_captures(paths: Iterable[str | os.PathLike], at: Optional["CaptureMomen
 # run date; every other file (puts*, *.amqsmon, xmitq_*, *.amqsact, ...) is no capture and is not read here.
 LANDING_LAYOUT = "<landing>/<YYYY-MM-DD>/<QM>"
 # \A and \Z, not ^ and $ ("$" also matches before a final newline): the ingest's discovery takes the same names.
-_CAPTURE_NAME = re.compile(r"\A(config|chstatus)_([^.]*)\.(mqsc|txt|json|jsonl)\Z", re.I)
-_CAPTURE_PREFIX = re.compile(r"\A(config|chstatus)_", re.I)
+_CAPTURE_NAME, _CAPTURE_PREFIX = CAPTURE_NAME, CAPTURE_PREFIX  # the format registry's (clwl.formats)
 _DATE_NAME = re.compile(r"\A[0-9]{4}-[0-9]{2}-[0-9]{2}\Z")
 _HHMMSS = re.compile(r"\A([0-9]{2})([0-9]{2})([0-9]{2})\Z")
 _CLOCK = re.compile(r"\A([0-9]{1,2}):([0-9]{2})(?::([0-9]{2}))?Z?\Z", re.I)

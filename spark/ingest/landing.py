@@ -1,20 +1,21 @@
-"""Landing discovery: the files under ``<landing>/<YYYY-MM-DD>/<QM>/``, classified by name (which parser reads
-them), and the items that are skipped without being opened (links leaving the landing folder, folder links,
-pipes, folders that are not run dates). The file-name patterns: the ``spark.ingest`` package documentation."""
+"""Landing discovery: the files under ``<landing>/<YYYY-MM-DD>/<QM>/``, each given its format by name and content
+(the format registry, clwl.formats), and the items that are skipped without being opened (links leaving the
+landing folder, folder links, pipes, folders that are not run dates). The file-name patterns: the ``spark.ingest``
+package documentation."""
 
 from __future__ import annotations
 
-import fnmatch
 import hashlib
 import os
-import re
 from dataclasses import dataclass
-from datetime import date, datetime, timezone
+from datetime import datetime
 from pathlib import Path
 from typing import Iterable
 
+from clwl.formats import EXPECTED_NAMES as EXPECTED_NAMES
+from clwl.formats import UNKNOWN, classify_content, classify_name
+from clwl.formats import unknown_format_reason as unknown_format_reason
 from clwl.landing import MQ_NAME_RULE, RUN_DATE_NAME, is_mq_name, is_run_date
-from clwl.parse.activity_trace import ACTIVITY_TRACE_NAME_PATTERNS, looks_like_amqsact
 
 
 class LandingError(ValueError):
@@ -22,79 +23,10 @@ class LandingError(ValueError):
 
 
 # ----------------------------------------------------------------------------------------------------------
-# File names
+# File names: the format registry's (clwl.formats), re-exported here for the ingest's callers.
 
-# Anchored with \A and \Z: "$" also matches before a final newline ("puts.csv\n" would be read as CSV).
-_NAME_PATTERNS = (
-    ("capture", re.compile(r"\A(config|chstatus)_([^.]*)\.(mqsc|txt|json|jsonl)\Z", re.I)),
-    ("xmitq", re.compile(r"\A(xmitq)_([^.]*)\.(amqsbcg|dmpmqmsg|txt)\Z", re.I)),
-    ("puts", re.compile(r"\A(puts)[^/]*\.(csv|jsonl|json)\Z", re.I)),
-    ("amqsmon", re.compile(r"\A(.*)\.(amqsmon)\Z", re.I)),
-)
-EXPECTED_NAMES = (
-    "config_HHMMSS.mqsc|json, chstatus_HHMMSS.mqsc|json, puts*.csv|jsonl|json, "
-    "xmitq_HHMMSS.amqsbcg|dmpmqmsg, *.amqsmon, *.amqsact|*.amqsact.txt"
-)
 #: Bytes of a file's beginning that the content check reads (amqsact's first record header is within them).
 HEAD_BYTES = 4096
-# Content sniffing, only to make the reason for an unknown file name helpful. (amqsact output is never in the
-# way of these: discovery reads it as an activity trace whatever its name, see classify_content.)
-_SNIFF = (
-    (re.compile(r"^MonitoringType\s*:\s*MQI Activity Trace", re.M), "amqsact output (application activity trace)",
-     "*.amqsact"),
-    (re.compile(r"^MonitoringType\s*:", re.M), "amqsmon output", "*.amqsmon"),
-    (re.compile(r"MQGET of message number|^A VER |^\* (Dumper|QLOAD) Version", re.M),
-     "a transmission queue browse", "xmitq_HHMMSS.amqsbcg|dmpmqmsg"),
-    (re.compile(r"^\s*AMQ\d{4}[IEWS]?:|Starting MQSC for queue manager", re.M), "runmqsc output",
-     "config_HHMMSS.mqsc or chstatus_HHMMSS.mqsc"),
-    (re.compile(r'"commandResponse"'), "an MQ REST response", "config_HHMMSS.json or chstatus_HHMMSS.json"),
-    (re.compile(r"^\ufeff?put_time\s*,", re.M), "put records (CSV)", "puts*.csv"),
-)
-
-
-def classify_name(name: str, run_date: str) -> tuple[str, str | None, datetime | None, str | None]:
-    """``(parser, capture_type, capture_time, reject_reason)`` of a landing file name.
-
-    parser: capture | puts | xmitq | amqsmon | activity_trace | unknown. capture_type: config | chstatus for captures, xmitq for
-    browses. capture_time: the run date + ``HHMMSS`` of the name, UTC (captures and browses). reject_reason is
-    set when the name matches no known pattern or its ``HHMMSS`` is not a time of day.
-    """
-    if any(fnmatch.fnmatch(name.lower(), p) for p in ACTIVITY_TRACE_NAME_PATTERNS):
-        return "activity_trace", None, None, None
-    for parser, pattern in _NAME_PATTERNS:
-        m = pattern.match(name)
-        if not m:
-            continue
-        if parser not in ("capture", "xmitq"):
-            return parser, None, None, None
-        what, stamp = m.group(1).lower(), m.group(2)
-        if not (len(stamp) == 6 and stamp.isdigit() and stamp.isascii()):
-            return parser, what, None, (
-                f"bad capture time in file name {name!r}: {stamp!r} is not HHMMSS (6 digits)")
-        hh, mm, ss = int(stamp[:2]), int(stamp[2:4]), int(stamp[4:])
-        if hh > 23 or mm > 59 or ss > 59:
-            return parser, what, None, f"bad capture time in file name {name!r}: {stamp!r} is not a time of day"
-        day = date.fromisoformat(run_date)
-        return parser, what, datetime(day.year, day.month, day.day, hh, mm, ss, tzinfo=timezone.utc), None
-    return "unknown", None, None, None
-
-
-def classify_content(parser: str, head: bytes) -> str:
-    """The parser of a file once its first bytes are known: amqsact output (``MonitoringType: MQI Activity
-    Trace``) is an activity trace whatever its name (an unknown name, or ``*.amqsmon``: amqsmon's records start
-    with ``MonitoringType:`` too, and telling the user to rename it ``*.amqsmon`` would be wrong); any other
-    file keeps the parser its name chose."""
-    if parser in ("unknown", "amqsmon") and looks_like_amqsact(head.decode("utf-8", "replace")):
-        return "activity_trace"
-    return parser
-
-
-def unknown_format_reason(name: str, head: str) -> str:
-    for pattern, what, expected in _SNIFF:
-        if pattern.search(head):
-            return f"no known format: file name {name!r} matches no landing pattern (content looks like {what}; " \
-                   f"name it {expected})"
-    return f"no known format: file name {name!r} matches none of {EXPECTED_NAMES}"
 
 
 # ----------------------------------------------------------------------------------------------------------
@@ -109,7 +41,7 @@ class LandingFile:
     source_file: str  # relative to the landing root, "/"-separated
     run_date: str  # YYYY-MM-DD
     observing_qmgr: str | None
-    parser: str  # capture | puts | xmitq | amqsmon | activity_trace | unknown
+    parser: str  # the name of its format (clwl.formats.FORMATS), or clwl.formats.UNKNOWN
     capture_type: str | None
     capture_time: datetime | None
     reject: str | None  # set: the whole file goes to quarantine without being parsed
@@ -125,7 +57,7 @@ class LandingFile:
 def _skip(source_file: str, run_date: str, qmgr: str | None, reason: str) -> LandingFile:
     """A landing item recorded (one quarantine row, one run-log row) but never opened."""
     digest = hashlib.sha256(f"skipped\0{source_file}\0{reason}".encode()).hexdigest()
-    return LandingFile(path="", source_file=source_file, run_date=run_date, observing_qmgr=qmgr, parser="unknown",
+    return LandingFile(path="", source_file=source_file, run_date=run_date, observing_qmgr=qmgr, parser=UNKNOWN,
                        capture_type=None, capture_time=None, reject=f"skipped, not read: {reason}", size_bytes=0,
                        content_sha256=digest, skipped=True)
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 from datetime import date, datetime, timezone
 from typing import Iterable, NamedTuple
 
+from clwl.formats import PUT_FORMATS, SELF_CHECKED_FORMATS, TRACE_FORMAT
 from clwl.held_back import (
     DATE_REASON,
     DIFFERS,
@@ -18,7 +19,7 @@ from clwl.held_back import (
     template_parts,
 )
 from clwl.parse.activity_trace import ORIGIN as TRACE_ORIGIN
-from spark.ingest.parse_tasks import QUARANTINE_TABLE, TRACE_FORMAT
+from spark.ingest.parse_tasks import QUARANTINE_TABLE
 from spark.ingest.writes import sql_in, sql_string
 from spark.tables import TABLES, read
 
@@ -29,13 +30,13 @@ from spark.tables import TABLES, read
 #: does not take: a msg_id already put in an earlier file of the sender and day, or a put time outside the run
 #: date. These rows are recomputed with the message events; ``raw`` is the record as a put CSV row.
 MESSAGE_LEVEL = "message"
-#: Parsers whose files give put records: their senders' and days' message events are rebuilt when they change.
-PUT_PARSERS = ("puts", "activity_trace")
+#: Formats whose files give put records: their senders' and days' message events are rebuilt when they change.
+PUT_PARSERS = PUT_FORMATS
 
 
-#: Put file formats whose parser refuses a msg_id repeated within the file (clwl.parse.puts): a sender's day that
-#: only one such file has rows of can hold no repeated msg_id. An activity trace (amqsact) has no such check.
-SELF_CHECKED_FORMATS = frozenset({"csv", "jsonl", "json"})
+# SELF_CHECKED_FORMATS (clwl.formats): put file formats whose parser refuses a msg_id repeated within the file
+# (clwl.parse.puts): a sender's day that only one such file has rows of can hold no repeated msg_id. An activity
+# trace has no such check.
 
 
 class MessageScope(NamedTuple):

@@ -12,6 +12,7 @@ import time
 import zipfile
 from pathlib import Path
 
+from clwl import formats
 from spark.ingest.landing import LandingFile
 from spark.ingest.parse_tasks import ReconciliationError, parse_partition
 from spark.ingest.scratch import PARSED_TABLES
@@ -30,7 +31,7 @@ def _units(files: list[LandingFile]) -> list[list[LandingFile]]:
     traces: dict[tuple[str, str | None], list[LandingFile]] = {}
     units: list[list[LandingFile]] = []
     for f in files:
-        if f.parser == "activity_trace" and not f.reject:
+        if formats.unit(f.parser) == formats.QMGR_DAY and not f.reject:
             traces.setdefault((f.run_date, f.observing_qmgr), []).append(f)
         else:
             units.append([f])

@@ -14,6 +14,8 @@ from datetime import date
 from pathlib import Path
 from typing import Callable, Iterable, Iterator
 
+from clwl import formats
+from clwl.formats import TRACE_FORMAT as TRACE_FORMAT
 from spark.ingest.landing import LandingFile, unknown_format_reason
 from spark.tables import TABLES
 
@@ -122,7 +124,7 @@ class _Out:
         self.spilled: dict[str, int] = {}
         self.spilled_files: list[str] = []
         self.run_date = date.fromisoformat(spec.run_date)
-        self.format = _format_from_name(spec)
+        self.format = formats.logged_format(spec.parser, spec.source_file)  # until the parser knows better
         self.rows: dict[str, list[tuple]] = {}
         self.read = self.accepted = self.quarantined = self.skipped = 0
         self.status = "ingested"
@@ -183,21 +185,6 @@ class _Out:
             "records_skipped": self.skipped, "rows": counts, "notes": self.notes,
         }
         return summary, self.rows
-
-
-def _format_from_name(spec: LandingFile) -> str:
-    ext = spec.source_file.rsplit(".", 1)[-1].lower() if "." in spec.source_file.rsplit("/", 1)[-1] else ""
-    if spec.parser == "capture":
-        return "rest" if ext in ("json", "jsonl") else "mqsc"
-    if spec.parser == "xmitq":
-        return ext if ext in ("amqsbcg", "dmpmqmsg") else "xmitq"
-    if spec.parser == "puts":
-        return ext
-    if spec.parser == "amqsmon":
-        return "amqsmon"
-    if spec.parser == "activity_trace":
-        return TRACE_FORMAT
-    return "unknown"
 
 
 @functools.lru_cache(maxsize=None)
@@ -275,7 +262,7 @@ def _parse_capture(out: _Out) -> None:
         if qmgr and name and name != qmgr:
             out.reject(f"capture is of queue manager {name} ({where}), but it is in the folder of {qmgr}")
             return
-    text = read_text_file(s.path)[1] if cap.fmt == "mqsc" else None
+    text = read_text_file(s.path)[1] if cap.fmt == formats.ECHOED_COMMANDS else None
     t_objects = TABLES["bronze.mqsc_objects"]
     kept, refused = [], []  # a record whose row Arrow would refuse is quarantined, on its own
     for r in cap.records:
@@ -346,8 +333,8 @@ def _parse_xmitq(out: _Out) -> None:
 
     s = out.spec
     records, problems = parse_xmitq_file(s.path)
-    if out.format == "xmitq":  # a .txt browse: which tool printed it
-        out.format = "amqsbcg" if "MQGET of message number" in _head(s.path) else "dmpmqmsg"
+    if out.format == s.parser:  # the name does not tell (a .txt browse): which tool printed it
+        out.format = formats.browse_tool(_head(s.path))
     t = TABLES["bronze.xmitq_messages"]
     refused = 0
     for r in records:
@@ -387,14 +374,14 @@ def _parse_amqsmon(out: _Out) -> None:
             key = t_chl.key
             row = t_chl.row(
                 ingest_run_id=out.run_id, run_date=out.run_date, observing_qmgr=s.observing_qmgr,
-                source_file=s.source_file, position=int(r.line), format="amqsmon", qmgr=r.qmgr,
+                source_file=s.source_file, position=int(r.line), format=out.format, qmgr=r.qmgr,
                 interval_start=r.interval_start, interval_end=r.interval_end,
                 **{c: getattr(r, c) for c in counters})
         else:
             key = t.key
             row = t.row(
                 ingest_run_id=out.run_id, run_date=out.run_date, observing_qmgr=s.observing_qmgr,
-                source_file=s.source_file, position=int(r.line), format="amqsmon", monitoring_type=r.monitoring_type,
+                source_file=s.source_file, position=int(r.line), format=out.format, monitoring_type=r.monitoring_type,
                 qmgr=r.qmgr, interval_start=r.interval_start, interval_end=r.interval_end, queue=r.queue,
                 queue_type=r.queue_type, put_count_nonpersistent=r.put_count_nonpersistent,
                 put_count_persistent=r.put_count_persistent, put1_count_nonpersistent=r.put1_count_nonpersistent,
@@ -414,8 +401,6 @@ def _parse_amqsmon(out: _Out) -> None:
     out.accepted, out.quarantined, out.skipped = len(records) - refused + skipped, len(problems), skipped
 
 
-#: ``format`` of an activity trace file's rows (bronze.activity_operations, bronze.put_records).
-TRACE_FORMAT = "amqsact"
 #: Operations of an activity trace parsed between two writes of its rows, when the parse task writes as it goes.
 TRACE_CHUNK_OPS = 50_000
 
@@ -491,8 +476,13 @@ def _parse_activity_trace(out: _Out, tz: str | None = None, state=None) -> None:
     out.read, out.accepted, out.quarantined = taken["rows"] + quarantined, taken["rows"], quarantined
 
 
-_PARSERS = {"capture": _parse_capture, "puts": _parse_puts, "xmitq": _parse_xmitq, "amqsmon": _parse_amqsmon,
-            "activity_trace": _parse_activity_trace}
+@functools.lru_cache(maxsize=None)
+def _entry_point(name: str) -> Callable:
+    """A format's parse entry point (``clwl.formats.Format.parse``, ``"module:function"``), imported once."""
+    import importlib
+
+    module, _, function = formats.get(name).parse.partition(":")
+    return getattr(importlib.import_module(module), function)
 
 
 #: Lines of a CSV puts file parsed between two writes of its rows, when the parse task writes as it goes.
@@ -512,14 +502,14 @@ def parse_landing_file(spec: LandingFile, run_id: str, spill: Callable[[str, lis
     out = _Out(spec, run_id, spill)
     if spec.reject:
         out.reject(spec.reject)
-    elif spec.parser == "unknown":
+    elif formats.get(spec.parser) is None:
         out.reject(unknown_format_reason(spec.source_file.rsplit("/", 1)[-1], _head(spec.path)))
     else:
         try:
-            if spec.parser == "activity_trace":
-                _parse_activity_trace(out, trace_tz, trace_state)
+            if formats.unit(spec.parser) == formats.QMGR_DAY:
+                _entry_point(spec.parser)(out, trace_tz, trace_state)
             else:
-                _PARSERS[spec.parser](out)
+                _entry_point(spec.parser)(out)
         except InputError as exc:
             out.reject(exc.reason)
         except Exception as exc:  # noqa: BLE001 - the last resort, never the way bad input is handled
@@ -566,7 +556,7 @@ def parse_partition(tasks: Iterator[tuple[int, list[LandingFile]]], run_id: str,
 
         for spec in task:
             state = (states.setdefault((spec.run_date, spec.observing_qmgr), TraceState())
-                     if spec.parser == "activity_trace" else None)
+                     if formats.unit(spec.parser) == formats.QMGR_DAY else None)
             summary, table_rows = parse_landing_file(spec, run_id, spill, trace_tz, state)
             summaries.append(json.dumps(summary))
             for key, some in table_rows.items():

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from datetime import date, datetime, timezone
 from pathlib import Path
 
+from clwl import formats
 from clwl.landing import printable
 from clwl.totals import RecordTotals
 from spark.config import PipelineConfig
@@ -72,16 +73,20 @@ class IngestSummary(RecordTotals):
         return "\n".join(lines)
 
 
-# The code that turns files into rows: the parsers (every module under clwl/parse/, and clwl.view, with every clwl
-# module they import, found from their source: a hand-kept list once missed clwl/parse/zos.py), spark.tables and
-# every module of this package (spark/ingest/*.py). A change to any of them reads every file again.
+# The code that turns files into rows: the parsers (every module under clwl/parse/, the format registry and every
+# module a format names (clwl.formats.modules: clwl.view, ...), with every clwl module they import, found from
+# their source: a hand-kept list once missed clwl/parse/zos.py), spark.tables and every module of this package
+# (spark/ingest/*.py). A change to any of them reads every file again.
 @functools.lru_cache(maxsize=1)
 def _code_modules() -> tuple[str, ...]:
     from clwl.parse import parser_modules
 
-    return (*parser_modules("clwl.view"), "spark.tables", *(
-        "spark.ingest" if p.stem == "__init__" else f"spark.ingest.{p.stem}"
-        for p in sorted(Path(__file__).parent.glob("*.py"))))
+    named = formats.modules()
+    ingest = tuple("spark.ingest" if p.stem == "__init__" else f"spark.ingest.{p.stem}"
+                   for p in sorted(Path(__file__).parent.glob("*.py")))
+    other = tuple(m for m in named if not m.startswith("clwl.") and m not in ingest)
+    return (*parser_modules("clwl.formats", *(m for m in named if m.startswith("clwl."))), "spark.tables",
+            *other, *ingest)
 
 
 @functools.lru_cache(maxsize=1)
@@ -121,7 +126,7 @@ def latest_log_rows(config: PipelineConfig, dates: list[str]) -> dict[str, dict]
 def file_version(f: LandingFile, version: str, trace_tz: str | None = None) -> str:
     """The run log's ``code_version`` of a file: the code's fingerprint, and for an activity trace the zone its
     local times were read in (``CLWL_TRACE_TZ``), so that a changed zone reads the traces again."""
-    return f"{version}/tz={trace_tz or 'UTC'}" if f.parser == "activity_trace" else version
+    return f"{version}/tz={trace_tz or 'UTC'}" if formats.local_times(f.parser) else version
 
 
 def plan_files(files: list[LandingFile], previous: dict[str, dict], version: str, force: bool,
@@ -145,10 +150,12 @@ def plan_files(files: list[LandingFile], previous: dict[str, dict], version: str
         else:
             todo.append(f)
     removed = [prev for name, prev in sorted(previous.items()) if name not in seen and prev["status"] != "removed"]
-    groups = {(f.run_date, f.observing_qmgr) for f in todo if f.parser == "activity_trace"}
-    groups |= {(str(p["run_date"]), p["observing_qmgr"]) for p in removed if p.get("format") == "amqsact"}
+    together = {f.name for f in formats.FORMATS if f.unit == formats.QMGR_DAY}
+    groups = {(f.run_date, f.observing_qmgr) for f in todo if f.parser in together}
+    groups |= {(str(p["run_date"]), p["observing_qmgr"]) for p in removed
+               if getattr(formats.of_logged(p.get("format")), "name", None) in together}
     if groups:
-        again = [f for f, _ in unchanged if f.parser == "activity_trace" and (f.run_date, f.observing_qmgr) in groups]
+        again = [f for f, _ in unchanged if f.parser in together and (f.run_date, f.observing_qmgr) in groups]
         todo += again
         unchanged = [(f, p) for f, p in unchanged if f not in again]
     return todo, unchanged, removed

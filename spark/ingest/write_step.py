@@ -7,6 +7,7 @@ from __future__ import annotations
 import time
 from datetime import datetime
 
+from clwl import formats
 from clwl.lake import Lake
 from spark.ingest.history import build_histories, split_histories
 from spark.ingest.landing import LandingFile, classify_name
@@ -15,24 +16,17 @@ from spark.ingest.parse_tasks import QUARANTINE_TABLE
 from spark.ingest.writes import run_writes, sql_in
 from spark.tables import TABLES, read
 
-# Table groups a file of each parser feeds (silver.quarantine is fed by every file).
-_FEEDS = {
-    "capture": ("bronze.capture_files", "bronze.mqsc_objects"),
-    "puts": ("bronze.put_records", "silver.message_events"),
-    "xmitq": ("bronze.xmitq_messages", "silver.xmitq_contents"),
-    "amqsmon": ("bronze.queue_accounting", "silver.queue_accounting", "bronze.channel_statistics",
-                "silver.channel_statistics"),
-    # A trace's put events are put rows like a CSV's: bronze.put_records, and silver.message_events from it.
-    "activity_trace": ("bronze.activity_operations", "bronze.put_records", "silver.message_events"),
-    "unknown": (),
-}
+# The tables a file of each format feeds: clwl.formats.feeds (silver.quarantine is fed by every file). A file
+# feeding these has the history of its observing queue manager rebuilt.
+_HISTORY_SOURCES = ("bronze.capture_files", "bronze.mqsc_objects")
 
 
 def _parser_of_removed(prev: dict) -> str:
-    """The parser a file gone from the landing folder was read with: from its run-log format where the name
-    does not tell (amqsact output under another name was read by its content)."""
-    if prev.get("format") == "amqsact":
-        return "activity_trace"
+    """The format a file gone from the landing folder was read as: from its run-log format where the name may
+    not tell (a format found by content, such as amqsact output under another name)."""
+    logged = formats.of_logged(prev.get("format"))
+    if logged is not None and logged.sniff is not None:
+        return logged.name
     name = prev["source_file"].rsplit("/", 1)[-1]
     return classify_name(name, str(prev["run_date"]))[0]
 
@@ -58,7 +52,8 @@ def write_tables(spark, config, frames: dict, todo: list[LandingFile], removed: 
 
     qmgr_of = {f.source_file: f.observing_qmgr for f in todo}
     qmgr_of.update((p["source_file"], p["observing_qmgr"]) for p in removed)
-    qmgrs = sorted({qmgr_of[s] for s, _, parser in touched if parser == "capture" and qmgr_of[s]})
+    qmgrs = sorted({qmgr_of[s] for s, _, parser in touched
+                    if set(formats.feeds(parser)) & set(_HISTORY_SOURCES) and qmgr_of[s]})
     held = _rebuild_events_and_histories(spark, config, written, scope, qmgrs, progress, run_id, ingested_at)
     return written, held
 
@@ -75,8 +70,7 @@ def _replace_file_rows(spark, config, frames: dict, touched: list[tuple[str, str
         return spark.createDataFrame([], TABLES[key].schema)
 
     def predicate(key: str) -> str | None:
-        parsers = [p for p, keys in _FEEDS.items() if key in keys]
-        mine = [(s, d) for s, d, p in touched if key == QUARANTINE_TABLE or p in parsers]
+        mine = [(s, d) for s, d, p in touched if key == QUARANTINE_TABLE or key in formats.feeds(p)]
         if not mine:
             return None
         where = sql_in("source_file", [s for s, _ in mine])

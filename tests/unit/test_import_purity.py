@@ -100,8 +100,7 @@ def test_importing_every_engine_module_loads_no_spark_airflow_or_command_line():
 # (tests/cli/test_check.py runs the check with pyspark blocked).
 PURE_INGEST = {"clwl.check": {"spark.ingest", "spark.ingest.LandingFile", "spark.ingest.discover_landing",
                               "spark.ingest.parse_landing_file", "spark.ingest.plan_tasks", "spark.ingest.run",
-                              "spark.ingest.run.trace_zone", "spark.ingest.parse_tasks",
-                              "spark.ingest.parse_tasks.TRACE_FORMAT"}}
+                              "spark.ingest.run.trace_zone"}}
 
 
 def test_no_engine_module_imports_spark_airflow_or_the_command_line_even_lazily():
