@@ -28,18 +28,25 @@ itself) opens a table with deltalake on its own.
 from __future__ import annotations
 
 import functools
-import json
 import os
-import stat
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Sequence
+
+# The lake's own metadata files are read through clwl.lake_files (regular files of bounded size, Delta logs checked
+# for FIFOs); the readers find its names here too (``as`` marks them as re-exported).
+from clwl.lake_files import MAX_METADATA_BYTES as MAX_METADATA_BYTES
+from clwl.lake_files import LakeFileError as LakeFileError
+from clwl.lake_files import check_delta_log as check_delta_log
+from clwl.lake_files import is_remote as is_remote
+from clwl.lake_files import read_lake_file as read_lake_file
+from clwl.lake_files import read_lake_json as read_lake_json
+from clwl.published import POINTER_FILE, Published, read_published
 
 if TYPE_CHECKING:  # pragma: no cover
     import pyarrow
     from deltalake import DeltaTable
 
-    from clwl.published import Published
 
 LAYERS = ("bronze", "silver", "gold")
 
@@ -79,124 +86,6 @@ def whatif_root(lake: Path | str, name: str) -> Path:
     return Path(lake) / WHATIF / name
 
 
-# ------------------------------------------------------------------------------------- the lake's own metadata
-# The readers (clwl query, clwl explain, the report, the publish, the run log) read the lake's metadata files
-# (gold/_published.json, Delta logs, the lock and scratch notes) through these functions only, so that a damaged
-# lake is one line naming the file, never a reader that hangs (a FIFO), runs out of memory (a link to /dev/zero)
-# or dies with a traceback (JSON nested 100,000 deep).
-#
-# A symbolic link is followed (a lake may be assembled from links, e.g. a copied lake); what it names must be a
-# regular file all the same, so a link to a device or a FIFO is refused like the device or FIFO itself.
-
-#: The largest metadata file read (the pointer, a Delta commit, a lock or scratch note): far above what a
-#: healthy lake writes (a pointer is a few KiB), far below what would strain a reader's memory.
-MAX_METADATA_BYTES = 64 << 20
-
-
-class LakeFileError(ValueError):
-    """A metadata file of the lake cannot be used: one line for stderr that names the file and why."""
-
-
-def _kind(mode: int) -> str:
-    for test, name in ((stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a FIFO"), (stat.S_ISCHR, "a character device"),
-                       (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket")):
-        if test(mode):
-            return name
-    return "not a regular file"
-
-
-def _not_regular(path: Path, mode: int) -> LakeFileError:
-    link = f" (a link to {os.readlink(path)})" if os.path.islink(path) else ""
-    return LakeFileError(f"{path}{link} is {_kind(mode)}, not a regular file: the lake is damaged")
-
-
-def read_lake_file(path: Path | str, limit: int = MAX_METADATA_BYTES) -> bytes:
-    """The bytes of the lake metadata file ``path``: a regular file (a link is followed) of at most ``limit``
-    bytes. FileNotFoundError when there is none (the caller's own answer); LakeFileError for anything else."""
-    path = Path(path)
-    try:
-        before = os.stat(path)  # refuses a device or FIFO without opening it (opening a device can act)
-        if not stat.S_ISREG(before.st_mode):
-            raise _not_regular(path, before.st_mode)
-        # O_NONBLOCK: were it swapped for a FIFO since the stat, open() returns at once instead of waiting
-        # for a writer, and fstat() below refuses it.
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | getattr(os, "O_CLOEXEC", 0))
-    except FileNotFoundError:
-        if os.path.islink(path):  # not "no file": a reader would silently take the lake as having none
-            raise LakeFileError(f"{path} is a link to nothing ({os.readlink(path)}): the lake is damaged") from None
-        raise
-    except OSError as exc:
-        raise LakeFileError(f"cannot read {path}: {exc.strerror or exc}") from None
-    try:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode):
-            raise _not_regular(path, st.st_mode)
-        if st.st_size > limit:
-            raise LakeFileError(f"{path} is {st.st_size} bytes, more than the {limit} a lake metadata file may "
-                                f"have: the lake is damaged")
-        chunks, size = [], 0
-        while size <= limit:  # bounded even if the file grows while it is read
-            chunk = os.read(fd, min(1 << 20, limit + 1 - size))
-            if not chunk:
-                break
-            chunks.append(chunk)
-            size += len(chunk)
-        if size > limit:
-            raise LakeFileError(f"{path} grew past {limit} bytes while it was read: the lake is damaged")
-        return b"".join(chunks)
-    except OSError as exc:
-        raise LakeFileError(f"cannot read {path}: {exc.strerror or exc}") from None
-    finally:
-        os.close(fd)
-
-
-def read_lake_json(path: Path | str, limit: int = MAX_METADATA_BYTES) -> Any:
-    """The JSON value of the lake metadata file ``path`` (:func:`read_lake_file`); LakeFileError when it is not
-    UTF-8 JSON, including JSON nested too deeply to parse (json raises RecursionError there)."""
-    raw = read_lake_file(path, limit)
-    try:
-        return json.loads(raw.decode("utf-8"))
-    except UnicodeDecodeError as exc:
-        raise LakeFileError(f"{path} is not UTF-8 text (byte {exc.start}): the lake is damaged") from None
-    except json.JSONDecodeError as exc:
-        raise LakeFileError(f"{path} is not JSON ({exc}): the lake is damaged") from None
-    except RecursionError:
-        raise LakeFileError(f"{path} is JSON nested too deeply to read: the lake is damaged") from None
-
-
-def _is_remote(path: Path | str) -> bool:
-    text = str(path)
-    return "://" in text and not text.startswith("file:")
-
-
-def check_delta_log(table: Path | str) -> None:
-    """Refuse (LakeFileError) a local Delta table whose ``_delta_log`` holds an entry that is neither a regular
-    file nor a folder (a FIFO, a device, a socket, a link to one or to nothing): deltalake lists the log and
-    reads its files itself, and a FIFO there (``_last_checkpoint``) would hang it. Names and file types only,
-    nothing is read. A table without a log, or not on a local file system, is left to the caller."""
-    if _is_remote(table):
-        return
-    log = Path(str(table).removeprefix("file://")) / "_delta_log"
-    try:
-        entries = os.scandir(log)
-    except (FileNotFoundError, NotADirectoryError):
-        return
-    except OSError as exc:
-        raise LakeFileError(f"cannot list {log}: {exc.strerror or exc}") from None
-    with entries:
-        for e in entries:
-            if e.is_file() or e.is_dir():  # the directory entry's type: no system call unless a link
-                continue
-            try:
-                mode = os.stat(e.path).st_mode
-            except FileNotFoundError:
-                raise LakeFileError(f"{e.path} is a link to nothing ({os.readlink(e.path)}): the lake is "
-                                    f"damaged") from None
-            except OSError as exc:
-                raise LakeFileError(f"cannot read {e.path}: {exc.strerror or exc}") from None
-            raise _not_regular(Path(e.path), mode)
-
-
 def open_delta(table: Path | str, version: int | None = None) -> "DeltaTable":
     """``deltalake.DeltaTable`` of the table at ``table``, at ``version`` (None: the latest), its log checked
     first (:func:`check_delta_log`): the one way the readers open a Delta table with deltalake.
@@ -231,7 +120,7 @@ def _lake_delta_table() -> type:
 
         def __init__(self, table: Path | str, version: int | None = None) -> None:
             super().__init__(str(table), version=version)
-            self._local_root = None if _is_remote(table) else os.path.abspath(str(table).removeprefix("file://"))
+            self._local_root = None if is_remote(table) else os.path.abspath(str(table).removeprefix("file://"))
 
         def to_pyarrow_dataset(self, partitions: Any = None, filesystem: Any = None, *args: Any, **kwargs: Any):
             if filesystem is None and self._local_root is not None:
@@ -250,7 +139,7 @@ def latest_version(path: Path | str) -> int | None:
     """The latest committed version of the local Delta table at ``path`` from its commit files (None: no table
     or no commit), without reading the table. A table that is not on a local file system (``s3://...``): its
     version as deltalake reads it from the log (None: no table there)."""
-    if _is_remote(path):
+    if is_remote(path):
         try:
             return open_delta(path).version()
         except Exception:  # deltalake's TableNotFoundError, or a store it cannot reach: no version to read
@@ -363,11 +252,9 @@ class Lake:
         """The table's latest committed version (None: no table, or no commit), from its log's file names."""
         return latest_version(self.table(key))
 
-    def published(self) -> "Published":
+    def published(self) -> Published:
         """``gold/_published.json`` as read now (clwl/published.py): read it once when several gold tables are
         read together, so that all are of one publish."""
-        from clwl.published import read_published
-
         return read_published(self.layer("gold"))
 
     def published_version(self, key: str) -> int | None:
@@ -394,3 +281,63 @@ class Lake:
     def rows_committed(self, key: str, version: int | None = None) -> int:
         """The rows the table's commit ``version`` (None: the latest) wrote (:func:`rows_committed`)."""
         return rows_committed(self.table(key), version)
+
+
+# ------------------------------------------------------------------ the published state, for other readers
+
+def unsettled(gold: Path | str) -> list[str]:
+    """What a publish that did not finish left in ``gold`` (empty: nothing), from listings only (no table read,
+    no Spark): a table whose latest version is past the one the pointer names, a table folder the pointer does not
+    name, a half-written pointer file, or gold tables without a pointer. A plain Delta reader (Spark SQL, Trino, a
+    BI tool) reads the latest versions, so every command that writes the lake settles these first
+    (spark.publish.settle_before_writing): the window in which such a reader sees a half-finished publish ends at
+    the next write, not at the next publish."""
+    folder = Path(gold)
+    if not folder.is_dir():
+        return []
+    found = [p for p in sorted(folder.iterdir()) if is_delta_table(p)]
+    left = [f"{p.name} (a pointer write that was killed)" for p in folder.glob(f".{POINTER_FILE}.*.tmp")]
+    pub = read_published(folder)
+    if not pub.exists:
+        return left + ([f"{', '.join(p.name for p in found)} (no {POINTER_FILE})"] if found else [])
+    for table in found:
+        want, latest = pub.tables.get(table.name), latest_version(table)
+        if want is None:
+            left.append(f"{table.name} (not published: a first publish that did not finish)")
+        elif latest is not None and latest > want:
+            left.append(f"{table.name} (versions {want + 1}-{latest} after the published {want})")
+    return left
+
+
+def reader_recipes(gold: Path | str, trino_schema: str = "clwl") -> dict:
+    """How an outside reader reads exactly what is published in ``gold``: per visible table its version, its
+    absolute path and a ready statement for Spark SQL, PySpark, Trino and deltalake (an expression of
+    ``DeltaTable`` and ``pyarrow.fs``: the rows as a pyarrow Table), all pinned to that version.
+    A reader of the latest versions instead may see a publish that did not finish (:func:`unsettled`)."""
+    folder = Path(gold).resolve()
+    pub = read_published(folder)
+    tables: dict[str, dict] = {}
+    for table in sorted(p for p in folder.iterdir() if is_delta_table(p)) if folder.is_dir() else ():
+        if not pub.visible(table.name):
+            continue
+        version = pub.version(table.name)
+        if version is None:  # a lake from before the pointer: its latest version is what is published
+            version = latest_version(table)
+        if version is None:
+            continue
+        path = str(table)
+        tables[table.name] = {
+            "version": version,
+            "path": path,
+            "spark_sql": f"SELECT * FROM delta.`{path}` VERSION AS OF {version}",
+            "pyspark": f'spark.read.format("delta").option("versionAsOf", {version}).load("{path}")',
+            "trino": (f'SELECT * FROM delta.{trino_schema}."{table.name}" FOR VERSION AS OF {version}  -- after '
+                      f"CALL delta.system.register_table(schema_name => '{trino_schema}', table_name => "
+                      f"'{table.name}', table_location => '{path}')"),
+            # Arrow's own file system for the files: with deltalake's default (one written in Python) a script
+            # can abort at exit after the read (clwl.lake.open_delta says why).
+            "deltalake": (f'DeltaTable("{path}", version={version}).to_pyarrow_table(filesystem='
+                          f'pyarrow.fs.SubTreeFileSystem("{path}", pyarrow.fs.LocalFileSystem()))'),
+        }
+    return {"gold": str(folder), "pointer": pub.exists, "tables": tables, "dates": dict(pub.dates),
+            "unsettled": unsettled(folder)}

@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Mapping, Optional
 
-from clwl.lake import LakeFileError, read_lake_json
+from clwl.lake_files import LakeFileError, read_lake_json
 
 POINTER_FILE = "_published.json"
 FORMAT = 1
@@ -113,64 +113,3 @@ def write_published(gold: Path | str, tables: Mapping[str, int], dates: Mapping[
         pass
     return pointer_path(folder)
 
-
-def unsettled(gold: Path | str) -> list[str]:
-    """What a publish that did not finish left in ``gold`` (empty: nothing), from listings only (no table read,
-    no Spark): a table whose latest version is past the one the pointer names, a table folder the pointer does not
-    name, a half-written pointer file, or gold tables without a pointer. A plain Delta reader (Spark SQL, Trino, a
-    BI tool) reads the latest versions, so every command that writes the lake settles these first
-    (spark.publish.settle_before_writing): the window in which such a reader sees a half-finished publish ends at
-    the next write, not at the next publish."""
-    from clwl.lake import is_delta_table, latest_version
-
-    folder = Path(gold)
-    if not folder.is_dir():
-        return []
-    found = [p for p in sorted(folder.iterdir()) if is_delta_table(p)]
-    left = [f"{p.name} (a pointer write that was killed)" for p in folder.glob(f".{POINTER_FILE}.*.tmp")]
-    pub = read_published(folder)
-    if not pub.exists:
-        return left + ([f"{', '.join(p.name for p in found)} (no {POINTER_FILE})"] if found else [])
-    for table in found:
-        want, latest = pub.tables.get(table.name), latest_version(table)
-        if want is None:
-            left.append(f"{table.name} (not published: a first publish that did not finish)")
-        elif latest is not None and latest > want:
-            left.append(f"{table.name} (versions {want + 1}-{latest} after the published {want})")
-    return left
-
-
-def reader_recipes(gold: Path | str, trino_schema: str = "clwl") -> dict:
-    """How an outside reader reads exactly what is published in ``gold``: per visible table its version, its
-    absolute path and a ready statement for Spark SQL, PySpark, Trino and deltalake (an expression of
-    ``DeltaTable`` and ``pyarrow.fs``: the rows as a pyarrow Table), all pinned to that version.
-    A reader of the latest versions instead may see a publish that did not finish (:func:`unsettled`)."""
-    from clwl.lake import is_delta_table, latest_version
-
-    folder = Path(gold).resolve()
-    pub = read_published(folder)
-    tables: dict[str, dict] = {}
-    for table in sorted(p for p in folder.iterdir() if is_delta_table(p)) if folder.is_dir() else ():
-        if not pub.visible(table.name):
-            continue
-        version = pub.version(table.name)
-        if version is None:  # a lake from before the pointer: its latest version is what is published
-            version = latest_version(table)
-        if version is None:
-            continue
-        path = str(table)
-        tables[table.name] = {
-            "version": version,
-            "path": path,
-            "spark_sql": f"SELECT * FROM delta.`{path}` VERSION AS OF {version}",
-            "pyspark": f'spark.read.format("delta").option("versionAsOf", {version}).load("{path}")',
-            "trino": (f'SELECT * FROM delta.{trino_schema}."{table.name}" FOR VERSION AS OF {version}  -- after '
-                      f"CALL delta.system.register_table(schema_name => '{trino_schema}', table_name => "
-                      f"'{table.name}', table_location => '{path}')"),
-            # Arrow's own file system for the files: with deltalake's default (one written in Python) a script
-            # can abort at exit after the read (clwl.lake.open_delta says why).
-            "deltalake": (f'DeltaTable("{path}", version={version}).to_pyarrow_table(filesystem='
-                          f'pyarrow.fs.SubTreeFileSystem("{path}", pyarrow.fs.LocalFileSystem()))'),
-        }
-    return {"gold": str(folder), "pointer": pub.exists, "tables": tables, "dates": dict(pub.dates),
-            "unsettled": unsettled(folder)}

@@ -43,9 +43,9 @@ from pyspark import StorageLevel
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from clwl.lake import GOLD_TABLES, VALIDATION, Lake, is_delta_table, latest_version, read_lake_json
+from clwl.lake import GOLD_TABLES, VALIDATION, Lake, is_delta_table, latest_version, read_lake_json, unsettled
 from clwl.lakelock import lake_lock
-from clwl.published import read_published, unsettled, write_published
+from clwl.published import read_published, write_published
 from spark.config import PipelineConfig
 from spark.cross_checks import SILVER_TABLES, default_cross_checks, events_for_run_date, silver_tables
 from spark.delta_commits import replace_partition_with_files
@@ -204,7 +204,7 @@ def settle_gold(spark: SparkSession, config: PipelineConfig) -> dict[str, str]:
     publishes. A table folder the pointer does not name at all was created by a first publish that did not
     finish: it is removed. A lake without the pointer (from before it existed) gets one naming every gold table
     at its latest version. The pointer then names the RESTORE commits (the published files, at a new version), so
-    a table's latest version is its published one again (clwl.published.unsettled is empty). Returns what was done
+    a table's latest version is its published one again (clwl.lake.unsettled is empty). Returns what was done
     per table ("restored from 7 to 5", "removed")."""
     gold = Lake(config.lake).layer("gold")
     pub = read_published(gold)
@@ -245,7 +245,7 @@ def settle_before_writing(config: PipelineConfig, session: Callable[[], SparkSes
                           progress: Callable[[str], object] = log.info) -> dict[str, str]:
     """At the start of every command that writes the lake (``clwl run``, ``clwl ingest``, a DAG task), under the
     lake lock: roll back what a killed publish left (:func:`settle_gold`), so that a reader of the latest versions
-    stops seeing it at the next write. The check is a listing (clwl.published.unsettled); Spark (``session()``) is
+    stops seeing it at the next write. The check is a listing (clwl.lake.unsettled); Spark (``session()``) is
     asked for only when something is left."""
     left = unsettled(Lake(config.lake).layer("gold"))
     if not left:

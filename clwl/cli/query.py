@@ -1,6 +1,6 @@
 """``clwl query SQL [--lake DIR] [--format table|csv|json] [--wide] [--whatif NAME]``: the command; the engine is
 clwl.query (no JVM). ``clwl published [--lake DIR] [--json]``: what is published, and how any other reader reads
-exactly that (clwl.published.reader_recipes)."""
+exactly that (clwl.lake.reader_recipes)."""
 
 from __future__ import annotations
 
@@ -100,8 +100,7 @@ def add_published_command(subparsers) -> argparse.ArgumentParser:
 def cmd_published(args: argparse.Namespace) -> int:
     import json
 
-    from clwl.lake import LakeFileError
-    from clwl.published import reader_recipes
+    from clwl.lake import LakeFileError, reader_recipes
 
     lake = args.lake if args.lake is not None else default_lake()
     gold = Lake(lake).layer("gold")

@@ -206,7 +206,7 @@ def test_a_publish_killed_at_a_gold_commit_leaves_gold_on_one_run(spark, prepare
         lines: list[str] = []
         done = settle_before_writing(config, lambda: spark, lines.append)
         assert set(done) == beyond and "a publish did not finish" in lines[0], (done, lines)
-    from clwl.published import unsettled
+    from clwl.lake import unsettled
 
     assert unsettled(gold) == []
     for t in GOLD[:3]:

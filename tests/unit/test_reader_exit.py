@@ -51,7 +51,7 @@ import datetime, sys
 import pyarrow.fs
 from deltalake import DeltaTable
 from clwl.lake import Lake
-from clwl.published import reader_recipes
+from clwl.lake import reader_recipes
 
 lake = Lake(sys.argv[1])
 key = "gold.routing_replay"
