@@ -150,7 +150,8 @@ def spark_session(config: PipelineConfig):
     share a process, get_spark reuses the active one)."""
     from spark.session import get_spark
 
-    return get_spark(config.master, app_name=f"clwl-airflow-{get_current_context()['ti'].task_id}")
+    return get_spark(config.master, app_name=f"clwl-airflow-{get_current_context()['ti'].task_id}",
+                     shown_output=config.verbose)
 
 
 # A task that writes the lake holds its lock, <lake>/_lock (clwl/lakelock.py), so that two DAG runs, or a DAG run

@@ -56,6 +56,9 @@ class PipelineConfig:
     master: str = "local[2]"
     reports: Path | None = None  # None -> <lake>/reports
     shuffle_partitions: int = 4
+    # How a run reads and shows: carried here, not through os.environ, from the command line or the environment.
+    trace_tz: str | None = None  # the zone activity traces print local times in (None: UTC)
+    verbose: bool = False  # Spark's own output on the terminal instead of its log file
 
     def __post_init__(self) -> None:
         lake = _abs(self.lake)
@@ -70,12 +73,16 @@ class PipelineConfig:
 
     @classmethod
     def from_env(cls, **overrides: object) -> PipelineConfig:
-        """Defaults, then CLWL_LAKE / CLWL_LANDING / CLWL_SPARK_MASTER (empty = unset), then `overrides`."""
+        """Defaults, then CLWL_LAKE / CLWL_LANDING / CLWL_SPARK_MASTER / CLWL_TRACE_TZ / CLWL_SPARK_VERBOSE (empty =
+        unset), then `overrides`."""
         values: dict[str, object] = {"lake": default_lake()}  # $CLWL_LAKE, else ./lake
         for name, var in _ENV.items():
             raw = os.environ.get(var, "").strip()
             if raw:
                 values[name] = raw
+        if os.environ.get("CLWL_TRACE_TZ", "").strip():
+            values["trace_tz"] = os.environ["CLWL_TRACE_TZ"].strip()
+        values["verbose"] = os.environ.get("CLWL_SPARK_VERBOSE", "").strip().lower() in ("1", "true", "yes")
         values.update({k: v for k, v in overrides.items() if v is not None})
         return cls(**values)  # an unknown override name is a TypeError, on purpose
 

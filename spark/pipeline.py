@@ -307,7 +307,7 @@ def _run_pipeline(run: PipelineRun, run_dates: Optional[list[str]], spark: Optio
         # what-if never ingests, so it writes nothing outside <lake>/whatif/<name>/ (PipelineRun.out).
         check_whatif(config, dates, run.whatif)
         ingest_first = False
-    spark = spark or get_spark(config.master)
+    spark = spark or get_spark(config.master, shown_output=config.verbose)
     from spark.publish import settle_before_writing
 
     settle_before_writing(config, lambda: spark, progress)  # a killed publish is rolled back at the next write

@@ -81,8 +81,11 @@ class JavaNotFoundError(SparkStartError):
     """Neither JAVA_HOME/bin/java nor a java on PATH: Spark's launcher would fail, after a long wait."""
 
 
-def verbose() -> bool:
-    """CLWL_SPARK_VERBOSE=1 (`clwl run --verbose`): Ivy's report and the JVM's output on the terminal."""
+def verbose(flag: bool | None = None) -> bool:
+    """Ivy's report and the JVM's output on the terminal: ``flag`` (PipelineConfig.verbose, `clwl run --verbose`)
+    when given, else CLWL_SPARK_VERBOSE=1."""
+    if flag is not None:
+        return flag
     return os.environ.get("CLWL_SPARK_VERBOSE", "").strip().lower() in ("1", "true", "yes")
 
 
@@ -183,7 +186,7 @@ def _listed_jars(folder: Path) -> list[str]:
     return [str(j) for j in jars] if jars and all(j.is_file() for j in jars) else []
 
 
-def local_delta_jars(progress: Optional[Callable[[str], None]] = None) -> list[str]:
+def local_delta_jars(progress: Optional[Callable[[str], None]] = None, shown_output: bool | None = None) -> list[str]:
     """The Delta jars as local files, the main jar first: CLWL_DELTA_JARS's, else the local jar folder's, resolved
     into it now if it is not complete (a one-off download; `progress` gets one line first). SparkStartError when
     the resolution fails."""
@@ -201,14 +204,14 @@ def local_delta_jars(progress: Optional[Callable[[str], None]] = None) -> list[s
     log.info("%s", line)
     if progress is not None:
         progress(line)
-    _resolve_into(coordinate, folder, mirror)
+    _resolve_into(coordinate, folder, mirror, verbose(shown_output))
     jars = _listed_jars(folder)
     if not jars:
         raise SparkStartError(f"the Delta Lake jars resolved into {folder} are incomplete; remove it and run again")
     return jars
 
 
-def _resolve_into(coordinate: str, folder: Path, mirror: str) -> None:
+def _resolve_into(coordinate: str, folder: Path, mirror: str, shown: bool = False) -> None:
     """Resolve `coordinate` with Spark's Ivy (`spark-submit --packages` running an empty Python app) into a
     fresh staging folder, then move the jars to `folder` in one rename, their list written last.
 
@@ -242,7 +245,6 @@ def _resolve_into(coordinate: str, folder: Path, mirror: str) -> None:
         env.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
         retrieved = ivy / "jars"
         for attempt in range(1, _RESOLVE_ATTEMPTS + 1):
-            shown = verbose()
             done = subprocess.run(command, env=env, stdin=subprocess.DEVNULL, text=True,
                                   stdout=None if shown else subprocess.PIPE,
                                   stderr=None if shown else subprocess.STDOUT)
@@ -391,7 +393,8 @@ def _apply_runtime_conf(session: SparkSession, conf: dict) -> None:
             log.warning("get_spark: cannot apply %s=%s to the running session (%s)", key, value, exc)
 
 
-def get_spark(master: str | None = None, app_name: str = "clwl", conf: dict | None = None) -> SparkSession:
+def get_spark(master: str | None = None, app_name: str = "clwl", conf: dict | None = None,
+              shown_output: bool | None = None) -> SparkSession:
     """A Delta-enabled SparkSession; the active one if its master matches and it has Delta, else a new one.
 
     `master` defaults to PipelineConfig.from_env().master (CLWL_SPARK_MASTER, else local[2]). `conf` entries
@@ -479,7 +482,7 @@ def get_spark(master: str | None = None, app_name: str = "clwl", conf: dict | No
     for key, value in settings.items():
         builder = builder.config(key, value)
 
-    jvm_log = None if verbose() else spark_log_path()
+    jvm_log = None if verbose(shown_output) else spark_log_path()
     offset = jvm_log.stat().st_size if jvm_log is not None and jvm_log.exists() else 0
     try:
         with _stderr_into(jvm_log):

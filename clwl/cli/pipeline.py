@@ -48,25 +48,22 @@ def _start(command: str, args: argparse.Namespace, dates: list[str], landing: Pa
             ZoneInfo(zone)
         except (ZoneInfoNotFoundError, ValueError):
             return f"clwl {command}: --trace-tz {zone}: not a time zone name (e.g. UTC, Europe/London)"
-        os.environ["CLWL_TRACE_TZ"] = zone  # read by the ingest (spark/ingest/run.py trace_zone)
     from spark.session import java_executable
 
     if java_executable() is not None:  # else the one line is the missing Java, below
         progress(f"clwl {command}: {_dates_label(dates)} from {landing} into {config.lake}; "
                  f"starting Spark ({config.master})")
-    return _prepare_spark(command, args.verbose)
+    return _prepare_spark(command, config.verbose)
 
 
 def _prepare_spark(command: str, verbose: bool) -> Optional[str]:
     """Before Spark starts: Java present, the Delta jars local (fetched once, with a progress line). The one line
     for stderr when Spark cannot start here, else None."""
-    if verbose:  # read by the session factory (spark/session.py), in this process and in its children
-        os.environ["CLWL_SPARK_VERBOSE"] = "1"
     from spark.session import SparkStartError, check_java, local_delta_jars
 
     try:
         check_java()
-        local_delta_jars(progress=progress)
+        local_delta_jars(progress=progress, shown_output=verbose)
     except SparkStartError as e:
         return f"clwl {command}: {e}"
     return None
@@ -100,7 +97,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     overrides = {k: v for k, v in (("lake", args.lake), ("landing", args.landing), ("master", args.master)) if v}
     from spark.config import PipelineConfig  # no pyspark import: the config is plain Python
 
-    config = PipelineConfig.from_env(**{k: (Path(v) if k != "master" else v) for k, v in overrides.items()})
+    config = PipelineConfig.from_env(**{k: (Path(v) if k != "master" else v) for k, v in overrides.items()},
+                                     trace_tz=args.trace_tz, verbose=args.verbose or None)
     landing = Path(config.landing)
     problem = _landing_problem("run", landing, bool(args.landing or os.environ.get("CLWL_LANDING", "").strip()))
     if problem:
@@ -190,7 +188,8 @@ def cmd_ingest(args: argparse.Namespace) -> int:
         return EXIT_INPUT
     from spark.config import PipelineConfig
 
-    config = PipelineConfig.from_env(landing=args.landing, lake=args.lake, master=args.master)
+    config = PipelineConfig.from_env(landing=args.landing, lake=args.lake, master=args.master,
+                                     trace_tz=args.trace_tz, verbose=args.verbose or None)
     landing = Path(config.landing)
     problem = _landing_problem("ingest", landing, bool(args.landing or os.environ.get("CLWL_LANDING", "").strip()))
     if problem:

@@ -58,7 +58,7 @@ def ingest(config: PipelineConfig, run_dates: list[str] | None = None, spark=Non
     (:func:`clwl.landing.printable`): file names and record values reach the terminal or the task log.
     """
     started = time.monotonic()
-    trace_tz = trace_zone(trace_tz)
+    trace_tz = trace_zone(trace_tz or config.trace_tz)
     say = progress
 
     def progress(line: str) -> object:  # every line may name landing files: never their raw controls
@@ -75,7 +75,7 @@ def ingest(config: PipelineConfig, run_dates: list[str] | None = None, spark=Non
     if spark is None:
         from spark.session import get_spark
 
-        spark = get_spark(config.master, app_name="clwl-ingest")
+        spark = get_spark(config.master, app_name="clwl-ingest", shown_output=config.verbose)
     from spark.publish import settle_before_writing  # here, not at the top: spark.publish imports the ingest's users
 
     settle_before_writing(config, lambda: spark, progress)  # a killed publish is rolled back at the next write
