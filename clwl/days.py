@@ -2,9 +2,49 @@
 
 from __future__ import annotations
 
+import re
 from datetime import date, datetime, time, timedelta, timezone
 
 UTC = timezone.utc
+#: A run date's text: YYYY-MM-DD (date.fromisoformat alone also takes 20261120 and 2026-W47-5). ``\Z``, not ``$``:
+#: ``$`` also matches before a trailing newline. ASCII digits only (``\d`` takes any script's).
+RUN_DATE_NAME = re.compile(r"\A[0-9]{4}-[0-9]{2}-[0-9]{2}\Z")
+
+
+class RunDate(str):
+    """A run date: the text ``YYYY-MM-DD`` that names a landing folder and partitions every table, and the UTC day
+    it stands for. The one validation of a run date (the landing's folders, the command line, the DAGs' params):
+    ``RunDate(text)`` or ValueError naming the text. A ``str``, so it goes wherever the text went (folder names,
+    SQL, JSON); ``.day`` is the ``date``, ``.bounds`` the UTC day. ``RunDate(a_date)`` works too."""
+
+    __slots__ = ()
+
+    def __new__(cls, value: "str | date") -> "RunDate":
+        if isinstance(value, RunDate):
+            return value
+        text = value.isoformat() if isinstance(value, date) and not isinstance(value, datetime) else str(value)
+        if not RUN_DATE_NAME.fullmatch(text):
+            raise ValueError(f"{text!r} is not a run date YYYY-MM-DD")
+        try:
+            date.fromisoformat(text)
+        except ValueError:
+            raise ValueError(f"{text!r} is not a run date YYYY-MM-DD (no such day)") from None
+        return super().__new__(cls, text)
+
+    @property
+    def day(self) -> date:
+        return date.fromisoformat(self)
+
+    @property
+    def bounds(self) -> tuple[datetime, datetime]:
+        return day_bounds(self.day)
+
+
+def run_day(value: "str | date | datetime") -> date:
+    """The ``date`` of a run date given as text, a date or a datetime (its date): the one conversion."""
+    if isinstance(value, datetime):
+        return value.date()
+    return RunDate(value).day
 
 
 def as_utc(t: datetime | None) -> datetime | None:
@@ -16,6 +56,6 @@ def as_utc(t: datetime | None) -> datetime | None:
 
 def day_bounds(run_date: str | date) -> tuple[datetime, datetime]:
     """[start, end) of the run date in UTC."""
-    d = date.fromisoformat(run_date) if isinstance(run_date, str) else run_date
+    d = RunDate(run_date).day if isinstance(run_date, str) else run_date
     start = datetime.combine(d, time(0), UTC)
     return start, start + timedelta(days=1)

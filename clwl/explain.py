@@ -21,12 +21,12 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from datetime import date, datetime
+from datetime import datetime
 from pathlib import Path
 from typing import Iterator, Optional
 
 from clwl.algorithm import Request
-from clwl.days import as_utc, day_bounds
+from clwl.days import as_utc, day_bounds, run_day
 from clwl.lake import LakeFileError, is_delta_table, open_delta
 from clwl.published import PublishedError, read_published
 from clwl.replay import PutEvent, ReplayRow, SenderReplay, Snapshot
@@ -140,7 +140,7 @@ def find_rows(lake: Path, msg_id: str, run_date: Optional[str] = None) -> tuple[
     ids = sorted({msg_id, msg_id.upper()})
     where = ds.field("msg_id").isin(ids)
     if run_date is not None:
-        where = where & (ds.field("run_date") == date.fromisoformat(run_date))
+        where = where & (ds.field("run_date") == run_day(run_date))
     rows = table.to_pyarrow_dataset().to_table(filter=where).to_pylist()
     rows.sort(key=lambda r: (r["run_date"], r["sending_qmgr"]))
     return rows, table.version()

@@ -18,9 +18,10 @@ from __future__ import annotations
 import fnmatch
 import re
 from dataclasses import dataclass
-from datetime import date, datetime, timezone
+from datetime import datetime, timezone
 from typing import Callable, Optional
 
+from clwl.days import run_day
 from clwl.parse.activity_trace import ACTIVITY_TRACE_NAME_PATTERNS, looks_like_amqsact
 
 #: The name of a file no format takes (its name matches no pattern and its content claims no format).
@@ -268,7 +269,7 @@ def classify_name(name: str, run_date: str) -> tuple[str, Optional[str], Optiona
         hh, mm, ss = int(stamp[:2]), int(stamp[2:4]), int(stamp[4:])
         if hh > 23 or mm > 59 or ss > 59:
             return f.name, what, None, f"bad capture time in file name {name!r}: {stamp!r} is not a time of day"
-        day = date.fromisoformat(run_date)
+        day = run_day(run_date)
         return f.name, what, datetime(day.year, day.month, day.day, hh, mm, ss, tzinfo=timezone.utc), None
     return UNKNOWN, None, None, None
 

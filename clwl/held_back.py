@@ -19,8 +19,10 @@ from __future__ import annotations
 import string
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from datetime import date, datetime
+from datetime import datetime
 from typing import Any
+
+from clwl.days import run_day
 
 DATE_REASON = ("put time {put_time} is not in run date {run_date} (file {source_file} line {position}): not "
                "replayed, so that it is not routed with {run_date}'s configuration; put the row in a put file of "
@@ -87,7 +89,7 @@ def hold_back(run_date: str, puts: Iterable[Put], fields: Sequence[str],
               file_rank: dict[str, int] | None = None) -> tuple[list[Put], list[HeldBack]]:
     """The rows of one (run date, sending queue manager) that are replayed, and those held back with their
     reasons."""
-    day = date.fromisoformat(run_date)
+    day = run_day(run_date)
     rank = file_rank or {}
     replayed: list[Put] = []
     held: list[HeldBack] = []

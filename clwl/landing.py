@@ -8,12 +8,11 @@ What the command line checks before Spark starts and what `clwl check` walks; th
 from __future__ import annotations
 
 import re
-from datetime import date
 from pathlib import Path
 
-#: A run date folder's name: YYYY-MM-DD (date.fromisoformat alone also takes 20261120 and 2026-W47-5).
-#: ``\Z``, not ``$``: ``$`` also matches before a trailing newline. ASCII digits only (``\d`` takes any script's).
-RUN_DATE_NAME = re.compile(r"\A[0-9]{4}-[0-9]{2}-[0-9]{2}\Z")
+from clwl.days import RUN_DATE_NAME as RUN_DATE_NAME
+from clwl.days import RunDate
+
 #: An MQ object name (queue manager, queue, cluster): 1-48 of A-Z a-z 0-9 . _ / %, ASCII only (a lookalike such
 #: as a fullwidth letter or another script's digit is another name to MQ). Also a JSON Schema ``pattern``.
 MQ_NAME_PATTERN = r"\A[A-Za-z0-9._/%]{1,48}\Z"
@@ -23,11 +22,9 @@ _MQ_NAME = re.compile(MQ_NAME_PATTERN)
 
 
 def is_run_date(text: str) -> bool:
-    """``text`` names a run date: YYYY-MM-DD, and a real date."""
-    if not RUN_DATE_NAME.fullmatch(text):
-        return False
+    """``text`` names a run date: YYYY-MM-DD, and a real date (clwl.days.RunDate)."""
     try:
-        date.fromisoformat(text)
+        RunDate(text)
     except ValueError:
         return False
     return True

@@ -14,12 +14,12 @@ from __future__ import annotations
 import os
 from collections import defaultdict
 from dataclasses import dataclass
-from datetime import date, datetime
+from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Collection, Iterable, Iterator, Optional
 from urllib.parse import unquote
 
-from clwl.days import as_utc, day_bounds
+from clwl.days import as_utc, day_bounds, run_day
 from clwl.registry import check_partitioning, columns_of, spec
 from clwl.replay import PutEvent, Snapshot, timeline_from_history
 
@@ -135,7 +135,7 @@ def sender_inputs(lake: Path | str, run_date: str, senders: Optional[Iterable[st
     table = open_delta(root)  # its log checked before check_partitioning's deltalake reads it too
     check_partitioning(spec("silver.message_events"), root)
     actions = pa.table(table.get_add_actions(flatten=True)).to_pydict()
-    day = date.fromisoformat(run_date)
+    day = run_day(run_date)
     wanted = set(senders) if senders else None
     files: dict[str, list[str]] = defaultdict(list)
     counts: dict[str, int] = defaultdict(int)

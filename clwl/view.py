@@ -10,6 +10,7 @@ from datetime import time as dtime
 from pathlib import Path
 from typing import Iterable, Optional
 
+from clwl.days import RunDate
 from clwl.formats import CAPTURE_NAME, CAPTURE_PREFIX
 from clwl.model import (
     IGQ_DEFAULT_MAX_MESSAGE,
@@ -114,7 +115,6 @@ def read_captures(paths: Iterable[str | os.PathLike], at: Optional["CaptureMomen
 LANDING_LAYOUT = "<landing>/<YYYY-MM-DD>/<QM>"
 # \A and \Z, not ^ and $ ("$" also matches before a final newline): the ingest's discovery takes the same names.
 _CAPTURE_NAME, _CAPTURE_PREFIX = CAPTURE_NAME, CAPTURE_PREFIX  # the format registry's (clwl.formats)
-_DATE_NAME = re.compile(r"\A[0-9]{4}-[0-9]{2}-[0-9]{2}\Z")
 _HHMMSS = re.compile(r"\A([0-9]{2})([0-9]{2})([0-9]{2})\Z")
 _CLOCK = re.compile(r"\A([0-9]{1,2}):([0-9]{2})(?::([0-9]{2}))?Z?\Z", re.I)
 
@@ -186,10 +186,8 @@ class LandingChoice:
 
 
 def _run_date(name: str) -> Optional[date]:
-    if not _DATE_NAME.match(name):
-        return None
     try:
-        return date.fromisoformat(name)
+        return RunDate(name).day
     except ValueError:
         return None
 

@@ -30,6 +30,7 @@ from typing import Any, Iterator, Mapping
 from airflow.sdk import Asset, Param, Variable, get_current_context
 from airflow.sdk.exceptions import AirflowFailException
 
+from clwl.days import RUN_DATE_NAME
 from clwl.lake import GOLD_TABLES, Lake, default_lake
 from clwl.landing import MQ_NAME_PATTERN  # MQ object names (queue managers, clusters)
 from clwl.whatif import (
@@ -62,7 +63,7 @@ DEFAULT_ARGS = {
 }
 
 # \A and \Z, not ^ and $: "$" also matches before a final newline ("2026-11-20\n" passed).
-DATE_PATTERN = r"\A[0-9]{4}-[0-9]{2}-[0-9]{2}\Z"
+DATE_PATTERN = RUN_DATE_NAME.pattern  # a run date, as clwl.days.RunDate checks it
 
 
 # ------------------------------------------------------------------------------------------------ parse time
@@ -107,10 +108,10 @@ class RunDateError(AirflowFailException, ValueError):
 
 def check_date(value: str) -> str:
     """`value` if it is a date written YYYY-MM-DD, else RunDateError."""
+    from clwl.days import RunDate
+
     try:
-        if not re.match(DATE_PATTERN, str(value)):
-            raise ValueError
-        return dt.date.fromisoformat(str(value)).isoformat()
+        return str(RunDate(str(value)))
     except ValueError:
         raise RunDateError(f"run_date must be a date YYYY-MM-DD, got {value!r}") from None
 

@@ -12,6 +12,7 @@ from typing import Iterable, Mapping, Sequence
 from pyspark.sql import DataFrame, SparkSession, Window
 from pyspark.sql import functions as F
 
+from clwl.days import run_day
 from clwl.lake import Lake
 from spark.config import PipelineConfig
 from spark.quality import FAILURE_EXAMPLES, CheckResult, ExtraCheck, local_copy_of, row_count
@@ -222,9 +223,7 @@ def check_run_summary(run_id: str, replay: DataFrame | None, stuck: DataFrame | 
 
 
 def _as_date(d: dt.date | str) -> dt.date:
-    if isinstance(d, dt.datetime):
-        return d.date()
-    return d if isinstance(d, dt.date) else dt.date.fromisoformat(str(d))
+    return run_day(d)
 
 
 # ------------------------------------------------------------------------------------------------ silver

@@ -26,7 +26,7 @@ from typing import Iterable
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from clwl.days import as_utc, day_bounds
+from clwl.days import as_utc, day_bounds, run_day
 from clwl.distribution import explain, judge_count, judge_group
 from clwl.lake import Lake
 from clwl.replay import Snapshot
@@ -116,7 +116,7 @@ def _in_interval(d: str, a: str):
 
 def distribution(spark: SparkSession, config: PipelineConfig, run_date: str, replayed: DataFrame,
                  timelines: dict[str, list[Snapshot]]) -> DataFrame:
-    rd = datetime.fromisoformat(run_date).date()
+    rd = run_day(run_date)
     ok = replayed.where(F.col("error").isNull())
     rows: list[tuple] = []
 

@@ -13,12 +13,13 @@ from __future__ import annotations
 
 import time as _time
 from dataclasses import dataclass, field
-from datetime import date, datetime, timezone
+from datetime import datetime, timezone
 from typing import Callable, Optional
 
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
+from clwl.days import run_day
 from clwl.lake import GOLD_TABLES, RUN_INPUTS, Lake
 from clwl.whatif import WhatIf
 from spark.config import PipelineConfig
@@ -64,7 +65,7 @@ class RunOutcome:
 def _write_date(df: DataFrame, path: str, run_date: str, options: Optional[dict] = None) -> None:
     from spark.publish import write_run_date  # staging and gold are written the same way
 
-    write_run_date(df, path, date.fromisoformat(run_date), options)
+    write_run_date(df, path, run_day(run_date), options)
 
 
 # -- stages ----------------------------------------------------------------------------------------------------
@@ -104,13 +105,13 @@ def detect_stage(spark: SparkSession, run: PipelineRun, run_date: str, ingest_co
     # The staged distribution is small: read on the driver without the JVM (a Spark read costs a few jobs,
     # seconds in a fresh session, as load_timelines says).
     verdicts = run.out_lake.rows("staging.distribution", ["verdict"],
-                                 filters=[("run_date", "=", date.fromisoformat(run_date))])
+                                 filters=[("run_date", "=", run_day(run_date))])
     n_unexp = sum(v == "unexpected" for v in verdicts.column("verdict").to_pylist())
     counts = ingest_counts or _ingest_counts(run.config, run_date)
     versions = {t: run.lake.version(t) for t in RUN_INPUTS if run.lake.exists(t)}
     warnings = day_warnings(spark, run.config, run_date, n_msgs)
     summary = spark.createDataFrame([RUN_SUMMARY.row(
-        run_id=run.run_id, run_date=date.fromisoformat(run_date), started_at=started_at or datetime.now(UTC),
+        run_id=run.run_id, run_date=run_day(run_date), started_at=started_at or datetime.now(UTC),
         finished_at=datetime.now(UTC), rows_read=int(counts.get("read", 0)),
         rows_accepted=int(counts.get("accepted", 0)), rows_quarantined=int(counts.get("quarantined", 0)),
         messages_replayed=n_msgs, messages_stuck=n_stuck, distribution_unexpected=n_unexp,

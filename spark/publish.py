@@ -43,6 +43,7 @@ from pyspark import StorageLevel
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
+from clwl.days import run_day
 from clwl.lake import GOLD_TABLES, VALIDATION, Lake, is_delta_table, latest_version, read_lake_json, unsettled
 from clwl.lakelock import lake_lock
 from clwl.published import read_published, write_published
@@ -105,7 +106,7 @@ def publish(
     run date in one commit, without rewriting their rows (spark/delta_commits.py), where the two tables allow
     it; otherwise, and for the others, the rows are written.
     """
-    day = run_date if isinstance(run_date, dt.date) else dt.date.fromisoformat(str(run_date))
+    day = run_day(run_date)
     if not tables:
         raise ValueError("nothing to publish: no tables given")
     unknown = [t for t in tables if t not in GOLD_TABLES]

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Collection, Iterable, Iterator, Optional
 from pyspark.sql import DataFrame, SparkSession
 
 from clwl import silver
-from clwl.days import as_utc, day_bounds  # noqa: F401 - as_utc: tests take it from here
+from clwl.days import as_utc, day_bounds, run_day  # noqa: F401 - as_utc: tests take it from here
 from clwl.replay import PutEvent, SenderReplay, Snapshot
 from clwl.silver import (  # noqa: F401 - INPUT_COLUMNS, PUT_ORDER, timelines_from_rows: this module's readers' names
     BATCH_ROWS,
@@ -268,7 +268,7 @@ def replay_messages(spark: SparkSession, config: PipelineConfig, run_date: str, 
         return spark.createDataFrame([], REPLAY_SCHEMA)
     queues = sorted(queues) if queues is not None else None
     bc = spark.sparkContext.broadcast((timelines, {s.sending_qmgr: s for s in inputs}))
-    day = date.fromisoformat(run_date)
+    day = run_day(run_date)
     partitions = _replay_partitions_reference if reference else _replay_partitions
 
     def fn(batches):

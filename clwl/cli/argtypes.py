@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 from datetime import date
 
+from clwl.days import RunDate
+
 
 def whole_number(lowest: int):
     """An argparse type: a whole number of at least ``lowest``."""
@@ -24,12 +26,9 @@ def whole_number(lowest: int):
 def run_date(text: str) -> str:
     """An argparse type: a run date written exactly ``YYYY-MM-DD``, kept as text (it names a landing folder)."""
     try:
-        if len(text) != 10:  # fromisoformat also takes 20261120, which names no landing folder
-            raise ValueError
-        date.fromisoformat(text)
+        return RunDate(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"{text!r} is not a date YYYY-MM-DD") from None
-    return text
 
 
 def iso_date(text: str) -> date:

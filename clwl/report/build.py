@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Protocol
 
+from clwl.days import run_day
 from clwl.report.agreement import MQ_COUNTS, agreement_section
 from clwl.report.channels import channels_section, xmitq_section
 from clwl.report.distribution import distribution_section
@@ -138,7 +139,7 @@ def write_report(out: Places, run_date: dt.date | str, run_id: str, *, channel_s
     what-if run's report, titled as one, listing its overrides and showing the published day beside it. The
     silver tables (configuration, browses) are the main lake's.
     """
-    day = run_date if isinstance(run_date, dt.date) else dt.date.fromisoformat(str(run_date))
+    day = run_date if isinstance(run_date, dt.date) else run_day(run_date)
     gathered = gather(Path(out.lake), day, run_id, silver_lake=Path(published.lake) if published is not None else None,
                       channel_status=channel_status, whatif=whatif)
     rep = build_report(gathered)

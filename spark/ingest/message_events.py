@@ -4,9 +4,10 @@ as quarantine rows (see *Message events* in the ``spark.ingest`` package documen
 
 from __future__ import annotations
 
-from datetime import date, datetime, timezone
+from datetime import datetime, timezone
 from typing import Iterable, NamedTuple
 
+from clwl.days import run_day
 from clwl.formats import PUT_FORMATS, SELF_CHECKED_FORMATS, TRACE_FORMAT
 from clwl.held_back import (
     DATE_REASON,
@@ -63,7 +64,7 @@ def message_scope(spark, config, frames: dict, touched: list[tuple[str, str, str
         return MessageScope((), frozenset(), frozenset(), frozenset())
     cols = ("run_date", "source_file", "sending_qmgr", "format")
     before = (read(spark, config, "bronze.put_records")
-              .where(F.col("run_date").isin([date.fromisoformat(d) for d in sorted(set(puts.values()))]))
+              .where(F.col("run_date").isin([run_day(d) for d in sorted(set(puts.values()))]))
               .select(*cols, F.lit(False).alias("new")))
     if "bronze.put_records" in frames:
         before = before.unionByName(frames["bronze.put_records"].select(*cols, F.lit(True).alias("new")))

@@ -10,11 +10,11 @@ import functools
 import hashlib
 import json
 import re
-from datetime import date
 from pathlib import Path
 from typing import Callable, Iterable, Iterator
 
 from clwl import formats
+from clwl.days import run_day
 from clwl.formats import TRACE_FORMAT as TRACE_FORMAT
 from spark.ingest.landing import LandingFile, unknown_format_reason
 from spark.tables import TABLES
@@ -123,7 +123,7 @@ class _Out:
         self.spill = spill  # writes rows out as the file is parsed; returns the file written
         self.spilled: dict[str, int] = {}
         self.spilled_files: list[str] = []
-        self.run_date = date.fromisoformat(spec.run_date)
+        self.run_date = run_day(spec.run_date)
         self.format = formats.logged_format(spec.parser, spec.source_file)  # until the parser knows better
         self.rows: dict[str, list[tuple]] = {}
         self.read = self.accepted = self.quarantined = self.skipped = 0

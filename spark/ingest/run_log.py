@@ -7,10 +7,11 @@ import functools
 import hashlib
 import uuid
 from dataclasses import dataclass, field
-from datetime import date, datetime, timezone
+from datetime import datetime, timezone
 from pathlib import Path
 
 from clwl import formats
+from clwl.days import run_day
 from clwl.landing import printable
 from clwl.totals import RecordTotals
 from spark.config import PipelineConfig
@@ -116,7 +117,7 @@ def latest_log_rows(config: PipelineConfig, dates: list[str]) -> dict[str, dict]
     from clwl.lake import Lake
 
     rows = Lake(config.lake).rows("silver.ingest_files", filters=[
-        ("run_date", "in", [date.fromisoformat(d) for d in sorted(set(dates))])]).to_pylist()
+        ("run_date", "in", [run_day(d) for d in sorted(set(dates))])]).to_pylist()
     latest: dict[str, dict] = {}
     for r in sorted(rows, key=lambda r: (r["ingested_at"], r["ingest_run_id"])):
         latest[r["source_file"]] = r
@@ -193,7 +194,7 @@ def log_run(spark, config: PipelineConfig, summary: IngestSummary, todo: list[La
     for f in todo:
         r = by_name[f.source_file]
         log_rows.append(t_log.row(
-            ingest_run_id=run_id, ingested_at=ingested_at, run_date=date.fromisoformat(f.run_date),
+            ingest_run_id=run_id, ingested_at=ingested_at, run_date=run_day(f.run_date),
             observing_qmgr=f.observing_qmgr, source_file=f.source_file, format=r["format"],
             capture_time=f.capture_time, size_bytes=f.size_bytes, content_sha256=f.content_sha256,
             code_version=file_version(f, version, trace_tz), status=r["status"], reason=r["reason"], records_read=r["records_read"],
@@ -204,7 +205,7 @@ def log_run(spark, config: PipelineConfig, summary: IngestSummary, todo: list[La
             r["records_accepted"], r["records_quarantined"], r["records_skipped"], r["reason"]))
     for f, prev in unchanged:
         log_rows.append(t_log.row(
-            ingest_run_id=run_id, ingested_at=ingested_at, run_date=date.fromisoformat(f.run_date),
+            ingest_run_id=run_id, ingested_at=ingested_at, run_date=run_day(f.run_date),
             observing_qmgr=f.observing_qmgr, source_file=f.source_file, format=prev["format"],
             capture_time=f.capture_time, size_bytes=f.size_bytes, content_sha256=f.content_sha256,
             code_version=file_version(f, version, trace_tz), status="unchanged", reason=prev["reason"], records_read=prev["records_read"],
