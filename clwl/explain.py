@@ -307,12 +307,18 @@ def explain(lake: Path, msg_id: str, run_date: Optional[str] = None, sender: Opt
     return out
 
 
-def state_at(timeline: list[Snapshot], channel: Optional[str], at: datetime) -> str:
-    """The state of ``channel`` in the captures in force at ``at`` (no status record: INACTIVE)."""
+def states_at(timeline: list[Snapshot], at: datetime) -> Optional[dict[str, str]]:
+    """Each channel's state in the captures in force at ``at`` (None: no capture yet)."""
     for snap in reversed(timeline):
         if snap.time <= at:
-            return next((c.state for c in snap.view.channels if c.name == channel), "INACTIVE")
-    return "?"
+            return {c.name: c.state for c in snap.view.channels}
+    return None
+
+
+def state_at(timeline: list[Snapshot], channel: Optional[str], at: datetime) -> str:
+    """The state of ``channel`` in the captures in force at ``at`` (no status record: INACTIVE)."""
+    states = states_at(timeline, at)
+    return "?" if states is None else states.get(channel, "INACTIVE")
 
 
 def _compare(out: Explanation, watched: Optional[ReplayRow] = None) -> list[str]:

@@ -78,6 +78,7 @@ def _t(v) -> str:
 
 def write_readable(ex) -> None:
     from clwl.cli.route import print_readable
+    from clwl.explain import states_at
 
     w = sys.stdout.write
     row = ex.row
@@ -93,9 +94,10 @@ def write_readable(ex) -> None:
         w(f"  state    DestSeqFactor/DestSeqNumber as they stood, after {ex.earlier_messages} earlier message(s) "
           f"of {ex.sending_qmgr} that day: {state or 'none chosen yet'}\n\n")
         # `clwl route --explain`'s own output for this one message, at this configuration and state.
+        # The channels' states in force at the put, as `clwl route --at` shows them from the same captures.
         print_readable([ex.result], SimpleNamespace(count=1, queue=row["queue"], qmgr=row.get("target_qmgr"),
                                                      algorithm=row["profile"], bind=row["bind"], explain=True),
-                        ex.sending_qmgr)
+                        ex.sending_qmgr, None, states_at(ex.timeline, row["put_time"]))
     w("Fate (gold.routing_replay)\n")
     for line in fate_lines(ex):
         w(f"  {line}\n")
