@@ -9,10 +9,9 @@ put it before), yet the expectation suites ask for a msg_id once per run date: `
 (expectations/silver.message_events.json, expect_column_values_to_be_unique msg_id) and `gold.routing_replay`
 ((run_date, msg_id) unique). So the gate blocks the day.
 
-First the day is published as it was before the second sender's file arrived (in-process, with the shared Spark
-session: the run to compare with). Then the file arrives and `clwl run` runs on the same lake: exit 4, the failed
-expectations and the validation result are printed, and gold stays exactly as the first run published it (the
-pointer gold/_published.json, the tables' versions and rows).
+`clwl run` runs on a fresh lake: exit 4, the failed expectations and the validation result are printed, and
+nothing of the day is published (no pointer names it). That a blocked gate keeps the last good published
+version, rows and pointer alike, is tests/spark/test_quality_publish.py's (in-process, sparing a second run here).
 """
 
 from __future__ import annotations
@@ -27,7 +26,6 @@ from pathlib import Path
 
 import pytest
 
-from spark.config import PipelineConfig
 from tests.handmade import DAY, PUTS_HEADER, T0, chstatus_capture, config_capture, msg, put_row, write_day
 
 pytestmark = [pytest.mark.spark, pytest.mark.slow]
@@ -58,39 +56,11 @@ def landing(root: Path) -> Path:
     return root
 
 
-def gold_state(lake: Path) -> dict:
-    """What readers of gold see: the pointer file, each table's latest Delta version and its rows."""
-    import deltalake
-
-    state = {"pointer": json.loads((lake / "gold" / "_published.json").read_text())}
-    for t in GOLD:
-        table = deltalake.DeltaTable(str(lake / "gold" / t))
-        rows = table.to_pyarrow_table().to_pylist()
-        state[t] = (table.version(), sorted(json.dumps(r, sort_keys=True, default=str) for r in rows))
-    return state
-
-
-def test_a_day_that_fails_an_expectation_exits_4_and_keeps_the_published_day(spark, tmp_path):
-    from spark.pipeline import run_pipeline
-
+def test_a_day_that_fails_an_expectation_exits_4_and_publishes_nothing(tmp_path):
     root = landing(tmp_path / "landing")
     lake = tmp_path / "lake"
-    config = PipelineConfig(lake=lake, landing=root)
-
-    # 1. The day as it was first published: 4 + 2 messages, each MsgId once.
-    started = time.monotonic()
-    first = run_pipeline(config, [DAY], spark=spark, progress=lambda line: None)
-    print(f"run_pipeline (published): {time.monotonic() - started:.1f} s")
-    (day,) = first.dates
-    assert day.published, day.failures
-    assert day.messages == len(QM1_PUTS) + len(QM2_PUTS)
-    before = gold_state(lake)
-    assert before["pointer"]["dates"] == {DAY: first.run_id}
-    assert {json.loads(r)["msg_id"] for r in before["routing_replay"][1]} == \
-        {msg(i) for i in range(1, 5)} | {qm2_msg(i) for i in range(1, 3)}
-
-    # 2. QM2's second put file arrives: one put of QM1's msg(2). Nothing in it is a parse error or a repeat of
-    # QM2's own puts, so the day now has 7 messages of which two share a msg_id.
+    # QM2's second put file: one put of QM1's msg(2). Nothing in it is a parse error or a repeat of QM2's own
+    # puts, so the day has 7 messages of which two share a msg_id.
     write_day(root, DAY, "QM2", {"puts_bridge.csv": "\n".join([PUTS_HEADER, BRIDGE_PUT]) + "\n"})
     env = {k: v for k, v in os.environ.items() if k not in ("CLWL_SPARK_VERBOSE", "CLWL_LOCK_WAIT",
                                                             "CLWL_SPARK_MASTER", "CLWL_LANDING", "CLWL_LAKE")}
@@ -122,6 +92,6 @@ def test_a_day_that_fails_an_expectation_exits_4_and_keeps_the_published_day(spa
     verdict = json.loads((results / "_publish.json").read_text())
     assert verdict["published"] is False and verdict["run_date"] == DAY
 
-    # Gold is what the first run published: the pointer names its run for the day, no table has a commit after
-    # it, the rows are the same 6 messages.
-    assert gold_state(lake) == before
+    # Nothing of the day reached readers: no pointer names it (a fresh lake: no pointer at all).
+    pointer = lake / "gold" / "_published.json"
+    assert not pointer.exists() or DAY not in json.loads(pointer.read_text()).get("dates", {})
