@@ -27,21 +27,15 @@ sending queue manager is not in is eliminated by step 1.
 from __future__ import annotations
 
 import datetime as dt
-from collections import Counter
-from dataclasses import replace
 from typing import Any
 
 import pandas as pd
 
-from clwl.algorithm import Request
 from clwl.model import ClusterView
 from clwl.report.model import MAX_TABLE_ROWS, Day, Report, pct, table_view
 from clwl.report.read import NONE
-from clwl.router import Route, Router
+from clwl.shares import engine_shares, steady
 
-#: Messages the engine routes per queue and snapshot when step 12 alone does not decide (CLWLMRUC, or a step
-#: before 12 that chooses one destination).
-ROUTED_MESSAGES = 1000
 #: The columns of the configured shares (configured_shares).
 CONFIGURED_COLS = ["sending_qmgr", "queue", "qmgr", "channel", "ch_rank", "q_rank", "ch_prty", "q_prty", "weight",
                    "suspended", "put", "configured_share", "config_since", "earlier"]
@@ -86,28 +80,6 @@ def configured_shares(timelines: dict[str, list[Any]], day: dt.date, profile: st
 
 def _since(t: pd.Timestamp, day_start: pd.Timestamp) -> str:
     return "all day" if t <= day_start else t.strftime("%H:%M")
-
-
-def steady(view: ClusterView) -> ClusterView:
-    """The view with every channel RUNNING: the configuration without its outages."""
-    return replace(view, channels=tuple(replace(c, state="RUNNING") for c in view.channels))
-
-
-def engine_shares(view: ClusterView, queue: str, profile: str = "default") -> dict[str, float]:
-    """Per destination queue manager, the percentage of ``queue``'s messages the engine sends there from
-    ``view`` (routed as put by an application on the sending queue manager); empty when the put fails. Exact
-    when step 12 alone decides (the module's docstring), else counted over ROUTED_MESSAGES messages."""
-    router = Router(view, profile)
-    request = Request(queue)
-    prep = router.lru_prepared(request)
-    shares: Counter[str] = Counter()
-    if prep is not None:  # step 12 alone, over the engine's own candidates and weights
-        total = sum(prep.weights)
-        for cand, weight in zip(prep.cands, prep.weights):
-            shares[cand.qmgr] += 100.0 * weight / total
-        return dict(shares)
-    counts = Counter(r.qmgr for r in router.route_many(request, ROUTED_MESSAGES) if isinstance(r, Route))
-    return {qmgr: 100.0 * n / ROUTED_MESSAGES for qmgr, n in counts.items()}
 
 
 def snapshot_shares(sender: str, view: ClusterView, profile: str = "default",

@@ -31,7 +31,8 @@ import pytest
 
 from clwl.cli import main
 from clwl.replay import Snapshot
-from clwl.report.shares import configured_shares, engine_shares
+from clwl.report.shares import configured_shares
+from clwl.shares import engine_shares
 from clwl.view import build_view, local_qmgr_name, read_captures
 from tests.handmade import _record, _runmqsc
 
