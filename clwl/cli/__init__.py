@@ -27,9 +27,13 @@ def package_version() -> str:
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from clwl.cli.advise import add_advise_command
+    from clwl.cli.blast import add_blast_command
     from clwl.cli.check import add_check_command
+    from clwl.cli.drift import add_drift_command
     from clwl.cli.explain import add_explain_command
     from clwl.cli.generate import add_generate_command
+    from clwl.cli.lint import add_lint_command
     from clwl.cli.pipeline import add_ingest_command, add_run_command
     from clwl.cli.query import add_published_command, add_query_command
     from clwl.cli.route import add_route_command
@@ -37,8 +41,21 @@ def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="clwl", description="Replay IBM MQ cluster workload management routing.")
     p.add_argument("--version", action="version", version=f"clwl {package_version()}")
     sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    for add_command in (add_route_command, add_explain_command, add_run_command, add_ingest_command, add_query_command,
-                        add_published_command, add_check_command, add_generate_command):  # the order of `clwl --help`
+    commands = (  # the order of `clwl --help`
+        add_route_command,
+        add_explain_command,
+        add_run_command,
+        add_ingest_command,
+        add_query_command,
+        add_published_command,
+        add_check_command,
+        add_lint_command,
+        add_drift_command,
+        add_advise_command,
+        add_blast_command,
+        add_generate_command,
+    )
+    for add_command in commands:
         add_command(sub)
     return p
 
