@@ -1,0 +1,449 @@
+"""``clwl lint``: configuration findings from the captures alone (docs/lint.md).
+
+Each rule is a small named function over a :class:`LintContext` (every observing queue manager's view, and the
+manual channel definitions it captured), registered once in :data:`RULES` with its name, what MQ will do and
+the remedy in MQ's terms. A rule reads what was captured; where the captures do not show what it needs, it says
+nothing rather than guessing. MQ's defaults count as values: the view already holds them for attributes a
+capture left out (queue CLWLUSEQ(QMGR), queue manager CLWLUSEQ(LOCAL), DEFBIND(OPEN), CLWLMRUC(999999999)).
+
+Pure: no Spark. :func:`lint_lake` reads the lake through :func:`clwl.silver.load_timelines` (the last
+configuration of the day of each observing queue manager) and :class:`clwl.lake.Lake`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable, Iterable, Iterator, Mapping, Optional
+
+from clwl.candidates import queue_defbind
+from clwl.model import ClusterView, QueueInstance
+from clwl.parse.common import MqscRecord
+from clwl.view import build_view, latest_records
+
+
+class LintInputError(Exception):
+    """The lint cannot run on what it was given (a date the lake does not hold, no captures): one line."""
+
+
+# -- what a rule reads ----------------------------------------------------------------------------------------
+#: The workload attributes a manual CLUSSDR can carry, with MQ's defaults (the CLUSRCVR's are what MQ uses).
+CLUSSDR_WORKLOAD_DEFAULTS = (("CLWLRANK", 0), ("CLWLPRTY", 0), ("CLWLWGHT", 50))
+
+#: A cluster queue instance's CLUSQT -> the MQSC object type an administrator alters on its host.
+_OBJECT_TYPE = {"QLOCAL": "QLOCAL", "QALIAS": "QALIAS", "QREMOTE": "QREMOTE", "QMGR": "QREMOTE"}
+
+
+@dataclass(frozen=True)
+class ChannelDefinition:
+    """A DISPLAY CHANNEL record of the observing queue manager: the channel as defined there (the view keeps
+    only what DISPLAY CLUSQMGR shows, which for a manual CLUSSDR are the CLUSRCVR's advertised values)."""
+
+    name: str
+    chltype: str
+    attrs: Mapping[str, Optional[str]]
+
+    @staticmethod
+    def from_record(r: MqscRecord) -> "ChannelDefinition":
+        return ChannelDefinition((r.get("CHANNEL") or "").strip(), (r.get("CHLTYPE") or "").strip().upper(),
+                                 dict(r.attrs))
+
+    def number(self, key: str) -> Optional[int]:
+        """The attribute as a number, None when it was not captured (or is not a number)."""
+        v = self.attrs.get(key)
+        try:
+            return int(v.strip()) if v is not None and v.strip() else None
+        except ValueError:
+            return None
+
+
+@dataclass(frozen=True)
+class Observation:
+    """One observing queue manager: its view, and its manual channel definitions if DISPLAY CHANNEL was
+    captured (``channels_captured`` False: nothing is known of them, and rules about them say nothing)."""
+
+    qmgr: str
+    view: ClusterView
+    channel_definitions: tuple[ChannelDefinition, ...] = ()
+    channels_captured: bool = False
+
+
+def observe(qmgr: str, records: Iterable[MqscRecord]) -> Observation:
+    """The observation of ``qmgr`` from its records (later records of one object replace earlier ones)."""
+    recs = latest_records(records)
+    view, _ = build_view(recs, qmgr)
+    channels = tuple(sorted((ChannelDefinition.from_record(r) for r in recs if r.kind == "CHANNEL"),
+                            key=lambda c: (c.name, c.chltype)))
+    return Observation(qmgr, view, channels, any(r.kind == "CHANNEL" for r in recs))
+
+
+@dataclass(frozen=True)
+class LintContext:
+    """Everything the rules read: the observations, by queue manager name."""
+
+    observations: tuple[Observation, ...]
+
+    def hosts_seen(self, queue: str) -> frozenset[str]:
+        """Every queue manager any observer sees hosting ``queue`` (a partial repository knows only the
+        instances it has used; the others' views complete it)."""
+        return frozenset(i.qmgr for o in self.observations for i in o.view.instances_of(queue) if not i.qmgr_alias)
+
+
+# -- findings ---------------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Finding:
+    """One finding: the rule, the observing queue manager, the object, what was seen and what MQ will do, and
+    the remedy in MQ's terms."""
+
+    rule: str
+    qmgr: str
+    object: str
+    detail: str
+    remedy: str
+
+    def as_dict(self) -> dict:
+        return {"rule": self.rule, "qmgr": self.qmgr, "object": self.object, "detail": self.detail,
+                "remedy": self.remedy}
+
+
+@dataclass(frozen=True)
+class Hit:
+    """What a rule's check yields: the finding without the rule's own words."""
+
+    qmgr: str
+    object: str
+    seen: str  # what the captures show, in this estate's names
+    remedy: str
+
+
+@dataclass(frozen=True)
+class Rule:
+    name: str
+    mq_does: str  # what MQ will do, in general
+    remedy: str  # the remedy in general, in MQ's terms
+    check: Callable[[LintContext], Iterable[Hit]]
+
+    def run(self, ctx: LintContext) -> Iterator[Finding]:
+        for h in self.check(ctx):
+            yield Finding(self.name, h.qmgr, h.object, f"{h.seen}: {self.mq_does}", h.remedy)
+
+
+# -- MQOO_BIND_AS_Q_DEF: which definition decides ---------------------------------------------------------------
+_AS_DEFBIND = {"open": "OPEN", "notfixed": "NOTFIXED", "group": "GROUP"}
+
+
+@dataclass(frozen=True)
+class BindDecision:
+    """What MQOO_BIND_AS_Q_DEF means for a queue name on one queue manager: ``bind`` is the engine's answer
+    (:func:`clwl.candidates.queue_defbind`, the one the replay uses); ``definition`` names the definition whose
+    DEFBIND decided it, empty when none did (no definition known, or instances that disagree: OPEN, MQ's
+    default DEFBIND)."""
+
+    queue: str
+    bind: str  # open | notfixed | group
+    definition: str  # e.g. "QALIAS(ALIAS.IN) on QM1"; "" when MQ's default decided
+    why: str  # one sentence
+
+    @property
+    def defbind(self) -> str:
+        return _AS_DEFBIND[self.bind]
+
+    @property
+    def decided(self) -> bool:
+        return bool(self.definition)
+
+
+def bind_decision(view: ClusterView, queue: str) -> BindDecision:
+    """Which definition decides MQOO_BIND_AS_Q_DEF for ``queue`` on the view's queue manager, in the order
+    :func:`clwl.candidates.queue_defbind` takes them (a local alias, then a local queue, then the cluster queue's
+    instances); the bind itself is queue_defbind's."""
+    bind = queue_defbind(view, queue)
+    here = view.local_name
+    alias = view.alias(queue)
+    if alias is not None:
+        return BindDecision(queue, bind, f"QALIAS({queue}) on {here}",
+                            f"DEFBIND({alias.defbind.upper()}) of the local alias QALIAS({queue}) on {here} "
+                            f"(an alias's DEFBIND wins over its target's)")
+    local = view.local_queue(queue)
+    if local is not None:
+        return BindDecision(queue, bind, f"QLOCAL({queue}) on {here}",
+                            f"DEFBIND({local.defbind.upper()}) of the local queue QLOCAL({queue}) on {here}")
+    instances = view.instances_of(queue)
+    advertised = sorted({i.defbind.upper() for i in instances})
+    hosts = ", ".join(sorted({i.qmgr for i in instances}))
+    if len(advertised) == 1:
+        return BindDecision(queue, bind, f"the cluster queue {queue} ({hosts})",
+                            f"DEFBIND({advertised[0]}) advertised by the instances of {queue} on {hosts} "
+                            f"(DISPLAY QCLUSTER)")
+    if advertised:
+        each = ", ".join(f"{i.qmgr} {i.defbind.upper()}" for i in sorted(instances, key=lambda i: i.qmgr))
+        return BindDecision(queue, bind, "", f"the instances of {queue} advertise different DEFBIND values "
+                                             f"({each}): OPEN, MQ's default DEFBIND, is taken")
+    return BindDecision(queue, bind, "", f"no definition of {queue} is known on {here}: OPEN, MQ's default DEFBIND")
+
+
+# -- the rules ----------------------------------------------------------------------------------------------
+def _names(names: Iterable[str]) -> str:
+    return ", ".join(sorted(set(names)))
+
+
+def _cluster_queues(view: ClusterView) -> dict[str, list[QueueInstance]]:
+    """Cluster queues of the view (queue manager aliases left out), each with its instances."""
+    out: dict[str, list[QueueInstance]] = {}
+    for i in view.instances:
+        if not i.qmgr_alias:
+            out.setdefault(i.queue, []).append(i)
+    return out
+
+
+def clussdr_workload_attrs(ctx: LintContext) -> Iterator[Hit]:
+    """CLWLRANK, CLWLPRTY or CLWLWGHT other than MQ's default on a manually defined CLUSSDR (DISPLAY CHANNEL)."""
+    for o in ctx.observations:
+        for ch in o.channel_definitions:
+            if ch.chltype != "CLUSSDR":
+                continue
+            set_here = [(k, n, d) for k, d in CLUSSDR_WORKLOAD_DEFAULTS if (n := ch.number(k)) is not None and n != d]
+            if not set_here:
+                continue
+            route = next((c for c in o.view.channels if c.name == ch.name), None)
+            target = route.qmgr if route is not None else ""
+            values = " ".join(f"{k}({n})" for k, n, _ in set_here)
+            seen = f"the manually defined CLUSSDR {ch.name} on {o.qmgr} sets {values}"
+            if route is not None:
+                advertised = " ".join(f"{k}({getattr(route, k.lower())})" for k, _, _ in set_here)
+                seen += f"; {target}'s CLUSRCVR advertises {advertised} (DISPLAY CLUSQMGR)"
+            defaults = " ".join(f"{k}({d})" for k, _, d in set_here)
+            where = f"on {target}" if target else "on the queue manager it reaches"
+            yield Hit(o.qmgr, ch.name, seen,
+                      f"set them where MQ reads them, ALTER CHANNEL({ch.name}) CHLTYPE(CLUSRCVR) {values} {where}; "
+                      f"then ALTER CHANNEL({ch.name}) CHLTYPE(CLUSSDR) {defaults} on {o.qmgr}, so that the "
+                      f"definition says what MQ does")
+
+
+def local_instance_wins(ctx: LintContext) -> Iterator[Hit]:
+    """A put-enabled local instance of a cluster queue whose CLWLUSEQ (or the queue manager's) is LOCAL,
+    MQ's defaults included."""
+    for o in ctx.observations:
+        qm = o.view.qmgr
+        for inst in o.view.instances:
+            if not inst.local or inst.clusqt != "QLOCAL" or not inst.put_enabled:
+                continue  # CLWLUSEQ is a local queue's attribute; a PUT(DISABLED) instance is gone at step 1
+            useq = inst.clwluseq.upper()
+            if useq == "LOCAL":
+                why = "CLWLUSEQ(LOCAL) on the queue"
+                remedy = f"ALTER QLOCAL({inst.queue}) CLWLUSEQ(ANY) on {o.qmgr}"
+            elif useq == "QMGR" and qm.clwluseq.upper() == "LOCAL":
+                why = "CLWLUSEQ(QMGR) on the queue and CLWLUSEQ(LOCAL) on the queue manager (MQ's defaults)"
+                remedy = (f"ALTER QLOCAL({inst.queue}) CLWLUSEQ(ANY) on {o.qmgr}, or ALTER QMGR CLWLUSEQ(ANY) "
+                          f"for every queue left at CLWLUSEQ(QMGR)")
+            else:
+                continue
+            others = sorted(ctx.hosts_seen(inst.queue) - {o.qmgr})
+            share = (f"; the instances on {', '.join(others)} get none of the messages put on {o.qmgr}"
+                     if others else "")
+            yield Hit(o.qmgr, inst.queue, f"{o.qmgr} hosts an instance of {inst.queue} with {why}{share}",
+                      remedy + "; if keeping them local is intended, nothing")
+
+
+def bind_on_open_default(ctx: LintContext) -> Iterator[Hit]:
+    """MQOO_BIND_AS_Q_DEF resolves to OPEN for a cluster queue, a clustered queue manager alias, or a local
+    alias whose target is a cluster queue (the definition that decides, as the replay reads it)."""
+    for o in ctx.observations:
+        view = o.view
+        names = {i.queue for i in view.instances}
+        names |= {a.name for a in view.aliases if view.instances_of(a.target)}
+        for name in sorted(names):
+            d = bind_decision(view, name)
+            if d.bind != "open":
+                continue
+            alias = view.alias(name)
+            if alias is not None:
+                fix = f"ALTER QALIAS({name}) DEFBIND(NOTFIXED) on {o.qmgr}"
+            elif view.local_queue(name) is not None:
+                fix = f"ALTER QLOCAL({name}) DEFBIND(NOTFIXED) on {o.qmgr} and on every other host of {name}"
+            else:
+                inst = view.instances_of(name)
+                kinds = sorted({_OBJECT_TYPE.get(i.clusqt, "QLOCAL") for i in inst})
+                fix = " or ".join(f"ALTER {k}({name}) DEFBIND(NOTFIXED)" for k in kinds) + \
+                    f" on {_names(i.qmgr for i in inst)}"
+            insts = view.instances_of(name)
+            if alias is not None:
+                what = "the alias"
+            elif insts and all(i.qmgr_alias for i in insts):
+                what = "the queue manager alias"
+            else:
+                what = "the cluster queue"
+            yield Hit(o.qmgr, name, f"MQOO_BIND_AS_Q_DEF on {o.qmgr} binds {what} {name} on open: {d.why}",
+                      f"{fix}, or open with MQOO_BIND_NOT_FIXED in the application; keep OPEN only where every "
+                      f"message of a handle must reach the same queue manager")
+
+
+def alias_overrides_bind(ctx: LintContext) -> Iterator[Hit]:
+    """A local QALIAS whose DEFBIND differs from its target cluster queue's (when the target's is known)."""
+    for o in ctx.observations:
+        view = o.view
+        for alias in sorted(view.aliases, key=lambda a: a.name):
+            if view.instances_of(alias.name) or not view.instances_of(alias.target):
+                continue  # a clustered alias is a cluster queue itself; a non-cluster target is no concern here
+            target = bind_decision(view, alias.target)
+            mine = alias.defbind.upper()
+            if not target.decided or mine == target.defbind:
+                continue
+            yield Hit(o.qmgr, alias.name,
+                      f"QALIAS({alias.name}) on {o.qmgr} has DEFBIND({mine}); its target {alias.target} has "
+                      f"DEFBIND({target.defbind}) ({target.definition})",
+                      f"make them agree, ALTER QALIAS({alias.name}) DEFBIND({target.defbind}) on {o.qmgr}, or "
+                      f"change {alias.target}'s DEFBIND on its hosts; if the difference is intended, nothing")
+
+
+def put_disabled_instance(ctx: LintContext) -> Iterator[Hit]:
+    """An instance (or a clustered queue manager alias) advertised with PUT(DISABLED)."""
+    for o in ctx.observations:
+        for inst in o.view.instances:
+            if inst.put_enabled:
+                continue
+            kind = _OBJECT_TYPE.get(inst.clusqt, "QLOCAL")
+            known = o.view.instances_of(inst.queue)
+            # "every other" only from a view that knows others (a partial repository may know just its own)
+            all_off = len(known) > 1 and not any(i.put_enabled for i in known)
+            whose = "the local instance" if inst.local else f"{inst.qmgr}'s instance"
+            seen = f"{whose} of {inst.queue} is PUT(DISABLED)" + (
+                f" and so is every other instance {o.qmgr} knows: its puts fail with MQRC_CLUSTER_PUT_INHIBITED "
+                f"(2268)" if all_off else "")
+            yield Hit(o.qmgr, inst.queue, seen,
+                      f"ALTER {kind}({inst.queue}) PUT(ENABLED) on {inst.qmgr} once it should take messages again")
+
+
+def single_instance(ctx: LintContext) -> Iterator[Hit]:
+    """A cluster queue hosted by one queue manager, in this view and in every other observer's."""
+    for o in ctx.observations:
+        for queue, instances in sorted(_cluster_queues(o.view).items()):
+            hosts = {i.qmgr for i in instances}
+            if len(hosts) != 1 or ctx.hosts_seen(queue) != hosts:
+                continue
+            host = hosts.pop()
+            clusters = sorted(set().union(*(i.clusters for i in instances))) or ["the cluster"]
+            cluster = f"CLUSTER({clusters[0]})" if len(clusters) == 1 else f"the clusters {', '.join(clusters)}"
+            yield Hit(o.qmgr, queue, f"{queue} is hosted by {host} alone",
+                      f"DEFINE QLOCAL({queue}) {cluster} on a second queue manager, with the same attributes, "
+                      f"if its consumers can run there too")
+
+
+def suspended_qmgr(ctx: LintContext) -> Iterator[Hit]:
+    """A queue manager advertised SUSPEND(YES) (a CLUSSDR's CLUSQMGR record, or the observer's own CLUSRCVR)."""
+    for o in ctx.observations:
+        clusters: dict[str, set[str]] = {}
+        for ch in (*o.view.channels, *o.view.local_receivers):
+            if ch.suspended:
+                clusters.setdefault(ch.qmgr, set()).update(ch.clusters)
+        for qm, names in sorted(clusters.items()):
+            names = sorted(names) or ["(its cluster)"]
+            resume = "; ".join(f"RESUME QMGR CLUSTER({c})" for c in names)
+            yield Hit(o.qmgr, qm, f"{qm} is suspended from {', '.join(names)} (SUSPEND(YES) in DISPLAY CLUSQMGR)",
+                      f"{resume} on {qm} when its maintenance is over")
+
+
+def mruc_below_instances(ctx: LintContext) -> Iterator[Hit]:
+    """CLWLMRUC lower than the number of other queue managers (reachable over a channel) hosting a cluster queue
+    the observer knows."""
+    for o in ctx.observations:
+        mruc = o.view.qmgr.clwlmruc
+        for queue, instances in sorted(_cluster_queues(o.view).items()):
+            hosts = sorted({i.qmgr for i in instances if not i.local and o.view.channels_to(i.qmgr)})
+            if mruc >= len(hosts):
+                continue
+            yield Hit(o.qmgr, queue,
+                      f"CLWLMRUC({mruc}) on {o.qmgr}, and {queue} is hosted by {len(hosts)} other queue managers "
+                      f"({', '.join(hosts)})",
+                      f"ALTER QMGR CLWLMRUC({len(hosts)}) or more on {o.qmgr} (MQ's default is 999999999); if "
+                      f"restricting the outbound cluster channels is intended, nothing")
+
+
+RULES: tuple[Rule, ...] = (
+    Rule("clussdr-workload-attrs",
+         "MQ uses the values the destination's CLUSRCVR advertises, so the values on a manually defined CLUSSDR "
+         "are ignored", "set CLWLRANK, CLWLPRTY and CLWLWGHT on the destination's CLUSRCVR",
+         clussdr_workload_attrs),
+    Rule("local-instance-wins",
+         "step 3 chooses the local instance for every message an application puts on this queue manager, so "
+         "every such message stays local and the workload is not shared", "ALTER QLOCAL(...) CLWLUSEQ(ANY)",
+         local_instance_wins),
+    Rule("bind-on-open-default",
+         "applications that open with MQOO_BIND_AS_Q_DEF (MQOPEN's default) send every message of a handle to "
+         "the destination chosen at open, and those messages can never be re-allocated when its channel stops",
+         "DEFBIND(NOTFIXED), or MQOO_BIND_NOT_FIXED in the application", bind_on_open_default),
+    Rule("alias-overrides-bind",
+         "an application opening the alias with MQOO_BIND_AS_Q_DEF gets the alias's DEFBIND, one opening the "
+         "queue gets the queue's: the alias wins, so the same queue is bound two ways",
+         "make the alias's DEFBIND and the queue's agree", alias_overrides_bind),
+    Rule("put-disabled-instance",
+         "step 1 excludes it from every choice while it stays so (step 2 for a queue manager alias)",
+         "ALTER QLOCAL(...) PUT(ENABLED)", put_disabled_instance),
+    Rule("single-instance",
+         "nothing else can take its messages: while that queue manager or the channel to it is down, messages "
+         "for it wait on the transmission queue", "a second instance of the queue", single_instance),
+    Rule("suspended-qmgr",
+         "step 5 prefers resumed queue managers: its instances get messages only when no resumed queue manager "
+         "hosts the queue", "RESUME QMGR CLUSTER(...)", suspended_qmgr),
+    Rule("mruc-below-instances",
+         "step 11c keeps only the CLWLMRUC most recently used channels, so some instances are never chosen by "
+         "step 12", "ALTER QMGR CLWLMRUC(n)", mruc_below_instances),
+)
+RULE_NAMES = tuple(r.name for r in RULES)
+_ORDER = {name: i for i, name in enumerate(RULE_NAMES)}
+
+
+# -- entry points -------------------------------------------------------------------------------------------
+def sort_findings(findings: Iterable[Finding]) -> list[Finding]:
+    """Deterministic order: observing queue manager, then the rules' order, then object and detail."""
+    return sorted(findings, key=lambda f: (f.qmgr, _ORDER.get(f.rule, len(_ORDER)), f.object, f.detail, f.remedy))
+
+
+def lint_observations(observations: Iterable[Observation], rules: tuple[Rule, ...] = RULES) -> list[Finding]:
+    ctx = LintContext(tuple(sorted(observations, key=lambda o: o.qmgr)))
+    return sort_findings(f for rule in rules for f in rule.run(ctx))
+
+
+def lint_captures(records_by_qmgr: Mapping[str, Iterable[MqscRecord]]) -> list[Finding]:
+    """The findings of queue managers' captures: observing queue manager -> its records (oldest first)."""
+    return lint_observations(observe(qm, recs) for qm, recs in records_by_qmgr.items())
+
+
+def lint_lake(lake: Path | str, run_date: str) -> list[Finding]:
+    """The findings of every queue manager observed on ``run_date``: its last configuration of the day
+    (:func:`clwl.silver.load_timelines`), and its DISPLAY CHANNEL records in force then (silver.config_history).
+    LintInputError when the lake holds no captures of that date."""
+    from clwl.days import as_utc, run_day
+    from clwl.lake import Lake
+    from clwl.silver import load_timelines
+
+    lk = Lake(Path(lake))
+    for key in ("silver.config_history", "silver.channel_status", "silver.ingest_files"):
+        if not lk.exists(key):
+            raise LintInputError(f"{lake}: no {key} table (ingest the landing folder first: clwl run or clwl ingest)")
+    day = run_day(run_date)
+    files = lk.rows("silver.ingest_files", ["run_date", "status"]).to_pylist()
+    dates = sorted({r["run_date"] for r in files if r["status"] in ("ingested", "unchanged")})
+    if day not in dates:
+        known = ", ".join(d.isoformat() for d in dates) or "none"
+        raise LintInputError(f"{lake}: no captures of {run_date} in the lake (run dates ingested: {known})")
+    timelines = load_timelines(lake, run_date)
+    if not timelines:
+        raise LintInputError(f"{lake}: no configuration of any queue manager on {run_date} in silver.config_history")
+    rows = lk.rows("silver.config_history", ["observing_qmgr", "kind", "attrs", "valid_from", "valid_to"],
+                   filters=[("kind", "=", "CHANNEL")]).to_pylist()
+    observations = []
+    for qm, timeline in timelines.items():
+        last = timeline[-1]
+        recs = [MqscRecord("CHANNEL", dict(r["attrs"] or ()), "silver.config_history", 0) for r in rows
+                if r["observing_qmgr"] == qm and as_utc(r["valid_from"]) <= last.time
+                and (r["valid_to"] is None or last.time < as_utc(r["valid_to"]))]
+        channels = tuple(sorted((ChannelDefinition.from_record(r) for r in recs), key=lambda c: (c.name, c.chltype)))
+        captured = any(r["observing_qmgr"] == qm for r in rows)
+        observations.append(Observation(qm, last.view, channels, captured))
+    return lint_observations(observations)
+
+
+def findings_json(findings: Iterable[Finding]) -> dict:
+    """The ``--json`` document: ``{"findings": [{"rule", "qmgr", "object", "detail", "remedy"}, ...]}``."""
+    return {"findings": [f.as_dict() for f in findings]}
