@@ -1,5 +1,126 @@
-"""``clwl drift``: being built (issue 28)."""
+"""``clwl drift --date D [--lake DIR] [--since D0] [--json]``: what changed in the configuration since the previous
+run date, and what it did to each queue's configured shares.
+
+The work is clwl/drift.py (silver.config_history through the lake's door, the engine's shares; no JVM); this
+module prints it: a table of changes, then the share effects, or one line saying nothing changed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from datetime import datetime
+from pathlib import Path
+
+from clwl.cli.exit_codes import EXIT_INPUT, EXIT_OK
+from clwl.cli.extras import missing_extra
+from clwl.cli.options import DATE, LAKE
+
+#: What drift reads the lake with (the pipeline extra's readers).
+DRIFT_MODULES = ("deltalake", "pyarrow")
 
 
-def add_drift_command(subparsers):
-    return subparsers.add_parser("drift", help="(being built)")
+def add_drift_command(subparsers) -> argparse.ArgumentParser:
+    d = subparsers.add_parser(
+        "drift", help="what changed in the configuration since the previous run date (no JVM)",
+        description="Every configuration change the captures of a run date showed, against the configuration in "
+                    "force at the end of the day before (or of --since): per observing queue manager, the object, "
+                    "the attribute, its old and new value, when it was captured and MQ's own stamp of it "
+                    "(ALTDATE/ALTTIME, or CLUSDATE/CLUSTIME for what the cluster brought); objects that appeared "
+                    "or went are changes too. Then, per queue manager and cluster queue, the configured shares "
+                    "(the engine, every channel running) before and after each change that moved them. Read from "
+                    "silver.config_history; docs/drift.md says what is and is not compared.",
+        epilog="example: clwl drift --date 2026-11-20 (the samples: QM4 resumed in CL1, seen at 06:00; QM4's "
+               "APP.ORDERS put-disabled at 17:55, seen at 18:00)")
+    LAKE.add(d)
+    DATE.add(d, help="the run date whose captures are compared", required=True)
+    d.add_argument("--since", type=DATE.kwargs["type"], metavar="YYYY-MM-DD",
+                   help="compare with the configuration in force at the end of this earlier run date (default: "
+                        "the day before --date); every change after it, up to the end of --date, is listed")
+    d.add_argument("--json", action="store_true", help="one JSON object (timestamps ISO-8601, shares in percent)")
+    d.set_defaults(func=cmd_drift)
+    return d
+
+
+def cmd_drift(args: argparse.Namespace) -> int:
+    problem = missing_extra("drift", DRIFT_MODULES)
+    if problem:
+        print(problem, file=sys.stderr)
+        return EXIT_INPUT
+    from clwl.drift import DriftError, drift
+    from clwl.lake import default_lake
+
+    lake = args.lake if args.lake is not None else default_lake()
+    if not Path(lake).is_dir():
+        print(f"clwl drift: no lake at {lake} (name it with --lake or $CLWL_LAKE)", file=sys.stderr)
+        return EXIT_INPUT
+    try:
+        found = drift(Path(lake), args.date, args.since)
+    except DriftError as e:
+        print(f"clwl drift: {e}", file=sys.stderr)
+        return EXIT_INPUT
+    if args.json:
+        sys.stdout.write(json.dumps(found.as_dict()) + "\n")
+    else:
+        sys.stdout.write(readable(found))
+    return EXIT_OK
+
+
+# -- the readable answer ----------------------------------------------------------------------------------------
+def _t(t: datetime) -> str:
+    return t.strftime("%Y-%m-%d %H:%M:%S")
+
+
+def _shown(value: str) -> str:
+    """A value as the table shows it: a blank value (MQSC's ``( )``) would be an empty cell."""
+    return "(blank)" if value == "" else value
+
+
+def _pct(shares: dict[str, float], qmgr: str) -> str:
+    if not shares:
+        return "-"  # no destination at all: the put fails
+    return f"{shares.get(qmgr, 0.0):.1f} %"
+
+
+def _table(header: tuple[str, ...], rows: list[tuple[str, ...]]) -> list[str]:
+    widths = [max(len(r[i]) for r in (header, *rows)) for i in range(len(header))]
+    return ["  " + "  ".join(c.ljust(widths[i]) for i, c in enumerate(r)).rstrip() for r in (header, *rows)]
+
+
+def readable(found) -> str:
+    """The drift as text: what was compared, the changes, the share effects, what is not compared."""
+    from clwl.drift import NOT_CONFIGURATION
+
+    out = [f"Configuration drift on {found.run_date}: the captures from {_t(found.baseline_at)} to "
+           f"{_t(found.until)} UTC against the configuration in force at the end of {found.since}; "
+           f"{len(found.qmgrs)} queue manager(s): {', '.join(found.qmgrs)}"]
+    if found.captures is not None:
+        out.append("Configuration captures compared: " + ", ".join(f"{q} {n}" for q, n in found.captures.items()))
+    for qmgr, t in sorted(found.first_captured.items()):
+        out.append(f"{qmgr}: first captured {_t(t)} UTC, nothing earlier to compare with: compared from that "
+                   "capture on")
+    out.append("")
+    if not found.changes:
+        out.append(f"No configuration change since the end of {found.since}.")
+    else:
+        out.append(f"Changes ({len(found.changes)}; captured: the capture that first showed it, UTC; MQ's stamp: "
+                   "the queue manager's own clock)")
+        out += _table(("captured", "qmgr", "object", "attribute", "old", "new", "MQ's stamp"),
+                      [(_t(c.at), c.qmgr, c.object, c.attribute, _shown(c.old), _shown(c.new), c.stamp or "")
+                       for c in found.changes])
+    out.append("")
+    if found.effects:
+        out.append("Effect on the configured shares (the engine, every channel running; -: no destination, the "
+                   "put fails)")
+        out += _table(("at", "qmgr", "queue", "destination", "before", "after"),
+                      [(_t(e.at), e.qmgr, e.queue, q, _pct(e.before, q), _pct(e.after, q))
+                       for e in found.effects for q, _, _ in e.destinations()])
+    elif found.changes:
+        out.append("No configured share changed.")
+    if found.changes or found.effects:
+        out.append("")
+    skipped = "; ".join(f"{'/'.join(sorted(r.attributes))}" + (f" of {'/'.join(sorted(r.kinds))}" if r.kinds else "")
+                        for r in NOT_CONFIGURATION)
+    out.append(f"Not compared (not configuration): {skipped}; channel status (clwl route --at, the report).")
+    return "\n".join(out) + "\n"
