@@ -1,5 +1,144 @@
-"""``clwl blast``: being built (issue 28)."""
+"""``clwl blast --date D [--lake DIR] [--algorithm PROFILE] [--json]``: the estate's single points of failure.
+
+For each queue manager and each cluster-sender channel of the day, the day's own traffic is replayed with it
+stopped for the busiest hour (clwl/blast.py, in-process: deltalake, pyarrow and the engine, no JVM), and the
+messages that would have been stuck, and why, are set against those that would simply have gone elsewhere.
+docs/blast.md explains the answer and its limits.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from datetime import timedelta
+from pathlib import Path
+
+from clwl.algorithm import PROFILES
+from clwl.cli.exit_codes import EXIT_INPUT, EXIT_OK
+from clwl.cli.extras import missing_extra
+from clwl.cli.options import DATE, LAKE
+
+#: What the command reads the lake with (the pipeline extra's; no Spark).
+BLAST_MODULES = ("deltalake", "pyarrow")
+#: Queues and applications named per case in the readable output (the JSON has them all).
+TOP = 5
 
 
-def add_blast_command(subparsers):
-    return subparsers.add_parser("blast", help="(being built)")
+def add_blast_command(subparsers) -> argparse.ArgumentParser:
+    b = subparsers.add_parser(
+        "blast", help="what one hour of each queue manager or channel stopped would have stuck (no JVM)",
+        description="The blast radius of a day: for each queue manager (every sender's channels to it) and each "
+                    "cluster-sender channel, the day's own messages are replayed with it STOPPED for the day's "
+                    "busiest hour (UTC), against the day as it was. Stuck: messages that would have waited behind "
+                    "it and stayed (bound on open, a group in logical order, a named queue manager, the only "
+                    "instance, ...); went elsewhere: messages the day sent over it that would have gone over "
+                    "another channel. Sorted by messages stuck: the estate's single points of failure. "
+                    "See docs/blast.md.",
+        epilog="example: clwl blast --date 2026-11-20 --lake lake")
+    LAKE.add(b)
+    DATE.add(b, help="the run date to examine (required)")
+    b.add_argument("--algorithm", choices=sorted(PROFILES), default="default", metavar="PROFILE",
+                   help="algorithm profile of the replays: " + ", ".join(sorted(PROFILES)) + " (default: default)")
+    b.add_argument("--json", action="store_true", help="one JSON object")
+    b.set_defaults(func=cmd_blast)
+    return b
+
+
+def cmd_blast(args: argparse.Namespace) -> int:
+    problem = missing_extra("blast", BLAST_MODULES)
+    if problem:
+        print(problem, file=sys.stderr)
+        return EXIT_INPUT
+    from clwl.blast import BlastError, blast_radius
+    from clwl.lake import LakeFileError, default_lake
+
+    lake = Path(args.lake if args.lake is not None else default_lake())
+    if not lake.is_dir():
+        print(f"clwl blast: no lake at {lake} (name it with --lake or $CLWL_LAKE)", file=sys.stderr)
+        return EXIT_INPUT
+    if args.date is None:
+        print("clwl blast: --date is required: the run date to examine (YYYY-MM-DD)", file=sys.stderr)
+        return EXIT_INPUT
+    try:
+        radius = blast_radius(lake, args.date, args.algorithm)
+    except (BlastError, LakeFileError) as e:
+        print(f"clwl blast: {e}", file=sys.stderr)
+        return EXIT_INPUT
+    if args.json:
+        sys.stdout.write(json.dumps(radius.to_json()) + "\n")
+    else:
+        write_readable(radius)
+    return EXIT_OK
+
+
+def duration(d: timedelta | None) -> str:
+    """A wait as an administrator reads it: 55m 0s, 3h 56m."""
+    if d is None:
+        return "-"
+    s = int(d.total_seconds())
+    if s >= 3600:
+        return f"{s // 3600}h {s % 3600 // 60:02d}m"
+    return f"{s // 60}m {s % 60:02d}s"
+
+
+def case_label(result) -> str:
+    c = result.case
+    return f"queue manager {c.name}" if c.kind == "qmgr" else f"channel {c.name}"
+
+
+def _top(counts: dict, kind: str) -> str:
+    items = sorted(((k, v[kind]) for k, v in counts.items() if v[kind]), key=lambda kv: (-kv[1], kv[0]))
+    more = f", +{len(items) - TOP} more" if len(items) > TOP else ""
+    return ", ".join(f"{k} {n}" for k, n in items[:TOP]) + more
+
+
+def table_rows(radius) -> list[tuple[str, ...]]:
+    """The table's rows, header first: one per case that stuck or moved something."""
+    from clwl.blast import STUCK_REASONS
+
+    rows = [("stopped for the hour", "sender", "stuck", "went elsewhere", "stuck because", "longest wait")]
+    for r in radius.cases:
+        if not (r.stuck or r.reallocated):
+            continue
+        why = ", ".join(f"{x.key} {r.by_reason[x.key]}" for x in STUCK_REASONS if r.by_reason[x.key])
+        wait = duration(r.longest_wait) + (f" ({r.still_waiting} at day end)" if r.still_waiting else "")
+        rows.append((case_label(r), r.case.sender or "all", str(r.stuck), str(r.reallocated), why or "-",
+                     wait if r.stuck else "-"))
+    return rows
+
+
+def write_readable(radius) -> None:
+    from clwl.blast import REASON_WORDS
+
+    w = sys.stdout.write
+    win = radius.window
+    w(f"Blast radius of {radius.run_date}: each queue manager and cluster-sender channel STOPPED for the busiest "
+      f"hour, {win.label} UTC ({win.messages} of the day's {radius.messages} messages were put then), the day's "
+      f"own traffic replayed against the day as it was.\n\n")
+    rows = table_rows(radius)
+    if len(rows) == 1:
+        w("Nothing would have been stuck or moved: no message put in that hour went over a cluster channel.\n")
+    else:
+        widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+        right = {2, 3}
+        for r in rows:
+            cells = [c.rjust(widths[i]) if i in right else c.ljust(widths[i]) for i, c in enumerate(r)]
+            w("  ".join(cells).rstrip() + "\n")
+    quiet = [r for r in radius.cases if not (r.stuck or r.reallocated)]
+    if quiet:
+        names = ", ".join(case_label(r) + (f" of {r.case.sender}" if r.case.sender else "") for r in quiet)
+        w(f"\nNothing stuck, nothing moved: {names}.\n")
+    stuck = [r for r in radius.cases if r.stuck]
+    if stuck:
+        w("\nWhere the stuck messages were:\n")
+        for r in stuck:
+            who = case_label(r) + (f" of {r.case.sender}" if r.case.sender else "")
+            w(f"  {who}: queues {_top(r.queues, 'stuck')}; applications {_top(r.applications, 'stuck')}\n")
+        seen = sorted({k for r in stuck for k in r.by_reason if r.by_reason[k]},
+                      key=lambda k: list(REASON_WORDS).index(k))
+        w("\nStuck because:\n")
+        for k in seen:
+            w(f"  {k}: {REASON_WORDS[k]}\n")
+    w(f"\n({radius.replays} case replay(s) of {len(radius.senders)} sender(s), in-process, in "
+      f"{radius.seconds.get('total', sum(radius.seconds.values())):.2f} s; --json for every queue and application)\n")

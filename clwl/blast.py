@@ -1,0 +1,640 @@
+"""The blast radius of a day (issue 28): for each queue manager and each cluster-sender channel, what one hour
+of it not moving messages at the day's busiest hour would have done to that day's own traffic.
+
+1. The window: the clock hour (UTC) with the most puts of the day, every sender together (:func:`busiest_hour`).
+2. The cases (:func:`cases_of`): a destination queue manager (every sender's cluster-sender channels to it
+   stopped), and each sender's cluster-sender channel on its own.
+3. Each sender's day is replayed once as it was (the baseline) and once per set of its channels a case stops, in
+   the same replay the pipeline runs (clwl/replay.py, its batch path). A case's timeline is the baseline's with
+   the channels STOPPED from the window's start to its end: a capture is added at both bounds (the view in force
+   there, copied), in the baseline too, so the two replays see the same captures at the same moments and differ
+   only in the stop. Before the window the two are the same replay: the case replays start from a copy of the
+   baseline taken at the window's start, so a case costs the window's messages, not the day's.
+4. Each message put in the window (and each already waiting when it began) is compared across the two replays
+   (:func:`compare`): **stuck** when in the case it waited behind a channel that moved nothing and stayed there
+   (docs/algorithm.md, "Binding and re-allocation"), which it did not in the baseline, with the reason it could
+   not go elsewhere (:data:`STUCK_REASONS`); **went elsewhere** when the baseline delivered it over one of the
+   stopped channels and the case over another one.
+
+:func:`blast_radius` reads a lake day without Spark (clwl/silver.py); :func:`blast_radius_of` is the same over
+timelines and put events in memory (what the unit tests build by hand). docs/blast.md says what it means and what
+it cannot see.
+"""
+
+from __future__ import annotations
+
+import copy
+import time
+from collections import Counter, defaultdict
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from datetime import datetime, timedelta
+from pathlib import Path
+from typing import Callable, Iterable, Iterator, NamedTuple, Optional, Sequence
+
+from clwl.algorithm import PROFILES, STAY_ONLY_ELIGIBLE
+from clwl.days import RunDate, as_utc, day_bounds
+from clwl.model import ClusterView
+from clwl.replay import PutEvent, ReplayRow, SenderReplay, Snapshot, _micros
+from clwl.router import Route, RouteError
+
+HOUR = timedelta(hours=1)
+#: The state a case gives its channels: the last tier of steps 6-9, not in clwl.model.MOVING_STATES: a channel that
+#: moves nothing until it is started again.
+STOPPED_STATE = "STOPPED"
+#: Messages per piece of the traffic after the window: the replays go on only until the window's messages are
+#: delivered (usually at the window's end), so they read after it in small pieces.
+POST_PIECE = 4096
+#: Application of a put without an open handle.
+UNKNOWN_APPLICATION = "(unknown)"
+
+
+class BlastError(Exception):
+    """The day cannot be examined (no lake, no such date): one line for stderr."""
+
+
+# -- the window -----------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Window:
+    """The hour the cases stop their channels: [start, end), and the puts of the day in it."""
+
+    start: datetime
+    end: datetime
+    messages: int
+
+    @property
+    def label(self) -> str:
+        return f"{self.start:%H:%M}-{self.end:%H:%M}" if self.end.hour else f"{self.start:%H:%M}-24:00"
+
+
+def busiest_hour(run_date: str, hour_counts: Mapping[int, int]) -> Window:
+    """The clock hour (0-23, UTC) of ``run_date`` with the most puts (the earliest of equals); ``hour_counts``: puts
+    per hour of the day, every sender together. BlastError when there are none."""
+    counts = {h: n for h, n in hour_counts.items() if n > 0}
+    if not counts:
+        raise BlastError(f"no messages put on {run_date}: no busiest hour to stop anything in")
+    hour = min(counts, key=lambda h: (-counts[h], h))
+    start = day_bounds(RunDate(run_date))[0] + hour * HOUR
+    return Window(start, start + HOUR, counts[hour])
+
+
+def hour_counts(times: Iterable[datetime]) -> Counter:
+    """Puts per clock hour (UTC) of the given put times."""
+    return Counter(as_utc(t).hour for t in times)
+
+
+# -- the timelines --------------------------------------------------------------------------------------------
+def with_bounds(timeline: Sequence[Snapshot], start: datetime, end: datetime) -> list[Snapshot]:
+    """``timeline`` with a snapshot at ``start`` and at ``end``: the view in force there, where no capture is at
+    that moment already (none before it: nothing to copy). The same captures, seen once more: the replay
+    re-examines what waits at each capture, so the baseline and the cases get these two moments alike."""
+    out = sorted(timeline, key=lambda s: s.time)
+    for t in (start, end):
+        if any(s.time == t for s in out):
+            continue
+        before = [i for i, s in enumerate(out) if s.time < t]
+        if before:
+            out.insert(before[-1] + 1, Snapshot(t, out[before[-1]].view))
+    return out
+
+
+def stop_view(view: ClusterView, channels: frozenset[str], state: str = STOPPED_STATE) -> ClusterView:
+    """``view`` with the cluster-sender ``channels`` in ``state``."""
+    return replace(view, channels=tuple(replace(c, state=state) if c.name in channels else c
+                                        for c in view.channels))
+
+
+def stopped(timeline: Sequence[Snapshot], channels: frozenset[str], start: datetime, end: datetime) -> list[Snapshot]:
+    """The case's timeline: ``timeline`` (with its bounds, :func:`with_bounds`) with ``channels`` STOPPED in every
+    snapshot from ``start`` to before ``end``."""
+    return [Snapshot(s.time, stop_view(s.view, channels)) if start <= s.time < end else s for s in timeline]
+
+
+def in_force(timeline: Sequence[Snapshot], start: datetime, end: datetime) -> list[Snapshot]:
+    """The snapshots in force at some moment of [start, end)."""
+    at_start = [s for s in timeline if s.time <= start]
+    return at_start[-1:] + [s for s in timeline if start < s.time < end]
+
+
+# -- the cases ------------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Case:
+    """One thing stopped for the hour: a queue manager (``kind`` "qmgr": every sender's channels to it) or one
+    sender's cluster-sender channel (``kind`` "channel", ``sender`` set). ``stops``: sender -> its channels
+    stopped."""
+
+    kind: str
+    name: str
+    sender: Optional[str]
+    stops: tuple[tuple[str, frozenset[str]], ...]
+
+    @property
+    def key(self) -> tuple[str, str, str]:
+        return (self.kind, self.name, self.sender or "")
+
+
+def cases_of(timelines: Mapping[str, Sequence[Snapshot]], window: Window) -> list[Case]:
+    """Every queue manager a sender has a cluster-sender channel to during the window, and every such channel."""
+    to_qmgr: dict[str, dict[str, set[str]]] = defaultdict(lambda: defaultdict(set))  # qmgr -> sender -> channels
+    channels: dict[tuple[str, str], str] = {}  # (sender, channel) -> its queue manager
+    for sender, tl in timelines.items():
+        for snap in in_force(sorted(tl, key=lambda s: s.time), window.start, window.end):
+            for c in snap.view.channels:
+                if c.qmgr == sender:
+                    continue
+                to_qmgr[c.qmgr][sender].add(c.name)
+                channels.setdefault((sender, c.name), c.qmgr)
+    out = [Case("qmgr", qm, None, tuple((s, frozenset(chs)) for s, chs in sorted(by.items())))
+           for qm, by in sorted(to_qmgr.items())]
+    out += [Case("channel", ch, s, ((s, frozenset({ch})),)) for (s, ch) in sorted(channels)]
+    return out
+
+
+# -- why a message stays --------------------------------------------------------------------------------------
+NOT_REALLOCATABLE = "not-reallocatable"
+STILL_MOST_FAVOURABLE = "still-most-favourable"
+#: The steps whose decision keeps a waiting message on a stopped channel because of the queues' ranks.
+_RANK_STEPS = frozenset({"4a", "4b"})
+_STEP_OF_STAY = {st.stay_reason: st.id for steps in PROFILES.values() for st in steps}
+
+
+@dataclass(frozen=True)
+class StuckReason:
+    """Why a message stayed behind a channel that moved nothing: ``key`` (the JSON's ``by_reason``), in an
+    administrator's words, and whether a replayed row's (stay_reason, stay_detail) is it."""
+
+    key: str
+    words: str
+    applies: Callable[[str, Optional[str]], bool]
+
+
+#: In order: the first that applies is the reason. The first three are the message's own (its AccountingToken is
+#: all zeros: MQ does not re-allocate it); the others are the configuration's (the re-driven algorithm chose the
+#: stopped channel again).
+STUCK_REASONS: tuple[StuckReason, ...] = (
+    StuckReason("bind-on-open", "bound on open (MQOO_BIND_ON_OPEN): the handle keeps its queue manager",
+                lambda why, detail: why == NOT_REALLOCATABLE and detail == "bind-on-open"),
+    StuckReason("bind-on-group", "a message group put in logical order (MQOO_BIND_ON_GROUP)",
+                lambda why, detail: why == NOT_REALLOCATABLE and detail == "bind-on-group"),
+    StuckReason("named-qmgr", "the application named the target queue manager",
+                lambda why, detail: why == NOT_REALLOCATABLE and detail == "named-qmgr"),
+    StuckReason("single-instance", "the only instance of the queue it could go to",
+                lambda why, detail: why == STILL_MOST_FAVOURABLE and detail == STAY_ONLY_ELIGIBLE),
+    StuckReason("rank", "a higher CLWLRANK (rank is taken before channel state)",
+                lambda why, detail: why == STILL_MOST_FAVOURABLE and _STEP_OF_STAY.get(detail) in _RANK_STEPS),
+    StuckReason("no-better-destination", "no other destination was better (the others not moving either, "
+                "suspended, or of lower priority)", lambda why, detail: True),
+)
+REASON_WORDS = {r.key: r.words for r in STUCK_REASONS}
+
+
+def stuck_reason(stay_reason: str, stay_detail: Optional[str]) -> str:
+    """The key of the first of :data:`STUCK_REASONS` that applies."""
+    return next(r.key for r in STUCK_REASONS if r.applies(stay_reason, stay_detail))
+
+
+# -- one message's fate in one replay -------------------------------------------------------------------------
+class Fate(NamedTuple):
+    """What became of one message in one replay, as the comparison needs it."""
+
+    channel: Optional[str]  # the channel it was delivered over in the end (None: local, or not put)
+    stayed: bool  # waited behind a channel that moved nothing and stayed there (ReplayRow.stayed)
+    reason: Optional[str]  # why it stayed (a key of STUCK_REASONS)
+    waited: Optional[timedelta]  # from when it began to wait to its delivery (or the end of the day)
+    held: bool  # still waiting when the day ended
+    reallocations: int
+
+
+def route_fate(res: Route | RouteError) -> Fate:
+    """A message delivered at once (or not put)."""
+    return Fate(res.channel if isinstance(res, Route) else None, False, None, None, False, 0)
+
+
+def row_fate(row: ReplayRow, day_end: datetime) -> Fate:
+    """A message whose row the replay gave (it waited, or was put by :meth:`SenderReplay.put`)."""
+    waited = None
+    if row.held_from is not None:
+        waited = (day_end if row.held else (row.released_at or row.put_time)) - row.held_from
+    reason = stuck_reason(row.stay_reason, row.stay_detail) if row.stayed else None
+    return Fate(row.final_channel if row.error is None else None, row.stayed, reason, waited, row.held,
+                row.reallocations)
+
+
+# -- the traffic ----------------------------------------------------------------------------------------------
+@dataclass
+class Chunk:
+    """Messages of one sender in put order, as SenderReplay.put_batch takes them: ``columns`` (times_us, queues,
+    targets, binds, handles, groups, logical, from_channel, pcf, lengths), their ids, and ``event(i)``, the
+    PutEvent of message i (built only for messages that wait)."""
+
+    msg_ids: list[str]
+    columns: tuple[list, ...]
+    event: Callable[[int], PutEvent]
+
+    def __len__(self) -> int:
+        return len(self.msg_ids)
+
+    @property
+    def times_us(self) -> list[int]:
+        return self.columns[0]
+
+    @property
+    def queues(self) -> list[str]:
+        return self.columns[1]
+
+    @property
+    def handles(self) -> list[str]:
+        return self.columns[4]
+
+
+def chunk_of_events(events: Sequence[PutEvent]) -> Chunk:
+    """A chunk of PutEvents (in put order)."""
+    events = list(events)
+    cols = ([_micros(e.put_time) for e in events], [e.queue for e in events], [e.target_qmgr or None for e in events],
+            [e.bind for e in events], [e.open_handle or "" for e in events], [e.group_id or "" for e in events],
+            [e.logical_order for e in events], [e.from_cluster_channel for e in events], [e.pcf for e in events],
+            [e.length for e in events])
+    return Chunk([e.msg_id for e in events], cols, events.__getitem__)
+
+
+def chunk_of_batch(batch) -> Chunk:
+    """A chunk of an Arrow batch of clwl.silver.INPUT_COLUMNS (as clwl/silver.py's sender_batches gives them)."""
+    from clwl.explain import _put_columns
+    from clwl.silver import put_event
+
+    return Chunk(batch.column("msg_id").to_pylist(), _put_columns(batch),
+                 lambda i: put_event(batch.slice(i, 1).to_pydict(), 0))
+
+
+@dataclass
+class SenderDay:
+    """One sender's day cut at the window: the messages before it (read once, by the baseline), those in it,
+    and those after it (read as far as the replays need, kept for the next case)."""
+
+    sender: str
+    before: Iterable[Chunk]
+    window: list[Chunk]
+    after: Iterable[Chunk]
+
+
+class _Kept:
+    """An iterable read once from its source and replayed from memory afterwards, only as far as it was read."""
+
+    def __init__(self, source: Iterable[Chunk]):
+        self._source = iter(source)
+        self._kept: list[Chunk] = []
+
+    def __iter__(self) -> Iterator[Chunk]:
+        i = 0
+        while True:
+            if i == len(self._kept):
+                nxt = next(self._source, None)
+                if nxt is None:
+                    return
+                self._kept.append(nxt)
+            yield self._kept[i]
+            i += 1
+
+
+def split_events(sender: str, events: Sequence[PutEvent], window: Window) -> SenderDay:
+    """A sender's PutEvents (in put order) cut at the window."""
+    before = [e for e in events if e.put_time < window.start]
+    inside = [e for e in events if window.start <= e.put_time < window.end]
+    after = [e for e in events if e.put_time >= window.end]
+    return SenderDay(sender, [chunk_of_events(before)] if before else [],
+                     [chunk_of_events(inside)] if inside else [],
+                     [chunk_of_events(after[i:i + POST_PIECE]) for i in range(0, len(after), POST_PIECE)])
+
+
+def split_table(sender: str, table, window: Window, batch_rows: int) -> SenderDay:
+    """A sender's day as one Arrow table of INPUT_COLUMNS in put order (its put_time UTC microseconds), cut at the
+    window; each part turned into Python lists only when the replays reach it."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    t = table.column("put_time")
+    start = int(pc.sum(pc.less(t, pa.scalar(window.start, t.type))).as_py() or 0)
+    end = int(pc.sum(pc.less(t, pa.scalar(window.end, t.type))).as_py() or 0)
+
+    def pieces(lo: int, hi: int, size: int) -> Iterator[Chunk]:
+        for a in range(lo, hi, size):
+            yield from (chunk_of_batch(b) for b in table.slice(a, min(size, hi - a)).to_batches())
+
+    return SenderDay(sender, pieces(0, start, batch_rows), list(pieces(start, end, batch_rows)),
+                     _Kept(pieces(end, table.num_rows, POST_PIECE)))
+
+
+# -- the replays ----------------------------------------------------------------------------------------------
+def _clear_results(rep: SenderReplay) -> None:
+    """Forget the batch path's results (each batch's codes are read before the next): a copy then carries only the
+    routing state. The caches that hold result codes go with them."""
+    rep.outcomes = []
+    rep._code_of = {}
+    rep._after_snapshot()
+
+
+def fork(rep: SenderReplay, timeline: list[Snapshot]) -> SenderReplay:
+    """A copy of ``rep`` (its routing state, bindings and waiting messages) that goes on with ``timeline``: the
+    same snapshots at the same times, so ``rep``'s place in it holds; what is immutable (the views, the steps) is
+    shared, not copied."""
+    memo: dict[int, object] = {id(rep.timeline): timeline}
+    for snap in rep.timeline:
+        memo[id(snap)] = snap
+        memo[id(snap.view)] = snap.view
+    for steps in PROFILES.values():
+        for st in steps:
+            memo[id(st)] = st
+    twin = copy.deepcopy(rep, memo)
+    twin.timeline = timeline
+    return twin
+
+
+def _waiting_from_before(rep: SenderReplay, end: datetime) -> bool:
+    return any(r.put_time < end for rows in rep.waiting.values() for r in rows)
+
+
+def finish_window(rep: SenderReplay, day: SenderDay, tracked: set[str], window: Window,
+                  day_end: datetime) -> dict[str, Fate]:
+    """Replay the window's messages through ``rep`` (at the window's start), then the day after it until every
+    message of ``tracked`` (the window's, and those waiting when it began) has its fate."""
+    fates: dict[str, Fate] = {}
+
+    def take(rows: Iterable[ReplayRow]) -> None:
+        for r in rows:
+            if r.msg_id in tracked:
+                fates[r.msg_id] = row_fate(r, day_end)
+
+    for ch in day.window:
+        codes, rows = rep.put_batch(*ch.columns, ch.event)
+        take(rows)
+        for mid, code in zip(ch.msg_ids, codes):
+            if code >= 0:
+                fates[mid] = route_fate(rep.outcomes[code][0])
+        _clear_results(rep)
+    for ch in day.after:
+        if not _waiting_from_before(rep, window.end):
+            break
+        take(rep.put_batch(*ch.columns, ch.event)[1])
+        _clear_results(rep)
+    if _waiting_from_before(rep, window.end):
+        take(rep.finish(day_end))
+    return fates
+
+
+# -- the comparison -------------------------------------------------------------------------------------------
+@dataclass
+class CaseResult:
+    case: Case
+    stuck: int = 0
+    reallocated: int = 0  # went elsewhere: over another channel than the stopped one(s)
+    by_reason: Counter = field(default_factory=Counter)
+    queues: dict[str, Counter] = field(default_factory=lambda: defaultdict(Counter))  # queue -> stuck/reallocated
+    applications: dict[str, Counter] = field(default_factory=lambda: defaultdict(Counter))
+    longest_wait: Optional[timedelta] = None  # of the stuck messages
+    still_waiting: int = 0  # stuck messages still waiting when the day ended
+
+    @property
+    def sort_key(self) -> tuple:
+        return (-self.stuck, -self.reallocated, self.case.kind != "qmgr", self.case.name, self.case.sender or "")
+
+    def to_json(self) -> dict:
+        def counts(d: dict[str, Counter]) -> dict:
+            return {k: {"stuck": c["stuck"], "reallocated": c["reallocated"]}
+                    for k, c in sorted(d.items(), key=lambda kv: (-kv[1]["stuck"], -kv[1]["reallocated"], kv[0]))}
+
+        return {"kind": self.case.kind, "name": self.case.name, "sender": self.case.sender,
+                "stopped": {s: sorted(chs) for s, chs in self.case.stops},
+                "stuck": self.stuck, "reallocated": self.reallocated,
+                "by_reason": {r.key: self.by_reason[r.key] for r in STUCK_REASONS if self.by_reason[r.key]},
+                "queues": counts(self.queues), "applications": counts(self.applications),
+                "longest_wait_seconds": (round(self.longest_wait.total_seconds(), 3)
+                                         if self.longest_wait is not None else None),
+                "still_waiting_at_day_end": self.still_waiting}
+
+
+@dataclass(frozen=True)
+class Message:
+    """What the tables say of a compared message: its queue and the application that put it."""
+
+    queue: str
+    application: str
+
+
+def compare(result: CaseResult, stopped_channels: frozenset[str], base: Mapping[str, Fate],
+            case: Mapping[str, Fate], messages: Mapping[str, Message]) -> None:
+    """Add one sender's messages to a case's result: stuck in the case and not in the baseline, or delivered over a
+    stopped channel in the baseline and over another one in the case."""
+    for mid, c in case.items():
+        b = base.get(mid)
+        if b is None:
+            continue
+        msg = messages[mid]
+        if c.stayed and not b.stayed:
+            kind = "stuck"
+            result.stuck += 1
+            result.by_reason[c.reason] += 1
+            result.still_waiting += c.held
+            if c.waited is not None and (result.longest_wait is None or c.waited > result.longest_wait):
+                result.longest_wait = c.waited
+        elif (b.channel in stopped_channels and c.channel is not None and c.channel not in stopped_channels
+              and not c.stayed):
+            kind = "reallocated"
+            result.reallocated += 1
+        else:
+            continue
+        result.queues[msg.queue][kind] += 1
+        result.applications[msg.application][kind] += 1
+
+
+# -- the whole day --------------------------------------------------------------------------------------------
+@dataclass
+class BlastRadius:
+    run_date: str
+    window: Window
+    cases: list[CaseResult]
+    messages: int  # put that day, every sender
+    senders: tuple[str, ...]  # replayed (those with a configuration and messages)
+    replays: int = 0  # case replays run (a channel set of a sender replayed once, whatever cases share it)
+    profile: str = "default"
+    seconds: dict[str, float] = field(default_factory=dict)
+
+    def to_json(self) -> dict:
+        return {"run_date": str(self.run_date), "busiest_hour": self.window.label,
+                "window": {"start": self.window.start.isoformat(), "end": self.window.end.isoformat(),
+                           "messages": self.window.messages},
+                "messages": self.messages, "senders": list(self.senders), "profile": self.profile,
+                "replays": self.replays, "reasons": dict(REASON_WORDS),
+                "cases": [c.to_json() for c in self.cases],
+                "seconds": {k: round(v, 3) for k, v in self.seconds.items()}}
+
+
+def application_of(handle: Optional[str], names: Mapping[str, str]) -> str:
+    """The application of an open handle ``application:pid:handle`` (its first field); a traced put's handle
+    begins with its connection, named by the trace's ApplName where ``names`` (connection -> name) has it."""
+    first = (handle or "").split(":", 1)[0]
+    if not first:
+        return UNKNOWN_APPLICATION
+    return names.get(first, first)
+
+
+def examine_sender(day: SenderDay, timeline: Sequence[Snapshot], cases: Sequence[Case], window: Window,
+                   day_end: datetime, results: Mapping[tuple, CaseResult], names: Mapping[str, str],
+                   profile: str = "default") -> int:
+    """Replay one sender's day as it was and once per set of its channels the cases stop; add each case's share to
+    ``results`` (by case key). Returns the case replays run."""
+    base_tl = with_bounds(timeline, window.start, window.end)
+    rep = SenderReplay(day.sender, base_tl, profile)
+    messages: dict[str, Message] = {}
+    for ch in day.before:
+        codes, _ = rep.put_batch(*ch.columns, ch.event)
+        for i, code in enumerate(codes):
+            if code < 0:  # waits: it may still wait when the window begins
+                messages[ch.msg_ids[i]] = Message(ch.queues[i], application_of(ch.handles[i], names))
+        _clear_results(rep)
+    waiting = {r.msg_id for rows in rep.waiting.values() for r in rows}
+    messages = {m: v for m, v in messages.items() if m in waiting}
+    for ch in day.window:
+        for mid, queue, handle in zip(ch.msg_ids, ch.queues, ch.handles):
+            messages[mid] = Message(queue, application_of(handle, names))
+    if not messages:
+        return 0  # nothing put in the window nor waiting at its start: no case changes anything
+    tracked = set(messages)
+    start = fork(rep, base_tl)  # the routing state at the window's start, shared by every case
+    base = finish_window(rep, day, tracked, window, day_end)
+    runs: dict[frozenset[str], dict[str, Fate]] = {}
+    for case in cases:
+        chans = dict(case.stops).get(day.sender)
+        if not chans:
+            continue
+        if chans not in runs:
+            runs[chans] = finish_window(fork(start, stopped(base_tl, chans, window.start, window.end)), day,
+                                        tracked, window, day_end)
+        compare(results[case.key], chans, base, runs[chans], messages)
+    return len(runs)
+
+
+def blast_radius_of(run_date: str, timelines: Mapping[str, Sequence[Snapshot]], days: Mapping[str, SenderDay],
+                    window: Window, messages: int, names: Optional[Mapping[str, str]] = None,
+                    profile: str = "default") -> BlastRadius:
+    """The blast radius over timelines (sending queue manager -> snapshots) and each sender's day already cut at
+    ``window`` (:func:`split_events`, :func:`split_table`). ``names``: connection -> traced ApplName."""
+    t0 = time.perf_counter()
+    run_date = RunDate(run_date)
+    day_end = day_bounds(run_date)[1]
+    senders = tuple(sorted(s for s in days if timelines.get(s)))
+    cases = cases_of({s: timelines[s] for s in senders}, window)
+    results = {c.key: CaseResult(c) for c in cases}
+    replays = 0
+    for s in senders:
+        replays += examine_sender(days[s], timelines[s], cases, window, day_end, results, names or {}, profile)
+    ordered = sorted(results.values(), key=lambda r: r.sort_key)
+    return BlastRadius(run_date, window, ordered, messages, senders, replays, profile,
+                       {"replay": time.perf_counter() - t0})
+
+
+def blast_radius_of_events(run_date: str, timelines: Mapping[str, Sequence[Snapshot]],
+                           events: Mapping[str, Sequence[PutEvent]], profile: str = "default",
+                           names: Optional[Mapping[str, str]] = None) -> BlastRadius:
+    """The blast radius of PutEvents in memory (each sender's in put order): the busiest hour from their put
+    times, then :func:`blast_radius_of`."""
+    counts = hour_counts(e.put_time for evs in events.values() for e in evs)
+    window = busiest_hour(run_date, counts)
+    days = {s: split_events(s, evs, window) for s, evs in events.items()}
+    return blast_radius_of(run_date, timelines, days, window, sum(counts.values()), names, profile)
+
+
+# -- from the lake --------------------------------------------------------------------------------------------
+def traced_names(lake: Path | str, run_date: str) -> dict[str, str]:
+    """Connection -> ApplName of the day's activity traces (bronze.activity_operations), where there are any."""
+    from clwl.days import run_day
+    from clwl.lake import Lake
+
+    lk = Lake(Path(lake))
+    if not lk.exists("bronze.activity_operations"):
+        return {}
+    tab = lk.rows("bronze.activity_operations", ["connection", "application_name"],
+                  filters=[("run_date", "=", run_day(run_date))])
+    names: dict[str, str] = {}
+    for conn, name in zip(tab.column("connection").to_pylist(), tab.column("application_name").to_pylist()):
+        if conn and name and name.strip():
+            names.setdefault(conn, name.strip())
+    return names
+
+
+def run_dates(lake: Path | str) -> list[str]:
+    """The run dates silver.message_events holds messages of, from its Delta log (no data read)."""
+    import pyarrow as pa
+
+    from clwl.lake import open_delta
+    from clwl.silver import table_path
+
+    actions = pa.table(open_delta(table_path(lake, "silver.message_events")).get_add_actions(flatten=True))
+    return sorted({str(d) for d in actions.column("partition.run_date").to_pylist() if d is not None})
+
+
+def _hours_of(files: Sequence[str]) -> Counter:
+    import pyarrow as pa
+    import pyarrow.compute as pc
+    import pyarrow.dataset as ds
+
+    col = ds.dataset(list(files), format="parquet").to_table(columns=["put_time"]).column("put_time")
+    # Spark's Parquet timestamps read as naive UTC (clwl/silver.py): the hour of the naive value is the UTC hour.
+    counts = pc.value_counts(pc.hour(col.cast(pa.timestamp("us"))))
+    return Counter({int(v["values"].as_py()): int(v["counts"].as_py()) for v in counts})
+
+
+def blast_radius(lake: Path | str, run_date: str, profile: str = "default") -> BlastRadius:
+    """The blast radius of ``run_date`` in the lake's silver tables, read without Spark."""
+    from clwl.lake import LakeFileError, is_delta_table
+    from clwl.silver import BATCH_ROWS, load_timelines, sender_inputs, table_path
+
+    t0 = time.perf_counter()
+    run_date = RunDate(run_date)
+    lake = Path(lake)
+    for key in ("silver.message_events", "silver.config_history", "silver.channel_status"):
+        if not is_delta_table(table_path(lake, key)):
+            raise BlastError(f"no {key} in {lake} (run `clwl run` first, or name the lake with --lake)")
+    try:
+        timelines = load_timelines(lake, run_date)
+        _, inputs = sender_inputs(lake, run_date)
+        names = traced_names(lake, run_date)
+    except LakeFileError as e:
+        raise BlastError(str(e)) from None
+    if not inputs:
+        dates = run_dates(lake)
+        raise BlastError(f"no messages of {run_date} in silver.message_events of {lake} (its run dates: "
+                         f"{', '.join(dates) if dates else 'none'})")
+    counts: Counter = Counter()
+    for inp in inputs:
+        counts.update(_hours_of(inp.files))
+    window = busiest_hour(run_date, counts)
+    read = time.perf_counter() - t0
+    out = blast_radius_of(run_date, timelines, _LakeDays(inputs, window, BATCH_ROWS), window, sum(counts.values()),
+                          names, profile)
+    out.seconds = {"read": read, **out.seconds, "total": time.perf_counter() - t0}
+    return out
+
+
+class _LakeDays(Mapping):
+    """Each sender's day, read from silver.message_events when asked for (one sender in memory at a time)."""
+
+    def __init__(self, inputs, window: Window, batch_rows: int):
+        self._inputs = {i.sending_qmgr: i for i in inputs}
+        self._window, self._batch_rows = window, batch_rows
+
+    def __getitem__(self, sender: str) -> SenderDay:
+        import pyarrow as pa
+
+        from clwl.silver import sender_batches
+
+        batches = list(sender_batches(self._inputs[sender]))
+        table = pa.Table.from_batches(batches) if batches else None
+        if table is None:
+            return SenderDay(sender, [], [], [])
+        return split_table(sender, table, self._window, self._batch_rows)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._inputs)
+
+    def __len__(self) -> int:
+        return len(self._inputs)
