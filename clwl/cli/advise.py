@@ -1,5 +1,189 @@
-"""``clwl advise``: being built (issue 28)."""
+"""``clwl advise``: CLWLWGHT values for a target share of one cluster queue (docs/advise.md).
+
+The advice is clwl.advise's (the engine's shares, the search, what blocks a target); this module reads the
+captures as ``clwl route`` does, prints the advice and, with ``--lake`` and ``--date``, the replay of that day.
+Nothing is ever applied: the commands are text to review.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from clwl.algorithm import PROFILES
+from clwl.cli.exit_codes import EXIT_INPUT, EXIT_OK
+from clwl.cli.options import DATE, LAKE
+from clwl.cli.route import _capture_moment
+
+EPILOG = """example:
+  clwl advise --mqsc samples/landing/2026-11-20/QM1 --queue APP.ORDERS --target QM1=20,QM2=50,QM3=30
+
+The shares are the engine's long-run shares with every channel running (step 12 deciding: weight over total
+weight, exactly). Commands are printed to review, never run. See docs/advise.md."""
 
 
-def add_advise_command(subparsers):
-    return subparsers.add_parser("advise", help="(being built)")
+def add_advise_command(subparsers) -> argparse.ArgumentParser:
+    a = subparsers.add_parser(
+        "advise", help="propose CLWLWGHT values that bring a queue's shares to a target",
+        description="Propose CLWLWGHT values (1-99) on the destinations' cluster receivers so that the sending "
+                    "queue manager's long-run shares for one queue come as close to a target as whole weights "
+                    "allow; show the shares the engine computes, the other queues that change, what weights "
+                    "cannot do, and the runmqsc commands (never applied).",
+        epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+    a.add_argument("--mqsc", action="append", required=True, metavar="PATH",
+                   help="the sending queue manager's captures: a file, or a folder whose files are all read "
+                        "(repeatable); a landing queue manager folder <landing>/<YYYY-MM-DD>/<QM> gives its latest "
+                        "captures (docs/landing.md)")
+    a.add_argument("--queue", required=True, metavar="QNAME", help="the cluster queue")
+    a.add_argument("--target", required=True, metavar="QM=PCT,...",
+                   help="the share per destination queue manager in percent, adding up to 100, e.g. "
+                        "QM2=50,QM3=25,QM4=25 (a queue manager hosting the queue and not named: 0)")
+    a.add_argument("--local-qmgr", metavar="QMNAME", help="the sending queue manager (default: from the captures)")
+    a.add_argument("--at", type=_capture_moment, metavar="TIME",
+                   help="in a landing queue manager folder, use the latest captures at or before TIME: HH:MM[:SS] "
+                        "UTC on the folder's date, or YYYY-MM-DDTHH:MM[:SS] (default: the latest)")
+    a.add_argument("--algorithm", choices=sorted(PROFILES), default="default", metavar="PROFILE",
+                   help="algorithm profile: " + ", ".join(sorted(PROFILES)) + " (default: default)")
+    LAKE.add(a, help="with --date: also replay that day of this lake's real traffic with the proposed weights "
+                     "(a what-if, in-process) and show the shares before and after")
+    DATE.add(a, help="the run date to replay (with --lake)")
+    a.add_argument("--json", action="store_true", help="one JSON object")
+    a.set_defaults(func=cmd_advise)
+    return a
+
+
+def _fail(message: str) -> int:
+    print(f"clwl advise: {message}", file=sys.stderr)
+    return EXIT_INPUT
+
+
+def cmd_advise(args: argparse.Namespace) -> int:
+    from clwl.advise import AdviseError, advise, parse_target, replayed_shares
+    from clwl.parse.common import InputError
+    from clwl.view import build_view, local_qmgr_name, read_captures
+
+    if (args.lake is None) != (args.date is None):
+        return _fail("--lake and --date go together: the replay needs both the lake and the day")
+    try:
+        target = parse_target(args.target)
+        caps = read_captures(args.mqsc, args.at, args.local_qmgr)
+        local = local_qmgr_name(caps, args.local_qmgr)
+    except (AdviseError, InputError) as e:
+        return _fail(str(e))
+    for choice in caps.landing:
+        print(f"clwl advise: {choice.describe()}", file=sys.stderr)
+    for path, reason in caps.skipped:
+        print(f"clwl advise: warning: {path}: {reason} (file not used)", file=sys.stderr)
+    view, view_problems = build_view(caps.records, local)
+    for pr in [*caps.problems, *view_problems]:
+        print(f"clwl advise: warning: {pr.source}:{pr.line}: {pr.reason} (record not used)", file=sys.stderr)
+    try:
+        advice = advise(view, args.queue, target, args.algorithm)
+    except AdviseError as e:
+        return _fail(str(e))
+
+    replayed = None
+    if args.lake is not None:
+        from clwl.lake import Lake, is_delta_table
+
+        if not args.lake.is_dir():
+            return _fail(f"--lake: {args.lake}: no such folder")
+        if not is_delta_table(Lake(args.lake).table("silver.config_history")):
+            return _fail(f"--lake: {args.lake} holds no silver.config_history (run clwl run on the landing first)")
+        try:
+            replayed = replayed_shares(args.lake, args.date, local, advice.queue, advice.weights(), args.algorithm)
+        except AdviseError as e:
+            return _fail(str(e))
+        except Exception as e:  # a lake that cannot be read: one line, not a traceback
+            return _fail(f"--lake: {args.lake}: cannot replay {args.date}: {' '.join(str(e).split())[:300]}")
+
+    if args.json:
+        out = advice.as_dict()
+        if replayed is not None:
+            out["replay"] = replayed.as_dict()
+        print(json.dumps(out))
+    else:
+        print_advice(advice, replayed)
+    return EXIT_OK
+
+
+def _pct(x: float) -> str:
+    return f"{x:6.2f}"
+
+
+def _table(header: tuple[str, ...], rows: list[tuple[str, ...]], right: set[int]) -> list[str]:
+    widths = [max(len(h), *(len(r[i]) for r in rows)) if rows else len(h) for i, h in enumerate(header)]
+
+    def line(cells):
+        return "  " + "  ".join(c.rjust(widths[i]) if i in right else c.ljust(widths[i])
+                                for i, c in enumerate(cells)).rstrip()
+
+    return [line(header), *(line(r) for r in rows)]
+
+
+def print_advice(advice, replayed=None) -> None:
+    w = print
+    goal = ", ".join(f"{q} {v:g} %" for q, v in advice.target.items() if v > 0)
+    w(f"Advice for {advice.queue} from {advice.sender} (profile {advice.profile}): target {goal}")
+    w("")
+    if advice.proposal:
+        w("Proposed CLWLWGHT (each on the destination's cluster receiver; the sender uses what it advertises):")
+        rows = [(p.qmgr, p.channel, str(p.current), str(p.clwlwght), "" if p.clwlwght != p.current else "unchanged")
+                for p in advice.proposal]
+        for line in _table(("qmgr", "channel", "now", "proposed", ""), rows, {2, 3}):
+            w(line)
+    else:
+        w("No weights to propose: step 12 does not decide among several destinations (see below).")
+    w("")
+    how = ("exact: step 12 alone decides, weight over total weight" if advice.exact
+           else "counted over the engine's routed messages")
+    w(f"Shares of {advice.queue} from {advice.sender}, every channel running ({how}):")
+    residual = advice.residual
+    rows = [(q, _pct(advice.target.get(q, 0.0)), _pct(advice.current.get(q, 0.0)), _pct(advice.achieved.get(q, 0.0)),
+             f"{residual[q]:+.2f}") for q in advice.destinations]
+    for line in _table(("qmgr", "target", "now", "proposed", "residual"), rows, {1, 2, 3, 4}):
+        w(line)
+    w(f"  largest residual: {advice.max_residual:.2f} percentage points")
+    if advice.blocked:
+        w("")
+        w("What weights alone cannot reach:")
+        for b in advice.blocked:
+            who = b.qmgr or "every destination"
+            w(f"  {who} (step {b.step}, {b.kind}): {b.cause}")
+            w(f"      instead: {b.remedy}")
+    for note in advice.notes:
+        w(f"  note: {note}")
+    w("")
+    if advice.side_effects:
+        w(f"Other queues whose shares from {advice.sender} change (weights belong to channels, not queues):")
+        for s in advice.side_effects:
+            qs = sorted(set(s.before) | set(s.after))
+            w(f"  {s.queue}: " + "; ".join(f"{q} {s.before.get(q, 0.0):.2f} -> {s.after.get(q, 0.0):.2f}"
+                                           for q in qs))
+    elif advice.changes:
+        w(f"No other queue's shares from {advice.sender} change.")
+    if advice.changes:
+        w("")
+        w("Commands to review (not applied; each runs on the queue manager that owns the cluster receiver):")
+        by_owner: dict[str, list[str]] = {}
+        for p in advice.changes:
+            by_owner.setdefault(p.owner, []).append(p.command)
+        for owner, commands in sorted(by_owner.items()):
+            w(f"  runmqsc {owner}:")
+            for c in commands:
+                w(f"    {c}")
+    else:
+        w("Nothing to change.")
+    if replayed is not None:
+        w("")
+        w(f"Replayed {replayed.date}: {replayed.sender}'s {replayed.messages} message(s) to {replayed.queue}, "
+          "where each ended the day, with the captured weights and with the proposed ones:")
+        before, after = replayed.shares(replayed.before), replayed.shares(replayed.after)
+        rows = [(q, str(replayed.before.get(q, 0)), _pct(before.get(q, 0.0)), str(replayed.after.get(q, 0)),
+                 _pct(after.get(q, 0.0))) for q in sorted(set(before) | set(after))]
+        for line in _table(("qmgr", "before", "%", "after", "%"), rows, {1, 2, 3, 4}):
+            w(line)
+        if replayed.unknown_channels:
+            w(f"  note: the day's configuration has no channel {', '.join(replayed.unknown_channels)}: "
+              "its proposed weight changed nothing in the replay")

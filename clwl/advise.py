@@ -1,0 +1,671 @@
+"""CLWLWGHT values for a target share of one cluster queue, from one sending queue manager (``clwl advise``).
+
+Step 12 alone deciding (clwl/shares.py), the share of a destination queue manager is the sum of the CLWLWGHT of
+its channels in the rotation over the sum of every candidate's: weights can only split what step 12 shares
+out. So the advice has four parts, all asked of the engine, none re-derived here:
+
+1. **Who is in step 12**: the engine's own prepared candidates (``Router.lru_prepared`` on the steady view,
+   every channel running: long-run shares do not depend on today's outages).
+2. **The weights**: a small search over integer weights 1-99 (:func:`choose_totals`) for the target proportions
+   among those queue managers, then the view with the new weights (``dataclasses.replace`` of the channels) and
+   :func:`clwl.shares.engine_shares` on it for the shares achieved. The other cluster queues the sender routes
+   are asked the same before and after: a weight belongs to a channel and every queue over it shares it.
+3. **What blocks the target**: the engine's explaining path for one message names the step that eliminated each
+   destination before step 12 (:data:`BLOCKERS`, one entry per kind of step), with the attributes of the view
+   that made it so and what to change instead.
+4. **The commands**: ``ALTER CHANNEL(name) CHLTYPE(CLUSRCVR) CLWLWGHT(n)`` on each destination queue manager,
+   as text. The weight the sender uses is the one the destination's cluster receiver advertises (what the
+   sender's DISPLAY CLUSQMGR shows; docs/algorithm.md, pitfall 1), so the command goes to the destination.
+
+:func:`replayed_shares` replays a lake's day with the proposed weights as a what-if (clwl/whatif.py) through
+the in-process replay (clwl/silver.py, clwl/replay.py). Pure Python; the lake is read only there, lazily.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import Counter
+from dataclasses import dataclass, field, replace
+from fractions import Fraction
+from typing import Callable, Mapping, Optional
+
+from clwl import algorithm as steps
+from clwl.algorithm import PROFILES, Candidate, Request, Step
+from clwl.candidates import Candidates, resolve
+from clwl.model import ClusterChannel, ClusterView, QueueInstance
+from clwl.router import Route, RouteError, Router
+from clwl.shares import engine_shares, steady
+
+MIN_WEIGHT, MAX_WEIGHT = 1, 99  # CLWLWGHT's range (MQ refuses anything else)
+#: Targets must add up to 100 within this (percentage points): 33.33 + 33.33 + 33.34 is fine, 33 + 33 + 33 not.
+TARGET_SUM_TOLERANCE = 0.01
+#: Two shares (percent) closer than this are the same share (the engine's counted shares are multiples of 0.1).
+SAME_SHARE = 1e-9
+_QMGR_NAME = re.compile(r"\A[A-Za-z0-9._/%]{1,48}\Z")
+#: DISPLAY QCLUSTER's CLUSQT -> the object type an ALTER names (a queue manager alias is a QREMOTE).
+_ALTER_TYPE = {"QLOCAL": "QLOCAL", "QALIAS": "QALIAS", "QREMOTE": "QREMOTE", "QMGR": "QREMOTE"}
+
+
+class AdviseError(ValueError):
+    """Input the advice cannot use: one line naming the argument and the reason."""
+
+
+# -- the target -------------------------------------------------------------------------------------------------
+def parse_target(text: str) -> dict[str, float]:
+    """``QM2=50,QM3=25,QM4=25`` -> {"QM2": 50.0, ...}: percentages of at least 0 that add up to 100."""
+    target: dict[str, float] = {}
+    for part in text.split(","):
+        name, eq, value = part.strip().partition("=")
+        name, value = name.strip(), value.strip()
+        if not eq or not name or not value:
+            raise AdviseError(f"--target: {part.strip()!r} is not QMGR=PERCENT (e.g. QM2=50,QM3=25,QM4=25)")
+        if not _QMGR_NAME.match(name):
+            raise AdviseError(f"--target: {name!r} is not a queue manager name")
+        try:
+            share = float(value)
+        except ValueError:
+            raise AdviseError(f"--target: {name}={value}: {value!r} is not a number") from None
+        if not math.isfinite(share) or share < 0 or share > 100:
+            raise AdviseError(f"--target: {name}={value}: a share is a percentage from 0 to 100")
+        if name in target:
+            raise AdviseError(f"--target: {name} is given twice")
+        target[name] = share
+    total = sum(target.values())
+    if abs(total - 100) > TARGET_SUM_TOLERANCE:
+        raise AdviseError(f"--target: the shares add up to {total:g}, not 100")
+    return target
+
+
+def cluster_queue(view: ClusterView, queue: str) -> str:
+    """The cluster queue ``queue`` names on the sending queue manager (a local alias: its target, as the put
+    resolves it), or AdviseError when the view knows no instance of it."""
+    if view.instances_of(queue):
+        return queue
+    alias = view.alias(queue)
+    if alias is not None and view.instances_of(alias.target):
+        return alias.target
+    raise AdviseError(f"--queue: {queue} is not a cluster queue known to {view.local_name} (no instance in its "
+                      "DISPLAY QCLUSTER output)")
+
+
+def check_target(view: ClusterView, queue: str, target: Mapping[str, float]) -> None:
+    """AdviseError when ``target`` names a queue manager that hosts no instance of ``queue``."""
+    name = cluster_queue(view, queue)
+    hosts = {i.qmgr for i in view.instances_of(name)}
+    for qmgr in target:
+        if qmgr not in hosts:
+            raise AdviseError(f"--target: {qmgr} hosts no instance of {name} (instances: {', '.join(sorted(hosts))})")
+
+
+# -- the result -------------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Weight:
+    """One channel in step 12's rotation for the queue: the weight it has and the weight proposed."""
+
+    qmgr: str  # the destination queue manager
+    channel: str  # its cluster receiver (the sending queue manager's own, for the local instance)
+    owner: str  # the queue manager that owns the CLUSRCVR: where the ALTER runs
+    current: int
+    clwlwght: int
+
+    def as_dict(self) -> dict:
+        return {"qmgr": self.qmgr, "channel": self.channel, "clwlwght": self.clwlwght, "current": self.current}
+
+    @property
+    def command(self) -> str:
+        return f"ALTER CHANNEL({self.channel}) CHLTYPE(CLUSRCVR) CLWLWGHT({self.clwlwght})"
+
+
+@dataclass(frozen=True)
+class SideEffect:
+    """Another cluster queue whose shares from the sending queue manager change with the proposed weights."""
+
+    queue: str
+    before: dict[str, float]
+    after: dict[str, float]
+
+    def as_dict(self) -> dict:
+        return {"queue": self.queue, "before": _rounded(self.before), "after": _rounded(self.after)}
+
+
+@dataclass(frozen=True)
+class Blocked:
+    """Why a queue manager's target cannot be reached with weights, and what to change instead."""
+
+    qmgr: Optional[str]  # None: every destination (a property of the sender or of the profile)
+    kind: str  # Blocker.kind
+    step: str  # the step of docs/algorithm.md that decides it
+    cause: str
+    remedy: str
+
+    def as_dict(self) -> dict:
+        return {"qmgr": self.qmgr, "kind": self.kind, "step": self.step, "cause": self.cause, "remedy": self.remedy}
+
+
+@dataclass
+class Advice:
+    sender: str
+    queue: str  # the cluster queue (an alias resolved)
+    profile: str
+    target: dict[str, float]  # as given; queue managers not named: 0
+    proposal: list[Weight]
+    current: dict[str, float]  # the engine's shares now
+    achieved: dict[str, float]  # the engine's shares with the proposal
+    exact: bool  # step 12 alone decides: the shares are exactly weight over total (else counted)
+    side_effects: list[SideEffect] = field(default_factory=list)
+    blocked: list[Blocked] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def destinations(self) -> list[str]:
+        """Every queue manager hosting an instance, named in the target, or given a share."""
+        return sorted(set(self.target) | set(self.current) | set(self.achieved) | {w.qmgr for w in self.proposal})
+
+    @property
+    def residual(self) -> dict[str, float]:
+        """Achieved less target, per queue manager (percentage points)."""
+        return {q: self.achieved.get(q, 0.0) - self.target.get(q, 0.0) for q in self.destinations}
+
+    @property
+    def max_residual(self) -> float:
+        return max((abs(r) for r in self.residual.values()), default=0.0)
+
+    @property
+    def changes(self) -> list[Weight]:
+        """The proposed weights that differ from the current ones: the commands to run."""
+        return [w for w in self.proposal if w.clwlwght != w.current]
+
+    def weights(self) -> dict[str, int]:
+        """Channel -> proposed CLWLWGHT, for the channels that change (a what-if's channel_attrs)."""
+        return {w.channel: w.clwlwght for w in self.changes}
+
+    def commands(self) -> list[dict]:
+        return [{"qmgr": w.owner, "channel": w.channel, "command": w.command} for w in self.changes]
+
+    def as_dict(self) -> dict:
+        return {"queue": self.queue, "sender": self.sender, "profile": self.profile, "target": self.target,
+                "proposal": [w.as_dict() for w in self.proposal], "current": _rounded(self.current),
+                "achieved": _rounded(self.achieved), "exact": self.exact, "residual": _rounded(self.residual),
+                "max_residual": round(self.max_residual, 4),
+                "side_effects": [s.as_dict() for s in self.side_effects],
+                "blocked": [b.as_dict() for b in self.blocked], "commands": self.commands(), "notes": self.notes}
+
+
+def _rounded(shares: Mapping[str, float]) -> dict[str, float]:
+    return {q: round(v, 4) + 0.0 for q, v in sorted(shares.items())}  # + 0.0: no -0.0 in the output
+
+
+# -- 1. step 12's candidates and their channels -----------------------------------------------------------------
+def weighted_channel(view: ClusterView, cand: Candidate) -> Optional[ClusterChannel]:
+    """The channel whose CLWLWGHT step 12 counts for ``cand``: its cluster-sender channel (carrying what the
+    destination's CLUSRCVR advertises), or for the local instance the sending queue manager's own CLUSRCVR
+    (docs/algorithm.md, reading 2): the first in name order sharing a cluster with the instance, else the first,
+    as the router picks it. None: no receiver captured (the engine then counts 50, which no command changes)."""
+    if cand.channel is not None:
+        return cand.channel
+    clusters = cand.instance.clusters if cand.instance else frozenset()
+    for r in view.local_receivers:
+        if r.clusters & clusters:
+            return r
+    return view.local_receivers[0] if view.local_receivers else None
+
+
+def with_weights(view: ClusterView, weights: Mapping[str, int]) -> ClusterView:
+    """``view`` with the CLWLWGHT of the named channels (cluster senders and the sender's own receivers)
+    replaced: the configuration the proposal would make."""
+    def swap(channels: tuple[ClusterChannel, ...]) -> tuple[ClusterChannel, ...]:
+        return tuple(replace(c, clwlwght=weights[c.name]) if c.name in weights else c for c in channels)
+
+    return replace(view, channels=swap(view.channels), local_receivers=swap(view.local_receivers))
+
+
+# -- 2. the search ----------------------------------------------------------------------------------------------
+def _nearest(x: Fraction) -> int:
+    return math.floor(x + Fraction(1, 2))
+
+
+def choose_totals(targets: Mapping[str, Fraction], ranges: Mapping[str, tuple[int, int]],
+                  current: Mapping[str, int]) -> dict[str, int]:
+    """Per queue manager, the total CLWLWGHT of its channels in step 12 whose shares (total over the sum of
+    totals) come closest to ``targets`` (percent, summing to 100), each total within its ``ranges`` (1-99 per
+    channel: one channel 1-99, two channels 2-198; a fixed weight is a range of one value).
+
+    The search, and why this one: the queue manager with the largest target (the anchor) takes every total its
+    range allows, the others its multiple by their target proportion, rounded to the nearest whole weight and
+    kept in range. The proportions fix the weights up to this one scale, so trying every scale tries every
+    candidate the rounding can give; at most 99 per channel of the anchor, each checked exactly (fractions).
+    Best: the smallest largest residual, then the smallest sum of residuals, then the fewest queue managers
+    changed (an exact current setting is kept), then the sum of weights nearest today's (these channels keep
+    their weight against every other channel: queues that share some of them with other destinations move
+    least), then the smaller sum (the shares hold exactly after every sum-many messages)."""
+    anchor = max(sorted(targets), key=lambda q: targets[q])
+    today = sum(current[q] for q in targets)
+    best: Optional[tuple] = None
+    chosen: dict[str, int] = dict(current)
+    lo, hi = ranges[anchor]
+    for scale in range(lo, hi + 1):
+        totals = {q: scale if q == anchor else min(max(_nearest(scale * targets[q] / targets[anchor]),
+                                                       ranges[q][0]), ranges[q][1]) for q in targets}
+        whole = sum(totals.values())
+        misses = [abs(Fraction(100 * totals[q], whole) - targets[q]) for q in targets]
+        key = (max(misses), sum(misses), sum(totals[q] != current[q] for q in targets), abs(whole - today), whole)
+        if best is None or key < best:
+            best, chosen = key, totals
+    return chosen
+
+
+def split_total(total: int, current: list[int]) -> list[int]:
+    """A queue manager's total over its channels (in name order): the current weights when they already make
+    it, else as even as whole weights allow (the first channels one more)."""
+    if sum(current) == total:
+        return list(current)
+    base, extra = divmod(total, len(current))
+    return [base + (1 if i < extra else 0) for i in range(len(current))]
+
+
+# -- 3. what blocks the target ----------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Elimination:
+    """One step eliminating a queue manager's last candidates before step 12 (or what step 12 cannot do)."""
+
+    view: ClusterView
+    queue: str
+    qmgr: Optional[str]
+    step: Optional[Step]
+    gone: tuple[Candidate, ...] = ()  # the queue manager's candidates the step eliminated
+    kept: tuple[Candidate, ...] = ()  # what the step kept
+    target: float = 0.0
+
+    @property
+    def sender(self) -> str:
+        return self.view.local_name
+
+    @property
+    def channel(self) -> Optional[ClusterChannel]:
+        return next((c.channel for c in self.gone if c.channel is not None), None)
+
+    @property
+    def instance(self) -> Optional[QueueInstance]:
+        return next((c.instance for c in self.gone if c.instance is not None), None)
+
+
+@dataclass(frozen=True)
+class Blocker:
+    """A kind of reason weights cannot reach a target: the engine's steps that decide it, the cause in the
+    view's own attributes, and what an administrator changes instead."""
+
+    kind: str
+    steps: tuple[Step, ...]
+    cause: Callable[[Elimination], str]
+    remedy: Callable[[Elimination], str]
+
+
+def _clusters(names) -> str:
+    return ", ".join(sorted(names)) or "no cluster"
+
+
+def _top(kept, value) -> int:
+    return max((value(c) for c in kept), default=0)
+
+
+def _alter_queue(e: Elimination, attr: str) -> str:
+    inst = e.instance
+    kind = _ALTER_TYPE.get(inst.clusqt, "QLOCAL") if inst else "QLOCAL"
+    return f"ALTER {kind}({inst.queue if inst else e.queue}) {attr}"
+
+
+def _put_disabled_cause(e: Elimination) -> str:
+    return f"{e.qmgr}'s instance of {e.instance.queue if e.instance else e.queue} is PUT(DISABLED)"
+
+
+def _put_disabled_remedy(e: Elimination) -> str:
+    return f"on {e.qmgr}: {_alter_queue(e, 'PUT(ENABLED)')}, when it should take messages again"
+
+
+def _cluster_cause(e: Elimination) -> str:
+    inst, ch = e.instance, e.channel
+    return (f"{e.qmgr}'s instance of {e.queue} is in {_clusters(inst.clusters if inst else ())} and its channel "
+            f"{ch.name if ch else '-'} in {_clusters(ch.clusters if ch else ())}; {e.sender} is in "
+            f"{_clusters(e.view.local_clusters)}: no cluster in common")
+
+
+def _cluster_remedy(e: Elimination) -> str:
+    return (f"put {e.queue} on {e.qmgr} in a cluster {e.sender} is a member of (its CLUSTER or CLUSNL), or make "
+            f"{e.sender} a member of the queue's cluster")
+
+
+def _local_cause(e: Elimination) -> str:
+    local = next((c.instance for c in e.kept if c.local and c.instance is not None), None)
+    useq = local.clwluseq if local else "QMGR"
+    if e.step is steps.choose_local_instance_always:
+        return f"{e.sender} hosts an instance of {e.queue}, and the legacy profile always chooses the local instance"
+    why = f"the queue's CLWLUSEQ({useq})" + (f" defers to the queue manager's CLWLUSEQ({e.view.qmgr.clwluseq})"
+                                             if useq == "QMGR" else "")
+    return (f"{e.sender} hosts an instance of {e.queue} and {why}: step 3 chooses the local instance for every "
+            f"message put on {e.sender}")
+
+
+def _local_remedy(e: Elimination) -> str:
+    return (f"on {e.sender}: ALTER QLOCAL({e.queue}) CLWLUSEQ(ANY), so that the local instance competes in step 12 "
+            f"with the CLWLWGHT of {e.sender}'s own CLUSRCVR (then run clwl advise again); or put from a queue "
+            "manager that hosts no instance")
+
+
+def _rank_cause(e: Elimination) -> str:
+    if e.step is steps.eliminate_lower_ranked_queues:
+        top = _top(e.kept, lambda c: c.instance.clwlrank if c.instance and not c.instance.qmgr_alias else 0)
+        return (f"{e.qmgr}'s instance of {e.queue} has CLWLRANK({e.instance.clwlrank}), below the highest "
+                f"remaining, CLWLRANK({top})")
+    top = _top(e.kept, lambda c: c.channel.clwlrank if c.channel else 0)
+    return (f"{e.channel.name} advertises CLWLRANK({e.channel.clwlrank}), below the highest remaining, "
+            f"CLWLRANK({top}); rank is taken before channel state, so it gets nothing even while the others are "
+            "down")
+
+
+def _rank_remedy(e: Elimination) -> str:
+    if e.step is steps.eliminate_lower_ranked_queues:
+        top = _top(e.kept, lambda c: c.instance.clwlrank if c.instance and not c.instance.qmgr_alias else 0)
+        return f"on {e.qmgr}: {_alter_queue(e, f'CLWLRANK({top})')} (or lower the others' rank)"
+    top = _top(e.kept, lambda c: c.channel.clwlrank if c.channel else 0)
+    return (f"on {e.qmgr}: ALTER CHANNEL({e.channel.name}) CHLTYPE(CLUSRCVR) CLWLRANK({top}) (or lower the "
+            "others' rank; a channel's rank counts for every queue over it)")
+
+
+def _suspended_cause(e: Elimination) -> str:
+    return f"{e.qmgr} is suspended from the cluster (SUSPEND(YES) on {e.channel.name}) and other destinations are not"
+
+
+def _suspended_remedy(e: Elimination) -> str:
+    return f"on {e.qmgr}: RESUME QMGR CLUSTER({_clusters(e.channel.clusters)}), when its maintenance is over"
+
+
+def _priority_cause(e: Elimination) -> str:
+    if e.step is steps.eliminate_lower_priority_queues:
+        top = _top(e.kept, lambda c: c.instance.clwlprty if c.instance and not c.instance.qmgr_alias else 0)
+        return (f"{e.qmgr}'s instance of {e.queue} has CLWLPRTY({e.instance.clwlprty}), below the highest "
+                f"remaining, CLWLPRTY({top}): it gets messages only while no higher-priority destination's channel "
+                "is running")
+    top = _top(e.kept, lambda c: c.channel.clwlprty if c.channel else 0)
+    return (f"{e.channel.name} advertises CLWLPRTY({e.channel.clwlprty}), below the highest remaining, "
+            f"CLWLPRTY({top}): it gets messages only while no higher-priority channel is running")
+
+
+def _priority_remedy(e: Elimination) -> str:
+    if e.step is steps.eliminate_lower_priority_queues:
+        top = _top(e.kept, lambda c: c.instance.clwlprty if c.instance and not c.instance.qmgr_alias else 0)
+        return f"on {e.qmgr}: {_alter_queue(e, f'CLWLPRTY({top})')} (or lower the others' priority)"
+    top = _top(e.kept, lambda c: c.channel.clwlprty if c.channel else 0)
+    return (f"on {e.qmgr}: ALTER CHANNEL({e.channel.name}) CHLTYPE(CLUSRCVR) CLWLPRTY({top}) (or lower the "
+            "others'; a channel's priority counts for every queue over it)")
+
+
+def _mruc_cause(e: Elimination) -> str:
+    channels = len({c.key for c in (*e.gone, *e.kept) if c.channel is not None})
+    return (f"{e.sender}'s CLWLMRUC({e.view.qmgr.clwlmruc}) is below the {channels} channels: step 11c keeps only "
+            "the most recently used ones, and step 12 rotates among those alone")
+
+
+def _mruc_remedy(e: Elimination) -> str:
+    return f"on {e.sender}: ALTER QMGR CLWLMRUC({len(e.view.channels)}) or more"
+
+
+def _other_cause(e: Elimination) -> str:
+    return f"step {e.step.id} eliminates it: {e.step.explanation}"
+
+
+def _other_remedy(e: Elimination) -> str:
+    return f"see step {e.step.id} in docs/algorithm.md"
+
+
+def _unreachable_cause(e: Elimination) -> str:
+    return (f"{e.sender} knows no cluster-sender channel to {e.qmgr}: its DISPLAY CLUSQMGR has no record of "
+            f"{e.qmgr} (a partial repository learns of a queue manager when it first uses it)")
+
+
+def _unreachable_remedy(e: Elimination) -> str:
+    return (f"check DISPLAY CLUSQMGR({e.qmgr}) on {e.sender}; capture it again once {e.sender} knows {e.qmgr}, "
+            "then run clwl advise again")
+
+
+def _zero_cause(e: Elimination) -> str:
+    return (f"the target gives {e.qmgr} {e.target:g} %, but CLWLWGHT is at least 1: step 12 still sends it its "
+            "weight's share")
+
+
+def _zero_remedy(e: Elimination) -> str:
+    return (f"to send {e.qmgr} nothing from {e.sender}: give the other instances of {e.queue} a higher queue "
+            f"CLWLPRTY than {e.qmgr}'s (step 11b: it then takes messages only while none of theirs is reachable; "
+            f"this queue only), or {_alter_queue(e, 'PUT(DISABLED)')} on {e.qmgr} (no messages from any sender)")
+
+
+def _profile_cause(e: Elimination) -> str:
+    return f"step {e.step.id} of this profile does not use CLWLWGHT: {e.step.explanation}"
+
+
+def _profile_remedy(e: Elimination) -> str:
+    return "weights need a queue manager with the CLWL attributes (profile default or mq9)"
+
+
+#: Every kind of reason, with the steps that decide it. A step not named falls to OTHER; UNREACHABLE, ZERO and
+#: PROFILE are no elimination of one message but what the search meets (the kind names the case).
+BLOCKERS: tuple[Blocker, ...] = (
+    Blocker("put-disabled", (steps.eliminate_put_disabled_queues, steps.eliminate_put_disabled_while_enabled_remain,
+                             steps.eliminate_put_disabled_qmgr_aliases), _put_disabled_cause, _put_disabled_remedy),
+    Blocker("no-shared-cluster", (steps.eliminate_queues_not_sharing_a_cluster,
+                                  steps.eliminate_channels_not_in_queue_cluster,
+                                  steps.eliminate_channels_not_in_local_cluster), _cluster_cause, _cluster_remedy),
+    Blocker("local-instance", (steps.choose_local_instance, steps.choose_local_instance_always), _local_cause,
+            _local_remedy),
+    Blocker("rank", (steps.eliminate_lower_ranked_channels, steps.eliminate_lower_ranked_queues), _rank_cause,
+            _rank_remedy),
+    Blocker("suspended", (steps.prefer_resumed_qmgrs,), _suspended_cause, _suspended_remedy),
+    Blocker("priority", (steps.eliminate_lower_priority_channels, steps.eliminate_lower_priority_queues),
+            _priority_cause, _priority_remedy),
+    Blocker("clwlmruc", (steps.keep_most_recently_used_channels,), _mruc_cause, _mruc_remedy),
+)
+OTHER = Blocker("other", (), _other_cause, _other_remedy)
+UNREACHABLE = Blocker("unreachable", (), _unreachable_cause, _unreachable_remedy)
+ZERO = Blocker("zero-target", (), _zero_cause, _zero_remedy)
+PROFILE = Blocker("profile", (), _profile_cause, _profile_remedy)
+
+
+def blocker_of(step: Step) -> Blocker:
+    return next((b for b in BLOCKERS if any(step is s for s in b.steps)), OTHER)
+
+
+def _blocked(blocker: Blocker, e: Elimination, step_id: str) -> Blocked:
+    return Blocked(e.qmgr, blocker.kind, step_id, blocker.cause(e), blocker.remedy(e))
+
+
+def eliminations(view: ClusterView, queue: str, profile: str = "default"
+                 ) -> tuple[dict[str, Elimination], Route | RouteError, set[str]]:
+    """What the engine's explaining path does with one message to ``queue`` on ``view`` (steady: every channel
+    running): per queue manager eliminated before step 12, the step that eliminated its last candidate; the
+    result; and the queue managers with a candidate at all (reachable)."""
+    request = Request(queue)
+    found = resolve(view, request)
+    by_label = {c.label: c for c in found.candidates} if isinstance(found, Candidates) else {}
+    by_explanation = {st.explanation: st for st in PROFILES[profile]}
+    result = Router(view, profile).route(request, explain=True)
+    out: dict[str, Elimination] = {}
+    alive = set(by_label)
+    for entry in result.trace or ():
+        st = by_explanation.get(entry.rule)
+        if st is None or st.chooses_one or not entry.eliminated:
+            continue  # start and notes; step 12's choice eliminates everyone else, and that is the rotation
+        alive -= set(entry.eliminated)
+        kept = tuple(by_label[x] for x in entry.remaining if x in by_label)
+        gone = [by_label[x] for x in entry.eliminated if x in by_label]
+        for qmgr in sorted({c.qmgr for c in gone}):
+            out[qmgr] = Elimination(view, queue, qmgr, st, tuple(c for c in gone if c.qmgr == qmgr), kept)
+    # A queue manager keeps its place while one of its channels is left (step 11 drops only some of them).
+    left = {by_label[x].qmgr for x in alive}
+    return {q: e for q, e in out.items() if q not in left}, result, {c.qmgr for c in by_label.values()}
+
+
+# -- 4. the advice ----------------------------------------------------------------------------------------------
+def advise(view: ClusterView, queue: str, target: Mapping[str, float], profile: str = "default") -> Advice:
+    """The weights that bring ``queue``'s shares from ``view``'s queue manager closest to ``target`` (queue
+    manager -> percent, adding up to 100; a hosting queue manager not named: 0), checked by the engine. Raises
+    AdviseError for a target :func:`check_target` refuses."""
+    check_target(view, queue, target)
+    name = cluster_queue(view, queue)
+    hosts = sorted({i.qmgr for i in view.instances_of(name)})
+    target = {q: float(target.get(q, 0.0)) for q in sorted(set(hosts) | set(target))}
+    now = steady(view)
+    current = engine_shares(now, queue, profile)
+    advice = Advice(view.local_name, name, profile, target, [], current, current, False)
+
+    gone, result, reachable = eliminations(now, queue, profile)
+    prep = Router(now, profile).lru_prepared(Request(queue))
+    in_rotation = sorted({c.qmgr for c in prep.cands}) if prep is not None else []
+    for qmgr in hosts:
+        if qmgr not in reachable:
+            e = Elimination(now, name, qmgr, None, target=target[qmgr])
+            if target[qmgr] > 0:
+                advice.blocked.append(_blocked(UNREACHABLE, e, "-"))
+            else:
+                advice.notes.append(f"{qmgr} takes nothing, as the target asks ({UNREACHABLE.cause(e)})")
+    for qmgr, e in sorted(gone.items()):
+        if target.get(qmgr, 0.0) > 0:
+            advice.blocked.append(_blocked(blocker_of(e.step), replace(e, target=target[qmgr]), e.step.id))
+        else:
+            advice.notes.append(f"{qmgr} takes nothing, as the target asks (step {e.step.id}: "
+                                f"{blocker_of(e.step).cause(e)})")
+    if isinstance(result, RouteError):
+        advice.notes.append(f"a put to {queue} on {view.local_name} fails: {result.error} ({result.reason}): "
+                            f"{result.detail}")
+        return advice
+    if prep is None:
+        decided = result.decided_step
+        if decided is not None and decided.reads_state and not decided.heap_choice:
+            e = Elimination(now, name, None, decided)
+            advice.blocked.append(_blocked(PROFILE, e, decided.id))
+        advice.exact = False
+        return advice
+
+    # Step 12 decides among these: the search over their weights.
+    channels: dict[str, list[Optional[ClusterChannel]]] = {}
+    for cand in prep.cands:
+        channels.setdefault(cand.qmgr, []).append(weighted_channel(now, cand))
+    share = {q: Fraction(str(target.get(q, 0.0))) for q in in_rotation}
+    now_totals = {q: sum(c.clwlwght if c is not None else w for c, w in zip(channels[q], _weights(prep, q)))
+                  for q in in_rotation}
+    if sum(share.values()) == 0:
+        totals = now_totals  # everything asked for is blocked: nothing for weights to do
+    else:
+        whole = sum(share.values())
+        ranges = {q: _range(channels[q], now_totals[q]) for q in in_rotation}
+        totals = choose_totals({q: 100 * share[q] / whole for q in in_rotation}, ranges, now_totals)
+    proposed: dict[str, int] = {}
+    for qmgr in in_rotation:
+        movable = sorted((c for c in channels[qmgr] if c is not None), key=lambda c: c.name)
+        fixed = sum(w for c, w in zip(channels[qmgr], _weights(prep, qmgr)) if c is None)
+        if not movable:
+            continue
+        for ch, w in zip(movable, split_total(totals[qmgr] - fixed, [c.clwlwght for c in movable])):
+            proposed[ch.name] = w
+            advice.proposal.append(Weight(qmgr, ch.name, ch.qmgr, ch.clwlwght, w))
+    after = with_weights(now, proposed)
+    advice.achieved = engine_shares(after, queue, profile)
+    advice.exact = Router(after, profile).lru_prepared(Request(queue)) is not None
+    for qmgr in in_rotation:
+        if target.get(qmgr, 0.0) == 0:
+            e = Elimination(now, name, qmgr, None, tuple(c for c in prep.cands if c.qmgr == qmgr),
+                            target=target.get(qmgr, 0.0))
+            advice.blocked.append(_blocked(ZERO, e, "12"))
+    advice.side_effects = side_effects(now, after, name, profile) if advice.changes else []
+    return advice
+
+
+def _weights(prep, qmgr: str) -> list[int]:
+    """The engine's own step-12 weights of ``qmgr``'s candidates (in candidate order)."""
+    return [w for c, w in zip(prep.cands, prep.weights) if c.qmgr == qmgr]
+
+
+def _range(channels: list[Optional[ClusterChannel]], total_now: int) -> tuple[int, int]:
+    """The totals a queue manager's channels can make: 1-99 each; a channel no command can change keeps its
+    weight."""
+    fixed = total_now - sum(c.clwlwght for c in channels if c is not None)
+    movable = sum(1 for c in channels if c is not None)
+    return fixed + MIN_WEIGHT * movable, fixed + MAX_WEIGHT * movable
+
+
+def side_effects(before: ClusterView, after: ClusterView, queue: str, profile: str = "default") -> list[SideEffect]:
+    """Every other cluster queue of the view whose engine shares change from ``before`` to ``after``."""
+    out = []
+    for other in sorted({i.queue for i in before.instances} - {queue}):
+        was, now = engine_shares(before, other, profile), engine_shares(after, other, profile)
+        if any(abs(was.get(q, 0.0) - now.get(q, 0.0)) > SAME_SHARE for q in set(was) | set(now)):
+            out.append(SideEffect(other, was, now))
+    return out
+
+
+# -- the replay of a lake's day ---------------------------------------------------------------------------------
+@dataclass
+class Replayed:
+    """A day of the sender's real traffic replayed as it was and with the proposed weights: messages to the
+    queue per final destination (where each ended the day; "(error)" for a failed put)."""
+
+    date: str
+    sender: str
+    queue: str
+    before: Counter
+    after: Counter
+    unknown_channels: list[str] = field(default_factory=list)  # proposed channels the day's configuration lacks
+
+    @property
+    def messages(self) -> int:
+        return sum(self.before.values())
+
+    @staticmethod
+    def shares(counts: Counter) -> dict[str, float]:
+        total = sum(counts.values())
+        return {q: 100.0 * n / total for q, n in sorted(counts.items())} if total else {}
+
+    def as_dict(self) -> dict:
+        return {"date": self.date, "sender": self.sender, "queue": self.queue, "messages": self.messages,
+                "before": _rounded(self.shares(self.before)), "after": _rounded(self.shares(self.after)),
+                "before_messages": dict(sorted(self.before.items())),
+                "after_messages": dict(sorted(self.after.items())), "unknown_channels": self.unknown_channels}
+
+
+def replayed_shares(lake, date: str, sender: str, queue: str, weights: Mapping[str, int],
+                    profile: str = "default") -> Replayed:
+    """``sender``'s day ``date`` of ``lake`` replayed twice in-process: as captured, and with ``weights``
+    (channel -> CLWLWGHT) as a what-if override of those channels' CLUSRCVR (clwl.whatif). Every message of the
+    sender is replayed (the rotation is per channel, shared by every queue); those to ``queue`` are counted.
+    AdviseError when the lake has no configuration or no message of ``sender`` that day."""
+    from clwl.days import day_bounds
+    from clwl.replay import replay
+    from clwl.silver import load_timelines, put_event, sender_batches, sender_inputs
+    from clwl.whatif import WhatIf
+
+    whatif = WhatIf("advise", channel_attrs={ch: {"CLWLWGHT": str(w)} for ch, w in sorted(weights.items())})
+    before_tl = load_timelines(lake, date).get(sender)
+    if not before_tl:
+        raise AdviseError(f"--lake: {lake} holds no configuration of {sender} on {date} (silver.config_history)")
+    after_tl = load_timelines(lake, date, whatif.apply)[sender]
+    known = {c.name for snap in before_tl for c in (*snap.view.channels, *snap.view.local_receivers)}
+    _, inputs = sender_inputs(lake, date, [sender])
+    if not inputs:
+        raise AdviseError(f"--date: {lake} holds no messages of {sender} on {date} (silver.message_events)")
+    _, end = day_bounds(date)
+
+    def counts(timeline) -> Counter:
+        out: Counter = Counter()
+
+        def events():
+            for batch in sender_batches(inputs[0]):
+                cols = batch.to_pydict()
+                for i in range(batch.num_rows):
+                    yield put_event(cols, i)
+
+        for row in replay(sender, timeline, events(), profile, until=end):
+            if row.queue == queue:
+                out[row.final_qmgr or "(error)"] += 1
+        return out
+
+    return Replayed(date, sender, queue, counts(before_tl), counts(after_tl),
+                    sorted(ch for ch in weights if ch not in known))
