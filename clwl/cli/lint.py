@@ -18,7 +18,6 @@ from typing import Sequence
 
 from clwl.cli.exit_codes import EXIT_INPUT, EXIT_OK
 from clwl.cli.options import DATE, LAKE
-from clwl.cli.route import _capture_moment
 
 LAKE_MODULES = ("deltalake", "pyarrow")
 WRAP = 110  # readable lines: detail and remedy wrapped under the rule name
@@ -48,6 +47,15 @@ def add_lint_command(subparsers) -> argparse.ArgumentParser:
                    help='one JSON document: {"findings": [{"rule", "qmgr", "object", "detail", "remedy"}, ...]}')
     p.set_defaults(func=cmd_lint)
     return p
+
+
+def _capture_moment(text: str):
+    from clwl.view import parse_capture_moment
+
+    try:
+        return parse_capture_moment(text)
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
 
 
 def _rule_names() -> Sequence[str]:

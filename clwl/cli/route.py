@@ -12,9 +12,10 @@ from typing import Sequence
 from clwl.algorithm import MQRC_UNKNOWN_OBJECT_NAME, PROFILE_DOCS, PROFILES, Request
 from clwl.cli.argtypes import whole_number
 from clwl.cli.exit_codes import EXIT_INPUT, EXIT_OK, EXIT_UNROUTABLE
+from clwl.lint import BindDecision, bind_decision
 from clwl.model import IGQ_DEFAULT_MAX_MESSAGE, MOVING_STATES
 from clwl.parse.common import InputError
-from clwl.router import Route, RouteError, Router
+from clwl.router import AS_Q_DEF, Route, RouteError, Router
 from clwl.view import (
     CaptureMoment,
     build_view,
@@ -50,8 +51,10 @@ def add_route_command(subparsers) -> argparse.ArgumentParser:
     r.add_argument("--count", type=_positive, default=1, metavar="N", help="messages to route (default 1)")
     r.add_argument("--from-cluster-channel", action="store_true", help="the message arrived over a cluster channel")
     r.add_argument("--pcf", action="store_true", help="the message is a cluster PCF message")
-    r.add_argument("--bind", choices=("notfixed", "open", "group"), default="notfixed",
-                   help="notfixed: choose per message; open: once for all; group: once per group")
+    r.add_argument("--bind", choices=("notfixed", "open", "group", "asqdef"), default="notfixed",
+                   help="notfixed: choose per message; open: once for all; group: once per group; asqdef: "
+                        "MQOO_BIND_AS_Q_DEF, the DEFBIND of the alias, local queue or cluster queue the name "
+                        "resolves through (--explain says which)")
     r.add_argument("--group-size", type=_positive, default=1, metavar="N", help="messages per group (--bind group)")
     r.add_argument("--size", type=_nonnegative, default=0, metavar="BYTES", help="message length (IGQ path)")
     r.add_argument("--algorithm", choices=sorted(PROFILES), default="default", metavar="PROFILE",
@@ -96,12 +99,16 @@ def cmd_route(args: argparse.Namespace) -> int:
     router = Router(view, args.algorithm)
     request = Request(queue=args.queue, target_qmgr=args.qmgr, from_cluster_channel=args.from_cluster_channel,
                       pcf=args.pcf, size=args.size)
+    bind, decision = args.bind, None
+    if args.bind == "asqdef":  # the router resolves AS_Q_DEF itself (as for put records); this names the definition
+        decision = bind_decision(view, args.queue)
+        bind = decision.bind
     results: list[Route | RouteError] = []
     logical = not args.no_logical_order
     for i in range(args.count):
-        group = str(i // args.group_size) if args.bind == "group" else ""
-        results.append(router.route(request, bind=args.bind, handle="clwl-route", group_id=group,
-                                    logical_order=logical, explain=args.explain))
+        group = str(i // args.group_size) if bind == "group" else ""
+        results.append(router.route(request, bind=AS_Q_DEF if decision else bind, handle="clwl-route",
+                                    group_id=group, logical_order=logical, explain=args.explain))
     # A 2085 from captures without DISPLAY QCLUSTER output says which capture is missing.
     hint = unknown_object_hint(caps, local)
     unknown = [i for i, r in enumerate(results) if isinstance(r, RouteError) and r.reason == _UNKNOWN_OBJECT]
@@ -111,22 +118,32 @@ def cmd_route(args: argparse.Namespace) -> int:
     if args.json:
         out = sys.stdout
         for n, res in enumerate(results, 1):
-            out.write(json.dumps(res.to_json(n, args.explain)) + "\n")
+            line = res.to_json(n, args.explain)
+            if decision is not None:  # MQOO_BIND_AS_Q_DEF: the bind it resolved to, and with --explain from where
+                line["bind"] = decision.bind
+                if args.explain:
+                    line["bind_source"] = decision.why
+            out.write(json.dumps(line) + "\n")
     else:
         states = {c.name: c.state for c in view.channels}
-        print_readable(results, args, local, results[unknown[0]] if hint and unknown else None, states)
+        print_readable(results, args, local, results[unknown[0]] if hint and unknown else None, states, decision)
     return EXIT_UNROUTABLE if any(isinstance(r, RouteError) for r in results) else EXIT_OK
 
 
 def print_readable(results: Sequence[Route | RouteError], args: argparse.Namespace, local: str,
-                    missing_capture: RouteError | None = None, states: dict[str, str] | None = None) -> None:
+                    missing_capture: RouteError | None = None, states: dict[str, str] | None = None,
+                    bind: BindDecision | None = None) -> None:
     """The table of routes; ``states``: each channel's state as captured, shown beside the chosen channel, and a
-    line for each chosen channel that is not moving messages now (its messages wait on the transmission queue)."""
+    line for each chosen channel that is not moving messages now (its messages wait on the transmission queue);
+    ``bind``: what ``--bind asqdef`` resolved to (with --explain, the definition that decided it)."""
     states = states or {}
     w = sys.stdout.write
     w(f"Routing {args.count} message(s) to {args.queue}"
       + (f" at queue manager {args.qmgr}" if args.qmgr else "")
-      + f" from {local} (profile {args.algorithm}, bind {args.bind})\n\n")
+      + f" from {local} (profile {args.algorithm}, bind {args.bind}"
+      + (f": {bind.bind}" if bind is not None else "") + ")\n\n")
+    if bind is not None and args.explain:
+        w(f"bind  MQOO_BIND_AS_Q_DEF -> {bind.bind}: {bind.why}\n\n")
     header = ("n", "qmgr", "channel", "state", "xmitq", "path", "decided_by", "reallocatable")
     rows = []
     waiting: dict[tuple[str, str, str], int] = {}  # (channel, state, xmitq) -> messages that wait there

@@ -4,14 +4,15 @@ Estates: tests/handmade.py's ``config_capture`` (DISPLAY QMGR, CLUSQMGR(*), QCLU
 shape; one cluster CL1; every remote queue manager reached by its auto-defined CLUSSDR TO.<QM>, RUNNING,
 CLWLWGHT 50, rank and priority 0; every instance DEFBIND(NOTFIXED), PUT(ENABLED) unless told), plus, where a rule
 needs them, DISPLAY QLOCAL / QALIAS / CHANNEL records in a second file. The expected values come from the
-reference (000_0afde381a4318fee.txt, the default profile) and mq-domain-notes.md:
+algorithm as docs/algorithm.md states it (profile default: "The steps", "Binding and re-allocation",
+"Pitfalls"):
 
 - step 1 eliminates queues that are not PUT enabled; step 3 chooses the local instance when the queue's
   CLWLUSEQ is LOCAL, or QMGR with the queue manager's LOCAL (MQ's defaults: queue QMGR, queue manager LOCAL);
   step 5 prefers resumed queue managers; step 11c keeps at most CLWLMRUC most recently used channels.
 - workload attributes on a manual CLUSSDR are ignored: MQ uses what the destination's CLUSRCVR advertises
-  (mq-domain-notes pitfall 1; DISPLAY CLUSQMGR shows the CLUSRCVR's values).
-- DEFBIND's default is OPEN; a QALIAS's DEFBIND overrides its base queue's (mq-domain-notes section 3).
+  (pitfall 1; DISPLAY CLUSQMGR shows the CLUSRCVR's values).
+- DEFBIND's default is OPEN (pitfall 2); a QALIAS's DEFBIND wins over its base queue's.
 Where a rule's consequence can be replayed, the engine (clwl.router) is asked too, so lint and replay agree.
 """
 
