@@ -87,6 +87,19 @@ class Explanation:
     timeline: list[Snapshot] = field(default_factory=list, repr=False)  # the sender's configuration that day
 
     @property
+    def application(self) -> Optional[str]:
+        """The application that put it (clwl.incidents.application_of of its open handle)."""
+        from clwl.incidents import application_of
+
+        return application_of(self.event.open_handle) if self.event is not None else None
+
+    @property
+    def remedy(self) -> Optional[str]:
+        """Why it stayed behind its channel and what to do, from clwl.remedies' one table (None: it never
+        stayed)."""
+        return stay_remedy(self.row, self.timeline)
+
+    @property
     def fate(self) -> dict:
         return {k: self.row.get(k) for k in FATE_COLUMNS}
 
@@ -106,6 +119,7 @@ class Explanation:
             "reexaminations": [r.to_json() for r in self.reexaminations],
             "released": ({"at": _iso(self.released[0]), "channel": self.released[1], "state": self.released[2]}
                          if self.released else None),
+            "application": self.application, "remedy": self.remedy,
             "matches_routing_replay": not self.differences, "differences": self.differences,
             "routing_replay_version": self.routing_replay_version,
             "seconds": {k: round(v, 3) for k, v in self.seconds.items()},
@@ -305,6 +319,28 @@ def explain(lake: Path, msg_id: str, run_date: Optional[str] = None, sender: Opt
     out.differences += _compare(out, w)
     out.seconds["total"] = time.perf_counter() - t0
     return out
+
+
+def stay_remedy(row: dict, timeline: list[Snapshot]) -> Optional[str]:
+    """The cause and remedy (clwl.remedies) of a message that stayed behind its channel, its objects named from
+    the routing_replay row and the sender's configuration in force when it started waiting."""
+    from clwl.remedies import alias_note, pinned_by, remedy, single_instance, stay_cause, step_of
+
+    reason, detail = row.get("stay_reason"), row.get("stay_detail")
+    if not reason or row.get("held_from") is None:
+        return None
+    at = row["held_from"]
+    view = next((s.view for s in reversed(timeline) if s.time <= at), timeline[0].view if timeline else None)
+    queue, qmgr = row.get("queue") or "", row.get("final_qmgr") or row.get("qmgr")
+    key = stay_cause(reason, detail, single_instance=single_instance(view, queue))
+    if key is None:
+        return None
+    pinned, fix = pinned_by(row.get("bind"), view, queue) if key == "bind-on-open" else (None, None)
+    target = row.get("target_qmgr") or None
+    text = remedy(key, qmgr=qmgr, queue=queue, channel=row.get("final_channel") or row.get("channel"),
+                  sender=row.get("sending_qmgr"), target=target, alias=alias_note(view, target, qmgr),
+                  pinned_by=pinned, fix=fix, step=step_of(detail))
+    return text if text.endswith(".") else text + "."
 
 
 def states_at(timeline: list[Snapshot], at: datetime) -> Optional[dict[str, str]]:

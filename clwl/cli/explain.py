@@ -85,7 +85,8 @@ def write_readable(ex) -> None:
     w(f"Message {ex.msg_id}\n")
     w(f"  put      {_t(row['put_time'])} on {ex.sending_qmgr} to {row['queue']}"
       + (f" at queue manager {row['target_qmgr']}" if row.get("target_qmgr") else "")
-      + f", bind {row['bind']}, {row['length']} bytes (run date {ex.run_date}, profile {row['profile']})\n")
+      + f", bind {row['bind']}, {row['length']} bytes (run date {ex.run_date}, profile {row['profile']})"
+      + (f", by {ex.application}" if ex.application else "") + "\n")
     if ex.result is None:
         w(f"  routing  {row.get('error') or 'NO_CONFIGURATION'}: {row.get('trace') or ''}\n")
     else:
@@ -101,6 +102,8 @@ def write_readable(ex) -> None:
     w("Fate (gold.routing_replay)\n")
     for line in fate_lines(ex):
         w(f"  {line}\n")
+    if ex.remedy:
+        w(f"What to do\n  {ex.remedy}\n")
     if ex.differences:
         w("The replay here differs from the published row:\n")
         for d in ex.differences:

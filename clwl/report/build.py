@@ -15,6 +15,7 @@ from clwl.days import run_day
 from clwl.report.agreement import MQ_COUNTS, agreement_section
 from clwl.report.channels import channels_section, xmitq_section
 from clwl.report.distribution import distribution_section
+from clwl.report.incidents import incidents_section
 from clwl.report.model import Day, Report, fmt, table_view
 from clwl.report.read import WHATIF_COLS, gather
 from clwl.report.shares import replay_section, shares_section
@@ -68,12 +69,14 @@ class Section:
     build: Callable[[Day, Report], None]
 
 
-#: The report's sections in reading order: the administrator's answers first (findings: what is stuck, which
+#: The report's sections in reading order: the administrator's answers first (findings: the incidents, with the
+#: side to look at and who was hit; what is stuck, which
 #: distributions are unexpected, the replay against MQ's answer), then the tables behind them, the technical run
 #: summary last. The templates show them in this order.
 SECTIONS = (
     Section("what-if", whatif_section),
     Section("warnings", warnings_section),
+    Section("incidents", incidents_section),
     Section("stuck", stuck_section),
     Section("distribution", distribution_section),
     Section("agreement", agreement_section),

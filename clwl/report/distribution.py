@@ -8,6 +8,8 @@ from typing import Any
 
 import pandas as pd
 
+from clwl.incidents import counts_text
+from clwl.remedies import distribution_remedy
 from clwl.report.model import MAX_FINDINGS, MAX_QUEUE_CHARTS, Chart, Day, Report, clock, png, safe_file, table_view
 
 SOURCE_LABELS = {"accounting": "observed (receiver accounting, all senders)",
@@ -15,7 +17,36 @@ SOURCE_LABELS = {"accounting": "observed (receiver accounting, all senders)",
 
 
 DIST_COLS = ("sending_qmgr", "queue", "interval_start", "interval_end", "qmgr", "expected", "observed", "deviation",
-             "p_value", "verdict", "explanation", "source")
+             "p_value", "verdict", "explanation", "source", "applications", "remedy")
+
+BOUND = "open"  # the bind of a put on a bind-on-open handle (silver.message_events.bind)
+
+
+def who_and_remedy(dist: pd.DataFrame, skew: pd.DataFrame | None) -> pd.DataFrame:
+    """The unexpected rows with the interval's applications (counts) and the remedy (clwl.remedies), from the
+    interval's puts per application and bind (Day.skew)."""
+    out = dist.copy()
+    apps, remedies = [], []
+    for _, r in out.iterrows():
+        part = pd.DataFrame()
+        if skew is not None and not skew.empty:
+            start = pd.Timestamp(r["interval_start"])
+            start = start.tz_convert("UTC") if start.tzinfo else start.tz_localize("UTC")
+            part = skew[(skew["sending_qmgr"] == r["sending_qmgr"]) & (skew["queue"] == r["queue"])
+                        & (pd.to_datetime(skew["interval_start"], utc=True) == start)]
+        by_app = (part.groupby("application", dropna=False)["messages"].sum().sort_values(ascending=False)
+                  if not part.empty else pd.Series(dtype=int))
+        counts = [(a if isinstance(a, str) else "unknown application", int(n)) for a, n in by_app.items()]
+        bound = part[part["bind"] == BOUND] if not part.empty else part
+        bound_apps = bound.groupby("application", dropna=False)["messages"].sum() if not bound.empty else None
+        apps.append(counts_text(counts))
+        remedies.append("" if r["verdict"] != "unexpected" else distribution_remedy(
+            str(r["explanation"]), queue=str(r["queue"]), bound=int(bound["messages"].sum()) if not bound.empty else 0,
+            applications=counts_text([(a if isinstance(a, str) else "unknown application", int(n))
+                                      for a, n in bound_apps.items()]) if bound_apps is not None else ""))
+    out["applications"], out["remedy"] = apps, remedies
+    return out
+
 
 def distribution_findings(dist: pd.DataFrame) -> list[str]:
     if dist.empty:
@@ -34,9 +65,11 @@ def distribution_findings(dist: pd.DataFrame) -> list[str]:
     for _, r in bad.sort_values(["queue", "interval_start", "qmgr"]).head(MAX_FINDINGS).iterrows():
         who = "all senders (receiver accounting)" if r["sending_qmgr"] == "*" else f"from {r['sending_qmgr']}"
         p = "" if pd.isna(r["p_value"]) else f", p = {r['p_value']:.3g}"
+        put_by = f" Put by {r['applications']}." if r.get("applications") else ""
+        what = f" {r['remedy']}" if r.get("remedy") else ""
         out.append(f"{r['queue']} {who}, {clock(r['interval_start'])}\u2013{clock(r['interval_end'])}: "
                    f"{r['qmgr']} received {int(r['observed'])} against {int(r['expected'])} replayed{p}: "
-                   f"{r['explanation']}.")
+                   f"{r['explanation']}.{put_by}{what}")
     if len(bad) > MAX_FINDINGS:
         out.append(f"... and {len(bad) - MAX_FINDINGS} more: see \"Unexpected intervals\" below.")
     return out
@@ -114,10 +147,12 @@ DIST_OVERVIEW_COLS = ("queue", "source", "qmgr", "expected", "observed", "interv
 def distribution_section(day: Day, rep: Report) -> None:
     """The findings on distributions, a chart per queue, the unexpected intervals, the overview."""
     dist = day.distribution
+    if not dist.empty and "verdict" in dist.columns:
+        dist = who_and_remedy(dist, day.skew)
     rep.findings_distribution = distribution_findings(dist)
     rep.charts = distribution_charts(dist, day.run_date)
     flagged = dist[dist["verdict"] == "unexpected"] if not dist.empty else dist
     rep.unexpected = table_view("unexpected", flagged, DIST_COLS, "No interval was flagged as unexpected.",
-                                wrap=("explanation",))
+                                wrap=("explanation", "applications", "remedy"))
     rep.dist_overview = table_view("dist-overview", dist_overview(dist), DIST_OVERVIEW_COLS,
                                    "No distribution rows for this run date.")

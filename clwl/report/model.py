@@ -62,6 +62,8 @@ class Report:
     overrides: dict = field(default_factory=dict)
     beside: TableView | None = None
     warnings: list[str] = field(default_factory=list)
+    findings_incidents: list[str] = field(default_factory=list)
+    incidents: TableView | None = None
     findings_stuck: list[str] = field(default_factory=list)
     findings_distribution: list[str] = field(default_factory=list)
     findings_agreement: list[str] = field(default_factory=list)
@@ -106,7 +108,12 @@ class Day:
     configuration timelines the configured shares are computed from (None: not read, configured_note says
     why); disagreements: the first routing_replay rows with agrees = false, of disagreement_total (default: as
     many as given); low_puts: the run date's puts traced at LOW; whatif, overrides, beside: a what-if run's
-    name, overrides and the published day beside it; versions: (table, version) of every table read."""
+    name, overrides and the published day beside it; versions: (table, version) of every table read.
+
+    Who and why (clwl.report.incidents): delayed: routing_replay's rows of the messages that waited
+    (clwl.report.read.DELAYED_COLS; None: not read); puts: silver.message_events' rows of the delayed and stuck
+    messages with their ``application`` (clwl.incidents.application_of); skew: per unexpected destination-
+    interval (sending_qmgr, queue, interval_start), the interval's puts per application and bind (messages)."""
 
     run_date: dt.date
     run_id: str
@@ -129,6 +136,9 @@ class Day:
     disagreements: pd.DataFrame | None = None
     disagreement_total: int | None = None
     low_puts: int = 0
+    delayed: pd.DataFrame | None = None
+    puts: pd.DataFrame | None = None
+    skew: pd.DataFrame | None = None
 
     @cached_property
     def summary(self) -> tuple[dict, str]:

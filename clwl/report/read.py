@@ -151,7 +151,7 @@ def fold(path: str, day: dt.date, columns: Sequence[str], where: Sequence[tuple[
          ) -> tuple[Any, int | None]:
     """``step(state, batch)`` over the run date's rows of a Delta table that match ``where``, batch by batch,
     and the version read: only those rows and columns are ever read. ``where``: (column, op, value) with op
-    "=", "in" or "is distinct from" (not equal, or null), pushed down to deltalake's pyarrow dataset.
+    "=", "in", "is not null" (value ignored) or "is distinct from" (not equal, or null), pushed down to deltalake's pyarrow dataset.
     Of ``columns``, those the table has (an older table lacks some); (None, version) when it lacks a column of
     ``where``, (None, None) when there is no table."""
     import pyarrow.dataset as pads
@@ -168,6 +168,7 @@ def fold(path: str, day: dt.date, columns: Sequence[str], where: Sequence[tuple[
     for col, op, value in where:
         f = pads.field(col)
         expr &= (f == pads.scalar(value) if op == "=" else f.isin(list(value)) if op == "in"
+                 else f.is_valid() if op == "is not null"
                  else (f != pads.scalar(value)) | f.is_null())
     state = start
     for batch in t.to_pyarrow_dataset().to_batches(columns=list(columns), filter=expr, batch_size=BATCH_ROWS):
@@ -200,6 +201,104 @@ def read_disagreements(lake: Path, day: dt.date, *, version: int | None,
         return None
     kept, n = state
     return (kept if kept is not None else pd.DataFrame(columns=list(DISAGREEMENT_READ))).reset_index(drop=True), n
+
+
+# Who and why (clwl.report.incidents): the messages that waited, the puts behind them, the applications.
+DELAYED_COLS = columns_of("gold.routing_replay", "sending_qmgr", "msg_id", "queue", "qmgr", "channel", "final_qmgr",
+                          "final_channel", "held_from", "released_at", "reallocations", "held", "stay_reason",
+                          "stay_detail", "bind", "target_qmgr")
+PUT_COLS = columns_of("silver.message_events", "sending_qmgr", "msg_id", "queue", "put_time", "bind", "target_qmgr",
+                      "open_handle", "source")
+APPLICATION_COLUMN = "application"  # the put file's optional column, read when the table has it
+
+
+def read_delayed(lake: Path, day: dt.date, *, version: int | None) -> pd.DataFrame | None:
+    """routing_replay's rows of the run date's messages that waited on a transmission queue (held_from set):
+    a small part of the day, read alone."""
+    state, _ = fold(table_path(lake, "gold.routing_replay"), day, DELAYED_COLS, [("held_from", "is not null", None)],
+                    lambda parts, batch: [*parts, batch], [], version=version)
+    if state is None:
+        return None
+    return pd.concat(state, ignore_index=True) if state else pd.DataFrame(columns=list(DELAYED_COLS))
+
+
+def trace_applications(lake: Path, day: dt.date, connections: set[str]) -> dict[str, str]:
+    """The traced connections' ApplName (bronze.activity_operations.application_name), by connection."""
+    if not connections:
+        return {}
+
+    def step(found: dict[str, str], batch: pd.DataFrame) -> dict[str, str]:
+        for conn, name in zip(batch["connection"], batch["application_name"]):
+            if name is not None and not pd.isna(name):
+                found.setdefault(str(conn), str(name).strip())
+        return found
+
+    found, _ = fold(table_path(lake, "bronze.activity_operations"), day,
+                    columns_of("bronze.activity_operations", "connection", "application_name"),
+                    [("connection", "in", sorted(connections))], step, {})
+    return found or {}
+
+
+def with_applications(lake: Path, day: dt.date, puts: pd.DataFrame) -> pd.DataFrame:
+    """``puts`` (message_events rows) with their ``application`` (clwl.incidents.application_of): the put file's
+    application column, else the traced connection's ApplName, else the open handle's first field."""
+    from clwl.incidents import application_of
+
+    puts = puts.copy()
+    given = puts[APPLICATION_COLUMN] if APPLICATION_COLUMN in puts.columns else pd.Series(None, index=puts.index)
+    traced = puts["source"] == "activity_trace" if "source" in puts.columns else pd.Series(False, index=puts.index)
+    handles = puts["open_handle"].where(puts["open_handle"].notna(), "").astype(str)
+    connection = handles.str.split(":").str[0]
+    names = trace_applications(lake, day, set(connection[traced]))
+    puts["application"] = [application_of(h, names.get(c) if t else None, None if pd.isna(g) else g)
+                           for h, c, t, g in zip(handles, connection, traced, given)]
+    return puts
+
+
+def read_puts(lake: Path, day: dt.date, msg_ids: set[str]) -> pd.DataFrame | None:
+    """silver.message_events' rows of ``msg_ids`` with their application."""
+    if not msg_ids:
+        return pd.DataFrame(columns=[*PUT_COLS, "application"])
+    state, _ = fold(table_path(lake, "silver.message_events"), day, [*PUT_COLS, APPLICATION_COLUMN],
+                    [("msg_id", "in", sorted(msg_ids))], lambda parts, batch: [*parts, batch], [])
+    if state is None:
+        return None
+    rows = pd.concat(state, ignore_index=True) if state else pd.DataFrame(columns=list(PUT_COLS))
+    return with_applications(lake, day, rows)
+
+
+SKEW_KEYS = ["sending_qmgr", "queue", "interval_start"]
+
+
+def read_skew(lake: Path, day: dt.date, unexpected: pd.DataFrame) -> pd.DataFrame | None:
+    """Per unexpected destination-interval (SKEW_KEYS; sending_qmgr "*": every sender), its puts per
+    application and bind (``messages``), counted batch by batch from silver.message_events."""
+    if unexpected.empty:
+        return None
+    spans = unexpected[[*SKEW_KEYS, "interval_end"]].drop_duplicates()
+    spans = spans.assign(interval_start=pd.to_datetime(spans["interval_start"], utc=True),
+                         interval_end=pd.to_datetime(spans["interval_end"], utc=True))
+
+    def step(parts: list[pd.DataFrame], batch: pd.DataFrame) -> list[pd.DataFrame]:
+        batch = with_applications(lake, day, batch)
+        batch["put_time"] = pd.to_datetime(batch["put_time"], utc=True)
+        for sender, queue, start, end in zip(spans["sending_qmgr"], spans["queue"], spans["interval_start"],
+                                             spans["interval_end"]):
+            hit = batch[(batch["queue"] == queue) & (batch["put_time"] >= start) & (batch["put_time"] < end)
+                        & ((batch["sending_qmgr"] == sender) | (sender == "*"))]
+            if len(hit):
+                parts.append(hit.groupby(["application", "bind"], dropna=False).size().rename("messages")
+                             .reset_index().assign(sending_qmgr=sender, queue=queue, interval_start=start))
+        return parts
+
+    state, _ = fold(table_path(lake, "silver.message_events"), day, [*PUT_COLS, APPLICATION_COLUMN],
+                    [("queue", "in", sorted(set(spans["queue"])))], step, [])
+    if state is None:
+        return None
+    if not state:
+        return pd.DataFrame(columns=[*SKEW_KEYS, "application", "bind", "messages"])
+    return (pd.concat(state, ignore_index=True).groupby([*SKEW_KEYS, "application", "bind"], dropna=False)
+            ["messages"].sum().reset_index())
 
 
 PUT_OPERATIONS = ("MQPUT", "MQPUT1")
@@ -288,6 +387,20 @@ def gather(lake: Path, day: dt.date, run_id: str, *, silver_lake: Path | None = 
         log.warning("report: bronze.activity_operations not read: %s", exc)
         low = 0
         versions.append(("bronze.activity_operations", f"not read ({exc}): puts traced at LOW not counted"))
+    delayed = puts = skew = None
+    try:  # who and why: the incidents' and remedies' facts; the rest of the report stands without them
+        if replay.version is not None:
+            delayed = read_delayed(lake, day, version=replay.version)
+        ids = set(gold["stuck_messages"].frame.get("msg_id", pd.Series(dtype=str)).dropna().astype(str))
+        if delayed is not None:
+            ids |= set(delayed["msg_id"].astype(str))
+        puts = read_puts(silver, day, ids)
+        dist = gold["distribution"].frame
+        if not dist.empty and "verdict" in dist.columns:
+            skew = read_skew(silver, day, dist[dist["verdict"] == "unexpected"])
+    except Exception as exc:
+        log.warning("report: the applications and delays behind the incidents not read: %s", exc)
+        versions.append(("silver.message_events", f"not read ({type(exc).__name__}: {exc}): applications unknown"))
     return Day(
         day, run_id, routing_cube=replay.frame, stuck=gold["stuck_messages"].frame,
         distribution=gold["distribution"].frame, run_summary=gold["run_summary"].frame,
@@ -297,4 +410,5 @@ def gather(lake: Path, day: dt.date, run_id: str, *, silver_lake: Path | None = 
         versions=versions, validation_root=Path(lake) / "validation",
         whatif=whatif.name if whatif is not None else None,
         overrides=whatif.overrides() if whatif is not None else None, beside=beside,
-        disagreements=wrong[0] if wrong else None, disagreement_total=wrong[1] if wrong else None, low_puts=low)
+        disagreements=wrong[0] if wrong else None, disagreement_total=wrong[1] if wrong else None, low_puts=low,
+        delayed=delayed, puts=puts, skew=skew)

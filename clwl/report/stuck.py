@@ -5,10 +5,12 @@ would, one message to explain), and every row behind a disclosure."""
 from __future__ import annotations
 
 import datetime as dt
-from typing import Any
+from typing import Any, Callable
 
 import pandas as pd
 
+from clwl.remedies import alias_note, pinned_by, remedy, single_instance, stay_cause, step_of
+from clwl.report.incidents import application_by_msg, applications_text, view_at
 from clwl.report.model import MAX_FINDINGS, Day, Report, clock, hmm, table_view
 
 # What a not-reallocatable reason means, in words (clwl.replay's not_reallocatable_reason values).
@@ -93,7 +95,31 @@ def _windows(stuck: pd.DataFrame, day_end: pd.Timestamp) -> pd.Series:
 
 
 STUCK_GROUP_COLS = ("sending_qmgr", "channel", "qmgr", "channel_state", "window", "reason", "messages", "oldest",
-                    "queues", "released", "release", "example_msg_id", "explain")
+                    "queues", "applications", "released", "release", "example_msg_id", "explain", "remedy")
+
+
+def group_remedy(day: Day, g: pd.DataFrame) -> str:
+    """The cause and remedy of one stuck group, from clwl.remedies' one table, with its objects named: the
+    queue, the channel, the named target queue manager and what pinned a bind on open (from the group's puts
+    and the sender's configuration at its first wait)."""
+    first = g.iloc[0]
+    sender, queue = str(first["sending_qmgr"]), str(first["queue"])
+    view = view_at(day, sender, first["held_from"])
+    browse = first["kind"] == "browse"
+    key = stay_cause(first["why"], first["detail"], browse=browse, single_instance=single_instance(view, queue))
+    if key is None:
+        return ""
+    puts = day.puts if day.puts is not None else pd.DataFrame(columns=["msg_id", "bind", "target_qmgr"])
+    mine = puts[puts["msg_id"].isin(set(g["msg_id"]))] if not puts.empty else puts
+    target = next((str(t) for t in mine.get("target_qmgr", ()) if t is not None and not pd.isna(t) and t), None)
+    bind = next((str(b) for b in mine.get("bind", ()) if b is not None and not pd.isna(b)), None)
+    pinned, fix = pinned_by(bind, view, queue) if key == "bind-on-open" else (None, None)
+    seen = (g["held_from"] + pd.to_timedelta(g["age_seconds"], unit="s")).max() if browse else None
+    queues = ", ".join(sorted(g["queue"].dropna().astype(str).unique()))
+    text = remedy(key, qmgr=first["qmgr"], queue=queues, channel=first["channel"], sender=sender, target=target,
+                  alias=alias_note(view, target, first["qmgr"]), pinned_by=pinned, fix=fix,
+                  step=step_of(first["detail"]), seen=clock(seen) if seen is not None else None)
+    return text if text.endswith(".") else text + "."
 
 def annotate_stuck(stuck: pd.DataFrame, day: dt.date) -> pd.DataFrame:
     """The stuck rows with their outage window, reason (why: detail) and kind: waited in the replay and was
@@ -109,11 +135,13 @@ def annotate_stuck(stuck: pd.DataFrame, day: dt.date) -> pd.DataFrame:
     return s.sort_values(["held_from", "msg_id"], kind="stable")
 
 
-def stuck_groups(stuck: pd.DataFrame, day: dt.date, explain: bool = True) -> pd.DataFrame:
+def stuck_groups(stuck: pd.DataFrame, day: dt.date, explain: bool = True, *, apps: dict[str, str] | None = None,
+                 remedy_of: Callable[[pd.DataFrame], str] | None = None) -> pd.DataFrame:
     """The stuck messages grouped by sending queue manager, channel, time window and reason: count, the oldest
     age (h:mm), when they were released or what would release them, and one message id to look at (the one that
     waited longest), with the `clwl explain` command that tells its story (``explain``; not in a what-if report:
-    the command reads the published tables)."""
+    the command reads the published tables). apps: msg_id -> application (counted per group); remedy_of: the
+    group's cause and remedy (:func:`group_remedy`)."""
     if stuck.empty:
         return pd.DataFrame(columns=[*STUCK_GROUP_COLS, "oldest_seconds"])
     s = annotate_stuck(stuck, day)
@@ -126,7 +154,8 @@ def stuck_groups(stuck: pd.DataFrame, day: dt.date, explain: bool = True) -> pd.
                    else None, queues=", ".join(sorted(g["queue"].dropna().astype(str).unique())),
                    released=_released(g), release=_release(g), example_msg_id=g["msg_id"].iloc[0],
                    explain=f"clwl explain {g['msg_id'].iloc[0]} --date {day.isoformat()}" if explain else "",
-                   first=g["held_from"].min())
+                   first=g["held_from"].min(), applications=applications_text(g["msg_id"], apps or {}),
+                   remedy=remedy_of(g) if remedy_of is not None else "")
         rec["oldest"] = hmm(rec["oldest_seconds"])
         out.append(rec)
     groups = pd.DataFrame(out)
@@ -139,8 +168,10 @@ def _counted(part: pd.DataFrame) -> str:
     return ", ".join(f"{h or 'no detail'} {n}" for h, n in part["head"].value_counts().items())
 
 
-def stuck_findings(stuck: pd.DataFrame, groups: pd.DataFrame, day: dt.date) -> list[str]:
-    """One sentence per (sending queue manager, channel, window), with the reasons counted inside it."""
+def stuck_findings(stuck: pd.DataFrame, groups: pd.DataFrame, day: dt.date,
+                   apps: dict[str, str] | None = None) -> list[str]:
+    """One sentence per (sending queue manager, channel, window), with the reasons counted inside it and, with
+    ``apps`` (msg_id -> application), who put them."""
     if stuck.empty:
         return [f"No message was stuck on {day.isoformat()}: none waited on a transmission queue behind a channel "
                 "that moved nothing."]
@@ -173,7 +204,8 @@ def stuck_findings(stuck: pd.DataFrame, groups: pd.DataFrame, day: dt.date) -> l
             release = _release(g)
         out.append(f"{sender} \u2192 {g['qmgr'].iloc[0]} over {channel}{f' ({state})' if state else ''}, "
                    f"{window}: {n} message{'s' if n != 1 else ''} stuck, the oldest for "
-                   f"{hmm(g['age_seconds'].max())}: {'; '.join(parts)}. {release[0].upper()}{release[1:]}.")
+                   f"{hmm(g['age_seconds'].max())}: {'; '.join(parts)}. {release[0].upper()}{release[1:]}."
+                   + (f" Put by {applications_text(g['msg_id'], apps)}." if apps else ""))
         if len(out) > MAX_FINDINGS:
             out.append(f"... and more: see the {len(groups)} groups below.")
             break
@@ -187,11 +219,13 @@ STUCK_COLS = ("sending_qmgr", "msg_id", "queue", "qmgr", "channel", "channel_sta
 def stuck_section(day: Day, rep: Report) -> None:
     """Stuck messages: grouped first, every row behind a disclosure."""
     stuck = day.stuck_rows
-    groups = stuck_groups(stuck, day.run_date, explain=day.whatif is None)
+    groups = stuck_groups(stuck, day.run_date, explain=day.whatif is None, apps=application_by_msg(day),
+                          remedy_of=lambda g: group_remedy(day, g))
     rep.stuck_total = len(stuck)
-    rep.findings_stuck = stuck_findings(stuck, groups, day.run_date)
+    rep.findings_stuck = stuck_findings(stuck, groups, day.run_date, application_by_msg(day))
     rep.stuck_groups = table_view("stuck-groups", groups, STUCK_GROUP_COLS, "No stuck messages.",
-                                  wrap=("reason", "release", "queues", "example_msg_id", "explain"),
+                                  wrap=("reason", "release", "queues", "applications", "example_msg_id",
+                                        "explain", "remedy"),
                                   keys={"oldest": "oldest_seconds"})
     ordered = stuck.sort_values(["held_from", "msg_id"]) if "held_from" in stuck.columns else stuck
     rep.stuck_rows = table_view("stuck-rows", ordered, STUCK_COLS, "No stuck messages.",

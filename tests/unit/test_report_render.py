@@ -199,8 +199,40 @@ def test_templates_are_found_beside_the_module():
 
 
 def test_the_sections_are_named_in_reading_order():
-    assert [s.name for s in SECTIONS] == ["what-if", "warnings", "stuck", "distribution", "agreement", "shares",
-                                          "replay", "channels", "xmitq", "run summary"]
+    assert [s.name for s in SECTIONS] == ["what-if", "warnings", "incidents", "stuck", "distribution", "agreement",
+                                          "shares", "replay", "channels", "xmitq", "run summary"]
+
+
+def test_the_incidents_come_first_in_the_findings_with_the_side_to_look_at(rendered):
+    """stuck_frame's two channels of QM1 are in trouble in disjoint windows (TO.QM3 13:50-17:00, TO.QM2 from 22:00)
+    and no other sender is involved: two channel incidents (clwl/incidents.py rule 4), not one at QM1's side (its
+    workload channels TO.QM2, TO.QM3, TO.QM4 never all fail together), in start order, before what is stuck."""
+    rep, html, md = rendered
+    findings = text_of(html[html.index("<h2>Findings</h2>"):html.index("</section>")])
+    assert findings.index("Incidents: where to look") < findings.index("What is stuck")
+    assert "2 incidents on 2026-11-20:" in findings
+    assert ("QM1 → QM3 over TO.QM3 not moving messages, 13:50–17:00: look at that channel: DISPLAY "
+            "CHSTATUS(TO.QM3) on QM1 and its receiver on QM3.") in findings
+    assert "QM1 → QM2 over TO.QM2 not moving messages, 22:00–00:00" in findings
+    assert [r[0][0] for r in rep.incidents.rows] == ["channel", "channel"]
+    assert md.index("### Incidents: where to look") < md.index("### What is stuck")
+
+
+def test_each_stuck_group_ends_with_its_remedy_from_the_one_table(rendered):
+    """The stuck groups' last column is clwl.remedies' sentence for the group's cause: M-1/M-2 bind on open (no
+    puts handed in, so the put file's bind cannot tell the MQOPEN option from DEFBIND: both named), M-4 a named
+    target queue manager, M-5 a browse after the replay delivered it (the channel failed between captures)."""
+    rep, _, _ = rendered
+    cols = rep.stuck_groups.columns
+    assert cols[-1] == "remedy"
+    by_reason = {r[cols.index("reason")][0]: r[cols.index("remedy")][0] for r in rep.stuck_groups.rows}
+    assert "MQOO_BIND_NOT_FIXED" in by_reason["not re-allocatable: bind-on-open"]
+    assert "Remedy: leave ObjectQMgrName blank" in by_reason["not re-allocatable: named-qmgr"]
+    browse = next(v for k, v in by_reason.items() if k.startswith("on the transmission queue after"))
+    assert "it failed between two captures" in browse and "capture DISPLAY CHSTATUS more often" in browse
+    # APP.AUDIT has no instance in timelines()' view, so not a single instance there: step 1's "only eligible"
+    assert by_reason["still the most favourable: the only eligible instance (step 1)"].startswith(
+        "still the most favourable: step 1 left QM3 the only eligible instance of APP.AUDIT")
 
 
 def test_h_mm():

@@ -1,0 +1,194 @@
+"""The incidents at the top of the findings (clwl/incidents.py's rules over the day's channel trouble), and the
+applications behind the stuck messages: the report's frames turned into the rules' plain records.
+
+Trouble windows come from three places, so that a channel that failed between two status captures still counts:
+silver.channel_status' intervals in a state messages wait behind (clwl.report.channels.channel_intervals), the
+waits of the messages the replay held (routing_replay's held_from to released_at, or the end of the day), and the
+stuck rows (gold.stuck_messages, a browse's sighting included: held_from plus its age)."""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Any, Optional
+
+import pandas as pd
+
+from clwl.incidents import Delay, Incident, Trouble, counted, counts_text, incidents
+from clwl.model import ClusterView
+from clwl.remedies import BY_KEY, single_instance, stay_cause
+from clwl.report.channels import HEALTHY_STATES, channel_intervals
+from clwl.report.model import Day, Report, hmm, table_view
+
+INCIDENT_COLS = ("side", "look_at", "window", "channels", "queues", "applications", "delayed", "stuck",
+                 "reallocated", "longest_wait")
+
+
+def view_at(day: Day, sender: str, at: Any) -> Optional[ClusterView]:
+    """The sender's configuration in force at ``at`` (None: no timelines; before the first capture: the first)."""
+    snaps = (day.timelines or {}).get(sender) or []
+    t = pd.Timestamp(at).to_pydatetime()
+    found = [s for s in snaps if s.time <= t]
+    return found[-1].view if found else (snaps[0].view if snaps else None)
+
+
+def stuck_causes(day: Day) -> dict[str, str]:
+    """msg_id -> the cause key (clwl.remedies) a stuck message stayed for."""
+    out = {}
+    for _, r in day.stuck_rows.iterrows():
+        browse = (pd.isna(r.get("channel_state")) or not r.get("channel_state")) and bool(r.get("observed_on_xmitq"))
+        key = stay_cause(r["why"], r["detail"], browse=browse,
+                         single_instance=single_instance(view_at(day, r["sending_qmgr"], r["held_from"]), r["queue"]))
+        if key:
+            out[r["msg_id"]] = key
+    return out
+
+
+def why_they_stayed(inc: Incident, causes: dict[str, str]) -> str:
+    """"Why they stayed and what to do: bind on open 22 (MQOO_BIND_NOT_FIXED ...); ..." for an incident."""
+    keys = counted(causes.get(d.msg_id) for d in inc.delays if d.stuck and d.msg_id in causes)
+    if not keys:
+        return ""
+    return ("Why they stayed, and what to do: "
+            + "; ".join(f"{BY_KEY[k].title} {n}: {BY_KEY[k].remedy}" for k, n in keys) + ".")
+
+
+def _ts(v: Any) -> pd.Timestamp:
+    return pd.Timestamp(v).tz_convert("UTC") if pd.Timestamp(v).tzinfo else pd.Timestamp(v).tz_localize("UTC")
+
+
+def workload_channels(day: Day) -> dict[str, set[str]]:
+    """Per sender, its cluster-sender channels to queue managers that host a cluster queue it can put to, in any
+    of its configurations of the day (rule 2's "every channel"); without timelines, every sending channel the
+    status table has for it."""
+    out: dict[str, set[str]] = {}
+    if day.timelines:
+        for sender, snaps in day.timelines.items():
+            for snap in snaps:
+                hosts = {i.qmgr for i in snap.view.instances if not i.local}
+                out.setdefault(sender, set()).update(c.name for c in snap.view.channels if c.qmgr in hosts)
+        return out
+    status = day.channel_status
+    if status is not None and not status.empty and {"observing_qmgr", "channel"} <= set(status.columns):
+        sdr = status[status["chltype"].astype(str).str.contains("SDR")] if "chltype" in status.columns else status
+        for sender, channel in zip(sdr["observing_qmgr"], sdr["channel"]):
+            out.setdefault(str(sender), set()).add(str(channel))
+    return out
+
+
+def _receivers(day: Day) -> dict[tuple[str, str], str]:
+    """(sender, channel) -> the queue manager it leads to, from the configuration timelines."""
+    out: dict[tuple[str, str], str] = {}
+    for sender, snaps in (day.timelines or {}).items():
+        for snap in snaps:
+            for c in snap.view.channels:
+                out.setdefault((sender, c.name), c.qmgr)
+    return out
+
+
+def _span_channel(row: pd.Series) -> str:
+    """The channel a delayed message waited behind last: its final channel when it stayed (re-allocated to a
+    channel not moving either, or never moved), its first when it was re-allocated away."""
+    stayed = row.get("stay_reason") is not None and not pd.isna(row.get("stay_reason"))
+    final = row.get("final_channel")
+    return str(final) if stayed and final is not None and not pd.isna(final) else str(row["channel"])
+
+
+def troubles_and_delays(day: Day) -> tuple[list[Trouble], list[Delay]]:
+    """The day's trouble windows and delayed messages, as clwl.incidents takes them."""
+    day_start = pd.Timestamp(day.run_date, tz="UTC")
+    day_end = day_start + pd.Timedelta(days=1)
+    receivers = _receivers(day)
+    apps = application_by_msg(day)
+    troubles: list[Trouble] = []
+    if day.channel_status is not None and not day.channel_status.empty:
+        intervals, _ = channel_intervals(day.channel_status, day.run_date)
+        if not intervals.empty:
+            bad = intervals[~intervals["state"].isin(HEALTHY_STATES)]
+            for s, c, a, b in zip(bad["sending_qmgr"], bad["channel"], bad["start"], bad["end"]):
+                troubles.append(Trouble(s, c, receivers.get((s, c), _guess_receiver(c)), a.to_pydatetime(),
+                                        b.to_pydatetime()))
+    delays: dict[tuple[str, str], Delay] = {}
+    delayed = day.delayed if day.delayed is not None else pd.DataFrame()
+    for _, r in delayed.iterrows():
+        start = _ts(r["held_from"])
+        released = r.get("released_at")
+        end = _ts(released) if released is not None and not pd.isna(released) else day_end
+        channel = _span_channel(r)
+        qmgr = str(r["final_qmgr"] if channel == r.get("final_channel") and not pd.isna(r.get("final_qmgr"))
+                   else r["qmgr"])
+        troubles.append(Trouble(r["sending_qmgr"], channel, qmgr, start.to_pydatetime(), end.to_pydatetime()))
+        stayed = r.get("stay_reason") is not None and not pd.isna(r.get("stay_reason"))
+        delays[(r["sending_qmgr"], r["msg_id"])] = Delay(
+            r["sending_qmgr"], channel, r["msg_id"], r["queue"], start.to_pydatetime(),
+            (end - start).total_seconds(), stuck=stayed, reallocated=bool(r.get("reallocations") or 0) and not stayed,
+            application=apps.get(r["msg_id"]))
+    stuck = day.stuck_rows
+    for _, r in stuck.iterrows():
+        start = _ts(r["held_from"])
+        age = r.get("age_seconds")
+        end = start + pd.Timedelta(seconds=float(age)) if age is not None and not pd.isna(age) else day_end
+        troubles.append(Trouble(r["sending_qmgr"], r["channel"], r["qmgr"], start.to_pydatetime(),
+                                end.to_pydatetime()))
+        delays[(r["sending_qmgr"], r["msg_id"])] = Delay(
+            r["sending_qmgr"], r["channel"], r["msg_id"], r["queue"], start.to_pydatetime(),
+            None if age is None or pd.isna(age) else float(age), stuck=True, application=apps.get(r["msg_id"]))
+    return troubles, list(delays.values())
+
+
+def _guess_receiver(channel: str) -> str:
+    """A channel without configuration: named after its receiver by the TO.<qmgr> convention, else itself."""
+    return channel[3:] if channel.upper().startswith("TO.") else channel
+
+
+def application_by_msg(day: Day) -> dict[str, str]:
+    """msg_id -> its application (Day.puts), where known."""
+    puts = day.puts
+    if puts is None or puts.empty or "application" not in puts.columns:
+        return {}
+    known = puts[puts["application"].notna()]
+    return dict(zip(known["msg_id"], known["application"]))
+
+
+def day_incidents(day: Day) -> list[Incident]:
+    troubles, delays = troubles_and_delays(day)
+    return incidents(troubles, workload_channels(day), delays)
+
+
+def incident_findings(found: list[Incident], day: dt.date, causes: dict[str, str] | None = None) -> list[str]:
+    if not found:
+        return [f"No channel trouble on {day.isoformat()}: no cluster-sender channel was in a state messages wait "
+                "behind, and no message waited."]
+    with_messages = [i for i in found if i.delays]
+    quiet = [i for i in found if not i.delays]
+    out = [f"{len(found)} incident{'s' if len(found) != 1 else ''} on {day.isoformat()}"
+           + (f", {len(with_messages)} with messages waiting:" if quiet else ":")]
+    out += [" ".join(p for p in (i.sentence, why_they_stayed(i, causes or {})) if p) for i in with_messages]
+    if quiet:
+        out.append(f"{len(quiet)} more with no message waiting: "
+                   + "; ".join(i.headline.split(":", 1)[0] for i in quiet) + ".")
+    return out
+
+
+def incident_frame(found: list[Incident]) -> pd.DataFrame:
+    rows = []
+    for i in found:
+        rows.append(dict(side=i.side, look_at=i.look_at, window=f"{i.start:%H:%M}\u2013{i.end:%H:%M}",
+                         channels=", ".join(f"{s} {c}" for s, c in i.channels), queues=", ".join(i.queues),
+                         applications=counts_text(i.applications) if i.delays else "", delayed=i.delayed,
+                         stuck=i.stuck, reallocated=i.reallocated, longest_wait=hmm(i.longest_wait),
+                         longest_seconds=i.longest_wait))
+    return pd.DataFrame(rows, columns=[*INCIDENT_COLS, "longest_seconds"])
+
+
+def incidents_section(day: Day, rep: Report) -> None:
+    """The incidents, first in the findings: which side to look at, and who was hit."""
+    found = day_incidents(day)
+    rep.findings_incidents = incident_findings(found, day.run_date, stuck_causes(day))
+    rep.incidents = table_view("incidents", incident_frame(found), INCIDENT_COLS, "No incident.",
+                               wrap=("look_at", "channels", "queues", "applications"),
+                               keys={"longest_wait": "longest_seconds"})
+
+
+def applications_text(msg_ids: Any, apps: dict[str, str]) -> str:
+    """"orders-api 11, orders-batch 2" for some messages."""
+    return counts_text(counted(apps.get(m) for m in msg_ids))
