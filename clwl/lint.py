@@ -196,6 +196,19 @@ def _cluster_queues(view: ClusterView) -> dict[str, list[QueueInstance]]:
     return out
 
 
+def _alter_defbind(view: ClusterView, name: str, value: str) -> str:
+    """The MQSC that gives ``name`` DEFBIND(``value``) where MQOO_BIND_AS_Q_DEF reads it on the view's queue
+    manager: its local alias, else its local queue (and the other hosts), else the instances' hosts."""
+    here = view.local_name
+    if view.alias(name) is not None:
+        return f"ALTER QALIAS({name}) DEFBIND({value}) on {here}"
+    if view.local_queue(name) is not None:
+        return f"ALTER QLOCAL({name}) DEFBIND({value}) on {here} and on every other host of {name}"
+    inst = view.instances_of(name)
+    kinds = sorted({_OBJECT_TYPE.get(i.clusqt, "QLOCAL") for i in inst})
+    return " or ".join(f"ALTER {k}({name}) DEFBIND({value})" for k in kinds) + f" on {_names(i.qmgr for i in inst)}"
+
+
 def clussdr_workload_attrs(ctx: LintContext) -> Iterator[Hit]:
     """CLWLRANK, CLWLPRTY or CLWLWGHT other than MQ's default on a manually defined CLUSSDR (DISPLAY CHANNEL)."""
     for o in ctx.observations:
@@ -257,15 +270,7 @@ def bind_on_open_default(ctx: LintContext) -> Iterator[Hit]:
             if d.bind != "open":
                 continue
             alias = view.alias(name)
-            if alias is not None:
-                fix = f"ALTER QALIAS({name}) DEFBIND(NOTFIXED) on {o.qmgr}"
-            elif view.local_queue(name) is not None:
-                fix = f"ALTER QLOCAL({name}) DEFBIND(NOTFIXED) on {o.qmgr} and on every other host of {name}"
-            else:
-                inst = view.instances_of(name)
-                kinds = sorted({_OBJECT_TYPE.get(i.clusqt, "QLOCAL") for i in inst})
-                fix = " or ".join(f"ALTER {k}({name}) DEFBIND(NOTFIXED)" for k in kinds) + \
-                    f" on {_names(i.qmgr for i in inst)}"
+            fix = _alter_defbind(view, name, "NOTFIXED")
             insts = view.instances_of(name)
             if alias is not None:
                 what = "the alias"
@@ -289,11 +294,13 @@ def alias_overrides_bind(ctx: LintContext) -> Iterator[Hit]:
             mine = alias.defbind.upper()
             if not target.decided or mine == target.defbind:
                 continue
+            # Agree on the binding that is not OPEN (OPEN is what bind-on-open-default warns about).
+            fix = _alter_defbind(view, alias.target, mine) if target.defbind == "OPEN" else \
+                f"ALTER QALIAS({alias.name}) DEFBIND({target.defbind}) on {o.qmgr}"
             yield Hit(o.qmgr, alias.name,
                       f"QALIAS({alias.name}) on {o.qmgr} has DEFBIND({mine}); its target {alias.target} has "
                       f"DEFBIND({target.defbind}) ({target.definition})",
-                      f"make them agree, ALTER QALIAS({alias.name}) DEFBIND({target.defbind}) on {o.qmgr}, or "
-                      f"change {alias.target}'s DEFBIND on its hosts; if the difference is intended, nothing")
+                      f"make them agree, {fix}; if the difference is intended, nothing")
 
 
 def put_disabled_instance(ctx: LintContext) -> Iterator[Hit]:

@@ -208,10 +208,19 @@ def test_alias_overrides_bind_when_the_alias_and_its_target_differ(tmp_path):
     found = of(lint_folders(qm1), "alias-overrides-bind")
     assert [(f.qmgr, f.object) for f in found] == [("QM1", "ALIAS.IN")]
     assert "DEFBIND(NOTFIXED)" in found[0].detail and "DEFBIND(OPEN)" in found[0].detail
-    assert "ALTER QALIAS(ALIAS.IN) DEFBIND(OPEN) on QM1" in found[0].remedy
+    # They agree on NOTFIXED, not on OPEN (which bind-on-open-default warns about).
+    assert "make them agree, ALTER QLOCAL(APP.IN) DEFBIND(NOTFIXED) on QM2, QM3" in found[0].remedy
     router = Router(view_of(qm1))
     assert router.route(Request(queue="ALIAS.IN"), bind=AS_Q_DEF, handle="a").reallocatable is True
     assert router.route(Request(queue="APP.IN"), bind=AS_Q_DEF, handle="b").reallocatable is False
+
+
+def test_alias_overrides_bind_with_an_open_alias_over_a_notfixed_queue(tmp_path):
+    """ALIAS.IN DEFBIND(OPEN) over APP.IN DEFBIND(NOTFIXED): the remedy changes the alias."""
+    qm1 = estate(tmp_path / "QM1", "QM1", {"QM2": {}}, {"APP.IN": {"QM2": {}}}, {"CLWLUSEQ": "ANY"},
+                 [("DISPLAY QALIAS(*) ALL", [qalias("ALIAS.IN", "APP.IN", DEFBIND="OPEN")])])
+    found = of(lint_folders(qm1), "alias-overrides-bind")
+    assert [f.remedy.split(";")[0] for f in found] == ["make them agree, ALTER QALIAS(ALIAS.IN) DEFBIND(NOTFIXED) on QM1"]
 
 
 def test_alias_overrides_bind_says_nothing_when_the_target_s_defbind_is_not_known(tmp_path):
