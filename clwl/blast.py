@@ -385,9 +385,13 @@ def finish_window(rep: SenderReplay, day: SenderDay, tracked: set[str], window: 
     for ch in day.window:
         codes, rows = rep.put_batch(*ch.columns, ch.event)
         take(rows)
+        by_code: dict[int, Fate] = {}  # a few results, shared by many messages
         for mid, code in zip(ch.msg_ids, codes):
             if code >= 0:
-                fates[mid] = route_fate(rep.outcomes[code][0])
+                fate = by_code.get(code)
+                if fate is None:
+                    fate = by_code[code] = route_fate(rep.outcomes[code][0])
+                fates[mid] = fate
         _clear_results(rep)
     for ch in day.after:
         if not _waiting_from_before(rep, window.end):
@@ -438,30 +442,45 @@ class Message:
     application: str
 
 
-def compare(result: CaseResult, stopped_channels: frozenset[str], base: Mapping[str, Fate],
-            case: Mapping[str, Fate], messages: Mapping[str, Message]) -> None:
-    """Add one sender's messages to a case's result: stuck in the case and not in the baseline, or delivered over a
-    stopped channel in the baseline and over another one in the case."""
+class Difference(NamedTuple):
+    """A message one stop changed: ``kind`` "stuck" or "reallocated" (went elsewhere), and its fate in the case."""
+
+    msg_id: str
+    kind: str
+    fate: Fate
+
+
+def compare(stopped_channels: frozenset[str], base: Mapping[str, Fate], case: Mapping[str, Fate]) -> list[Difference]:
+    """One sender's messages the stop changed: stuck in the case and not in the day as it was, or delivered over a
+    stopped channel that day and over another one in the case."""
+    out = []
     for mid, c in case.items():
         b = base.get(mid)
         if b is None:
             continue
-        msg = messages[mid]
         if c.stayed and not b.stayed:
-            kind = "stuck"
+            out.append(Difference(mid, "stuck", c))
+        elif (not c.stayed and b.channel in stopped_channels and c.channel is not None
+              and c.channel not in stopped_channels):
+            out.append(Difference(mid, "reallocated", c))
+    return out
+
+
+def add_up(result: CaseResult, differences: Iterable[Difference], messages: Mapping[str, Message]) -> None:
+    """Count one sender's differences into a case's result."""
+    for d in differences:
+        c = d.fate
+        if d.kind == "stuck":
             result.stuck += 1
             result.by_reason[c.reason] += 1
             result.still_waiting += c.held
             if c.waited is not None and (result.longest_wait is None or c.waited > result.longest_wait):
                 result.longest_wait = c.waited
-        elif (b.channel in stopped_channels and c.channel is not None and c.channel not in stopped_channels
-              and not c.stayed):
-            kind = "reallocated"
-            result.reallocated += 1
         else:
-            continue
-        result.queues[msg.queue][kind] += 1
-        result.applications[msg.application][kind] += 1
+            result.reallocated += 1
+        msg = messages[d.msg_id]
+        result.queues[msg.queue][d.kind] += 1
+        result.applications[msg.application][d.kind] += 1
 
 
 # -- the whole day --------------------------------------------------------------------------------------------
@@ -519,15 +538,16 @@ def examine_sender(day: SenderDay, timeline: Sequence[Snapshot], cases: Sequence
     tracked = set(messages)
     start = fork(rep, base_tl)  # the routing state at the window's start, shared by every case
     base = finish_window(rep, day, tracked, window, day_end)
-    runs: dict[frozenset[str], dict[str, Fate]] = {}
+    runs: dict[frozenset[str], list[Difference]] = {}
     for case in cases:
         chans = dict(case.stops).get(day.sender)
         if not chans:
             continue
         if chans not in runs:
-            runs[chans] = finish_window(fork(start, stopped(base_tl, chans, window.start, window.end)), day,
-                                        tracked, window, day_end)
-        compare(results[case.key], chans, base, runs[chans], messages)
+            fates = finish_window(fork(start, stopped(base_tl, chans, window.start, window.end)), day, tracked,
+                                  window, day_end)
+            runs[chans] = compare(chans, base, fates)
+        add_up(results[case.key], runs[chans], messages)
     return len(runs)
 
 
