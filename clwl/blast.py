@@ -184,8 +184,8 @@ STUCK_REASONS: tuple[StuckReason, ...] = (
                 lambda why, detail: why == STILL_MOST_FAVOURABLE and detail == STAY_ONLY_ELIGIBLE),
     StuckReason("rank", "a higher CLWLRANK (rank is taken before channel state)",
                 lambda why, detail: why == STILL_MOST_FAVOURABLE and _STEP_OF_STAY.get(detail) in _RANK_STEPS),
-    StuckReason("no-better-destination", "no other destination was better (the others not moving either, "
-                "suspended, or of lower priority)", lambda why, detail: True),
+    StuckReason("no-better-destination", "no other destination was better (the others not moving either, or "
+                "suspended from the cluster)", lambda why, detail: True),
 )
 REASON_WORDS = {r.key: r.words for r in STUCK_REASONS}
 
