@@ -505,6 +505,46 @@ class BlastRadius:
                 "seconds": {k: round(v, 3) for k, v in self.seconds.items()}}
 
 
+#: Queues and applications named per case in a readable table (the JSON has them all).
+TOP = 5
+
+
+def duration(d: timedelta | None) -> str:
+    """A wait as an administrator reads it: 55m 00s, 3h 56m."""
+    if d is None:
+        return "-"
+    s = int(d.total_seconds())
+    if s >= 3600:
+        return f"{s // 3600}h {s % 3600 // 60:02d}m"
+    return f"{s // 60}m {s % 60:02d}s"
+
+
+def case_label(result: CaseResult) -> str:
+    c = result.case
+    return f"queue manager {c.name}" if c.kind == "qmgr" else f"channel {c.name}"
+
+
+def top(counts: dict, kind: str, n: int = TOP) -> str:
+    """The ``n`` names with the most messages of ``kind`` (stuck, reallocated), most first: `APP.ORDERS 16, APP.AUDIT 2`."""
+    items = sorted(((k, v[kind]) for k, v in counts.items() if v[kind]), key=lambda kv: (-kv[1], kv[0]))
+    more = f", +{len(items) - n} more" if len(items) > n else ""
+    return ", ".join(f"{k} {c}" for k, c in items[:n]) + more
+
+
+def table_rows(radius: BlastRadius) -> list[tuple[str, ...]]:
+    """The table of the readable output and of a report, header first: one row per case that stuck or moved
+    something, in the order of ``radius.cases`` (messages stuck, then went elsewhere)."""
+    rows = [("stopped for the hour", "sender", "stuck", "went elsewhere", "stuck because", "longest wait")]
+    for r in radius.cases:
+        if not (r.stuck or r.reallocated):
+            continue
+        why = ", ".join(f"{x.key} {r.by_reason[x.key]}" for x in STUCK_REASONS if r.by_reason[x.key])
+        wait = duration(r.longest_wait) + (f" ({r.still_waiting} at day end)" if r.still_waiting else "")
+        rows.append((case_label(r), r.case.sender or "all", str(r.stuck), str(r.reallocated), why or "-",
+                     wait if r.stuck else "-"))
+    return rows
+
+
 def application_of(handle: Optional[str], names: Mapping[str, str]) -> str:
     """The application of an open handle ``application:pid:handle`` (its first field); a traced put's handle
     begins with its connection, named by the trace's ApplName where ``names`` (connection -> name) has it."""

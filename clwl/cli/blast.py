@@ -11,7 +11,6 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from datetime import timedelta
 from pathlib import Path
 
 from clwl.algorithm import PROFILES
@@ -21,8 +20,6 @@ from clwl.cli.options import DATE, LAKE
 
 #: What the command reads the lake with (the pipeline extra's; no Spark).
 BLAST_MODULES = ("deltalake", "pyarrow")
-#: Queues and applications named per case in the readable output (the JSON has them all).
-TOP = 5
 
 
 def add_blast_command(subparsers) -> argparse.ArgumentParser:
@@ -72,49 +69,13 @@ def cmd_blast(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def duration(d: timedelta | None) -> str:
-    """A wait as an administrator reads it: 55m 0s, 3h 56m."""
-    if d is None:
-        return "-"
-    s = int(d.total_seconds())
-    if s >= 3600:
-        return f"{s // 3600}h {s % 3600 // 60:02d}m"
-    return f"{s // 60}m {s % 60:02d}s"
-
-
-def case_label(result) -> str:
-    c = result.case
-    return f"queue manager {c.name}" if c.kind == "qmgr" else f"channel {c.name}"
-
-
-def _top(counts: dict, kind: str) -> str:
-    items = sorted(((k, v[kind]) for k, v in counts.items() if v[kind]), key=lambda kv: (-kv[1], kv[0]))
-    more = f", +{len(items) - TOP} more" if len(items) > TOP else ""
-    return ", ".join(f"{k} {n}" for k, n in items[:TOP]) + more
-
-
-def table_rows(radius) -> list[tuple[str, ...]]:
-    """The table's rows, header first: one per case that stuck or moved something."""
-    from clwl.blast import STUCK_REASONS
-
-    rows = [("stopped for the hour", "sender", "stuck", "went elsewhere", "stuck because", "longest wait")]
-    for r in radius.cases:
-        if not (r.stuck or r.reallocated):
-            continue
-        why = ", ".join(f"{x.key} {r.by_reason[x.key]}" for x in STUCK_REASONS if r.by_reason[x.key])
-        wait = duration(r.longest_wait) + (f" ({r.still_waiting} at day end)" if r.still_waiting else "")
-        rows.append((case_label(r), r.case.sender or "all", str(r.stuck), str(r.reallocated), why or "-",
-                     wait if r.stuck else "-"))
-    return rows
-
-
 def write_readable(radius) -> None:
-    from clwl.blast import REASON_WORDS
+    from clwl.blast import REASON_WORDS, case_label, table_rows, top
 
     w = sys.stdout.write
     win = radius.window
     w(f"Blast radius of {radius.run_date}: each queue manager and cluster-sender channel STOPPED for the busiest "
-      f"hour, {win.label} UTC ({win.messages} of the day's {radius.messages} messages were put then), the day's "
+      f"hour, {win.label} UTC\n({win.messages} of the day's {radius.messages} messages were put then), the day's "
       f"own traffic replayed against the day as it was.\n\n")
     rows = table_rows(radius)
     if len(rows) == 1:
@@ -134,7 +95,7 @@ def write_readable(radius) -> None:
         w("\nWhere the stuck messages were:\n")
         for r in stuck:
             who = case_label(r) + (f" of {r.case.sender}" if r.case.sender else "")
-            w(f"  {who}: queues {_top(r.queues, 'stuck')}; applications {_top(r.applications, 'stuck')}\n")
+            w(f"  {who}: queues {top(r.queues, 'stuck')}; applications {top(r.applications, 'stuck')}\n")
         seen = sorted({k for r in stuck for k in r.by_reason if r.by_reason[k]},
                       key=lambda k: list(REASON_WORDS).index(k))
         w("\nStuck because:\n")

@@ -28,6 +28,7 @@ from clwl.blast import (
     cases_of,
     stopped,
     stuck_reason,
+    table_rows,
     with_bounds,
 )
 from clwl.model import MOVING_STATES
@@ -136,6 +137,16 @@ def test_the_json_has_the_documented_shape():
     assert first["queues"]["Q1"] == {"stuck": 4, "reallocated": 2}
     assert first["applications"]["orders-api"] == {"stuck": 3, "reallocated": 0}
     assert first["longest_wait_seconds"] == 55 * 60 and first["stopped"] == {"QM1": ["TO.QM2"]}
+
+
+def test_the_table_a_report_shows():
+    """The readable table (clwl blast, and a report): the cases that changed something, most stuck first."""
+    rows = table_rows(blast_radius_of_events(DAY, {"QM1": QM1}, {"QM1": qm1_day()}))
+    assert rows[0][:4] == ("stopped for the hour", "sender", "stuck", "went elsewhere")
+    assert rows[1] == ("queue manager QM2", "all", "5", "2", "bind-on-open 3, named-qmgr 1, single-instance 1",
+                       "55m 00s")
+    assert rows[2][:4] == ("channel TO.QM2", "QM1", "5", "2") and rows[3][:4] == ("queue manager QM3", "all", "0", "2")
+    assert len(rows) == 5
 
 
 def test_a_channel_already_retrying_that_day_adds_nothing():
