@@ -44,12 +44,18 @@ def stuck_causes(day: Day) -> dict[str, str]:
 
 
 def why_they_stayed(inc: Incident, causes: dict[str, str]) -> str:
-    """"Why they stayed and what to do: bind on open 22 (MQOO_BIND_NOT_FIXED ...); ..." for an incident."""
-    keys = counted(causes.get(d.msg_id) for d in inc.delays if d.stuck and d.msg_id in causes)
+    """"Why they stayed, and what to do: bind on open 22 (orders-batch 11, billing-batch 11): MQOO_BIND_NOT_FIXED
+    ...; ..." for an incident: each cause of its stuck messages with who put them and the table's remedy."""
+    stuck = [d for d in inc.delays if d.stuck and d.msg_id in causes]
+    keys = counted(causes[d.msg_id] for d in stuck)
     if not keys:
         return ""
+
+    def who(key: str) -> str:
+        return counts_text(counted(d.application for d in stuck if causes[d.msg_id] == key))
+
     return ("Why they stayed, and what to do: "
-            + "; ".join(f"{BY_KEY[k].title} {n}: {BY_KEY[k].remedy}" for k, n in keys) + ".")
+            + "; ".join(f"{BY_KEY[k].title} {n} ({who(k)}): {BY_KEY[k].remedy}" for k, n in keys) + ".")
 
 
 def _ts(v: Any) -> pd.Timestamp:

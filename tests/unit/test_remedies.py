@@ -125,3 +125,24 @@ def test_held_back_reasons_are_linked_not_copied():
     assert HELD_BACK == {"date": held_back.DATE_REASON, "duplicate": held_back.DUPLICATE_REASON}
     for r in REMEDIES:
         assert not re.search(r"not replayed", r.template)
+
+
+def test_clwl_explain_prints_the_remedy_of_the_same_table():
+    """A message of QM1 that stayed behind TO.QM3 bound on open (routing_replay's stay_reason not-reallocatable,
+    stay_detail bind-on-open): clwl explain's remedy is the table's bind-on-open sentence, with the object named
+    from QM1's configuration at the wait (APP.ORDERS advertised DEFBIND(NOTFIXED): the MQOPEN option pinned it);
+    a message that never stayed has none."""
+    from datetime import datetime, timezone
+
+    from clwl.explain import stay_remedy
+    from clwl.replay import Snapshot
+
+    t = datetime(2026, 11, 20, 14, tzinfo=timezone.utc)
+    timeline = [Snapshot(datetime(2026, 11, 20, 12, tzinfo=timezone.utc), view())]
+    row = dict(sending_qmgr="QM1", queue="APP.ORDERS", qmgr="QM3", final_qmgr="QM3", channel="TO.QM3",
+               final_channel="TO.QM3", bind="open", target_qmgr=None, held_from=t, stay_reason="not-reallocatable",
+               stay_detail="bind-on-open")
+    by, fix = pinned_by("open", view(), "APP.ORDERS")
+    assert stay_remedy(row, timeline) == remedy("bind-on-open", qmgr="QM3", pinned_by=by, fix=fix) + "."
+    assert "MQOO_BIND_NOT_FIXED" in stay_remedy(row, timeline)
+    assert stay_remedy({**row, "stay_reason": None, "stay_detail": None}, timeline) is None

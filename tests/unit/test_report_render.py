@@ -367,3 +367,22 @@ def test_each_stuck_group_names_the_command_that_explains_its_oldest_message():
     groups = stuck_groups(stuck, day)
     assert list(groups["explain"]) == ["clwl explain M1 --date 2026-11-20"]  # M1 waited longest
     assert list(stuck_groups(stuck, day, explain=False)["explain"]) == [""]  # a what-if report: no command
+
+
+def test_an_unexpected_distribution_names_its_applications_and_ends_with_its_remedy():
+    """distribution_frame's unexpected row (APP.ORDERS, all senders, 10:00-11:00, QM2 9 against 5) with the
+    interval's puts: batch-loader put 6 on bind-on-open handles, orders-api 4 not fixed. Its explanation names no
+    change in the captures, and 6 puts were bound on open: the table's dist-bind-on-open remedy, naming
+    batch-loader; the applications counted most first."""
+    skew = pd.DataFrame([dict(sending_qmgr="*", queue="APP.ORDERS", interval_start=at(10), application="batch-loader",
+                              bind="open", messages=6),
+                         dict(sending_qmgr="*", queue="APP.ORDERS", interval_start=at(10), application="orders-api",
+                              bind="notfixed", messages=4)])
+    rep = build_report(Day(DAY, "run-1", routing_cube=combine([replay_cube(replay_frame())]), stuck=stuck_frame(),
+                           distribution=distribution_frame(), run_summary=pd.DataFrame(), skew=skew))
+    row = dict(zip(rep.unexpected.columns, [c for c, _ in rep.unexpected.rows[0]]))
+    assert row["applications"] == "batch-loader 6, orders-api 4"
+    assert row["remedy"].startswith("6 of the interval's puts were bound on open (batch-loader 6)")
+    assert "MQOO_BIND_NOT_FIXED in those applications, or DEFBIND(NOTFIXED) on APP.ORDERS" in row["remedy"]
+    finding = next(s for s in rep.findings_distribution if s.startswith("APP.ORDERS all senders"))
+    assert finding.endswith(row["remedy"]) and "Put by batch-loader 6, orders-api 4." in finding
