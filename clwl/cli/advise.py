@@ -13,14 +13,26 @@ import sys
 
 from clwl.algorithm import PROFILES
 from clwl.cli.exit_codes import EXIT_INPUT, EXIT_OK
+from clwl.cli.extras import missing_extra
 from clwl.cli.options import DATE, LAKE
-from clwl.cli.route import _capture_moment
+from clwl.view import CaptureMoment, parse_capture_moment
+
+#: What the replay reads the lake with (the pipeline extra's readers; no Spark).
+REPLAY_MODULES = ("deltalake", "pyarrow")
 
 EPILOG = """example:
   clwl advise --mqsc samples/landing/2026-11-20/QM1 --queue APP.ORDERS --target QM1=20,QM2=50,QM3=30
 
 The shares are the engine's long-run shares with every channel running (step 12 deciding: weight over total
 weight, exactly). Commands are printed to review, never run. See docs/advise.md."""
+
+
+def _capture_moment(text: str) -> CaptureMoment:
+    """--at, as clwl route takes it."""
+    try:
+        return parse_capture_moment(text)
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
 
 
 def add_advise_command(subparsers) -> argparse.ArgumentParser:
@@ -87,6 +99,10 @@ def cmd_advise(args: argparse.Namespace) -> int:
     if args.lake is not None:
         from clwl.lake import Lake, is_delta_table
 
+        problem = missing_extra("advise --lake", REPLAY_MODULES)
+        if problem is not None:
+            print(problem, file=sys.stderr)
+            return EXIT_INPUT
         if not args.lake.is_dir():
             return _fail(f"--lake: {args.lake}: no such folder")
         if not is_delta_table(Lake(args.lake).table("silver.config_history")):
