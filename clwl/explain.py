@@ -85,6 +85,8 @@ class Explanation:
     differences: list[str] = field(default_factory=list)  # the replay here against the routing_replay row
     seconds: dict[str, float] = field(default_factory=dict)
     timeline: list[Snapshot] = field(default_factory=list, repr=False)  # the sender's configuration that day
+    # gold.stuck_messages' row when a browse saw it on a transmission queue after the replay delivered it
+    sighting: Optional[dict] = None
 
     @property
     def application(self) -> Optional[str]:
@@ -97,6 +99,12 @@ class Explanation:
     def remedy(self) -> Optional[str]:
         """Why it stayed behind its channel and what to do, from clwl.remedies' one table (None: it never
         stayed)."""
+        if self.sighting is not None:
+            from clwl.remedies import remedy
+
+            seen = sighting_seen(self.sighting)
+            return remedy("between-captures", seen=seen.strftime("%H:%M") if seen else None,
+                          channel=self.sighting.get("channel")) + "."
         return stay_remedy(self.row, self.timeline)
 
     @property
@@ -120,6 +128,9 @@ class Explanation:
             "released": ({"at": _iso(self.released[0]), "channel": self.released[1], "state": self.released[2]}
                          if self.released else None),
             "application": self.application, "remedy": self.remedy,
+            "sighting": ({"seen_at": _iso(sighting_seen(self.sighting)), "xmitq": self.sighting.get("xmitq"),
+                          "channel": self.sighting.get("channel"), "detail": self.sighting.get("detail")}
+                         if self.sighting is not None else None),
             "matches_routing_replay": not self.differences, "differences": self.differences,
             "routing_replay_version": self.routing_replay_version,
             "seconds": {k: round(v, 3) for k, v in self.seconds.items()},
@@ -158,6 +169,36 @@ def find_rows(lake: Path, msg_id: str, run_date: Optional[str] = None) -> tuple[
     rows = table.to_pyarrow_dataset().to_table(filter=where).to_pylist()
     rows.sort(key=lambda r: (r["run_date"], r["sending_qmgr"]))
     return rows, table.version()
+
+
+def find_sighting(lake: Path, row: dict) -> Optional[dict]:
+    """The published gold.stuck_messages row of a message a transmission queue browse saw although the replay had
+    it delivered (no hold state, observed_on_xmitq): the report lists it as stuck, release unknown. None when
+    there is none (or no such table)."""
+    import pyarrow.dataset as ds
+
+    gold = Path(lake) / "gold"
+    path = gold / "stuck_messages"
+    try:
+        pub = read_published(gold)
+        if not is_delta_table(path) or not pub.visible("stuck_messages"):
+            return None
+        table = open_delta(path, pub.version("stuck_messages"))
+    except (PublishedError, LakeFileError):
+        return None
+    where = ((ds.field("msg_id") == row["msg_id"]) & (ds.field("run_date") == row["run_date"])
+             & (ds.field("sending_qmgr") == row["sending_qmgr"]))
+    found = [r for r in table.to_pyarrow_dataset().to_table(filter=where).to_pylist()
+             if not r.get("channel_state") and r.get("observed_on_xmitq")]
+    return found[0] if found else None
+
+
+def sighting_seen(sighting: dict) -> Optional[datetime]:
+    """When the browse saw it: its wait began at held_from and lasted age_seconds until the browse."""
+    from datetime import timedelta
+
+    held, age = sighting.get("held_from"), sighting.get("age_seconds")
+    return held + timedelta(seconds=age) if held is not None and age is not None else None
 
 
 def pick_row(rows: list[dict], msg_id: str, run_date: Optional[str], sender: Optional[str]) -> dict:
@@ -263,6 +304,7 @@ def explain(lake: Path, msg_id: str, run_date: Optional[str] = None, sender: Opt
     row = pick_row(rows, msg_id, run_date, sender)
     day, qm, msg_id = row["run_date"].isoformat(), row["sending_qmgr"], row["msg_id"]
     out = Explanation(day, qm, msg_id, row, version)
+    out.sighting = find_sighting(lake, row)
     out.seconds["find"] = time.perf_counter() - t0
 
     t = time.perf_counter()

@@ -99,7 +99,7 @@ def write_readable(ex) -> None:
         print_readable([ex.result], SimpleNamespace(count=1, queue=row["queue"], qmgr=row.get("target_qmgr"),
                                                      algorithm=row["profile"], bind=row["bind"], explain=True),
                         ex.sending_qmgr, None, states_at(ex.timeline, row["put_time"]))
-    w("Fate (gold.routing_replay)\n")
+    w("Fate (gold.routing_replay" + (", gold.stuck_messages" if ex.sighting is not None else "") + ")\n")
     for line in fate_lines(ex):
         w(f"  {line}\n")
     if ex.remedy:
@@ -128,7 +128,9 @@ def fate_lines(ex) -> list[str]:
         return [f"not put: {r['error']} ({r.get('reason_code')}): {r.get('trace') or ''}"]
     lines = []
     first = _dest(r["qmgr"], r["channel"])
-    if r.get("held_from") is None:
+    if r.get("held_from") is None and ex.sighting is not None:
+        lines += sighting_lines(ex, first)
+    elif r.get("held_from") is None:
         lines.append(f"delivered {_t(r.get('delivered_at'))} to {first}: its channel was moving messages")
     else:
         put = r["put_time"]
@@ -164,6 +166,21 @@ def fate_lines(ex) -> list[str]:
     else:
         lines.append("not observed (no destination in the put file or activity trace)")
     return lines
+
+
+def sighting_lines(ex, first: str) -> list[str]:
+    """A message the replay delivered at once but a browse later found on the transmission queue: the browse is
+    the stronger evidence (the channel failed between two status captures), so its fate is what the report's
+    stuck messages say: stuck, when it left the queue unknown."""
+    from clwl.explain import sighting_seen
+
+    r, s = ex.row, ex.sighting
+    seen = sighting_seen(s)
+    return [f"routed to {first} at {_t(r.get('put_time'))}: the status captures had {s.get('channel')} moving "
+            "messages, so the replay delivered it at once",
+            f"but the browse at {_t(seen)} found it on {s.get('xmitq') or 'the transmission queue'}, still waiting: "
+            f"{s.get('channel')} failed between two status captures",
+            "stuck, when it left the transmission queue is unknown (gold.stuck_messages, observed_on_xmitq)"]
 
 
 def _is_route(res) -> bool:

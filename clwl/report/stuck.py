@@ -177,11 +177,19 @@ def stuck_findings(stuck: pd.DataFrame, groups: pd.DataFrame, day: dt.date,
                 "that moved nothing."]
     s = annotate_stuck(stuck, day)
     still = int(groups.loc[groups["released"] == STILL_WAITING, "messages"].sum())
+    seen = s[s["kind"] == "browse"]
     channels = s[["sending_qmgr", "channel"]].drop_duplicates()
+    # A browse's sighting is no wait of the replay: when it left is unknown, so it is neither released nor "still
+    # waiting"; the sentence says so rather than count it among the released.
+    waited = "of those that waited in the replay, " if len(seen) else ""
     out = [f"{len(s)} messages were stuck on {day.isoformat()} behind {len(channels)} "
            f"channel{'s' if len(channels) != 1 else ''}, the longest for {hmm(s['age_seconds'].max())}; "
-           + (f"{still} of them still waiting at the end of the day." if still
-              else "none was still waiting at the end of the day.")]
+           + waited + (f"{still} still waiting at the end of the day" if still
+                       else "none was still waiting at the end of the day")
+           + ((f"; the other {len(seen)} were" if len(seen) > 1 else "; the other one was")
+              + " seen on a transmission queue by a browse after the replay had delivered "
+              + ("them, and when they left it is unknown." if len(seen) > 1 else "it, and when it left is unknown.")
+              if len(seen) else ".")]
     for (sender, channel, window), g in s.groupby(["sending_qmgr", "channel", "window"], sort=False):
         n = len(g)
         state = next((x for x in g["channel_state"] if x), "")
