@@ -23,6 +23,7 @@ the in-process replay (clwl/silver.py, clwl/replay.py). Pure Python; the lake is
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from collections import Counter
@@ -226,19 +227,21 @@ def _nearest(x: Fraction) -> int:
 
 
 def choose_totals(targets: Mapping[str, Fraction], ranges: Mapping[str, tuple[int, int]],
-                  current: Mapping[str, int]) -> dict[str, int]:
+                  current: Mapping[str, int],
+                  touched: Optional[Callable[[frozenset[str]], int]] = None) -> dict[str, int]:
     """Per queue manager, the total CLWLWGHT of its channels in step 12 whose shares (total over the sum of
     totals) come closest to ``targets`` (percent, summing to 100), each total within its ``ranges`` (1-99 per
-    channel: one channel 1-99, two channels 2-198; a fixed weight is a range of one value).
+    channel: one channel 1-99, two channels 2-198; a fixed weight is a range of one value). ``touched``: how many
+    other queues run over the channels of the queue managers whose total changes (none without it).
 
     The search, and why this one: the queue manager with the largest target (the anchor) takes every total its
     range allows, the others its multiple by their target proportion, rounded to the nearest whole weight and
     kept in range. The proportions fix the weights up to this one scale, so trying every scale tries every
     candidate the rounding can give; at most 99 per channel of the anchor, each checked exactly (fractions).
-    Best: the smallest largest residual, then the smallest sum of residuals, then the fewest queue managers
-    changed (an exact current setting is kept), then the sum of weights nearest today's (these channels keep
-    their weight against every other channel: queues that share some of them with other destinations move
-    least), then the smaller sum (the shares hold exactly after every sum-many messages)."""
+    Best: the smallest largest residual, then the smallest sum of residuals, then the fewest other queues over
+    changed channels (their shares move too), then the fewest queue managers changed (an exact current setting
+    is kept), then the sum of weights nearest today's (these channels keep their weight against every other
+    channel), then the smaller sum (the shares hold exactly after every sum-many messages)."""
     anchor = max(sorted(targets), key=lambda q: targets[q])
     today = sum(current[q] for q in targets)
     best: Optional[tuple] = None
@@ -249,7 +252,8 @@ def choose_totals(targets: Mapping[str, Fraction], ranges: Mapping[str, tuple[in
                                                        ranges[q][0]), ranges[q][1]) for q in targets}
         whole = sum(totals.values())
         misses = [abs(Fraction(100 * totals[q], whole) - targets[q]) for q in targets]
-        key = (max(misses), sum(misses), sum(totals[q] != current[q] for q in targets), abs(whole - today), whole)
+        changed = frozenset(q for q in targets if totals[q] != current[q])
+        key = (max(misses), sum(misses), touched(changed) if touched else 0, len(changed), abs(whole - today), whole)
         if best is None or key < best:
             best, chosen = key, totals
     return chosen
@@ -352,24 +356,38 @@ def _local_remedy(e: Elimination) -> str:
             "manager that hosts no instance")
 
 
+_QUEUE_LEVEL_STEPS = (steps.eliminate_lower_ranked_queues, steps.eliminate_lower_priority_queues)
+
+
+def _level(e: Elimination, attr: str) -> tuple[str, int, str, bool]:
+    """What a rank or priority step held against ``e``'s queue manager: (the object and its value, the highest
+    value kept, the ALTER that would raise it, whether it is a channel's). Steps 4a and 11a compare channels,
+    then queue manager aliases; 4b and 11b the queues."""
+    name = attr.upper()
+    if not any(e.step is st for st in _QUEUE_LEVEL_STEPS):
+        top = _top(e.kept, lambda c: getattr(c.channel, attr) if c.channel else 0)
+        ch = e.channel
+        if ch is not None and getattr(ch, attr) < top:
+            return (f"{ch.name} advertises {name}({getattr(ch, attr)})", top,
+                    f"ALTER CHANNEL({ch.name}) CHLTYPE(CLUSRCVR) {name}({top})", True)
+        top = _top(e.kept, lambda c: getattr(c.instance, attr) if c.is_qmgr_alias else 0)
+    else:
+        top = _top(e.kept, lambda c: getattr(c.instance, attr) if c.instance and not c.instance.qmgr_alias else 0)
+    inst = e.instance
+    return (f"{e.qmgr}'s instance of {inst.queue if inst else e.queue} has {name}({getattr(inst, attr, 0)})", top,
+            _alter_queue(e, f"{name}({top})"), False)
+
+
 def _rank_cause(e: Elimination) -> str:
-    if e.step is steps.eliminate_lower_ranked_queues:
-        top = _top(e.kept, lambda c: c.instance.clwlrank if c.instance and not c.instance.qmgr_alias else 0)
-        return (f"{e.qmgr}'s instance of {e.queue} has CLWLRANK({e.instance.clwlrank}), below the highest "
-                f"remaining, CLWLRANK({top})")
-    top = _top(e.kept, lambda c: c.channel.clwlrank if c.channel else 0)
-    return (f"{e.channel.name} advertises CLWLRANK({e.channel.clwlrank}), below the highest remaining, "
-            f"CLWLRANK({top}); rank is taken before channel state, so it gets nothing even while the others are "
-            "down")
+    what, top, _, _ = _level(e, "clwlrank")
+    return (f"{what}, below the highest remaining, CLWLRANK({top}); rank is taken before channel state, so it "
+            "gets nothing even while the others are down")
 
 
 def _rank_remedy(e: Elimination) -> str:
-    if e.step is steps.eliminate_lower_ranked_queues:
-        top = _top(e.kept, lambda c: c.instance.clwlrank if c.instance and not c.instance.qmgr_alias else 0)
-        return f"on {e.qmgr}: {_alter_queue(e, f'CLWLRANK({top})')} (or lower the others' rank)"
-    top = _top(e.kept, lambda c: c.channel.clwlrank if c.channel else 0)
-    return (f"on {e.qmgr}: ALTER CHANNEL({e.channel.name}) CHLTYPE(CLUSRCVR) CLWLRANK({top}) (or lower the "
-            "others' rank; a channel's rank counts for every queue over it)")
+    _, _, alter, channel = _level(e, "clwlrank")
+    return (f"on {e.qmgr}: {alter} (or lower the others' rank"
+            + ("; a channel's rank counts for every queue over it)" if channel else ")"))
 
 
 def _suspended_cause(e: Elimination) -> str:
@@ -381,23 +399,15 @@ def _suspended_remedy(e: Elimination) -> str:
 
 
 def _priority_cause(e: Elimination) -> str:
-    if e.step is steps.eliminate_lower_priority_queues:
-        top = _top(e.kept, lambda c: c.instance.clwlprty if c.instance and not c.instance.qmgr_alias else 0)
-        return (f"{e.qmgr}'s instance of {e.queue} has CLWLPRTY({e.instance.clwlprty}), below the highest "
-                f"remaining, CLWLPRTY({top}): it gets messages only while no higher-priority destination's channel "
-                "is running")
-    top = _top(e.kept, lambda c: c.channel.clwlprty if c.channel else 0)
-    return (f"{e.channel.name} advertises CLWLPRTY({e.channel.clwlprty}), below the highest remaining, "
-            f"CLWLPRTY({top}): it gets messages only while no higher-priority channel is running")
+    what, top, _, _ = _level(e, "clwlprty")
+    return (f"{what}, below the highest remaining, CLWLPRTY({top}): it gets messages only while no "
+            "higher-priority destination's channel is running")
 
 
 def _priority_remedy(e: Elimination) -> str:
-    if e.step is steps.eliminate_lower_priority_queues:
-        top = _top(e.kept, lambda c: c.instance.clwlprty if c.instance and not c.instance.qmgr_alias else 0)
-        return f"on {e.qmgr}: {_alter_queue(e, f'CLWLPRTY({top})')} (or lower the others' priority)"
-    top = _top(e.kept, lambda c: c.channel.clwlprty if c.channel else 0)
-    return (f"on {e.qmgr}: ALTER CHANNEL({e.channel.name}) CHLTYPE(CLUSRCVR) CLWLPRTY({top}) (or lower the "
-            "others'; a channel's priority counts for every queue over it)")
+    _, _, alter, channel = _level(e, "clwlprty")
+    return (f"on {e.qmgr}: {alter} (or lower the others' priority"
+            + ("; a channel's priority counts for every queue over it)" if channel else ")"))
 
 
 def _mruc_cause(e: Elimination) -> str:
@@ -557,7 +567,10 @@ def advise(view: ClusterView, queue: str, target: Mapping[str, float], profile: 
     else:
         whole = sum(share.values())
         ranges = {q: _range(channels[q], now_totals[q]) for q in in_rotation}
-        totals = choose_totals({q: 100 * share[q] / whole for q in in_rotation}, ranges, now_totals)
+        users = channel_users(now, name, profile)
+        touched = functools.lru_cache(maxsize=None)(
+            lambda qmgrs: len({u for q in qmgrs for c in channels[q] if c is not None for u in users.get(c.name, ())}))
+        totals = choose_totals({q: 100 * share[q] / whole for q in in_rotation}, ranges, now_totals, touched)
     proposed: dict[str, int] = {}
     for qmgr in in_rotation:
         movable = sorted((c for c in channels[qmgr] if c is not None), key=lambda c: c.name)
@@ -577,6 +590,18 @@ def advise(view: ClusterView, queue: str, target: Mapping[str, float], profile: 
             advice.blocked.append(_blocked(ZERO, e, "12"))
     advice.side_effects = side_effects(now, after, name, profile) if advice.changes else []
     return advice
+
+
+def channel_users(view: ClusterView, queue: str, profile: str = "default") -> dict[str, set[str]]:
+    """Channel -> the other cluster queues whose step-12 rotation from ``view``'s queue manager weighs it."""
+    users: dict[str, set[str]] = {}
+    for other in sorted({i.queue for i in view.instances} - {queue}):
+        prep = Router(view, profile).lru_prepared(Request(other))
+        for cand in prep.cands if prep is not None else ():
+            ch = weighted_channel(view, cand)
+            if ch is not None:
+                users.setdefault(ch.name, set()).add(other)
+    return users
 
 
 def _weights(prep, qmgr: str) -> list[int]:

@@ -38,9 +38,9 @@ def _capture_moment(text: str) -> CaptureMoment:
 def add_advise_command(subparsers) -> argparse.ArgumentParser:
     a = subparsers.add_parser(
         "advise", help="propose CLWLWGHT values that bring a queue's shares to a target",
-        description="Propose CLWLWGHT values (1-99) on the destinations' cluster receivers so that the sending "
-                    "queue manager's long-run shares for one queue come as close to a target as whole weights "
-                    "allow; show the shares the engine computes, the other queues that change, what weights "
+        description="Propose CLWLWGHT values (1-99) on the destinations' cluster receivers so that the sending\n"
+                    "queue manager's long-run shares for one queue come as close to a target as whole weights\n"
+                    "allow; show the shares the engine computes, the other queues that change, what weights\n"
                     "cannot do, and the runmqsc commands (never applied).",
         epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
     a.add_argument("--mqsc", action="append", required=True, metavar="PATH",

@@ -7,7 +7,8 @@ so after W messages (W the sum of the weights in the rotation) each channel was 
 number of times: a queue manager's share is the sum of its channels' weights over W. The search
 (clwl.advise.choose_totals) gives the largest target's queue manager (the anchor) every total s its channels
 allow and the others round(s x their target / the anchor's), and keeps the best by: largest residual, sum of
-residuals, fewest queue managers changed, sum of weights nearest today's, smaller sum.
+residuals, fewest other queues over the changed channels, fewest queue managers changed, sum of weights nearest
+today's, smaller sum.
 """
 
 from __future__ import annotations
@@ -131,6 +132,18 @@ def test_other_queues_over_the_changed_channels_are_side_effects(tmp_path):
     assert b.before == {"QM2": 50.0, "QM4": 50.0}
     assert b.after == pytest.approx({"QM2": 8000 / 130, "QM4": 5000 / 130})
     assert a.as_dict()["side_effects"][0]["after"] == {"QM2": 61.5385, "QM4": 38.4615}
+
+
+def test_the_channel_no_other_queue_uses_is_the_one_changed(tmp_path):
+    """A on QM2 (TO.QM2 80) and QM3 (TO.QM3 20); B on QM2 and QM4. Target A 50/50: the anchor QM2 (first by name
+    of the equal targets) takes s, QM3 s: every s is exact. s = 20 keeps QM3 and changes TO.QM2, which B runs
+    over too; s = 80 keeps QM2 and changes TO.QM3, which no other queue uses; any other s changes both. So 80
+    and 80, and B's shares stay 80/130 and 50/130: no side effect."""
+    view = view_of(tmp_path, {"QM2": {"CLWLWGHT": "80"}, "QM3": {"CLWLWGHT": "20"}, "QM4": {}},
+                   {"A": {"QM2": {}, "QM3": {}}, "B": {"QM2": {}, "QM4": {}}})
+    a = advise(view, "A", {"QM2": 50, "QM3": 50})
+    assert proposed(a) == {"TO.QM2": 80, "TO.QM3": 80} and [w.channel for w in a.changes] == ["TO.QM3"]
+    assert a.achieved == {"QM2": 50.0, "QM3": 50.0} and a.side_effects == []
 
 
 # -- what blocks a target ---------------------------------------------------------------------------------------
