@@ -282,6 +282,19 @@ class Lake:
         """The rows the table's commit ``version`` (None: the latest) wrote (:func:`rows_committed`)."""
         return rows_committed(self.table(key), version)
 
+    def files(self, key: str, partition: dict[str, Any] | None = None) -> list[tuple[str, int]]:
+        """The data files of the table's latest version, as (path in the table, size in bytes), sorted; only
+        those of ``partition`` (``{"run_date": day}``) when given. From the Delta log alone: no row is read.
+        A Delta data file is never rewritten in place, so the list names exactly the rows the table holds."""
+        actions = open_delta(self.table(key)).get_add_actions(flatten=True)
+        import pyarrow as pa
+
+        tab = pa.table(actions)
+        want = {f"partition.{k}": v for k, v in (partition or {}).items()}
+        cols = {c: tab.column(c).to_pylist() for c in ("path", "size_bytes", *want)}
+        return sorted((p, int(n)) for i, (p, n) in enumerate(zip(cols["path"], cols["size_bytes"]))
+                      if all(cols[c][i] == v for c, v in want.items()))
+
 
 # ------------------------------------------------------------------ the published state, for other readers
 

@@ -8,6 +8,7 @@ the publish is killed between two commits. The file::
     {"format": 1,
      "tables": {"routing_replay": 12, "stuck_messages": 9, "distribution": 9, "run_summary": 14},
      "dates": {"2026-11-20": "run-20261121T023000-1a2b3c4d", ...},   # run id published per run date
+     "inputs": {"2026-11-20": {"code": "...", "silver.message_events": "...", ...}},  # what it was made from
      "run_id": "...", "run_date": "...", "updated_at": "..."}        # the last publish
 
 How a reader uses it (:meth:`Published.visible`, :meth:`Published.version`):
@@ -45,6 +46,7 @@ class Published:
     exists: bool  # False: no pointer file, every table is read at its latest version
     tables: dict[str, int] = field(default_factory=dict)  # bare table name -> published Delta version
     dates: dict[str, str] = field(default_factory=dict)  # run date (ISO) -> run id
+    inputs: dict[str, dict[str, str]] = field(default_factory=dict)  # run date -> digests (clwl/fingerprint.py)
     raw: dict = field(default_factory=dict, repr=False)
 
     def visible(self, table: str) -> bool:
@@ -70,9 +72,10 @@ def read_published(gold: Path | str) -> Published:
     try:
         tables = {str(k): int(v) for k, v in (data.get("tables") or {}).items()}
         dates = {str(k): str(v) for k, v in (data.get("dates") or {}).items()}
+        inputs = {str(k): {str(n): str(d) for n, d in v.items()} for k, v in (data.get("inputs") or {}).items()}
     except (ValueError, TypeError, AttributeError) as exc:
         raise PublishedError(f"{path} is not a valid published-versions file ({exc})") from None
-    return Published(Path(gold), True, tables, dates, data)
+    return Published(Path(gold), True, tables, dates, inputs, data)
 
 
 def published_version(table_path: Path | str) -> tuple[bool, Optional[int]]:
@@ -83,12 +86,15 @@ def published_version(table_path: Path | str) -> tuple[bool, Optional[int]]:
 
 
 def write_published(gold: Path | str, tables: Mapping[str, int], dates: Mapping[str, str] | None = None, *,
-                    run_id: str | None = None, run_date: str | None = None) -> Path:
+                    run_id: str | None = None, run_date: str | None = None,
+                    inputs: Mapping[str, Mapping[str, str]] | None = None) -> Path:
     """Replace the pointer atomically (write a temporary file beside it, fsync, os.replace, fsync the folder)."""
     folder = Path(gold)
     folder.mkdir(parents=True, exist_ok=True)
     data = {"format": FORMAT, "tables": {k: int(v) for k, v in sorted(tables.items())},
-            "dates": dict(sorted((dates or {}).items())), "run_id": run_id, "run_date": run_date,
+            "dates": dict(sorted((dates or {}).items())),
+            "inputs": {d: dict(sorted(v.items())) for d, v in sorted((inputs or {}).items())},
+            "run_id": run_id, "run_date": run_date,
             "updated_at": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")}
     fd, tmp = tempfile.mkstemp(prefix=f".{POINTER_FILE}.", suffix=".tmp", dir=folder)
     try:

@@ -20,7 +20,8 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from clwl.days import run_day
-from clwl.lake import GOLD_TABLES, RUN_INPUTS, Lake
+from clwl.fingerprint import code_digest
+from clwl.lake import GOLD_TABLES, REPORTS, RUN_INPUTS, Lake, unsettled
 from clwl.whatif import WhatIf
 from spark.config import PipelineConfig
 from spark.detect import distribution, stuck_messages
@@ -47,6 +48,8 @@ class DateOutcome:
     report_md: Optional[str] = None
     warnings: list[str] = field(default_factory=list)  # gold.run_summary.warnings (e.g. a day with no put record)
     started_at: Optional[datetime] = None
+    inputs: dict[str, str] = field(default_factory=dict)  # what the date is made from (clwl/fingerprint.py)
+    unchanged_since: Optional[str] = None  # the published run whose inputs these are: the date was left as it is
 
 
 @dataclass
@@ -68,6 +71,16 @@ def _write_date(df: DataFrame, path: str, run_date: str, options: Optional[dict]
     write_run_date(df, path, run_day(run_date), options)
 
 
+def _write_staged(run: PipelineRun, df: DataFrame, table: str, run_date: str, options: Optional[dict] = None) -> int:
+    """Write ``run_date``'s rows of the staging table and return how many were written, from the commit's metrics
+    (ours: the lake lock is held; counting them would read them back). A write that replaces nothing with
+    nothing makes no commit at all: the latest commit is then another date's, so no new version means 0 rows."""
+    key = f"staging.{table}"
+    before = run.out_lake.version(key)
+    _write_date(df, run.staging(table), run_date, options)
+    return 0 if run.out_lake.version(key) == before else run.out_lake.rows_committed(key)
+
+
 # -- stages ----------------------------------------------------------------------------------------------------
 def replay_stage(spark: SparkSession, run: PipelineRun, run_date: str) -> int:
     """Replay ``run_date`` into ``<out>/staging/routing_replay``; returns the number of messages replayed."""
@@ -78,9 +91,7 @@ def replay_stage(spark: SparkSession, run: PipelineRun, run_date: str) -> int:
                          if run.cluster in i.clusters})
     replayed = replay_messages(spark, run.config, run_date, run.profile, timelines,
                                list(run.senders) if run.senders else None, queues)
-    _write_date(replayed, run.staging("routing_replay"), run_date, ROUTING_REPLAY_OPTIONS)
-    # The rows written, from the commit's metrics (ours: the lake lock is held); counting them would read them back.
-    return run.out_lake.rows_committed("staging.routing_replay")
+    return _write_staged(run, replayed, "routing_replay", run_date, ROUTING_REPLAY_OPTIONS)
 
 
 def detect_stage(spark: SparkSession, run: PipelineRun, run_date: str, ingest_counts: Optional[dict] = None,
@@ -92,7 +103,7 @@ def detect_stage(spark: SparkSession, run: PipelineRun, run_date: str, ingest_co
     timelines = load_timelines(run.config, run_date, run.overrides)
     stuck = stuck_messages(spark, run.config, run_date, replayed)
     dist = distribution(spark, run.config, run_date, replayed, timelines)
-    _write_date(stuck, run.staging("stuck_messages"), run_date)
+    n_stuck = _write_staged(run, stuck, "stuck_messages", run_date)
     _write_date(dist, run.staging("distribution"), run_date)
     # MQ's answer beside the replay's: traced = messages with an observed destination; agreed / disagreed by
     # `agrees` (null exactly when there is no observed destination). A disagreement is a finding, not a failure.
@@ -101,7 +112,6 @@ def detect_stage(spark: SparkSession, run: PipelineRun, run_date: str, ingest_co
                         F.count(F.when(F.col("agrees"), 1)).alias("agreed"),
                         F.count(F.when(~F.col("agrees"), 1)).alias("disagreed")).collect()[0]
     n_msgs = int(seen["n"])
-    n_stuck = run.out_lake.rows_committed("staging.stuck_messages")
     # The staged distribution is small: read on the driver without the JVM (a Spark read costs a few jobs,
     # seconds in a fresh session, as load_timelines says).
     verdicts = run.out_lake.rows("staging.distribution", ["verdict"],
@@ -144,7 +154,7 @@ def day_warnings(spark: SparkSession, config: PipelineConfig, run_date: str, mes
     return [f"no put records and no configuration captures for {run_date}: the day is published empty"]
 
 
-def publish_stage(spark: SparkSession, run: PipelineRun, run_date: str):
+def publish_stage(spark: SparkSession, run: PipelineRun, run_date: str, inputs: Optional[dict] = None):
     """Validate the staged tables of ``run_date`` and publish them to gold only if every suite passes.
 
     Holds the lake lock (re-entrant: `clwl run` already holds it; publish also locks a what-if output lake), and
@@ -163,7 +173,8 @@ def publish_stage(spark: SparkSession, run: PipelineRun, run_date: str):
         return publish(spark, run.out, run_date, run.run_id, staged,
                        extra_checks={"silver_message_events": silver_events},
                        uncached=("routing_replay", "silver.message_events"),
-                       staged={t: (run.staging(t), versions[t]) for t in GOLD_TABLES if t != "run_summary"})
+                       staged={t: (run.staging(t), versions[t]) for t in GOLD_TABLES if t != "run_summary"},
+                       made_from=inputs)
 
 
 def _pinned(spark: SparkSession, lake: Lake, key: str, run_date: str, version: Optional[int] = None) -> DataFrame:
@@ -203,15 +214,20 @@ def landing_dates(config: PipelineConfig) -> list[str]:
 def run_pipeline(config: PipelineConfig, run_dates: Optional[list[str]] = None, profile: str = "default",
                  whatif: Optional[WhatIf] = None, spark: Optional[SparkSession] = None,
                  progress: Progress = print, ingest_first: bool = True, senders: Optional[list[str]] = None,
-                 cluster: Optional[str] = None) -> RunOutcome:
+                 cluster: Optional[str] = None, force: bool = False) -> RunOutcome:
     """`clwl run`: every stage for every run date (default: every date in the landing folder).
+
+    A date whose inputs (clwl/fingerprint.py: the rows it reads, the run's options, the code) are those its
+    published run recorded is left as it is; ``force`` runs it all the same. When the landing folder holds
+    nothing new either, no Spark session is started at all.
 
     The whole run holds the lake lock `<lake>/_lock` (clwl/lakelock.py), taken before Spark starts: when another
     writer holds it, clwl.lakelock.LakeBusy is raised at once (after $CLWL_LOCK_WAIT seconds, when set)."""
     from clwl.lakelock import lake_lock
 
     t0 = _time.perf_counter()
-    run = PipelineRun(config, new_run_id(), profile, whatif, tuple(senders) if senders else None, cluster)
+    run = PipelineRun(config, new_run_id(), profile, whatif, tuple(senders) if senders else None, cluster,
+                      force=force)
     with lake_lock(config.lake, purpose=f"clwl run {run.run_id}", progress=progress):
         outcome = _run_pipeline(run, run_dates, spark, progress, ingest_first)
     outcome.seconds["total"] = _time.perf_counter() - t0
@@ -243,7 +259,7 @@ def _detect(spark: SparkSession, run: PipelineRun, day: DateOutcome):
 
 
 def _publish(spark: SparkSession, run: PipelineRun, day: DateOutcome):
-    res = publish_stage(spark, run, day.run_date)
+    res = publish_stage(spark, run, day.run_date, day.inputs)
     day.published, day.failures = bool(res.published), list(res.failures)
     day.validation_result = str(res.result_path) if res.result_path else None
     lines = [] if res.published else [f"quality gate blocked publishing {day.run_date}: "
@@ -308,18 +324,30 @@ def _run_pipeline(run: PipelineRun, run_dates: Optional[list[str]], spark: Optio
         # what-if never ingests, so it writes nothing outside <lake>/whatif/<name>/ (PipelineRun.out).
         check_whatif(config, dates, run.whatif)
         ingest_first = False
+    total = len(DATE_STAGES) + 1
+    outcome = RunOutcome(run.run_id, [])
+    code = code_digest()
+    unchanged = _all_unchanged(run, dates, code, ingest_first)
+    if unchanged is not None:  # nothing to ingest, nothing to redo: no Spark at all
+        for day in unchanged:
+            progress(f"{day.run_date}: unchanged since {day.unchanged_since}, published as is")
+        outcome.dates = unchanged
+        return outcome
     spark = spark or get_spark(config.master, shown_output=config.verbose)
     from spark.publish import settle_before_writing
 
     settle_before_writing(config, lambda: spark, progress)  # a killed publish is rolled back at the next write
-    total = len(DATE_STAGES) + 1
-    outcome = RunOutcome(run.run_id, [])
     if ingest_first:
         progress(f"[1/{total}] ingest {len(dates)} date(s) from {config.landing}")
         outcome.ingest = _timed(outcome.seconds, "ingest", lambda: (ingest(
             config, dates, spark=spark, progress=lambda m: progress("      " + m)), None), progress)
     for d in dates:
-        day = DateOutcome(d, started_at=datetime.now(UTC))
+        day = _unchanged(run, d, code)
+        if day.unchanged_since and not run.force:
+            progress(f"{d}: unchanged since {day.unchanged_since}, published as is")
+            outcome.dates.append(day)
+            continue
+        day.unchanged_since = None
         for n, stage in enumerate(DATE_STAGES, start=2):
             if not stage.runs_if(day):
                 continue
@@ -334,6 +362,50 @@ def _run_pipeline(run: PipelineRun, run_dates: Optional[list[str]], spark: Optio
             _timed(outcome.seconds, stage.name, step, progress)
         outcome.dates.append(day)
     return outcome
+
+
+def unchanged_run(config: PipelineConfig, run_dates: list[str], profile: str = "default",
+                  whatif: Optional[WhatIf] = None) -> Optional[RunOutcome]:
+    """The outcome of `clwl run` when it has nothing to do (every date as its published run left it, nothing new
+    to ingest, no publish to settle), found without Spark and without the lake lock (it only reads); None when
+    the run has work. `clwl run` asks before it prepares Spark; run_pipeline asks again under the lock."""
+    run = PipelineRun(config, new_run_id(), profile, whatif)
+    days = _all_unchanged(run, run_dates, code_digest(), ingest_first=whatif is None)
+    return None if days is None else RunOutcome(run.run_id, days)
+
+
+def _all_unchanged(run: PipelineRun, dates: list[str], code: str, ingest_first: bool) -> Optional[list[DateOutcome]]:
+    from spark.ingest import ingest_pending
+
+    if run.force or unsettled(run.out_lake.layer("gold")) or (ingest_first and ingest_pending(run.config, dates)):
+        return None
+    days = [_unchanged(run, d, code) for d in dates]
+    return days if all(day.unchanged_since for day in days) else None
+
+
+def _unchanged(run: PipelineRun, run_date: str, code: str) -> DateOutcome:
+    """The date's outcome before its stages: its inputs now, and, when they are those its published run
+    recorded (and it is still published), that run's id in ``unchanged_since`` (published, nothing to do)."""
+    from clwl.fingerprint import date_inputs
+
+    day = DateOutcome(run_date, started_at=datetime.now(UTC))
+    day.inputs = date_inputs(run.lake, run_date, run.options, code)
+    pub = run.out_lake.published()
+    run_id = pub.dates.get(run_day(run_date).isoformat())
+    if run_id and pub.inputs.get(run_day(run_date).isoformat()) == day.inputs:
+        day.unchanged_since, day.published = run_id, True
+        summary = run.out_lake.rows("gold.run_summary", ["messages_replayed", "messages_stuck",
+                                                         "distribution_unexpected", "warnings"],
+                                    filters=[("run_date", "=", run_day(run_date))],
+                                    version=run.out_lake.published_version("gold.run_summary")).to_pylist()
+        if summary:
+            row = summary[-1]
+            day.messages, day.stuck = row["messages_replayed"] or 0, row["messages_stuck"] or 0
+            day.unexpected, day.warnings = row["distribution_unexpected"] or 0, [w for w in [row["warnings"]] if w]
+        report = run.out_lake.layer(REPORTS) / run_day(run_date).isoformat()
+        if (report / "report.html").is_file():
+            day.report_html, day.report_md = str(report / "report.html"), str(report / "summary.md")
+    return day
 
 
 def check_whatif(config: PipelineConfig, run_dates: list[str], whatif: WhatIf) -> None:

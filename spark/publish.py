@@ -85,6 +85,7 @@ def publish(
     validate_silver: bool = True,
     uncached: Collection[str] = (),
     staged: Mapping[str, tuple[str, int]] | None = None,
+    made_from: Mapping[str, str] | None = None,
 ) -> PublishOutcome:
     """Validate all `tables` (bare gold names), then publish them all or none.
 
@@ -105,6 +106,8 @@ def publish(
     as ``{name: (path, version)}`` (publish_stage's pinned staging tables): gold takes that table's files of the
     run date in one commit, without rewriting their rows (spark/delta_commits.py), where the two tables allow
     it; otherwise, and for the others, the rows are written.
+    made_from: what the date was made from (clwl.fingerprint.date_inputs), recorded with the publish so that a run
+    with the same inputs leaves the date as it is.
     """
     day = run_day(run_date)
     if not tables:
@@ -171,7 +174,7 @@ def publish(
 
         started = time.perf_counter()
         versions = _write_all(spark, config, day, order, cached, previous, staged)
-        _commit_published(config, day, run_id, versions)  # the commit point: readers now see this run
+        _commit_published(config, day, run_id, versions, made_from)  # the commit point: readers now see this run
         _write_summary(result_dir, run_id, day, True, [], versions, previous)
         seconds["write"] = time.perf_counter() - started
         return PublishOutcome(True, [], result_dir, versions, previous, outcomes, seconds)
@@ -238,7 +241,7 @@ def settle_gold(spark: SparkSession, config: PipelineConfig) -> dict[str, str]:
                       "replaced?", name, latest, want, gold / "_published.json")
     if restored:  # the RESTORE commit holds the published files: the pointer names it, so latest = published again
         write_published(gold, {**pub.tables, **{n: v for n, v in restored.items() if v is not None}}, pub.dates,
-                        run_id=pub.raw.get("run_id"), run_date=pub.raw.get("run_date"))
+                        run_id=pub.raw.get("run_id"), run_date=pub.raw.get("run_date"), inputs=pub.inputs)
     return done
 
 
@@ -258,12 +261,19 @@ def settle_before_writing(config: PipelineConfig, session: Callable[[], SparkSes
     return done
 
 
-def _commit_published(config: PipelineConfig, day: dt.date, run_id: str, versions: Mapping[str, int]) -> None:
-    """Name the versions just written in `gold/_published.json` (one atomic replace): the publish's commit point."""
+def _commit_published(config: PipelineConfig, day: dt.date, run_id: str, versions: Mapping[str, int],
+                      inputs: Mapping[str, str] | None = None) -> None:
+    """Name the versions just written in `gold/_published.json` (one atomic replace): the publish's commit point,
+    with what the date was made from (clwl/fingerprint.py; none given: the date's earlier record is dropped, so
+    the next run does it again)."""
     gold = Lake(config.lake).layer("gold")
     pub = read_published(gold)
     tables = {**pub.tables, **{k.removeprefix("gold."): int(v) for k, v in versions.items()}}
-    write_published(gold, tables, {**pub.dates, day.isoformat(): run_id}, run_id=run_id, run_date=day.isoformat())
+    recorded = {d: v for d, v in pub.inputs.items() if d != day.isoformat()}
+    if inputs:
+        recorded[day.isoformat()] = dict(inputs)
+    write_published(gold, tables, {**pub.dates, day.isoformat(): run_id}, run_id=run_id, run_date=day.isoformat(),
+                    inputs=recorded)
 
 
 # Test-only fault injection (tests/spark/test_publish_atomic.py), inert unless the variable is set: with

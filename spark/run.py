@@ -31,6 +31,7 @@ class PipelineRun:
     senders: Optional[tuple[str, ...]] = None
     cluster: Optional[str] = None
     lake: Optional[Lake] = None
+    force: bool = False  # run every date, also one whose inputs are those of its published run
 
     def __post_init__(self) -> None:
         if self.lake is None:
@@ -75,6 +76,13 @@ class PipelineRun:
     def overrides(self) -> Optional[Callable]:
         """The what-if's configuration overrides for the timelines (None: the configuration as captured)."""
         return self.whatif.apply if self.whatif is not None else None
+
+    @property
+    def options(self) -> dict:
+        """What the run was asked for, as it goes into each date's inputs (clwl/fingerprint.py)."""
+        return {"profile": self.profile, "whatif": None if self.whatif is None else
+                {"name": self.whatif.name, **self.whatif.overrides()},
+                "senders": list(self.senders or ()), "cluster": self.cluster}
 
     @property
     def label(self) -> str:

@@ -85,6 +85,9 @@ def add_run_command(subparsers) -> argparse.ArgumentParser:
                           " (keys: name, channel_attrs, suspend, channel_state, queue_attrs; see the README); "
                           "replays the ingested day with them and writes only under <lake>/whatif/<name>/, never "
                           "to the published tables; query it with clwl query --whatif NAME")
+    run.add_argument("--force", action="store_true",
+                     help="run every date again, also one whose inputs, options and code are those of its published "
+                          "run (without it such a date is left as published)")
     run.set_defaults(func=cmd_run)
     return run
 
@@ -122,19 +125,30 @@ def cmd_run(args: argparse.Namespace) -> int:
             print(f"clwl run: --what-if: {e}", file=sys.stderr)
             return EXIT_INPUT
 
+    from clwl.lake import LakeFileError
+    from clwl.lakelock import LakeLockError
+    from clwl.whatif import WhatIfError
+    from spark.pipeline import run_pipeline, unchanged_run
+    from spark.session import SparkStartError
+
+    outcome = None
+    if not args.force:
+        try:  # nothing new and every date as published: said in seconds, without starting Spark
+            outcome = unchanged_run(config, dates, args.algorithm, whatif)
+        except LakeFileError as e:
+            print(f"clwl run: {e}", file=sys.stderr)
+            return EXIT_INPUT
+    if outcome is not None:
+        for d in outcome.dates:
+            progress(f"{d.run_date}: unchanged since {d.unchanged_since}, published as is (--force runs it again)")
+        return _print_outcome(outcome)
     problem = _start("run", args, dates, landing, config)
     if problem:
         print(problem, file=sys.stderr)
         return EXIT_INPUT
 
-    from clwl.lake import LakeFileError
-    from clwl.lakelock import LakeLockError
-    from clwl.whatif import WhatIfError
-    from spark.pipeline import run_pipeline
-    from spark.session import SparkStartError
-
     try:
-        outcome = run_pipeline(config, args.dates, args.algorithm, whatif, progress=progress)
+        outcome = run_pipeline(config, args.dates, args.algorithm, whatif, progress=progress, force=args.force)
     # another writer holds <lake>/_lock; the JVM exited at start; a damaged lake metadata file, named
     except (LakeLockError, SparkStartError, LakeFileError) as e:
         print(f"clwl run: {e}", file=sys.stderr)
@@ -142,11 +156,16 @@ def cmd_run(args: argparse.Namespace) -> int:
     except WhatIfError as e:  # names the day does not know, or nothing ingested: before Spark started
         print(f"clwl run: --what-if: {e}", file=sys.stderr)
         return EXIT_INPUT
+    return _print_outcome(outcome)
+
+
+def _print_outcome(outcome) -> int:
     print()
     stages = ", ".join(f"{k} {v:.1f} s" for k, v in outcome.seconds.items() if k != "total")
-    print(f"run {outcome.run_id}: {outcome.seconds.get('total', 0):.1f} s ({stages})")
+    print(f"run {outcome.run_id}: {outcome.seconds.get('total', 0):.1f} s" + (f" ({stages})" if stages else ""))
     for d in outcome.dates:
-        state = "published" if d.published else "BLOCKED by the quality gate"
+        state = ("BLOCKED by the quality gate" if not d.published
+                 else f"published (unchanged since {d.unchanged_since})" if d.unchanged_since else "published")
         print(f"  {d.run_date}: {state}; {d.messages} messages, {d.stuck} stuck, {d.unexpected} unexpected")
         for warning in getattr(d, "warnings", ()):
             print(f"    WARNING: {printable(warning)}")

@@ -123,7 +123,7 @@ from spark.ingest.parse_tasks import (
     object_key,
     parse_landing_file,
 )
-from spark.ingest.run import ingest
+from spark.ingest.run import ingest, ingest_pending
 from spark.ingest.run_log import FileResult, IngestSummary, code_version, new_run_id
 from spark.ingest.scratch import SCRATCH_STALE_SECONDS, make_scratch
 
@@ -147,6 +147,7 @@ __all__ = [
     "covered_kinds",
     "discover_landing",
     "ingest",
+    "ingest_pending",
     "new_run_id",
     "object_key",
     "parse_landing_file",

@@ -46,6 +46,20 @@ def trace_zone(trace_tz: str | None = None) -> str:
     return zone
 
 
+def ingest_pending(config: PipelineConfig, run_dates: list[str] | None = None, trace_tz: str | None = None) -> bool:
+    """Whether :func:`ingest` of these run dates would read or remove any file (a new, changed or gone file, or
+    code that reads files differently), decided as the ingest decides it, without Spark: the landing folder's
+    files and the run log read with deltalake. A lake without the run log has everything to ingest."""
+    from clwl.lake import Lake
+
+    if not Lake(config.lake).exists("silver.ingest_files"):
+        return True
+    dates, files, _ = discover_landing(config.landing, run_dates)
+    previous = {} if not files and not dates else latest_log_rows(config, dates)
+    todo, _, removed = plan_files(files, previous, code_version(), False, trace_zone(trace_tz or config.trace_tz))
+    return bool(todo or removed)
+
+
 def ingest(config: PipelineConfig, run_dates: list[str] | None = None, spark=None,
            progress: Callable[[str], object] = print, force: bool = False,
            task_bytes: int = TASK_BYTES, trace_tz: str | None = None) -> IngestSummary:

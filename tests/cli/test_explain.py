@@ -1,7 +1,7 @@
 """`clwl explain MSG_ID` (issue 19, item 13): one replayed message step by step, without Spark, in the words of
 `clwl route --explain`, then its fate.
 
-One lake per module, built by the real pipeline from the hand-made re-allocation day (tests/handmade.py; the
+The session's lake of the hand-made re-allocation day (tests/conftest.py reallocation_lake, tests/handmade.py; the
 outcomes are derived in tests/spark/test_reallocation_day.py's docstring from docs/algorithm.md):
 
   06:00 config; CHSTATUS TO.QM2 RETRYING, TO.QM3 RETRYING      07:00 CHSTATUS TO.QM2 RUNNING, TO.QM3 RETRYING
@@ -30,7 +30,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.handmade import DAY, msg, reallocation_landing
+from tests.handmade import DAY, msg
 
 pytestmark = [pytest.mark.spark, pytest.mark.slow]
 
@@ -42,25 +42,9 @@ def _utc(hh: int, mm: int) -> datetime:
 
 
 @pytest.fixture(scope="module")
-def lake(spark, tmp_path_factory) -> tuple[Path, Path]:
-    from spark.config import PipelineConfig
-    from spark.pipeline import run_pipeline
-
-    root = tmp_path_factory.mktemp("explain")
-    landing = reallocation_landing(root / "landing")
-    puts = landing / DAY / "QM1" / "puts.csv"
-    lines = puts.read_text(encoding="utf-8").splitlines()
-    # observed_qmgr, observed_channel, observed_xmitq are the last three columns, empty in the hand-made rows.
-    observed = {M4: "QM2,TO.QM2,", M6: "QM3,TO.QM3,"}
-    for i, line in enumerate(lines):
-        for m, cols in observed.items():
-            if m in line:
-                assert line.endswith(",,,")
-                lines[i] = line[:-2] + cols
-    puts.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    config = PipelineConfig(lake=root / "lake", landing=landing)
-    assert run_pipeline(config, [DAY], spark=spark, progress=lambda m: None).published
-    return config.lake, landing / DAY / "QM1"
+def lake(reallocation_lake) -> tuple[Path, Path]:
+    """The session's re-allocation lake (tests/conftest.py), with the observed columns this module reads."""
+    return reallocation_lake.lake, reallocation_lake.landing / DAY / "QM1"
 
 
 def _clwl(capsys, *argv: str) -> tuple[int, str, str]:

@@ -72,15 +72,6 @@ def test_readme_query_examples_ask_about_one_sample_day():
     assert {"--wide", "--json"} <= {a for q in queries for a in shlex.split(q, comments=True)}
 
 
-@pytest.fixture(scope="module")
-def samples_lake(spark, tmp_path_factory) -> Path:
-    """The lake `clwl run` publishes from the bundled samples for the sample day."""
-    lake = tmp_path_factory.mktemp("readme") / "lake"
-    assert main(["run", "--landing", str(ROOT / "samples" / "landing"), "--lake", str(lake),
-                 "--date", SAMPLE_DAY]) == 0
-    return lake
-
-
 def _rows(out: str, argv: list[str]) -> int:
     """How many rows the output of `clwl query argv` holds, in whichever format argv asked for."""
     fmt = "json" if "--json" in argv else argv[argv.index("--format") + 1] if "--format" in argv else "table"
@@ -98,7 +89,7 @@ def _rows(out: str, argv: list[str]) -> int:
 @pytest.mark.slow
 @pytest.mark.parametrize("command", query_examples())
 def test_readme_query_example_runs(command, samples_lake, capsys, monkeypatch):
-    monkeypatch.setenv("CLWL_LAKE", str(samples_lake))  # the examples name no lake: $CLWL_LAKE, as a user would
+    monkeypatch.setenv("CLWL_LAKE", str(samples_lake.lake))  # the examples name no lake: $CLWL_LAKE, as a user would
     capsys.readouterr()
     argv = shlex.split(command, comments=True)[1:]
     code = main(argv)

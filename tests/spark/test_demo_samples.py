@@ -11,25 +11,24 @@ from pathlib import Path
 
 import pytest
 
-from clwl.cli import main as clwl_main
 from spark.config import REPO_ROOT
 
 pytestmark = [pytest.mark.spark, pytest.mark.slow]
 SAMPLES = REPO_ROOT / "samples" / "landing"
 
 
-def test_clwl_run_on_the_samples_publishes_every_date(spark, tmp_path, capsys):
-    from deltalake import DeltaTable
+def test_clwl_run_on_the_samples_publishes_every_date(samples_lake):
+    """The run itself is the session's shared one (tests/conftest.py ``samples_lake``: `clwl run --landing
+    samples/landing --lake L`, every date); it exited 0, or the fixture failed."""
+    from clwl.lake import Lake
 
     dates = sorted(p.name for p in SAMPLES.iterdir() if p.is_dir())
     assert len(dates) >= 2, dates
-    code = clwl_main(["run", "--landing", str(SAMPLES), "--lake", str(tmp_path / "lake")])
-    out = capsys.readouterr().out
-    assert code == 0, out[-3000:]
+    out, lake = samples_lake.output, Lake(samples_lake.lake)
     for d in dates:
         assert f"{d}: published" in out, out[-3000:]
-    summary = DeltaTable(str(tmp_path / "lake" / "gold" / "run_summary")).to_pandas()
-    stuck = DeltaTable(str(tmp_path / "lake" / "gold" / "stuck_messages")).to_pandas()
+    summary = lake.rows("gold.run_summary").to_pandas()
+    stuck = lake.rows("gold.stuck_messages").to_pandas()
     for d in dates:
         row = summary[summary["run_date"].astype(str) == d].iloc[0]
         # The summary's count is the Delta commit's; it must equal the rows actually published, zero included.

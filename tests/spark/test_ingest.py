@@ -1,7 +1,7 @@
 """Ingest into real Delta tables on a real local Spark: bronze rows per parser, silver history semantics,
 idempotent and incremental re-runs, quarantine of every kind of bad input, reconciliation on the samples.
 
-One ingest of samples/ is shared by the module (``samples_lake``); the other tests build small landing folders
+One ingest of samples/ is shared by the module (``samples_ingested``); the other tests build small landing folders
 with hand-written runmqsc text in the real format.
 """
 
@@ -147,15 +147,15 @@ def quiet(_line: str) -> None:
 
 
 @pytest.fixture(scope="module")
-def samples_lake(spark, tmp_path_factory):
+def samples_ingested(spark, tmp_path_factory):
     cfg = PipelineConfig(lake=tmp_path_factory.mktemp("samples") / "lake", landing=SAMPLES)
     lines: list[str] = []
     summary = ingest(cfg, spark=spark, progress=lines.append)
     return cfg, summary, lines
 
 
-def test_samples_reconcile_and_quarantine_the_deliberate_defects(samples_lake):
-    cfg, summary, lines = samples_lake
+def test_samples_reconcile_and_quarantine_the_deliberate_defects(samples_ingested):
+    cfg, summary, lines = samples_ingested
     assert summary.files and all(f.status in ("ingested", "rejected") for f in summary.files)
     for f in summary.files:
         assert f.records_read == f.records_accepted + f.records_quarantined, f
@@ -181,8 +181,8 @@ def test_samples_reconcile_and_quarantine_the_deliberate_defects(samples_lake):
     assert any(line.startswith("parse 2026-11-20:") and "quarantined" in line for line in lines)
 
 
-def test_samples_every_parser_lands_in_bronze_with_its_lineage(spark, samples_lake):
-    cfg, summary, _ = samples_lake
+def test_samples_every_parser_lands_in_bronze_with_its_lineage(spark, samples_ingested):
+    cfg, summary, _ = samples_ingested
     run = summary.run_id
     accepted = {f.source_file: f.records_accepted for f in summary.files}
 
@@ -233,15 +233,15 @@ def test_samples_every_parser_lands_in_bronze_with_its_lineage(spark, samples_la
                                                           "put1_count_nonpersistent", "put1_count_persistent"))
 
 
-def test_samples_unknown_attribute_is_accepted_and_kept(spark, samples_lake):
-    cfg, _, _ = samples_lake
+def test_samples_unknown_attribute_is_accepted_and_kept(spark, samples_ingested):
+    cfg, _, _ = samples_ingested
     hits = table(spark, cfg, "bronze.mqsc_objects").where("attrs['CLWLHINT'] IS NOT NULL").collect()
     assert hits and all(r.attrs["CLWLHINT"] == "NONE" and r.kind == "CLUSQMGR" for r in hits)
     assert table(spark, cfg, "silver.config_history").where("attrs['CLWLHINT'] = 'NONE'").count() > 0
 
 
-def test_samples_history_channel_goes_retrying_and_back_and_weight_change(spark, samples_lake):
-    cfg, _, _ = samples_lake
+def test_samples_history_channel_goes_retrying_and_back_and_weight_change(spark, samples_ingested):
+    cfg, _, _ = samples_ingested
     to_qm3 = [r for r in timeline(cfg, "QM1") if r[0] == "TO.QM3"]
     statuses = [r[2] for r in to_qm3]
     assert "RETRYING" in statuses and statuses[-1] == "RUNNING"
@@ -259,10 +259,10 @@ def test_samples_history_channel_goes_retrying_and_back_and_weight_change(spark,
         assert bad.count() == 0, key
 
 
-def test_samples_tables_read_without_a_jvm_have_unique_keys_and_no_deletion_vectors(samples_lake):
+def test_samples_tables_read_without_a_jvm_have_unique_keys_and_no_deletion_vectors(samples_ingested):
     import deltalake
 
-    cfg, summary, _ = samples_lake
+    cfg, summary, _ = samples_ingested
     # The samples hold no activity trace and no channel statistics (tests/spark/test_activity_trace_ingest.py and
     # test_channel_statistics.py ingest them): those tables are created, empty; every other ingest table has rows.
     no_samples = {"bronze.activity_operations", "bronze.channel_statistics", "silver.channel_statistics"}
@@ -277,8 +277,8 @@ def test_samples_tables_read_without_a_jvm_have_unique_keys_and_no_deletion_vect
     assert len(rows(cfg, "silver.quarantine")) == summary.records_quarantined
 
 
-def test_samples_rerun_changes_no_table(spark, samples_lake):
-    cfg, first, _ = samples_lake
+def test_samples_rerun_changes_no_table(spark, samples_ingested):
+    cfg, first, _ = samples_ingested
     before, before_versions = snapshot(cfg), versions(cfg)
     again = ingest(cfg, spark=spark, progress=quiet)
     assert {f.status for f in again.files} == {"unchanged"}

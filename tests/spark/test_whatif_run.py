@@ -1,7 +1,8 @@
 """A what-if run can never touch the published tables (issue "Safe by default"): every file it writes is under
 <lake>/whatif/<name>/, the published tables keep their Delta versions, `clwl query --whatif NAME` reaches its
 tables, its report is titled as a what-if and shows the published day beside it, and a what-if the day does not
-know is refused with exit 2 before Spark starts. The estate is the hand-made re-allocation day."""
+know is refused with exit 2 before Spark starts. The estate is the hand-made re-allocation day, the session's
+shared lake of it (tests/conftest.py ``reallocation_lake``)."""
 
 from __future__ import annotations
 
@@ -20,14 +21,9 @@ def _files(root: Path) -> dict[str, tuple[int, int]]:
 
 
 @pytest.fixture(scope="module")
-def published(spark, tmp_path_factory):
-    from spark.config import PipelineConfig
-    from spark.pipeline import run_pipeline
-
-    root = tmp_path_factory.mktemp("whatif")
-    config = PipelineConfig(lake=root / "lake", landing=reallocation_landing(root / "landing"))
-    assert run_pipeline(config, [DAY], spark=spark, progress=lambda m: None).published
-    return config
+def published(reallocation_lake):
+    """The session's re-allocation lake (tests/conftest.py): a what-if writes under its whatif/ folder only."""
+    return reallocation_lake
 
 
 def test_a_whatif_writes_only_under_its_folder_and_reaches_its_tables(published, spark, capsys):
