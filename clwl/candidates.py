@@ -109,21 +109,57 @@ def _reachable(view: ClusterView, instances: list[QueueInstance], choosing_qmgr:
     return Candidates(out, choosing_qmgr, tuple(notes))
 
 
-#: MQOO_BIND_* in the put records' spelling -> the DEFBIND value it stands for.
+#: DEFBIND values -> the bind option MQOO_BIND_AS_Q_DEF stands for (the put records' spelling), and back.
 _DEFBIND_AS_BIND = {"OPEN": "open", "NOTFIXED": "notfixed", "GROUP": "group"}
+BIND_AS_DEFBIND = {bind: defbind for defbind, bind in _DEFBIND_AS_BIND.items()}
+
+
+@dataclass(frozen=True)
+class DefbindSource:
+    """What MQOO_BIND_AS_Q_DEF means for a queue name opened on one queue manager, and which definition decided.
+
+    ``bind``: the bind option (``open`` | ``notfixed`` | ``group``). ``kind``: the definition whose DEFBIND
+    decided: ``QALIAS`` (a local alias), ``QLOCAL`` (a local queue), ``QCLUSTER`` (the cluster queue, as its
+    instances advertise it), or ``default`` (none did: instances that disagree, or no definition; MQ's default
+    DEFBIND, OPEN). ``name``: the name opened. ``defbind``: the deciding DEFBIND as captured, upper case (OPEN
+    for the default). ``instances``: the cluster queue's instances consulted (QCLUSTER and default only)."""
+
+    bind: str
+    kind: str
+    name: str
+    defbind: str
+    instances: tuple[QueueInstance, ...] = ()
+
+    @property
+    def hosts(self) -> tuple[str, ...]:
+        """The queue managers whose instances were consulted, sorted."""
+        return tuple(sorted({i.qmgr for i in self.instances}))
+
+
+def defbind_source(view: ClusterView, queue: str) -> DefbindSource:
+    """Which definition decides MQOO_BIND_AS_Q_DEF when ``queue`` is opened on the view's queue manager, in MQ's
+    order: a local alias (its DEFBIND wins over its target's), then a local queue, then the cluster queue's
+    DEFBIND as its instances advertise it. Instances that disagree, or no definition at all: OPEN, MQ's default
+    DEFBIND. The one place that order is walked (the replay, clwl lint and the remedies all ask here)."""
+    alias = view.alias(queue)
+    if alias is not None:
+        return _decided("QALIAS", alias.name, alias.defbind.upper())
+    local = view.local_queue(queue)
+    if local is not None:
+        return _decided("QLOCAL", local.name, local.defbind.upper())
+    instances = tuple(view.instances_of(queue))
+    advertised = {i.defbind.upper() for i in instances}
+    if len(advertised) == 1:
+        return _decided("QCLUSTER", queue, advertised.pop(), instances)
+    return DefbindSource("open", "default", queue, "OPEN", instances)
+
+
+def _decided(kind: str, name: str, defbind: str, instances: tuple[QueueInstance, ...] = ()) -> DefbindSource:
+    # A DEFBIND value MQ does not know reads as its default, OPEN.
+    return DefbindSource(_DEFBIND_AS_BIND.get(defbind, "open"), kind, name, defbind, instances)
 
 
 def queue_defbind(view: ClusterView, queue: str) -> str:
     """What MQOO_BIND_AS_Q_DEF means when ``queue`` is opened on the view's queue manager, as a bind option
-    (``open`` | ``notfixed`` | ``group``): the DEFBIND of the definition the open resolves through. A local
-    alias's DEFBIND wins over its target's; then a local queue's; then the cluster queue's DEFBIND as its
-    instances advertise it. Instances that disagree, or no definition at all: OPEN, MQ's default DEFBIND."""
-    for alias in view.aliases:
-        if alias.name == queue:
-            return _DEFBIND_AS_BIND.get(alias.defbind.upper(), "open")
-    for local in view.local_queues:
-        if local.name == queue:
-            return _DEFBIND_AS_BIND.get(local.defbind.upper(), "open")
-    advertised = {i.defbind.upper() for i in view.instances_of(queue)}
-    return _DEFBIND_AS_BIND.get(advertised.pop(), "open") if len(advertised) == 1 else "open"
-
+    (``open`` | ``notfixed`` | ``group``): :func:`defbind_source`'s bind."""
+    return defbind_source(view, queue).bind

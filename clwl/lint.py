@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Iterable, Iterator, Mapping, Optional
 
-from clwl.candidates import queue_defbind
+from clwl.candidates import BIND_AS_DEFBIND, DefbindSource, defbind_source
 from clwl.model import ClusterView, QueueInstance
 from clwl.parse.common import MqscRecord
 from clwl.view import build_view, latest_records
@@ -129,24 +129,22 @@ class Rule:
 
 
 # -- MQOO_BIND_AS_Q_DEF: which definition decides ---------------------------------------------------------------
-_AS_DEFBIND = {"open": "OPEN", "notfixed": "NOTFIXED", "group": "GROUP"}
-
-
 @dataclass(frozen=True)
 class BindDecision:
-    """What MQOO_BIND_AS_Q_DEF means for a queue name on one queue manager: ``bind`` is the engine's answer
-    (:func:`clwl.candidates.queue_defbind`, the one the replay uses); ``definition`` names the definition whose
-    DEFBIND decided it, empty when none did (no definition known, or instances that disagree: OPEN, MQ's
+    """What MQOO_BIND_AS_Q_DEF means for a queue name on one queue manager, in words: ``source`` is the engine's
+    answer (:func:`clwl.candidates.defbind_source`, the one the replay uses); ``definition`` names the definition
+    whose DEFBIND decided it, empty when none did (no definition known, or instances that disagree: OPEN, MQ's
     default DEFBIND)."""
 
     queue: str
     bind: str  # open | notfixed | group
     definition: str  # e.g. "QALIAS(ALIAS.IN) on QM1"; "" when MQ's default decided
     why: str  # one sentence
+    source: DefbindSource
 
     @property
     def defbind(self) -> str:
-        return _AS_DEFBIND[self.bind]
+        return BIND_AS_DEFBIND[self.bind]
 
     @property
     def decided(self) -> bool:
@@ -154,32 +152,30 @@ class BindDecision:
 
 
 def bind_decision(view: ClusterView, queue: str) -> BindDecision:
-    """Which definition decides MQOO_BIND_AS_Q_DEF for ``queue`` on the view's queue manager, in the order
-    :func:`clwl.candidates.queue_defbind` takes them (a local alias, then a local queue, then the cluster queue's
-    instances); the bind itself is queue_defbind's."""
-    bind = queue_defbind(view, queue)
+    """Which definition decides MQOO_BIND_AS_Q_DEF for ``queue`` on the view's queue manager
+    (:func:`clwl.candidates.defbind_source`), named in an administrator's words."""
+    src = defbind_source(view, queue)
     here = view.local_name
-    alias = view.alias(queue)
-    if alias is not None:
-        return BindDecision(queue, bind, f"QALIAS({queue}) on {here}",
-                            f"DEFBIND({alias.defbind.upper()}) of the local alias QALIAS({queue}) on {here} "
-                            f"(an alias's DEFBIND wins over its target's)")
-    local = view.local_queue(queue)
-    if local is not None:
-        return BindDecision(queue, bind, f"QLOCAL({queue}) on {here}",
-                            f"DEFBIND({local.defbind.upper()}) of the local queue QLOCAL({queue}) on {here}")
-    instances = view.instances_of(queue)
-    advertised = sorted({i.defbind.upper() for i in instances})
-    hosts = ", ".join(sorted({i.qmgr for i in instances}))
-    if len(advertised) == 1:
-        return BindDecision(queue, bind, f"the cluster queue {queue} ({hosts})",
-                            f"DEFBIND({advertised[0]}) advertised by the instances of {queue} on {hosts} "
-                            f"(DISPLAY QCLUSTER)")
-    if advertised:
-        each = ", ".join(f"{i.qmgr} {i.defbind.upper()}" for i in sorted(instances, key=lambda i: i.qmgr))
-        return BindDecision(queue, bind, "", f"the instances of {queue} advertise different DEFBIND values "
-                                             f"({each}): OPEN, MQ's default DEFBIND, is taken")
-    return BindDecision(queue, bind, "", f"no definition of {queue} is known on {here}: OPEN, MQ's default DEFBIND")
+    if src.kind == "QALIAS":
+        definition = f"QALIAS({queue}) on {here}"
+        why = (f"DEFBIND({src.defbind}) of the local alias QALIAS({queue}) on {here} (an alias's DEFBIND wins over "
+               f"its target's)")
+    elif src.kind == "QLOCAL":
+        definition = f"QLOCAL({queue}) on {here}"
+        why = f"DEFBIND({src.defbind}) of the local queue QLOCAL({queue}) on {here}"
+    elif src.kind == "QCLUSTER":
+        hosts = ", ".join(src.hosts)
+        definition = f"the cluster queue {queue} ({hosts})"
+        why = f"DEFBIND({src.defbind}) advertised by the instances of {queue} on {hosts} (DISPLAY QCLUSTER)"
+    elif src.instances:
+        each = ", ".join(f"{i.qmgr} {i.defbind.upper()}" for i in sorted(src.instances, key=lambda i: i.qmgr))
+        definition = ""
+        why = (f"the instances of {queue} advertise different DEFBIND values ({each}): OPEN, MQ's default DEFBIND, "
+               f"is taken")
+    else:
+        definition = ""
+        why = f"no definition of {queue} is known on {here}: OPEN, MQ's default DEFBIND"
+    return BindDecision(queue, src.bind, definition, why, src)
 
 
 # -- the rules ----------------------------------------------------------------------------------------------
@@ -196,17 +192,17 @@ def _cluster_queues(view: ClusterView) -> dict[str, list[QueueInstance]]:
     return out
 
 
-def _alter_defbind(view: ClusterView, name: str, value: str) -> str:
-    """The MQSC that gives ``name`` DEFBIND(``value``) where MQOO_BIND_AS_Q_DEF reads it on the view's queue
-    manager: its local alias, else its local queue (and the other hosts), else the instances' hosts."""
-    here = view.local_name
-    if view.alias(name) is not None:
+def _alter_defbind(view: ClusterView, src: DefbindSource, value: str) -> str:
+    """The MQSC that gives ``src.name`` DEFBIND(``value``) where MQOO_BIND_AS_Q_DEF reads it on the view's queue
+    manager: the definition that decides (its local alias, else its local queue and the other hosts), else the
+    instances' hosts."""
+    name, here = src.name, view.local_name
+    if src.kind == "QALIAS":
         return f"ALTER QALIAS({name}) DEFBIND({value}) on {here}"
-    if view.local_queue(name) is not None:
+    if src.kind == "QLOCAL":
         return f"ALTER QLOCAL({name}) DEFBIND({value}) on {here} and on every other host of {name}"
-    inst = view.instances_of(name)
-    kinds = sorted({_OBJECT_TYPE.get(i.clusqt, "QLOCAL") for i in inst})
-    return " or ".join(f"ALTER {k}({name}) DEFBIND({value})" for k in kinds) + f" on {_names(i.qmgr for i in inst)}"
+    kinds = sorted({_OBJECT_TYPE.get(i.clusqt, "QLOCAL") for i in src.instances})
+    return " or ".join(f"ALTER {k}({name}) DEFBIND({value})" for k in kinds) + f" on {_names(src.hosts)}"
 
 
 def clussdr_workload_attrs(ctx: LintContext) -> Iterator[Hit]:
@@ -269,10 +265,9 @@ def bind_on_open_default(ctx: LintContext) -> Iterator[Hit]:
             d = bind_decision(view, name)
             if d.bind != "open":
                 continue
-            alias = view.alias(name)
-            fix = _alter_defbind(view, name, "NOTFIXED")
+            fix = _alter_defbind(view, d.source, "NOTFIXED")
             insts = view.instances_of(name)
-            if alias is not None:
+            if d.source.kind == "QALIAS":
                 what = "the alias"
             elif insts and all(i.qmgr_alias for i in insts):
                 what = "the queue manager alias"
@@ -295,7 +290,7 @@ def alias_overrides_bind(ctx: LintContext) -> Iterator[Hit]:
             if not target.decided or mine == target.defbind:
                 continue
             # Agree on the binding that is not OPEN (OPEN is what bind-on-open-default warns about).
-            fix = _alter_defbind(view, alias.target, mine) if target.defbind == "OPEN" else \
+            fix = _alter_defbind(view, target.source, mine) if target.defbind == "OPEN" else \
                 f"ALTER QALIAS({alias.name}) DEFBIND({target.defbind}) on {o.qmgr}"
             yield Hit(o.qmgr, alias.name,
                       f"QALIAS({alias.name}) on {o.qmgr} has DEFBIND({mine}); its target {alias.target} has "

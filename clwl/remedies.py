@@ -6,7 +6,8 @@ A cause is found from what the replay recorded (:func:`stay_cause`: a stuck mess
 stay reasons of clwl/algorithm.py's steps), or from a distribution row's explanation and the interval's puts
 (:func:`distribution_causes`). :func:`remedy` fills the cause's template with the objects involved; for a bind on
 open, :func:`pinned_by` names what pinned the handle: the MQOPEN option, or the DEFBIND of the object the open
-resolved through (a local alias, a local queue, the cluster queue as its instances advertise it).
+resolved through (:func:`clwl.candidates.defbind_source`: a local alias, a local queue, the cluster queue as its
+instances advertise it).
 
 Held-back put rows are not routing causes: their reasons and remedies are clwl/held_back.py's templates
 (``DATE_REASON``, ``DUPLICATE_REASON``), linked here by key in :data:`HELD_BACK`, not copied.
@@ -20,6 +21,7 @@ from dataclasses import dataclass
 from typing import Optional
 
 from clwl import held_back
+from clwl.candidates import DefbindSource, defbind_source
 from clwl.model import ClusterView
 
 
@@ -194,34 +196,6 @@ def remedy(key: str, **facts: object) -> str:
 
 
 # -- bind on open: what pinned it ---------------------------------------------------------------------------------
-@dataclass(frozen=True)
-class BindObject:
-    """The definition an open of a queue name resolves through, whose DEFBIND MQOO_BIND_AS_Q_DEF takes."""
-
-    kind: str  # QALIAS | QLOCAL | QCLUSTER | none
-    name: str
-    defbind: str  # OPEN | NOTFIXED | GROUP
-    where: str = ""  # a cluster queue: the queue managers advertising it
-
-
-def defbind_object(view: ClusterView, queue: str) -> BindObject:
-    """The object whose DEFBIND applies when ``queue`` is opened with MQOO_BIND_AS_Q_DEF on the view's queue
-    manager, in the order clwl.candidates.queue_defbind takes them: a local alias (its DEFBIND wins over its
-    target's), a local queue, the cluster queue as its instances advertise it (instances that disagree, or no
-    definition: MQ's default, OPEN)."""
-    alias = view.alias(queue)
-    if alias is not None:
-        return BindObject("QALIAS", alias.name, alias.defbind.upper())
-    local = view.local_queue(queue)
-    if local is not None:
-        return BindObject("QLOCAL", local.name, local.defbind.upper())
-    inst = view.instances_of(queue)
-    advertised = {i.defbind.upper() for i in inst}
-    if len(advertised) == 1:
-        return BindObject("QCLUSTER", queue, advertised.pop(), ", ".join(sorted({i.qmgr for i in inst})))
-    return BindObject("none", queue, "OPEN", ", ".join(sorted({i.qmgr for i in inst})))
-
-
 def pinned_by(bind: Optional[str], view: Optional[ClusterView], queue: str) -> tuple[str, str]:
     """(what pinned a bind-on-open handle, the fix) for a put whose bind was ``bind`` as the put file or trace
     gave it (``open``: MQOO_BIND_ON_OPEN or the queue's DEFBIND, the put file does not say which; ``as_q_def``:
@@ -230,27 +204,31 @@ def pinned_by(bind: Optional[str], view: Optional[ClusterView], queue: str) -> t
     if view is None:
         return (f"the MQOPEN of {queue} (MQOO_BIND_ON_OPEN, or the DEFBIND(OPEN) of the object it resolves "
                 "through)", f"open {queue} with MQOO_BIND_NOT_FIXED, or set DEFBIND(NOTFIXED) on that object")
-    obj = defbind_object(view, queue)
+    obj = defbind_source(view, queue)
     named = _object_name(obj)
     if obj.defbind != "OPEN" and bind != "as_q_def":
         return (f"the application's MQOPEN option MQOO_BIND_ON_OPEN ({named} has DEFBIND({obj.defbind}))",
                 f"open {queue} with MQOO_BIND_NOT_FIXED (or MQOO_BIND_AS_Q_DEF) in the application")
     how = "MQOO_BIND_AS_Q_DEF and " if bind == "as_q_def" else ""
     alter = (f"ALTER {obj.kind}({obj.name}) DEFBIND(NOTFIXED)" if obj.kind in ("QALIAS", "QLOCAL")
-             else f"ALTER QLOCAL({obj.name}) DEFBIND(NOTFIXED) on {obj.where or 'its hosts'}" if obj.kind == "QCLUSTER"
+             else f"ALTER QLOCAL({obj.name}) DEFBIND(NOTFIXED) on {_hosts(obj) or 'its hosts'}" if obj.kind == "QCLUSTER"
              else f"define {obj.name} (or an alias of it) with DEFBIND(NOTFIXED)")
     return (f"{how}the DEFBIND(OPEN) of {named}",
             f"{alter}, or open with MQOO_BIND_NOT_FIXED" if not how
             else f"{alter} (the application opens with MQOO_BIND_AS_Q_DEF)")
 
 
-def _object_name(obj: BindObject) -> str:
+def _hosts(obj: DefbindSource) -> str:
+    return ", ".join(obj.hosts)
+
+
+def _object_name(obj: DefbindSource) -> str:
     if obj.kind == "QALIAS":
         return f"the alias QALIAS({obj.name})"
     if obj.kind == "QLOCAL":
         return f"the local queue QLOCAL({obj.name})"
     if obj.kind == "QCLUSTER":
-        return f"the cluster queue {obj.name} (advertised by {obj.where})"
+        return f"the cluster queue {obj.name} (advertised by {_hosts(obj)})"
     return f"{obj.name} (no definition: MQ's default DEFBIND(OPEN))"
 
 

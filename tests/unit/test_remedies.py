@@ -9,14 +9,13 @@ import re
 from pathlib import Path
 
 from clwl import algorithm, held_back
-from clwl.candidates import queue_defbind
+from clwl.candidates import defbind_source, queue_defbind
 from clwl.model import ClusterView, LocalAlias, LocalQueue, QmgrAttributes, QueueInstance, RemoteDefinition
 from clwl.remedies import (
     BY_KEY,
     HELD_BACK,
     REMEDIES,
     STEP_CAUSES,
-    defbind_object,
     distribution_causes,
     pinned_by,
     remedy,
@@ -64,7 +63,7 @@ def test_the_stay_reasons_map_to_their_causes():
     assert stay_cause("not-reallocatable", "bind-on-open", browse=True) == "between-captures"
 
 
-def test_the_defbind_object_follows_mqs_order_and_agrees_with_the_engine():
+def test_the_defbind_source_follows_mqs_order_and_agrees_with_the_engine():
     """An alias's DEFBIND wins (ALIAS.ORDERS DEFBIND(OPEN) over its target's NOTFIXED), then a local queue's, then
     the cluster queue's as its instances advertise it; instances that disagree: MQ's default OPEN. Each time the
     value is the one clwl.candidates.queue_defbind takes for MQOO_BIND_AS_Q_DEF."""
@@ -72,12 +71,12 @@ def test_the_defbind_object_follows_mqs_order_and_agrees_with_the_engine():
              local_queues=(LocalQueue("LOCAL.Q", defbind="GROUP"),))
     cases = {"ALIAS.ORDERS": ("QALIAS", "OPEN"), "LOCAL.Q": ("QLOCAL", "GROUP"), "APP.ORDERS": ("QCLUSTER", "NOTFIXED")}
     for queue, (kind, defbind) in cases.items():
-        obj = defbind_object(v, queue)
+        obj = defbind_source(v, queue)
         assert (obj.kind, obj.defbind) == (kind, defbind)
         assert queue_defbind(v, queue) == defbind.lower()
     mixed = view(instances=(QueueInstance("Q", "QM2", frozenset({"C"}), defbind="OPEN"),
                             QueueInstance("Q", "QM3", frozenset({"C"}), defbind="NOTFIXED")))
-    assert (defbind_object(mixed, "Q").kind, defbind_object(mixed, "Q").defbind) == ("none", "OPEN")
+    assert (defbind_source(mixed, "Q").kind, defbind_source(mixed, "Q").defbind) == ("default", "OPEN")
     assert queue_defbind(mixed, "Q") == "open"
 
 
