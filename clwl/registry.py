@@ -292,6 +292,7 @@ _ALL = [
         _f("channel_name", S),
         _f("channel_type", S),
         _f("conn_name", S),
+        _f("api_environment", S),  # header API Environment: MQXE_MCA for a channel agent, MQXE_OTHER for an application
         _f("operation_time", TS),
         _f("time_basis", S),  # high_res | local
         _f("high_res_time", L),  # microseconds since 1970-01-01 UTC
@@ -300,6 +301,11 @@ _ALL = [
         _f("hobj", L),
         _f("object_name", S),
         _f("object_qmgr_name", S),
+        _f("msg_id", S),  # the call's MQMD MsgId (Msg_id, or the MQMD dump at HIGH), hex; on a transmission queue
+        # the MQMD the queue manager made for it, not the application's
+        _f("xmitq_msg_id", S),  # Transmit Header Msg_id: the MsgId in the transmission queue header (the message's)
+        _f("xmitq_remote_qmgr", S),  # Transmit Header RemoteQMgr: the queue manager the message is addressed to
+        _f("xmitq_remote_queue", S),  # Transmit Header RemoteQName: the queue it is addressed to there
         _f("options", L),  # the raw put / open / close / get / connect options value
         _f("trace_level", S, False),  # low | medium | high
         _f("fields", ATTRS, False),  # every printed field: label -> value (hex dumps as hex)

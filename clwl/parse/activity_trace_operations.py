@@ -18,12 +18,18 @@ from clwl.parse.activity_trace_values import (
     high_res_time,
     int_field,
     local_time,
+    mqmd_fields,
     name_or_none,
     printed_number,
 )
 from clwl.parse.common import clip
 
-__all__ = ["OperationReader"]
+__all__ = ["XQH_MSG_ID", "XQH_REMOTE_QMGR", "XQH_REMOTE_QUEUE", "OperationReader"]
+
+# The transmission queue header (MQXQH) of a message got from or put to a transmission queue, as amqsact0.c labels
+# MQBACF_XQH_MSG_ID, MQCACF_XQH_REMOTE_Q_MGR and MQCACF_XQH_REMOTE_Q_NAME (docs/activity-trace.md, "Channel agents").
+XQH_MSG_ID, XQH_REMOTE_QMGR, XQH_REMOTE_QUEUE = (
+    "Transmit Header Msg_id", "Transmit Header RemoteQMgr", "Transmit Header RemoteQName")
 
 # MQXF_* names amqsact prints (its OperationId table) -> the MQI verb used in records.
 _OPERATIONS = {
@@ -46,9 +52,25 @@ _REQUIRED = {
     "MQOPEN": ("Hobj", "Open_options", "Object_name"),
     "MQCLOSE": ("Hobj",),
 }
-_ID_SIZES = {"Msg_id": 24, "Correl_id": 24, "GroupId": 24, "AccountingToken": 32}
+# Byte strings of a fixed size: a dump of another size was cut (labels from amqsact0.c's byte-string table).
+_ID_SIZES = {"Msg_id": 24, "Correl_id": 24, "GroupId": 24, "AccountingToken": 32, XQH_MSG_ID: 24,
+             "Transmit Header Correl_id": 24}
 _MEDIUM_HINTS = ("High Res Time", "Resolved_Q_Name", "Resolved_Q_mgr", "Msg_id", "Persistence",
                  "QMgr Operation Duration", "Resolved_type")
+
+
+def hex_or_none(dump: bytes | None) -> str | None:
+    """A byte string as upper-case hex; None when it was not printed as a hex dump (a value on the label's own line
+    is not one: the id is then unknown rather than whatever text it was)."""
+    return dump.hex().upper() if dump is not None else None
+
+
+def message_id(dumps: Mapping[str, bytes]) -> str | None:
+    """The call's MQMD MsgId: the Msg_id dump (MEDIUM), else the MQMD dump's (HIGH); None when neither."""
+    traced = dumps.get("Msg_id")
+    if traced is not None:
+        return traced.hex().upper()
+    return mqmd_fields(dumps.get("MQMD Structure", b"")).get("msg_id")
 
 
 class OperationReader(TraceLexer):
@@ -82,6 +104,7 @@ class OperationReader(TraceLexer):
             "channel": name_or_none(h.get("Channel Name")),
             "channel_type": h.get("Channel Type"),
             "conn_name": name_or_none(h.get("ConnName")),
+            "environment": name_or_none(h.get("API Environment")),
             "level": h.get("Trace Detail Level"),
         }
         return values
@@ -141,7 +164,9 @@ class OperationReader(TraceLexer):
                 op_id, hv["qmgr"], hv["appl"], hv["pid"], int_field(f, "ApplicationTid"), hv["user"], hv["channel"],
                 hv["channel_type"], hv["conn_name"], when, basis, high_res, f.get("Completion Code"),
                 int_field(f, "Reason Code"), int_field(f, "Hobj"), name_or_none(f.get("Object_name")),
-                name_or_none(f.get("Object_Q_mgr_name")), options, self.level(hv["level"], f, op.dumps), f)
+                name_or_none(f.get("Object_Q_mgr_name")), options, self.level(hv["level"], f, op.dumps), f,
+                hv["environment"], message_id(op.dumps), hex_or_none(op.dumps.get(XQH_MSG_ID)),
+                name_or_none(f.get(XQH_REMOTE_QMGR)), name_or_none(f.get(XQH_REMOTE_QUEUE)))
         except Rejected as exc:
             self.problem(op.line, str(exc), raw)
             return
@@ -170,7 +195,7 @@ class OperationReader(TraceLexer):
             self.source, lineno, "summary", self.msg.ordinal, hv["connection"], hv["seq"], self.msg.ops_seen - 1,
             name, op_id, hv["qmgr"], hv["appl"], hv["pid"], thread_id, hv["user"], hv["channel"],
             hv["channel_type"], hv["conn_name"], when, "local" if when is not None else None, None, comp, reason_code,
-            hobj_value, name_or_none(objname), None, None, self.level(hv["level"], {}, {}), fields)
+            hobj_value, name_or_none(objname), None, None, self.level(hv["level"], {}, {}), fields, hv["environment"])
         self.result.operations.append(record)
         self.result.counts[name] += 1
         self.result.forms.add("summary")

@@ -20,7 +20,7 @@ from clwl.parse.activity_trace_records import (
     TraceOperation,
     TraceState,
 )
-from clwl.parse.activity_trace_values import Rejected, int_field, name_or_none
+from clwl.parse.activity_trace_values import Rejected, int_field, mqmd_fields, name_or_none, struct_codec
 from clwl.parse.common import clip
 from clwl.parse.put_record import PutRecord
 
@@ -43,41 +43,9 @@ def _chars(raw: bytes, codec: str) -> str:
     return raw.decode(codec, "replace").rstrip(" \x00")
 
 
-def _codec(strucid: bytes, name: str) -> str | None:
-    """How the character fields of a structure dump are encoded, told by its StrucId: ASCII on the
-    distributed platforms, EBCDIC on IBM i; None when the dump is not that structure."""
-    if strucid == name.encode("ascii"):
-        return "ascii"
-    if strucid == name.encode("cp500"):
-        return "cp500"
-    return None
-
-
-def _long(raw: bytes, big: bool) -> int:
-    return int.from_bytes(raw, "big" if big else "little", signed=True)
-
-
-def _big_endian(version: bytes) -> bool:
-    """Byte order of a dump, from its Version field (1..4): the traced queue manager's native order."""
-    return version[:1] == b"\x00"
-
-
-def _mqmd(dump: bytes) -> dict:
-    """The fields of an MQMD dump the put event needs (offsets from cmqc.h); {} when it is not an MQMD."""
-    if len(dump) < 240 or _codec(dump[:4], "MD  ") is None:
-        return {}
-    big = _big_endian(dump[4:8])
-    out = {"persistence": _long(dump[44:48], big), "msg_id": dump[48:72].hex().upper(),
-           "accounting_token": dump[208:240].hex().upper()}
-    if _long(dump[4:8], big) >= 2 and len(dump) >= 360:
-        out["group_id"] = dump[324:348].hex().upper()
-        out["msg_flags"] = _long(dump[356:360], big)
-    return out
-
-
 def _mqpmo(dump: bytes) -> dict:
     """ResolvedQName / ResolvedQMgrName (output fields of the call) from an MQPMO dump; {} otherwise."""
-    codec = _codec(dump[:4], "PMO ") if len(dump) >= 128 else None
+    codec = struct_codec(dump[:4], "PMO ") if len(dump) >= 128 else None
     if codec is None:
         return {}
     return {"resolved_q": _chars(dump[32:80], codec) or None, "resolved_qmgr": _chars(dump[80:128], codec) or None}
@@ -172,7 +140,7 @@ class TraceReader(OperationReader):
             if target is not None and not _NAME_OK.fullmatch(target):
                 raise Rejected(f"bad Object_Q_mgr_name {clip(target)!r}")
             logical = bool(put_options & MQPMO_LOGICAL_ORDER)
-            md = _mqmd(op.dumps.get("MQMD Structure", b""))
+            md = mqmd_fields(op.dumps.get("MQMD Structure", b""))
             pmo = _mqpmo(op.dumps.get("MQPMO Structure", b""))
             if "MQMD Structure" in op.dumps and not md:
                 notes.append("MQMD Structure dump is not a readable MQMD (cut or not 'MD  ')")

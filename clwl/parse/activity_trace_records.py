@@ -60,6 +60,12 @@ class TraceOperation:
     options: int | None  # the operation's options (put/open/close/get/connect), raw value
     trace_level: str  # low | medium | high (the header's Trace Detail Level, else inferred from the fields)
     fields: Mapping[str, str]  # every printed field: label -> value (quotes stripped; dumps as hex)
+    # Read for the channel agents' trace (docs/activity-trace.md, "Channel agents"); None where not printed.
+    api_environment: str | None = None  # header API Environment: MQXE_MCA (a channel agent), MQXE_OTHER, ...
+    msg_id: str | None = None  # the call's MQMD MsgId, hex (Msg_id at MEDIUM, the MQMD dump at HIGH)
+    xmitq_msg_id: str | None = None  # Transmit Header Msg_id: the message's own MsgId, inside the MQXQH
+    xmitq_remote_qmgr: str | None = None  # Transmit Header RemoteQMgr
+    xmitq_remote_queue: str | None = None  # Transmit Header RemoteQName
 
 
 @dataclass(frozen=True, slots=True)

@@ -11,8 +11,8 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from clwl.parse.common import clip
 
-__all__ = ["Rejected", "high_res_time", "int_field", "local_time", "name_or_none", "number_reason", "printed_number",
-           "time_zone"]
+__all__ = ["Rejected", "high_res_time", "int_field", "local_time", "mqmd_fields", "name_or_none", "number_reason",
+           "printed_number", "struct_codec", "time_zone"]
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
 # amqsact prints integers in decimal (%d, %u, %llu): 20 digits hold any of them. A longer run of digits is
@@ -97,3 +97,39 @@ def high_res_time(micros: int | None) -> datetime | None:
         return _EPOCH + timedelta(microseconds=micros)
     except OverflowError:
         raise Rejected(f"High Res Time {micros} is out of range") from None
+
+
+# ----------------------------------------------------------------------------------------------------------
+# structure dumps (HIGH)
+
+
+def struct_codec(strucid: bytes, name: str) -> str | None:
+    """How the character fields of a structure dump are encoded, told by its StrucId: ASCII on the
+    distributed platforms, EBCDIC on IBM i; None when the dump is not that structure."""
+    if strucid == name.encode("ascii"):
+        return "ascii"
+    if strucid == name.encode("cp500"):
+        return "cp500"
+    return None
+
+
+def _long(raw: bytes, big: bool) -> int:
+    return int.from_bytes(raw, "big" if big else "little", signed=True)
+
+
+def _big_endian(version: bytes) -> bool:
+    """Byte order of a dump, from its Version field (1..4): the traced queue manager's native order."""
+    return version[:1] == b"\x00"
+
+
+def mqmd_fields(dump: bytes) -> dict:
+    """The fields of an MQMD dump the put event needs (offsets from cmqc.h); {} when it is not an MQMD."""
+    if len(dump) < 240 or struct_codec(dump[:4], "MD  ") is None:
+        return {}
+    big = _big_endian(dump[4:8])
+    out = {"persistence": _long(dump[44:48], big), "msg_id": dump[48:72].hex().upper(),
+           "accounting_token": dump[208:240].hex().upper()}
+    if _long(dump[4:8], big) >= 2 and len(dump) >= 360:
+        out["group_id"] = dump[324:348].hex().upper()
+        out["msg_flags"] = _long(dump[356:360], big)
+    return out
