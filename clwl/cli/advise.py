@@ -14,25 +14,13 @@ import sys
 from clwl.algorithm import PROFILES
 from clwl.cli.exit_codes import EXIT_INPUT, EXIT_OK
 from clwl.cli.extras import missing_extra
-from clwl.cli.options import DATE, LAKE
-from clwl.view import CaptureMoment, parse_capture_moment
-
-#: What the replay reads the lake with (the pipeline extra's readers; no Spark).
-REPLAY_MODULES = ("deltalake", "pyarrow")
+from clwl.cli.options import AT, DATE, LAKE, LAKE_READERS, aligned, report_captures
 
 EPILOG = """example:
   clwl advise --mqsc samples/landing/2026-11-20/QM1 --queue APP.ORDERS --target QM1=20,QM2=50,QM3=30
 
 The shares are the engine's long-run shares with every channel running (step 12 deciding: weight over total
 weight, exactly). Commands are printed to review, never run. See docs/advise.md."""
-
-
-def _capture_moment(text: str) -> CaptureMoment:
-    """--at, as clwl route takes it."""
-    try:
-        return parse_capture_moment(text)
-    except ValueError as e:
-        raise argparse.ArgumentTypeError(str(e)) from None
 
 
 def add_advise_command(subparsers) -> argparse.ArgumentParser:
@@ -52,9 +40,7 @@ def add_advise_command(subparsers) -> argparse.ArgumentParser:
                    help="the share per destination queue manager in percent, adding up to 100, e.g. "
                         "QM2=50,QM3=25,QM4=25 (a queue manager hosting the queue and not named: 0)")
     a.add_argument("--local-qmgr", metavar="QMNAME", help="the sending queue manager (default: from the captures)")
-    a.add_argument("--at", type=_capture_moment, metavar="TIME",
-                   help="in a landing queue manager folder, use the latest captures at or before TIME: HH:MM[:SS] "
-                        "UTC on the folder's date, or YYYY-MM-DDTHH:MM[:SS] (default: the latest)")
+    AT.add(a)
     a.add_argument("--algorithm", choices=sorted(PROFILES), default="default", metavar="PROFILE",
                    help="algorithm profile: " + ", ".join(sorted(PROFILES)) + " (default: default)")
     LAKE.add(a, help="with --date: also replay that day of this lake's real traffic with the proposed weights "
@@ -83,13 +69,8 @@ def cmd_advise(args: argparse.Namespace) -> int:
         local = local_qmgr_name(caps, args.local_qmgr)
     except (AdviseError, InputError) as e:
         return _fail(str(e))
-    for choice in caps.landing:
-        print(f"clwl advise: {choice.describe()}", file=sys.stderr)
-    for path, reason in caps.skipped:
-        print(f"clwl advise: warning: {path}: {reason} (file not used)", file=sys.stderr)
     view, view_problems = build_view(caps.records, local)
-    for pr in [*caps.problems, *view_problems]:
-        print(f"clwl advise: warning: {pr.source}:{pr.line}: {pr.reason} (record not used)", file=sys.stderr)
+    report_captures("advise", caps, view_problems)
     try:
         advice = advise(view, args.queue, target, args.algorithm)
     except AdviseError as e:
@@ -99,7 +80,7 @@ def cmd_advise(args: argparse.Namespace) -> int:
     if args.lake is not None:
         from clwl.lake import Lake, is_delta_table
 
-        problem = missing_extra("advise --lake", REPLAY_MODULES)
+        problem = missing_extra("advise --lake", LAKE_READERS)
         if problem is not None:
             print(problem, file=sys.stderr)
             return EXIT_INPUT
@@ -128,16 +109,6 @@ def _pct(x: float) -> str:
     return f"{x:6.2f}"
 
 
-def _table(header: tuple[str, ...], rows: list[tuple[str, ...]], right: set[int]) -> list[str]:
-    widths = [max(len(h), *(len(r[i]) for r in rows)) if rows else len(h) for i, h in enumerate(header)]
-
-    def line(cells):
-        return "  " + "  ".join(c.rjust(widths[i]) if i in right else c.ljust(widths[i])
-                                for i, c in enumerate(cells)).rstrip()
-
-    return [line(header), *(line(r) for r in rows)]
-
-
 def print_advice(advice, replayed=None) -> None:
     w = print
     goal = ", ".join(f"{q} {v:g} %" for q, v in advice.target.items() if v > 0)
@@ -147,7 +118,7 @@ def print_advice(advice, replayed=None) -> None:
         w("Proposed CLWLWGHT (each on the destination's cluster receiver; the sender uses what it advertises):")
         rows = [(p.qmgr, p.channel, str(p.current), str(p.clwlwght), "" if p.clwlwght != p.current else "unchanged")
                 for p in advice.proposal]
-        for line in _table(("qmgr", "channel", "now", "proposed", ""), rows, {2, 3}):
+        for line in aligned([("qmgr", "channel", "now", "proposed", ""), *rows], {2, 3}, "  "):
             w(line)
     else:
         w("No weights to propose: step 12 does not decide among several destinations (see below).")
@@ -158,7 +129,7 @@ def print_advice(advice, replayed=None) -> None:
     residual = advice.residual
     rows = [(q, _pct(advice.target.get(q, 0.0)), _pct(advice.current.get(q, 0.0)), _pct(advice.achieved.get(q, 0.0)),
              f"{residual[q]:+.2f}") for q in advice.destinations]
-    for line in _table(("qmgr", "target", "now", "proposed", "residual"), rows, {1, 2, 3, 4}):
+    for line in aligned([("qmgr", "target", "now", "proposed", "residual"), *rows], {1, 2, 3, 4}, "  "):
         w(line)
     w(f"  largest residual: {advice.max_residual:.2f} percentage points")
     if advice.blocked:
@@ -198,7 +169,7 @@ def print_advice(advice, replayed=None) -> None:
         before, after = replayed.shares(replayed.before), replayed.shares(replayed.after)
         rows = [(q, str(replayed.before.get(q, 0)), _pct(before.get(q, 0.0)), str(replayed.after.get(q, 0)),
                  _pct(after.get(q, 0.0))) for q in sorted(set(before) | set(after))]
-        for line in _table(("qmgr", "before", "%", "after", "%"), rows, {1, 2, 3, 4}):
+        for line in aligned([("qmgr", "before", "%", "after", "%"), *rows], {1, 2, 3, 4}, "  "):
             w(line)
         if replayed.unknown_channels:
             w(f"  note: the day's configuration has no channel {', '.join(replayed.unknown_channels)}: "

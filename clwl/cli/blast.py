@@ -11,15 +11,10 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from pathlib import Path
 
 from clwl.algorithm import PROFILES
 from clwl.cli.exit_codes import EXIT_INPUT, EXIT_OK
-from clwl.cli.extras import missing_extra
-from clwl.cli.options import DATE, LAKE
-
-#: What the command reads the lake with (the pipeline extra's; no Spark).
-BLAST_MODULES = ("deltalake", "pyarrow")
+from clwl.cli.options import DATE, LAKE, aligned, lake_to_read
 
 
 def add_blast_command(subparsers) -> argparse.ArgumentParser:
@@ -43,17 +38,12 @@ def add_blast_command(subparsers) -> argparse.ArgumentParser:
 
 
 def cmd_blast(args: argparse.Namespace) -> int:
-    problem = missing_extra("blast", BLAST_MODULES)
-    if problem:
-        print(problem, file=sys.stderr)
+    lake = lake_to_read("blast", args.lake)
+    if lake is None:
         return EXIT_INPUT
     from clwl.blast import BlastError, blast_radius
-    from clwl.lake import LakeFileError, default_lake
+    from clwl.lake import LakeFileError
 
-    lake = Path(args.lake if args.lake is not None else default_lake())
-    if not lake.is_dir():
-        print(f"clwl blast: no lake at {lake} (name it with --lake or $CLWL_LAKE)", file=sys.stderr)
-        return EXIT_INPUT
     if args.date is None:
         print("clwl blast: --date is required: the run date to examine (YYYY-MM-DD)", file=sys.stderr)
         return EXIT_INPUT
@@ -81,11 +71,7 @@ def write_readable(radius) -> None:
     if len(rows) == 1:
         w("Nothing would have been stuck or moved: no message put in that hour went over a cluster channel.\n")
     else:
-        widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
-        right = {2, 3}
-        for r in rows:
-            cells = [c.rjust(widths[i]) if i in right else c.ljust(widths[i]) for i, c in enumerate(r)]
-            w("  ".join(cells).rstrip() + "\n")
+        w("".join(line + "\n" for line in aligned(rows, right={2, 3})))
     quiet = [r for r in radius.cases if not (r.stuck or r.reallocated)]
     if quiet:
         names = ", ".join(case_label(r) + (f" of {r.case.sender}" if r.case.sender else "") for r in quiet)

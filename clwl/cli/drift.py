@@ -11,14 +11,9 @@ import argparse
 import json
 import sys
 from datetime import datetime
-from pathlib import Path
 
 from clwl.cli.exit_codes import EXIT_INPUT, EXIT_OK
-from clwl.cli.extras import missing_extra
-from clwl.cli.options import DATE, LAKE
-
-#: What drift reads the lake with (the pipeline extra's readers).
-DRIFT_MODULES = ("deltalake", "pyarrow")
+from clwl.cli.options import DATE, LAKE, aligned, lake_to_read
 
 
 def add_drift_command(subparsers) -> argparse.ArgumentParser:
@@ -44,19 +39,13 @@ def add_drift_command(subparsers) -> argparse.ArgumentParser:
 
 
 def cmd_drift(args: argparse.Namespace) -> int:
-    problem = missing_extra("drift", DRIFT_MODULES)
-    if problem:
-        print(problem, file=sys.stderr)
+    lake = lake_to_read("drift", args.lake)
+    if lake is None:
         return EXIT_INPUT
     from clwl.drift import DriftError, drift
-    from clwl.lake import default_lake
 
-    lake = args.lake if args.lake is not None else default_lake()
-    if not Path(lake).is_dir():
-        print(f"clwl drift: no lake at {lake} (name it with --lake or $CLWL_LAKE)", file=sys.stderr)
-        return EXIT_INPUT
     try:
-        found = drift(Path(lake), args.date, args.since)
+        found = drift(lake, args.date, args.since)
     except DriftError as e:
         print(f"clwl drift: {e}", file=sys.stderr)
         return EXIT_INPUT
@@ -83,11 +72,6 @@ def _pct(shares: dict[str, float], qmgr: str) -> str:
     return f"{shares.get(qmgr, 0.0):.1f} %"
 
 
-def _table(header: tuple[str, ...], rows: list[tuple[str, ...]]) -> list[str]:
-    widths = [max(len(r[i]) for r in (header, *rows)) for i in range(len(header))]
-    return ["  " + "  ".join(c.ljust(widths[i]) for i, c in enumerate(r)).rstrip() for r in (header, *rows)]
-
-
 def readable(found) -> str:
     """The drift as text: what was compared, the changes, the share effects, what is not compared."""
     from clwl.drift import NOT_CONFIGURATION
@@ -106,16 +90,16 @@ def readable(found) -> str:
     else:
         out.append(f"Changes ({len(found.changes)}; captured: the capture that first showed it, UTC; MQ's stamp: "
                    "the queue manager's own clock)")
-        out += _table(("captured", "qmgr", "object", "attribute", "old", "new", "MQ's stamp"),
-                      [(_t(c.at), c.qmgr, c.object, c.attribute, _shown(c.old), _shown(c.new), c.stamp or "")
-                       for c in found.changes])
+        out += aligned([("captured", "qmgr", "object", "attribute", "old", "new", "MQ's stamp"),
+                        *((_t(c.at), c.qmgr, c.object, c.attribute, _shown(c.old), _shown(c.new), c.stamp or "")
+                          for c in found.changes)], indent="  ")
     out.append("")
     if found.effects:
         out.append("Effect on the configured shares (the engine, every channel running; -: no destination, the "
                    "put fails)")
-        out += _table(("at", "qmgr", "queue", "destination", "before", "after"),
-                      [(_t(e.at), e.qmgr, e.queue, q, _pct(e.before, q), _pct(e.after, q))
-                       for e in found.effects for q, _, _ in e.destinations()])
+        out += aligned([("at", "qmgr", "queue", "destination", "before", "after"),
+                        *((_t(e.at), e.qmgr, e.queue, q, _pct(e.before, q), _pct(e.after, q))
+                          for e in found.effects for q, _, _ in e.destinations())], indent="  ")
     elif found.changes:
         out.append("No configured share changed.")
     if found.changes or found.effects:

@@ -17,9 +17,8 @@ from pathlib import Path
 from typing import Sequence
 
 from clwl.cli.exit_codes import EXIT_INPUT, EXIT_OK
-from clwl.cli.options import DATE, LAKE
+from clwl.cli.options import AT, DATE, LAKE, lake_to_read, report_captures
 
-LAKE_MODULES = ("deltalake", "pyarrow")
 WRAP = 110  # readable lines: detail and remedy wrapped under the rule name
 
 
@@ -37,9 +36,8 @@ def add_lint_command(subparsers) -> argparse.ArgumentParser:
                         "queue manager folder <landing>/<YYYY-MM-DD>/<QM> (its latest captures); a landing date "
                         "folder gives each of its queue managers (repeatable: captures of the same queue manager "
                         "are read together)")
-    p.add_argument("--at", type=_capture_moment, metavar="TIME",
-                   help="with --mqsc, in landing queue manager folders: the latest captures at or before TIME "
-                        "(HH:MM[:SS] UTC on the folder's date, or YYYY-MM-DDTHH:MM[:SS])")
+    AT.add(p, help="with --mqsc, in landing queue manager folders: the latest captures at or before TIME "
+                   "(HH:MM[:SS] UTC on the folder's date, or YYYY-MM-DDTHH:MM[:SS])")
     LAKE.add(p, help="lint every queue manager of a run date from the lake (with --date); default with --date "
                      "alone: $CLWL_LAKE, else ./lake")
     DATE.add(p, help="the run date (with --lake): each queue manager's last configuration of the day")
@@ -47,15 +45,6 @@ def add_lint_command(subparsers) -> argparse.ArgumentParser:
                    help='one JSON document: {"findings": [{"rule", "qmgr", "object", "detail", "remedy"}, ...]}')
     p.set_defaults(func=cmd_lint)
     return p
-
-
-def _capture_moment(text: str):
-    from clwl.view import parse_capture_moment
-
-    try:
-        return parse_capture_moment(text)
-    except ValueError as e:
-        raise argparse.ArgumentTypeError(str(e)) from None
 
 
 def _rule_names() -> Sequence[str]:
@@ -84,20 +73,14 @@ def cmd_lint(args: argparse.Namespace) -> int:
 
 
 def _lint_lake(args: argparse.Namespace) -> int:
-    from clwl.cli.extras import missing_extra
-
-    problem = missing_extra("lint", LAKE_MODULES)
-    if problem:
-        print(problem, file=sys.stderr)
+    lake = lake_to_read("lint", args.lake)
+    if lake is None:
         return EXIT_INPUT
-    from clwl.lake import LakeFileError, default_lake
+    from clwl.lake import LakeFileError
     from clwl.lint import LintInputError, lint_lake
 
-    lake = args.lake if args.lake is not None else default_lake()
-    if not Path(lake).is_dir():
-        return _fail(f"no lake at {lake} (name it with --lake or $CLWL_LAKE)")
     try:
-        findings = lint_lake(Path(lake), args.date)
+        findings = lint_lake(lake, args.date)
     except (LintInputError, LakeFileError) as e:  # LakeFileError: a damaged table, named
         return _fail(str(e))
     _print(findings, args.json, f"{lake}, run date {args.date}")
@@ -134,12 +117,7 @@ def _lint_mqsc(args: argparse.Namespace) -> int:
                     # one queue manager of a date folder: the others are still worth linting
                     print(f"clwl lint: warning: {e} (queue manager not linted)", file=sys.stderr)
                     continue
-                for choice in caps.landing:
-                    print(f"clwl lint: {choice.describe()}", file=sys.stderr)
-                for f, reason in caps.skipped:
-                    print(f"clwl lint: warning: {f}: {reason} (file not used)", file=sys.stderr)
-                for pr in caps.problems:
-                    print(f"clwl lint: warning: {pr.source}:{pr.line}: {pr.reason} (record not used)", file=sys.stderr)
+                report_captures("lint", caps)  # no view here: clwl.lint.observe builds each queue manager's
                 if not caps.records:
                     raise InputError(path, "holds no DISPLAY records (runmqsc or MQ REST output) to lint")
                 records.setdefault(local_qmgr_name(caps), []).extend(caps.records)

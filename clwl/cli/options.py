@@ -1,15 +1,18 @@
 """The options several ``clwl`` commands share, each defined once with its environment variable (the shape of
 dbt's params.py): a command adds ``LAKE.add(parser)`` instead of spelling ``--lake`` again, so the flag, its
-type, its default and the variable that stands in for it cannot drift apart between commands."""
+type, its default and the variable that stands in for it cannot drift apart between commands. With them, what the
+commands do with some options alike: the lake they read (:func:`lake_to_read`), what reading ``--mqsc`` captures
+found (:func:`report_captures`), and their readable tables (:func:`aligned`)."""
 
 from __future__ import annotations
 
 import argparse
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Collection, Iterable, Sequence
 
-from clwl.cli.argtypes import run_date
+from clwl.cli.argtypes import capture_moment, run_date
 
 
 @dataclass(frozen=True)
@@ -39,6 +42,10 @@ DATE = Option("--date", "the run date", None, {"type": run_date, "metavar": "YYY
 VERBOSE = Option("--verbose", "show Spark's own output on the terminal: the JVM's banner and log lines, and the "
                  "resolution of the Delta jars (by default they go to a log file)", "CLWL_SPARK_VERBOSE",
                  {"action": "store_true"})
+#: --at for commands reading --mqsc captures (a landing queue manager folder's latest captures at a moment).
+AT = Option("--at", "in a landing queue manager folder, use the latest captures at or before TIME: HH:MM[:SS] UTC on "
+            "the folder's date, or YYYY-MM-DDTHH:MM[:SS] (default: the latest)", None,
+            {"type": capture_moment, "metavar": "TIME"})
 TRACE_TZ = Option("--trace-tz", "time zone in which activity traces (amqsact output) print their local operation "
                   "times, e.g. Europe/London (default: $CLWL_TRACE_TZ, else UTC; times printed as High Res Time are "
                   "UTC anyway)", "CLWL_TRACE_TZ", {"metavar": "ZONE"})
@@ -59,3 +66,45 @@ def no_run_dates(command: str, landing: Path) -> str:
     elif landing.is_dir() and not any(landing.iterdir()):
         hint = "; the folder is empty (the bundled sample estate is samples/landing)"
     return f"clwl {command}: {landing}: no run date folders (expected <landing>/<YYYY-MM-DD>/<QM>/<file>){hint}"
+
+
+def report_captures(command: str, caps, view_problems: Iterable = ()) -> None:
+    """What reading ``--mqsc`` captures (clwl.view.read_captures) found, on stderr in every command's words: the
+    landing captures chosen, the files not used, then the records not used (the captures', then ``view_problems``,
+    clwl.view.build_view's)."""
+    for choice in caps.landing:
+        print(f"clwl {command}: {choice.describe()}", file=sys.stderr)
+    for path, reason in caps.skipped:
+        print(f"clwl {command}: warning: {path}: {reason} (file not used)", file=sys.stderr)
+    for pr in [*caps.problems, *view_problems]:
+        print(f"clwl {command}: warning: {pr.source}:{pr.line}: {pr.reason} (record not used)", file=sys.stderr)
+
+
+#: What the commands that read the lake without Spark need of the pipeline extra (the lake's own readers).
+LAKE_READERS = ("deltalake", "pyarrow")
+
+
+def lake_to_read(command: str, given: Path | None, modules: tuple[str, ...] = LAKE_READERS) -> Path | None:
+    """The lake a command reads (``given``: its --lake; else $CLWL_LAKE, else ./lake), or None once the one line
+    saying why it cannot is on stderr: ``modules`` of the pipeline extra not installed, or no folder there."""
+    from clwl.cli.extras import missing_extra
+
+    problem = missing_extra(command, modules)
+    if problem:
+        print(problem, file=sys.stderr)
+        return None
+    from clwl.lake import default_lake
+
+    lake = Path(given if given is not None else default_lake())
+    if not lake.is_dir():
+        print(f"clwl {command}: no lake at {lake} (name it with --lake or $CLWL_LAKE)", file=sys.stderr)
+        return None
+    return lake
+
+
+def aligned(rows: Sequence[Sequence[str]], right: Collection[int] = (), indent: str = "") -> list[str]:
+    """A readable table's lines (no newline): ``rows`` (the header first) in columns as wide as their widest
+    cell, two spaces apart, the columns in ``right`` right-aligned (numbers), trailing blanks dropped."""
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))] if rows else []
+    return [indent + "  ".join(c.rjust(widths[i]) if i in right else c.ljust(widths[i])
+                               for i, c in enumerate(r)).rstrip() for r in rows]

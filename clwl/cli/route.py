@@ -12,28 +12,15 @@ from typing import Sequence
 from clwl.algorithm import MQRC_UNKNOWN_OBJECT_NAME, PROFILE_DOCS, PROFILES, Request
 from clwl.cli.argtypes import whole_number
 from clwl.cli.exit_codes import EXIT_INPUT, EXIT_OK, EXIT_UNROUTABLE
+from clwl.cli.options import AT, aligned, report_captures
 from clwl.lint import BindDecision, bind_decision
 from clwl.model import IGQ_DEFAULT_MAX_MESSAGE, MOVING_STATES
 from clwl.parse.common import InputError
 from clwl.router import AS_Q_DEF, Route, RouteError, Router
-from clwl.view import (
-    CaptureMoment,
-    build_view,
-    local_qmgr_name,
-    parse_capture_moment,
-    read_captures,
-    unknown_object_hint,
-)
+from clwl.view import build_view, local_qmgr_name, read_captures, unknown_object_hint
 
 _positive, _nonnegative = whole_number(1), whole_number(0)
 _UNKNOWN_OBJECT = MQRC_UNKNOWN_OBJECT_NAME[1]
-
-
-def _capture_moment(text: str) -> CaptureMoment:
-    try:
-        return parse_capture_moment(text)
-    except ValueError as e:
-        raise argparse.ArgumentTypeError(str(e)) from None
 
 
 def add_route_command(subparsers) -> argparse.ArgumentParser:
@@ -68,9 +55,7 @@ def add_route_command(subparsers) -> argparse.ArgumentParser:
                    help=f"largest message sent by intra-group queuing (default {IGQ_DEFAULT_MAX_MESSAGE})")
     r.add_argument("--no-logical-order", action="store_true",
                    help="with --bind group: groups are not put in logical order (MQPMO_LOGICAL_ORDER off)")
-    r.add_argument("--at", type=_capture_moment, metavar="TIME",
-                   help="in a landing queue manager folder, use the latest captures at or before TIME: HH:MM[:SS] "
-                        "UTC on the folder's date, or YYYY-MM-DDTHH:MM[:SS] (default: the latest)")
+    AT.add(r)
     r.set_defaults(func=cmd_route)
     return r
 
@@ -82,13 +67,8 @@ def cmd_route(args: argparse.Namespace) -> int:
     except InputError as e:
         print(f"clwl route: {e}", file=sys.stderr)
         return EXIT_INPUT
-    for choice in caps.landing:
-        print(f"clwl route: {choice.describe()}", file=sys.stderr)
-    for path, reason in caps.skipped:
-        print(f"clwl route: warning: {path}: {reason} (file not used)", file=sys.stderr)
     view, view_problems = build_view(caps.records, local, args.qsg_member, args.igq_max_size)
-    for pr in [*caps.problems, *view_problems]:
-        print(f"clwl route: warning: {pr.source}:{pr.line}: {pr.reason} (record not used)", file=sys.stderr)
+    report_captures("route", caps, view_problems)
 
     if args.qsg_member and not (view.qmgr.qsgname and view.qmgr.igq):  # the IGQ path needs both (004)
         missing = " and ".join(w for w, ok in (("QSGNAME", view.qmgr.qsgname), ("IGQ(ENABLED)", view.qmgr.igq))
@@ -157,15 +137,11 @@ def print_readable(results: Sequence[Route | RouteError], args: argparse.Namespa
                 key = (r.channel, state, r.xmitq or "-")
                 waiting[key] = waiting.get(key, 0) + 1
             rows.append((str(n), r.qmgr, r.channel or "-", state, r.xmitq or "-", r.path, r.decided_by, realloc))
-    widths = [max(len(h), *(len(row[i]) for row in rows)) for i, h in enumerate(header)]
-
-    def line(cells):
-        return "  ".join(c.ljust(widths[i]) for i, c in enumerate(cells)).rstrip() + "\n"
-
+    head, *lines = (line + "\n" for line in aligned([header, *rows]))
     if args.explain:
         for n, r in enumerate(results, 1):
-            w(line(header))
-            w(line(rows[n - 1]))
+            w(head)
+            w(lines[n - 1])
             for t in r.trace or ():
                 if t.step == "start":
                     w(f"    {'start':<5} {t.note or 'candidates'}: {', '.join(t.remaining)}\n")
@@ -187,9 +163,8 @@ def print_readable(results: Sequence[Route | RouteError], args: argparse.Namespa
                 w(f"    error {r.detail}\n")
             w("\n")
     else:
-        w(line(header))
-        for row in rows:
-            w(line(row))
+        w(head)
+        w("".join(lines))
         if missing_capture is not None:  # the table has no room for details; this one names a missing capture
             w(f"\n{missing_capture.error} ({missing_capture.reason}): {missing_capture.detail}\n")
     for (channel, state, xmitq), k in sorted(waiting.items()):
