@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any, Callable, Protocol
 
 from clwl.days import run_day
+from clwl.report.advice import blast_section, drift_section, even_split_section, lint_section
 from clwl.report.agreement import MQ_COUNTS, agreement_section
 from clwl.report.channels import channels_section, xmitq_section
 from clwl.report.distribution import distribution_section
@@ -71,8 +72,9 @@ class Section:
 
 #: The report's sections in reading order: the administrator's answers first (findings: the incidents, with the
 #: side to look at and who was hit; what is stuck, which
-#: distributions are unexpected, the replay against MQ's answer), then the tables behind them, the technical run
-#: summary last. The templates show them in this order.
+#: distributions are unexpected, the replay against MQ's answer), then the tables behind them; then the answers
+#: before anything goes wrong (clwl/report/advice.py: lint, drift, advise, blast); the technical run summary last.
+#: The templates show them in this order.
 SECTIONS = (
     Section("what-if", whatif_section),
     Section("warnings", warnings_section),
@@ -84,6 +86,10 @@ SECTIONS = (
     Section("replay", replay_section),
     Section("channels", channels_section),
     Section("xmitq", xmitq_section),
+    Section("configuration findings", lint_section),
+    Section("what changed", drift_section),
+    Section("even split", even_split_section),
+    Section("blast radius", blast_section),
     Section("run summary", run_summary_section),
 )
 

@@ -89,6 +89,8 @@ class Report:
     summary: list[tuple[str, str, bool]] = field(default_factory=list)  # (field, value, is it bad)
     summary_note: str = ""
     versions: list[tuple[str, str]] = field(default_factory=list)
+    # The answers before anything goes wrong (lint, drift, advise, blast): clwl.report.advice.Answer, in order.
+    answers: list[Any] = field(default_factory=list)
 
     @property
     def all_charts(self) -> list[Chart]:
