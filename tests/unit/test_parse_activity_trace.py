@@ -397,6 +397,92 @@ def test_a_state_object_starts_empty():
 
 
 # --------------------------------------------------------------------------------------------------------
+# Channel agents (ApplClass=MCA): the sender agent's MQGET with the transmission header, the receiver's puts
+
+
+def _xmitq_id(n: int) -> str:
+    # the MsgId QM1 gave each message's transmission-queue descriptor in mca_sender_qm1: counter 0x1000 + n
+    return _msg_id(0x1000 + n)
+
+
+def test_sender_agent_gets_carry_the_transmission_header():
+    """mca_sender_qm1.amqsact: QM1's cluster-sender agents (ApplicationName 'amqrmppa', API Environment
+    MQXE_MCA, Channel Type MQCHT_CLUSSDR) on CLUSTER1.QM2 (trace message 1) and CLUSTER1.QM3 (messages 2, 3).
+
+    Each successful MQGET prints the descriptor of the transmission-queue message (Msg_id counter 0x1000 + n,
+    Format 'MQXMIT', length = 428 bytes of MQXQH + the message) and, under the labels amqsact0.c gives
+    MQBACF_XQH_MSG_ID / MQCACF_XQH_REMOTE_Q_MGR / MQCACF_XQH_REMOTE_Q_NAME, the transmission header: the
+    application's MsgId (counter n, the ids notfixed_medium's application put) and where it is addressed.
+    So per get (SeqNumber.n): 0.1 -> msg 1 to QM2/CLUS.Q at 10:15:30.180000; 0.2 -> msg 4 to QM2/ORDERS.IN at
+    .181000; 0.3 is MQCC_FAILED 2033 (queue empty: no header, no ids); on CLUSTER1.QM3 0.1 -> msg 2 (then MQBACK),
+    1.0 -> msg 2 again at 10:15:35, 1.1 -> msg 3. Gets are operations only: no put events."""
+    r = _parse("mca_sender_qm1.amqsact")
+    assert r.problems == [] and r.notes == [] and r.puts == []
+    assert dict(r.counts) == {"MQOPEN": 2, "MQGET": 6, "MQCMIT": 2, "MQBACK": 1}
+    assert {(o.application_name, o.api_environment, o.channel_type) for o in r.operations} == {
+        ("amqrmppa", "MQXE_MCA", "MQCHT_CLUSSDR")}
+    gets = [o for o in r.operations if o.operation == "MQGET"]
+    assert [(o.channel_name, o.seq_number, o.index, o.comp_code) for o in gets] == [
+        ("CLUSTER1.QM2", 0, 1, "MQCC_OK"), ("CLUSTER1.QM2", 0, 2, "MQCC_OK"), ("CLUSTER1.QM2", 0, 3, "MQCC_FAILED"),
+        ("CLUSTER1.QM3", 0, 1, "MQCC_OK"), ("CLUSTER1.QM3", 1, 0, "MQCC_OK"), ("CLUSTER1.QM3", 1, 1, "MQCC_OK")]
+    assert [(o.msg_id, o.xmitq_msg_id, o.xmitq_remote_qmgr, o.xmitq_remote_queue) for o in gets] == [
+        (_xmitq_id(1), _msg_id(1), "QM2", "CLUS.Q"), (_xmitq_id(4), _msg_id(4), "QM2", "ORDERS.IN"),
+        (None, None, None, None),
+        (_xmitq_id(2), _msg_id(2), "QM3", "CLUS.Q"), (_xmitq_id(2), _msg_id(2), "QM3", "CLUS.Q"),
+        (_xmitq_id(3), _msg_id(3), "QM3", "CLUS.Q")]
+    first = gets[0]
+    # High Res Time 1795169730180000 us = 2026-11-20 10:15:30.18 UTC; Get Options 8194 = 0x2000 FAIL_IF_QUIESCING
+    # + 0x2 SYNCPOINT; the queue got from is the object the handle opened
+    assert (first.operation_time, first.time_basis) == (_utc("2026-11-20T10:15:30.180000"), "high_res")
+    assert (first.options, first.object_name, first.conn_name, first.qmgr) == (8194, SCTQ, "host-qm2(1414)", "QM1")
+    assert first.fields["Transmit Header Put_time"] == "10153012" and first.fields["Format_name"] == "MQXMIT"
+
+
+def test_receiver_agent_puts_carry_the_message_id_and_the_target_queue():
+    """mca_receiver_qm2.amqsact: QM2's cluster-receiver agent on CLUSTER1.QM2 opens CLUS.Q (Object_Q_mgr_name
+    QM2, Open_options 10256 = 0x2000 FAIL_IF_QUIESCING + 0x800 SET_ALL_CONTEXT + 0x10 OUTPUT: no bind option ->
+    as_q_def) and puts msg 1 at 10:15:30.230000, then MQPUT1s msg 4 to ORDERS.IN at .231000, then commits.
+    The MsgIds are the application's (counter 1 and 4: the ones in the sender's transmission headers). Both puts
+    are put events of a cluster-receiver MCA (from_cluster_channel), resolved on QM2 itself."""
+    r = _parse("mca_receiver_qm2.amqsact")
+    assert r.problems == [] and r.notes == []
+    assert dict(r.counts) == {"MQOPEN": 1, "MQPUT": 1, "MQPUT1": 1, "MQCMIT": 1}
+    put, put1 = (o for o in r.operations if o.operation in ("MQPUT", "MQPUT1"))
+    assert (put.channel_name, put.channel_type, put.api_environment) == (
+        "CLUSTER1.QM2", "MQCHT_CLUSRCVR", "MQXE_MCA")
+    assert (put.msg_id, put.object_name, put.operation_time) == (
+        _msg_id(1), "CLUS.Q", _utc("2026-11-20T10:15:30.230000"))
+    assert (put1.msg_id, put1.object_name, put1.object_qmgr_name) == (_msg_id(4), "ORDERS.IN", "QM2")
+    assert put.xmitq_msg_id is None and put.xmitq_remote_qmgr is None  # a target queue has no transmission header
+    assert [(p.put.queue, p.put.msg_id, p.put.from_cluster_channel, p.put.observed_qmgr, p.bind_source)
+            for p in r.puts] == [("CLUS.Q", _msg_id(1), True, "QM2", "as_q_def"),
+                                 ("ORDERS.IN", _msg_id(4), True, "QM2", "put1")]
+
+
+def test_a_cut_transmission_header_msg_id_costs_its_get_only():
+    """The transmission header's Msg_id is 24 bytes like every MsgId: a dump missing its second line (16 bytes)
+    was cut, and its MQGET is a problem; the other operations are read."""
+    text = (FIX / "mca_sender_qm1.amqsact").read_text()
+    cut = "  00000010:  0000 0000 0000 0004                      '........        '\n"
+    at = text.index("  Transmit Header Msg_id:")
+    at = text.index(cut, at)
+    r = parse_activity_trace_text(text[:at] + text[at + len(cut):], "x")
+    assert [p.reason for p in r.problems] == ["Transmit Header Msg_id dump holds 16 bytes, not 24 (truncated)"]
+    assert sum(o.operation == "MQGET" for o in r.operations) == 5
+
+
+def test_a_transmission_header_id_printed_as_text_is_not_taken():
+    """A Msg_id on the label's own line is not the hex dump amqsact prints for a byte string: the id is unknown
+    (None), never the text."""
+    text = (FIX / "mca_sender_qm1.amqsact").read_text()
+    dump_start = text.index("  Transmit Header Msg_id:")
+    dump_end = text.index("  Transmit Header Correl_id:", dump_start)
+    r = parse_activity_trace_text(text[:dump_start] + "  Transmit Header Msg_id: 'AMQ QM1'\n" + text[dump_end:], "x")
+    first = next(o for o in r.operations if o.operation == "MQGET")
+    assert r.problems == [] and first.xmitq_msg_id is None and first.xmitq_remote_qmgr == "QM2"
+
+
+# --------------------------------------------------------------------------------------------------------
 # linear in the input
 
 FACTOR = 8
