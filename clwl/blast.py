@@ -28,19 +28,17 @@ import time
 from collections import Counter, defaultdict
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
-from datetime import datetime, timedelta, timezone
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Callable, Iterable, Iterator, NamedTuple, Optional, Sequence
 
 from clwl.algorithm import PROFILES, STAY_ONLY_ELIGIBLE
 from clwl.days import RunDate, as_utc, day_bounds
 from clwl.model import ClusterView
-from clwl.replay import PutEvent, ReplayRow, SenderReplay, Snapshot
+from clwl.replay import PutEvent, ReplayRow, SenderReplay, Snapshot, micros
 from clwl.router import Route, RouteError
 
 HOUR = timedelta(hours=1)
-EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
-MICROSECOND = timedelta(microseconds=1)
 #: The state a case gives its channels: the last tier of steps 6-9, not in clwl.model.MOVING_STATES: a channel that
 #: moves nothing until it is started again.
 STOPPED_STATE = "STOPPED"
@@ -252,7 +250,7 @@ class Chunk:
 def chunk_of_events(events: Sequence[PutEvent]) -> Chunk:
     """A chunk of PutEvents (in put order)."""
     events = list(events)
-    cols = ([(e.put_time - EPOCH) // MICROSECOND for e in events], [e.queue for e in events], [e.target_qmgr or None for e in events],
+    cols = ([micros(e.put_time) for e in events], [e.queue for e in events], [e.target_qmgr or None for e in events],
             [e.bind for e in events], [e.open_handle or "" for e in events], [e.group_id or "" for e in events],
             [e.logical_order for e in events], [e.from_cluster_channel for e in events], [e.pcf for e in events],
             [e.length for e in events])
@@ -261,27 +259,9 @@ def chunk_of_events(events: Sequence[PutEvent]) -> Chunk:
 
 def chunk_of_batch(batch) -> Chunk:
     """A chunk of an Arrow batch of clwl.silver.INPUT_COLUMNS (as clwl/silver.py's sender_batches gives them)."""
-    from clwl.silver import put_event
+    from clwl.silver import batch_event, put_columns
 
-    return Chunk(batch.column("msg_id").to_pylist(), batch_columns(batch),
-                 lambda i: put_event(batch.slice(i, 1).to_pydict(), 0))
-
-
-def batch_columns(batch) -> tuple[list, ...]:
-    """put_batch's columns from an Arrow batch of clwl.silver.INPUT_COLUMNS, as the pipeline's replay takes them
-    (spark/replay.py; clwl/explain.py's own copy should become this one: see the blast report)."""
-    import pyarrow as pa
-    import pyarrow.compute as pc
-
-    target = batch.column("target_qmgr")
-    target = pc.if_else(pc.equal(target, ""), pa.scalar(None, pa.string()), target)  # "" is no target, as there
-    return (batch.column("put_time").cast(pa.timestamp("us", "UTC")).cast(pa.int64()).to_pylist(),
-            batch.column("queue").to_pylist(), target.to_pylist(), batch.column("bind").to_pylist(),
-            pc.fill_null(batch.column("open_handle"), "").to_pylist(),
-            pc.fill_null(batch.column("group_id"), "").to_pylist(),
-            pc.fill_null(batch.column("logical_order"), False).to_pylist(),
-            pc.fill_null(batch.column("from_cluster_channel"), False).to_pylist(),
-            pc.fill_null(batch.column("pcf"), False).to_pylist(), batch.column("length").to_pylist())
+    return Chunk(batch.column("msg_id").to_pylist(), put_columns(batch), batch_event(batch))
 
 
 @dataclass

@@ -31,7 +31,7 @@ from clwl.lake import LakeFileError, is_delta_table, open_delta
 from clwl.published import PublishedError, read_published
 from clwl.replay import PutEvent, ReplayRow, SenderReplay, Snapshot
 from clwl.router import Route, RouteError
-from clwl.silver import load_timelines, put_event, sender_batches, sender_inputs
+from clwl.silver import batch_event, load_timelines, put_columns, put_event, sender_batches, sender_inputs
 
 #: The gold.routing_replay columns that tell what became of a message after its put.
 FATE_COLUMNS = ("held", "held_from", "hold_state", "reallocations", "final_qmgr", "final_channel", "final_xmitq",
@@ -271,27 +271,11 @@ class _WatchingReplay(SenderReplay):
             moved and row.released_at != at, row.stay_reason, row.stay_detail, redriven))
 
 
-def _put_columns(sub) -> tuple[list, ...]:
-    """put_batch's columns from a batch of clwl.silver.INPUT_COLUMNS (as spark/replay.py's fast path takes them)."""
-    import pyarrow as pa
-    import pyarrow.compute as pc
-
-    target = sub.column("target_qmgr")
-    target = pc.if_else(pc.equal(target, ""), pa.scalar(None, pa.string()), target)  # "" -> null, as there
-    return (sub.column("put_time").cast(pa.timestamp("us", "UTC")).cast(pa.int64()).to_pylist(),
-            sub.column("queue").to_pylist(), target.to_pylist(), sub.column("bind").to_pylist(),
-            pc.fill_null(sub.column("open_handle"), "").to_pylist(),
-            pc.fill_null(sub.column("group_id"), "").to_pylist(),
-            pc.fill_null(sub.column("logical_order"), False).to_pylist(),
-            pc.fill_null(sub.column("from_cluster_channel"), False).to_pylist(),
-            pc.fill_null(sub.column("pcf"), False).to_pylist(), sub.column("length").to_pylist())
-
-
 def _feed(rep: SenderReplay, sub) -> list[ReplayRow]:
     """Route a batch of messages through ``rep`` (no trace); the rows that became final."""
     if sub.num_rows == 0:
         return []
-    _, rows = rep.put_batch(*_put_columns(sub), lambda i: put_event(sub.slice(i, 1).to_pydict(), 0))
+    _, rows = rep.put_batch(*put_columns(sub), batch_event(sub))
     return rows
 
 

@@ -33,8 +33,8 @@ HOLDING_TIER = 2
 _EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
 
 
-def _micros(t: datetime) -> int:
-    """Microseconds since the epoch (exact; timestamps in Arrow are these)."""
+def micros(t: datetime) -> int:
+    """Microseconds since the epoch (exact; timestamps in Arrow are these, and put_batch takes them)."""
     return (t - _EPOCH) // timedelta(microseconds=1)
 
 
@@ -172,7 +172,7 @@ class SenderReplay:
         self.outcomes: list[tuple[object, Optional[datetime]]] = []
         self._code_of: dict[tuple[int, int], int] = {}
         self._no_config = RouteError("", "NO_CONFIGURATION", 0, "no capture of the configuration before this message")
-        self._times_us = [_micros(t) for t in self._times]
+        self._times_us = [micros(t) for t in self._times]
         self._after_snapshot()
 
     # -- configuration in force --------------------------------------------------------------------------

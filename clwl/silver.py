@@ -16,7 +16,7 @@ from collections import defaultdict
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Collection, Iterable, Iterator, Optional
+from typing import TYPE_CHECKING, Callable, Collection, Iterable, Iterator, Optional
 from urllib.parse import unquote
 
 from clwl.days import as_utc, day_bounds, run_day
@@ -111,6 +111,30 @@ def put_event(c: dict, i: int) -> PutEvent:
                     bool(c["from_cluster_channel"][i]), bool(c["pcf"][i]), int(c["length"][i]),
                     c["observed_qmgr"][i] or None, c["observed_xmitq"][i] or None,
                     c["source"][i] == OBSERVED_AT_PUT)
+
+
+def put_columns(batch: "pa.RecordBatch") -> tuple[list, ...]:
+    """SenderReplay.put_batch's columns (times_us, queues, targets, binds, handles, groups, logical, from_channel,
+    pcf, lengths) from a batch of INPUT_COLUMNS as :func:`sender_batches` gives them, as the pipeline's replay
+    (spark/replay.py) takes them: put times in microseconds, a blank target as none, nulls as blank or False."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    target = batch.column("target_qmgr")
+    target = pc.if_else(pc.equal(target, ""), pa.scalar(None, pa.string()), target)  # "" is no target, as there
+    return (batch.column("put_time").cast(pa.timestamp("us", "UTC")).cast(pa.int64()).to_pylist(),
+            batch.column("queue").to_pylist(), target.to_pylist(), batch.column("bind").to_pylist(),
+            pc.fill_null(batch.column("open_handle"), "").to_pylist(),
+            pc.fill_null(batch.column("group_id"), "").to_pylist(),
+            pc.fill_null(batch.column("logical_order"), False).to_pylist(),
+            pc.fill_null(batch.column("from_cluster_channel"), False).to_pylist(),
+            pc.fill_null(batch.column("pcf"), False).to_pylist(), batch.column("length").to_pylist())
+
+
+def batch_event(batch: "pa.RecordBatch") -> Callable[[int], PutEvent]:
+    """put_batch's ``event``: message i of ``batch`` as a PutEvent, built only when asked (for a message that
+    waits), so the common case costs no object per message."""
+    return lambda i: put_event(batch.slice(i, 1).to_pydict(), 0)
 
 
 @dataclass(frozen=True)
