@@ -23,6 +23,7 @@ from typing import Callable, Optional
 
 from clwl.days import run_day
 from clwl.parse.activity_trace import ACTIVITY_TRACE_NAME_PATTERNS, looks_like_amqsact
+from clwl.parse.activity_trace_json import AMQSEVT_JSON_NAME_PATTERNS, looks_like_amqsevt_trace
 
 #: The name of a file no format takes (its name matches no pattern and its content claims no format).
 UNKNOWN = "unknown"
@@ -151,6 +152,16 @@ FORMATS: tuple[Format, ...] = (
         parse=f"{_TASKS}:_parse_activity_trace", modules=("clwl.parse.activity_trace",),
         default="amqsact", logged=("amqsact",),
         # A trace's put events are put rows like a CSV's: bronze.put_records, and silver.message_events from it.
+        feeds=("bronze.activity_operations", "bronze.put_records", "silver.message_events"),
+        gives_puts=True, unit=QMGR_DAY, local_times=True, informs=(PUTS,)),
+    Format(
+        # the same trace printed in JSON by amqsevt (-o json, -o json_compact): the same rows as amqsact's
+        name="activity_trace_json", globs=AMQSEVT_JSON_NAME_PATTERNS, expected="*.amqsevt.json|*.amqsevt.jsonl",
+        sniff=looks_like_amqsevt_trace, claims_from=(UNKNOWN,),
+        hints=(Hint(re.compile(r'"name"\s*:\s*"Activity Trace"'), "amqsevt JSON output (application activity trace)",
+                    "*.amqsevt.json"),),
+        parse="spark.ingest.parse_trace_json:parse_json_trace", modules=("clwl.parse.activity_trace_json",),
+        default="amqsevt", logged=("amqsevt",),
         feeds=("bronze.activity_operations", "bronze.put_records", "silver.message_events"),
         gives_puts=True, unit=QMGR_DAY, local_times=True, informs=(PUTS,)),
     Format(
