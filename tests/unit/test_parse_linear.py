@@ -18,6 +18,8 @@ from typing import Callable
 
 import pytest
 
+from clwl.observed import observed_timeline
+from clwl.parse.activity_trace import parse_activity_trace_text
 from clwl.parse.amqsmon import parse_amqsmon_text
 from clwl.parse.mqsc import parse_mqsc_text
 from clwl.parse.puts import parse_puts_csv_text, parse_puts_jsonl_text
@@ -36,6 +38,25 @@ _BCG_HEAD = (" MQOPEN - 'SYSTEM.CLUSTER.TRANSMIT.QUEUE'\n\n\n MQGET of message n
              "****Message descriptor****\n\n  StrucId  : 'MD  '  Version : 2\n")
 _PUTS_HEADER = ("put_time,sending_qmgr,queue,target_qmgr,bind,open_handle,group_id,logical_order,"
                 "from_cluster_channel,pcf,length,persistent,accounting_token,msg_id\n")
+
+
+# A channel agent's trace message (issue 29): a cluster-sender agent's MQGETs, each with a transmission header.
+_MCA_HEAD = ("MonitoringType: MQI Activity Trace\nQueueManager: 'QM1'\nSeqNumber: 0\nApplicationName: 'amqrmppa'\n"
+             "API Environment: MQXE_MCA\nTrace Detail Level: 2\nChannel Name: 'CLUSTER1.QM2'\n"
+             "Channel Type: MQCHT_CLUSSDR\n")
+
+
+def _mca_get(i: int) -> str:
+    return (f"MQI Operation: {i}\n  Operation Id: MQXF_GET\n  ApplicationTid: 21\n  Hobj: 1\n  Get Options: 8194\n"
+            f"  Completion Code: MQCC_OK\n  Reason Code: 0\n  Msg length: 548\n  High Res Time: {1795169730000000 + i}\n"
+            "  Object_name: 'SYSTEM.CLUSTER.TRANSMIT.QUEUE'\n  Transmit Header Msg_id:\n"
+            "  00000000:  414D 5120 514D 3120 2020 2020 2020 2020  'AMQ QM1         '\n"
+            f"  00000010:  0000 0000 {i >> 16:04X} {i & 0xFFFF:04X}                      '........        '\n"
+            "  Transmit Header RemoteQName: 'CLUS.Q'\n  Transmit Header RemoteQMgr: 'QM2'\n")
+
+
+def _mca_gets(n: int) -> str:
+    return _MCA_HEAD + "".join(_mca_get(i) for i in range(n // 520))
 
 
 def _rest_objects(n: int) -> str:
@@ -127,6 +148,15 @@ CASES: dict[str, tuple[Callable[[str], object], Callable[[int], str], int]] = {
         lambda n: _CHANNEL_HEAD + "".join(
             f"ChannelStatistics: {i}\n  ChannelName: 'TO.QM{i}'\n  ChannelType: ClusSdr\n  RemoteQMgr: 'QM{i}'\n"
             f"  MsgCount: {i}\n  NetMinAverage: 655\n" for i in range(n // 120)), 20_000),
+    "amqsact: a channel agent's MQGETs with transmission headers in one trace message": (
+        lambda t: parse_activity_trace_text(t, "x"), _mca_gets, 20_000),
+    "amqsact: a transmission header Msg_id dump of many lines": (
+        lambda t: parse_activity_trace_text(t, "x"),
+        lambda n: _MCA_HEAD + _mca_get(0).split("  Transmit Header Msg_id:")[0] + "  Transmit Header Msg_id:\n"
+        + "".join(f"  {16 * k:08X}:  0000 0000 0000 0000 0000 0000 0000 0000  '................'\n"
+                  for k in range(n // 72)), 20_000),
+    "observed timeline: a channel agent's MQGETs in one open unit of work": (
+        lambda t: observed_timeline(parse_activity_trace_text(t, "x").operations), _mca_gets, 20_000),
     "puts CSV: a long quoted field": (
         lambda t: parse_puts_csv_text(t, "x"), lambda n: _PUTS_HEADER + '"' + "a" * n + '"\n', 100_000),
     "puts JSON lines: deeply nested line": (

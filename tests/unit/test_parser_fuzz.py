@@ -190,6 +190,13 @@ def _one_record_cases():
     yield "amqsmon numbered fields: PutCount beyond a long", "numbered.amqsmon", "QM1", _fixture(
         "amqsmon/accounting_numbered_fields.txt").replace(
         "PutCount: [0, 120]", "PutCount: [0, 99999999999999999999999]", 1), "PutCount"
+    # Issue 29's channel agents: a cut transmission header Msg_id costs its MQGET only.
+    yield "amqsact channel agent: a transmission header Msg_id cut to 16 bytes", "QM1.2026-11-20.mca.amqsact", \
+        "QM1", _fixture("amqsact_trace/mca_sender_qm1.amqsact").replace(
+            "  Transmit Header Msg_id:\n  00000000:  414D 5120 514D 3120 2020 2020 2020 2020  'AMQ QM1         '\n"
+            "  00000010:  0000 0000 0000 0004                      '........        '\n",
+            "  Transmit Header Msg_id:\n  00000000:  414D 5120 514D 3120 2020 2020 2020 2020  'AMQ QM1         '\n",
+            1), "Transmit Header Msg_id"
 
 
 def _fixture(name: str) -> str:
@@ -230,6 +237,7 @@ def _original_counts(tmp_path: Path, name: str, qmgr: str, case: str) -> dict:
         "xmitq_160000.dmpmqmsg": _fixture("xmitq/dmpmqmsg_da_sctq.txt"),
         "xmitq_170000.dmpmqmsg": _fixture("xmitq/dmpmqmsg_dA_sctq.txt"),
         "numbered.amqsmon": _fixture("amqsmon/accounting_numbered_fields.txt"),
+        "QM1.2026-11-20.mca.amqsact": _fixture("amqsact_trace/mca_sender_qm1.amqsact"),
     }
     summary, rows = parse_checked(landing_file(tmp_path / "good", name, originals[name].encode("utf-8"), qmgr))
     assert summary["status"] == "ingested"
