@@ -18,8 +18,8 @@ amqsact prints and each value the text amqsact prints (``{"name": "Ok", "value":
 The trace messages and operations so rebuilt go through the amqsact reader's own code
 (:class:`clwl.parse.activity_trace_puts.TraceReader`): the same checks, problems, handles, put events and rows.
 
-Bad input: an object that is not JSON costs itself only (a problem at its first line; the text is searched for the
-next object start, once, so the whole parse stays linear), as does an object that is not an activity trace
+Bad input: an object that is not JSON costs itself only (a problem at its first line): each object is decoded up
+to the next object start (a line opening with ``{`` and an envelope key), so the whole parse stays linear; as does an object that is not an activity trace
 message's (counted in a note); an operation's bad value is its operation's problem, as in amqsact output.
 """
 
@@ -331,21 +331,22 @@ class AmqsevtTraceReader(TraceReader):
         at, end = _BLANKS.match(text).end(), len(text)
         while at < end:
             line = self.line_of(at, text)
+            # The object is decoded alone, up to the next object start: a cut object whose open list or object
+            # would take in the next ones (and those the next) costs its own text only, and the parse stays linear.
+            found = _OBJECT_START.search(text, at + 1)
+            stop = found.start() if found else end
             try:
-                obj, after = decode(text, at)
+                obj, used = decode(text[at:stop])
             except (ValueError, RecursionError) as exc:
-                # one object that is not JSON: skipped to the next object start, searched once from here
-                found = _OBJECT_START.search(text, at + 1)
-                stop = found.start() if found else end
                 reason = exc.msg if isinstance(exc, json.JSONDecodeError) else type(exc).__name__
-                where = (f" (line {line + text.count(chr(10), at, exc.pos)})"
+                where = (f" (line {line + text.count(chr(10), at, at + exc.pos)})"
                          if isinstance(exc, json.JSONDecodeError) else "")
                 self.problem(line, f"not a JSON object as amqsevt prints it: {reason}{where}",
                              text[at:min(stop, at + _RAW_LIMIT)])
                 at = _BLANKS.match(text, stop).end()
                 continue
-            self.event(obj, line, text, at, after)
-            at = _BLANKS.match(text, after).end()
+            self.event(obj, line, text, at, at + used)
+            at = _BLANKS.match(text, at + used).end()
 
     def event(self, obj: object, line: int, text: str, start: int, after: int) -> None:
         data = obj.get("eventData") if isinstance(obj, dict) else None

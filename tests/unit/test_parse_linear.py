@@ -20,6 +20,7 @@ import pytest
 
 from clwl.observed import observed_timeline
 from clwl.parse.activity_trace import parse_activity_trace_text
+from clwl.parse.activity_trace_json import parse_amqsevt_json_text
 from clwl.parse.amqsmon import parse_amqsmon_text
 from clwl.parse.mqsc import parse_mqsc_text
 from clwl.parse.puts import parse_puts_csv_text, parse_puts_jsonl_text
@@ -39,6 +40,16 @@ _BCG_HEAD = (" MQOPEN - 'SYSTEM.CLUSTER.TRANSMIT.QUEUE'\n\n\n MQGET of message n
 _PUTS_HEADER = ("put_time,sending_qmgr,queue,target_qmgr,bind,open_handle,group_id,logical_order,"
                 "from_cluster_channel,pcf,length,persistent,accounting_token,msg_id\n")
 
+
+# One activity trace message as amqsevt prints it (pretty and compact), for the amqsevt JSON cases.
+_EVT = {"eventSource": {"objectName": "SYSTEM.ADMIN.TRACE.ACTIVITY.QUEUE", "objectType": "Queue"},
+        "eventType": {"name": "Activity Trace", "value": 209},
+        "eventData": {"queueMgrName": "QM1", "connectionId": "414D5143514D3120" * 3, "activityTrace": [
+            {"operationId": "Open", "threadId": 1, "operationDate": "2026-11-20", "operationTime": "10:15:30",
+             "compCode": {"name": "Ok", "value": 0}, "reasonCode": {"name": "None", "value": 0}, "hobj": 2,
+             "objectName": "CLUS.Q", "openOptions": {"options": 40976, "optionsString": ["out"]}}]}}
+_EVT_PRETTY = json.dumps(_EVT, indent=2, separators=(",", " : ")) + "\n"
+_EVT_COMPACT = json.dumps(_EVT, separators=(",", ":")) + "\n"
 
 # A channel agent's trace message (issue 29): a cluster-sender agent's MQGETs, each with a transmission header.
 _MCA_HEAD = ("MonitoringType: MQI Activity Trace\nQueueManager: 'QM1'\nSeqNumber: 0\nApplicationName: 'amqrmppa'\n"
@@ -159,6 +170,17 @@ CASES: dict[str, tuple[Callable[[str], object], Callable[[int], str], int]] = {
         lambda t: observed_timeline(parse_activity_trace_text(t, "x").operations), _mca_gets, 20_000),
     "puts CSV: a long quoted field": (
         lambda t: parse_puts_csv_text(t, "x"), lambda n: _PUTS_HEADER + '"' + "a" * n + '"\n', 100_000),
+    "amqsevt JSON: many objects, each cut (every one skipped to the next object start)": (
+        lambda t: parse_amqsevt_json_text(t, "x"),
+        lambda n: _EVT_PRETTY[: len(_EVT_PRETTY) * 2 // 3] * (n // (len(_EVT_PRETTY) * 2 // 3)), 20_000),
+    "amqsevt JSON: a cut object whose open list takes in the next object, again and again": (
+        lambda t: parse_amqsevt_json_text(t, "x"),
+        lambda n: (_EVT_PRETTY.split('"activityTrace" : [')[0] + '"activityTrace" : [\n' + _EVT_PRETTY)
+        * (n // (2 * len(_EVT_PRETTY))), 20_000),
+    "amqsevt JSON compact: many good lines": (
+        lambda t: parse_amqsevt_json_text(t, "x"), lambda n: _EVT_COMPACT * (n // len(_EVT_COMPACT)), 20_000),
+    "amqsevt JSON: lines of '{' with no object start after them": (
+        lambda t: parse_amqsevt_json_text(t, "x"), lambda n: "{\n" * (n // 2), 20_000),
     "puts JSON lines: deeply nested line": (
         lambda t: parse_puts_jsonl_text(t, "x"), lambda n: "[" * (n // 2) + "]" * (n // 2) + "\n", 50_000),
 }

@@ -320,6 +320,9 @@ def _seeds() -> dict[str, list[tuple[str, str | None, bytes]]]:
     seeds["activity trace"] = [("QM1.amqsact", "QM1", _cut(p, 300))
                                for p in sorted((FIX / "amqsact_trace").glob("*.amqsact"))
                                + sorted((FIX / "cli" / "landing").glob("*/*/*.amqsact"))]
+    # the same traces as amqsevt prints them in JSON: pretty-printed objects and one object a line
+    seeds["amqsevt json"] = [("QM1.amqsevt" + p.suffix, "QM1", p.read_bytes())
+                             for p in sorted((FIX / "amqsevt_json").glob("*.amqsevt.json*"))]
     return seeds
 
 
@@ -440,10 +443,10 @@ def test_mutated_files_never_escape_the_quarantine(fmt, fuzz_dir):
     # The run is not vacuous: mutants were read with records quarantined, and others were rejected whole. (A REST
     # capture that is one JSON document is rejected whole once it is not JSON; only its JSON Lines seeds, a few of
     # the REST seeds, can lose a record alone: fewer quarantined mutants there.) An activity trace is never
-    # rejected whole: whatever its bytes, its bad lines are the problems.
+    # rejected whole: whatever its bytes, its bad lines (amqsevt's JSON: its bad objects) are the problems.
     least = 5 if fmt == "rest" else 10
     assert outcomes.get("records quarantined", 0) >= least, outcomes
-    if fmt == "activity trace":
+    if fmt in ("activity trace", "amqsevt json"):
         assert "file rejected" not in outcomes, outcomes
     else:
         assert outcomes.get("file rejected", 0) >= 5, outcomes
@@ -453,7 +456,8 @@ def test_mutated_files_never_escape_the_quarantine(fmt, fuzz_dir):
 # The fuzz run through the parse task, on the path of a large file: rows written out as they are parsed
 
 #: format -> (the parse task's constant: records between two writes of a large file's rows, lowered to)
-SPILLED = {"puts csv": ("PUTS_CHUNK_ROWS", 10), "activity trace": ("TRACE_CHUNK_OPS", 3)}
+SPILLED = {"puts csv": ("PUTS_CHUNK_ROWS", 10), "activity trace": ("TRACE_CHUNK_OPS", 3),
+           "amqsevt json": ("TRACE_CHUNK_OPS", 1)}
 EXAMPLES_SPILLED = 60
 
 
