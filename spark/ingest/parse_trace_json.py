@@ -5,7 +5,8 @@ silver.message_events takes them as activity trace events): every operation to b
 traced put to bronze.put_records, whatever could not be used to the quarantine.
 
 (The row building below is :func:`~spark.ingest.parse_tasks._parse_activity_trace`'s with the parser as a
-parameter: once that function takes the parser, this module is one call of it.)
+parameter, and imports two of its private helpers: tests/unit/test_import_purity.py flags them until
+``_parse_activity_trace`` takes the parser as a parameter and this module becomes one call of it.)
 """
 
 from __future__ import annotations
