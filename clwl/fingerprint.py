@@ -21,6 +21,7 @@ with the previous tables. Pure Python: the lake is read through clwl.lake, witho
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 from datetime import datetime
@@ -54,8 +55,10 @@ def _code_files() -> list[Path]:
     return sorted(files)
 
 
+@functools.cache
 def code_digest() -> str:
-    """The digest of the code that makes the published rows (see the module's docstring)."""
+    """The digest of the code that makes the published rows (see the module's docstring), taken once per process:
+    the code that runs is the one imported, whatever the files become later."""
     h = hashlib.sha256()
     root = Path(__import__("clwl").__file__).resolve().parent.parent
     for p in _code_files():

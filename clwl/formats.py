@@ -160,7 +160,7 @@ FORMATS: tuple[Format, ...] = (
         sniff=looks_like_amqsevt_trace, claims_from=(UNKNOWN,),
         hints=(Hint(re.compile(r'"name"\s*:\s*"Activity Trace"'), "amqsevt JSON output (application activity trace)",
                     "*.amqsevt.json"),),
-        parse="spark.ingest.parse_trace_json:parse_json_trace", modules=("clwl.parse.activity_trace_json",),
+        parse=f"{_TASKS}:_parse_amqsevt_json", modules=("clwl.parse.activity_trace_json",),
         default="amqsevt", logged=("amqsevt",),
         feeds=("bronze.activity_operations", "bronze.put_records", "silver.message_events"),
         gives_puts=True, unit=QMGR_DAY, local_times=True, informs=(PUTS,)),

@@ -32,6 +32,7 @@ from clwl_dag_support import (
     pipeline_config,
     pipeline_run_id,
     publish_or_fail,
+    replay_inputs,
     spark_session,
 )
 
@@ -90,7 +91,9 @@ def clwl_adhoc():
         run, run_date = _plan()
         with lake_writer(run.config):
             n = replay_stage(spark_session(run.config), run, run_date)
-        return {"run_date": run_date, "whatif": run.whatif.name if run.whatif else None, "messages": n}
+            inputs = replay_inputs(run, run_date)
+        return {"run_date": run_date, "whatif": run.whatif.name if run.whatif else None, "messages": n,
+                "inputs": inputs}
 
     @task
     def detect() -> dict:
@@ -111,7 +114,8 @@ def clwl_adhoc():
     def publish() -> dict:
         """Republish the day to gold (quality gate); emits the gold asset events."""
         run, run_date = _plan()
-        result = publish_or_fail(run, run_date)
+        replayed = get_current_context()["ti"].xcom_pull(task_ids="replay") or {}
+        result = publish_or_fail(run, run_date, replayed.get("inputs"))
         annotate_gold_events(run.config, run_date, run.run_id, result["table_versions"],
                              get_current_context()["outlet_events"])
         return result
@@ -120,7 +124,8 @@ def clwl_adhoc():
     def publish_whatif() -> dict:
         """Quality gate and publish into <lake>/whatif/<name>/gold: no outlets, the published tables stay."""
         run, run_date = _plan()
-        return {**publish_or_fail(run, run_date), "whatif": run.whatif.name}
+        replayed = get_current_context()["ti"].xcom_pull(task_ids="replay") or {}
+        return {**publish_or_fail(run, run_date, replayed.get("inputs")), "whatif": run.whatif.name}
 
     @task(trigger_rule="none_failed_min_one_success")
     def report() -> dict:

@@ -187,16 +187,37 @@ def ingest_day(config: PipelineConfig, run_date: str) -> dict:
             "records_accepted": summary.records_accepted, "records_quarantined": summary.records_quarantined}
 
 
-def publish_or_fail(run: PipelineRun, run_date: str) -> dict:
+def date_has_work(run: PipelineRun, run_date: str) -> bool:
+    """False when the date's inputs, the run's options and the code are those its published run recorded
+    (clwl/fingerprint.py): the date stays as published, as `clwl run` leaves it, and the task says so."""
+    from spark.pipeline import date_before_run
+
+    day = date_before_run(run, run_date)
+    if day.unchanged_since:
+        log.info("%s: unchanged since %s, published as is", run_date, day.unchanged_since)
+        return False
+    return True
+
+
+def replay_inputs(run: PipelineRun, run_date: str) -> dict:
+    """What the replay task read (clwl/fingerprint.py), taken under the lake lock: the publish records it."""
+    from clwl.fingerprint import date_inputs
+
+    return date_inputs(run.lake, run_date, run.options)
+
+
+def publish_or_fail(run: PipelineRun, run_date: str, inputs: Mapping[str, str] | None = None) -> dict:
     """The quality gate: publish_stage, and when it blocks, fail the task (no retry) naming every failed
-    expectation and the validation results."""
+    expectation and the validation results. ``inputs``: what the replay read (:func:`replay_inputs`; None:
+    taken now), recorded with the publish."""
     from airflow.sdk.exceptions import AirflowFailException
 
     from spark.pipeline import publish_stage
 
     run_id = run.run_id
     with lake_writer(run.config):
-        res = publish_stage(spark_session(run.config), run, run_date)
+        res = publish_stage(spark_session(run.config), run, run_date,
+                            dict(inputs) if inputs else replay_inputs(run, run_date))
     if not res.published:
         for failure in res.failures:
             log.error("quality gate: %s", failure)

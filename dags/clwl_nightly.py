@@ -11,6 +11,10 @@ Write-audit-publish: replay and detect stage their tables under <lake>/staging/;
 (Great Expectations suites + cross-table checks) and only then writes <lake>/gold/. It declares the four gold
 tables as Assets (file:///<lake>/gold/<table>), which schedule clwl_reports. A blocked gate fails `publish`
 naming the failed expectations and the validation results folder; gold keeps its last good version.
+
+`changed` skips replay, detect, publish and report when the date's inputs (the silver rows it reads), the
+options and the code are those its published run recorded (clwl/fingerprint.py), as `clwl run` leaves such a
+date: a re-run of a night that brought nothing new costs the ingest's check only.
 """
 
 from __future__ import annotations
@@ -24,10 +28,12 @@ from clwl_dag_support import (
     DEFAULT_ARGS,
     TAGS_BASE,
     annotate_gold_events,
+    date_has_work,
     gold_assets,
     ingest_day,
     lake_writer,
     publish_or_fail,
+    replay_inputs,
     run_context,
     spark_session,
 )
@@ -56,13 +62,20 @@ def clwl_nightly():
         run, run_date = run_context()
         return ingest_day(run.config, run_date)
 
+    @task.short_circuit
+    def changed() -> bool:
+        """Skip the rest when the date's inputs, options and code are those its published run recorded."""
+        run, run_date = run_context()
+        return date_has_work(run, run_date)
+
     @task
     def replay() -> dict:
         from spark.pipeline import replay_stage
 
         run, run_date = run_context()
         with lake_writer(run.config):
-            return {"run_date": run_date, "messages": replay_stage(spark_session(run.config), run, run_date)}
+            return {"run_date": run_date, "messages": replay_stage(spark_session(run.config), run, run_date),
+                    "inputs": replay_inputs(run, run_date)}
 
     @task
     def detect() -> dict:
@@ -78,7 +91,8 @@ def clwl_nightly():
     def publish() -> dict:
         """The quality gate; the gold tables are this task's outlets."""
         run, run_date = run_context()
-        result = publish_or_fail(run, run_date)
+        replayed = get_current_context()["ti"].xcom_pull(task_ids="replay") or {}
+        result = publish_or_fail(run, run_date, replayed.get("inputs"))
         annotate_gold_events(run.config, run_date, run.run_id, result["table_versions"],
                              get_current_context()["outlet_events"])
         return result
@@ -91,7 +105,7 @@ def clwl_nightly():
         html, md = report_stage(None, run, run_date)  # deltalake + pandas: no JVM needed
         return {"run_date": run_date, "report_html": html, "report_md": md}
 
-    ingest() >> replay() >> detect() >> publish() >> report()
+    ingest() >> changed() >> replay() >> detect() >> publish() >> report()
 
 
 clwl_nightly()

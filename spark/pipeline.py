@@ -342,7 +342,7 @@ def _run_pipeline(run: PipelineRun, run_dates: Optional[list[str]], spark: Optio
         outcome.ingest = _timed(outcome.seconds, "ingest", lambda: (ingest(
             config, dates, spark=spark, progress=lambda m: progress("      " + m)), None), progress)
     for d in dates:
-        day = _unchanged(run, d, code)
+        day = date_before_run(run, d, code)
         if day.unchanged_since and not run.force:
             progress(f"{d}: unchanged since {day.unchanged_since}, published as is")
             outcome.dates.append(day)
@@ -379,13 +379,14 @@ def _all_unchanged(run: PipelineRun, dates: list[str], code: str, ingest_first: 
 
     if run.force or unsettled(run.out_lake.layer("gold")) or (ingest_first and ingest_pending(run.config, dates)):
         return None
-    days = [_unchanged(run, d, code) for d in dates]
+    days = [date_before_run(run, d, code) for d in dates]
     return days if all(day.unchanged_since for day in days) else None
 
 
-def _unchanged(run: PipelineRun, run_date: str, code: str) -> DateOutcome:
-    """The date's outcome before its stages: its inputs now, and, when they are those its published run
-    recorded (and it is still published), that run's id in ``unchanged_since`` (published, nothing to do)."""
+def date_before_run(run: PipelineRun, run_date: str, code: Optional[str] = None) -> DateOutcome:
+    """The date's outcome before its stages: its inputs now (clwl/fingerprint.py), and, when they are those its
+    published run recorded (and it is still published), that run's id in ``unchanged_since`` with the published
+    counts (nothing to do). `clwl run` and the nightly DAG ask it; the publish records ``inputs``."""
     from clwl.fingerprint import date_inputs
 
     day = DateOutcome(run_date, started_at=datetime.now(UTC))

@@ -405,7 +405,7 @@ def _parse_amqsmon(out: _Out) -> None:
 TRACE_CHUNK_OPS = 50_000
 
 
-def _parse_activity_trace(out: _Out, tz: str | None = None, state=None) -> None:
+def _parse_activity_trace(out: _Out, tz: str | None = None, state=None, parse_lines=None) -> None:
     """An amqsact output file (``clwl.parse.activity_trace``): every MQI operation to
     bronze.activity_operations, every traced put's PutRecord to bronze.put_records (format ``amqsact``, so that
     silver.message_events is rebuilt from it exactly as from a put CSV file).
@@ -414,9 +414,12 @@ def _parse_activity_trace(out: _Out, tz: str | None = None, state=None) -> None:
     operation row and its put row), plus whatever the parser could not use (one quarantine row each, a put
     event refused after its operation was accepted among them). So records read = accepted + quarantined holds
     as for every file. ``state``: the open handles left by the previous trace file of the same queue manager and
-    run date (``TraceState``), updated in place for the next one."""
+    run date (``TraceState``), updated in place for the next one. ``parse_lines``: the reader of the file's text
+    (default amqsact's; amqsevt's JSON reader gives the same records: :func:`_parse_amqsevt_json`)."""
     from clwl.parse.activity_trace import parse_activity_trace_lines
     from clwl.parse.common import InputError
+
+    parse_lines = parse_lines or parse_activity_trace_lines
 
     s = out.spec
     t_ops, t_puts = TABLES["bronze.activity_operations"], TABLES["bronze.put_records"]
@@ -464,7 +467,7 @@ def _parse_activity_trace(out: _Out, tz: str | None = None, state=None) -> None:
     # so that the ids the parser synthesizes (LOW level) do not change when the landing folder moves.
     try:
         with open(s.path, encoding="utf-8", errors="replace", newline="") as fh:
-            result = parse_activity_trace_lines(
+            result = parse_lines(
                 fh, s.source_file, tz=tz or "UTC", state=state,
                 on_chunk=(lambda c: take(c.operations, c.puts, c.problems, True)) if out.spill else None,
                 chunk_ops=TRACE_CHUNK_OPS if out.spill else 0)
@@ -474,6 +477,15 @@ def _parse_activity_trace(out: _Out, tz: str | None = None, state=None) -> None:
     out.notes = [f"line {n.line}: {n.text}" if n.line else n.text for n in result.notes]
     quarantined = len(out.rows.get(QUARANTINE_TABLE, ()))
     out.read, out.accepted, out.quarantined = taken["rows"] + quarantined, taken["rows"], quarantined
+
+
+def _parse_amqsevt_json(out: _Out, tz: str | None = None, state=None) -> None:
+    """An amqsevt JSON file of activity trace messages (``clwl.parse.activity_trace_json``): its records are the
+    amqsact reader's, so its rows are built exactly as :func:`_parse_activity_trace` builds them (``format``
+    the trace's, so that silver.message_events takes them as activity trace events)."""
+    from clwl.parse.activity_trace_json import parse_amqsevt_json_lines
+
+    _parse_activity_trace(out, tz, state, parse_lines=parse_amqsevt_json_lines)
 
 
 @functools.lru_cache(maxsize=None)

@@ -59,7 +59,8 @@ def reference_lake(nightly_run, clwl_env, spark, tmp_path_factory):
 
 
 def test_nightly_publishes_what_clwl_run_publishes(nightly_run, reference_lake, spark):
-    assert nightly_run["states"] == {t: "success" for t in ("ingest", "replay", "detect", "publish", "report")}
+    assert nightly_run["states"] == {t: "success" for t in ("ingest", "changed", "replay", "detect", "publish",
+                                                             "report")}
     assert run_state(nightly_run["dag_run"]) == "success"
     lake = nightly_run["lake"]
     for table in GOLD:
@@ -89,6 +90,25 @@ def test_publish_emits_gold_asset_events_that_queue_the_reports_dag(nightly_run)
         queued = (session.query(AssetModel.uri).join(AssetDagRunQueue, AssetDagRunQueue.asset_id == AssetModel.id)
                   .filter(AssetDagRunQueue.target_dag_id == "clwl_reports").all())
     assert sorted(u for (u,) in queued) == sorted(uri for uri, _ in events)
+
+
+def test_a_nightly_rerun_with_nothing_new_publishes_nothing(nightly_run):
+    """The same night again: the landing files are those the first run ingested and the code is the same, so
+    the date's inputs are those its published run recorded (gold/_published.json "inputs", written by the
+    first run's publish from what its replay read): `changed` short-circuits, replay, detect, publish and
+    report are skipped, and no gold table gains a version."""
+    from clwl.published import read_published
+
+    lake = nightly_run["lake"]
+    recorded = read_published(lake / "gold").inputs[RUN_DATE]
+    assert recorded["silver.message_events"] != "absent" and "code" in recorded
+    before = delta_versions(lake / "gold")
+    dag_run = load_dag("clwl_nightly").test(logical_date=dt.datetime(2026, 11, 20, 1, tzinfo=UTC),
+                                            run_conf={"run_date": RUN_DATE})
+    assert task_states(dag_run) == {"ingest": "success", "changed": "success", "replay": "skipped",
+                                    "detect": "skipped", "publish": "skipped", "report": "skipped"}
+    assert delta_versions(lake / "gold") == before
+    assert read_published(lake / "gold").inputs[RUN_DATE] == recorded
 
 
 def test_reports_dag_rewrites_the_report(nightly_run):
@@ -191,14 +211,14 @@ def test_failing_quality_gate_fails_the_run_and_names_the_expectation(nightly_ru
         capfd.readouterr()
         dag_run = load_dag("clwl_nightly").test(logical_date=logical, run_after=run_after,
                                                 run_conf={"run_date": RUN_DATE},
-                                                mark_success_pattern="ingest|replay|detect")
+                                                mark_success_pattern="ingest|changed|replay|detect")
         out = capfd.readouterr()
     finally:
         Variable.delete("clwl_lake")
 
     assert dag_run.run_id == airflow_run_id
-    assert task_states(dag_run) == {"ingest": "success", "replay": "success", "detect": "success",
-                                    "publish": "failed", "report": "upstream_failed"}
+    assert task_states(dag_run) == {"ingest": "success", "changed": "success", "replay": "success",
+                                    "detect": "success", "publish": "failed", "report": "upstream_failed"}
     assert run_state(dag_run) == "failed"
     assert delta_versions(lake / "gold") == gold_before  # the last good version stays published
     result = json.loads((lake / "validation" / run_id / "_publish.json").read_text())

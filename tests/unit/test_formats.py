@@ -62,7 +62,8 @@ def test_the_registry_is_pure_and_consistent():
     logged = [x for f in formats.FORMATS for x in f.logged]
     assert len(set(logged)) == len(logged)  # a run-log format tells its registry entry (files gone, work units)
     assert formats.EXPECTED_NAMES == ("config_HHMMSS.mqsc|json, chstatus_HHMMSS.mqsc|json, puts*.csv|jsonl|json, "
-                                      "xmitq_HHMMSS.amqsbcg|dmpmqmsg, *.amqsmon, *.amqsact|*.amqsact.txt")
+                                      "xmitq_HHMMSS.amqsbcg|dmpmqmsg, *.amqsmon, *.amqsact|*.amqsact.txt, "
+                                      "*.amqsevt.json|*.amqsevt.jsonl")
 
 
 NAMED = {
@@ -70,6 +71,7 @@ NAMED = {
     "xmitq_153000.amqsbcg": "xmitq", "xmitq_153000.txt": "xmitq", "puts.csv": "puts", "puts_late.jsonl": "puts",
     "accounting.amqsmon": "amqsmon", "QM1.2026-11-20.amqsact": "activity_trace", "x.AMQSACT.txt": "activity_trace",
     "notes.txt": "unknown", "puts.csv\n": "unknown", "config_060000.amqsact.txt": "activity_trace",
+    "QM1.2026-11-20.amqsevt.jsonl": "activity_trace_json", "QM1.amqsevt.json": "activity_trace_json",
 }
 
 
@@ -88,7 +90,8 @@ def test_every_format_discovery_gives_is_an_entry_and_every_entry_is_found(tmp_p
     day = tmp_path / "2026-11-20" / "QM1"
     day.mkdir(parents=True)
     examples = {"capture": "config_060000.mqsc", "xmitq": "xmitq_153000.amqsbcg", "puts": "puts.csv",
-                "amqsmon": "accounting.amqsmon", "activity_trace": "QM1.amqsact"}
+                "amqsmon": "accounting.amqsmon", "activity_trace": "QM1.amqsact",
+                "activity_trace_json": "QM1.amqsevt.json"}
     assert set(examples) == {f.name for f in formats.FORMATS}  # a new entry: add an example name here
     for name in examples.values():
         (day / name).write_text("x\n")
@@ -101,7 +104,7 @@ def test_every_format_discovery_gives_is_an_entry_and_every_entry_is_found(tmp_p
 def test_per_format_facts_read_from_the_registry():
     from spark.ingest import message_events
 
-    assert message_events.PUT_PARSERS == ("activity_trace", "puts")
+    assert message_events.PUT_PARSERS == ("activity_trace", "activity_trace_json", "puts")
     assert message_events.SELF_CHECKED_FORMATS == frozenset({"csv", "jsonl", "json"})
     assert formats.TRACE_FORMAT == "amqsact" and formats.of_logged("amqsact").name == "activity_trace"
     assert formats.logged_format("capture", "2026-11-20/QM1/config_1.JSON") == "rest"

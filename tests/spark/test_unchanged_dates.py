@@ -1,0 +1,123 @@
+"""Nothing changed, nothing done (issue 30 item 1): a date whose inputs are those its published run recorded is
+left as it is, and each input, changed alone, makes the date run again.
+
+The estate is the hand-made re-allocation day (tests/handmade.py), in a lake of this module's own (the test
+changes its landing). What a date's inputs are is clwl/fingerprint.py's docstring: the data files of its
+partitions, the configuration and status histories up to the end of the day, its quarantine and ingest-log rows,
+the run's options and the code. Each step below changes one of them and checks which digest moved.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.handmade import DAY, reallocation_landing
+
+pytestmark = [pytest.mark.spark, pytest.mark.slow]
+
+
+def _quiet(_line: str) -> None:
+    pass
+
+
+@pytest.fixture(scope="module")
+def published(spark, tmp_path_factory):
+    from spark.config import PipelineConfig
+    from spark.pipeline import run_pipeline
+
+    root = tmp_path_factory.mktemp("unchanged")
+    config = PipelineConfig(lake=root / "lake", landing=reallocation_landing(root / "landing"))
+    outcome = run_pipeline(config, [DAY], spark=spark, progress=_quiet)
+    assert outcome.published and not outcome.dates[0].unchanged_since
+    return config, outcome.run_id
+
+
+def _gold_versions(config) -> dict:
+    from clwl.lake import GOLD_TABLES, Lake
+
+    lake = Lake(config.lake)
+    return {t: lake.version(f"gold.{t}") for t in GOLD_TABLES}
+
+
+def _changed(config, profile: str = "default", whatif=None) -> list[str]:
+    """The digests of DAY that differ from what its published run recorded."""
+    from clwl.fingerprint import changed
+    from spark.pipeline import date_before_run
+    from spark.run import PipelineRun
+
+    run = PipelineRun(config, "probe", profile, whatif)
+    pub = run.out_lake.published()
+    return changed(date_before_run(run, DAY).inputs, pub.inputs.get(DAY))
+
+
+def test_nothing_changed_nothing_runs(published, spark, capsys):
+    """A second `clwl run` of the same landing: nothing to ingest, every digest equal, so the date is reported
+    unchanged since the first run, without Spark, and no gold table gains a version. --force runs it."""
+    from clwl.cli import main
+    from clwl.published import read_published
+    from spark.pipeline import unchanged_run
+
+    config, first = published
+    before = _gold_versions(config)
+    assert _changed(config) == []
+    outcome = unchanged_run(config, [DAY])
+    assert outcome is not None and outcome.dates[0].unchanged_since == first
+    assert outcome.dates[0].messages == 6  # the published run's count, from gold.run_summary
+    code = main(["run", "--landing", str(config.landing), "--lake", str(config.lake), "--date", DAY])
+    out = capsys.readouterr().out
+    assert code == 0 and f"{DAY}: unchanged since {first}, published as is" in out, out
+    assert "starting Spark" not in out and "[1/" not in out  # no stage ran
+    assert _gold_versions(config) == before
+    assert read_published(config.lake / "gold").dates[DAY] == first
+
+
+def test_each_option_is_an_input(published):
+    """Another algorithm profile, or a what-if, is another result: the options digest differs (a what-if's own
+    lake has no publish of the date yet, so everything is new there)."""
+    from clwl.whatif import WhatIf
+
+    config, _ = published
+    assert _changed(config, profile="legacy") == ["options"]
+    whatif = WhatIf.from_dict({"name": "qm3-up", "channel_state": {"TO.QM3": "RUNNING"}})
+    assert _changed(config, whatif=whatif) == ["(no inputs recorded with the published run)"]
+
+
+def test_a_changed_put_file_then_a_changed_capture_run_the_date_again(published, spark):
+    """One more put row in QM1's puts.csv: before the ingest, `clwl run` has work (a changed file); after the
+    ingest alone, the date's silver.message_events and bronze.put_records files and its ingest-log row differ,
+    so the run replays the date and publishes a new run. Then a capture's CLWLWGHT: silver.config_history
+    differs. Finally --force runs a date that is unchanged."""
+    from clwl.published import read_published
+    from spark.ingest import ingest
+    from spark.pipeline import run_pipeline, unchanged_run
+
+    config, first = published
+    puts = config.landing / DAY / "QM1" / "puts.csv"
+    lines = puts.read_text(encoding="utf-8").splitlines()
+    last = lines[-1]
+    # a seventh message: the last row again with another message id (its last hex digit changed)
+    msg_id = next(c for c in last.split(",") if len(c) == 48)
+    extra = last.replace(msg_id, msg_id[:-1] + ("0" if msg_id[-1] != "0" else "1"))
+    puts.write_text("\n".join([*lines, extra]) + "\n", encoding="utf-8")
+    assert unchanged_run(config, [DAY]) is None  # a changed file: the ingest has work
+
+    ingest(config, [DAY], spark=spark, progress=_quiet)
+    moved = _changed(config)
+    assert {"silver.message_events", "bronze.put_records", "silver.ingest_files"} <= set(moved), moved
+    assert "silver.config_history" not in moved and "code" not in moved and "options" not in moved
+    outcome = run_pipeline(config, [DAY], spark=spark, progress=_quiet)
+    assert outcome.published and outcome.dates[0].messages == 7 and not outcome.dates[0].unchanged_since
+    second = read_published(config.lake / "gold").dates[DAY]
+    assert second != first and _changed(config) == []
+
+    capture = next(p for p in sorted((config.landing / DAY / "QM1").iterdir()) if "CLWLWGHT(50)" in p.read_text())
+    capture.write_text(capture.read_text().replace("CLWLWGHT(50)", "CLWLWGHT(60)", 1), encoding="utf-8")
+    ingest(config, [DAY], spark=spark, progress=_quiet)
+    assert "silver.config_history" in _changed(config)
+
+    run_pipeline(config, [DAY], spark=spark, progress=_quiet)
+    third = read_published(config.lake / "gold").dates[DAY]
+    assert third != second and _changed(config) == []
+    forced = run_pipeline(config, [DAY], spark=spark, progress=_quiet, force=True)
+    assert forced.published and not forced.dates[0].unchanged_since
+    assert read_published(config.lake / "gold").dates[DAY] == forced.run_id
