@@ -379,7 +379,22 @@ def blast_answer(ans: Answer, radius: BlastRadius) -> None:
         ans.lines.append("Stuck because: " + "; ".join(f"{k}: {REASON_WORDS[k]}" for k in seen) + ".")
 
 
+#: Above this many messages the report leaves the blast radius to `clwl blast`: the in-process replay holds the
+#: day's puts in the driver's memory (about 10 s per million messages, docs/blast.md), which a nightly report of a
+#: big day should not pay.
+BLAST_MAX_MESSAGES = 2_000_000
+
+
 def blast_section(day: Day, rep: Report) -> None:
-    """The blast radius of the run date's busiest hour (clwl blast)."""
-    rep.answers.append(answer(BLAST, day, lambda ans, lake: blast_answer(
-        ans, blast_radius(lake, day.run_date.isoformat(), day.profile))))
+    """The blast radius of the run date's busiest hour (clwl blast); for a day of more than BLAST_MAX_MESSAGES
+    messages, one sentence naming the command instead."""
+    messages = int(day.routing_cube["messages"].sum()) if not day.routing_cube.empty else 0
+
+    def fill(ans: Answer, lake: Path) -> None:
+        if messages > BLAST_MAX_MESSAGES:
+            ans.lines.append(f"Not computed for the report: {messages:,} messages is more than "
+                             f"{BLAST_MAX_MESSAGES:,}; run `clwl blast --date {day.run_date.isoformat()}` for it.")
+            return
+        blast_answer(ans, blast_radius(lake, day.run_date.isoformat(), day.profile))
+
+    rep.answers.append(answer(BLAST, day, fill))

@@ -29,7 +29,7 @@ from clwl.lint import lint_captures
 from clwl.parse.common import MqscRecord
 from clwl.parse.mqsc import parse_mqsc_text
 from clwl.replay import timeline_from_captures
-from clwl.report import Day, build_report, render_html, render_md
+from clwl.report import Day, Report, build_report, render_html, render_md
 from clwl.report.advice import (
     MAX_ADVICE_ROWS,
     Answer,
@@ -255,6 +255,26 @@ def test_a_lake_without_the_tables_gives_each_answers_own_refusal(tmp_path):
     # No messages replayed that day: nothing to advise, said so.
     assert "already evenly split" in text["Weights for an even split"]
     assert "## Blast radius" in render_md(rep)
+
+
+def test_a_day_above_the_blast_limit_names_the_command_instead(tmp_path, monkeypatch):
+    """The report replays the busiest hour in-process only up to BLAST_MAX_MESSAGES messages (the day's puts are
+    held in the driver's memory): one message more than the limit, and the section names `clwl blast` instead of
+    reading the lake (the lake here is empty: reading it would have given the no-table refusal)."""
+    import pandas as pd
+
+    from clwl.report import advice
+
+    lake = tmp_path / "lake"
+    lake.mkdir()
+    monkeypatch.setattr(advice, "BLAST_MAX_MESSAGES", 2)
+    day = empty_day(validation_root=lake / "validation")
+    day.routing_cube = pd.DataFrame({"sending_qmgr": ["QM1"], "queue": ["Q1"], "messages": [3]})
+    rep = Report("t", DAY, "run-1", "now")
+    advice.blast_section(day, rep)
+    (got,) = rep.answers
+    assert got.lines == ["Not computed for the report: 3 messages is more than 2; run `clwl blast --date "
+                         "2026-11-20` for it."]
 
 
 def test_a_what_if_report_points_to_the_published_one():
