@@ -526,12 +526,12 @@ def table_rows(radius: BlastRadius) -> list[tuple[str, ...]]:
 
 
 def application_of(handle: Optional[str], names: Mapping[str, str]) -> str:
-    """The application of an open handle ``application:pid:handle`` (its first field); a traced put's handle
-    begins with its connection, named by the trace's ApplName where ``names`` (connection -> name) has it."""
-    first = (handle or "").split(":", 1)[0]
-    if not first:
-        return UNKNOWN_APPLICATION
-    return names.get(first, first)
+    """The application of a put by the one rule (:func:`clwl.incidents.application_of`): a traced put's handle
+    begins with its connection, named by the trace's ApplName where ``names`` (connection -> name) has it; else
+    the first field of an open handle ``application:pid:handle``."""
+    from clwl.incidents import application_of as the_rule
+
+    return the_rule(handle, names.get((handle or "").split(":", 1)[0])) or UNKNOWN_APPLICATION
 
 
 def examine_sender(day: SenderDay, timeline: Sequence[Snapshot], cases: Sequence[Case], window: Window,
