@@ -154,6 +154,9 @@ _PUT_FIELDS = [
     _f("observed_qmgr", S),
     _f("observed_channel", S),
     _f("observed_xmitq", S),
+    # Nullable, after the others: a lake made before it existed gains it (ensure_tables), its old rows null.
+    # bronze: the put file's optional column as given; silver: the application by clwl.incidents.application_of.
+    _f("application", S),
 ]
 
 # One message on a transmission queue (clwl.parse.xmitq.XmitqMessage), renamed where it would clash.

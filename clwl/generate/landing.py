@@ -455,7 +455,8 @@ class Generator:
                                                  wrong_destination=self.wrong_destination(s))
                 self.sd[s] = SenderDay(est, self.cfg, s, day, di, self.shares, writers[s], 1)
             else:
-                self.sd[s] = SenderDay(est, self.cfg, s, day, di, self.shares, outs[s], o.observed_every,
+                out = R.ApplicationColumnWriter(outs[s]) if s in self.application_senders() else outs[s]
+                self.sd[s] = SenderDay(est, self.cfg, s, day, di, self.shares, out, o.observed_every,
                                        self.bad_rows.get((s, day)))
         acct = DayAccounting()
         slots = list(range(TRAFFIC_START_MIN, TRAFFIC_END_MIN, SLOT_MIN))
@@ -532,6 +533,11 @@ class Generator:
         self.write_accounting(day, acct)
         self.day_truth(day)
         return n_day
+
+    def application_senders(self) -> list[str]:
+        """The sending queue managers whose puts.csv carry the optional application column: every second one
+        (the others' put files name the application by the open handle alone). None in a trace estate."""
+        return [] if self.trace else self.est.senders[1::2]
 
     def puts_name(self, s: str, day: date) -> str:
         return f"{s}.{day.isoformat()}.amqsact" if self.trace else "puts.csv"
@@ -837,6 +843,11 @@ class Generator:
                 "rotation and move to it; zero-token (bound, named) ones stay until their channel runs again")
             truth["reallocated"] = self.reallocated
             truth["partition_waits"] = self.partition_waits
+        if self.application_senders():
+            truth["puts_application_column"] = self.application_senders()
+            truth["assumptions"].append(
+                "the puts.csv of the senders in puts_application_column have the optional application column, "
+                "the application the row's open handle (application:pid:handle) names; the others have not")
         if self.trace:
             truth["puts_format"] = "activity-trace"
             truth["totals"]["traced_puts"] = sum(d["traced_puts"] for d in self.truth_days)

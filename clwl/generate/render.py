@@ -13,6 +13,7 @@ import struct
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
+from typing import TextIO
 
 from clwl.generate.estate import ACCTINT, DISCINT, LONGRTY, LONGTMR, QMGR_CLWLUSEQ, SHORTRTY, SHORTTMR, QMgr
 
@@ -608,6 +609,35 @@ def render_puts_csv(rows: list[list[str]]) -> str:
     """puts.csv: the header, then one line a row. No field holds a comma, quote or line break (names, hex,
     numbers, true/false), so nothing is quoted: the same bytes as a csv writer's."""
     return PUTS_CSV_HEADER + "".join(",".join(r) + "\n" for r in rows)
+
+
+#: puts.csv with the optional application column (clwl.parse.put_record.PUT_COLUMNS), last.
+PUTS_CSV_APPLICATION_HEADER = PUTS_CSV_HEADER[:-1] + ",application\n"
+_HANDLE_AT = PUTS_CSV_COLUMNS.index("open_handle")
+
+
+class ApplicationColumnWriter:
+    """A puts.csv written with the optional ``application`` column: what the simulation writes (the header, then
+    whole rows), each row given the application its open handle names (``application:pid:handle``), so that
+    an estate has put files with the column and without it. Closing is the wrapped file's owner's."""
+
+    def __init__(self, out: TextIO):
+        self.out = out
+        self.names: dict[str, str] = {}  # open handle -> application
+
+    def write(self, text: str) -> None:
+        if text == PUTS_CSV_HEADER:
+            self.out.write(PUTS_CSV_APPLICATION_HEADER)
+            return
+        names = self.names
+        rows = []
+        for line in text.splitlines():  # whole rows; no field holds a line break
+            handle = line.split(",", _HANDLE_AT + 1)[_HANDLE_AT]
+            name = names.get(handle)
+            if name is None:
+                name = names[handle] = handle.split(":", 1)[0]
+            rows.append(f"{line},{name}\n")
+        self.out.write("".join(rows))
 
 
 # --------------------------------------------------------------------------------------------------

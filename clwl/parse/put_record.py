@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass, fields, make_dataclass
 from datetime import datetime
 
-__all__ = ["BINDS", "PUT_COLUMNS", "PutColumn", "PutRecord", "is_zero_token", "make_put_record"]
+__all__ = ["APPLICATION_MAX", "BINDS", "PUT_COLUMNS", "PutColumn", "PutRecord", "is_zero_token", "make_put_record"]
 
 
 @dataclass(frozen=True)
@@ -51,7 +51,13 @@ PUT_COLUMNS: tuple[PutColumn, ...] = (
               "Cluster-sender channel the message was observed to leave by (optional)."),
     PutColumn("observed_xmitq", "string", False, True,
               "Transmission queue the message was observed on (optional)."),
+    PutColumn("application", "string", False, True,
+              "Name of the application that put the message (optional; printable text, at most 128 characters). "
+              "Without it, an open_handle of the form application:pid:handle names the application."),
 )
+
+#: Longest ``application`` value a put record may carry (MQ's own ApplName is 28; a deployment's name fits).
+APPLICATION_MAX = 128
 
 BINDS = ("notfixed", "open", "group")
 
@@ -80,6 +86,8 @@ class PutRecord:
     observed_qmgr: str | None
     observed_channel: str | None
     observed_xmitq: str | None
+    # Last, with a default: a put built without it (an activity trace's) names no application of its own.
+    application: str | None = None
 
 
 # Building millions of frozen records through the generated __init__ costs one object.__setattr__ per

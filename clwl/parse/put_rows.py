@@ -6,8 +6,12 @@ Reading of values: booleans are ``true``/``false`` in any letter case; put_time 
 (``Z``, an offset, or no zone, which is read as UTC because the schema says UTC); hex is returned upper case; an
 empty optional value is ``None``. MQ names (sending_qmgr, queue, target_qmgr, observed_qmgr, observed_xmitq: at
 most 48 characters; observed_channel: at most 20) may hold only ``A-Z a-z 0-9 . / _ %``. open_handle and group_id
-are kept as given. A msg_id seen again in an already accepted row of the same file is refused
-(``duplicate msg_id``).
+are kept as given. application (optional, the last of the columns) is printable text of at most
+:data:`~clwl.parse.put_record.APPLICATION_MAX` characters. A msg_id seen again in an already accepted row of the
+same file is refused (``duplicate msg_id``).
+
+A row may stop before ``application`` (a CSV file whose header is the other columns in their order is read
+without mapping its rows): the missing value is empty.
 """
 
 from __future__ import annotations
@@ -16,7 +20,7 @@ import re
 from datetime import datetime, timezone
 
 from clwl.parse.common import INT64_MAX, clip
-from clwl.parse.put_record import BINDS, PutRecord, make_put_record
+from clwl.parse.put_record import APPLICATION_MAX, BINDS, PUT_COLUMNS, PutRecord, make_put_record
 
 __all__ = ["BadRow", "RowValidator"]
 
@@ -28,6 +32,10 @@ _BOOLS = {"true": True, "false": False, "True": True, "False": False, "TRUE": Tr
 _UTC = timezone.utc
 _NAME_MAX = {"sending_qmgr": 48, "queue": 48, "target_qmgr": 48, "observed_qmgr": 48,
              "observed_xmitq": 48, "observed_channel": 20}
+
+
+#: Where ``application`` is in a row (PUT_COLUMNS order): a row as short as this has none.
+APPLICATION_AT = [c.name for c in PUT_COLUMNS].index("application")
 
 
 class BadRow(Exception):
@@ -53,6 +61,7 @@ class RowValidator:
         self.names48: set[str] = set()  # known-good names, so repeated names are checked once
         self.names20: set[str] = set()
         self.tokens: dict[str, bool] = {}  # upper-case token -> all zeros
+        self.applications: set[str] = set()  # known-good application names
         #: One row (values stripped, in PUT_COLUMNS order) -> PutRecord; raises BadRow. A closure over this
         #: validator's state (see _fast_row), called once per data row.
         self.row = self._fast_row()
@@ -78,6 +87,8 @@ class RowValidator:
         names48 = self.names48
         names20 = self.names20
         tokens = self.tokens
+        applications = self.applications
+        app_at = APPLICATION_AT
         name = self.name
         fromiso = datetime.fromisoformat
         utc = _UTC
@@ -149,11 +160,27 @@ class RowValidator:
             obs_x = v[16] or None
             if obs_x is not None and obs_x not in names48:
                 name("observed_xmitq", obs_x, False)
+            app = v[app_at] if len(v) > app_at else ""
+            if not app:
+                app = None
+            elif app not in applications:
+                applications.add(_application(app))
             seen[msg_id] = line
             return make(source, line, ts, sending, queue, target, bind, v[5] or None, v[6] or None, logical,
-                        from_chl, pcf, length, persistent, token, zero, msg_id, obs_q, obs_c, obs_x)
+                        from_chl, pcf, length, persistent, token, zero, msg_id, obs_q, obs_c, obs_x, app)
 
         return row
+
+
+def _application(text: str) -> str:
+    """An application name as given, or BadRow: printable (no control or line-break character, which would
+    break the report's lines) and at most APPLICATION_MAX characters."""
+    if len(text) > APPLICATION_MAX:
+        raise BadRow(f"application {clip(text)!r} is longer than {APPLICATION_MAX} characters")
+    if not text.isprintable():
+        ch = next(c for c in text if not c.isprintable())
+        raise BadRow(f"invalid character {ch!r} in application {clip(text)!r}")
+    return text
 
 
 def _bind(text: str) -> str:

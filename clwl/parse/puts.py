@@ -15,7 +15,9 @@ Reading of values (:mod:`clwl.parse.put_rows`): booleans are ``true``/``false`` 
 ``true``/``false`` too); put_time is ISO-8601 and is converted to UTC (``Z``, an offset, or no zone, which is read
 as UTC because the schema says UTC); hex is returned upper case; an empty optional value is ``None``. MQ names
 (sending_qmgr, queue, target_qmgr, observed_qmgr, observed_xmitq: at most 48 characters; observed_channel:
-at most 20) may hold only ``A-Z a-z 0-9 . / _ %``. open_handle and group_id are kept as given.
+at most 20) may hold only ``A-Z a-z 0-9 . / _ %``. open_handle and group_id are kept as given. The optional
+application column is printable text of at most 128 characters; a file without it reads as before (no
+application: the open handle's ``application:pid:handle`` form names it where the lake needs one).
 """
 
 from __future__ import annotations
@@ -41,7 +43,7 @@ from clwl.parse.common import (
     too_deep_reason,
 )
 from clwl.parse.put_record import PUT_COLUMNS, PutRecord
-from clwl.parse.put_rows import BadRow, RowValidator
+from clwl.parse.put_rows import APPLICATION_AT, BadRow, RowValidator
 
 __all__ = [
     "PUT_COLUMNS",  # defined in clwl.parse.put_record; imported from here by spark.ingest.message_events
@@ -108,7 +110,9 @@ def _parse_csv(lines: Iterable[str], source: str, on_chunk: Callable[[list[PutRe
         raise InputError(source, "missing required column(s) in header: " + ", ".join(missing))
     width = len(names)
     index = [names.index(c) if c in seen else -1 for c in _NAMES]
-    identity = index == list(range(len(_NAMES))) and width == len(_NAMES)
+    # Rows taken as they are: the header is the columns in their order, with or without the last, optional
+    # application (the row reader finds it missing in a shorter row).
+    identity = names == list(_NAMES[:width]) and width >= APPLICATION_AT
     row_fn = RowValidator(source).row
     records: list[PutRecord] = []
     problems: list[ParseProblem] = []

@@ -47,6 +47,7 @@ class MessageScope(NamedTuple):
     files: frozenset[str]  # put files whose held-back quarantine rows are rebuilt
     order_files: frozenset[str]  # every put file of the pairs (their order decides which copy is kept)
     single: frozenset[tuple[str, str]]  # pairs whose rows are all in one file of SELF_CHECKED_FORMATS
+    traced: frozenset[tuple[str, str]] = frozenset()  # pairs with rows of an activity trace (their ApplName is read)
 
 
 def message_scope(spark, config, frames: dict, touched: list[tuple[str, str, str]]) -> MessageScope:
@@ -81,7 +82,9 @@ def message_scope(spark, config, frames: dict, touched: list[tuple[str, str, str
         if f not in SELF_CHECKED_FORMATS:
             unchecked.add((d, q))
     single = frozenset(p for p in pairs if len(files_of.get(p, ())) <= 1 and p not in unchecked)
-    return MessageScope(tuple(sorted(pairs)), files, frozenset(s for d, s, q in after if (d, q) in pairs), single)
+    traced = frozenset((d, q) for (d, s, q), f in after.items() if f == TRACE_FORMAT and (d, q) in pairs)
+    return MessageScope(tuple(sorted(pairs)), files, frozenset(s for d, s, q in after if (d, q) in pairs), single,
+                        traced)
 
 
 def _file_order(config, files: Iterable[str], ingested_at: datetime) -> list[tuple[str, int]]:
@@ -111,7 +114,9 @@ def _file_order(config, files: Iterable[str], ingested_at: datetime) -> list[tup
 
 
 def _put_csv_row():
-    """A put record of bronze as a row of the put CSV (columns of ``clwl.parse.puts.PUT_COLUMNS``, in order)."""
+    """A put record of bronze as a row of the put CSV (columns of ``clwl.parse.puts.PUT_COLUMNS``, in order). The
+    optional application, the last column, is written only when the record has one: a row of a file without
+    the column reads back under that file's header."""
     from pyspark.sql import functions as F
 
     from clwl.parse.puts import PUT_COLUMNS
@@ -120,12 +125,62 @@ def _put_csv_row():
         if name == "put_time":
             return F.date_format(name, "yyyy-MM-dd'T'HH:mm:ss.SSSSSS'Z'")  # the session time zone is UTC
         value = F.col(name).cast("string")  # booleans: true / false
-        if name in ("open_handle", "group_id"):  # kept as given: may need CSV quotes
+        if name in ("open_handle", "group_id", "application"):  # kept as given: may need CSV quotes
             value = F.when(value.rlike('[",\\r\\n]'),
                            F.concat(F.lit('"'), F.regexp_replace(value, '"', '""'), F.lit('"'))).otherwise(value)
-        return F.coalesce(value, F.lit(""))
+        return value if name == "application" else F.coalesce(value, F.lit(""))  # concat_ws leaves a null out
 
     return F.concat_ws(",", *[text(c.name) for c in PUT_COLUMNS])
+
+
+# ----------------------------------------------------------------------------------------------------------
+# The application of a put: clwl.incidents.application_of as Spark columns (a Python UDF over every message
+# would cost more than the rest of the rebuild). tests/spark/test_put_application.py holds the two to one
+# table of cases.
+
+#: The characters ``str.strip()`` removes (those ``str.isspace()`` is true of): application_of strips its names,
+#: and so must the Spark rule (Spark's trim cuts blanks only).
+PY_SPACES = ("\t\n\x0b\x0c\r\x1c\x1d\x1e\x1f \x85\xa0\u1680" + "".join(map(chr, range(0x2000, 0x200B)))
+             + "\u2028\u2029\u202f\u205f\u3000")
+#: An activity trace's open handle begins with its connection (Correl_id hex), not a name (clwl.incidents).
+_CONNECTION_ID = "\\A[0-9A-Fa-f]{32,}\\z"
+
+
+def _stripped(column):
+    """``str.strip()``: btrim removes any of the given characters from both ends (no regex per row)."""
+    from pyspark.sql import functions as F
+
+    return F.btrim(column, F.lit(PY_SPACES))
+
+
+def application_column(column, traced_appl_name, open_handle):
+    """:func:`clwl.incidents.application_of` as a Spark column: the put file's application (``column``), else the
+    trace's ApplName (``traced_appl_name``), else the first field of an ``application:pid:handle`` open handle
+    (not a trace's connection id); each stripped, an empty one skipped; null when none names one."""
+    from pyspark.sql import functions as F
+
+    given, traced = _stripped(column), _stripped(traced_appl_name)
+    name = _stripped(F.substring_index(open_handle, ":", 1))
+    from_handle = F.when(open_handle.contains(":") & (name != "") & ~name.rlike(_CONNECTION_ID), name)
+    return F.coalesce(F.when(given != "", given), F.when(traced != "", traced), from_handle)
+
+
+def _with_application(spark, config, events, scope: MessageScope):
+    """The message events with ``application`` by :func:`application_column`: bronze's column (the put file's, as
+    given), else for a traced put the ApplName its MQPUT or MQPUT1 row of bronze.activity_operations carries (the
+    same file and line: an MQPUT1 has no open handle to find its connection by), else the open handle."""
+    from pyspark.sql import functions as F
+
+    traced = F.lit(None).cast("string")
+    if scope.traced:
+        dates = sorted({d for d, _ in scope.traced})
+        names = (read(spark, config, "bronze.activity_operations")
+                 .where(sql_in("run_date", dates))
+                 .where(F.col("operation").isin("MQPUT", "MQPUT1") & F.col("application_name").isNotNull())
+                 .select("run_date", "source_file", "position", F.col("application_name").alias("_appl_name")))
+        events = events.join(names, ["run_date", "source_file", "position"], "left")
+        traced = F.when(F.col("source") == TRACE_ORIGIN, F.col("_appl_name"))
+    return events.withColumn("application", application_column(F.col("application"), traced, F.col("open_handle")))
 
 
 def message_jobs(spark, config, scope: MessageScope, ingested_at: datetime, run_id: str):
@@ -224,6 +279,8 @@ def _held_back(spark, config, scope: MessageScope, where: str, good, losers, run
 
     events = good if not found else good.join(losers.select("source_file", "position"),
                                              ["source_file", "position"], "left_anti")
+    # After the held-back decision, which compares bronze's application as given (as clwl check does).
+    events = _with_application(spark, config, events, scope)
     jobs = [("silver.message_events", events, where)]
     held: dict[str, int] = {}
     if files:

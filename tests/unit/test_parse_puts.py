@@ -20,7 +20,9 @@ FIX = Path(__file__).resolve().parent.parent / "fixtures" / "puts"
 UTC = timezone.utc
 ZERO = "0" * 64
 TOK = "0431303031" + "00" * 26 + "06"
-HEADER = ",".join(c.name for c in PUT_COLUMNS)
+# The header of a put file without the optional application column (the samples' and most files'), and with it.
+HEADER = ",".join(c.name for c in PUT_COLUMNS if c.name != "application")
+FULL_HEADER = ",".join(c.name for c in PUT_COLUMNS)
 
 
 def _mid(n: int) -> str:
@@ -174,8 +176,87 @@ def test_value_reasons(column, value, reason):
     assert records == [] and [p.reason for p in problems] == [reason]
 
 
+# -- the optional application column ---------------------------------------------------------------------------
+
+_ROW = ["2026-11-20T10:00:00Z", "QM1", "Q1", "", "notfixed", "orders-api:2831:1", "", "false", "false", "false", "10",
+        "false", TOK]
+
+
+def _csv_row(n: int, application: str | None = None) -> str:
+    """A good data row (msg_id n), with an application field when one is given."""
+    return ",".join([*_ROW, _mid(n), "", "", "", *([] if application is None else [application])])
+
+
+def test_application_column_in_csv():
+    text = "\n".join([FULL_HEADER, _csv_row(1, "billing-svc"), _csv_row(2, ""), _csv_row(3, '"Order Entry, EU"'),
+                      _csv_row(4, "  padded  "), _csv_row(5, "x" * 128)]) + "\n"
+    records, problems = parse_puts_csv_text(text, "t.csv")
+    assert problems == []
+    assert [r.application for r in records] == ["billing-svc", None, "Order Entry, EU", "padded", "x" * 128]
+    assert records[0].open_handle == "orders-api:2831:1"  # the handle stays as given beside the column
+
+
+def test_a_file_without_the_application_column_reads_as_before():
+    text = HEADER + "\n" + _csv_row(1) + "\n"
+    (rec,), problems = parse_puts_csv_text(text, "t.csv")
+    assert problems == [] and rec.application is None
+    # the same row under the header with the column, its field empty: the same record
+    (same,), _ = parse_puts_csv_text(FULL_HEADER + "\n" + _csv_row(1, "") + "\n", "t.csv")
+    assert same == rec
+    (fixture, *_), _ = parse_puts_file(FIX / "puts_qm1.csv")
+    assert fixture.application is None
+
+
+def test_application_column_anywhere_in_the_header():
+    names = HEADER.split(",")
+    header = ",".join(["application", *reversed(names)])
+    values = dict(zip(names, _csv_row(1).split(",")))
+    text = header + "\n" + ",".join(["payments", *(values[n] for n in reversed(names))]) + "\n"
+    (rec,), problems = parse_puts_csv_text(text, "t.csv")
+    assert problems == [] and rec.application == "payments" and rec.msg_id == _mid(1)
+
+
+def test_application_in_json_lines_and_array():
+    base = dict(zip(HEADER.split(","), _csv_row(0).split(",")))
+    lines = [{**base, "msg_id": _mid(1), "application": "billing-svc"}, {**base, "msg_id": _mid(2)},
+             {**base, "msg_id": _mid(3), "application": None}, {**base, "msg_id": _mid(4), "application": 42}]
+    records, problems = parse_puts_jsonl_text("\n".join(json.dumps(x) for x in lines), "t.jsonl")
+    assert problems == [] and [r.application for r in records] == ["billing-svc", None, None, "42"]
+    records, problems = parse_puts_jsonl_text(json.dumps(lines), "t.json")
+    assert problems == [] and [r.application for r in records] == ["billing-svc", None, None, "42"]
+
+
+@pytest.mark.parametrize("value,reason", [
+    ("x" * 129, f"application '{'x' * 40}... (129 characters)' is longer than 128 characters"),
+    ("orders\napi", "invalid character '\\n' in application 'orders\\napi'"),
+    ("orders\tapi", "invalid character '\\t' in application 'orders\\tapi'"),
+    ("orders\x00api", "invalid character '\\x00' in application 'orders\\x00api'"),
+    ("orders\u2028api", "invalid character '\\u2028' in application 'orders\\u2028api'"),
+    (["a"], "bad value type for application: list"),
+])
+def test_a_bad_application_quarantines_its_record_only(value, reason):
+    base = dict(zip(HEADER.split(","), _csv_row(0).split(",")))
+    lines = [{**base, "msg_id": _mid(1)}, {**base, "msg_id": _mid(2), "application": value},
+             {**base, "msg_id": _mid(3), "application": "ok"}]
+    records, problems = parse_puts_jsonl_text("\n".join(json.dumps(x) for x in lines), "t.jsonl")
+    assert [(r.line, r.application) for r in records] == [(1, None), (3, "ok")]
+    assert [(p.line, p.reason) for p in problems] == [(2, reason)]
+
+
+def test_a_bad_application_in_csv():
+    text = "\n".join([FULL_HEADER, _csv_row(1, "a" * 129), _csv_row(2, '"two\nlines"'), _csv_row(3, "fine")]) + "\n"
+    records, problems = parse_puts_csv_text(text, "t.csv")
+    assert [(r.line, r.application) for r in records] == [(5, "fine")]
+    assert [(p.line, p.reason.split(" in ")[0] if "invalid" in p.reason else p.reason) for p in problems] == [
+        (2, f"application '{'a' * 40}... (129 characters)' is longer than 128 characters"),
+        (3, "invalid character '\\n'")]
+    # a row of the old width under the header with the column is one field short: refused as any such row
+    _, problems = parse_puts_csv_text(FULL_HEADER + "\n" + _csv_row(1) + "\n", "t.csv")
+    assert [p.reason for p in problems] == ["row has 17 fields, header has 18"]
+
+
 def test_multiline_quoted_field_keeps_line_numbers():
-    names = [c.name for c in PUT_COLUMNS]
+    names = HEADER.split(",")
     good = ["2026-11-20T10:00:00Z", "QM1", "Q1", "", "open", "h", "", "false", "false", "false", "10",
             "false", ZERO, "", "", "", ""]
     rows = []
@@ -218,7 +299,8 @@ def test_put_columns_document_the_record():
     assert names == [n for n in record_fields if n in names]
     assert set(record_fields) - set(names) == {"source", "line", "accounting_token_zero"}
     assert all(c.type in ("timestamp", "string", "boolean", "long") and c.description for c in PUT_COLUMNS)
-    assert [c.name for c in PUT_COLUMNS if not c.required] == ["observed_qmgr", "observed_channel", "observed_xmitq"]
+    assert [c.name for c in PUT_COLUMNS if not c.required] == ["observed_qmgr", "observed_channel", "observed_xmitq",
+                                                               "application"]
 
 
 def test_records_are_ordinary_frozen_put_records():
