@@ -12,7 +12,8 @@ landing folder in one run would decide them (the first copy by file name is kept
 Gaps (docs/cli-contract.md, ``clwl check``): a sender with puts but no configuration capture at or before its
 first put (a capture of an earlier date counts: configuration carries across days); channel status captures
 further apart than an interval; receivers (hosts of cluster queue instances seen in the configuration) with no
-queue accounting that day; a run date with no put record. Gaps never make the check fail: they are warnings.
+queue accounting that day; a run date with no put record. Gaps never make the check fail: they are warnings. The
+channel status and accounting rules are clwl/evidence.py's, which the ingest and the report apply too.
 
 Nothing is printed here: :func:`check_landing` returns a :class:`LandingCheck`.
 """
@@ -26,6 +27,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Iterable
 
 from clwl import formats, registry
+from clwl.evidence import CHSTATUS_INTERVAL_MINUTES, Gap, accounting_gaps, chstatus_gaps
 from clwl.formats import TRACE_FORMAT
 from clwl.held_back import Put as HeldPut
 from clwl.held_back import compared_fields, hold_back
@@ -37,8 +39,6 @@ if TYPE_CHECKING:  # pragma: no cover
 
 #: Problems kept per file (the first ones by position); the counts are always complete.
 MAX_PROBLEMS = 20
-#: Default longest stretch between two channel status captures of a queue manager, in minutes.
-CHSTATUS_INTERVAL_MINUTES = 60
 
 _RUN_ID = "check"
 _PUTS, _OPS, QUARANTINE_TABLE = "bronze.put_records", "bronze.activity_operations", "silver.quarantine"
@@ -82,18 +82,6 @@ class FileCheck:
     @property
     def name(self) -> str:
         return self.source_file.rsplit("/", 1)[-1]
-
-
-@dataclass
-class Gap:
-    """Something missing from the landing folder that weakens the replay (a warning, never a failure).
-
-    kind: no_configuration | chstatus_interval | no_chstatus | no_accounting | no_puts."""
-
-    kind: str
-    run_date: str
-    qmgr: str | None
-    detail: str
 
 
 @dataclass
@@ -161,10 +149,6 @@ def _column(key: str, name: str) -> int:
 
 def _utc(t: datetime) -> datetime:
     return t.replace(tzinfo=timezone.utc) if t.tzinfo is None else t.astimezone(timezone.utc)
-
-
-def _hhmmss(t: datetime) -> str:
-    return t.strftime("%H:%M:%S")
 
 
 @dataclass
@@ -320,7 +304,6 @@ def _hold_back(checks: list[FileCheck], files: dict[str, LandingFile], facts: _F
 
 def _gaps(dates: list[str], facts: _Facts, interval: timedelta) -> list[Gap]:
     gaps: list[Gap] = []
-    minutes = int(interval.total_seconds() // 60)
     for d in dates:
         senders = {s: [p for _, p in ps] for (day, s), ps in facts.puts.items() if day == d}
         if d not in facts.put_days:
@@ -336,31 +319,10 @@ def _gaps(dates: list[str], facts: _Facts, interval: timedelta) -> list[Gap]:
                     f"{s} puts from {first.isoformat().replace('+00:00', 'Z')} but no configuration capture of {s} "
                     f"(config_HHMMSS in a {s}/ folder, this date or earlier) is at or before it: its messages "
                     "until the first capture are not routed (NO_CONFIGURATION)")))
-        # Channel status: consecutive captures further apart than the interval, and for a sender the stretch
-        # from its first put to the day's first capture and from the last capture to its last put (its channel
-        # states must be known while it puts). One gap per queue manager and day, listing the stretches.
-        qmgrs = sorted({q for day, q in facts.chstatus_times if day == d} | set(senders))
-        for q in qmgrs:
-            times = sorted(facts.chstatus_times.get((d, q), ()))
-            if q in senders and not times:
-                gaps.append(Gap("no_chstatus", d, q, (
-                    f"{q} puts on {d} but has no channel status capture (chstatus_HHMMSS) that day: channel states "
-                    "come from the STATUS of DISPLAY CLUSQMGR or an earlier day's capture")))
-                continue
-            stretches = [(a, b, _hhmmss(a), _hhmmss(b)) for a, b in zip(times, times[1:])]
-            if q in senders:
-                first = min(p.put_time for p in senders[q])
-                last = max(p.put_time for p in senders[q])
-                if first < times[0]:
-                    stretches.insert(0, (first, times[0], f"first put {_hhmmss(first)}", _hhmmss(times[0])))
-                if last > times[-1]:
-                    stretches.append((times[-1], last, _hhmmss(times[-1]), f"last put {_hhmmss(last)}"))
-            long = [f"{a_text} to {b_text} ({int((b - a).total_seconds() // 60)} min)"
-                    for a, b, a_text, b_text in stretches if b - a > interval]
-            if long:
-                gaps.append(Gap("chstatus_interval", d, q, (
-                    f"{q}: channel status captured less often than every {minutes} min: no capture from "
-                    + ", from ".join(long))))
+        # Channel status: clwl.evidence's one rule (the report and the ingest apply it too).
+        captures = {q: times for (day, q), times in facts.chstatus_times.items() if day == d}
+        spans = {s: (min(p.put_time for p in ps), max(p.put_time for p in ps)) for s, ps in senders.items()}
+        gaps += [g.gap(d) for g in chstatus_gaps(d, captures, spans, interval)]
         # Receivers: hosts of cluster queue instances in the configuration in force that day (per observing
         # queue manager, its captures of the latest date up to this one that has any).
         hosts: dict[str, set[str]] = {}
@@ -370,12 +332,7 @@ def _gaps(dates: list[str], facts: _Facts, interval: timedelta) -> list[Gap]:
             for host, queues in (by_date[latest] if latest else {}).items():
                 hosts.setdefault(host, set()).update(queues)
                 seen_by.setdefault(host, set()).add(observer)
-        for host in sorted(hosts):
-            if (d, host) not in facts.accounting:
-                gaps.append(Gap("no_accounting", d, host, (
-                    f"{host} hosts {', '.join(sorted(hosts[host]))} (seen in the configuration of "
-                    f"{', '.join(sorted(seen_by[host]))}) but has no queue accounting (*.amqsmon with QueueAccounting "
-                    f"records) for {d}: what it received cannot be compared with the replay")))
+        gaps += accounting_gaps(d, hosts, seen_by, {q for day, q in facts.accounting if day == d})
     return gaps
 
 

@@ -14,9 +14,9 @@ from typing import Any, Callable, Protocol
 from clwl.days import run_day
 from clwl.report.advice import blast_section, drift_section, even_split_section, lint_section
 from clwl.report.agreement import MQ_COUNTS, agreement_section
-from clwl.report.channels import channels_section, xmitq_section
+from clwl.report.channels import channels_section, evidence_section, xmitq_section
 from clwl.report.distribution import distribution_section
-from clwl.report.incidents import incidents_section
+from clwl.report.incidents import incidents_section, picture_section
 from clwl.report.model import Day, Report, fmt, table_view
 from clwl.report.read import WHATIF_COLS, gather
 from clwl.report.shares import replay_section, shares_section
@@ -79,6 +79,8 @@ SECTIONS = (
     Section("what-if", whatif_section),
     Section("warnings", warnings_section),
     Section("incidents", incidents_section),
+    Section("picture", picture_section),
+    Section("evidence", evidence_section),
     Section("stuck", stuck_section),
     Section("distribution", distribution_section),
     Section("agreement", agreement_section),

@@ -9,7 +9,8 @@ import logging
 
 import pandas as pd
 
-from clwl.report.model import Chart, Day, Report, hmm, png, table_view
+from clwl.evidence import CHSTATUS_INTERVAL, ChstatusGap, accounting_gaps, chstatus_gaps
+from clwl.report.model import MAX_FINDINGS, Chart, Day, Report, hmm, png, table_view
 
 log = logging.getLogger(__name__)
 
@@ -85,22 +86,57 @@ def _timeline_chart(df: pd.DataFrame, day: dt.date, title: str, file: str) -> Ch
 
 TROUBLE_COLS = ("sending_qmgr", "channel", "state", "start", "end", "duration", "stuck")
 
+def stuck_per_interval(bad: pd.DataFrame, stuck: pd.DataFrame) -> tuple[list[int], dict[tuple[str, str], int]]:
+    """Each bad interval's own stuck messages: a stuck message (its wait from held_from for age_seconds, or to
+    the end of the day) counts in the one interval of its sending queue manager and channel it overlaps most
+    (the earlier on a tie), so two windows of one channel never both show the channel's total. Also, per
+    (sender, channel), the stuck messages no bad interval overlaps (the channel failed between captures)."""
+    counts = [0] * len(bad)
+    outside: dict[tuple[str, str], int] = {}
+    if stuck.empty:
+        return counts, outside
+    starts = list(bad["start"])
+    ends = list(bad["end"])
+    by_channel: dict[tuple[str, str], list[int]] = {}
+    for i, (s, c) in enumerate(zip(bad["sending_qmgr"], bad["channel"])):
+        by_channel.setdefault((str(s), str(c)), []).append(i)
+    held = pd.to_datetime(stuck["held_from"], utc=True)
+    age = pd.to_timedelta(stuck["age_seconds"], unit="s")
+    for s, c, a, w in zip(stuck["sending_qmgr"], stuck["channel"], held, age):
+        b = a + w if not pd.isna(w) else pd.Timestamp.max.tz_localize("UTC")
+        overlaps = [(min(b, ends[i]) - max(a, starts[i]), -i) for i in by_channel.get((str(s), str(c)), ())]
+        best = max(overlaps, default=None)
+        if best is None or best[0] <= pd.Timedelta(0):
+            outside[(str(s), str(c))] = outside.get((str(s), str(c)), 0) + 1
+        else:
+            counts[-best[1]] += 1
+    return counts, outside
+
+
 def channel_trouble(intervals: pd.DataFrame, stuck: pd.DataFrame) -> tuple[pd.DataFrame, set[str]]:
     """The intervals in which a sending channel was in a state messages wait behind (not RUNNING or INACTIVE),
-    with the stuck messages of that channel; and the labels of every channel with trouble (such an interval,
-    or stuck messages)."""
+    each with its own stuck messages (:func:`stuck_per_interval`); and the labels of every channel with trouble
+    (such an interval, or stuck messages). ``attrs["outside"]``: the stuck messages no interval holds."""
     if intervals.empty:
-        return pd.DataFrame(columns=TROUBLE_COLS), set()
-    bad = intervals[~intervals["state"].isin(HEALTHY_STATES)].copy()
-    per_channel = (stuck.groupby(["sending_qmgr", "channel"]).size() if not stuck.empty
-                   else pd.Series(dtype=int))
+        out = pd.DataFrame(columns=TROUBLE_COLS)
+        out.attrs["outside"] = {}
+        return out, set()
+    bad = intervals[~intervals["state"].isin(HEALTHY_STATES)].sort_values(["start", "label"]).reset_index(drop=True)
     bad["duration_seconds"] = (bad["end"] - bad["start"]).dt.total_seconds()
     bad["duration"] = bad["duration_seconds"].map(hmm)
-    bad["stuck"] = [int(per_channel.get((s, c), 0)) for s, c in zip(bad["sending_qmgr"], bad["channel"])]
+    bad["stuck"], outside = stuck_per_interval(bad, stuck)
+    bad.attrs["outside"] = outside
     labels = set(bad["label"])
     if not stuck.empty:
         labels |= {f"{s} \u2192 {c}" for s, c in zip(stuck["sending_qmgr"], stuck["channel"])}
-    return bad.sort_values(["start", "label"]).reset_index(drop=True), labels
+    return bad, labels
+
+
+def outside_note(outside: dict[tuple[str, str], int]) -> str:
+    if not outside:
+        return ""
+    return ("Stuck while the channel status showed no trouble (the channel failed between captures): "
+            + "; ".join(f"{s} \u2192 {c}: {n}" for (s, c), n in sorted(outside.items())) + ".")
 
 
 XMITQ_COLS = ("observing_qmgr", "xmitq", "capture_time", "depth", "by_destination")
@@ -148,6 +184,7 @@ def channels_section(day: Day, rep: Report) -> None:
         try:
             intervals, rep.timeline_note = channel_intervals(day.channel_status, day.run_date)
             trouble, labels = channel_trouble(intervals, day.stuck_rows)
+            rep.trouble_note = outside_note(trouble.attrs.get("outside", {}))
             rep.channel_trouble = table_view("channel-trouble", trouble, TROUBLE_COLS,
                                              "No sending channel was in a state messages wait behind.",
                                              keys={"duration": "duration_seconds"})
@@ -166,6 +203,94 @@ def channels_section(day: Day, rep: Report) -> None:
             rep.timeline_note = f"channel state timeline skipped: {exc}"
     elif not rep.timeline_note:
         rep.timeline_note = "no channel status table"
+
+
+# ------------------------------------------------------------------------------------------------ evidence
+
+
+def day_span(day: dt.date) -> tuple[dt.datetime, dt.datetime]:
+    start = pd.Timestamp(day, tz="UTC").to_pydatetime()
+    return start, start + dt.timedelta(days=1)
+
+
+def chstatus_day_gaps(day: Day) -> list[ChstatusGap]:
+    """The run date's channel status gaps (clwl.evidence's rule, as ``clwl check`` and the ingest apply it): the
+    capture times and each sender's puts of Day.seen; a sender with no capture has its whole day unseen."""
+    if day.seen is None or not day.seen.chstatus_read:
+        return []
+    return chstatus_gaps(day.run_date.isoformat(), day.seen.chstatus, dict(day.seen.puts), CHSTATUS_INTERVAL,
+                         day=day_span(day.run_date))
+
+
+def receiver_hosts(day: Day) -> tuple[dict[str, set[str]], dict[str, set[str]]]:
+    """Hosts of cluster queue instances in the configurations in force on the run date (host -> queues), and who
+    shows them (host -> observing queue managers): what ``clwl check`` takes from the captures."""
+    day_start, day_end = day_span(day.run_date)
+    hosts: dict[str, set[str]] = {}
+    seen_by: dict[str, set[str]] = {}
+    for sender, snaps in (day.timelines or {}).items():
+        in_force = [s for s in snaps if s.time < day_end]
+        before = [s for s in in_force if s.time <= day_start]
+        for snap in ([before[-1]] if before else []) + [s for s in in_force if s.time > day_start]:
+            for inst in snap.view.instances:
+                host = snap.view.local_name if inst.local else inst.qmgr
+                hosts.setdefault(host, set()).add(inst.queue)
+                seen_by.setdefault(host, set()).add(sender)
+    return hosts, seen_by
+
+
+def evidence_findings(day: Day, gaps: list[ChstatusGap]) -> list[str]:
+    """What the report could not see: channel status gaps, receivers without accounting, quarantined records.
+    Never silent: no coverage read, or no capture, is said as such, not taken for a healthy day."""
+    d = day.run_date.isoformat()
+    seen = day.seen
+    if seen is None:
+        return ["The evidence's coverage (channel status captures, queue accounting, quarantine) could not be read: "
+                "what the report could not see is unknown, not nothing."]
+    out = []
+    minutes = int(CHSTATUS_INTERVAL.total_seconds() // 60)
+    if not seen.chstatus_read:
+        out.append("No channel status captures could be read (bronze.capture_files): every channel state in this "
+                   "report is an assumption.")
+    for g in gaps:
+        if g.kind == "no_chstatus":
+            out.append(f"{g.qmgr} put messages but has no channel status capture on {d}: its channel states all day "
+                       "are assumed (an earlier capture, or DISPLAY CLUSQMGR's STATUS), not seen; the picture hatches "
+                       "its whole day.")
+        else:
+            out.append(f"{g.qmgr}: no channel status capture from " + ", from ".join(u.text for u in g.unseen)
+                       + f" (captures further apart than {minutes} min): a channel could have failed and recovered "
+                       "unseen in between; the picture hatches these windows.")
+    if seen.accounting is None:
+        out.append("No queue accounting table: no receiver's counts to compare with the replay.")
+    else:
+        hosts, seen_by = receiver_hosts(day)
+        for g in accounting_gaps(d, hosts, seen_by, seen.accounting):
+            out.append(g.detail[0].upper() + g.detail[1:] + ".")
+    q = seen.quarantine
+    if q is not None and not q.empty:
+        files = q.groupby("source_file")["records"].sum().sort_values(ascending=False)
+        out.append(f"{int(q['records'].sum())} record{'s' if int(q['records'].sum()) != 1 else ''} quarantined from "
+                   f"{len(files)} file{'s' if len(files) != 1 else ''}: "
+                   + "; ".join(f"{f} ({n}: {', '.join(q[q['source_file'] == f]['reason'].astype(str).str[:80])})"
+                               for f, n in files.head(MAX_FINDINGS).items())
+                   + (f"; and {len(files) - MAX_FINDINGS} more files" if len(files) > MAX_FINDINGS else "")
+                   + ". Their messages, captures or counts are not in the replay.")
+    if not out:
+        out.append(f"Nothing missing: channel status was captured at least every {minutes} min while each sender "
+                   "put, every receiver has queue accounting, and no record was quarantined.")
+    return out
+
+
+QUARANTINE_COLS = ("source_file", "level", "reason", "records")
+
+
+def evidence_section(day: Day, rep: Report) -> None:
+    """What the report could not see, first in the findings after the incidents."""
+    rep.findings_evidence = evidence_findings(day, chstatus_day_gaps(day))
+    if day.seen is not None and not day.seen.quarantine.empty:
+        rep.quarantine = table_view("quarantine", day.seen.quarantine.sort_values(["source_file", "reason"]),
+                                    QUARANTINE_COLS, "Nothing quarantined.", wrap=("source_file", "reason"))
 
 
 def xmitq_section(day: Day, rep: Report) -> None:

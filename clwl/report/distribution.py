@@ -16,6 +16,23 @@ SOURCE_LABELS = {"accounting": "observed (receiver accounting, all senders)",
                  "observed_destination": "observed (destinations in the put records)"}
 
 
+#: The legend of the replayed bars: what they count, against the whole day's count of the tables beside them.
+REPLAYED_LABEL = {
+    "accounting": "replayed (\"expected\"): the replay's messages delivered within the receiver's accounting intervals",
+    "observed_destination": "replayed (\"expected\"): the replay's count of the puts with an observed destination",
+    None: "replayed (the replay's count: \"expected\")"}
+def replayed_label(sources: list[str]) -> str:
+    """The replayed bars' legend for a figure of these panels (sources, left to right)."""
+    if len(sources) == 1:
+        return REPLAYED_LABEL.get(sources[0], REPLAYED_LABEL[None])
+    short = {"accounting": "delivered within the accounting intervals",
+             "observed_destination": "puts with an observed destination"}
+    return ("replayed (\"expected\"), the replay's messages: "
+            + "; ".join(f"panel {i}, {short.get(src, src)}" for i, src in enumerate(sources, 1)))
+
+
+DAY_NOTE = "of N: the replay's messages to that destination over the whole day (the share table's replayed)"
+
 DIST_COLS = ("sending_qmgr", "queue", "interval_start", "interval_end", "qmgr", "expected", "observed", "deviation",
              "p_value", "verdict", "explanation", "source", "applications", "remedy")
 
@@ -86,7 +103,34 @@ def dist_overview(dist: pd.DataFrame) -> pd.DataFrame:
     return g.sort_values(["queue", "source", "qmgr"])
 
 
-def distribution_charts(dist: pd.DataFrame, day: dt.date) -> list[Chart]:
+def day_replayed(cube: pd.DataFrame | None, queue: str, senders: list[str] | None = None) -> pd.Series:
+    """Per destination, the replay's messages of ``queue`` over the whole day (routing_replay's final_qmgr, from
+    the count cube), of ``senders`` only when given (None: every sender)."""
+    if cube is None or cube.empty:
+        return pd.Series(dtype="int64")
+    part = cube[(cube["queue"] == queue) & (cube["final_qmgr"] != "(error)")]
+    if senders is not None:
+        part = part[part["sending_qmgr"].isin(senders)]
+    return part.groupby("final_qmgr")["messages"].sum().astype("int64")
+
+
+def chart_counts(dist: pd.DataFrame, queue: str, source: str | None, cube: pd.DataFrame | None = None) -> pd.DataFrame:
+    """What one panel of a queue's chart counts, per destination: expected (the replay's count within the rows'
+    intervals: the accounting intervals, or the hours of the puts with an observed destination), observed,
+    unexpected (any interval flagged), and day (the replay's messages to that destination over the whole day,
+    of the same senders), so a chart and the tables beside it can be reconciled."""
+    q = dist[dist["queue"] == queue]
+    part = q if source is None else q[q["source"] == source]
+    if (part["sending_qmgr"] == "*").any():  # receiver accounting for all senders: do not add senders
+        part = part[part["sending_qmgr"] == "*"]
+    agg = part.groupby("qmgr").agg(expected=("expected", "sum"), observed=("observed", "sum"),
+                                   unexpected=("verdict", lambda v: bool((v == "unexpected").any()))).sort_index()
+    senders = None if (part["sending_qmgr"] == "*").any() else sorted(set(part["sending_qmgr"]))
+    agg["day"] = day_replayed(cube, queue, senders).reindex(agg.index).fillna(0).astype("int64")
+    return agg
+
+
+def distribution_charts(dist: pd.DataFrame, day: dt.date, cube: pd.DataFrame | None = None) -> list[Chart]:
     """Per queue, the replay's count ("expected") against the observed count per destination. The legend sits
     below the axes (figure legend, constrained layout), so it never covers a bar."""
     from matplotlib.figure import Figure  # the object API: no pyplot, no global state, Agg canvas
@@ -105,16 +149,15 @@ def distribution_charts(dist: pd.DataFrame, day: dt.date) -> list[Chart]:
         axes = fig.subplots(1, max(1, len(sources)), squeeze=False)[0]
         handles: dict[str, Any] = {}
         for ax, source in zip(axes, sources or [None]):
-            part = q if source is None else q[q["source"] == source]
-            if (part["sending_qmgr"] == "*").any():  # receiver accounting for all senders: do not add senders
-                part = part[part["sending_qmgr"] == "*"]
-            agg = part.groupby("qmgr").agg(expected=("expected", "sum"), observed=("observed", "sum"),
-                                           unexpected=("verdict", lambda v: bool((v == "unexpected").any())))
-            agg = agg.sort_index()
+            agg = chart_counts(dist, queue, source, cube)
             x = range(len(agg))
             w = 0.4
             handles["replayed"] = ax.bar([i - w / 2 for i in x], agg["expected"], w,
                                          label="replayed (the replay's count: \"expected\")", color="#1565c0")
+            for i, (n, whole) in enumerate(zip(agg["expected"], agg["day"])):
+                if cube is not None and whole != n:  # the table beside counts the whole day: say what differs
+                    ax.annotate(f"of {whole}", (i - w / 2, n), ha="center", va="bottom", fontsize=7)
+                    handles.setdefault(DAY_NOTE, Patch(facecolor="white", edgecolor="white"))
             bars = ax.bar([i + w / 2 for i in x], agg["observed"], w, label="observed", color="#90caf9",
                           hatch="//" if source == "accounting" else None)
             handles[SOURCE_LABELS.get(source, "observed")] = bars
@@ -131,7 +174,7 @@ def distribution_charts(dist: pd.DataFrame, day: dt.date) -> list[Chart]:
             ax.set_ylim(0, float(max(agg["expected"].max(), agg["observed"].max(), 1)) * 1.1)
             ax.yaxis.set_major_locator(MaxNLocator(integer=True))
             ax.grid(axis="y", alpha=0.3)
-        fig.legend(list(handles.values()), [k if k != "replayed" else "replayed (the replay's count: \"expected\")"
+        fig.legend(list(handles.values()), [k if k != "replayed" else replayed_label(sources)
                                             for k in handles], loc="outside lower center",
                    ncols=min(3, len(handles)), fontsize=8)
         fig.suptitle(f"{queue}: replayed against observed messages per destination, {day.isoformat()}")
@@ -139,6 +182,27 @@ def distribution_charts(dist: pd.DataFrame, day: dt.date) -> list[Chart]:
                              f"Bar chart of replayed (expected) against observed messages per destination for "
                              f"{queue}"))
     return charts
+
+
+def distribution_note(dist: pd.DataFrame, cube: pd.DataFrame | None) -> str:
+    """Where a chart's replayed bar counts fewer messages than the replay sent there over the day (the shares
+    table's count), one sentence naming both and why they differ."""
+    if dist.empty or cube is None or cube.empty:
+        return ""
+    parts = []
+    for queue in sorted(set(dist["queue"])):
+        for source in sorted(set(dist.loc[dist["queue"] == queue, "source"].dropna())):
+            agg = chart_counts(dist, queue, source, cube)
+            diff = agg[agg["expected"] != agg["day"]]
+            if not diff.empty:
+                why = ("delivered within its accounting intervals" if source == "accounting"
+                       else "with an observed destination")
+                parts.append(f"{queue} ({source}): " + ", ".join(
+                    f"{q} {int(r['expected'])} of {int(r['day'])}" for q, r in diff.iterrows()) + f" ({why})")
+    if not parts:
+        return ""
+    return ("The charts' replayed bars count only the messages their comparison covers, the shares table every "
+            "message of the day: " + "; ".join(parts) + ".")
 
 
 DIST_OVERVIEW_COLS = ("queue", "source", "qmgr", "expected", "observed", "intervals", "unexpected")
@@ -150,7 +214,8 @@ def distribution_section(day: Day, rep: Report) -> None:
     if not dist.empty and "verdict" in dist.columns:
         dist = who_and_remedy(dist, day.skew)
     rep.findings_distribution = distribution_findings(dist)
-    rep.charts = distribution_charts(dist, day.run_date)
+    rep.charts = distribution_charts(dist, day.run_date, day.routing_cube)
+    rep.dist_note = distribution_note(dist, day.routing_cube)
     flagged = dist[dist["verdict"] == "unexpected"] if not dist.empty else dist
     rep.unexpected = table_view("unexpected", flagged, DIST_COLS, "No interval was flagged as unexpected.",
                                 wrap=("explanation", "applications", "remedy"))

@@ -17,7 +17,7 @@ from clwl.incidents import Delay, Incident, Trouble, counted, counts_text, incid
 from clwl.model import ClusterView
 from clwl.remedies import BY_KEY, single_instance, stay_cause
 from clwl.report.channels import HEALTHY_STATES, channel_intervals
-from clwl.report.model import Day, Report, hmm, table_view
+from clwl.report.model import Chart, Day, Report, hmm, png, table_view
 
 INCIDENT_COLS = ("side", "look_at", "window", "channels", "queues", "applications", "delayed", "stuck",
                  "reallocated", "longest_wait")
@@ -168,10 +168,12 @@ def incident_findings(found: list[Incident], day: dt.date, causes: dict[str, str
     quiet = [i for i in found if not i.delays]
     out = [f"{len(found)} incident{'s' if len(found) != 1 else ''} on {day.isoformat()}"
            + (f", {len(with_messages)} with messages waiting:" if quiet else ":")]
-    out += [" ".join(p for p in (i.sentence, why_they_stayed(i, causes or {})) if p) for i in with_messages]
+    number = {id(i): n for n, i in enumerate(found, 1)}  # as the picture numbers them
+    out += [" ".join(p for p in (f"[{number[id(i)]}]", i.sentence, why_they_stayed(i, causes or {})) if p)
+            for i in with_messages]
     if quiet:
         out.append(f"{len(quiet)} more with no message waiting: "
-                   + "; ".join(i.headline.split(":", 1)[0] for i in quiet) + ".")
+                   + "; ".join(f"[{number[id(i)]}] " + i.headline.split(":", 1)[0] for i in quiet) + ".")
     return out
 
 
@@ -193,6 +195,117 @@ def incidents_section(day: Day, rep: Report) -> None:
     rep.incidents = table_view("incidents", incident_frame(found), INCIDENT_COLS, "No incident.",
                                wrap=("look_at", "channels", "queues", "applications"),
                                keys={"longest_wait": "longest_seconds"})
+
+
+# ------------------------------------------------------------------------------------------------ the picture
+
+
+def waiting_steps(delays: list[Delay], day: dt.date) -> dict[str, list[tuple[pd.Timestamp, int]]]:
+    """Per channel ("sender \u2192 channel"), the messages waiting on its transmission queue over the run date, as
+    steps (time, messages waiting from then on): each delayed message waits from its held_from for its wait (the
+    replay's held and released times; a stuck message without a known end, to the end of the day)."""
+    day_start = pd.Timestamp(day, tz="UTC")
+    day_end = day_start + pd.Timedelta(days=1)
+    changes: dict[str, dict[pd.Timestamp, int]] = {}
+    for d in delays:
+        start = max(_ts(d.held_from), day_start)
+        end = day_end if d.wait_seconds is None else min(_ts(d.held_from) + pd.Timedelta(seconds=d.wait_seconds),
+                                                         day_end)
+        if end <= start:
+            continue
+        at = changes.setdefault(f"{d.sender} \u2192 {d.channel}", {})
+        at[start] = at.get(start, 0) + 1
+        at[end] = at.get(end, 0) - 1
+    out = {}
+    for label in sorted(changes):
+        n, steps = 0, [(day_start, 0)]
+        for t in sorted(changes[label]):
+            n += changes[label][t]
+            steps.append((t, n))
+        out[label] = steps
+    return out
+
+
+def _hours(t: Any, day_start: pd.Timestamp) -> float:
+    return (_ts(t) - day_start).total_seconds() / 3600.0
+
+
+def waiting_picture(day: Day, found: list[Incident], gaps: list[Any], delays: list[Delay]) -> Chart:
+    """One picture of the day: messages waiting per channel (steps), the incidents shaded and numbered as in the
+    findings, and below, per queue manager, its channel status captures as ticks with the unseen windows
+    (clwl.evidence's gaps) hatched, so thin evidence shows beside what it shows."""
+    from matplotlib.figure import Figure
+    from matplotlib.patches import Patch
+
+    day_start = pd.Timestamp(day.run_date, tz="UTC")
+    steps = waiting_steps(delays, day.run_date)
+    seen = day.seen
+    qmgrs = sorted(set(seen.chstatus) | set(seen.puts)) if seen is not None else []
+    fig = Figure(figsize=(11, 4.2 + 0.28 * len(qmgrs)), layout="constrained")
+    top, bottom = fig.subplots(2, 1, sharex=True, height_ratios=[3, max(1, 0.35 * len(qmgrs))])
+    colours = [f"C{i}" for i in range(10)]
+    for i, (label, st) in enumerate(steps.items()):
+        top.step([_hours(t, day_start) for t, _ in st] + [24.0], [n for _, n in st] + [st[-1][1]], where="post",
+                 color=colours[i % 10], label=label, linewidth=1.6)
+    for n, inc in enumerate(found, 1):
+        a, b = _hours(inc.start, day_start), _hours(inc.end, day_start)
+        top.axvspan(a, max(b, a + 0.05), color="#c62828", alpha=0.12, linewidth=0)
+        top.text(a, 1.0, f" {n}", transform=top.get_xaxis_transform(), va="top", fontsize=8, color="#c62828")
+    if not steps:
+        top.text(12, 0.5, "no message waited on a transmission queue", ha="center", va="center", color="#616161")
+    top.set_ylabel("messages waiting")
+    top.set_ylim(bottom=0)
+    top.grid(alpha=0.3)
+    handles, labels = top.get_legend_handles_labels()
+    if found:
+        handles.append(Patch(color="#c62828", alpha=0.12))
+        labels.append("incident (numbered as in the findings)")
+    if handles:
+        top.legend(handles, labels, loc="upper left", bbox_to_anchor=(1.01, 1), fontsize=8, title="sender \u2192 channel")
+    top.set_title(f"Messages waiting per channel, {day.run_date.isoformat()} (UTC)")
+    unseen = {}
+    for g in gaps:
+        unseen.setdefault(g.qmgr, []).extend(g.unseen)
+    for y, q in enumerate(qmgrs):
+        for u in unseen.get(q, ()):
+            a, b = _hours(u.start, day_start), _hours(u.end, day_start)
+            bottom.broken_barh([(a, b - a)], (y - 0.4, 0.8), facecolors="none", edgecolors="#9e9e9e", hatch="///",
+                               linewidth=0.5)
+        times = [_hours(t, day_start) for t in seen.chstatus.get(q, ())]
+        bottom.plot(times, [y] * len(times), linestyle="none", marker="|", markersize=12, color="#212121")
+        if not times:
+            bottom.text(0.2, y, "no capture", va="center", fontsize=7, color="#c62828")
+    bottom.set_yticks(range(len(qmgrs)))
+    bottom.set_yticklabels(qmgrs)
+    bottom.set_ylim(len(qmgrs) - 0.5 if qmgrs else 0.5, -0.5)
+    bottom.set_ylabel("channel status")
+    bottom.legend([plt_line("|"), Patch(facecolor="none", edgecolor="#9e9e9e", hatch="///")],
+                  ["capture", "no capture for longer than the interval (unseen)"], loc="upper left",
+                  bbox_to_anchor=(1.01, 1), fontsize=8)
+    if seen is None:
+        bottom.text(12, 0, "captures not read: coverage unknown", ha="center", va="center", color="#c62828")
+    bottom.set_xlim(0, 24)
+    bottom.set_xticks(range(0, 25, 2))
+    bottom.set_xlabel(f"hour of {day.run_date.isoformat()} (UTC)")
+    bottom.grid(axis="x", alpha=0.3)
+    return Chart("Messages waiting per channel", png(fig), "messages_waiting.png",
+                 "Messages waiting per channel over the run date, incidents shaded, channel status captures as "
+                 "ticks and unseen windows hatched")
+
+
+def plt_line(marker: str):
+    from matplotlib.lines import Line2D
+
+    return Line2D([], [], linestyle="none", marker=marker, markersize=10, color="#212121")
+
+
+def picture_section(day: Day, rep: Report) -> None:
+    """The one picture at the top of the findings."""
+    from clwl.report.channels import chstatus_day_gaps
+
+    troubles, delays = troubles_and_delays(day)
+    found = incidents(troubles, workload_channels(day), delays)
+    rep.picture = waiting_picture(day, found, chstatus_day_gaps(day), delays)
 
 
 def applications_text(msg_ids: Any, apps: dict[str, str]) -> str:

@@ -44,6 +44,11 @@ class TableView:
     empty: str
     wrap: frozenset[str] = frozenset()  # columns of long text: wrapped, never run past the page
     details: frozenset[str] = frozenset()  # columns of long text shown behind a disclosure (HTML)
+    ids: frozenset[str] = frozenset()  # columns of long ids: shown short, whole in the title, with a copy button
+
+    def short(self, text: str) -> str:
+        """An id as shown in an ``ids`` column: its first ID_SHOWN characters and an ellipsis."""
+        return text if len(text) <= ID_SHOWN + 1 else text[:ID_SHOWN] + "\u2026"
 
     @property
     def more(self) -> int:
@@ -83,6 +88,11 @@ class Report:
     timeline_rest: Chart | None = None
     timeline_rest_count: int = 0
     timeline_note: str = ""
+    picture: Chart | None = None  # messages waiting per channel, incidents and evidence marked (clwl.report.incidents)
+    findings_evidence: list[str] = field(default_factory=list)  # what the report could not see
+    quarantine: TableView | None = None
+    trouble_note: str = ""  # the stuck messages of troubled channels that no bad interval holds
+    dist_note: str = ""  # what the distribution charts count against the replay's day totals
     xmitq_chart: Chart | None = None
     xmitq_table: TableView | None = None
     xmitq_note: str = ""
@@ -94,9 +104,25 @@ class Report:
 
     @property
     def all_charts(self) -> list[Chart]:
-        return [c for c in [*self.charts, self.timeline_trouble, self.timeline_rest, self.xmitq_chart] if c]
+        return [c for c in [self.picture, *self.charts, self.timeline_trouble, self.timeline_rest, self.xmitq_chart]
+                if c]
 
 
+
+
+@dataclass
+class Seen:
+    """What the day's evidence covered, for clwl/evidence.py's rules: chstatus, the run date's channel status
+    capture times per queue manager (chstatus_read False: bronze.capture_files not read); puts, each sender's
+    first and last put; accounting, the queue managers with queue accounting records (None: no such table);
+    quarantine, the records quarantined per source_file, level and reason (``records``)."""
+
+    chstatus: dict[str, list[dt.datetime]] = field(default_factory=dict)
+    puts: dict[str, tuple[dt.datetime, dt.datetime]] = field(default_factory=dict)
+    accounting: set[str] | None = None
+    quarantine: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(
+        columns=["source_file", "level", "reason", "records"]))
+    chstatus_read: bool = True
 
 
 @dataclass
@@ -141,6 +167,7 @@ class Day:
     delayed: pd.DataFrame | None = None
     puts: pd.DataFrame | None = None
     skew: pd.DataFrame | None = None
+    seen: Seen | None = None  # what the evidence covered (None: not read: the report says so)
 
     @cached_property
     def summary(self) -> tuple[dict, str]:
@@ -217,7 +244,7 @@ def _sort_key(v: Any) -> str:
 
 def table_view(id: str, frame: pd.DataFrame, columns: Sequence[str], empty: str, *,
                wrap: Iterable[str] = (), keys: dict[str, str] | None = None,
-               limit: int = MAX_TABLE_ROWS) -> TableView:
+               limit: int = MAX_TABLE_ROWS, details: Iterable[str] = (), ids: Iterable[str] = ()) -> TableView:
     """keys: a column whose sort key is another column (e.g. "oldest" h:mm sorted by its seconds)."""
     cols = [c for c in columns if c in frame.columns]
     keys = keys or {}
@@ -225,7 +252,43 @@ def table_view(id: str, frame: pd.DataFrame, columns: Sequence[str], empty: str,
     rows = []
     for rec in shown.to_dict("records"):
         rows.append([(fmt(rec[c]), _sort_key(rec[keys[c]] if c in keys else rec[c])) for c in cols])
-    return TableView(id, cols, rows, len(frame), empty, frozenset(wrap))
+    return TableView(id, cols, rows, len(frame), empty, frozenset(wrap), frozenset(details), frozenset(ids))
+
+
+# The HTML report's table layout (templates/report.html.j2's CSS), for estimated_width: a page of PAGE_PX
+# (1400 px less the body's padding) holds a table whose columns' narrowest widths add up to no more.
+PAGE_PX = 1400 - 2 * 24
+CHAR_PX = 7.2  # an average character at the tables' .85em of 16 px
+CELL_PAD_PX = 16  # padding and borders of a cell
+WRAP_MIN_PX = 8 * 13.6  # td.wrap: min-width 8em, and overflow-wrap:anywhere breaks even a long word below it
+ID_SHOWN = 8  # characters of an id shown (the rest in its title and the copy button)
+DETAILS_INLINE = 24  # a details column's text up to this long is shown as it is, longer behind the disclosure
+COPY_PX = 26  # the copy button
+
+
+def _longest_word(texts: Iterable[str]) -> int:
+    return max((len(w) for x in texts for w in x.split()), default=0)
+
+
+def estimated_width(t: TableView) -> float:
+    """The narrowest width in px the HTML report's CSS lets ``t`` take (the browser's automatic table layout
+    shrinks a table that does not fit down to it, and scrolls sideways only below it): per column, the header
+    (never wrapped), else its cells' narrowest form: an ids column its short id and copy button, a details
+    column the disclosure's summary (or its short text), a wrap column its min-width (it breaks anywhere), any
+    other its longest word. A screenshot-free check that a table fits the page without sideways scrolling."""
+    total = 0.0
+    for i, c in enumerate(t.columns):
+        texts = [row[i][0] for row in t.rows]
+        if c in t.ids:
+            cell = max((len(t.short(x)) for x in texts), default=0) * CHAR_PX + COPY_PX
+        elif c in t.details:
+            cell = max([len(c) + 3] + [_longest_word([x]) for x in texts if len(x) <= DETAILS_INLINE]) * CHAR_PX
+        elif c in t.wrap:
+            cell = WRAP_MIN_PX
+        else:
+            cell = _longest_word(texts) * CHAR_PX
+        total += max(cell, len(c) * CHAR_PX * 1.1) + CELL_PAD_PX  # headers are bold and never wrap
+    return total
 
 
 def png(fig) -> bytes:

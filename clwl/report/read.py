@@ -22,7 +22,7 @@ import pandas as pd
 from clwl.lake import GOLD_TABLES, is_delta_table, open_delta
 from clwl.registry import columns_of
 from clwl.report.agreement import mq_counts
-from clwl.report.model import MAX_DISAGREEMENTS, Day, summary_row
+from clwl.report.model import MAX_DISAGREEMENTS, Day, Seen, summary_row
 from clwl.silver import table_path
 
 log = logging.getLogger(__name__)
@@ -68,9 +68,12 @@ BATCH_ROWS = 1 << 18  # rows per batch when a table is summarised or filtered ba
 
 # routing_replay's columns the report needs; per batch they become a count cube over CUBE_KEYS.
 REPLAY_CUBE_COLS = columns_of("gold.routing_replay", "sending_qmgr", "queue", "path", "error", "reallocatable", "held",
-                              "held_from", "stay_reason", "agrees", "reallocations", "final_qmgr", "observed_qmgr")
+                              "held_from", "stay_reason", "agrees", "reallocations", "final_qmgr", "observed_qmgr",
+                              "config_time")
+# config_time (ISO text): the configuration snapshot each message was routed with, so the replayed share splits at
+# the same configuration changes as the configured one (clwl.report.shares).
 CUBE_KEYS = ("sending_qmgr", "queue", "path", "unroutable", "not_reallocatable", "reallocated", "waited_and_stayed",
-             "still_waiting", "final_qmgr", "observed_qmgr", "agrees")
+             "still_waiting", "final_qmgr", "observed_qmgr", "agrees", "config_time")
 
 NONE = ""  # a missing key in the cube (groupby drops nulls otherwise)
 
@@ -97,8 +100,15 @@ def replay_cube(replay: pd.DataFrame) -> pd.DataFrame:
         "final_qmgr": text(col("final_qmgr")).where(~error, "(error)"),
         "observed_qmgr": text(col("observed_qmgr")),
         "agrees": text(col("agrees").map({True: "yes", False: "no"})),
+        "config_time": iso(col("config_time")),
     })
     return cube.groupby(list(CUBE_KEYS), dropna=False).size().rename("messages").reset_index()
+
+
+def iso(times: pd.Series) -> pd.Series:
+    """Timestamps as UTC ISO text, NONE for null (a cube key)."""
+    t = pd.to_datetime(times, utc=True)
+    return pd.Series([NONE if pd.isna(v) else v.isoformat() for v in t], index=times.index, dtype=object)
 
 
 def combine(parts: list[pd.DataFrame]) -> pd.DataFrame:
@@ -301,6 +311,48 @@ def read_skew(lake: Path, day: dt.date, unexpected: pd.DataFrame) -> pd.DataFram
             ["messages"].sum().reset_index())
 
 
+# What the day's evidence covered (clwl.report.model.Seen; clwl/evidence.py's rules are applied to it).
+CAPTURE_COLS = columns_of("bronze.capture_files", "observing_qmgr", "capture_time")
+ACCOUNTING_COLS = columns_of("silver.queue_accounting", "qmgr")
+QUARANTINE_COLS = columns_of("silver.quarantine", "source_file", "level", "reason")
+
+
+def read_seen(silver: Path, lake: Path, day: dt.date, *, replay_version: int | None) -> Seen:
+    """The run date's channel status capture times per queue manager (bronze.capture_files, accepted chstatus
+    captures), each sender's first and last put (gold.routing_replay), the queue managers with queue accounting
+    (silver.queue_accounting, QueueAccounting records; None: no such table) and the records quarantined per file,
+    level and reason (silver.quarantine). Each read alone, a few columns."""
+
+    def times(found: dict, batch: pd.DataFrame) -> dict:
+        for q, t in zip(batch["observing_qmgr"], pd.to_datetime(batch["capture_time"], utc=True)):
+            found.setdefault(str(q), []).append(t.to_pydatetime())
+        return found
+
+    captures, _ = fold(table_path(silver, "bronze.capture_files"), day, CAPTURE_COLS,
+                       [("capture_type", "=", "chstatus")], times, {})
+
+    def spans(found: dict, batch: pd.DataFrame) -> dict:
+        g = batch.assign(put_time=pd.to_datetime(batch["put_time"], utc=True)).groupby("sending_qmgr")["put_time"]
+        for q, a, b in zip(g.min().index, g.min(), g.max()):
+            old = found.get(q)
+            found[q] = (a.to_pydatetime(), b.to_pydatetime()) if old is None else (min(old[0], a.to_pydatetime()),
+                                                                                 max(old[1], b.to_pydatetime()))
+        return found
+
+    puts, _ = fold(table_path(lake, "gold.routing_replay"), day,
+                   columns_of("gold.routing_replay", "sending_qmgr", "put_time"), [], spans, {},
+                   version=replay_version)
+    accounting, _ = fold(table_path(silver, "silver.queue_accounting"), day, ACCOUNTING_COLS,
+                         [("monitoring_type", "=", "QueueAccounting")],
+                         lambda found, batch: found | set(batch["qmgr"].astype(str)), set())
+    quarantined, _ = fold(table_path(silver, "silver.quarantine"), day, QUARANTINE_COLS, [],
+                          lambda parts, batch: [*parts, batch], [])
+    q = (pd.concat(quarantined, ignore_index=True) if quarantined else pd.DataFrame(columns=list(QUARANTINE_COLS)))
+    q = q.groupby(list(QUARANTINE_COLS), dropna=False).size().rename("records").reset_index()
+    return Seen(chstatus=captures or {}, puts=puts or {}, accounting=accounting, quarantine=q,
+                chstatus_read=captures is not None)
+
+
 PUT_OPERATIONS = ("MQPUT", "MQPUT1")
 
 
@@ -401,8 +453,13 @@ def gather(lake: Path, day: dt.date, run_id: str, *, silver_lake: Path | None = 
     except Exception as exc:
         log.warning("report: the applications and delays behind the incidents not read: %s", exc)
         versions.append(("silver.message_events", f"not read ({type(exc).__name__}: {exc}): applications unknown"))
+    seen = None
+    try:  # what the day's evidence covered; without it the report says so rather than look healthy
+        seen = read_seen(silver, lake, day, replay_version=replay.version)
+    except Exception as exc:
+        log.warning("report: the evidence's coverage not read: %s", exc)
     return Day(
-        day, run_id, routing_cube=replay.frame, stuck=gold["stuck_messages"].frame,
+        day, run_id, seen=seen, routing_cube=replay.frame, stuck=gold["stuck_messages"].frame,
         distribution=gold["distribution"].frame, run_summary=gold["run_summary"].frame,
         channel_status=None if cs.note == "not published" else cs.frame,
         channel_note=f"no channel status table at {cs_path}" if cs.note == "not published" else "",

@@ -37,49 +37,48 @@ from clwl.report.read import NONE
 from clwl.shares import engine_shares, steady
 
 #: The columns of the configured shares (configured_shares).
-CONFIGURED_COLS = ["sending_qmgr", "queue", "qmgr", "channel", "ch_rank", "q_rank", "ch_prty", "q_prty", "weight",
-                   "suspended", "put", "configured_share", "config_since", "earlier"]
+CONFIGURED_COLS = ["sending_qmgr", "queue", "interval_start", "interval_end", "interval", "qmgr", "channel", "ch_rank",
+                   "q_rank", "ch_prty", "q_prty", "weight", "suspended", "put", "configured_share"]
 
 
 def configured_shares(timelines: dict[str, list[Any]], day: dt.date, profile: str = "default") -> pd.DataFrame:
-    """Per sending queue manager, queue and destination, the configuration in force at the end of the run date
-    and the share the engine gives each destination with every channel running (:func:`engine_shares`).
-    config_since: from when the queue's configuration stood as shown ("all day" when it did not change on the
-    run date); earlier: the configured shares it replaced, with their start."""
+    """Per sending queue manager, queue and interval of the run date in which its configuration stood, and
+    destination: the configuration and the share the engine gives each destination with every channel running
+    (:func:`engine_shares`). The day is split at each capture that changed the queue's configured rows (the
+    configuration before the day carries into its first interval); interval_start, interval_end (UTC) and
+    interval ("HH:MM–HH:MM") say when each row held."""
     day_start = pd.Timestamp(day, tz="UTC")
     day_end = day_start + pd.Timedelta(days=1)
     cache: dict[tuple[ClusterView, str], dict[str, float]] = {}  # a configuration seen again is not routed again
     rows = []
     for sender, snaps in timelines.items():
-        # per queue: [(snapshot time, {qmgr: row})], consecutive equal configurations collapsed
+        # per queue: [(from, {qmgr: row})], consecutive equal configurations collapsed
         history: dict[str, list[tuple[pd.Timestamp, dict[str, dict]]]] = {}
-        for snap in sorted(snaps, key=lambda sn: sn.time):
-            t = pd.Timestamp(snap.time)
-            if t >= day_end:
-                continue
-            for queue, per_qmgr in snapshot_shares(sender, snap.view, profile, cache).items():
+        ordered = sorted(snaps, key=lambda sn: sn.time)
+        before = [sn for sn in ordered if pd.Timestamp(sn.time) <= day_start]
+        for snap in before[-1:] + [sn for sn in ordered if day_start < pd.Timestamp(sn.time) < day_end]:
+            t = max(pd.Timestamp(snap.time), day_start)
+            queues = snapshot_shares(sender, snap.view, profile, cache)
+            for queue in set(queues) | set(history):
+                per_qmgr = queues.get(queue, {})  # a queue gone from the view: no destination from then on
                 seq = history.setdefault(queue, [])
                 if not seq or seq[-1][1] != per_qmgr:
                     seq.append((t, per_qmgr))
         for seq in history.values():
-            since, last = seq[-1]
-            for qmgr, row in sorted(last.items()):
-                shown: list[str] = []
-                last_share = None
-                for t, prev in seq[:-1]:
-                    share = prev.get(qmgr, {}).get("configured_share")
-                    if share is not None and share != last_share:
-                        shown.append(f"{share:.1f} % from {max(t, day_start):%H:%M}")
-                    last_share = share
-                # the same share as now all along: a change elsewhere in the queue's configuration, not worth a note
-                same = all(e.startswith(f"{row['configured_share']:.1f} %") for e in shown)
-                earlier = "" if same else "; ".join(shown)
-                rows.append({**row, "config_since": _since(since, day_start), "earlier": earlier})
+            for i, (start, per_qmgr) in enumerate(seq):
+                end = seq[i + 1][0] if i + 1 < len(seq) else day_end
+                for _, row in sorted(per_qmgr.items()):
+                    rows.append({**row, "interval_start": start, "interval_end": end,
+                                 "interval": interval_text(start, end, day_start)})
     return pd.DataFrame(rows, columns=CONFIGURED_COLS) if rows else pd.DataFrame(columns=CONFIGURED_COLS)
 
 
-def _since(t: pd.Timestamp, day_start: pd.Timestamp) -> str:
-    return "all day" if t <= day_start else t.strftime("%H:%M")
+def interval_text(start: pd.Timestamp, end: pd.Timestamp, day_start: pd.Timestamp) -> str:
+    """"all day", or "HH:MM–HH:MM" (24:00 for the end of the day)."""
+    day_end = day_start + pd.Timedelta(days=1)
+    if start <= day_start and end >= day_end:
+        return "all day"
+    return f"{start:%H:%M}\u2013{'24:00' if end >= day_end else f'{end:%H:%M}'}"
 
 
 def snapshot_shares(sender: str, view: ClusterView, profile: str = "default",
@@ -119,35 +118,82 @@ def snapshot_shares(sender: str, view: ClusterView, profile: str = "default",
     return out
 
 
-SHARE_COLS = ("sending_qmgr", "queue", "qmgr", "channel", "put", "suspended", "ch_rank", "q_rank", "ch_prty",
-              "q_prty", "weight", "configured", "replayed", "replayed_share", "observed", "observed_share",
-              "config_since", "earlier")
+SHARE_COLS = ("sending_qmgr", "queue", "interval", "qmgr", "channel", "put", "rank", "prty", "weight", "configured",
+              "replayed", "replayed_share", "observed", "observed_share")
 
-def share_table(configured: pd.DataFrame, cube: pd.DataFrame) -> pd.DataFrame:
-    """Configured share beside the replayed and the observed share, per sending queue manager, queue and
-    destination, for the (sender, queue) pairs that had messages."""
+
+def interval_of(cube: pd.DataFrame, configured: pd.DataFrame, day: dt.date) -> pd.Series:
+    """Per cube row, the start of the configured interval its messages were routed in: the last interval of its
+    (sender, queue) starting at or before its config_time (a configuration of an earlier day: the first);
+    without config_time the one interval of a day whose configuration did not change, else NaT."""
+    day_start = pd.Timestamp(day, tz="UTC")
+    starts = ({k: sorted(set(g["interval_start"])) for k, g in configured.groupby(["sending_qmgr", "queue"])}
+              if not configured.empty else {})
+    out = []
+    for s, q, ct in zip(cube["sending_qmgr"], cube["queue"], cube.get("config_time", pd.Series(NONE, index=cube.index))):
+        mine = starts.get((s, q))
+        if not mine or not ct:  # no configuration, or a lake without config_time: only a day of one configuration
+            out.append(mine[0] if mine and len(mine) == 1 else pd.NaT)
+            continue
+        t = max(pd.Timestamp(ct).tz_convert("UTC") if pd.Timestamp(ct).tzinfo else pd.Timestamp(ct, tz="UTC"),
+                day_start)
+        out.append(max((x for x in mine if x <= t), default=mine[0]))
+    return pd.to_datetime(pd.Series(out, index=cube.index, dtype=object), utc=True)
+
+
+def share_table(configured: pd.DataFrame, cube: pd.DataFrame, day: dt.date | None = None) -> pd.DataFrame:
+    """Configured share beside the replayed and the observed share, per sending queue manager, queue, interval
+    of its configuration (:func:`configured_shares`) and destination, for the (sender, queue) pairs that had
+    messages: the replayed and observed counts of an interval are its messages routed with that configuration
+    (routing_replay's config_time), so each share is compared with the configuration it was routed under."""
     if cube.empty:
         return pd.DataFrame(columns=SHARE_COLS)
-    ok = cube[cube["final_qmgr"] != "(error)"]
-    rep = ok.groupby(["sending_qmgr", "queue", "final_qmgr"])["messages"].sum().rename("replayed").reset_index() \
+    ok = cube[cube["final_qmgr"] != "(error)"].copy()
+    keys = ["sending_qmgr", "queue", "interval_start"]
+    if day is not None and not configured.empty:
+        ok["interval_start"] = interval_of(ok, configured, day)
+    else:
+        ok["interval_start"] = pd.NaT
+    ok["interval_start"] = pd.to_datetime(ok["interval_start"], utc=True)
+    rep = ok.groupby([*keys, "final_qmgr"], dropna=False)["messages"].sum().rename("replayed").reset_index() \
         .rename(columns={"final_qmgr": "qmgr"})
     seen = ok[ok["observed_qmgr"] != NONE]
-    obs = seen.groupby(["sending_qmgr", "queue", "observed_qmgr"])["messages"].sum().rename("observed") \
+    obs = seen.groupby([*keys, "observed_qmgr"], dropna=False)["messages"].sum().rename("observed") \
         .reset_index().rename(columns={"observed_qmgr": "qmgr"})
-    both = rep.merge(obs, on=["sending_qmgr", "queue", "qmgr"], how="outer")
-    pairs = both[["sending_qmgr", "queue"]].drop_duplicates()
-    conf = configured.merge(pairs, on=["sending_qmgr", "queue"]) if not configured.empty else configured
-    out = both.merge(conf, on=["sending_qmgr", "queue", "qmgr"], how="outer") if not conf.empty else both
+    both = rep.merge(obs, on=[*keys, "qmgr"], how="outer")
+    conf = configured
+    if not conf.empty:
+        conf = conf.assign(interval_start=pd.to_datetime(conf["interval_start"], utc=True))
+        conf = conf.merge(both[["sending_qmgr", "queue"]].drop_duplicates(), on=["sending_qmgr", "queue"])
+    out = both.merge(conf, on=[*keys, "qmgr"], how="outer") if not conf.empty else both
     out[["replayed", "observed"]] = out[["replayed", "observed"]].fillna(0).astype("int64")
+    # an interval of the configuration in which the sender put none of the queue's messages: nothing to compare
+    had = out.groupby(keys, dropna=False)["replayed"].transform("sum") + out.groupby(keys, dropna=False)[
+        "observed"].transform("sum")
+    out = out[had > 0].copy()
     for side in ("replayed", "observed"):
-        totals = out.groupby(["sending_qmgr", "queue"])[side].transform("sum")
+        totals = out.groupby(keys, dropna=False)[side].transform("sum")
         out[f"{side}_share"] = [pct(n, t) if t else "" for n, t in zip(out[side], totals)]
     if "configured_share" in out.columns:
         out["configured"] = [("" if pd.isna(v) else f"{v:.1f} %") for v in out["configured_share"]]
-    for c in ("ch_rank", "q_rank", "ch_prty", "q_prty", "weight"):
-        if c in out.columns:
-            out[c] = out[c].astype("Int64")
-    return out.sort_values(["queue", "sending_qmgr", "qmgr"]).reset_index(drop=True)
+        filled = out.groupby(keys, dropna=False)["interval"].transform("first") if "interval" in out.columns else None
+        out["interval"] = out["interval"].fillna(filled) if filled is not None else ""
+        out["rank"] = [_pair(a, b) for a, b in zip(out["ch_rank"], out["q_rank"])]
+        out["prty"] = [_pair(a, b) for a, b in zip(out["ch_prty"], out["q_prty"])]
+        out["put"] = [("" if pd.isna(p) else str(p)) + (" (suspended)" if s is True else "")
+                      for p, s in zip(out["put"], out["suspended"])]
+        out["weight"] = out["weight"].astype("Int64")
+    else:
+        out["interval"] = "all day"
+    return out.sort_values(["queue", "sending_qmgr", "interval_start", "qmgr"], na_position="first") \
+        .reset_index(drop=True)
+
+
+def _pair(channel: Any, queue: Any) -> str:
+    """"channel/queue" (CLWLRANK or CLWLPRTY of the channel and of the queue instance)."""
+    if pd.isna(channel) and pd.isna(queue):
+        return ""
+    return f"{'' if pd.isna(channel) else int(channel)}/{'' if pd.isna(queue) else int(queue)}"
 
 
 REPLAY_OVERVIEW = ("queue", "messages", "local", "cluster", "igq", "unroutable", "not_reallocatable", "reallocated",
@@ -179,9 +225,9 @@ def shares_section(day: Day, rep: Report) -> None:
     """Configured (the engine's, from the day's configuration) beside replayed beside observed."""
     configured = (configured_shares(day.timelines, day.run_date, day.profile) if day.timelines is not None
                   else pd.DataFrame())
-    shares = share_table(configured, day.routing_cube)
+    shares = share_table(configured, day.routing_cube, day.run_date)
     rep.shares = table_view("shares", shares, SHARE_COLS, "No messages replayed for this run date.",
-                            limit=MAX_TABLE_ROWS * 2)
+                            limit=MAX_TABLE_ROWS * 2, wrap=("channel",))
     rep.shares_note = day.configured_note
 
 

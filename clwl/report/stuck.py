@@ -224,6 +224,21 @@ STUCK_COLS = ("sending_qmgr", "msg_id", "queue", "qmgr", "channel", "channel_sta
               "age", "why", "detail", "observed_on_xmitq")
 
 
+# The groups as the HTML shows them, to fit 1400 px (clwl.report.model.estimated_width): sender, channel and
+# receiving queue manager as one "route", shorter headers; long text behind disclosures, the id short with a
+# copy button.
+STUCK_GROUP_SHOWN = ("route", "state", "window", "reason", "messages", "oldest", "queues", "applications", "released",
+                     "release", "example", "explain", "remedy")
+
+
+def shown_groups(groups: pd.DataFrame) -> pd.DataFrame:
+    if groups.empty:
+        return groups.assign(route=[], state=[], example=[])
+    return groups.assign(route=[f"{s} {c} \u2192 {q}" for s, c, q in zip(groups["sending_qmgr"], groups["channel"],
+                                                                          groups["qmgr"])],
+                         state=groups["channel_state"], example=groups["example_msg_id"])
+
+
 def stuck_section(day: Day, rep: Report) -> None:
     """Stuck messages: grouped first, every row behind a disclosure."""
     stuck = day.stuck_rows
@@ -231,10 +246,10 @@ def stuck_section(day: Day, rep: Report) -> None:
                           remedy_of=lambda g: group_remedy(day, g))
     rep.stuck_total = len(stuck)
     rep.findings_stuck = stuck_findings(stuck, groups, day.run_date, application_by_msg(day))
-    rep.stuck_groups = table_view("stuck-groups", groups, STUCK_GROUP_COLS, "No stuck messages.",
-                                  wrap=("reason", "release", "queues", "applications", "example_msg_id",
-                                        "explain", "remedy"),
+    rep.stuck_groups = table_view("stuck-groups", shown_groups(groups), STUCK_GROUP_SHOWN, "No stuck messages.",
+                                  wrap=("reason", "queues", "applications"),
+                                  details=("released", "release", "explain", "remedy"), ids=("example",),
                                   keys={"oldest": "oldest_seconds"})
     ordered = stuck.sort_values(["held_from", "msg_id"]) if "held_from" in stuck.columns else stuck
     rep.stuck_rows = table_view("stuck-rows", ordered, STUCK_COLS, "No stuck messages.",
-                                wrap=("msg_id", "why", "detail"), keys={"age": "age_seconds"})
+                                wrap=("why",), details=("detail",), ids=("msg_id",), keys={"age": "age_seconds"})

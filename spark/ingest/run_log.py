@@ -171,6 +171,23 @@ def report_plan(progress, dates: list[str], files: list[LandingFile], todo: list
         qms = {f.observing_qmgr for f in files if f.run_date == d and f.observing_qmgr}
         progress(f"discover {d}: {n_new + n_same} files from {len(qms)} queue managers: {n_new} new or changed, "
                  f"{n_same} unchanged" + (f", {n_gone} removed" if n_gone else ""))
+        for line in chstatus_notes(d, [f for f in files if f.run_date == d]):
+            progress(f"  {line}")
+
+
+def chstatus_notes(run_date: str, files: list[LandingFile]) -> list[str]:
+    """The run date's channel status gaps as the plan sees them (clwl.evidence's rule, the one ``clwl check``
+    and the report apply): from the chstatus capture files' names, a queue manager with put files counted as a
+    sender whose put times are not read yet (so only the stretches between captures, and no capture at all)."""
+    from clwl.evidence import chstatus_gaps
+
+    usable = [f for f in files if not f.reject and f.observing_qmgr]
+    captures: dict[str, list[datetime]] = {}
+    for f in usable:
+        if f.capture_type == "chstatus" and f.capture_time is not None:
+            captures.setdefault(f.observing_qmgr, []).append(f.capture_time)
+    senders = {f.observing_qmgr: None for f in usable if formats.informs(f.parser, formats.PUTS)}
+    return [f"gap {g.kind}: {g.detail(run_date)}" for g in chstatus_gaps(run_date, captures, senders)]
 
 
 def log_run(spark, config: PipelineConfig, summary: IngestSummary, todo: list[LandingFile],

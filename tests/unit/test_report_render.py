@@ -134,16 +134,19 @@ def test_stuck_rows_are_grouped_and_the_rows_sit_behind_a_disclosure(rendered):
     groups = rep.stuck_groups
     assert groups.total == 4  # TO.QM3 bind-on-open, TO.QM3 most favourable, TO.QM3 browse, TO.QM2 named-qmgr
     details = html[html.index("<details><summary>All 5 stuck messages</summary>"):]
-    assert "M-1" in details[:details.index("</details>")]
-    assert html.index('id="stuck-groups"') < html.index("<details><summary>All 5 stuck messages")
-    # long text wraps instead of running past the page
-    assert re.search(r'<td class="wrap">bind-on-open; on the transmission queue', html)
+    assert 'data-copy="M-1"' in details[:details.index("</table>")]  # the id whole in its copy button
+    # the groups too sit behind a disclosure: the picture and the findings are the first screens (item 4)
+    assert html.index("<details><summary>The 4 groups of stuck messages") < html.index('id="stuck-groups"') \
+        < html.index("<details><summary>All 5 stuck messages")
+    # long text sits behind a disclosure instead of running past the page
+    assert re.search(r'<details><summary>detail</summary><code class="wrap">bind-on-open; on the transmission queue',
+                     html)
 
 
 def test_configured_shares_follow_the_weights_and_sit_beside_replayed_and_observed(rendered):
     rep, html, _ = rendered
-    shares = {r[2][0]: [c for c, _ in r] for r in rep.shares.rows}
     cols = rep.shares.columns
+    shares = {r[cols.index("qmgr")][0]: [c for c, _ in r] for r in rep.shares.rows}
     # Step 12: with equal rank and priority, shares are proportional to CLWLWGHT: 80/(80+50+50) = 44.4 %,
     # 50/180 = 27.8 % each. Replayed: 6 and 4 of 10; observed: QM2 3 of 5 (60 %), QM3 2 of 5 (40 %).
     assert shares["QM2"][cols.index("configured")] == "44.4 %"
@@ -193,7 +196,7 @@ def test_summary_md_follows_the_same_order(rendered):
                   "Channels", "Run summary"]
     html_positions = [html.index(f">{h}") for h in html_order]
     assert html_positions == sorted(html_positions)
-    assert "| QM1 | TO.QM3 | QM3 | RETRYING | 13:50–17:00 | not re-allocatable: bind-on-open | 2 | 3:00 |" in md
+    assert "| QM1 TO.QM3 → QM3 | RETRYING | 13:50–17:00 | not re-allocatable: bind-on-open | 2 | 3:00 |" in md
 
 
 def test_templates_are_found_beside_the_module():
@@ -201,8 +204,11 @@ def test_templates_are_found_beside_the_module():
 
 
 def test_the_sections_are_named_in_reading_order():
-    assert [s.name for s in SECTIONS] == ["what-if", "warnings", "incidents", "stuck", "distribution", "agreement",
-                                          "shares", "replay", "channels", "xmitq", "run summary"]
+    names = [s.name for s in SECTIONS]
+    # the picture and what the report could not see follow the incidents, before what is stuck
+    assert names[:6] == ["what-if", "warnings", "incidents", "picture", "evidence", "stuck"]
+    assert names[6:12] == ["distribution", "agreement", "shares", "replay", "channels", "xmitq"]
+    assert names[-1] == "run summary"
 
 
 def test_the_incidents_come_first_in_the_findings_with_the_side_to_look_at(rendered):
@@ -291,8 +297,8 @@ def test_the_counts_come_from_the_run_summary_and_every_disagreement_is_listed_i
                    "replay_qmgr": "QM3", "replay_xmitq": "SYSTEM.CLUSTER.TRANSMIT.QUEUE", "mq_qmgr": "QM3",
                    "mq_xmitq": "SYSTEM.CLUSTER.TRANSMIT.TO.QM3", "decided_by": "12",
                    "config_time": "2026-11-20 06:00:00Z", "trace": "12:=QM3/TO.QM3"}
-    # the trace behind a disclosure, in the table of the first section
-    assert '<details><summary>trace</summary><code class="wrap">12:=QM2/TO.QM2</code></details>' in table
+    # the trace in the table of the first section: a short one as it is, a long one behind a disclosure
+    assert '>12:=QM2/TO.QM2</td>' in table
     assert "more disagreements not shown" not in html
     assert "DATE '2026-11-20'" in findings and "LEFT JOIN message_events e" in findings
     # summary.md: the same sentence, the rows, the query, still inside the findings (before the stuck section)

@@ -27,13 +27,14 @@ import json
 from collections import Counter
 from pathlib import Path
 
+import pandas as pd
 import pytest
 
 from clwl.cli import main
 from clwl.replay import Snapshot
 from clwl.report.shares import configured_shares
 from clwl.shares import engine_shares
-from clwl.view import build_view, local_qmgr_name, read_captures
+from clwl.view import build_view, local_qmgr_name, parse_capture_moment, read_captures
 from tests.handmade import _record, _runmqsc
 
 DAY = dt.date(2026, 11, 20)
@@ -50,9 +51,10 @@ def _clusqmgr(qmgr: str, channel: str, cluster: str, deftype: str, weight: int) 
 
 
 def write_capture(folder: Path, *, clusters: tuple[str, ...], remotes: list[tuple[str, str, str, int]],
-                  instances: list[tuple[str, str]], mruc: int = 999_999_999) -> Path:
+                  instances: list[tuple[str, str]], mruc: int = 999_999_999, name: str = "config_060000.mqsc",
+                  disabled: tuple[str, ...] = ()) -> Path:
     """QM1's config capture: its CLUSRCVR in each of ``clusters``; ``remotes`` (qmgr, channel, cluster, CLWLWGHT)
-    as auto-defined CLUSSDRs; ``instances`` (host, cluster) of APP.Q."""
+    as auto-defined CLUSSDRs; ``instances`` (host, cluster) of APP.Q, PUT(DISABLED) on the hosts ``disabled``."""
     qm = _record("AMQ8408I: Display Queue Manager details.", {
         "QMNAME": "QM1", "CLWLMRUC": str(mruc), "CLWLUSEQ": "LOCAL", "DEFCLXQ": "SCTQ",
         "QMID": "QM1_2024-01-01_00.00.00"})
@@ -60,10 +62,10 @@ def write_capture(folder: Path, *, clusters: tuple[str, ...], remotes: list[tupl
     clusqmgrs += [_clusqmgr(q, ch, c, "CLUSSDRA", w) for q, ch, c, w in remotes]
     queues = [_record("AMQ8409I: Display Queue details.", {
         "QUEUE": QUEUE, "TYPE": "QCLUSTER", "CLUSQMGR": host, "CLUSQT": "QLOCAL", "CLUSTER": cluster,
-        "CLWLPRTY": "0", "CLWLRANK": "0", "DEFBIND": "NOTFIXED", "PUT": "ENABLED",
+        "CLWLPRTY": "0", "CLWLRANK": "0", "DEFBIND": "NOTFIXED", "PUT": "DISABLED" if host in disabled else "ENABLED",
         "QMID": f"{host}_2024-01-01_00.00.00"}) for host, cluster in instances]
-    folder.mkdir(parents=True)
-    (folder / "config_060000.mqsc").write_text(_runmqsc("QM1", [
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / name).write_text(_runmqsc("QM1", [
         ("DISPLAY QMGR ALL", [qm]), ("DISPLAY CLUSQMGR(*) ALL", clusqmgrs), ("DISPLAY QCLUSTER(*) ALL", queues)]))
     return folder
 
@@ -147,3 +149,70 @@ def test_a_put_that_fails_has_no_configured_share(tmp_path):
                        instances=(QueueInstance(QUEUE, "QM2", frozenset({"CL1"}), put_enabled=False),),
                        local_receivers=(ClusterChannel("TO.QM1", "QM1", frozenset({"CL1"}), deftype="CLUSRCVR"),))
     assert engine_shares(view, QUEUE) == {}
+
+
+# ------------------------------------------------------------------------------ split at configuration changes
+
+
+def test_the_configured_share_splits_at_each_change_and_clwl_route_agrees_inside_each_interval(tmp_path, capsys):
+    """Issue 27 item 8. QM1's landing folder has two captures: at 06:00 QM2, QM3 and QM4 host APP.Q PUT(ENABLED),
+    CLWLWGHT 80, 50, 50; at 18:00 QM4's instance is PUT(DISABLED). Step 12 alone decides (equal rank and
+    priority, CLWLMRUC 999999999), so the shares are the weights' parts: 80/180 = 44.4 %, 50/180 = 27.8 % each
+    until 18:00; from 18:00 step 3 (PUT(DISABLED) instances are eliminated when an enabled one remains) leaves QM2
+    and QM3: 80/130 = 61.5 %, 50/130 = 38.5 %, QM4 0. There is no configuration before the first capture, so the
+    intervals are 06:00-18:00 and 18:00-24:00 (the end of the day). ``clwl route --at`` a time
+    inside each interval, ``--count`` a multiple of the weights' sum (180, then 130), gives those counts."""
+    folder = tmp_path / "landing" / DAY.isoformat() / "QM1"
+    setup = dict(clusters=("CL1",), remotes=[("QM2", "TO.QM2", "CL1", 80), ("QM3", "TO.QM3", "CL1", 50),
+                                             ("QM4", "TO.QM4", "CL1", 50)],
+                 instances=[("QM2", "CL1"), ("QM3", "CL1"), ("QM4", "CL1")])
+    write_capture(folder, **setup)
+    write_capture(folder, name="config_180000.mqsc", disabled=("QM4",), **setup)
+    # the same captures as route reads them: the view in force at 12:00 (the 06:00 capture), and at 20:00 (18:00)
+    snaps = [Snapshot(t, build_view(read_captures([folder], parse_capture_moment(at)).records, "QM1")[0])
+             for t, at in ((SIX, "12:00"), (SIX.replace(hour=18), "20:00"))]
+    frame = configured_shares({"QM1": snaps}, DAY)
+    got = {(i, q): v for i, q, v in zip(frame["interval"], frame["qmgr"], frame["configured_share"])}
+    assert got == pytest.approx({("06:00\u201318:00", "QM2"): 8000 / 180, ("06:00\u201318:00", "QM3"): 5000 / 180,
+                                 ("06:00\u201318:00", "QM4"): 5000 / 180, ("18:00\u201324:00", "QM2"): 8000 / 130,
+                                 ("18:00\u201324:00", "QM3"): 5000 / 130, ("18:00\u201324:00", "QM4"): 0.0})
+    for at, interval, count in (("12:00", "06:00\u201318:00", 360), ("20:00", "18:00\u201324:00", 260)):
+        assert main(["route", "--mqsc", str(folder), "--at", at, "--queue", QUEUE, "--count", str(count),
+                     "--json"]) == 0
+        routed = Counter(json.loads(line)["qmgr"] for line in capsys.readouterr().out.splitlines())
+        assert_same({q: v for (i, q), v in got.items() if i == interval},
+                    {q: 100.0 * n / count for q, n in routed.items()})
+
+
+def test_the_replayed_share_is_counted_per_configuration_interval():
+    """The cube's config_time puts each message in the interval of the configuration it was routed with: with
+    intervals 00:00-18:00 and 18:00-24:00 (the test above), 40 messages routed with the 06:00 and 12:00
+    captures (QM2 20, QM3 10, QM4 10) count in the first, 13 routed with the 18:00 capture (QM2 8, QM3 5) in the
+    second, where QM4 shows configured 0.0 % beside replayed 0 (not the day's 10 of 53)."""
+    from clwl.report.read import CUBE_KEYS
+    from clwl.report.shares import share_table
+
+    def conf(start, end, interval, shares):
+        return [dict(sending_qmgr="QM1", queue=QUEUE, interval_start=pd.Timestamp(start, tz="UTC"),
+                     interval_end=pd.Timestamp(end, tz="UTC"), interval=interval, qmgr=q, channel=f"TO.{q}",
+                     ch_rank=0, q_rank=0, ch_prty=0, q_prty=0, weight=w, suspended=False, put=p, configured_share=v)
+                for q, w, p, v in shares]
+
+    configured = pd.DataFrame(
+        conf("2026-11-20", "2026-11-20 18:00", "06:00\u201318:00",
+             [("QM2", 80, "ENABLED", 44.4), ("QM3", 50, "ENABLED", 27.8), ("QM4", 50, "ENABLED", 27.8)])
+        + conf("2026-11-20 18:00", "2026-11-21", "18:00\u201324:00",
+               [("QM2", 80, "ENABLED", 61.5), ("QM3", 50, "ENABLED", 38.5), ("QM4", 50, "DISABLED", 0.0)]))
+    base = {k: "" for k in CUBE_KEYS} | {"sending_qmgr": "QM1", "queue": QUEUE, "path": "cluster"}
+    cube = pd.DataFrame([base | dict(final_qmgr=q, config_time=t, messages=n) for q, t, n in (
+        ("QM2", "2026-11-20T06:00:00+00:00", 12), ("QM2", "2026-11-20T12:00:00+00:00", 8),
+        ("QM3", "2026-11-20T06:00:00+00:00", 10), ("QM4", "2026-11-20T12:00:00+00:00", 10),
+        ("QM2", "2026-11-20T18:00:00+00:00", 8), ("QM3", "2026-11-20T18:00:00+00:00", 5))])
+    table = share_table(configured, cube, DAY)
+    rows = {(i, q): (c, r, s) for i, q, c, r, s in zip(table["interval"], table["qmgr"], table["configured"],
+                                                      table["replayed"], table["replayed_share"])}
+    assert rows[("06:00\u201318:00", "QM2")] == ("44.4 %", 20, "50.0 %")
+    assert rows[("06:00\u201318:00", "QM4")] == ("27.8 %", 10, "25.0 %")
+    assert rows[("18:00\u201324:00", "QM2")] == ("61.5 %", 8, "61.5 %")
+    assert rows[("18:00\u201324:00", "QM4")] == ("0.0 %", 0, "0.0 %")
+    assert table["put"][(table["interval"] == "18:00\u201324:00") & (table["qmgr"] == "QM4")].item() == "DISABLED"
