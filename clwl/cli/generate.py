@@ -105,6 +105,19 @@ def add_generate_command(subparsers) -> argparse.ArgumentParser:
     g.add_argument("--trace-disagreements", type=whole_number(0), default=None, metavar="N",
                    help="with --puts-format activity-trace: traced puts whose Resolved_Q_mgr is made another queue "
                         "manager than the simulation's, listed in _generate.json trace_disagreements (default 3)")
+    g.add_argument("--channel-trace", action="store_true",
+                   help="also write the channel agents' activity trace, per queue manager and day "
+                        "<QM>.<date>.channels.amqsact: the cluster-sender agents' MQGETs from the transmission queues "
+                        "(when each message left) and the cluster-receiver agents' MQPUTs (when it arrived), at "
+                        "MEDIUM, with the simulation's times (see docs/activity-trace.md, 'Channel agents')")
+    g.add_argument("--trace-format", choices=("amqsact", "json"), default=d.trace_format,
+                   help="how the traces are printed: amqsact (amqsact -v, the default) or json (amqsevt -o "
+                        "json_compact, files *.amqsevt.jsonl)")
+    g.add_argument("--channel-stops", type=whole_number(0), default=None, metavar="N",
+                   help="with --channel-trace: cluster-sender channels that stop after one status capture of their "
+                        "sending queue manager and restart before the next (the captures never show it); what is "
+                        "put to them meanwhile leaves at the restart; listed in _generate.json channel_stops "
+                        "(default 2)")
     g.add_argument("--no-unresolved-outage", dest="unresolved_outage", action="store_false",
                    help="let the last outage end (by default it is still going at the end of the estate)")
     g.add_argument("--force", action="store_true",
@@ -124,7 +137,8 @@ def options_from_args(args: argparse.Namespace) -> GenerateOptions:
         named_qmgr_share=args.named_qmgr_share, skew=args.skew, skew_factor=args.skew_factor,
         broken_records=args.broken_records, rest_qmgrs=args.rest_qmgrs, observed_every=args.observed_every,
         browse_cap=args.browse_cap, unresolved_outage=args.unresolved_outage, force=args.force, quiet=args.quiet,
-        partitions=args.partitions, puts_format=args.puts_format, trace_disagreements=args.trace_disagreements)
+        partitions=args.partitions, puts_format=args.puts_format, trace_disagreements=args.trace_disagreements,
+        channel_trace=args.channel_trace, trace_format=args.trace_format, channel_stops=args.channel_stops)
 
 
 def cmd_generate(args: argparse.Namespace) -> int:
@@ -137,6 +151,12 @@ def cmd_generate(args: argparse.Namespace) -> int:
         return EXIT_INPUT
     if o.trace_disagreements and o.puts_format != "activity-trace":
         print("clwl generate: --trace-disagreements needs --puts-format activity-trace", file=sys.stderr)
+        return EXIT_INPUT
+    if o.channel_stops and not o.channel_trace:
+        print("clwl generate: --channel-stops needs --channel-trace", file=sys.stderr)
+        return EXIT_INPUT
+    if o.trace_format != "amqsact" and not (o.channel_trace or o.puts_format == "activity-trace"):
+        print("clwl generate: --trace-format needs --channel-trace or --puts-format activity-trace", file=sys.stderr)
         return EXIT_INPUT
     out = Path(o.out)
     if out.exists() and not out.is_dir():

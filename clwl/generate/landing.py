@@ -26,6 +26,8 @@ from pathlib import Path
 from typing import TextIO
 
 import clwl.generate.render as R
+from clwl.generate.channel_trace import TRACE_FORMATS, ChannelStop, ChannelTraces
+from clwl.generate.channel_trace import file_name as trace_file_name
 from clwl.generate.estate import (
     BASE_CAPTURE_MIN,
     DISCINT,
@@ -45,6 +47,7 @@ from clwl.generate.simulate import DayAccounting, HeldStore, SenderDay, Shares, 
 GENERATOR_VERSION = 1
 PUTS_FORMATS = ("csv", "activity-trace")
 DEFAULT_TRACE_DISAGREEMENTS = 3
+DEFAULT_CHANNEL_STOPS = 2
 TRACE_LEVELS = {"svc": 2, "batch": 3, "recon": 2}  # mqat.ini TRACE= per application: HIGH traces the MQMD
 # (GroupId, AccountingToken) of the batch application's groups and bound handles
 BROKEN_KINDS = ("truncated", "unbalanced", "bad_hex", "not_mqsc", "short_token")
@@ -130,6 +133,17 @@ class Generator:
         if self.n_disagreements and not self.trace:
             raise ValueError("trace disagreements need puts_format activity-trace")
         self.trace_disagreements: list[dict] = []
+        self.trace_format = getattr(opts, "trace_format", "amqsact")
+        if self.trace_format not in TRACE_FORMATS:
+            raise ValueError(f"trace_format {self.trace_format!r}: one of {', '.join(TRACE_FORMATS)}")
+        self.channel_trace = bool(getattr(opts, "channel_trace", False))
+        n = getattr(opts, "channel_stops", None)
+        self.n_stops = (DEFAULT_CHANNEL_STOPS if self.channel_trace else 0) if n is None else n
+        if self.n_stops and not self.channel_trace:
+            raise ValueError("channel stops need the channel agents' trace")
+        self.channel_stops: list[dict] = []
+        self.channel_trace_files: list[str] = []
+        self.channel_trace_counts = [0, 0]  # departures, arrivals
         self._plan()
 
     # -- plans (broken records, skews, traffic volumes) ----------------------------------------------
@@ -193,6 +207,32 @@ class Generator:
                 chosen = self.trace_inject.setdefault((s, day), set())
                 if idx not in chosen:
                     chosen.add(idx)
+                    break
+
+        self._plan_stops()
+
+    def _plan_stops(self) -> None:
+        """Injected channel stops: (sender, day) -> [(slot index, minutes into the slot, minutes stopped)], each
+        inside one slot whose start and end are both status captures of the sender (a stream of its own)."""
+        o, est = self.o, self.est
+        self.stop_plan: dict[tuple[str, date], list[tuple[int, int, int]]] = {}
+        if not self.n_stops:
+            return
+        rng = random.Random(f"clwl-generate/{o.seed}/channel-stops")
+        slots = list(range(TRAFFIC_START_MIN, TRAFFIC_END_MIN, SLOT_MIN))
+        cells = [(s, day) for day in est.days for s in est.senders]
+        taken: set = set()
+        for _ in range(self.n_stops):
+            for _try in range(100):
+                s, day = cells[rng.randrange(len(cells))]
+                caps = [m for m, qms in est.captures[day].items() if s in qms]
+                # a slot after the sender's first capture and before its last, not its first two slots
+                choices = [i for i, m in enumerate(slots) if i >= 2 and min(caps) <= m and m + SLOT_MIN <= max(caps)]
+                i = choices[rng.randrange(len(choices))] if choices else None
+                if i is not None and (s, day, i) not in taken:
+                    taken.add((s, day, i))
+                    offset, length = rng.randint(3, 10), rng.randint(2, 12)
+                    self.stop_plan.setdefault((s, day), []).append((i, offset, length))
                     break
 
     # -- files ---------------------------------------------------------------------------------------
@@ -442,6 +482,9 @@ class Generator:
         self.sd = {}
         outs = {}
         writers: dict[str, R.AmqsactPutsWriter] = {}
+        channels = None
+        if self.channel_trace:
+            channels = ChannelTraces(est, day, self.trace_format, self._open_trace_file)
         for s in est.senders:
             p = self.path(day, s, self.puts_name(s, day))
             outs[s] = open(p, "w", encoding="utf-8", newline="")
@@ -452,12 +495,14 @@ class Generator:
                         for role, a in est.apps[s].items()}
                 writers[s] = R.AmqsactPutsWriter(outs[s], est.qmgrs[s], day, apps,
                                                  inject=self.trace_inject.get((s, day), ()),
-                                                 wrong_destination=self.wrong_destination(s))
-                self.sd[s] = SenderDay(est, self.cfg, s, day, di, self.shares, writers[s], 1)
+                                                 wrong_destination=self.wrong_destination(s),
+                                                 json_lines=self.trace_format == "json")
+                self.sd[s] = SenderDay(est, self.cfg, s, day, di, self.shares, writers[s], 1,
+                                       channel_trace=channels)
             else:
                 out = R.ApplicationColumnWriter(outs[s]) if s in self.application_senders() else outs[s]
                 self.sd[s] = SenderDay(est, self.cfg, s, day, di, self.shares, out, o.observed_every,
-                                       self.bad_rows.get((s, day)))
+                                       self.bad_rows.get((s, day)), channel_trace=channels)
         acct = DayAccounting()
         slots = list(range(TRAFFIC_START_MIN, TRAFFIC_END_MIN, SLOT_MIN))
         captures = est.captures[day]
@@ -490,6 +535,8 @@ class Generator:
                     self.capture(qm, day, m)
             if m in slots:
                 si = slots.index(m)
+                if channels is not None:
+                    self.inject_stops(channels, day, si, m)
                 for s in est.senders:
                     n = self.volume[(s, day)][si]
                     self.sd[s].run_slot(m * 60000, (m + SLOT_MIN) * 60000, n, acct, interval_of(m))
@@ -503,6 +550,15 @@ class Generator:
                 self.truncated_capture(b)
             elif b["kind"] == "not_mqsc":
                 self.failed_capture(b)
+        if channels is not None:
+            channels.close(self.sd)
+            for stop in channels.done:
+                self.channel_stops.append(stop.to_json(self._rel(day, stop.sender,
+                                                                 trace_file_name(stop.sender, day, self.trace_format))))
+            self.channel_trace_counts[0] += channels.departures
+            self.channel_trace_counts[1] += channels.arrivals
+            for sd in self.sd.values():
+                sd.held_departures = []  # held still at the end of the estate: they never leave
         for s in est.senders:
             sd = self.sd[s]
             sd.finish()
@@ -540,7 +596,39 @@ class Generator:
         return [] if self.trace else self.est.senders[1::2]
 
     def puts_name(self, s: str, day: date) -> str:
-        return f"{s}.{day.isoformat()}.amqsact" if self.trace else "puts.csv"
+        if not self.trace:
+            return "puts.csv"
+        return f"{s}.{day.isoformat()}." + ("amqsevt.jsonl" if self.trace_format == "json" else "amqsact")
+
+    def _open_trace_file(self, qm: str, name: str):
+        p = self.path(self.day, qm, name)  # type: ignore[arg-type]
+        self.files.append(str(p.relative_to(self.out)))
+        self.channel_trace_files.append(str(p.relative_to(self.out)))
+        return open(p, "w", encoding="utf-8", newline="")
+
+    def inject_stops(self, channels: ChannelTraces, day: date, si: int, minute: int) -> None:
+        """The stops planned in this slot: each on the sending queue manager's busiest running channel so far
+        today (by messages routed to it; ties by destination order), stopped ``offset`` minutes into the slot."""
+        est = self.est
+        for s in est.senders:
+            for i, offset, length in self.stop_plan.get((s, day), ()):
+                if i != si:
+                    continue
+                sd = self.sd[s]
+                router = sd.router
+                busy: dict[int, int] = {}
+                for (_qi, k), n in sd.routed.items():
+                    busy[k] = busy.get(k, 0) + n
+                running = [d for d in router.dests if not d.local and not router.retrying[d.key]
+                           and d.channel not in {st.channel for (x, _c), st in channels.stops.items() if x == s}]
+                if not running:
+                    continue
+                d = min(running, key=lambda d: (-busy.get(d.key, 0), d.key))
+                caps = [m for m, qms in est.captures[day].items() if s in qms]
+                channels.stop(ChannelStop(
+                    day, s, d.qmgr, d.channel, sd.xmitq[d.key], (minute + offset) * 60000,
+                    (minute + offset + length) * 60000, max(m for m in caps if m <= minute),
+                    min(m for m in caps if m >= minute + SLOT_MIN)))
 
     def wrong_destination(self, sender: str):
         """For an injected disagreement: another host of the queue (else another queue manager) and the
@@ -768,7 +856,7 @@ class Generator:
         est, o = self.est, self.o
         args = {k: (v.isoformat() if isinstance(v, date) else v) for k, v in asdict(o).items()
                 if k not in ("out", "force", "quiet") and not (k == "partitions" and not v)
-                and k not in ("puts_format", "trace_disagreements")}
+                and k not in ("puts_format", "trace_disagreements", "channel_trace", "trace_format", "channel_stops")}
         if self.trace:  # only then, so that a puts.csv estate's ground truth is that of earlier versions
             args["puts_format"] = o.puts_format
             args["trace_disagreements"] = self.n_disagreements
@@ -860,4 +948,24 @@ class Generator:
                 "times UTC; Resolved_Q_mgr / Resolved_local_Q_name are the simulation's destination and "
                 "transmission queue except for the puts in trace_disagreements")
             truth["trace_disagreements"] = self.trace_disagreements
+        if self.trace_format != "amqsact":
+            args["trace_format"] = self.trace_format
+        if self.channel_trace:  # only then, as above
+            args["channel_trace"] = True
+            args["channel_stops"] = self.n_stops
+            truth["channel_trace"] = {"format": self.trace_format, "files": sorted(self.channel_trace_files),
+                                      "departures": self.channel_trace_counts[0],
+                                      "arrivals": self.channel_trace_counts[1]}
+            truth["channel_stops"] = self.channel_stops
+            truth["assumptions"].append(
+                "channel agents' trace: per queue manager and day <QM>.<date>.channels.amqsact (amqsevt.jsonl with "
+                "trace_format json), its cluster-sender agents' MQGETs (transmission header: the application's "
+                "MsgId, RemoteQMgr, RemoteQName) and cluster-receiver agents' MQPUTs at MEDIUM, in batches under "
+                "syncpoint (MQCMIT after 50 messages or an empty queue); a message leaves 2 ms after its put over a "
+                "running channel, 1 s before the capture that shows its channel back after an outage or partition, "
+                "and at the restart of an injected stop (channel_stops); it arrives 3 ms after it leaves")
+            truth["assumptions"].append(
+                "channel_stops: a cluster-sender channel stopped and restarted between two status captures of its "
+                "sending queue manager, which both show it RUNNING; the routing is what the captures decide (as "
+                "without the stop), the messages put to it in the window wait and leave at the restart")
         return truth

@@ -40,3 +40,7 @@ class GenerateOptions:
     puts_format: str = "csv"  # csv (puts.csv) | activity-trace (<QM>.<date>.amqsact, amqsact -v output)
     trace_disagreements: int | None = None  # traced puts whose Resolved_Q_mgr is not the simulation's; None: 3
     # with activity-trace, 0 with csv
+    channel_trace: bool = False  # also the channel agents' trace: <QM>.<date>.channels.amqsact (or .amqsevt.jsonl)
+    trace_format: str = "amqsact"  # amqsact (amqsact -v) | json (amqsevt -o json_compact): every trace written
+    channel_stops: int | None = None  # injected channel stops between two status captures; None: 2 with
+    # channel_trace, else 0

@@ -16,6 +16,7 @@ from datetime import datetime, timedelta
 from typing import TextIO
 
 from clwl.generate.estate import ACCTINT, DISCINT, LONGRTY, LONGTMR, QMGR_CLWLUSEQ, SHORTRTY, SHORTTMR, QMgr
+from clwl.generate.trace_json import trace_object
 
 MSG_TEXT = {
     "AMQ8408": "Display Queue Manager details.",
@@ -683,20 +684,42 @@ def trace_fields(fields: Iterable[tuple[str, object]], indent: str) -> list[str]
     return out
 
 
-def trace_header(correl_id: bytes, qm: QMgr, start: datetime, end: datetime, seq: int, appl: str, appltype: int,
-                 pid: int, user: str, level: int) -> list[str]:
-    """The header block of one trace message (a local bindings application)."""
-    return ["MonitoringType: MQI Activity Trace"] + trace_fields([
+def trace_header_fields(correl_id: bytes, qm: QMgr, start: datetime, end: datetime, seq: int, appl: str,
+                        appltype: str, pid: int, user: str, level: int, *, caller: str = "MQXACT_EXTERNAL",
+                        environment: str = "MQXE_OTHER",
+                        channel: tuple[str, str, str] | None = None) -> list[tuple[str, object]]:
+    """The header of one trace message: a local bindings application, or a channel agent (``channel``: its name,
+    ConnName and type)."""
+    fields = [
         ("Correl_id", correl_id), ("QueueManager", qm.name), ("Host Name", qm.host),
         ("IntervalStartDate", mq_date(start)), ("IntervalStartTime", start.strftime("%H:%M:%S")),
         ("IntervalEndDate", mq_date(end)), ("IntervalEndTime", end.strftime("%H:%M:%S")),
         ("CommandLevel", qm.cmdlevel), ("SeqNumber", seq), ("ApplicationName", appl),
-        ("Application Type", Const(APPL_TYPES.get(appltype, str(appltype)))), ("ApplicationPid", pid),
-        ("UserId", user), ("API Caller Type", Const("MQXACT_EXTERNAL")), ("API Environment", Const("MQXE_OTHER")),
+        ("Application Type", Const(appltype)), ("ApplicationPid", pid),
+        ("UserId", user), ("API Caller Type", Const(caller)), ("API Environment", Const(environment)),
         ("Application Function", ""), ("Appl Function Type", Const("MQFUN_TYPE_UNKNOWN")),
         ("Trace Detail Level", level), ("Trace Data Length", 0), ("Pointer size", 8),
         ("Platform", Const("MQPL_UNIX")),
-    ], "")
+    ]
+    if channel is not None:
+        fields += [("Channel Name", channel[0]), ("ConnName", channel[1]), ("Channel Type", Const(channel[2]))]
+    return fields
+
+
+def trace_header(correl_id: bytes, qm: QMgr, start: datetime, end: datetime, seq: int, appl: str, appltype: int,
+                 pid: int, user: str, level: int) -> list[str]:
+    """The header block of one trace message (a local bindings application)."""
+    return ["MonitoringType: MQI Activity Trace"] + trace_fields(trace_header_fields(
+        correl_id, qm, start, end, seq, appl, APPL_TYPES.get(appltype, str(appltype)), pid, user, level), "")
+
+
+def trace_message_text(header: list[tuple[str, object]], operations: list[list[tuple[str, object]]]) -> str:
+    """One trace message as ``amqsact -v`` prints it."""
+    lines = ["MonitoringType: MQI Activity Trace"] + trace_fields(header, "")
+    for n, fields in enumerate(operations):
+        lines += trace_operation(n, fields)
+    lines += [TRACE_SEPARATOR, ""]
+    return "\n".join(lines) + "\n"
 
 
 def trace_operation(n: int, fields: Iterable[tuple[str, object]]) -> list[str]:
@@ -832,8 +855,10 @@ class AmqsactPutsWriter:
     """
 
     def __init__(self, out, qm: QMgr, day, apps: dict[str, TraceApp], *, inject: Iterable[int] = (),
-                 wrong_destination=None, activity_count: int = 100, activity_interval: int = 60):
+                 wrong_destination=None, activity_count: int = 100, activity_interval: int = 60,
+                 json_lines: bool = False):
         self.out, self.qm, self.day = out, qm, day
+        self.json = json_lines  # amqsevt -o json_compact instead of amqsact -v
         self.apps = apps
         self.inject = set(inject)
         self.wrong_destination = wrong_destination
@@ -953,12 +978,13 @@ class AmqsactPutsWriter:
         start = _EPOCH_DAY + timedelta(microseconds=conn.ops[0][0])
         end = _EPOCH_DAY + timedelta(microseconds=conn.ops[-1][0])
         app = conn.app
-        lines = trace_header(conn.correl_id, self.qm, start, end, conn.seq, app.name, app.appltype, conn.pid,
-                             app.user, app.level)
-        for n, (_, fields) in enumerate(conn.ops):
-            lines += trace_operation(n, fields)
-        lines += [TRACE_SEPARATOR, ""]
-        self.out.write("\n".join(lines) + "\n")
+        header = trace_header_fields(conn.correl_id, self.qm, start, end, conn.seq, app.name,
+                                     APPL_TYPES.get(app.appltype, str(app.appltype)), conn.pid, app.user, app.level)
+        operations = [fields for _, fields in conn.ops]
+        if self.json:
+            self.out.write(trace_object(header, operations, end))
+        else:
+            self.out.write(trace_message_text(header, operations))
         self.records += 1
         conn.seq += 1
         conn.ops = []
@@ -972,4 +998,5 @@ class AmqsactPutsWriter:
             us, t = self._clock(self.last_us)
             self._op(conn, us, trace_disc(1, t))
             self._flush(conn)
-        self.out.write(f"{self.records} Records Processed.\n")
+        if not self.json:  # amqsact's last line; amqsevt prints none
+            self.out.write(f"{self.records} Records Processed.\n")

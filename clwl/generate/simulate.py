@@ -426,7 +426,8 @@ class SenderDay:
     MAX_SESSIONS = 4
 
     def __init__(self, estate: Estate, cfg: ConfigState, sender: str, day: date, day_index: int, shares: Shares,
-                 csv_out, observed_every: int, broken_rows: dict[int, list[str]] | None = None):
+                 csv_out, observed_every: int, broken_rows: dict[int, list[str]] | None = None,
+                 channel_trace=None):
         self.estate, self.cfg, self.sender, self.day, self.di = estate, cfg, sender, day, day_index
         self.rng = random.Random(f"clwl-generate/{estate.seed}/traffic/{sender}/{day.isoformat()}")
         self.router = SenderRouter(estate, cfg, sender)
@@ -495,6 +496,11 @@ class SenderDay:
         self.sent_today = [0] * n
         self.prev_last = [-1] * n  # last message before the current slot
         self.csv_rows: list[str] = []
+        # the channel agents' trace (clwl.generate.channel_trace.ChannelTraces) is told when each message leaves its
+        # transmission queue; held messages wait here for the end of their outage: (key, msg id, put ms, queue
+        # index, length, persistent)
+        self.channel_trace = channel_trace
+        self.held_departures: list[tuple[int, str, int, int, int, int]] = []
         # an output that prints handles (the activity trace) is told where each ends, handle_ends: 2 x data row
         # (closed before that row's put) or 2 x row + 1 (after it) -> handles; and the rows that are the last
         # message of their group (group_last)
@@ -584,6 +590,7 @@ class SenderDay:
         sec_prefix = ""
         count = self.msg_count
         hi_hex = ""
+        ct = self.channel_trace
         for i in range(n, 0, -1):
             # put time: the n sorted uniform instants, generated in order (Bentley & Saxe)
             cur *= rnd() ** (1.0 / i)
@@ -631,6 +638,8 @@ class SenderDay:
                 if first_ms[k] < 0:
                     first_ms[k] = t
                 last_ms[k] = t
+                if ct is not None and k != local_key:
+                    ct.depart(self, k, mid, t, qi, ln, pers)
             idx = count - 1
             rows.append(f"{sec_prefix}{MS_SUFFIX[t - sec * 1000]},{sender},{head}{ln},"
                         f"{'true' if pers else 'false'},{token},{mid},"
@@ -721,6 +730,8 @@ class SenderDay:
                                gseq, glast, logical, ln, bool(pers), msg_id, role, zero, reason)
 
         store.add(k, qi, pers, ln, reason, t, detail)
+        if self.channel_trace is not None:
+            self.held_departures.append((k, (self.msg_prefix + seven_bit(count)).hex().upper(), t, qi, ln, pers))
         self.routed[(qi, k)] = self.routed.get((qi, k), 0) + 1
 
     # -- partitions: messages that wait, re-allocation ----------------------------------------------------
@@ -787,6 +798,8 @@ class SenderDay:
             cnt = byt = 0
             for w in deliver[k]:
                 mid, qi, pers, ln, t, eligible, first, row, reallocs, at = w
+                if self.channel_trace is not None:
+                    self.channel_trace.release(self, k, mid, t, qi, ln, pers, back)
                 acct.add(d.qmgr, interval, ("mca", self.sender, d.channel), self.qnames[qi], pers, 1, ln, ln, ln,
                          back + 350)
                 self.routed[(qi, k)] = self.routed.get((qi, k), 0) + 1
@@ -893,6 +906,10 @@ class SenderDay:
             pk[1] += byt + 428 * cnt
         for k, (cnt, byt) in per_key.items():
             self._channel_restarted(k, release_ms - 1000, cnt, byt)
+        if self.channel_trace is not None:  # the backlog leaves in put order
+            for k, mid, t, qi, ln, pers in self.held_departures:
+                self.channel_trace.release(self, k, mid, t, qi, ln, pers, release_ms - 1000)
+            self.held_departures = []
         return store
 
     def _channel_restarted(self, k: int, back: int, cnt: int, byt: int) -> None:
