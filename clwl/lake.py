@@ -42,6 +42,7 @@ from clwl.lake_files import is_remote as is_remote
 from clwl.lake_files import read_lake_file as read_lake_file
 from clwl.lake_files import read_lake_json as read_lake_json
 from clwl.published import POINTER_FILE, Published, read_published
+from clwl.storage import LakeLocation, arrow_filesystem, has_prefix, is_object_store, lake_root, storage_options
 
 if TYPE_CHECKING:  # pragma: no cover
     import pyarrow
@@ -81,12 +82,21 @@ def split_key(key: str) -> tuple[str, str]:
     return layer, name
 
 
-def whatif_root(lake: Path | str, name: str) -> Path:
+def whatif_root(lake: Path | str | LakeLocation, name: str) -> Path | LakeLocation:
     """Where a what-if run named ``name`` writes everything it produces."""
-    return Path(lake) / WHATIF / name
+    root = lake if isinstance(lake, LakeLocation) else lake_root(lake)
+    return (root if is_object_store(root) else Path(lake)) / WHATIF / name
 
 
-def open_delta(table: Path | str, version: int | None = None) -> "DeltaTable":
+def _object_location(table: Path | str | LakeLocation) -> LakeLocation | None:
+    """The table's location when it is on an object store this lake supports (``s3://``), else None."""
+    if isinstance(table, LakeLocation):
+        return table
+    text = str(table)
+    return lake_root(text) if text.startswith("s3://") else None  # type: ignore[return-value]
+
+
+def open_delta(table: Path | str | LakeLocation, version: int | None = None) -> "DeltaTable":
     """``deltalake.DeltaTable`` of the table at ``table``, at ``version`` (None: the latest), its log checked
     first (:func:`check_delta_log`): the one way the readers open a Delta table with deltalake.
 
@@ -102,7 +112,8 @@ def open_delta(table: Path | str, version: int | None = None) -> "DeltaTable":
     read in 30 to one in 3 (the busier the machine, the more), after most reads that stop early (deltalake 1.0
     to 1.6.6 and pyarrow 23 to 26.0.1 alike).
     Arrow's own file system never calls Python, so no read can do that (tests/unit/test_reader_exit.py). A
-    table on an object store (``s3://...``) keeps deltalake's default."""
+    table on an object store (``s3://bucket/...``) is opened with the environment's storage options
+    (clwl/storage.py) and read with Arrow's own S3 file system, for the same reason."""
     check_delta_log(table)
     return _lake_delta_table()(table, version)
 
@@ -118,20 +129,27 @@ def _lake_delta_table() -> type:
         """A ``deltalake.DeltaTable`` that reads a local table's files with Arrow's own file system (see
         :func:`open_delta`); a ``filesystem`` given to a read is used as given."""
 
-        def __init__(self, table: Path | str, version: int | None = None) -> None:
-            super().__init__(str(table), version=version)
+        def __init__(self, table: Path | str | LakeLocation, version: int | None = None) -> None:
+            self._object = _object_location(table)
+            super().__init__(str(table), version=version, storage_options=storage_options(self._object))
             self._local_root = None if is_remote(table) else os.path.abspath(str(table).removeprefix("file://"))
 
         def to_pyarrow_dataset(self, partitions: Any = None, filesystem: Any = None, *args: Any, **kwargs: Any):
             if filesystem is None and self._local_root is not None:
                 filesystem = pafs.SubTreeFileSystem(self._local_root, pafs.LocalFileSystem())
+            elif filesystem is None and self._object is not None:
+                filesystem = arrow_filesystem(self._object)
             return super().to_pyarrow_dataset(partitions, filesystem, *args, **kwargs)
 
     return LakeDeltaTable
 
 
-def is_delta_table(path: Path | str) -> bool:
-    """Whether ``path`` is a local (or mounted) Delta table: a folder with a ``_delta_log``."""
+def is_delta_table(path: Path | str | LakeLocation) -> bool:
+    """Whether ``path`` is a Delta table: a folder with a ``_delta_log`` (on an object store: objects under
+    ``<path>/_delta_log/``)."""
+    location = _object_location(path)
+    if location is not None:
+        return has_prefix(location / "_delta_log")
     return (Path(path) / "_delta_log").is_dir()
 
 
@@ -139,6 +157,12 @@ def latest_version(path: Path | str) -> int | None:
     """The latest committed version of the local Delta table at ``path`` from its commit files (None: no table
     or no commit), without reading the table. A table that is not on a local file system (``s3://...``): its
     version as deltalake reads it from the log (None: no table there)."""
+    location = _object_location(path)
+    if location is not None:
+        storage_options(location)  # no credentials, a bad endpoint: one line (StorageError), not "no version"
+        if not is_delta_table(location):
+            return None
+        return open_delta(location).version()
     if is_remote(path):
         try:
             return open_delta(path).version()
@@ -190,14 +214,14 @@ FOLDERS = (*LAYERS, STAGING, VALIDATION, REPORTS, WHATIF)
 STAGING_KEYS = tuple(f"{STAGING}.{name}" for name in GOLD_TABLES)
 
 
-def default_lake(base: Path | str | None = None) -> Path:
+def default_lake(base: Path | str | None = None) -> Path | LakeLocation:
     """The lake when a command names none: ``$CLWL_LAKE`` as given (blank: unset), else ``lake`` in ``base``
     (None: the current folder, ``./lake``). The one reading of CLWL_LAKE: ``clwl query``, ``clwl published``,
     ``clwl explain``, ``PipelineConfig.from_env`` (``clwl run``, ``clwl ingest``), and the DAGs, which give the
     checkout as ``base`` (``<checkout>/lake``: an Airflow worker's current folder is not the user's)."""
     raw = os.environ.get(LAKE_ENV, "").strip()
     if raw:
-        return Path(raw)
+        return lake_root(raw)  # s3://bucket/prefix: a LakeLocation; a typo of one: StorageError (one line)
     return DEFAULT_LAKE if base is None else Path(base) / DEFAULT_LAKE
 
 
@@ -209,15 +233,17 @@ def _name(what: str, name: str) -> str:
 
 @dataclass(frozen=True)
 class Lake:
-    """The lake at ``root`` (a folder, local or mounted): where each folder and table is, and what the tables
+    """The lake at ``root`` (a folder, local or mounted, or ``s3://bucket/prefix``: clwl/storage.py): where each folder and table is, and what the tables
     hold, read without Spark. A table is named by its key, ``"<layer>.<name>"``: a table of the map
     (:data:`TABLE_KEYS`) or a staged gold table (``"staging.routing_replay"``). A what-if run's output is a lake
     of its own (``Lake(whatif_root(lake, name))``)."""
 
-    root: Path
+    root: Path | LakeLocation
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "root", Path(self.root))
+        # "s3://bucket/prefix" (clwl/storage.py): a LakeLocation that joins like a path; a typo: StorageError.
+        root = lake_root(self.root)
+        object.__setattr__(self, "root", root if is_object_store(root) else Path(self.root))
 
     def __str__(self) -> str:
         return str(self.root)

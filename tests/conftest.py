@@ -6,6 +6,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.objectstore import object_store  # noqa: F401  (the session's S3-compatible server)
+
 
 @pytest.fixture(scope="session")
 def spark():
