@@ -236,6 +236,7 @@ def waiting_picture(day: Day, found: list[Incident], gaps: list[Any], delays: li
     (clwl.evidence's gaps) hatched, so thin evidence shows beside what it shows."""
     from matplotlib.figure import Figure
     from matplotlib.patches import Patch
+    from matplotlib.ticker import MaxNLocator
 
     day_start = pd.Timestamp(day.run_date, tz="UTC")
     steps = waiting_steps(delays, day.run_date)
@@ -243,10 +244,10 @@ def waiting_picture(day: Day, found: list[Incident], gaps: list[Any], delays: li
     qmgrs = sorted(set(seen.chstatus) | set(seen.puts)) if seen is not None else []
     fig = Figure(figsize=(11, 4.2 + 0.28 * len(qmgrs)), layout="constrained")
     top, bottom = fig.subplots(2, 1, sharex=True, height_ratios=[3, max(1, 0.35 * len(qmgrs))])
-    colours = [f"C{i}" for i in range(10)]
+    colours = [f"C{i}" for i in range(10) if i != 3]  # C3 is red: the incidents' colour
     for i, (label, st) in enumerate(steps.items()):
         top.step([_hours(t, day_start) for t, _ in st] + [24.0], [n for _, n in st] + [st[-1][1]], where="post",
-                 color=colours[i % 10], label=label, linewidth=1.6)
+                 color=colours[i % len(colours)], label=label, linewidth=1.6)
     for n, inc in enumerate(found, 1):
         a, b = _hours(inc.start, day_start), _hours(inc.end, day_start)
         top.axvspan(a, max(b, a + 0.05), color="#c62828", alpha=0.12, linewidth=0)
@@ -255,6 +256,7 @@ def waiting_picture(day: Day, found: list[Incident], gaps: list[Any], delays: li
         top.text(12, 0.5, "no message waited on a transmission queue", ha="center", va="center", color="#616161")
     top.set_ylabel("messages waiting")
     top.set_ylim(bottom=0)
+    top.yaxis.set_major_locator(MaxNLocator(integer=True))
     top.grid(alpha=0.3)
     handles, labels = top.get_legend_handles_labels()
     if found:

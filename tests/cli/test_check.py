@@ -552,3 +552,16 @@ def test_a_folder_without_run_dates_is_never_a_clean_bill_of_health(capsys, tmp_
     assert (code, out) == (2, "")
     assert err.splitlines() == [f"clwl check: {folder[given]}: no run date folders (expected "
                                 f"<landing>/<YYYY-MM-DD>/<QM>/<file>); {hint.format(landing=landing)}"]
+
+
+def test_the_samples_qm4_gap_is_the_evidence_rules_own_sentence(capsys):
+    """Issue 27 item 5: QM4's chstatus captures on 2026-11-20 are at 06:00 and 18:00 (its folder's file names), 720
+    min apart. ``clwl check --json`` reports the gap in the words of clwl.evidence.chstatus_gap, the function the
+    ingest's plan and the report call too."""
+    from clwl.evidence import chstatus_gap
+
+    assert main(["check", str(SAMPLES), "--date", DAY, "--json"]) in (0, 1)
+    gaps = [g for g in json.loads(capsys.readouterr().out)["gaps"] if g["qmgr"] == "QM4"]
+    six, eighteen = (datetime(2026, 11, 20, h, tzinfo=timezone.utc) for h in (6, 18))
+    assert [g["detail"] for g in gaps] == [chstatus_gap("QM4", [six, eighteen]).detail(DAY)]
+    assert "no capture from 06:00:00 to 18:00:00 (720 min)" in gaps[0]["detail"]
