@@ -205,9 +205,11 @@ def test_templates_are_found_beside_the_module():
 
 def test_the_sections_are_named_in_reading_order():
     names = [s.name for s in SECTIONS]
-    # the picture and what the report could not see follow the incidents, before what is stuck
+    # the picture and what the report could not see follow the incidents, before what is stuck; other sections
+    # may sit between the later ones, in this order
     assert names[:6] == ["what-if", "warnings", "incidents", "picture", "evidence", "stuck"]
-    assert names[6:12] == ["distribution", "agreement", "shares", "replay", "channels", "xmitq"]
+    order = ["distribution", "agreement", "shares", "replay", "channels", "xmitq"]
+    assert [n for n in names if n in order] == order
     assert names[-1] == "run summary"
 
 
