@@ -45,6 +45,7 @@ from clwl.storage import (
     LakeLocation,
     StorageConflict,
     StorageError,
+    check_conditional_writes,
     is_object_store,
     lake_root,
     put_if_absent,
@@ -288,6 +289,7 @@ def _lease_lock(path: LakeLocation, purpose: str, limit: float, progress: Option
                 seconds: float) -> Iterator[LakeLocation]:
     if seconds <= 0:
         raise LakeLockError(f"lease of {seconds} s: a lease must last a positive number of seconds")
+    check_conditional_writes(path.parent)  # a store that ignored If-None-Match would let two writers in
     key = str(path)
     info = {"pid": os.getpid(), "host": socket.gethostname(), "purpose": purpose,
             "since": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"), "lease_seconds": seconds}

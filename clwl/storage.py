@@ -345,7 +345,7 @@ def put_if_absent(location: Location, data: bytes) -> str:
     except obe.NotSupportedError:
         raise _no_conditional(location) from None
     except obe.BaseError as exc:
-        raise _one_line(location, exc) from None
+        raise _conditional_error(location, exc) from None
 
 
 def replace_if_match(location: Location, data: bytes, etag: str) -> str:
@@ -370,7 +370,40 @@ def replace_if_match(location: Location, data: bytes, etag: str) -> str:
     except obe.NotSupportedError:
         raise _no_conditional(location) from None
     except obe.BaseError as exc:
-        raise _one_line(location, exc) from None
+        raise _conditional_error(location, exc) from None
+
+
+def _conditional_error(location: Any, exc: BaseException) -> StorageError:
+    """A conditional put's failure: a server that does not implement the condition says 501 NotImplemented."""
+    if re.search(r"status code: 501|NotImplemented", str(exc)):
+        return _no_conditional(location)
+    return _one_line(location, exc)
+
+
+_checked_stores: set[tuple[str, str]] = set()
+
+
+def check_conditional_writes(root: LakeLocation) -> None:
+    """Refuse (StorageError, one line) a store that ignores ``If-None-Match``: a second conditional create of the
+    probe object ``<root>/_conditional_probe`` must be refused. Checked once per bucket and process, before the
+    first lease is taken (a store that silently overwrote would let two writers both believe they hold the lake)."""
+    key = (root.bucket, root.key)
+    if key in _checked_stores:
+        return
+    probe = root / "_conditional_probe"
+    import obstore
+    from obstore import exceptions as obe
+
+    try:
+        obstore.put(_store(probe), probe.key, b"probe\n")
+    except obe.BaseError as exc:
+        raise _one_line(probe, exc) from None
+    try:
+        put_if_absent(probe, b"second\n")
+    except StorageConflict:
+        _checked_stores.add(key)
+        return
+    raise _no_conditional(root)
 
 
 def _no_conditional(location: Any) -> StorageError:

@@ -22,6 +22,7 @@ from clwl.storage import (
     LakeLocation,
     StorageConflict,
     StorageError,
+    check_conditional_writes,
     delete_object,
     lake_root,
     list_prefix,
@@ -169,6 +170,16 @@ def test_conditional_puts_answer_precondition_failed(object_store, monkeypatch):
     with pytest.raises(FileNotFoundError):
         read_object(obj)
     assert list_prefix(lake) == []
+
+
+@SERVER
+def test_the_store_is_probed_for_conditional_writes_before_a_lease(object_store, monkeypatch):
+    """SeaweedFS refuses a second If-None-Match create (412), so the probe passes and leaves its object; a store that
+    ignored the header would have let the second create through, and the probe would refuse the lake."""
+    object_store.use(monkeypatch)
+    uri = object_store.lake_uri()
+    check_conditional_writes(lake_root(uri))
+    assert [name for name, _ in list_prefix(lake_root(uri))] == ["_conditional_probe"]
 
 
 @SERVER
