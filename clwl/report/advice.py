@@ -109,9 +109,8 @@ def plural(n: int, one: str, many: Optional[str] = None) -> str:
 
 
 def lake_of(day: Day) -> Optional[Path]:
-    """The lake the Day was gathered from. The Day carries no lake of its own; :func:`clwl.report.read.gather`
-    names its validation folder ``<lake>/validation``, and a Day handed in without one has no lake."""
-    return day.validation_root.parent if day.validation_root is not None else None
+    """The lake the Day's silver tables were read from (None: a Day handed in without one)."""
+    return day.lake
 
 
 def answer(question: Question, day: Day, fill: Callable[[Answer, Path], None], *, needs_lake: bool = True) -> Answer:

@@ -74,6 +74,9 @@ class Report:
     findings_agreement: list[str] = field(default_factory=list)
     disagreements: TableView | None = None  # None: nothing disagrees (or nothing was traced)
     disagreement_query: str = ""
+    # Timing: the replay's waits against the channel agents' trace (clwl.report.timing).
+    findings_timing: list[str] = field(default_factory=list)
+    timing_disagreements: TableView | None = None  # None: no timing disagreement (or nothing traced)
     stuck_total: int = 0
     stuck_groups: TableView | None = None
     stuck_rows: TableView | None = None
@@ -158,6 +161,7 @@ class Day:
     profile: str = "default"  # the algorithm profile the configured shares are routed with
     versions: Sequence[tuple[str, str]] = ()
     validation_root: Path | None = None
+    lake: Path | None = None  # the lake whose silver tables the day was read from (None: handed in without one)
     whatif: str | None = None
     overrides: dict | None = None
     beside: pd.DataFrame | None = None

@@ -228,7 +228,7 @@ def sections_of(html: str) -> dict[str, str]:
 
 
 def test_without_a_lake_each_answer_says_so_and_the_report_renders():
-    """A Day handed in without a lake (no validation folder) and without timelines: lint, drift and blast say
+    """A Day handed in without a lake and without timelines: lint, drift and blast say
     there is no lake; the even split says why the configuration is missing."""
     rep = build_report(empty_day(configured_note="the configured weights could not be read (boom)"))
     assert [a.title for a in rep.answers] == list(TITLES)
@@ -246,7 +246,7 @@ def test_a_lake_without_the_tables_gives_each_answers_own_refusal(tmp_path):
     """A lake folder with nothing in it: each answer's own error, one sentence, and the rest of the report."""
     lake = tmp_path / "lake"
     lake.mkdir()
-    rep = build_report(empty_day(validation_root=lake / "validation", timelines={"QM1": qm1_timeline()}))
+    rep = build_report(empty_day(lake=lake, timelines={"QM1": qm1_timeline()}))
     text = sections_of(render_html(rep))
     assert "Not available for 2026-11-20: " in text["Configuration findings"]
     assert "no silver.config_history table" in text["Configuration findings"]
@@ -268,7 +268,7 @@ def test_a_day_above_the_blast_limit_names_the_command_instead(tmp_path, monkeyp
     lake = tmp_path / "lake"
     lake.mkdir()
     monkeypatch.setattr(advice, "BLAST_MAX_MESSAGES", 2)
-    day = empty_day(validation_root=lake / "validation")
+    day = empty_day(lake=lake)
     day.routing_cube = pd.DataFrame({"sending_qmgr": ["QM1"], "queue": ["Q1"], "messages": [3]})
     rep = Report("t", DAY, "run-1", "now")
     advice.blast_section(day, rep)
