@@ -214,15 +214,23 @@ FOLDERS = (*LAYERS, STAGING, VALIDATION, REPORTS, WHATIF)
 STAGING_KEYS = tuple(f"{STAGING}.{name}" for name in GOLD_TABLES)
 
 
-def default_lake(base: Path | str | None = None) -> Path | LakeLocation:
+def default_lake(base: Path | str | None = None) -> Path:
     """The lake when a command names none: ``$CLWL_LAKE`` as given (blank: unset), else ``lake`` in ``base``
     (None: the current folder, ``./lake``). The one reading of CLWL_LAKE: ``clwl query``, ``clwl published``,
     ``clwl explain``, ``PipelineConfig.from_env`` (``clwl run``, ``clwl ingest``), and the DAGs, which give the
     checkout as ``base`` (``<checkout>/lake``: an Airflow worker's current folder is not the user's)."""
     raw = os.environ.get(LAKE_ENV, "").strip()
     if raw:
-        return lake_root(raw)  # s3://bucket/prefix: a LakeLocation; a typo of one: StorageError (one line)
+        return Path(raw)
     return DEFAULT_LAKE if base is None else Path(base) / DEFAULT_LAKE
+
+
+def default_lake_location(base: Path | str | None = None) -> Path | LakeLocation:
+    """:func:`default_lake` read as a location (clwl/storage.py): ``$CLWL_LAKE=s3://bucket/prefix`` is a
+    LakeLocation, a typo of one (``s3:/bucket``) StorageError, one line; a local lake the same Path. For the
+    commands that take a lake on an object store (:func:`default_lake` stays a Path for the others)."""
+    raw = os.environ.get(LAKE_ENV, "").strip()
+    return lake_root(raw) if raw else default_lake(base)
 
 
 def _name(what: str, name: str) -> str:

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from clwl.lake import Lake, default_lake
+from clwl.lake import Lake, default_lake, default_lake_location
 from clwl.lakelock import LakeBusy, LakeLockError, lake_lock, read_holder
 from clwl.published import PublishedConflict, read_published, write_published
 from clwl.storage import (
@@ -81,8 +81,13 @@ def test_the_issues_local_folder_named_s3_is_refused(monkeypatch):
     with pytest.raises(TypeError):
         os.fspath(lake_root("s3://clwl-bucket/lake"))
     monkeypatch.setenv("CLWL_LAKE", "s3://clwl-bucket/lake")
-    assert default_lake() == LakeLocation("s3", "clwl-bucket", "lake")
-    assert isinstance(Lake(default_lake()).table("gold.run_summary"), LakeLocation)
+    assert default_lake_location() == LakeLocation("s3", "clwl-bucket", "lake")
+    assert isinstance(Lake(default_lake_location()).table("gold.run_summary"), LakeLocation)
+    monkeypatch.setenv("CLWL_LAKE", "s3:/clwl-bucket/lake")
+    with pytest.raises(StorageError):
+        default_lake_location()
+    monkeypatch.setenv("CLWL_LAKE", "/data/lake")
+    assert default_lake_location() == default_lake() == Path("/data/lake")
 
 
 @pytest.mark.parametrize("env, named", [
