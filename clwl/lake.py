@@ -42,7 +42,15 @@ from clwl.lake_files import is_remote as is_remote
 from clwl.lake_files import read_lake_file as read_lake_file
 from clwl.lake_files import read_lake_json as read_lake_json
 from clwl.published import POINTER_FILE, Published, read_published
-from clwl.storage import LakeLocation, arrow_filesystem, has_prefix, is_object_store, lake_root, storage_options
+from clwl.storage import (
+    LakeLocation,
+    StorageError,
+    arrow_filesystem,
+    has_prefix,
+    is_object_store,
+    lake_root,
+    storage_options,
+)
 
 if TYPE_CHECKING:  # pragma: no cover
     import pyarrow
@@ -216,21 +224,26 @@ STAGING_KEYS = tuple(f"{STAGING}.{name}" for name in GOLD_TABLES)
 
 def default_lake(base: Path | str | None = None) -> Path:
     """The lake when a command names none: ``$CLWL_LAKE`` as given (blank: unset), else ``lake`` in ``base``
-    (None: the current folder, ``./lake``). The one reading of CLWL_LAKE: ``clwl query``, ``clwl published``,
-    ``clwl explain``, ``PipelineConfig.from_env`` (``clwl run``, ``clwl ingest``), and the DAGs, which give the
-    checkout as ``base`` (``<checkout>/lake``: an Airflow worker's current folder is not the user's)."""
-    raw = os.environ.get(LAKE_ENV, "").strip()
-    if raw:
-        return Path(raw)
-    return DEFAULT_LAKE if base is None else Path(base) / DEFAULT_LAKE
+    (None: the current folder, ``./lake``), for the commands and the DAGs that take a local (or mounted) lake:
+    ``clwl query``, ``clwl published``, ``clwl explain``, ``PipelineConfig.from_env`` (``clwl run``, ``clwl
+    ingest``), and the DAGs, which give the checkout as ``base`` (``<checkout>/lake``: an Airflow worker's current
+    folder is not the user's). A lake on an object store, or a typo of one, is StorageError (one line): the Spark
+    pipeline does not write one yet, and a URI taken as a folder name would make a local folder called ``s3:``."""
+    loc = default_lake_location(base)
+    if not isinstance(loc, Path):
+        raise StorageError(f"{LAKE_ENV}={loc}: a lake on object storage is not supported by this command yet "
+                           "(docs/object-storage.md says what is)")
+    return loc
 
 
 def default_lake_location(base: Path | str | None = None) -> Path | LakeLocation:
-    """:func:`default_lake` read as a location (clwl/storage.py): ``$CLWL_LAKE=s3://bucket/prefix`` is a
-    LakeLocation, a typo of one (``s3:/bucket``) StorageError, one line; a local lake the same Path. For the
-    commands that take a lake on an object store (:func:`default_lake` stays a Path for the others)."""
+    """The one reading of ``$CLWL_LAKE``, as a location (clwl/storage.py): ``s3://bucket/prefix`` is a
+    LakeLocation, a typo of one (``s3:/bucket``) StorageError, one line; a local lake a Path (unset: ``lake`` in
+    ``base``, None: the current folder). :func:`default_lake` is this for the commands that take a local lake."""
     raw = os.environ.get(LAKE_ENV, "").strip()
-    return lake_root(raw) if raw else default_lake(base)
+    if raw:
+        return lake_root(raw)
+    return DEFAULT_LAKE if base is None else Path(base) / DEFAULT_LAKE
 
 
 def _name(what: str, name: str) -> str:

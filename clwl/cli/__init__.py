@@ -9,6 +9,7 @@ nothing of the routing engine; Spark is imported inside the pipeline handlers on
 from __future__ import annotations
 
 import argparse
+import sys
 from typing import Optional, Sequence
 
 from clwl.cli.exit_codes import EXIT_OK
@@ -63,7 +64,13 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Optional[Sequence[str]] = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    from clwl.cli.exit_codes import EXIT_INPUT
+    from clwl.lake_files import LakeFileError
+
     try:
         return args.func(args)
     except BrokenPipeError:  # e.g. piped into head
         return EXIT_OK
+    except LakeFileError as e:  # the lake's location or metadata cannot be used: one line, never a traceback
+        print(f"clwl {args.command}: {e}", file=sys.stderr)
+        return EXIT_INPUT

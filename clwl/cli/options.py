@@ -28,8 +28,23 @@ class Option:
         return parser.add_argument(self.flag, help=help or self.help, **{**self.kwargs, **changes})
 
 
+def lake_folder(text: str) -> Path:
+    """--lake's type: a local (or mounted) folder. A lake on an object store (``s3://...``), or a typo of one, is
+    refused here: taken as a folder name it would make a local folder called ``s3:`` (docs/object-storage.md)."""
+    from clwl.storage import StorageError, lake_root
+
+    try:
+        root = lake_root(text)
+    except StorageError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
+    if not isinstance(root, Path):
+        raise argparse.ArgumentTypeError(f"{text}: a lake on object storage is not supported by this command yet "
+                                         "(docs/object-storage.md says what is)")
+    return root
+
+
 LAKE = Option("--lake", "the lake root (default: $CLWL_LAKE, else ./lake)", "CLWL_LAKE",
-              {"type": Path, "default": None, "metavar": "DIR"})
+              {"type": lake_folder, "default": None, "metavar": "DIR"})
 LANDING = Option("--landing", "landing folder (default: $CLWL_LANDING, else the bundled samples/landing)",
                  "CLWL_LANDING", {"type": Path, "default": None, "metavar": "DIR"})
 MASTER = Option("--master", "Spark master (default: $CLWL_SPARK_MASTER, else local[2])", "CLWL_SPARK_MASTER",

@@ -40,6 +40,19 @@ def progress(line: str) -> None:
 def _start(command: str, args: argparse.Namespace, dates: list[str], landing: Path, config) -> Optional[str]:
     """The command's first line (before Spark starts, so the user sees what it does at once), the activity-trace
     time zone, then Java and the Delta jars. The one line for stderr when it cannot go on, else None."""
+    problem = _zone_problem(command, args)
+    if problem:
+        return problem
+    from spark.session import java_executable
+
+    if java_executable() is not None:  # else the one line is the missing Java, below
+        progress(f"clwl {command}: {_dates_label(dates)} from {landing} into {config.lake}; "
+                 f"starting Spark ({config.master})")
+    return _prepare_spark(command, config.verbose)
+
+
+def _zone_problem(command: str, args: argparse.Namespace) -> Optional[str]:
+    """The one line for a --trace-tz that names no time zone, else None."""
     zone = getattr(args, "trace_tz", None)
     if zone:
         from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
@@ -48,12 +61,7 @@ def _start(command: str, args: argparse.Namespace, dates: list[str], landing: Pa
             ZoneInfo(zone)
         except (ZoneInfoNotFoundError, ValueError):
             return f"clwl {command}: --trace-tz {zone}: not a time zone name (e.g. UTC, Europe/London)"
-    from spark.session import java_executable
-
-    if java_executable() is not None:  # else the one line is the missing Java, below
-        progress(f"clwl {command}: {_dates_label(dates)} from {landing} into {config.lake}; "
-                 f"starting Spark ({config.master})")
-    return _prepare_spark(command, config.verbose)
+    return None
 
 
 def _prepare_spark(command: str, verbose: bool) -> Optional[str]:
@@ -132,6 +140,10 @@ def cmd_run(args: argparse.Namespace) -> int:
     from spark.session import SparkStartError
 
     outcome = None
+    problem = _zone_problem("run", args)  # before the unchanged check: it reads the traces' zone too
+    if problem:
+        print(problem, file=sys.stderr)
+        return EXIT_INPUT
     if not args.force:
         try:  # nothing new and every date as published: said in seconds, without starting Spark
             outcome = unchanged_run(config, dates, args.algorithm, whatif)
