@@ -1110,6 +1110,8 @@ def build_files() -> tuple[dict[str, bytes], dict]:
         files[f"captures/QM1/{name}"] = files[f"landing/2026-11-20/QM1/{name}"]
 
     facts = build_facts(traffic, q1, q5)
+    rel, text, facts[CHANNEL_TRACE_FACT] = channel_agent_trace(traffic)  # after the others: they stay as they were
+    put(rel, text)
     files["facts.json"] = (json.dumps(facts, indent=2) + "\n").encode()
     return files, facts
 
@@ -1234,6 +1236,52 @@ def main(argv: list[str] | None = None) -> int:
           f"re-allocated in all: {facts['reallocated']['count']}")
     print(f"  route example: {' '.join(facts['route_example_QM1_2026-11-20_060000_APP.ORDERS_x10'])}")
     return 0
+
+
+# --------------------------------------------------------------------------------------------------
+# The channel agents' activity trace of one sender (issue 29)
+# --------------------------------------------------------------------------------------------------
+
+CHANNEL_TRACE = ("QM5", "2026-11-20")
+CHANNEL_TRACE_FACT = "channel_trace_QM5_2026-11-20"
+
+
+def channel_agent_trace(traffic) -> tuple[str, str, dict]:
+    """QM5's cluster-sender agents on 2026-11-20 as amqsact prints them (mqat.ini ``ApplClass=MCA``, MEDIUM): each
+    of its messages' MQGET from its transmission queue, with the transmission header (the application's MsgId,
+    RemoteQMgr, RemoteQName), at the time the replay above sends it (``Put.sent``: 80 ms after the put over a
+    running channel; when the channel comes back after the network outage or QM3's failure, or at the failed retry
+    that re-allocates it), in batches under syncpoint. Printed by clwl generate's channel-agent renderer
+    (clwl/generate/channel_trace.py). Returns the file's path, its text and its fact."""
+    import io
+    from datetime import date
+
+    from clwl.generate.channel_trace import QueueManagerTrace, file_name
+
+    sender, day = CHANNEL_TRACE
+    out = io.StringIO()
+    trace = QueueManagerTrace(out, QMS[sender], date.fromisoformat(day), "amqsact")
+    epoch = datetime(1970, 1, 1)
+    by_channel: dict[str, int] = {}
+    late = []
+    for p in sorted((p for p in traffic[(sender, day)] if p.sent is not None), key=lambda p: (p.sent, p.msg_id)):
+        us = (p.sent - epoch) // timedelta(microseconds=1)
+        got = trace.get(trace.agent(True, p.channel, QMS[p.dest]), us, p.msg_id, p.t, p.xmitq, sender, p.queue,
+                        p.dest, p.length, 1 if p.persistent else 0)
+        assert got - us < 1000, "an agent's call pushed a departure by a millisecond"
+        by_channel[p.channel] = by_channel.get(p.channel, 0) + 1
+        if p.sent - p.t > timedelta(seconds=1):
+            late.append(p)
+    trace.close()
+    name = file_name(sender, date.fromisoformat(day), "amqsact")
+    by_release: dict[str, int] = {}  # the minute the late ones left in: the channel came back or re-allocated
+    for p in late:
+        key = iso(p.sent.replace(second=0, microsecond=0))
+        by_release[key] = by_release.get(key, 0) + 1
+    fact = {"file": f"landing/{day}/{sender}/{name}", "departures": sum(by_channel.values()),
+            "by_channel": dict(sorted(by_channel.items())), "left_more_than_1s_after_put": len(late),
+            "left_late_by_release": dict(sorted(by_release.items()))}
+    return f"landing/{day}/{sender}/{name}", out.getvalue(), fact
 
 
 if __name__ == "__main__":

@@ -154,13 +154,13 @@ class QueueManagerTrace:
         a.seq += 1
         a.ops = []
 
-    def open(self, a: _Agent, queue: str, qmgr: str, options: int) -> int:
-        """The agent's MQOPEN of a queue it has not opened yet; its Hobj."""
+    def open(self, a: _Agent, queue: str, qmgr: str, options: int, us: int) -> int:
+        """The agent's MQOPEN of a queue it has not opened yet, just before its call at ``us``; its Hobj."""
         hobj = a.handles.get(queue)
         if hobj is not None:
             return hobj
         hobj = a.handles[queue] = len(a.handles) + 1
-        _, t = self.clock(a, a.last_us)
+        _, t = self.clock(a, us - CALL_SPACING_US)
         self.op(a, _call("MQXF_OPEN", a.tid, t) + [
             ("Object_type", R.Const("MQOT_Q")), ("Object_name", queue), ("Object_Q_mgr_name", qmgr), ("Hobj", hobj)]
             + _OK + [("Open_options", options), ("Known_dest_count", 0), ("Unknown_dest_count", 0),
@@ -188,6 +188,47 @@ class QueueManagerTrace:
         """Before a message: the batch ends if it is full or the queue was empty since the last message."""
         if a.batch and (a.batch >= BATCH_SIZE or us - a.last_us > BATCH_GAP_US):
             self.end_batch(a, empty=us - a.last_us > BATCH_GAP_US)
+
+    def get(self, a: _Agent, us: int, msg_id: bytes, put_t: datetime, xmitq: str, sender: str, queue: str,
+            dest: str, length: int, pers: int) -> int:
+        """A sending agent's MQGET of one message from its transmission queue at ``us`` (microseconds since 1970,
+        later if the agent's clock is past it); the time printed."""
+        self.begin(a, us)
+        hobj = self.open(a, xmitq, "", XMITQ_OPEN_OPTIONS, us)
+        us, t = self.clock(a, us)
+        pd, pt = R.put_date_time(put_t)
+        self.op(a, _call("MQXF_GET", a.tid, t) + [
+            ("Hobj", hobj), ("Get Options", GET_OPTIONS)] + _OK + [
+            ("Msg length", length + 428), ("High Res Time", us), ("Buffer Length", 4194304), ("Object_name", xmitq),
+            ("Resolved_Q_Name", xmitq), ("Report Options", 0), ("Msg_type", R.Const("MQMT_DATAGRAM")),
+            ("Expiry", -1), ("Format_name", "MQXMIT"), ("Priority", 0), ("Persistence", pers),
+            ("Msg_id", msg_id[:19] + bytes([XMITQ_DESCRIPTOR_KIND]) + msg_id[20:]), ("Correl_id", b"\0" * 24),
+            ("Reply_to_Q ", ""), ("Reply_to_Q_Mgr", sender), ("Coded_char_set_id", 1208), ("Encoding", 546),
+            ("Put_date", pd), ("Put_time", pt), ("Transmit Header Msg_id", msg_id),
+            ("Transmit Header Correl_id", b"\0" * 24), ("Transmit Header RemoteQName", queue),
+            ("Transmit Header RemoteQMgr", dest), ("Transmit Header Put_date", pd),
+            ("Transmit Header Put_time", pt), ("QMgr Operation Duration", 35)])
+        a.batch += 1
+        return us
+
+    def put(self, a: _Agent, us: int, msg_id: bytes, put_t: datetime, sender: str, queue: str, length: int,
+            pers: int) -> int:
+        """A receiving agent's MQPUT of one message to its target queue at ``us``; the time printed."""
+        self.begin(a, us)
+        hobj = self.open(a, queue, self.qm.name, TARGET_OPEN_OPTIONS, us)
+        us, t = self.clock(a, us)
+        pd, pt = R.put_date_time(put_t)
+        self.op(a, _call("MQXF_PUT", a.tid, t) + [
+            ("Hobj", hobj), ("Put Options", AGENT_PUT_OPTIONS)] + _OK + [
+            ("Msg length", length), ("Known_dest_count", 1), ("Unknown_dest_count", 0), ("Invalid_dest_count", 0),
+            ("High Res Time", us), ("Object_name", queue), ("Resolved_Q_Name", queue),
+            ("Resolved_Q_mgr", self.qm.name), ("Resolved_local_Q_name", queue), ("Resolved_local_Q_mgr", self.qm.name),
+            ("Report Options", 0), ("Msg_type", R.Const("MQMT_DATAGRAM")), ("Expiry", -1), ("Format_name", "MQSTR"),
+            ("Priority", 0), ("Persistence", pers), ("Msg_id", msg_id), ("Correl_id", b"\0" * 24),
+            ("Reply_to_Q ", ""), ("Reply_to_Q_Mgr", sender), ("Coded_char_set_id", 1208), ("Encoding", 546),
+            ("Put_date", pd), ("Put_time", pt), ("QMgr Operation Duration", 41)])
+        a.batch += 1
+        return us
 
     def close(self) -> None:
         for a in self.agents.values():
@@ -255,48 +296,15 @@ class ChannelTraces:
 
     def _leave(self, sd, k: int, mid: str, put_ms: int, qi: int, length: int, pers: int, at_us: int) -> None:
         d = sd.router.dests[k]
-        sender, queue, xmitq = sd.sender, sd.qnames[qi], sd.xmitq[k]
         qms = self.est.qmgrs
-        msg_id = bytes.fromhex(mid)
         put_t = _EPOCH + timedelta(microseconds=self.day_us + put_ms * 1000)
-        pd, pt = R.put_date_time(put_t)
-        # the sending agent's get
-        f = self.file(sender)
-        a = f.agent(True, d.channel, qms[d.qmgr])
-        us = self.day_us + at_us
-        f.begin(a, us)
-        hobj = f.open(a, xmitq, "", XMITQ_OPEN_OPTIONS)
-        us, t = f.clock(a, us)
-        f.op(a, _call("MQXF_GET", a.tid, t) + [
-            ("Hobj", hobj), ("Get Options", GET_OPTIONS)] + _OK + [
-            ("Msg length", length + 428), ("High Res Time", us), ("Buffer Length", 4194304), ("Object_name", xmitq),
-            ("Resolved_Q_Name", xmitq), ("Report Options", 0), ("Msg_type", R.Const("MQMT_DATAGRAM")),
-            ("Expiry", -1), ("Format_name", "MQXMIT"), ("Priority", 0), ("Persistence", pers),
-            ("Msg_id", msg_id[:19] + bytes([XMITQ_DESCRIPTOR_KIND]) + msg_id[20:]), ("Correl_id", b"\0" * 24),
-            ("Reply_to_Q ", ""), ("Reply_to_Q_Mgr", sender), ("Coded_char_set_id", 1208), ("Encoding", 546),
-            ("Put_date", pd), ("Put_time", pt), ("Transmit Header Msg_id", msg_id),
-            ("Transmit Header Correl_id", b"\0" * 24), ("Transmit Header RemoteQName", queue),
-            ("Transmit Header RemoteQMgr", d.qmgr), ("Transmit Header Put_date", pd),
-            ("Transmit Header Put_time", pt), ("QMgr Operation Duration", 35)])
-        a.batch += 1
+        f = self.file(sd.sender)
+        us = f.get(f.agent(True, d.channel, qms[d.qmgr]), self.day_us + at_us, bytes.fromhex(mid), put_t,
+                   sd.xmitq[k], sd.sender, sd.qnames[qi], d.qmgr, length, pers)
         self.departures += 1
-        # the receiving agent's put
         g = self.file(d.qmgr)
-        b = g.agent(False, d.channel, qms[sender])
-        arrive = us + TRANSIT_US
-        g.begin(b, arrive)
-        hobj = g.open(b, queue, d.qmgr, TARGET_OPEN_OPTIONS)
-        arrive, t = g.clock(b, arrive)
-        g.op(b, _call("MQXF_PUT", b.tid, t) + [
-            ("Hobj", hobj), ("Put Options", AGENT_PUT_OPTIONS)] + _OK + [
-            ("Msg length", length), ("Known_dest_count", 1), ("Unknown_dest_count", 0), ("Invalid_dest_count", 0),
-            ("High Res Time", arrive), ("Object_name", queue), ("Resolved_Q_Name", queue), ("Resolved_Q_mgr", d.qmgr),
-            ("Resolved_local_Q_name", queue), ("Resolved_local_Q_mgr", d.qmgr), ("Report Options", 0),
-            ("Msg_type", R.Const("MQMT_DATAGRAM")), ("Expiry", -1), ("Format_name", "MQSTR"), ("Priority", 0),
-            ("Persistence", pers), ("Msg_id", msg_id), ("Correl_id", b"\0" * 24), ("Reply_to_Q ", ""),
-            ("Reply_to_Q_Mgr", sender), ("Coded_char_set_id", 1208), ("Encoding", 546), ("Put_date", pd),
-            ("Put_time", pt), ("QMgr Operation Duration", 41)])
-        b.batch += 1
+        g.put(g.agent(False, d.channel, qms[sd.sender]), us + TRANSIT_US, bytes.fromhex(mid), put_t, sd.sender,
+              sd.qnames[qi], length, pers)
         self.arrivals += 1
 
     def close(self, sds: dict) -> None:
