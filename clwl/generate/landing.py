@@ -5,6 +5,8 @@ Layout (the same as ``samples/landing``)::
     <out>/<YYYY-MM-DD>/<QMNAME>/config_<HHMMSS>.mqsc|.json, chstatus_<HHMMSS>.mqsc, puts.csv,
                                 xmitq_<HHMMSS>.amqsbcg|.dmpmqmsg, accounting.amqsmon
     (with puts_format "activity-trace": <QMNAME>.<YYYY-MM-DD>.amqsact, amqsact -v output, instead of puts.csv)
+    (with channel_trace: <QMNAME>.<YYYY-MM-DD>.channels.amqsact, the channel agents' trace; trace_format "json":
+     .amqsevt.jsonl instead of .amqsact for every trace)
     <out>/_generate.json        the ground truth
 
 Memory is bounded: puts are written as they are generated; accounting is kept as counters per interval;
