@@ -10,6 +10,9 @@
    through the router's explaining path, which moves the state exactly as the fast path does (clwl/router.py).
 4. When it waited on a transmission queue, the replay goes on until its fate is known, recording each time
    its channel was seen not moving (re-allocated where and why, or stayed why) and when it was released.
+5. Its flow across queue managers, where it was traced (clwl.observed.message_flow over the day's
+   bronze.activity_operations rows naming its id): the put, the channel agent's get from the transmission
+   queue, the receiving agent's put, an application's get; and gold.routing_replay's timing verdict.
 
 The fate printed is gold.routing_replay's row; the replay here is checked against it (first destination, the
 re-allocations, where it ended) and any difference is reported: a lake re-ingested or replayed with another
@@ -28,6 +31,7 @@ from typing import Iterator, Optional
 from clwl.algorithm import Request
 from clwl.days import as_utc, day_bounds, run_day
 from clwl.lake import LakeFileError, is_delta_table, open_delta
+from clwl.observed import FlowStep, message_flow, message_operations
 from clwl.published import PublishedError, read_published
 from clwl.replay import PutEvent, ReplayRow, SenderReplay, Snapshot
 from clwl.router import Route, RouteError
@@ -36,7 +40,8 @@ from clwl.silver import batch_event, load_timelines, put_columns, put_event, sen
 #: The gold.routing_replay columns that tell what became of a message after its put.
 FATE_COLUMNS = ("held", "held_from", "hold_state", "reallocations", "final_qmgr", "final_channel", "final_xmitq",
                 "stay_reason", "stay_detail", "released_at", "delivered_at", "observed_qmgr", "observed_xmitq",
-                "agrees")
+                "agrees", "observed_left_at", "observed_arrived_at", "observed_arrived_qmgr", "timing_agrees",
+                "timing_cause", "timing_note")
 
 
 class ExplainError(Exception):
@@ -87,6 +92,10 @@ class Explanation:
     timeline: list[Snapshot] = field(default_factory=list, repr=False)  # the sender's configuration that day
     # gold.stuck_messages' row when a browse saw it on a transmission queue after the replay delivered it
     sighting: Optional[dict] = None
+    # Its traced records across queue managers (clwl.observed.message_flow over bronze.activity_operations): the
+    # application's put, each channel agent's get from a transmission queue and put on arrival, an application's
+    # get. Empty: nobody traced it.
+    flow: list[FlowStep] = field(default_factory=list)
 
     @property
     def application(self) -> Optional[str]:
@@ -131,6 +140,7 @@ class Explanation:
             "sighting": ({"seen_at": _iso(sighting_seen(self.sighting)), "xmitq": self.sighting.get("xmitq"),
                           "channel": self.sighting.get("channel"), "detail": self.sighting.get("detail")}
                          if self.sighting is not None else None),
+            "flow": [s.to_json() for s in self.flow],
             "matches_routing_replay": not self.differences, "differences": self.differences,
             "routing_replay_version": self.routing_replay_version,
             "seconds": {k: round(v, 3) for k, v in self.seconds.items()},
@@ -290,6 +300,9 @@ def explain(lake: Path, msg_id: str, run_date: Optional[str] = None, sender: Opt
     out = Explanation(day, qm, msg_id, row, version)
     out.sighting = find_sighting(lake, row)
     out.seconds["find"] = time.perf_counter() - t0
+    t = time.perf_counter()
+    out.flow = message_flow(message_operations(lake, day, msg_id), msg_id)
+    out.seconds["flow"] = time.perf_counter() - t
 
     t = time.perf_counter()
     timeline = load_timelines(lake, day).get(qm)

@@ -32,8 +32,9 @@ from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from typing import Callable, Iterable, Mapping
 
-__all__ = ["RECEIVING_AGENTS", "SENDING_AGENTS", "ChannelEvent", "ObservedMessage", "channel_events",
-           "observed_timeline"]
+__all__ = ["RECEIVING_AGENTS", "SENDING_AGENTS", "TIMING_CAUSES", "TIMING_TOLERANCE", "ChannelEvent", "FlowStep",
+           "ObservedMessage", "TimingVerdict", "channel_events", "concerns", "message_flow", "observed_day",
+           "observed_timeline", "timing_agreement"]
 
 #: Channel types (the trace header's ``Channel Type``) whose agent gets from a transmission queue and sends.
 SENDING_AGENTS = frozenset({"MQCHT_CLUSSDR", "MQCHT_SENDER", "MQCHT_SERVER"})
@@ -250,3 +251,254 @@ def observed_timeline(operations: Iterable[object]) -> dict[str, ObservedMessage
             arrived_committed=came.committed if came else None,
             departures=len(departures.get(msg_id, ())), arrivals=len(arrivals.get(msg_id, ())))
     return timeline
+
+
+# ----------------------------------------------------------------------------------------------------------
+# timing agreement (issue 29 item 2): the replay's wait against the observed departure
+
+#: How far an observed moment may lie outside the replay's window and still agree: a channel agent gets a
+#: message within its batch interval of the put (or of the capture that showed the channel moving again), and
+#: the queue managers' clocks differ by seconds. A departure a minute or more outside the window is another
+#: story: the channel did something no status capture showed.
+TIMING_TOLERANCE = timedelta(seconds=60)
+
+
+@dataclass(frozen=True, slots=True)
+class TimingVerdict:
+    """The replay's wait against the channel agents' trace: ``agrees``, the ``cause`` of a disagreement (a key of
+    :data:`TIMING_CAUSES`; None when it agrees) and a sentence saying both times."""
+
+    agrees: bool
+    cause: str | None
+    note: str
+
+
+#: The likely cause of each kind of disagreement, in words (the report and ``clwl explain`` say these).
+TIMING_CAUSES: dict[str, str] = {
+    "stopped-between-captures": "the channel stopped between two status captures: the last capture before the "
+                                "put showed it moving messages, so the replay delivered the message at once",
+    "left-after-release": "the message left well after the status capture that showed its channel moving "
+                          "messages again: the channel stopped again after that capture, or worked through a "
+                          "backlog",
+    "capture-gap": "the channel moved messages again after the last status capture that showed it stopped, and no "
+                   "later capture saw it (a capture gap): the replay kept the message waiting to the end of the day",
+    "before-put": "the trace has the message leave before the replay's window began: the queue managers' clocks "
+                  "differ, or the put time is not the queue manager's",
+}
+
+
+def _t(at: datetime) -> str:
+    return at.strftime("%H:%M:%S")
+
+
+def _span(a: datetime, b: datetime) -> str:
+    seconds = int(abs((b - a).total_seconds()))
+    h, rest = divmod(seconds, 3600)
+    m, s = divmod(rest, 60)
+    return f"{h}h{m:02d}m{s:02d}s" if h else (f"{m}m{s:02d}s" if m else f"{s}s")
+
+
+def _at_once(get: Callable[[str], object]) -> tuple[datetime, datetime | None, str] | None:
+    """Delivered at once: the replay has it leave at its put."""
+    if get("held_from") is not None:
+        return None
+    put = get("put_time")
+    return put, put, f"the replay delivered it at once at {_t(put)}"
+
+
+def _released(get: Callable[[str], object]) -> tuple[datetime, datetime | None, str] | None:
+    """Waited, then released when a capture showed its channel moving messages: it left within the wait."""
+    if get("held_from") is None or get("held") or get("released_at") is None:
+        return None
+    return (get("held_from"), get("released_at"),
+            f"the replay held it from {_t(get('held_from'))} and released it at {_t(get('released_at'))}")
+
+
+def _held(get: Callable[[str], object]) -> tuple[datetime, datetime | None, str] | None:
+    """Still waiting at the end of the day: no departure that day (the window never closes; any traced
+    departure of the day is outside it)."""
+    if get("held_from") is None or not get("held"):
+        return None
+    return get("held_from"), None, f"the replay held it from {_t(get('held_from'))} to the end of the day"
+
+
+#: The replay's window for the departure, by what became of the message (the first rule that applies):
+#: (name, rule(get) -> (window start, window end or None: no departure expected, how the replay has it)).
+REPLAY_WINDOWS: tuple[tuple[str, Callable[[Callable[[str], object]], tuple | None]], ...] = (
+    ("at-once", _at_once),
+    ("released", _released),
+    ("held", _held),
+)
+
+
+def concerns(row: object, seen: ObservedMessage) -> bool:
+    """Whether the observation ``seen`` is of the replay row's message leaving its sender: the departure was
+    traced on the row's sending queue manager, or (only the arrival traced) it arrived on another queue manager.
+    A put that failed put no message (no timing); a receiving queue manager's own row of the same message id (a
+    receiving agent's traced put is a put event there too) is not its departure."""
+    get = _reader(row)
+    if get("error"):
+        return False
+    if seen.left_qmgr is not None:
+        return seen.left_qmgr == get("sending_qmgr")
+    return seen.arrived_qmgr is not None and seen.arrived_qmgr != get("sending_qmgr")
+
+
+def timing_agreement(row: object, seen: ObservedMessage,
+                     tolerance: timedelta = TIMING_TOLERANCE) -> TimingVerdict | None:
+    """The replay row's wait (``put_time``, ``held``, ``held_from``, ``released_at``, as gold.routing_replay has
+    them) against when the trace has the message leave its transmission queue. It agrees when the departure falls
+    inside the replay's window, widened by ``tolerance`` at both ends: at its put for a message delivered at once;
+    from when it started waiting to its release for one that waited; never, that day, for one held to the end of
+    the day. Only the arrival traced: the arrival stands for the departure (it cannot come before it; a transit
+    is well under the tolerance). None when the observation is not of this row (:func:`concerns`) or has no time."""
+    if not concerns(row, seen):
+        return None
+    get = _reader(row)
+    moment, what = seen.left_xmitq_at, f"leave {seen.xmitq or 'the transmission queue'}"
+    if moment is None:
+        moment, what = seen.arrived_at, f"arrive on {seen.arrived_qmgr} (its departure was not traced)"
+    if moment is None:
+        return None
+    for _, rule in REPLAY_WINDOWS:
+        window = rule(get)
+        if window is None:
+            continue
+        start, end, replay = window
+        told = f"{replay}; the channel agents' trace has it {what} at {_t(moment)}"
+        if moment < start - tolerance:
+            return TimingVerdict(False, "before-put", f"{told}, {_span(moment, start)} before")
+        if end is None:
+            return TimingVerdict(False, "capture-gap", told)
+        if moment > end + tolerance:
+            cause = "stopped-between-captures" if get("held_from") is None else "left-after-release"
+            return TimingVerdict(False, cause, f"{told}, {_span(end, moment)} later")
+        return TimingVerdict(True, None, f"{told}: within {int(tolerance.total_seconds())} s of the replay's "
+                                         + ("time" if start == end else "wait"))
+    return None
+
+
+# ----------------------------------------------------------------------------------------------------------
+# one message followed across queue managers (issue 29 item 3)
+
+PUT, LEFT, ARRIVED, GOT = "put", "left", "arrived", "got"
+
+
+@dataclass(frozen=True, slots=True)
+class FlowStep:
+    """One record of a message's journey: the application's put on the sender, the sending agent's get from the
+    transmission queue, the receiving agent's put to the target queue, an application's get there."""
+
+    kind: str  # put | left | arrived | got
+    at: datetime | None
+    qmgr: str | None
+    queue: str | None
+    channel: str | None  # the agent's channel (left, arrived)
+    application: str | None  # the traced application (put, got)
+    remote: str | None  # left: "<RemoteQMgr>/<RemoteQName>" the transmission header addresses
+    committed: bool | None  # left/arrived: its unit of work committed (None: not under syncpoint known)
+    source: str | None
+    line: int | None
+
+    def to_json(self) -> dict:
+        return {"kind": self.kind, "at": self.at.isoformat() if self.at else None, "qmgr": self.qmgr,
+                "queue": self.queue, "channel": self.channel, "application": self.application,
+                "remote": self.remote, "committed": self.committed, "source": self.source, "line": self.line}
+
+
+def _by_agent(get: Callable[[str], object]) -> bool:
+    return (get("channel_type") in SENDING_AGENTS | RECEIVING_AGENTS
+            or (get("channel_type") is None and get("api_environment") == MCA_ENVIRONMENT))
+
+
+def _application_step(get: Callable[[str], object], msg_id: str) -> FlowStep | None:
+    """An application's (not a channel agent's) successful put or get (not a browse) of ``msg_id``."""
+    if not _succeeded(get) or _by_agent(get) or (get("msg_id") or "").upper() != msg_id:
+        return None
+    op = get("operation")
+    if op in ("MQPUT", "MQPUT1"):
+        kind = PUT
+    elif op == "MQGET" and not (get("options") or 0) & MQGMO_BROWSE and not get("xmitq_msg_id"):
+        kind = GOT
+    else:
+        return None
+    return FlowStep(kind, get("operation_time"), get("qmgr"), get("object_name"), None, get("application_name"),
+                    None, None, get("source") or get("source_file"), get("line") or get("position"))
+
+
+def message_flow(operations: Iterable[object], msg_id: str) -> list[FlowStep]:
+    """Every traced record of one message, by its message id, in time order: the application's put, each
+    sending agent's get from a transmission queue (a relay: one per hop), each receiving agent's put, and an
+    application's get. The agents' units of work are those of :func:`channel_events` (a backed-out get is no
+    departure)."""
+    want = msg_id.upper()
+    rows = list(operations)
+    steps: list[FlowStep] = []
+    for row in rows:
+        step = _application_step(_reader(row), want)
+        if step is not None:
+            steps.append(step)
+    for e in channel_events(rows):
+        if e.msg_id.upper() != want:
+            continue
+        remote = "/".join(p for p in (e.remote_qmgr, e.remote_queue) if p) or None
+        steps.append(FlowStep(LEFT if e.kind == DEPARTURE else ARRIVED, e.at, e.qmgr, e.queue, e.channel, None,
+                              remote, e.committed, e.source, e.line))
+    order = {PUT: 0, LEFT: 1, ARRIVED: 2, GOT: 3}
+    far = datetime.max.replace(tzinfo=None)
+    steps.sort(key=lambda s: ((s.at.replace(tzinfo=None) if s.at else far), order[s.kind]))
+    return steps
+
+
+# ----------------------------------------------------------------------------------------------------------
+# reading the lake (pyarrow through clwl.lake; no Spark)
+
+#: bronze.activity_operations' columns the timeline and the flow read.
+OPERATION_COLUMNS = ("connection", "seq_number", "operation_index", "operation", "comp_code", "options",
+                     "operation_time", "qmgr", "channel_name", "channel_type", "api_environment", "object_name",
+                     "msg_id", "xmitq_msg_id", "xmitq_remote_qmgr", "xmitq_remote_queue", "application_name",
+                     "source_file", "position")
+
+
+def _day_filters(day) -> list:
+    """The channel agents' rows of the run date (the header fields are on every row of a trace message, the
+    MQCMIT/MQBACK/MQDISC of a unit of work included)."""
+    return [[("run_date", "=", day), ("channel_type", "in", sorted(SENDING_AGENTS | RECEIVING_AGENTS))],
+            [("run_date", "=", day), ("api_environment", "=", MCA_ENVIRONMENT)]]
+
+
+def agent_operations(lake, run_date) -> list[dict]:
+    """The run date's channel agents' rows of bronze.activity_operations (none when the table is not there)."""
+    from clwl.days import run_day
+    from clwl.lake import Lake
+
+    lake = lake if isinstance(lake, Lake) else Lake(lake)
+    if not lake.exists("bronze.activity_operations"):
+        return []
+    return lake.rows("bronze.activity_operations", OPERATION_COLUMNS, _day_filters(run_day(run_date))).to_pylist()
+
+
+def observed_day(lake, run_date) -> dict[str, ObservedMessage]:
+    """:func:`observed_timeline` of the run date's channel agents' trace, keyed by upper-case message id."""
+    return {k.upper(): v for k, v in observed_timeline(agent_operations(lake, run_date)).items()}
+
+
+def message_operations(lake, run_date, msg_id: str) -> list[dict]:
+    """The run date's rows that name ``msg_id`` (its MsgId or a transmission header's), with the unit-of-work
+    ends of the agents' connections among them: what :func:`message_flow` needs, read without the rest."""
+    from clwl.days import run_day
+    from clwl.lake import Lake
+
+    lake = lake if isinstance(lake, Lake) else Lake(lake)
+    if not lake.exists("bronze.activity_operations"):
+        return []
+    day, ids = run_day(run_date), sorted({msg_id, msg_id.upper()})
+    rows = lake.rows("bronze.activity_operations", OPERATION_COLUMNS,
+                     [[("run_date", "=", day), ("msg_id", "in", ids)],
+                      [("run_date", "=", day), ("xmitq_msg_id", "in", ids)]]).to_pylist()
+    connections = sorted({r["connection"] for r in rows if r.get("connection") and _by_agent(_reader(r))})
+    if connections:
+        rows += lake.rows("bronze.activity_operations", OPERATION_COLUMNS,
+                          [("run_date", "=", day), ("connection", "in", connections),
+                           ("operation", "in", sorted(UNIT_OF_WORK_ENDS))]).to_pylist()
+    return rows

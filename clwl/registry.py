@@ -466,6 +466,14 @@ _ALL = [
         _f("observed_xmitq", S),
         _f("agrees", B),
         _f("profile", S, False),
+        # The channel agents' activity trace (clwl.observed; issue 29): when the message left the sender's
+        # transmission queue and arrived where, and whether the replay's wait agrees (null: not traced).
+        _f("observed_left_at", TS),
+        _f("observed_arrived_at", TS),
+        _f("observed_arrived_qmgr", S),
+        _f("timing_agrees", B),
+        _f("timing_cause", S),  # a clwl.observed.TIMING_CAUSES key when timing_agrees is false
+        _f("timing_note", S),
     ], ["run_date"], ["run_date", "sending_qmgr", "msg_id"],
        "Everything the replay knows about each message: first destination, re-allocations, waits, final "
        "destination, the algorithm's trace (stuck_messages and distribution are computed from it).",
@@ -489,6 +497,10 @@ _ALL = [
         _f("why", S),
         _f("detail", S),
         _f("observed_on_xmitq", B),
+        # When the channel agents' trace has it leave the transmission queue (null: not traced), and what says
+        # when it waited: channel status (the replay's captures), xmitq browse, or channel agent trace.
+        _f("observed_left_at", TS),
+        _f("timing_source", S),
     ], ["run_date"], ["run_date", "sending_qmgr", "msg_id"],
        "Messages that waited on a transmission queue behind a channel that moved nothing and stayed there, "
        "with why; and messages a browse saw on a transmission queue although the replay had them delivered."),
@@ -525,6 +537,9 @@ _ALL = [
         _f("traced", L),  # messages with an observed destination (observed_qmgr)
         _f("agreed", L),  # of those, agrees = true
         _f("disagreed", L),  # agrees = false
+        _f("timing_observed", L),  # routing_replay rows with timing_agrees not null (the trace saw them leave)
+        _f("timing_agreed", L),  # timing_agrees = true
+        _f("timing_disagreed", L),  # timing_agrees = false
         _f("table_versions", VERSIONS),
         _f("status", S),
         _f("validation_result", S),

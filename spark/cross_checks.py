@@ -193,11 +193,63 @@ def check_distribution_totals(replay: DataFrame) -> ExtraCheck:
                       "sum(expected) <= messages put before its end")
 
 
+#: The timing columns' rules (issue 29 item 2), per gold table: a SQL condition that holds for a bad row and what
+#: the rows must satisfy. Checks here rather than in the suites: a table written before the columns existed (an
+#: old lake, a hand-built frame) has none of them and is not held to them.
+TIMING_RULES: dict[str, tuple[str, str, str]] = {
+    "routing_replay": (
+        "timing_agrees",
+        "(timing_agrees IS NOT NULL AND observed_left_at IS NULL AND observed_arrived_at IS NULL)"
+        " OR (timing_agrees IS NULL AND (timing_cause IS NOT NULL OR timing_note IS NOT NULL))"
+        " OR (timing_agrees = false AND timing_cause IS NULL) OR (timing_agrees = true AND timing_cause IS NOT NULL)"
+        " OR (timing_agrees IS NOT NULL AND error IS NOT NULL)",
+        "timing_agrees is null unless the channel agents' trace saw the message leave or arrive, and for a put "
+        "that failed; a timing disagreement names its cause (timing_cause), an agreement none",
+    ),
+    "stuck_messages": (
+        "timing_source",
+        "(timing_source IS NOT NULL AND timing_source NOT IN ('channel status', 'xmitq browse', "
+        "'channel agent trace')) OR ((timing_source = 'channel agent trace') <> (observed_left_at IS NOT NULL))"
+        " OR (observed_left_at IS NOT NULL AND NOT (released_at <=> observed_left_at))",
+        "timing_source is channel status, xmitq browse or channel agent trace; where the channel agents' trace saw "
+        "the message leave, that is its release",
+    ),
+}
+
+
+def check_timing_columns(table: str) -> ExtraCheck:
+    """The table's timing columns are consistent (:data:`TIMING_RULES`); passes when it has none of them."""
+    column, bad_rows, description = TIMING_RULES[table]
+
+    def run(df: DataFrame) -> CheckResult:
+        if column not in df.columns:
+            return CheckResult(True, observed=0)
+        bad = df.where(F.expr(bad_rows))
+        rows = bad.limit(FAILURE_EXAMPLES).collect()
+        if not rows:
+            return CheckResult(True, observed=0)
+        n = bad.count()
+        return CheckResult(False, f"{n} rows break the rule: {description} (e.g. "
+                                  f"{[r['msg_id'] for r in rows]})", n)
+
+    return ExtraCheck(f"{table}_timing_columns", run, column, description)
+
+
+def timing_counts(replay: DataFrame) -> dict[str, int]:
+    """timing_observed / timing_agreed / timing_disagreed as routing_replay's timing_agrees counts them."""
+    t = F.col("timing_agrees")
+    row = replay.agg(F.count(t).alias("timing_observed"), F.count(F.when(t, 1)).alias("timing_agreed"),
+                     F.count(F.when(~t, 1)).alias("timing_disagreed")).collect()[0]
+    return {k: int(row[k]) for k in ("timing_observed", "timing_agreed", "timing_disagreed")}
+
+
 def check_run_summary(run_id: str, replay: DataFrame | None, stuck: DataFrame | None,
                       distribution: DataFrame | None) -> ExtraCheck:
     """The run summary row of `run_id` exists, and its counts match the gold tables published with it:
     messages_replayed = routing_replay rows, messages_stuck = stuck_messages rows,
-    distribution_unexpected = distribution rows with verdict 'unexpected'."""
+    distribution_unexpected = distribution rows with verdict 'unexpected'; timing_observed, timing_agreed,
+    timing_disagreed = routing_replay's timing_agrees not null, true, false (a summary row without them, written
+    before they were, is not held to them)."""
 
     def run(df: DataFrame) -> CheckResult:
         rows = df.where(F.col("run_id") == run_id).collect()
@@ -207,6 +259,9 @@ def check_run_summary(run_id: str, replay: DataFrame | None, stuck: DataFrame | 
         actual = {}
         if replay is not None:
             actual["messages_replayed"] = row_count(replay)
+            if ("timing_agrees" in replay.columns and "timing_observed" in df.columns
+                    and r["timing_observed"] is not None):
+                actual.update(timing_counts(replay))
         if stuck is not None:
             actual["messages_stuck"] = row_count(stuck)
         if distribution is not None:
@@ -219,7 +274,8 @@ def check_run_summary(run_id: str, replay: DataFrame | None, stuck: DataFrame | 
             f"{k} = {w['summary']}, the table says {w['table']}" for k, w in wrong.items()), actual)
 
     return ExtraCheck("run_summary_counts_match_gold", run, None,
-                      "messages_replayed, messages_stuck, distribution_unexpected match the gold tables")
+                      "messages_replayed, messages_stuck, distribution_unexpected and the timing counts match the "
+                      "gold tables")
 
 
 def _as_date(d: dt.date | str) -> dt.date:
@@ -279,6 +335,9 @@ def default_cross_checks(
                 check_keys_in(replay, ["sending_qmgr", "msg_id"], "gold/routing_replay"))
         if "distribution" in tables:
             checks["distribution"].append(check_distribution_totals(replay))
+    for name in TIMING_RULES:
+        if name in tables:
+            checks[name].append(check_timing_columns(name))
     if "run_summary" in tables:
         checks["run_summary"].append(check_run_summary(
             run_id, replay, tables.get("stuck_messages"), tables.get("distribution")))

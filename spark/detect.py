@@ -4,7 +4,8 @@ stuck_messages: every message that waited on a transmission queue behind a RETRY
 replay and stayed there (a message re-allocated away to a working channel is not stuck), with why it stayed
 (not eligible for re-allocation, and which bind / named-queue-manager reason; or still the most favourable
 destination, and which attribute decided), plus messages a transmission queue browse shows sitting there
-although the replay had them delivered (the channel failed between captures).
+although the replay had them delivered (the channel failed between captures), and messages the channel agents'
+trace has leave well after the replay delivered them; where the trace saw a message leave, that is its release.
 
 distribution: per sending queue manager, queue, interval and destination, the replay's expected count against
 the observation: the observed destinations of the put records (per sender, hourly), the receivers'
@@ -58,7 +59,16 @@ def ceil_second(t):
     return F.when(down < t, down + F.expr("INTERVAL 1 SECOND")).otherwise(down)
 
 
+#: stuck_messages.timing_source: what says when a message waited and left.
+SOURCE_STATUS, SOURCE_BROWSE, SOURCE_TRACE = "channel status", "xmitq browse", "channel agent trace"
+
+
 def stuck_messages(spark: SparkSession, config: PipelineConfig, run_date: str, replayed: DataFrame) -> DataFrame:
+    """The messages that waited behind a channel that moved nothing and stayed there, as the replay has them from
+    the channel status captures; and the messages the replay delivered at once that a transmission queue browse
+    or the channel agents' trace shows waiting (the channel failed between captures). Where the trace saw the
+    message leave (routing_replay.observed_left_at, set where timing_agrees is not null), that is when it was
+    released, and timing_source says so; the channel status inference remains for messages nobody traced."""
     _, end = day_bounds(run_date)
     browsed = (read_table(spark, config, "silver.xmitq_contents")
                .where(F.col("run_date") == F.lit(run_date).cast("date"))
@@ -66,34 +76,50 @@ def stuck_messages(spark: SparkSession, config: PipelineConfig, run_date: str, r
                .agg(F.min("capture_time").alias("seen_at"), F.first("xmitq").alias("seen_xmitq")))
     # The browses are small (the messages on transmission queues at capture times): broadcast them.
     r = replayed.join(F.broadcast(browsed), F.upper(replayed.msg_id) == browsed.b_msg_id, "left")
+    # The trace's departure, where its timing was compared with this row (clwl.observed.timing_agreement).
+    left = F.when(F.col("timing_agrees").isNotNull(), F.col("observed_left_at"))
     # Stuck: it waited behind a channel that moved nothing and stayed there (stay_reason says why). A message
     # re-allocated away to a working channel waited too, but left the transmission queue (002): not stuck.
     waited = F.col("held_from").isNotNull() & F.col("stay_reason").isNotNull()
-    # Seen on a transmission queue although the replay delivered it: the channel failed between captures.
-    missed = (F.col("held_from").isNull() & F.col("seen_at").isNotNull() & F.col("error").isNull())
+    # The replay delivered it at once, but the channel failed between captures: a browse saw it on the
+    # transmission queue, or the trace has it leave well after its put (timing_agrees false).
+    at_once = F.col("held_from").isNull() & F.col("error").isNull()
+    traced_late = at_once & (F.col("timing_agrees") == F.lit(False)) & left.isNotNull()
+    missed = at_once & (F.col("seen_at").isNotNull() | traced_late)
     end_ts = F.lit(end).cast("timestamp")
 
     def pick(held, seen, name: str):
         """One pass over the replay: a waited message's value, or a missed one's."""
         return F.when(waited, held).otherwise(seen).alias(name)
 
+    trace_said = F.concat(F.lit("; the channel agents' trace has it leave the transmission queue at "),
+                          F.date_format(left, "HH:mm:ss"))
     missed_detail = F.concat_ws(
-        "", F.coalesce("not_reallocatable_reason", F.lit("eligible")), F.lit("; on the transmission queue at "),
-        F.date_format("seen_at", "HH:mm"), F.lit(" although the last capture before its put showed the channel "
-                                                 "working: it failed between captures"))
+        "", F.coalesce("not_reallocatable_reason", F.lit("eligible")),
+        F.when(F.col("seen_at").isNotNull(),
+               F.concat(F.lit("; on the transmission queue at "), F.date_format("seen_at", "HH:mm"))),
+        F.when(left.isNotNull(), trace_said),
+        F.lit(" although the last capture before its put showed the channel working: it failed between captures"))
+    waited_detail = F.when(left.isNotNull(), F.concat_ws("", F.col("stay_detail"), trace_said)).otherwise(
+        F.col("stay_detail"))
+    # The trace's departure ends the wait; without it, the replay's release (or the browse, for a missed one).
+    released = F.coalesce(left, F.col("released_at"))
     return r.where(waited | missed).select(
         "run_date", "sending_qmgr", "msg_id", "queue", F.col("final_qmgr").alias("qmgr"),
         F.col("final_channel").alias("channel"),
         pick(F.col("final_xmitq"), F.coalesce("seen_xmitq", "final_xmitq"), "xmitq"),
         pick(F.col("hold_state"), F.lit(None).cast("string"), "channel_state"),
         pick(F.col("held_from"), F.col("put_time"), "held_from"),
-        pick(F.col("released_at"), F.lit(None).cast("timestamp"), "released_at"),
-        pick(F.coalesce("released_at", end_ts).cast("long") - F.col("held_from").cast("long"),
-             F.col("seen_at").cast("long") - F.col("put_time").cast("long"), "age_seconds"),
+        pick(released, left, "released_at"),
+        pick(F.coalesce(released, end_ts).cast("long") - F.col("held_from").cast("long"),
+             F.coalesce(left, F.col("seen_at")).cast("long") - F.col("put_time").cast("long"), "age_seconds"),
         pick(F.col("stay_reason"), F.when(F.col("reallocatable"), F.lit("still-most-favourable"))
              .otherwise(F.lit("not-reallocatable")), "why"),
-        pick(F.col("stay_detail"), missed_detail, "detail"),
-        pick(F.col("seen_at").isNotNull(), F.lit(True), "observed_on_xmitq"))
+        pick(waited_detail, missed_detail, "detail"),
+        pick(F.col("seen_at").isNotNull(), F.col("seen_at").isNotNull(), "observed_on_xmitq"),
+        left.alias("observed_left_at"),
+        F.when(left.isNotNull(), F.lit(SOURCE_TRACE))
+        .when(~waited, F.lit(SOURCE_BROWSE)).otherwise(F.lit(SOURCE_STATUS)).alias("timing_source"))
 
 
 # -- distribution ----------------------------------------------------------------------------------------------

@@ -22,6 +22,7 @@ from pyspark.sql import functions as F
 from clwl.days import run_day
 from clwl.fingerprint import code_digest
 from clwl.lake import GOLD_TABLES, REPORTS, RUN_INPUTS, Lake, unsettled
+from clwl.observed import observed_day
 from clwl.whatif import WhatIf
 from spark.config import PipelineConfig
 from spark.detect import distribution, stuck_messages
@@ -89,8 +90,11 @@ def replay_stage(spark: SparkSession, run: PipelineRun, run_date: str) -> int:
     if run.cluster:
         queues = sorted({i.queue for tl in timelines.values() for snap in tl for i in snap.view.instances
                          if run.cluster in i.clusters})
+    # The channel agents' trace, once per date on the driver (clwl.observed: a few rows per traced message,
+    # read with pyarrow), broadcast to the replay's tasks, which stamp the timing columns on the rows it saw.
+    observed = observed_day(run.config.lake, run_date)
     replayed = replay_messages(spark, run.config, run_date, run.profile, timelines,
-                               list(run.senders) if run.senders else None, queues)
+                               list(run.senders) if run.senders else None, queues, observed=observed)
     return _write_staged(run, replayed, "routing_replay", run_date, ROUTING_REPLAY_OPTIONS)
 
 
@@ -110,7 +114,11 @@ def detect_stage(spark: SparkSession, run: PipelineRun, run_date: str, ingest_co
     seen = replayed.agg(F.count(F.lit(1)).alias("n"),
                         F.count("observed_qmgr").alias("traced"),
                         F.count(F.when(F.col("agrees"), 1)).alias("agreed"),
-                        F.count(F.when(~F.col("agrees"), 1)).alias("disagreed")).collect()[0]
+                        F.count(F.when(~F.col("agrees"), 1)).alias("disagreed"),
+                        # The replay's wait against the channel agents' trace (timing_agrees: null when untraced).
+                        F.count("timing_agrees").alias("timing_observed"),
+                        F.count(F.when(F.col("timing_agrees"), 1)).alias("timing_agreed"),
+                        F.count(F.when(~F.col("timing_agrees"), 1)).alias("timing_disagreed")).collect()[0]
     n_msgs = int(seen["n"])
     # The staged distribution is small: read on the driver without the JVM (a Spark read costs a few jobs,
     # seconds in a fresh session, as load_timelines says).
@@ -125,7 +133,9 @@ def detect_stage(spark: SparkSession, run: PipelineRun, run_date: str, ingest_co
         finished_at=datetime.now(UTC), rows_read=int(counts.get("read", 0)),
         rows_accepted=int(counts.get("accepted", 0)), rows_quarantined=int(counts.get("quarantined", 0)),
         messages_replayed=n_msgs, messages_stuck=n_stuck, distribution_unexpected=n_unexp,
-        traced=int(seen["traced"]), agreed=int(seen["agreed"]), disagreed=int(seen["disagreed"]), table_versions=versions,
+        traced=int(seen["traced"]), agreed=int(seen["agreed"]), disagreed=int(seen["disagreed"]),
+        timing_observed=int(seen["timing_observed"]), timing_agreed=int(seen["timing_agreed"]),
+        timing_disagreed=int(seen["timing_disagreed"]), table_versions=versions,
         status="staged", validation_result=None, warnings="; ".join(warnings) or None)], RUN_SUMMARY.schema)
     _write_date(summary, run.staging("run_summary"), run_date)
     return {"messages": n_msgs, "stuck": n_stuck, "unexpected": n_unexp, "warnings": warnings}

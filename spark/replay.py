@@ -21,6 +21,7 @@ from pyspark.sql import DataFrame, SparkSession
 
 from clwl import silver
 from clwl.days import as_utc, day_bounds, run_day  # noqa: F401 - as_utc: tests take it from here
+from clwl.observed import ObservedMessage, timing_agreement
 from clwl.replay import PutEvent, SenderReplay, Snapshot
 from clwl.silver import (  # noqa: F401 - INPUT_COLUMNS, PUT_ORDER, timelines_from_rows: this module's readers' names
     BATCH_ROWS,
@@ -42,6 +43,9 @@ if TYPE_CHECKING:
 ROUTING_REPLAY = TABLES["gold.routing_replay"]
 REPLAY_SCHEMA = ROUTING_REPLAY.schema
 ROUTING_REPLAY_OPTIONS = {"delta.dataSkippingStatsColumns": ",".join(ROUTING_REPLAY.stats_columns)}
+#: The columns the channel agents' trace fills (:func:`with_timing`); null in every row the replay builds.
+TIMING_COLUMNS = ("observed_left_at", "observed_arrived_at", "observed_arrived_qmgr", "timing_agrees", "timing_cause",
+                  "timing_note")
 
 
 def load_timelines(config: PipelineConfig, run_date: str, overrides=None) -> dict[str, list[Snapshot]]:
@@ -74,7 +78,8 @@ def _row_batches(run_date: date, profile: str):
     def out_row(qm: str, r) -> tuple:
         build = builders.get(qm)
         if build is None:  # one per sender: the constant columns, the rest from the ReplayRow by column name
-            build = builders[qm] = ROUTING_REPLAY.row_from(run_date=run_date, sending_qmgr=qm, profile=profile)
+            build = builders[qm] = ROUTING_REPLAY.row_from(run_date=run_date, sending_qmgr=qm, profile=profile,
+                                                           **dict.fromkeys(TIMING_COLUMNS))
         return build(r)
 
     return to_batch, out_row
@@ -216,6 +221,7 @@ def _replay_partitions(timelines: dict[str, list[Snapshot]], run_date: date, end
             "agrees": pc.if_else(pc.is_null(observed), pa.scalar(None, pa.bool_()),
                                  pc.and_(pc.fill_null(pc.equal(observed, final_qmgr), False), same_xmitq)),
             "profile": pa.repeat(pa.scalar(profile), n),
+            **{c: pa.nulls(n, schema.field(c).type) for c in TIMING_COLUMNS},
         }
         yield pa.RecordBatch.from_arrays([out[f.name] for f in schema], schema=schema)
 
@@ -244,6 +250,41 @@ def _replay_partitions(timelines: dict[str, list[Snapshot]], run_date: date, end
     return run
 
 
+def with_timing(batch: "pa.RecordBatch", observed: dict[str, ObservedMessage]) -> "pa.RecordBatch":
+    """The replay's rows with the channel agents' trace: for each message the trace saw (by message id; few next
+    to the puts), when it left and arrived and :func:`clwl.observed.timing_agreement`'s verdict, the one rule
+    (never restated as Spark columns). Rows it did not see keep their nulls; a batch with none is returned as
+    it is. The lookup is Arrow's (index_in over the batch's ids); only the matched rows become Python objects."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    if not observed or batch.num_rows == 0:
+        return batch
+    found = pc.index_in(pc.utf8_upper(batch.column("msg_id")), value_set=pa.array(list(observed), pa.string()))
+    hits = pc.indices_nonzero(pc.is_valid(found)).to_pylist()
+    if not hits:
+        return batch
+    seen = list(observed.values())
+    rows = batch.take(pa.array(hits, pa.int64())).select(
+        ["sending_qmgr", "put_time", "error", "held", "held_from", "released_at"]).to_pylist()
+    columns = {c: [None] * batch.num_rows for c in TIMING_COLUMNS}
+    for i, row, k in zip(hits, rows, found.take(pa.array(hits, pa.int64())).to_pylist()):
+        obs = seen[k]
+        verdict = timing_agreement(row, obs)
+        if verdict is None:  # another queue manager's row of the id, or a put that failed
+            continue
+        columns["observed_left_at"][i] = obs.left_xmitq_at
+        columns["observed_arrived_at"][i] = obs.arrived_at
+        columns["observed_arrived_qmgr"][i] = obs.arrived_qmgr
+        columns["timing_agrees"][i] = verdict.agrees
+        columns["timing_cause"][i] = verdict.cause
+        columns["timing_note"][i] = verdict.note
+    schema = batch.schema
+    arrays = [pa.array(columns[f.name], f.type) if f.name in columns else batch.column(j)
+              for j, f in enumerate(schema)]
+    return pa.RecordBatch.from_arrays(arrays, schema=schema)
+
+
 def sender_inputs(config: PipelineConfig, run_date: str, senders: Optional[Iterable[str]] = None
                   ) -> tuple[int, list[SenderInput]]:
     """:func:`clwl.silver.sender_inputs` of the configuration's lake: each sender's files, from the Delta log."""
@@ -253,13 +294,15 @@ def sender_inputs(config: PipelineConfig, run_date: str, senders: Optional[Itera
 def replay_messages(spark: SparkSession, config: PipelineConfig, run_date: str, profile: str = "default",
                     timelines: dict[str, list[Snapshot]] | None = None, senders: Optional[Iterable[str]] = None,
                     queues: Optional[Collection[str]] = None, reference: bool = False,
-                    batch_rows: int = BATCH_ROWS) -> DataFrame:
+                    batch_rows: int = BATCH_ROWS, observed: dict[str, ObservedMessage] | None = None) -> DataFrame:
     """Every message event of ``run_date`` replayed (REPLAY_SCHEMA), one row per message.
 
     One Spark task per sending queue manager (the routing state is per sender): it reads that sender's files
     of silver.message_events, in put order, and streams them through the replay loop (mapInArrow; the state
     is carried across Arrow batches). ``senders`` / ``queues`` narrow the replay to some senders / queues.
-    ``reference``: take the reference path (a PutEvent and a ReplayRow per message) instead of the fast one."""
+    ``reference``: take the reference path (a PutEvent and a ReplayRow per message) instead of the fast one.
+    ``observed``: the day's channel agents' timeline (:func:`clwl.observed.observed_day`, computed once on the
+    driver and broadcast with the timelines): the rows it saw get the timing columns (:func:`with_timing`)."""
     start, end = day_bounds(run_date)
     if timelines is None:
         timelines = load_timelines(config, run_date)
@@ -267,15 +310,19 @@ def replay_messages(spark: SparkSession, config: PipelineConfig, run_date: str, 
     if not inputs:
         return spark.createDataFrame([], REPLAY_SCHEMA)
     queues = sorted(queues) if queues is not None else None
-    bc = spark.sparkContext.broadcast((timelines, {s.sending_qmgr: s for s in inputs}))
+    # Small driver-side inputs, in the task function's closure (no broadcast: a Spark Connect session has no
+    # SparkContext; a classic one ships a large closure as a broadcast by itself).
+    shipped = (timelines, {s.sending_qmgr: s for s in inputs}, observed or {})
+    order = [s.sending_qmgr for s in inputs]
     day = run_day(run_date)
     partitions = _replay_partitions_reference if reference else _replay_partitions
 
     def fn(batches):
-        timelines, by_sender = bc.value
+        timelines, by_sender, seen = shipped
         for batch in batches:
-            for qm in batch.column("sending_qmgr").to_pylist():
-                yield from partitions(timelines, day, end, profile)(sender_batches(by_sender[qm], queues, batch_rows))
+            for qm in (order[i] for i in batch.column("id").to_pylist()):
+                for out in partitions(timelines, day, end, profile)(sender_batches(by_sender[qm], queues, batch_rows)):
+                    yield with_timing(out, seen)
 
-    work = spark.sparkContext.parallelize([(s.sending_qmgr,) for s in inputs], len(inputs))
-    return spark.createDataFrame(work, "sending_qmgr string").mapInArrow(fn, REPLAY_SCHEMA)
+    # One task per sender: spark.range with as many partitions as rows puts one id (an index into order) in each.
+    return spark.range(0, len(inputs), 1, len(inputs)).mapInArrow(fn, REPLAY_SCHEMA)

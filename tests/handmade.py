@@ -124,3 +124,128 @@ def reallocation_landing(root, resent: bool = False):
         **({"puts_resent.csv": "\n".join([PUTS_HEADER, puts[1], puts[4]]) + "\n"} if resent else {}),
     })
     return root
+
+
+# -- a channel that fails between two status captures, and the channel agents' trace (issue 29 items 2, 3) ------
+# The estate of tests/spark/test_timing_agreement.py (its docstring derives every outcome).
+SCTQ = "SYSTEM.CLUSTER.TRANSMIT.QUEUE"
+
+
+def _dump(hex_id: str, indent: str = "  ") -> list[str]:
+    """amqsact's hex dump of a 24-byte id: 16 bytes a line, groups of two bytes, the characters beside."""
+    raw = bytes.fromhex(hex_id)
+    lines = []
+    for off in range(0, len(raw), 16):
+        part = raw[off:off + 16]
+        groups = " ".join(part[i:i + 2].hex().upper() for i in range(0, len(part), 2))
+        text = "".join(chr(b) if 32 <= b < 127 else "." for b in part)
+        lines.append(f"{indent}{off:08X}:  {groups:<39}  '{text:<16}'")
+    return lines
+
+
+def _operation(n: int, at: datetime, op: str, lines: list[str]) -> list[str]:
+    micros = (at - datetime(1970, 1, 1, tzinfo=timezone.utc)) // timedelta(microseconds=1)
+    return [f"MQI Operation: {n}", f"  Operation Id: {op}", "  ApplicationTid: 21",
+            f"  OperationDate: '{at:%Y-%m-%d}'", f"  OperationTime: '{at:%H:%M:%S}'", *lines,
+            "  Completion Code: MQCC_OK", "  Reason Code: 0", f"  High Res Time: {micros}"]
+
+
+def agent_get(at: datetime, msg_id: str, remote_qmgr: str, remote_queue: str, n: int) -> list[str]:
+    """A sending agent's MQGET of ``msg_id`` from the cluster transmission queue under syncpoint (Get Options
+    8194 = MQGMO_SYNCPOINT | MQGMO_FAIL_IF_QUIESCING), its transmission header addressing remote_qmgr/queue."""
+    own = ("AMQ " + remote_qmgr).ljust(16).encode().hex().upper() + f"{n:016X}"  # the transmission queue's MQMD
+    return _operation(n, at, "MQXF_GET", [
+        "  Hobj: 1", "  Get Options: 8194", "  Msg length: 548", f"  Object_name: '{SCTQ}'", f"  Resolved_Q_Name: '{SCTQ}'",
+        "  Format_name: 'MQXMIT'", "  Msg_id:", *_dump(own), "  Transmit Header Msg_id:",
+        *_dump(msg_id), f"  Transmit Header RemoteQName: '{remote_queue}'",
+        f"  Transmit Header RemoteQMgr: '{remote_qmgr}'"])
+
+
+def agent_put(at: datetime, msg_id: str, queue: str, n: int) -> list[str]:
+    """A receiving agent's MQPUT1 of ``msg_id`` to ``queue`` under syncpoint (Put Options 10242)."""
+    return _operation(n, at, "MQXF_PUT1", [
+        f"  Object_name: '{queue}'", "  Put Options: 10242", "  Msg length: 100", f"  Resolved_Q_Name: '{queue}'",
+        "  Format_name: 'MQSTR'", "  Persistence: 1", "  Msg_id:", *_dump(msg_id)])
+
+
+def app_get(at: datetime, msg_id: str, queue: str, n: int) -> list[str]:
+    """An application's MQGET of ``msg_id`` from ``queue`` (Get Options 8196: MQGMO_NO_SYNCPOINT | ...)."""
+    return _operation(n, at, "MQXF_GET", [
+        "  Hobj: 2", "  Get Options: 8196", "  Msg length: 100", f"  Object_name: '{queue}'", f"  Resolved_Q_Name: '{queue}'",
+        "  Format_name: 'MQSTR'", "  Msg_id:", *_dump(msg_id)])
+
+
+def commit(at: datetime, n: int) -> list[str]:
+    return _operation(n, at, "MQXF_CMIT", [])
+
+
+def trace_message(qmgr: str, connection: int, seq: int, operations: list[list[str]], *, channel: str | None = None,
+                  channel_type: str | None = None, application: str = "amqrmppa") -> str:
+    """One amqsact trace message (MEDIUM, Trace Detail Level 2) of a connection: a channel agent's (API
+    Environment MQXE_MCA, its channel named) or an application's (MQXE_OTHER)."""
+    correl = ("AMQC" + qmgr).ljust(16).encode().hex().upper() + f"{connection:016X}"
+    first = operations[0][3].split("'")[1] + " " + operations[0][4].split("'")[1]
+    head = ["MonitoringType: MQI Activity Trace", "Correl_id:", *_dump(correl, ""), f"QueueManager: '{qmgr}'",
+            f"Host Name: 'host-{qmgr.lower()}'", f"IntervalStartDate: '{first[:10]}'",
+            f"IntervalStartTime: '{first[11:]}'", "CommandLevel: 930", f"SeqNumber: {seq}",
+            f"ApplicationName: '{application}'", "ApplicationPid: 3101", "UserId: 'mqm'",
+            f"API Environment: {'MQXE_MCA' if channel else 'MQXE_OTHER'}", "Trace Detail Level: 2",
+            "Platform: MQPL_UNIX"]
+    if channel:
+        head += [f"Channel Name: '{channel}'", "ConnName: 'peer(1414)'", f"Channel Type: {channel_type}"]
+    body = [line for op in operations for line in op]
+    return "\n".join(head + body + ["=" * 77, "", ""])
+
+
+TIMING_DAY = DAY
+
+
+def _at(hh: int, mm: int, ss: int = 0) -> datetime:
+    return datetime(2026, 11, 20, hh, mm, ss, tzinfo=timezone.utc)
+
+
+def timing_landing(root, arrivals: bool = True):
+    """QM1 puts Q1 (hosted on QM2 only) and Q2 (on QM3 only). Status captures on QM1 at 06:00 (both channels
+    RUNNING), 07:00 (both RETRYING) and 08:00 (TO.QM2 RUNNING, TO.QM3 RETRYING); in truth TO.QM2 failed at 06:30
+    and ran again at 08:00, TO.QM3 failed at 06:45 and ran again at 08:40, after the last capture. The channel
+    agents' trace (amqsact -c, a window per channel) has TO.QM2's agent get M1 at 06:10:01 and M2, M3, M4 at
+    08:00:03-04, TO.QM3's agent get M6 at 08:40:02; QM2's receiving agent put M1 to Q1 at 06:10:02, and the
+    application ORDERS got it at 06:11:00. M5 and M7 are not traced (outside the windows).
+
+    ``arrivals`` False: QM2's receiving agent's put is left out. Its put is also a put event of QM2 with M1's
+    message id, which silver.message_events' unique msg_id expectation refuses (the pipeline's gate blocks the
+    day); the pipeline's test runs without it."""
+    remotes = {"QM2": {}, "QM3": {}}
+    queues = {"Q1": {"QM2": {}}, "Q2": {"QM3": {}}}
+    puts = [put_row(_at(6, 10), "QM1", "Q1", msg(1)), put_row(_at(6, 40), "QM1", "Q1", msg(2)),
+            put_row(_at(6, 50), "QM1", "Q1", msg(3)), put_row(_at(7, 10), "QM1", "Q1", msg(4)),
+            put_row(_at(7, 30), "QM1", "Q1", msg(5)), put_row(_at(7, 40), "QM1", "Q2", msg(6)),
+            put_row(_at(8, 30), "QM1", "Q1", msg(7))]
+    sender = "".join([
+        trace_message("QM1", 0x5301, 0, [agent_get(_at(6, 10, 1), msg(1), "QM2", "Q1", 1), commit(_at(6, 10, 1), 2)],
+                      channel="TO.QM2", channel_type="MQCHT_CLUSSDR"),
+        trace_message("QM1", 0x5301, 1, [agent_get(_at(8, 0, 3), msg(2), "QM2", "Q1", 3),
+                                         agent_get(_at(8, 0, 3), msg(3), "QM2", "Q1", 4),
+                                         agent_get(_at(8, 0, 4), msg(4), "QM2", "Q1", 5), commit(_at(8, 0, 4), 6)],
+                      channel="TO.QM2", channel_type="MQCHT_CLUSSDR"),
+        trace_message("QM1", 0x5302, 0, [agent_get(_at(8, 40, 2), msg(6), "QM3", "Q2", 1), commit(_at(8, 40, 2), 2)],
+                      channel="TO.QM3", channel_type="MQCHT_CLUSSDR"),
+    ])
+    receiver = "".join([
+        trace_message("QM2", 0x7701, 0, [agent_put(_at(6, 10, 2), msg(1), "Q1", 1), commit(_at(6, 10, 2), 2)],
+                      channel="TO.QM2", channel_type="MQCHT_CLUSRCVR") if arrivals else "",
+        trace_message("QM2", 0x7702, 0, [app_get(_at(6, 11), msg(1), "Q1", 1)], application="ORDERS"),
+    ])
+    write_day(root, DAY, "QM1", {
+        "config_060000.mqsc": config_capture("QM1", remotes, queues),
+        "chstatus_060000.mqsc": chstatus_capture("QM1", {"TO.QM2": "RUNNING", "TO.QM3": "RUNNING"}),
+        "chstatus_070000.mqsc": chstatus_capture("QM1", {"TO.QM2": "RETRYING", "TO.QM3": "RETRYING"}),
+        "chstatus_080000.mqsc": chstatus_capture("QM1", {"TO.QM2": "RUNNING", "TO.QM3": "RETRYING"}),
+        "puts.csv": "\n".join([PUTS_HEADER, *puts]) + "\n",
+        "QM1.mca.amqsact": sender,
+    })
+    write_day(root, DAY, "QM2", {
+        "config_060000.mqsc": config_capture("QM2", {"QM1": {}, "QM3": {}}, {"Q1": {"QM2": {}}, "Q2": {"QM3": {}}}),
+        "QM2.mca.amqsact": receiver,
+    })
+    return root

@@ -33,7 +33,9 @@ def add_explain_command(subparsers) -> argparse.ArgumentParser:
                     "(DestSeqFactor/DestSeqNumber) it met: its sender's day is replayed in-process up to it. "
                     "Then its fate: whether it waited behind a channel and from when, each time it was "
                     "re-allocated or stayed and why, when it was released or delivered, and the observed "
-                    "destination.",
+                    "destination; and its flow across queue managers where an activity trace saw it (the "
+                    "application's put, the channel agent's get from the transmission queue, the receiving agent's "
+                    "put, an application's get) with whether the replay's wait agrees.",
         epilog="example: clwl explain 414D5120514D312020202020202020205A46396A0000036B --date 2026-11-20 (a message "
                "of the samples put on a bind-on-open handle, stuck behind TO.QM3)")
     e.add_argument("msg_id", metavar="MSG_ID", help="the message id (hex), as in gold.routing_replay.msg_id")
@@ -102,6 +104,9 @@ def write_readable(ex) -> None:
     w("Fate (gold.routing_replay" + (", gold.stuck_messages" if ex.sighting is not None else "") + ")\n")
     for line in fate_lines(ex):
         w(f"  {line}\n")
+    w("Flow (the activity trace, bronze.activity_operations, beside the replay)\n")
+    for line in flow_lines(ex):
+        w(f"  {line}\n")
     if ex.remedy:
         w(f"What to do\n  {ex.remedy}\n")
     if ex.differences:
@@ -165,6 +170,48 @@ def fate_lines(ex) -> list[str]:
         lines.append(f"observed at {seen}: {verdict}")
     else:
         lines.append("not observed (no destination in the put file or activity trace)")
+    return lines
+
+
+#: How each traced record of a message reads (clwl.observed.FlowStep.kind).
+FLOW_WORDS = {
+    "put": lambda s: f"put      on {s.qmgr} to {s.queue}" + (f" by {s.application}" if s.application else ""),
+    "left": lambda s: f"left     {s.qmgr}'s {s.queue} over {s.channel}" + (f" for {s.remote}" if s.remote else ""),
+    "arrived": lambda s: f"arrived  on {s.qmgr} in {s.queue} over {s.channel}",
+    "got": lambda s: f"got      from {s.qmgr}'s {s.queue}" + (f" by {s.application}" if s.application else ""),
+}
+
+
+def flow_lines(ex) -> list[str]:
+    """The message's traced records across queue managers, in time order, then the replay's own departure and
+    the timing verdict (gold.routing_replay's timing columns); one line when nobody traced it."""
+    r = ex.row
+    if not ex.flow:
+        return ["not traced: no application's or channel agent's activity trace names this message id (the "
+                "replay's times rest on the channel status captures)"]
+    lines = []
+    if not any(s.kind == "put" for s in ex.flow):
+        lines.append(f"{_t(r.get('put_time'))}  put      on {ex.sending_qmgr} to {r.get('queue')} (the put record)")
+    for s in ex.flow:
+        open_uow = "" if s.committed is not False else " (its unit of work not committed where the trace ends)"
+        where = f"  [{s.source}:{s.line}]" if s.source else ""
+        lines.append(f"{_t(s.at)}  {FLOW_WORDS[s.kind](s)}{open_uow}{where}")
+    if r.get("error"):
+        replay = "the replay: not put"
+    elif r.get("held"):
+        replay = f"the replay: held on the transmission queue from {_t(r.get('held_from'))} to the end of the day"
+    elif r.get("held_from") is not None:
+        replay = f"the replay: waited from {_t(r.get('held_from'))}, released {_t(r.get('released_at'))}"
+    else:
+        replay = f"the replay: left at its put, {_t(r.get('put_time'))}"
+    lines.append(replay)
+    verdict = r.get("timing_agrees")
+    if verdict is None:
+        lines.append("timing not compared (this row is not the traced departure, or the lake was published before "
+                     "timing was)")
+    else:
+        lines.append(("timing agrees: " if verdict else f"timing DISAGREES ({r.get('timing_cause')}): ")
+                     + (r.get("timing_note") or ""))
     return lines
 
 

@@ -21,12 +21,13 @@ from clwl.report.model import Day, Report, fmt, table_view
 from clwl.report.read import WHATIF_COLS, gather
 from clwl.report.shares import replay_section, shares_section
 from clwl.report.stuck import stuck_section
+from clwl.report.timing import TIMING_COUNTS, timing_section
 
 TEMPLATES = Path(__file__).with_name("templates")  # package data: beside this module when installed too
 
 SUMMARY_FIELDS = ("run_id", "run_date", "status", "started_at", "finished_at", "rows_read", "rows_accepted",
                   "rows_quarantined", "messages_replayed", "messages_stuck", "distribution_unexpected",
-                  *MQ_COUNTS, "validation_result", "table_versions", "warnings")
+                  *MQ_COUNTS, *TIMING_COUNTS, "validation_result", "table_versions", "warnings")
 
 
 def warnings_of(summary: dict) -> list[str]:
@@ -84,6 +85,7 @@ SECTIONS = (
     Section("stuck", stuck_section),
     Section("distribution", distribution_section),
     Section("agreement", agreement_section),
+    Section("timing", timing_section),
     Section("shares", shares_section),
     Section("replay", replay_section),
     Section("channels", channels_section),

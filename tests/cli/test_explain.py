@@ -211,3 +211,14 @@ def test_no_spark_session_is_started(lake):
     assert done.returncode == 0, done.stderr
     assert "Fate (gold.routing_replay)" in done.stdout
     assert done.stdout.rstrip().endswith("spark modules: []")
+
+
+def test_a_message_nobody_traced_has_no_flow(lake, capsys):
+    """The re-allocation day has no activity trace: the flow is one line, and --json's flow is empty."""
+    code, out, _ = _clwl(capsys, "explain", M6, "--lake", str(lake[0]))
+    assert code == 0
+    flow = out[out.index("Flow"):]
+    assert "not traced: no application's or channel agent's activity trace names this message id" in flow
+    code, out, _ = _clwl(capsys, "explain", M6, "--lake", str(lake[0]), "--json")
+    doc = json.loads(out)
+    assert doc["flow"] == [] and doc["fate"]["timing_agrees"] is None
