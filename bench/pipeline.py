@@ -23,6 +23,12 @@ on each in one Spark session, CSV first: the traced ingest per message against t
 2x), the trace's parse rate (the ingest's parse step), and each run against its own floor. With --keep, estates
 already in DIR are used again.
 
+    .venv/bin/python bench/pipeline.py --channel-trace [--messages 100000] [--keep DIR]
+
+The same estate (puts.csv) three times: without the channel agents' trace, with it at both ends as amqsact, and as
+amqsevt JSON (clwl generate --channel-trace [--trace-format json]); the pipeline on each: the ingest per message
+against the CSV-only ingest, the parse step's rate and what the trace adds per traced message (issue 29).
+
     .venv/bin/python bench/pipeline.py --samples [--repeat 1]
 
 The bundled samples' `clwl run` (two dates, about a thousand messages) against its own floor (issue 18's goal: 4x):
@@ -294,6 +300,9 @@ def main() -> None:
     ap.add_argument("--repeat", type=int, default=1, help="with --samples: runs (each between two floors)")
     ap.add_argument("--trace", action="store_true",
                     help="the same estate as puts.csv and as activity trace, the pipeline on each (issue 16)")
+    ap.add_argument("--channel-trace", action="store_true",
+                    help="the same estate without and with the channel agents' trace at both ends (amqsact, then "
+                         "amqsevt JSON), the pipeline on each (issue 29)")
     a = ap.parse_args()
     if a.samples:
         print(f"machine: {os.cpu_count()} cores, load average {os.getloadavg()[0]:.2f}; python "
@@ -319,6 +328,8 @@ def main() -> None:
     root = Path(a.keep) if a.keep else Path(tempfile.mkdtemp(prefix="clwl-bench-"))
     if a.trace:
         traced_estate(a, root)
+    elif a.channel_trace:
+        channel_traced_estate(a, root)
     else:
         landing = Path(a.landing) if a.landing else root / "landing"
         if not a.landing:
@@ -341,17 +352,18 @@ def main() -> None:
         shutil.rmtree(root, ignore_errors=True)
 
 
-def generate_estate(a, landing: Path, puts_format: str) -> None:
-    """`clwl generate` one day of a.messages messages (seed fixed: the same estate in either format)."""
+def generate_estate(a, landing: Path, puts_format: str, *extra: str) -> None:
+    """`clwl generate` one day of a.messages messages (seed fixed: the same estate in either format); ``extra``:
+    more options (the channel agents' trace)."""
     from clwl.cli import main as generate
 
     t = time.perf_counter()
     generate(["generate", "--out", str(landing), "--days", "1", "--messages-per-day", str(a.messages),
               "--senders", str(a.senders), "--qmgrs", str(6 + 2 * a.senders), "--puts-format", puts_format,
-              "--force", "--quiet"])
+              "--force", "--quiet", *extra])
     size = sum(f.stat().st_size for f in landing.rglob("*") if f.is_file())
-    print(f"generated {a.messages:,} messages ({puts_format}) in {time.perf_counter() - t:.1f} s into {landing}: "
-          f"{size / 2**20:,.0f} MiB")
+    print(f"generated {a.messages:,} messages ({' '.join((puts_format,) + extra)}) in {time.perf_counter() - t:.1f} s "
+          f"into {landing}: {size / 2**20:,.0f} MiB")
 
 
 def run_estate(spark, landing: Path, lake: Path):
@@ -425,6 +437,51 @@ def traced_estate(a, root: Path) -> None:
           f"{tr_n / tr_peak.parse_seconds:,.0f} traced puts/s on {os.cpu_count()} cores")
     print(f"whole run / floor: csv {csv_o.seconds['total'] / csv_floor:.2f}x, activity trace "
           f"{tr_o.seconds['total'] / tr_floor:.2f}x")
+
+
+CHANNEL_TRACE_RUNS = (("csv", ()), ("amqsact", ("--channel-trace", "--channel-trace-ends", "both")),
+                      ("json", ("--channel-trace", "--channel-trace-ends", "both", "--trace-format", "json")))
+
+
+def channel_traced_estate(a, root: Path) -> None:
+    """Issue 29's cost: the same estate (same seed, puts.csv) without and with the channel agents' trace at both
+    ends (every message's MQGET on the sending side and MQPUT on the receiving side), as amqsact and as amqsevt
+    JSON, the whole pipeline on each in one Spark session; the ingest per message of each against the CSV's, the
+    parse step's seconds and rate, and what the traces add per traced message."""
+    import json
+
+    from spark.config import PipelineConfig
+    from spark.session import get_spark
+
+    runs = {}
+    for name, extra in CHANNEL_TRACE_RUNS:
+        landing = root / f"landing-channels-{name}"
+        if not (a.keep and landing.is_dir()):
+            generate_estate(a, landing, "csv", *extra)
+        traced = json.loads((landing / "_generate.json").read_text()).get("channel_trace", {})
+        size = sum((landing / f).stat().st_size for f in traced.get("files", ()))
+        spark = get_spark(PipelineConfig.from_env().master)
+        _config, outcome, peak = run_estate(spark, landing, root / f"lake-channels-{name}")
+        print(f"--- {name}: {traced.get('departures', 0):,} departures and {traced.get('arrivals', 0):,} arrivals "
+              f"traced, {size / 2**20:,.0f} MiB of trace")
+        print_stages(outcome.seconds, float("nan"), "not taken")
+        runs[name] = (outcome, peak, traced.get("departures", 0), size)
+    csv_o, csv_peak, _, _ = runs["csv"]
+    n = csv_o.dates[0].messages
+    per_csv = csv_o.seconds["ingest"] / n
+    print(f"ingest per message: csv {per_csv * 1e6:.1f} us ({n:,} messages); parse step {csv_peak.parse_seconds:.1f} s, "
+          f"{csv_peak.parse_records:,} records")
+    for name in ("amqsact", "json"):
+        o, peak, traced, size = runs[name]
+        per = o.seconds["ingest"] / n
+        extra = o.seconds["ingest"] - csv_o.seconds["ingest"]
+        parse_extra = peak.parse_seconds - csv_peak.parse_seconds
+        print(f"channel trace {name}: ingest per message {per * 1e6:.1f} us = {per / per_csv:.2f}x csv; "
+              f"+{extra / max(traced, 1) * 1e6:.1f} us per traced message ({traced:,}, {size / max(traced, 1):,.0f} "
+              f"bytes of trace each); parse step {peak.parse_seconds:.1f} s, {peak.parse_records:,} records = "
+              f"{peak.parse_records / peak.parse_seconds:,.0f} records/s; the trace's share "
+              f"{parse_extra:.1f} s = {traced / max(parse_extra, 1e-9):,.0f} traced messages/s "
+              f"(both ends) on {os.cpu_count()} cores")
 
 
 if __name__ == "__main__":

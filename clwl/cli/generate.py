@@ -108,11 +108,15 @@ def add_generate_command(subparsers) -> argparse.ArgumentParser:
     g.add_argument("--channel-trace", action="store_true",
                    help="also write the channel agents' activity trace, per queue manager and day "
                         "<QM>.<date>.channels.amqsact: the cluster-sender agents' MQGETs from the transmission queues "
-                        "(when each message left) and the cluster-receiver agents' MQPUTs (when it arrived), at "
-                        "MEDIUM, with the simulation's times (see docs/activity-trace.md, 'Channel agents')")
+                        "(when each message left) and, with --channel-trace-ends both, the cluster-receiver agents' "
+                        "MQPUTs (when it arrived), at MEDIUM, with the simulation's times (see docs/activity-trace.md, 'Channel agents')")
     g.add_argument("--trace-format", choices=("amqsact", "json"), default=d.trace_format,
                    help="how the traces are printed: amqsact (amqsact -v, the default) or json (amqsevt -o "
                         "json_compact, files *.amqsevt.jsonl)")
+    g.add_argument("--channel-trace-ends", choices=("sending", "both"), default=d.channel_trace_ends,
+                   help="with --channel-trace: sending (the cluster-sender agents' MQGETs, the default) or both "
+                        "(and the cluster-receiver agents' MQPUTs, on the receiving queue managers; each is also a "
+                        "put event there, with the sender's message id)")
     g.add_argument("--channel-stops", type=whole_number(0), default=None, metavar="N",
                    help="with --channel-trace: cluster-sender channels that stop after one status capture of their "
                         "sending queue manager and restart before the next (the captures never show it); what is "
@@ -138,7 +142,8 @@ def options_from_args(args: argparse.Namespace) -> GenerateOptions:
         broken_records=args.broken_records, rest_qmgrs=args.rest_qmgrs, observed_every=args.observed_every,
         browse_cap=args.browse_cap, unresolved_outage=args.unresolved_outage, force=args.force, quiet=args.quiet,
         partitions=args.partitions, puts_format=args.puts_format, trace_disagreements=args.trace_disagreements,
-        channel_trace=args.channel_trace, trace_format=args.trace_format, channel_stops=args.channel_stops)
+        channel_trace=args.channel_trace, trace_format=args.trace_format, channel_stops=args.channel_stops,
+        channel_trace_ends=args.channel_trace_ends)
 
 
 def cmd_generate(args: argparse.Namespace) -> int:
@@ -151,6 +156,9 @@ def cmd_generate(args: argparse.Namespace) -> int:
         return EXIT_INPUT
     if o.trace_disagreements and o.puts_format != "activity-trace":
         print("clwl generate: --trace-disagreements needs --puts-format activity-trace", file=sys.stderr)
+        return EXIT_INPUT
+    if o.channel_trace_ends != "sending" and not o.channel_trace:
+        print("clwl generate: --channel-trace-ends needs --channel-trace", file=sys.stderr)
         return EXIT_INPUT
     if o.channel_stops and not o.channel_trace:
         print("clwl generate: --channel-stops needs --channel-trace", file=sys.stderr)

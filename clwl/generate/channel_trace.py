@@ -6,7 +6,10 @@ queue manager's agent gets it (an MQGET that carries the transmission queue head
 the target queue (an MQPUT with the message's own MsgId). Both are traced as amqsact prints a channel agent at
 MEDIUM (``mqat.ini`` ``ApplClass=MCA``; docs/activity-trace.md "Channel agents"), or as amqsevt prints the same
 in JSON. One file per queue manager and day: ``<QM>.<date>.channels.amqsact`` or
-``<QM>.<date>.channels.amqsevt.jsonl``, the queue manager's sending agents and receiving agents together.
+``<QM>.<date>.channels.amqsevt.jsonl``, the queue manager's sending agents and receiving agents together. The
+receiving side is traced only with ``ends`` "both": a receiving agent's put is also a put event of the receiving
+queue manager with the message's own MsgId, which the pipeline's silver.message_events refuses beside the sender's
+put of the same id (docs/activity-trace.md); "sending" (the default) gives every departure and no arrival.
 
 When a message leaves (the simulation's times, in milliseconds of the day):
 
@@ -35,6 +38,7 @@ from clwl.generate.estate import Estate
 from clwl.generate.trace_json import trace_object
 
 TRACE_FORMATS = ("amqsact", "json")
+TRACE_ENDS = ("sending", "both")  # the sending agents' gets only, or the receiving agents' puts too
 DEPART_AFTER_MS = 2
 TRANSIT_US = 3_000
 CALL_SPACING_US = 200
@@ -244,8 +248,10 @@ class QueueManagerTrace:
 class ChannelTraces:
     """The channel-agent traces of one day: a file per queue manager with a traced agent, the injected stops."""
 
-    def __init__(self, estate: Estate, day: date, fmt: str, open_file: Callable[[str, str], object]):
+    def __init__(self, estate: Estate, day: date, fmt: str, open_file: Callable[[str, str], object],
+                 arrivals: bool = True):
         self.est, self.day, self.fmt = estate, day, fmt
+        self.trace_arrivals = arrivals  # the receiving agents' puts too (both ends)
         self.open_file = open_file  # (queue manager, file name) -> a text stream
         self.files: dict[str, QueueManagerTrace] = {}
         self.streams: list = []
@@ -302,6 +308,8 @@ class ChannelTraces:
         us = f.get(f.agent(True, d.channel, qms[d.qmgr]), self.day_us + at_us, bytes.fromhex(mid), put_t,
                    sd.xmitq[k], sd.sender, sd.qnames[qi], d.qmgr, length, pers)
         self.departures += 1
+        if not self.trace_arrivals:
+            return
         g = self.file(d.qmgr)
         g.put(g.agent(False, d.channel, qms[sd.sender]), us + TRANSIT_US, bytes.fromhex(mid), put_t, sd.sender,
               sd.qnames[qi], length, pers)

@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import TextIO
 
 import clwl.generate.render as R
-from clwl.generate.channel_trace import TRACE_FORMATS, ChannelStop, ChannelTraces
+from clwl.generate.channel_trace import TRACE_ENDS, TRACE_FORMATS, ChannelStop, ChannelTraces
 from clwl.generate.channel_trace import file_name as trace_file_name
 from clwl.generate.estate import (
     BASE_CAPTURE_MIN,
@@ -139,6 +139,9 @@ class Generator:
         if self.trace_format not in TRACE_FORMATS:
             raise ValueError(f"trace_format {self.trace_format!r}: one of {', '.join(TRACE_FORMATS)}")
         self.channel_trace = bool(getattr(opts, "channel_trace", False))
+        self.trace_ends = getattr(opts, "channel_trace_ends", "sending")
+        if self.trace_ends not in TRACE_ENDS:
+            raise ValueError(f"channel_trace_ends {self.trace_ends!r}: one of {', '.join(TRACE_ENDS)}")
         n = getattr(opts, "channel_stops", None)
         self.n_stops = (DEFAULT_CHANNEL_STOPS if self.channel_trace else 0) if n is None else n
         if self.n_stops and not self.channel_trace:
@@ -486,7 +489,8 @@ class Generator:
         writers: dict[str, R.AmqsactPutsWriter] = {}
         channels = None
         if self.channel_trace:
-            channels = ChannelTraces(est, day, self.trace_format, self._open_trace_file)
+            channels = ChannelTraces(est, day, self.trace_format, self._open_trace_file,
+                                     arrivals=self.trace_ends == "both")
         for s in est.senders:
             p = self.path(day, s, self.puts_name(s, day))
             outs[s] = open(p, "w", encoding="utf-8", newline="")
@@ -858,7 +862,8 @@ class Generator:
         est, o = self.est, self.o
         args = {k: (v.isoformat() if isinstance(v, date) else v) for k, v in asdict(o).items()
                 if k not in ("out", "force", "quiet") and not (k == "partitions" and not v)
-                and k not in ("puts_format", "trace_disagreements", "channel_trace", "trace_format", "channel_stops")}
+                and k not in ("puts_format", "trace_disagreements", "channel_trace", "trace_format", "channel_stops",
+                              "channel_trace_ends")}
         if self.trace:  # only then, so that a puts.csv estate's ground truth is that of earlier versions
             args["puts_format"] = o.puts_format
             args["trace_disagreements"] = self.n_disagreements
@@ -955,6 +960,7 @@ class Generator:
         if self.channel_trace:  # only then, as above
             args["channel_trace"] = True
             args["channel_stops"] = self.n_stops
+            args["channel_trace_ends"] = self.trace_ends
             truth["channel_trace"] = {"format": self.trace_format, "files": sorted(self.channel_trace_files),
                                       "departures": self.channel_trace_counts[0],
                                       "arrivals": self.channel_trace_counts[1]}
@@ -962,7 +968,8 @@ class Generator:
             truth["assumptions"].append(
                 "channel agents' trace: per queue manager and day <QM>.<date>.channels.amqsact (amqsevt.jsonl with "
                 "trace_format json), its cluster-sender agents' MQGETs (transmission header: the application's "
-                "MsgId, RemoteQMgr, RemoteQName) and cluster-receiver agents' MQPUTs at MEDIUM, in batches under "
+                "MsgId, RemoteQMgr, RemoteQName) and, with channel_trace_ends both, its cluster-receiver agents' "
+                "MQPUTs, at MEDIUM, in batches under "
                 "syncpoint (MQCMIT after 50 messages or an empty queue); a message leaves 2 ms after its put over a "
                 "running channel, 1 s before the capture that shows its channel back after an outage or partition, "
                 "and at the restart of an injected stop (channel_stops); it arrives 3 ms after it leaves")

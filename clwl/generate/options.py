@@ -44,3 +44,4 @@ class GenerateOptions:
     trace_format: str = "amqsact"  # amqsact (amqsact -v) | json (amqsevt -o json_compact): every trace written
     channel_stops: int | None = None  # injected channel stops between two status captures; None: 2 with
     # channel_trace, else 0
+    channel_trace_ends: str = "sending"  # sending (the senders' agents' MQGETs) | both (and the receivers' MQPUTs)

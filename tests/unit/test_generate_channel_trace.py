@@ -15,6 +15,7 @@ status captures of the sender. The amqsevt JSON printing of the same estate give
 
 from __future__ import annotations
 
+import json
 from datetime import datetime, timedelta
 from pathlib import Path
 
@@ -29,7 +30,7 @@ from clwl.parse.mqsc import parse_mqsc_file
 from clwl.parse.puts import parse_puts_file
 
 ESTATE = dict(seed=11, days=2, messages_per_day=6000, outages=1.0, partitions=1.0, observed_every=1,
-              broken_records=0, skew=0, channel_trace=True, channel_stops=3)
+              broken_records=0, skew=0, channel_trace=True, channel_stops=3, channel_trace_ends="both")
 LATE = timedelta(seconds=1)  # a message over a running channel leaves 2 ms after its put
 
 
@@ -155,7 +156,7 @@ def test_the_json_printing_gives_the_same_timeline(estate):
 
 
 def test_the_routing_truth_is_that_of_the_estate_without_the_agents_trace(tmp_path):
-    kw = {k: v for k, v in ESTATE.items() if k not in ("channel_trace", "channel_stops")}
+    kw = {k: v for k, v in ESTATE.items() if k not in ("channel_trace", "channel_stops", "channel_trace_ends")}
     kw.update(days=1, messages_per_day=1500)
     plain = generate(GenerateOptions(out=str(tmp_path / "plain"), quiet=True, **kw))
     traced = generate(GenerateOptions(out=str(tmp_path / "traced"), quiet=True, channel_trace=True, **kw))
@@ -180,6 +181,13 @@ def test_the_command_line(tmp_path, capsys):
     assert "--channel-stops needs --channel-trace" in capsys.readouterr().err
     assert _cli(tmp_path, "--trace-format", "json") == 2
     assert "--trace-format needs" in capsys.readouterr().err
+    assert _cli(tmp_path, "--channel-trace-ends", "both") == 2
+    assert "--channel-trace-ends needs --channel-trace" in capsys.readouterr().err
     assert _cli(tmp_path, "--channel-trace", "--trace-format", "json", "--channel-stops", "1") == 0
+    truth = json.loads((tmp_path / "o" / "_generate.json").read_text())
     names = {p.name for p in (tmp_path / "o").rglob("*.channels.amqsevt.jsonl")}
     assert names and not list((tmp_path / "o").rglob("*.amqsact"))
+    # the default traces the sending side only: the senders' files, every departure, no arrival
+    assert {n.split(".")[0] for n in names} == set(truth["estate"]["senders"])
+    assert truth["channel_trace"]["arrivals"] == 0 < truth["channel_trace"]["departures"]
+    assert truth["args"]["channel_trace_ends"] == "sending" and len(truth["channel_stops"]) == 1
