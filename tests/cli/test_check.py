@@ -82,9 +82,9 @@ def records_in(path: Path, fmt: str) -> int:
 
 
 # The samples' landing formats by file name (samples/README.md): runmqsc captures, MQ REST (QM2's configuration),
-# put CSVs, amqsmon accounting, the two transmission queue browses.
+# put CSVs, amqsmon accounting, the two transmission queue browses, QM5's channel agents' activity trace.
 SAMPLE_FORMATS = {".mqsc": "mqsc", ".json": "rest", ".csv": "csv", ".amqsmon": "amqsmon", ".amqsbcg": "amqsbcg",
-                  ".dmpmqmsg": "dmpmqmsg"}
+                  ".dmpmqmsg": "dmpmqmsg", ".amqsact": "amqsact"}  # .amqsact: QM5's channel agents' trace
 # samples/README.md, "Deliberate defects": records quarantined per file. D3 (an unknown attribute) quarantines
 # nothing; D4 is rejected whole.
 SAMPLE_DEFECTS = {
