@@ -36,6 +36,9 @@ MQMF_LAST_MSG_IN_GROUP = 0x10
 MQPER_NOT_PERSISTENT, MQPER_PERSISTENT = 0, 1
 
 ZERO_TOKEN = "0" * 64
+#: ``API Environment`` of a channel agent (MQXE_MCA); a client's SVRCONN agent (MQXE_MCA_SVRCONN) puts for its
+#: application, and those puts are put events.
+CHANNEL_AGENT = "MQXE_MCA"
 _NAME_OK = re.compile(r"[A-Za-z0-9._/%]{1,48}")
 
 
@@ -98,6 +101,11 @@ class TraceReader(OperationReader):
         elif name in ("MQPUT", "MQPUT1"):
             if failed:
                 r.failed_puts += 1
+            elif rec.api_environment == CHANNEL_AGENT:
+                # A receiving channel agent's put delivers a message that arrived over its channel: an arrival
+                # (clwl.observed), not a put the sending queue manager's CLWL algorithm chose for; as a put event
+                # it would repeat the sender's message id on the receiving queue manager.
+                r.agent_puts += 1
             elif name == "MQPUT1":
                 self.put_event(rec, op, None)
             else:

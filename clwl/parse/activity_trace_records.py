@@ -135,5 +135,6 @@ class ActivityTraceResult:
     counts: Counter = field(default_factory=Counter)  # operations by name, over the whole input
     trace_messages: int = 0
     failed_puts: int = 0  # MQPUT/MQPUT1 with MQCC_FAILED: no message was put, no event
+    agent_puts: int = 0  # MQPUT/MQPUT1 of a channel agent (MQXE_MCA): an arrival, not a put event
     forms: set[str] = field(default_factory=set)
     state: TraceState = field(default_factory=TraceState)

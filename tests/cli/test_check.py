@@ -73,11 +73,16 @@ def records_in(path: Path, fmt: str) -> int:
         return sum(line.strip().startswith("MQGET of message number") for line in lines)
     if fmt == "dmpmqmsg":  # a message starts with a line "N"
         return sum(line == "N" for line in lines)
-    if fmt == "amqsact":  # every MQI call, and once more every successful MQPUT / MQPUT1 (its put event)
-        calls = text.split("MQI Operation:")[1:]
-        puts = sum(bool(re.search(r"Operation Id: MQXF_PUT1?\n", c)) and "Completion Code: MQCC_OK" in c
-                   for c in calls)
-        return len(calls) + puts
+    if fmt == "amqsact":  # every MQI call, and once more every successful MQPUT / MQPUT1 (its put event), but a
+        # receiving channel agent's (API Environment: MQXE_MCA): an arrival, no put event
+        count = 0
+        for message in text.split("MonitoringType: MQI Activity Trace")[1:]:
+            calls = message.split("MQI Operation:")[1:]
+            agent = bool(re.search(r"^API Environment: MQXE_MCA$", message, re.M))
+            puts = sum(bool(re.search(r"Operation Id: MQXF_PUT1?\n", c)) and "Completion Code: MQCC_OK" in c
+                       for c in calls)
+            count += len(calls) + (0 if agent else puts)
+        return count
     raise AssertionError(f"no record count for format {fmt}")
 
 
