@@ -115,8 +115,8 @@ def add_generate_command(subparsers) -> argparse.ArgumentParser:
                         "json_compact, files *.amqsevt.jsonl)")
     g.add_argument("--channel-trace-ends", choices=("sending", "both"), default=d.channel_trace_ends,
                    help="with --channel-trace: sending (the cluster-sender agents' MQGETs, the default) or both "
-                        "(and the cluster-receiver agents' MQPUTs, on the receiving queue managers; each is also a "
-                        "put event there, with the sender's message id)")
+                        "(and the cluster-receiver agents' MQPUTs on the receiving queue managers: when each message "
+                        "arrived)")
     g.add_argument("--channel-stops", type=whole_number(0), default=None, metavar="N",
                    help="with --channel-trace: cluster-sender channels that stop after one status capture of their "
                         "sending queue manager and restart before the next (the captures never show it); what is "

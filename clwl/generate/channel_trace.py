@@ -7,9 +7,8 @@ the target queue (an MQPUT with the message's own MsgId). Both are traced as amq
 MEDIUM (``mqat.ini`` ``ApplClass=MCA``; docs/activity-trace.md "Channel agents"), or as amqsevt prints the same
 in JSON. One file per queue manager and day: ``<QM>.<date>.channels.amqsact`` or
 ``<QM>.<date>.channels.amqsevt.jsonl``, the queue manager's sending agents and receiving agents together. The
-receiving side is traced only with ``ends`` "both": a receiving agent's put is also a put event of the receiving
-queue manager with the message's own MsgId, which the pipeline's silver.message_events refuses beside the sender's
-put of the same id (docs/activity-trace.md); "sending" (the default) gives every departure and no arrival.
+receiving side is traced only with ``ends`` "both" (the receiving agents' puts: the arrivals); "sending" (the
+default) gives every departure, which is what the replay's timing is compared with, at half the volume.
 
 When a message leaves (the simulation's times, in milliseconds of the day):
 
