@@ -212,9 +212,7 @@ def timing_landing(root, arrivals: bool = True):
     08:00:03-04, TO.QM3's agent get M6 at 08:40:02; QM2's receiving agent put M1 to Q1 at 06:10:02, and the
     application ORDERS got it at 06:11:00. M5 and M7 are not traced (outside the windows).
 
-    ``arrivals`` False: QM2's receiving agent's put is left out. Its put is also a put event of QM2 with M1's
-    message id, which silver.message_events' unique msg_id expectation refuses (the pipeline's gate blocks the
-    day); the pipeline's test runs without it."""
+    ``arrivals`` False: QM2's receiving agent's put is left out (the sending side traced alone)."""
     remotes = {"QM2": {}, "QM3": {}}
     queues = {"Q1": {"QM2": {}}, "Q2": {"QM3": {}}}
     puts = [put_row(_at(6, 10), "QM1", "Q1", msg(1)), put_row(_at(6, 40), "QM1", "Q1", msg(2)),

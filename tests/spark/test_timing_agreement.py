@@ -25,9 +25,9 @@ The rule (TIMING_TOLERANCE 60 s): M1 left 1 s after its put (agrees); M2 and M3 
 theirs (cause: stopped between captures); M4 left 4 s after its release (agrees); M6 left although the replay
 held it to the end of the day (cause: a capture gap: no capture after 08:00 saw TO.QM3 running again).
 
-The application ORDERS got M1 from Q1 on QM2 at 06:11:00 (its trace: the flow's last record). The receiving
-agent's put is left out here (timing_landing(arrivals=False)): it is also a put event of QM2 with M1's id, which
-silver.message_events' unique msg_id expectation refuses; tests/unit/test_timing_agreement.py follows M1 with it.
+The application ORDERS got M1 from Q1 on QM2 at 06:11:00 (its trace: the flow's last record). Both ends are
+traced: QM2's receiving agent put M1 at 06:10:02, an arrival (a channel agent's put is no put event, so M1's id
+is not repeated on QM2 and the day publishes).
 
 So: routing_replay's QM1 rows: timing_agrees True for M1 and M4, False for M2, M3, M6, null for M5 and M7;
 run_summary timing_observed 5, timing_agreed 2, timing_disagreed 3. stuck_messages: M4 and M5 waited and stayed
@@ -67,7 +67,7 @@ def published(spark, tmp_path_factory):
     from spark.pipeline import run_pipeline
 
     root = tmp_path_factory.mktemp("timing")
-    config = PipelineConfig(lake=root / "lake", landing=timing_landing(root / "landing", arrivals=False))
+    config = PipelineConfig(lake=root / "lake", landing=timing_landing(root / "landing"))
     outcome = run_pipeline(config, [DAY], spark=spark, progress=lambda m: None)
     (day,) = outcome.dates
     assert day.published, day.failures
@@ -91,7 +91,9 @@ def test_routing_replay_says_when_each_traced_message_left_and_whether_the_wait_
     assert causes == {2: "stopped-between-captures", 3: "stopped-between-captures", 6: "capture-gap"}
     assert _utc(qm1.loc[msg(2), "observed_left_at"]) == _at(8, 0, 3)
     assert _utc(qm1.loc[msg(1), "observed_left_at"]) == _at(6, 10, 1)
-    assert _utc(qm1.loc[msg(1), "observed_arrived_at"]) is None  # the receiving side's put not traced here
+    # both ends traced: QM2's receiving agent put M1 at 06:10:02, its arrival
+    assert (_utc(qm1.loc[msg(1), "observed_arrived_at"]), qm1.loc[msg(1), "observed_arrived_qmgr"]) == (
+        _at(6, 10, 2), "QM2")
     assert "delivered it at once at 06:40:00" in qm1.loc[msg(2), "timing_note"]
     assert "1h20m03s later" in qm1.loc[msg(2), "timing_note"]
     assert "released it at 08:00:00" in qm1.loc[msg(4), "timing_note"]
