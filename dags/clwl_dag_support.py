@@ -4,10 +4,12 @@ Parse-time cheap on purpose: it imports only `airflow.sdk` and `spark.config` (n
 Expectations, no file or database access). Everything that touches Spark or the lake is imported inside the
 task functions, at run time.
 
-Configuration, at run time: the Airflow Variables `clwl_lake`, `clwl_landing`, `clwl_spark_master` (which also
-come from `AIRFLOW_VAR_CLWL_LAKE`, ... or a secrets backend), else the environment `CLWL_LAKE`, `CLWL_LANDING`,
-`CLWL_SPARK_MASTER`, else the defaults (lake `<checkout>/lake`, landing `<checkout>/samples/landing`,
-`local[2]`). None of them is a credential.
+Configuration, at run time: the Airflow Variables `clwl_lake`, `clwl_landing`, `clwl_spark_master`,
+`clwl_spark_remote` (which also come from `AIRFLOW_VAR_CLWL_LAKE`, ... or a secrets backend), else the environment
+`CLWL_LAKE`, `CLWL_LANDING`, `CLWL_SPARK_MASTER`, `CLWL_SPARK_REMOTE`, else the defaults (lake `<checkout>/lake`,
+landing `<checkout>/samples/landing`, `local[2]`, no remote). None of them is a credential. With a remote
+(`sc://127.0.0.1:15002`, `python -m spark.connect_server`), every task attaches to that one long-lived Spark
+application instead of starting a JVM of its own.
 
 The gold Assets are named by their table URIs, `file:///<lake>/gold/<table>`. An Asset must be known when the
 DAG file is parsed, and Variables are not read at parse time, so the URIs use the environment's lake
@@ -49,7 +51,7 @@ log = logging.getLogger(__name__)
 PROFILES = ("default", "legacy", "mq9")  # = sorted(clwl.algorithm.PROFILES); tests/dags checks both
 TAGS_BASE = ["clwl", "mq"]
 
-VARIABLES = {"lake": "clwl_lake", "landing": "clwl_landing", "master": "clwl_spark_master"}
+VARIABLES = {"lake": "clwl_lake", "landing": "clwl_landing", "master": "clwl_spark_master", "remote": "clwl_spark_remote"}
 
 # Retries for the Spark tasks: transient failures (a Spark master restarting, a lake volume hiccup) are retried
 # after 5 min, then 10 min (exponential backoff, multiplier 2, capped at 1 h). A failed quality gate is not
@@ -152,7 +154,7 @@ def spark_session(config: PipelineConfig):
     from spark.session import get_spark
 
     return get_spark(config.master, app_name=f"clwl-airflow-{get_current_context()['ti'].task_id}",
-                     shown_output=config.verbose)
+                     shown_output=config.verbose, remote=config.remote)
 
 
 # A task that writes the lake holds its lock, <lake>/_lock (clwl/lakelock.py), so that two DAG runs, or a DAG run

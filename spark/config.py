@@ -41,6 +41,7 @@ def expectations_dir() -> Path:
 _ENV = {  # the lake's variable, CLWL_LAKE, is read by clwl.lake.default_lake (the one default)
     "landing": "CLWL_LANDING",
     "master": "CLWL_SPARK_MASTER",
+    "remote": "CLWL_SPARK_REMOTE",
 }
 
 
@@ -54,6 +55,9 @@ class PipelineConfig:
     lake: Path = field(default_factory=lambda: DEFAULT_LAKE)
     landing: Path = field(default_factory=lambda: REPO_ROOT / "samples" / "landing")
     master: str = "local[2]"
+    # A Spark Connect server to attach to (`sc://host:port`, `python -m spark.connect_server`) instead of starting a
+    # JVM in this process; None: a session of its own on `master`.
+    remote: str | None = None
     reports: Path | None = None  # None -> <lake>/reports
     shuffle_partitions: int = 4
     # How a run reads and shows: carried here, not through os.environ, from the command line or the environment.
@@ -67,14 +71,16 @@ class PipelineConfig:
         object.__setattr__(self, "reports", _abs(self.reports) if self.reports is not None else Lake(lake).layer(REPORTS))
         if not self.master:
             raise ValueError("master must not be empty")
+        if self.remote is not None and not str(self.remote).startswith("sc://"):
+            raise ValueError(f"remote must be a Spark Connect URL sc://host:port, got {self.remote!r}")
         if int(self.shuffle_partitions) < 1:
             raise ValueError(f"shuffle_partitions must be >= 1, got {self.shuffle_partitions!r}")
         object.__setattr__(self, "shuffle_partitions", int(self.shuffle_partitions))
 
     @classmethod
     def from_env(cls, **overrides: object) -> PipelineConfig:
-        """Defaults, then CLWL_LAKE / CLWL_LANDING / CLWL_SPARK_MASTER / CLWL_TRACE_TZ / CLWL_SPARK_VERBOSE (empty =
-        unset), then `overrides`."""
+        """Defaults, then CLWL_LAKE / CLWL_LANDING / CLWL_SPARK_MASTER / CLWL_SPARK_REMOTE / CLWL_TRACE_TZ /
+        CLWL_SPARK_VERBOSE (empty = unset), then `overrides`."""
         values: dict[str, object] = {"lake": default_lake()}  # $CLWL_LAKE, else ./lake
         for name, var in _ENV.items():
             raw = os.environ.get(var, "").strip()

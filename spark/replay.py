@@ -8,7 +8,8 @@ state machine: much faster than groupBy().applyInPandas). The output goes straig
 replaced `repartition` by sender + `sortWithinPartitions` + `mapInArrow`, which gave the same rows in the same
 order but spent more CPU in the JVM's read, shuffle, sort and Arrow conversion than in the routing itself
 (BENCHMARKS.md). The configuration timelines (small: a few rows per object and capture) are built once on the
-driver from silver history and broadcast. Reading the inputs needs no Spark: clwl/silver.py (the timelines, each
+driver from silver history and shipped in the tasks' function (DataFrame functions only, no RDD: the same code
+runs attached to a Spark Connect server). Reading the inputs needs no Spark: clwl/silver.py (the timelines, each
 sender's files and its batches in put order), which `clwl explain` and the report use too.
 """
 
@@ -49,7 +50,7 @@ TIMING_COLUMNS = ("observed_left_at", "observed_arrived_at", "observed_arrived_q
 
 
 def load_timelines(config: PipelineConfig, run_date: str, overrides=None) -> dict[str, list[Snapshot]]:
-    """:func:`clwl.silver.load_timelines` of the configuration's lake: built once on the driver, broadcast."""
+    """:func:`clwl.silver.load_timelines` of the configuration's lake: built once on the driver, shipped to the tasks."""
     return silver.load_timelines(config.lake, run_date, overrides)
 
 
@@ -302,7 +303,7 @@ def replay_messages(spark: SparkSession, config: PipelineConfig, run_date: str, 
     is carried across Arrow batches). ``senders`` / ``queues`` narrow the replay to some senders / queues.
     ``reference``: take the reference path (a PutEvent and a ReplayRow per message) instead of the fast one.
     ``observed``: the day's channel agents' timeline (:func:`clwl.observed.observed_day`, computed once on the
-    driver and broadcast with the timelines): the rows it saw get the timing columns (:func:`with_timing`)."""
+    driver and shipped with the timelines): the rows it saw get the timing columns (:func:`with_timing`)."""
     start, end = day_bounds(run_date)
     if timelines is None:
         timelines = load_timelines(config, run_date)

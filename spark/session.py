@@ -375,11 +375,114 @@ def _is_local(master: str) -> bool:
     return master.startswith("local")
 
 
+def is_remote(session: SparkSession) -> bool:
+    """Whether ``session`` is attached to a Spark Connect server (no JVM, no SparkContext in this process)."""
+    return type(session).__module__.startswith("pyspark.sql.connect")
+
+
+def session_master(session: SparkSession) -> str:
+    """The master the session's application runs on (a Connect server's own, read through the session)."""
+    return session.conf.get("spark.master", "local") if is_remote(session) else session.sparkContext.master
+
+
+def default_parallelism(session: SparkSession) -> int:
+    """SparkContext.defaultParallelism, also for a Connect session: the server's spark.default.parallelism
+    (python -m spark.connect_server sets it), else the cores of a local[N] master, else 2."""
+    if not is_remote(session):
+        return session.sparkContext.defaultParallelism
+    raw = session.conf.get("spark.default.parallelism", None)
+    if raw and str(raw).isdigit():
+        return int(raw)
+    master = session_master(session)
+    inner = master[master.find("[") + 1:master.find("]")] if "[" in master else ""
+    return int(inner) if inner.isdigit() else (os.cpu_count() or 2) if inner == "*" else 2
+
+
 def _delta_enabled(session: SparkSession) -> bool:
+    if is_remote(session):
+        get = session.conf.get
+        return DELTA_EXTENSION in (get("spark.sql.extensions", "") or "") and get(
+            "spark.sql.catalog.spark_catalog", "") == DELTA_CATALOG
     conf = session.sparkContext.getConf()
     return DELTA_EXTENSION in (conf.get("spark.sql.extensions") or "") and conf.get(
         "spark.sql.catalog.spark_catalog"
     ) == DELTA_CATALOG
+
+
+def session_settings(shuffle_partitions: int) -> dict[str, str]:
+    """The SQL settings every session runs with that a running application can take per session: set on a
+    session of our own at its start, and on each session attached to a Connect server."""
+    return {
+        # New tables without deletion vectors: the `deltalake` Python package (no JVM) reads every table.
+        "spark.databricks.delta.properties.defaults.enableDeletionVectors": "false",
+        # Small data, 2 cores: the default 200 shuffle partitions would be 200 near-empty tasks per shuffle,
+        # and Delta's 50 snapshot-state partitions likewise for every table load.
+        "spark.sql.shuffle.partitions": str(shuffle_partitions),
+        "spark.databricks.delta.snapshotPartitions": "2",
+        # Partitioned writes (every run-date table; silver.message_events also by sender) keep up to this many
+        # files open per task instead of first sorting the task's rows by partition: the replay's output is
+        # one partition per task, and sorting it cost more than writing it.
+        "spark.sql.maxConcurrentOutputFileWriters": "8",
+        # Every timestamp in the pipeline is UTC; the host's zone must not leak into results.
+        "spark.sql.session.timeZone": "UTC",
+        # Arrow for toPandas/createDataFrame(pandas) and the Arrow UDFs (the replay's mapInArrow, history).
+        "spark.sql.execution.arrow.pyspark.enabled": "true",
+    }
+
+
+def _connect_address(url: str) -> tuple[str, int]:
+    """(host, port) of ``sc://host:port[/;params]`` (Spark Connect's default port 15002 when none)."""
+    rest = url[len("sc://"):].split("/", 1)[0].split(";", 1)[0]
+    host, _, port = rest.rpartition(":") if ":" in rest else (rest, "", "15002")
+    if not host or not port.isdigit():
+        raise SparkStartError(f"CLWL_SPARK_REMOTE={url}: not a Spark Connect URL sc://host:port")
+    return host.strip("[]"), int(port)
+
+
+def remote_spark(url: str, conf: dict | None = None, shuffle_partitions: int = 4) -> SparkSession:
+    """A session attached to the Spark Connect server at ``url`` (no JVM in this process): SparkStartError (one
+    line) when nothing listens there or the server has no Delta Lake. The per-session settings
+    (:func:`session_settings`, then ``conf``) are applied; the rest (the Delta jars and extension, memory, the
+    master) are the server's, as ``python -m spark.connect_server`` starts it. The pipeline's code is shipped to
+    the session (its Python workers run the client's clwl and spark packages)."""
+    import socket
+
+    from pyspark.sql import SparkSession
+
+    host, port = _connect_address(url)
+    try:  # fail in a second, not after the client's minutes of retries
+        socket.create_connection((host, port), timeout=5).close()
+    except OSError as exc:
+        raise SparkStartError(f"no Spark Connect server at {url} ({exc.strerror or exc}); start one with "
+                              f"`python -m spark.connect_server --port {port}` or unset CLWL_SPARK_REMOTE") from None
+    session = SparkSession.builder.remote(url).getOrCreate()
+    if not _delta_enabled(session):
+        raise SparkStartError(f"the Spark Connect server at {url} has no Delta Lake extension ({DELTA_EXTENSION}); "
+                              "start it with `python -m spark.connect_server`")
+    _apply_runtime_conf(session, {**session_settings(shuffle_partitions), **{k: str(v) for k, v in
+                                                                           (conf or {}).items()}})
+    if not getattr(session, "_clwl_code_shipped", False):
+        session.addArtifacts(str(code_zip()), pyfile=True)
+        session._clwl_code_shipped = True
+    return session
+
+
+def code_zip() -> Path:
+    """The clwl and spark packages as a zip at their import paths (`clwl/...`, `spark/...`), in a new temp file:
+    what a cluster's executors (SparkContext.addPyFile) or a Connect session's Python workers (addArtifacts)
+    import the pipeline's task code from, so they run the driver's code, not whatever is installed there."""
+    import zipfile
+
+    import clwl
+
+    roots = [Path(clwl.__file__).parent, Path(__file__).parent]  # clwl/ and spark/ (this is spark/session.py)
+    fd, name = tempfile.mkstemp(prefix="clwl-code-", suffix=".zip")
+    os.close(fd)
+    with zipfile.ZipFile(name, "w", zipfile.ZIP_DEFLATED) as z:
+        for root in roots:
+            for p in root.rglob("*.py"):
+                z.write(p, p.relative_to(root.parent).as_posix())
+    return Path(name)
 
 
 def _apply_runtime_conf(session: SparkSession, conf: dict) -> None:
@@ -394,17 +497,22 @@ def _apply_runtime_conf(session: SparkSession, conf: dict) -> None:
 
 
 def get_spark(master: str | None = None, app_name: str = "clwl", conf: dict | None = None,
-              shown_output: bool | None = None) -> SparkSession:
+              shown_output: bool | None = None, remote: str | None = None) -> SparkSession:
     """A Delta-enabled SparkSession; the active one if its master matches and it has Delta, else a new one.
 
     `master` defaults to PipelineConfig.from_env().master (CLWL_SPARK_MASTER, else local[2]). `conf` entries
     are applied on top of the defaults below (on a reused session, only those Spark can change at run time).
+    `remote` (default PipelineConfig.from_env().remote, CLWL_SPARK_REMOTE): a Spark Connect server's URL; then
+    the session is attached to it (:func:`remote_spark`) and `master` is the server's business.
     SparkStartError (one line) when Spark cannot start: no Java, the Delta jars cannot be fetched, the JVM exits.
     """
     from pyspark.errors import PySparkRuntimeError
     from pyspark.sql import SparkSession
 
     cfg = PipelineConfig.from_env()
+    remote = remote or cfg.remote
+    if remote:
+        return remote_spark(remote, conf, cfg.shuffle_partitions)
     master = master or cfg.master
     conf = dict(conf or {})
 
@@ -443,20 +551,7 @@ def get_spark(master: str | None = None, app_name: str = "clwl", conf: dict | No
         "spark.jars": ",".join(jars),
         # Not ./spark-warehouse: every table is addressed by path, yet Spark makes the folder.
         "spark.sql.warehouse.dir": str(warehouse_dir()),
-        # New tables without deletion vectors: the `deltalake` Python package (no JVM) reads every table.
-        "spark.databricks.delta.properties.defaults.enableDeletionVectors": "false",
-        # Small data, 2 cores: the default 200 shuffle partitions would be 200 near-empty tasks per shuffle,
-        # and Delta's 50 snapshot-state partitions likewise for every table load.
-        "spark.sql.shuffle.partitions": str(cfg.shuffle_partitions),
-        "spark.databricks.delta.snapshotPartitions": "2",
-        # Partitioned writes (every run-date table; silver.message_events also by sender) keep up to this many
-        # files open per task instead of first sorting the task's rows by partition: the replay's output is
-        # one partition per task, and sorting it cost more than writing it.
-        "spark.sql.maxConcurrentOutputFileWriters": "8",
-        # Every timestamp in the pipeline is UTC; the host's zone must not leak into results.
-        "spark.sql.session.timeZone": "UTC",
-        # Arrow for toPandas/createDataFrame(pandas) and the Arrow UDFs (the replay's mapInArrow, history).
-        "spark.sql.execution.arrow.pyspark.enabled": "true",
+        **session_settings(cfg.shuffle_partitions),
         # Batch jobs and tests: no web UI (no port 4040 clashes between parallel runs), no progress bars in logs.
         "spark.ui.enabled": "false",
         "spark.ui.showConsoleProgress": "false",

@@ -6,16 +6,14 @@ from __future__ import annotations
 
 import functools
 import json
-import os
-import tempfile
 import time
-import zipfile
 from pathlib import Path
 
 from clwl import formats
 from spark.ingest.landing import LandingFile
 from spark.ingest.parse_tasks import ReconciliationError, parse_partition
 from spark.ingest.scratch import PARSED_TABLES
+from spark.session import code_zip, default_parallelism, is_remote, session_master
 from spark.tables import TABLES
 
 #: Parse tasks take files up to this many bytes together (0: one task per file). Measured on the 2-core target
@@ -61,21 +59,34 @@ def plan_tasks(files: list[LandingFile], parallelism: int, task_bytes: int = TAS
     return [t for t in tasks if t]
 
 
-def _ship_code(sc, master: str) -> None:
-    """On a cluster, send the clwl and spark packages to the executors (local mode imports them in place)."""
+def _ship_code(sc, master: str, spark=None) -> None:
+    """On a cluster, send the clwl and spark packages to the executors (local mode imports them in place). A
+    Spark Connect session (``spark``, ``sc`` None) has them already: :func:`spark.session.remote_spark` ships them
+    when it attaches."""
+    if spark is not None and is_remote(spark):
+        return
     if master.startswith("local") or getattr(sc, "_clwl_code_shipped", False):
         return
-    import clwl
-
-    roots = [Path(clwl.__file__).parent, Path(__file__).parent.parent]  # clwl/ and spark/ (this is spark/ingest/)
-    fd, zpath = tempfile.mkstemp(prefix="clwl-code-", suffix=".zip")
-    os.close(fd)
-    with zipfile.ZipFile(zpath, "w", zipfile.ZIP_DEFLATED) as z:
-        for root in roots:
-            for p in root.rglob("*.py"):
-                z.write(p, p.relative_to(root.parent).as_posix())
-    sc.addPyFile(zpath)
+    sc.addPyFile(str(code_zip()))
     sc._clwl_code_shipped = True
+
+
+def _parse_in_arrow(tasks: list[list[LandingFile]], run_id: str, scratch: str, trace_tz: str | None):
+    """The parse tasks as a mapInArrow function over ``spark.range(len(tasks))``: a row's id names its task (the
+    task list travels in the function's closure), each id's files go through :func:`parse_partition`, and the
+    file summaries (JSON) come back as one string column. DataFrame functions only, so it runs in a classic
+    session and attached to a Spark Connect server alike."""
+    parse = functools.partial(parse_partition, run_id=run_id, scratch=scratch, trace_tz=trace_tz)
+
+    def run(batches):
+        import pyarrow as pa
+
+        for batch in batches:
+            numbers = batch.column("id").to_pylist()
+            summaries = list(parse((n, tasks[n]) for n in numbers))
+            yield pa.RecordBatch.from_arrays([pa.array(summaries, pa.string())], names=["summary"])
+
+    return run
 
 
 def parse_files(spark, todo: list[LandingFile], dates: list[str], run_id: str, scratch: Path, task_bytes: int,
@@ -88,11 +99,13 @@ def parse_files(spark, todo: list[LandingFile], dates: list[str], run_id: str, s
     if not todo:
         return results, frames
     t0 = time.monotonic()
-    sc = spark.sparkContext
-    _ship_code(sc, sc.master)
-    tasks = plan_tasks(todo, sc.defaultParallelism, task_bytes)
-    results = [json.loads(r) for r in sc.parallelize(list(enumerate(tasks)), len(tasks)).mapPartitions(
-        functools.partial(parse_partition, run_id=run_id, scratch=str(scratch), trace_tz=trace_tz)).collect()]
+    sc = None if is_remote(spark) else spark.sparkContext
+    _ship_code(sc, session_master(spark), spark)
+    tasks = plan_tasks(todo, default_parallelism(spark), task_bytes)
+    # One Spark task per parse task: spark.range with as many partitions as rows puts one id in each.
+    parsed = spark.range(0, len(tasks), 1, len(tasks)).mapInArrow(
+        _parse_in_arrow(tasks, run_id, str(scratch), trace_tz), "summary string")
+    results = [json.loads(row.summary) for row in parsed.collect()]
     if sorted(r["source_file"] for r in results) != sorted(f.source_file for f in todo):
         raise ReconciliationError(f"parse returned {len(results)} file summaries for {len(todo)} files")
     for r in results:  # checked in the task too; a mismatch here means rows were lost on the way
