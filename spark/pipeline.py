@@ -379,9 +379,12 @@ def unchanged_run(config: PipelineConfig, run_dates: list[str], profile: str = "
     """The outcome of `clwl run` when it has nothing to do (every date as its published run left it, nothing new
     to ingest, no publish to settle), found without Spark and without the lake lock (it only reads); None when
     the run has work. `clwl run` asks before it prepares Spark; run_pipeline asks again under the lock."""
+    t0 = _time.perf_counter()
     run = PipelineRun(config, new_run_id(), profile, whatif)
     days = _all_unchanged(run, run_dates, code_digest(), ingest_first=whatif is None)
-    return None if days is None else RunOutcome(run.run_id, days)
+    if days is None:
+        return None
+    return RunOutcome(run.run_id, days, seconds={"check": _time.perf_counter() - t0})
 
 
 def _all_unchanged(run: PipelineRun, dates: list[str], code: str, ingest_first: bool) -> Optional[list[DateOutcome]]:
