@@ -174,7 +174,8 @@ def cmd_run(args: argparse.Namespace) -> int:
 def _print_outcome(outcome) -> int:
     print()
     stages = ", ".join(f"{k} {v:.1f} s" for k, v in outcome.seconds.items() if k != "total")
-    print(f"run {outcome.run_id}: {outcome.seconds.get('total', 0):.1f} s" + (f" ({stages})" if stages else ""))
+    total = outcome.seconds.get("total", sum(outcome.seconds.values()))
+    print(f"run {outcome.run_id}: {total:.1f} s" + (f" ({stages})" if stages else ""))
     for d in outcome.dates:
         state = ("BLOCKED by the quality gate" if not d.published
                  else f"published (unchanged since {d.unchanged_since})" if d.unchanged_since else "published")
