@@ -90,12 +90,20 @@ class Explanation:
     differences: list[str] = field(default_factory=list)  # the replay here against the routing_replay row
     seconds: dict[str, float] = field(default_factory=dict)
     timeline: list[Snapshot] = field(default_factory=list, repr=False)  # the sender's configuration that day
-    # gold.stuck_messages' row when a browse saw it on a transmission queue after the replay delivered it
-    sighting: Optional[dict] = None
+    # Its published gold.stuck_messages row (None: the report does not list it as stuck): the report's story of
+    # it, which the text and --json end with, so that explain and the report never tell two
+    stuck: Optional[dict] = None
     # Its traced records across queue managers (clwl.observed.message_flow over bronze.activity_operations): the
     # application's put, each channel agent's get from a transmission queue and put on arrival, an application's
     # get. Empty: nobody traced it.
     flow: list[FlowStep] = field(default_factory=list)
+
+    @property
+    def sighting(self) -> Optional[dict]:
+        """The stuck row of a message a browse saw on a transmission queue after the replay had delivered it (no
+        hold state, observed_on_xmitq): the browse is the stronger evidence."""
+        s = self.stuck
+        return s if s is not None and not s.get("channel_state") and s.get("observed_on_xmitq") else None
 
     @property
     def application(self) -> Optional[str]:
@@ -140,6 +148,10 @@ class Explanation:
             "sighting": ({"seen_at": _iso(sighting_seen(self.sighting)), "xmitq": self.sighting.get("xmitq"),
                           "channel": self.sighting.get("channel"), "detail": self.sighting.get("detail")}
                          if self.sighting is not None else None),
+            "report": ({"stuck": True, "held_from": _iso(self.stuck.get("held_from")),
+                        "released_at": _iso(self.stuck.get("released_at")), "why": self.stuck.get("why"),
+                        "detail": self.stuck.get("detail"), "source": self.stuck.get("timing_source")}
+                       if self.stuck is not None else {"stuck": False}),
             "flow": [s.to_json() for s in self.flow],
             "matches_routing_replay": not self.differences, "differences": self.differences,
             "routing_replay_version": self.routing_replay_version,
@@ -181,10 +193,9 @@ def find_rows(lake: Path, msg_id: str, run_date: Optional[str] = None) -> tuple[
     return rows, table.version()
 
 
-def find_sighting(lake: Path, row: dict) -> Optional[dict]:
-    """The published gold.stuck_messages row of a message a transmission queue browse saw although the replay had
-    it delivered (no hold state, observed_on_xmitq): the report lists it as stuck, release unknown. None when
-    there is none (or no such table)."""
+def find_stuck(lake: Path, row: dict) -> Optional[dict]:
+    """The message's published gold.stuck_messages row: what the report says of it (None: not stuck there, or no
+    such table)."""
     import pyarrow.dataset as ds
 
     gold = Path(lake) / "gold"
@@ -198,16 +209,18 @@ def find_sighting(lake: Path, row: dict) -> Optional[dict]:
         return None
     where = ((ds.field("msg_id") == row["msg_id"]) & (ds.field("run_date") == row["run_date"])
              & (ds.field("sending_qmgr") == row["sending_qmgr"]))
-    found = [r for r in table.to_pyarrow_dataset().to_table(filter=where).to_pylist()
-             if not r.get("channel_state") and r.get("observed_on_xmitq")]
+    found = table.to_pyarrow_dataset().to_table(filter=where).to_pylist()
     return found[0] if found else None
 
 
 def sighting_seen(sighting: dict) -> Optional[datetime]:
-    """When the browse saw it: its wait began at held_from and lasted age_seconds until the browse."""
+    """When the browse saw it: its wait began at held_from and lasted age_seconds until the browse. None when
+    the row has a release (the channel agents' trace saw it leave): its age then runs to that release."""
     from datetime import timedelta
 
     held, age = sighting.get("held_from"), sighting.get("age_seconds")
+    if sighting.get("released_at") is not None:
+        return None
     return held + timedelta(seconds=age) if held is not None and age is not None else None
 
 
@@ -298,7 +311,7 @@ def explain(lake: Path, msg_id: str, run_date: Optional[str] = None, sender: Opt
     row = pick_row(rows, msg_id, run_date, sender)
     day, qm, msg_id = row["run_date"].isoformat(), row["sending_qmgr"], row["msg_id"]
     out = Explanation(day, qm, msg_id, row, version)
-    out.sighting = find_sighting(lake, row)
+    out.stuck = find_stuck(lake, row)
     out.seconds["find"] = time.perf_counter() - t0
     t = time.perf_counter()
     out.flow = message_flow(message_operations(lake, day, msg_id), msg_id)

@@ -163,6 +163,7 @@ def fate_lines(ex) -> list[str]:
                      + (f" after {r['reallocations']} re-allocation(s)" if r.get("reallocations") else "")
                      + (f"; it had stayed: {_stay(r['stay_reason'], r.get('stay_detail'))}"
                         if r.get("stay_reason") else ""))
+    lines.append(report_line(ex))
     if r.get("observed_qmgr"):
         seen = r["observed_qmgr"] + (f" (xmitq {r['observed_xmitq']})" if r.get("observed_xmitq") else "")
         verdict = {True: "agrees with the replay", False: f"DISAGREES: the replay has {final}"}.get(r.get("agrees"),
@@ -215,6 +216,22 @@ def flow_lines(ex) -> list[str]:
     return lines
 
 
+#: Where the report's stuck row took its release from (gold.stuck_messages.timing_source), in words.
+SOURCE_WORDS = {"channel agent trace": "the channel agents' trace", "xmitq browse": "a transmission queue browse",
+                "channel status": "the channel status captures"}
+
+
+def report_line(ex) -> str:
+    """What the report says of the message (its gold.stuck_messages row), in one line: the same story."""
+    s = ex.stuck
+    if s is None:
+        return "in the report: not stuck"
+    source = SOURCE_WORDS.get(s.get("timing_source"), s.get("timing_source") or "the replay")
+    until = f"until {_t(s['released_at'])}" if s.get("released_at") else "release unknown"
+    return (f"in the report: stuck from {_t(s.get('held_from'))}, {until} (from {source}): "
+            f"{_stay(s.get('why'), s.get('detail'))}")
+
+
 def sighting_lines(ex, first: str) -> list[str]:
     """A message the replay delivered at once but a browse later found on the transmission queue: the browse is
     the stronger evidence (the channel failed between two status captures), so its fate is what the report's
@@ -223,11 +240,15 @@ def sighting_lines(ex, first: str) -> list[str]:
 
     r, s = ex.row, ex.sighting
     seen = sighting_seen(s)
+    left = (f"stuck until {_t(s['released_at'])}, when the channel agents' trace has it leave the transmission queue"
+            if s.get("released_at") else
+            "stuck, when it left the transmission queue is unknown (gold.stuck_messages, observed_on_xmitq)")
     return [f"routed to {first} at {_t(r.get('put_time'))}: the status captures had {s.get('channel')} moving "
             "messages, so the replay delivered it at once",
-            f"but the browse at {_t(seen)} found it on {s.get('xmitq') or 'the transmission queue'}, still waiting: "
-            f"{s.get('channel')} failed between two status captures",
-            "stuck, when it left the transmission queue is unknown (gold.stuck_messages, observed_on_xmitq)"]
+            f"but {'the browse at ' + _t(seen) if seen else 'a browse'} found it on "
+            f"{s.get('xmitq') or 'the transmission queue'}, still waiting: {s.get('channel')} failed between two "
+            "status captures",
+            left]
 
 
 def _is_route(res) -> bool:

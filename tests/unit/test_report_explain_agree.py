@@ -32,7 +32,7 @@ def test_explain_and_the_report_both_say_stuck_release_unknown_after_the_1530_br
     row = dict(msg_id="M-B", run_date=dt.date(2026, 11, 20), sending_qmgr="QM1", put_time=PUT, queue="APP.ORDERS",
                qmgr="QM3", channel="TO.QM3", held_from=None, delivered_at=PUT, final_qmgr="QM3",
                final_channel="TO.QM3", error=None, reallocations=0, held=False, observed_qmgr=None)
-    ex = Explanation("2026-11-20", "QM1", "M-B", row, 1, sighting=sighting())
+    ex = Explanation("2026-11-20", "QM1", "M-B", row, 1, stuck=sighting())
     lines = fate_lines(ex)
     assert not any(line.startswith("delivered") for line in lines)  # no longer "delivered 13:55"
     assert lines[1] == ("but the browse at 2026-11-20 15:30:00 UTC found it on SYSTEM.CLUSTER.TRANSMIT.QUEUE, still "
