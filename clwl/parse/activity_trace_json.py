@@ -31,7 +31,7 @@ from datetime import tzinfo
 from pathlib import Path
 from typing import Callable, Iterable
 
-from clwl.parse.activity_trace_lexer import OperationBlock
+from clwl.parse.activity_trace_lexer import OperationBlock, TraceMessage
 from clwl.parse.activity_trace_puts import TraceReader
 from clwl.parse.activity_trace_records import ActivityTraceResult, TraceChunk, TraceState
 from clwl.parse.activity_trace_values import number_reason, printed_number, time_zone
@@ -297,21 +297,6 @@ def _read_value(field: tuple, value: object) -> str | bytes:
     return _number_text(value)
 
 
-class _Message:
-    """One trace message as the amqsact reader keeps it (the lexer's attributes it reads)."""
-
-    __slots__ = ("line", "ordinal", "header", "form", "ops_seen", "dumps", "values")
-
-    def __init__(self, line: int, ordinal: int):
-        self.line = line
-        self.ordinal = ordinal
-        self.header: dict[str, str] = {}
-        self.form = "verbose"
-        self.ops_seen = 0
-        self.dumps: dict[str, bytes] = {}
-        self.values: dict | None = None
-
-
 class AmqsevtTraceReader(TraceReader):
     """amqsevt's JSON objects read into the amqsact reader's trace messages and operation blocks."""
 
@@ -360,14 +345,15 @@ class AmqsevtTraceReader(TraceReader):
                          text[start:min(after, start + _RAW_LIMIT)])
             return
         self.result.trace_messages += 1
-        self.msg = msg = _Message(line, self.result.trace_messages)
+        self.msg = msg = TraceMessage(line, self.result.trace_messages)
+        msg.form = "verbose"  # amqsevt prints every field: the verbose form's
         self.header(msg, data, obj, line)
         for index, group in enumerate(operations):
             msg.ops_seen += 1
             self.operation(index, group, line)
         self.msg = None
 
-    def header(self, msg: _Message, data: dict, obj: dict, line: int) -> None:
+    def header(self, msg: TraceMessage, data: dict, obj: dict, line: int) -> None:
         for key, value in data.items():
             if key in TRACE_GROUP_KEYS:
                 continue

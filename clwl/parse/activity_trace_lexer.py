@@ -29,7 +29,9 @@ _HEX_OR_BLANK = frozenset("0123456789ABCDEFabcdef \t\n\r\x0b\x0c")  # what bytes
 _HEADER_NUMBERS = {"SeqNumber": True, "ApplicationPid": True, "Trace Detail Level": False}
 
 
-class _Message:
+class TraceMessage:
+    """One trace message as the reader keeps it while its operations are read (the JSON reader builds the same)."""
+
     __slots__ = ("line", "ordinal", "header", "form", "ops_seen", "dumps", "values")
 
     def __init__(self, line: int, ordinal: int):
@@ -71,7 +73,7 @@ class TraceLexer:
         self.result = ActivityTraceResult(source, state=state or TraceState())
         self.on_chunk = on_chunk if chunk_ops > 0 else None
         self.chunk_ops = chunk_ops
-        self.msg: _Message | None = None
+        self.msg: TraceMessage | None = None
         self.op: OperationBlock | None = None
         self.dump_label: str | None = None
         self.dump_target: dict[str, bytes] | None = None
@@ -170,7 +172,7 @@ class TraceLexer:
                 self.end_message()
                 value = stripped.partition(":")[2].strip()
                 self.result.trace_messages += 1
-                self.msg = _Message(lineno, self.result.trace_messages)
+                self.msg = TraceMessage(lineno, self.result.trace_messages)
                 if value != "MQI Activity Trace":
                     self.problem(lineno, f"not an activity trace record (MonitoringType: {clip(value)})", line)
                     self.msg = None
@@ -262,7 +264,7 @@ class TraceLexer:
         if stripped.split()[:3] == ["Tid", "Date", "Time"]:
             # a summary table without its header block (output cut or pasted): its lines are still operations
             self.result.trace_messages += 1
-            self.msg = _Message(lineno, self.result.trace_messages)
+            self.msg = TraceMessage(lineno, self.result.trace_messages)
             self.msg.form = "summary"
             self.in_table = True
             self.note(lineno, "summary table without a header block: queue manager and connection unknown")
