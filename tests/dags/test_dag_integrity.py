@@ -85,7 +85,7 @@ def test_nightly_schedule_and_tasks(dags):
     assert isinstance(dag.timetable, CronDataIntervalTimetable)
     assert dag.timetable.expression == "30 2 * * *" and str(dag.timetable.timezone) == "UTC"
     assert dag.max_active_runs == 1
-    order = ["ingest", "replay", "detect", "publish", "report"]
+    order = ["ingest", "changed", "replay", "detect", "publish", "report"]  # changed: skips an unchanged date
     assert sorted(dag.task_ids) == sorted(order)
     for up, down in zip(order, order[1:]):
         assert dag.get_task(up).downstream_task_ids == {down}
