@@ -29,7 +29,7 @@ AIRFLOW_SERVICES = (
     "airflow-triggerer",
 )
 LONG_RUNNING_AIRFLOW = tuple(s for s in AIRFLOW_SERVICES if s != "airflow-init")
-SPARK_SERVICES = ("spark-master", "spark-worker")
+SPARK_SERVICES = ("spark-master", "spark-worker", "spark-connect")
 PIPELINE_SERVICES = AIRFLOW_SERVICES + SPARK_SERVICES
 REQUIRED_SERVICES = ("postgres",) + PIPELINE_SERVICES
 
@@ -38,6 +38,7 @@ LAKE_PATH = "/opt/clwl/lake"
 LANDING_SOURCE = "./samples/landing"
 LANDING_PATH = "/opt/clwl/landing"
 SPARK_MASTER_URL = "spark://spark-master:7077"
+SPARK_REMOTE_URL = "sc://spark-connect:15002"  # the Spark Connect server every Airflow task attaches to
 EXECUTION_API_URL = "http://airflow-apiserver:8080/execution/"
 
 # Environment names that hold a credential (a value that must come from ${VAR}, never be written inline).
@@ -428,6 +429,37 @@ def test_required_environment(services):
     assert master.hostname in services and command[command.index("--port") + 1] == str(master.port)
     assert command[command.index("--host") + 1] == master.hostname
     assert SPARK_MASTER_URL in [str(c) for c in services["spark-worker"]["command"]]
+
+
+def test_airflow_tasks_attach_to_the_one_connect_server(services, dockerfiles):
+    """One warm Spark: the spark-connect service runs `python -m spark.connect_server` (the Delta-enabled Spark
+    Connect server, spark/connect_server.py) as a client of the cluster, on the port every Airflow task's
+    CLWL_SPARK_REMOTE names; it is published to no host address (Connect has no login of its own), it is
+    healthy only once it listens, the scheduler waits for it, and it runs the Spark image (the project and the
+    Delta jars installed, the cluster's secret in its environment)."""
+    from spark.connect_server import SERVER_CLASS, server_command
+
+    remote = urlsplit(SPARK_REMOTE_URL)
+    svc = services[remote.hostname]
+    command = [str(c) for c in svc["command"]]
+    assert command[:3] == ["python3.11", "-m", "spark.connect_server"], command
+    assert command[command.index("--port") + 1] == str(remote.port)
+    assert command[command.index("--host") + 1] == "0.0.0.0"  # reachable from the other containers
+    assert command[command.index("--master") + 1] == SPARK_MASTER_URL
+    assert SERVER_CLASS in server_command(jars=[])
+    assert not svc.get("ports"), "the Connect port must not be published: anyone reaching it runs code"
+    hc = svc.get("healthcheck") or {}
+    assert str(remote.port) in " ".join(map(str, hc.get("test", []))), hc
+    for name in AIRFLOW_SERVICES:
+        assert env_of(services[name]).get("CLWL_SPARK_REMOTE") == SPARK_REMOTE_URL, name
+    deps = services["airflow-scheduler"].get("depends_on", {})
+    assert (deps.get(remote.hostname) or {}).get("condition") == "service_healthy", deps
+    assert (svc.get("depends_on", {}).get("spark-worker") or {}).get("condition") == "service_healthy"
+    assert dockerfiles[remote.hostname] == dockerfiles["spark-master"] and svc["image"] == services["spark-master"][
+        "image"]
+    ref = env_of(svc).get("CLWL_SPARK_AUTH_SECRET")
+    assert is_var_ref(ref) and ":?" in ref, "the server drives the cluster: it needs the cluster's secret"
+    assert env_of(svc).get("SPARK_LOCAL_HOSTNAME") == remote.hostname  # executors connect back to its driver
 
 
 def test_host_ports_do_not_clash(services):
