@@ -229,11 +229,10 @@ def settle_gold(spark: SparkSession, config: PipelineConfig) -> dict[str, str]:
             shutil.rmtree(path)
             done[name] = "removed"
         elif latest is not None and latest > want:
-            from delta.tables import DeltaTable
-
             log.warning("publish: gold.%s has versions after its published version %d (up to %d, from a publish "
                         "that did not finish): restoring version %d", name, want, latest, want)
-            DeltaTable.forPath(spark, path).restoreToVersion(want)
+            # SQL, not delta.tables.DeltaTable: the same statement runs in a classic and a Spark Connect session
+            spark.sql(f"RESTORE TABLE delta.`{path}` TO VERSION AS OF {int(want)}")
             done[name] = f"restored from {latest} to {want}"
             restored[name] = latest_version(path)
         elif latest is not None and latest < want:
@@ -385,12 +384,10 @@ def _write_all(spark: SparkSession, config: PipelineConfig, day: dt.date, order:
 
 
 def _roll_back(spark: SparkSession, lake: Lake, key: str, day: dt.date, before: int | None) -> None:
-    from delta.tables import DeltaTable
-
     path = str(lake.table(key))
     try:
-        if before is None:  # the table is new: it had no rows of this date
-            DeltaTable.forPath(spark, path).delete(F.col("run_date") == F.lit(day))
+        if before is None:  # the table is new: it had no rows of this date (SQL: classic and Connect alike)
+            spark.sql(f"DELETE FROM delta.`{path}` WHERE run_date = DATE'{day.isoformat()}'")
         else:
             old = read_table(spark, lake, key, before)
             write_run_date(old.where(F.col("run_date") == F.lit(day)), path, day)

@@ -43,6 +43,10 @@ def _start(command: str, args: argparse.Namespace, dates: list[str], landing: Pa
     problem = _zone_problem(command, args)
     if problem:
         return problem
+    if getattr(config, "remote", None):  # a Spark Connect server does the work: no Java or jars needed here
+        progress(f"clwl {command}: {_dates_label(dates)} from {landing} into {config.lake}; "
+                 f"attaching to Spark Connect at {config.remote}")
+        return None
     from spark.session import java_executable
 
     if java_executable() is not None:  # else the one line is the missing Java, below

@@ -40,7 +40,7 @@ How a run works (:func:`ingest`):
    (``silver.ingest_files``): a file whose content and reading code (``code_version``) are unchanged since it
    was last ingested is not read again (``force=True`` reads everything); a file that was ingested before and
    is gone from its date folder is removed from the tables;
-2. parse the new or changed files in Spark tasks (``parallelize(tasks, len(tasks)).mapPartitions``, small files
+2. parse the new or changed files in Spark tasks (``spark.range(0, n, 1, n).mapInArrow``: one Spark task per parse task, small files
    packed together up to :data:`TASK_BYTES` a task, at least one task per core), calling the ``clwl``
    parsers in the executors; each task writes the rows of every table it fed as a Parquet file to the run's
    scratch folder ``<lake>/_ingest/<run_id>/`` (Arrow columns, no per-row crossing into the JVM) and returns

@@ -114,7 +114,7 @@ def test_discovery_of_the_samples_and_bad_requests(tmp_path):
     dates, files, notes = discover_landing(SAMPLES)
     assert dates == ["2026-11-19", "2026-11-20"] and notes == []
     assert all(f.source_file.startswith(f.run_date + "/" + f.observing_qmgr + "/") for f in files)
-    assert {f.parser for f in files} == {"capture", "puts", "xmitq", "amqsmon"}
+    assert {f.parser for f in files} == {"capture", "puts", "xmitq", "amqsmon", "activity_trace"}  # QM5: channel agents
     with pytest.raises(LandingError, match="does not exist"):
         discover_landing(tmp_path / "nowhere")
     with pytest.raises(LandingError, match="no folder for run date 2026-01-01"):
