@@ -85,7 +85,8 @@ def _history(lake: Lake, key: str, day_end: datetime) -> list:
 
 def _latest_files(lake: Lake, key: str, day) -> list:
     """The ingest log's latest row per file of the date, without the run that wrote it; a file read again with
-    nothing new ("unchanged") holds what it held when it was ingested."""
+    nothing new ("unchanged") holds what it held when it was read (ingested, or rejected: its reason and counts
+    say which), so only "removed" is kept of the status."""
     rows = lake.rows(key, filters=[("run_date", "=", day)]).to_pylist()
     latest: dict[str, dict] = {}
     for r in sorted(rows, key=lambda r: (r["ingested_at"], r["ingest_run_id"])):
@@ -93,7 +94,7 @@ def _latest_files(lake: Lake, key: str, day) -> list:
     kept = []
     for r in latest.values():
         r = {k: v for k, v in r.items() if k not in _RUN_COLUMNS}
-        r["status"] = "ingested" if r["status"] == "unchanged" else r["status"]
+        r["status"] = "removed" if r["status"] == "removed" else "present"
         kept.append(r)
     return sorted(kept, key=lambda r: r["source_file"])
 
