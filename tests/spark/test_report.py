@@ -110,9 +110,9 @@ def test_report_without_a_jvm_leads_with_findings_and_ends_with_the_run_summary(
 
     html = html_path.read_text()
     images = _images(html)
-    # APP.ORDERS replayed vs observed; the timeline of the channels with trouble (TO.QM3 STOPPED, TO.QM4
-    # RETRYING) and of the rest (TO.QM2, collapsed)
-    assert len(images) == 3
+    # the picture of the day (messages waiting per channel); APP.ORDERS replayed vs observed; the timeline of the
+    # channels with trouble (TO.QM3 STOPPED, TO.QM4 RETRYING) and of the rest (TO.QM2, collapsed)
+    assert len(images) == 4
     assert all(img.startswith(PNG_MAGIC) for img in images)
     assert "<h3>APP.ORDERS</h3>" in html and "Channels with trouble" in html
     assert "The other 1 sending channels (no trouble)" in html
@@ -134,7 +134,8 @@ def test_report_without_a_jvm_leads_with_findings_and_ends_with_the_run_summary(
     findings = html[html.index("<h2>Findings</h2>"):html.index("</section>")]
     assert "The replay agrees with MQ on 5 of 6 traced puts (83.3 %); 1 disagrees, listed below." in findings
     row = re.search(r"<tr><td>QM1</td><td class=\"wrap\">QM1-1120-008</td>.*?</tr>", findings).group(0)
-    assert "<td>QM4</td>" in row and "<td>QM2</td>" in row and "<summary>trace</summary>" in row
+    # the trace is short (24 characters or fewer): shown as it is, not behind a disclosure
+    assert "<td>QM4</td>" in row and "<td>QM2</td>" in row and "<td>12:=QM4</td>" in row
     assert findings.count('<td class="wrap">QM1-') == 1  # the one disagreement, no other message
     assert "DATE &#39;2026-11-20&#39;" in findings
     assert LOW_SENTENCE in findings  # activity_rows: 3 of its rows count
@@ -157,7 +158,7 @@ def test_report_skips_a_missing_timeline_and_names_a_run_without_a_summary(lake,
     cfg = PipelineConfig(lake=lake, reports=tmp_path / "reports")  # the pipeline's configuration is a Places too
     html_path, md_path = write_report(cfg, DAY, "run-not-published", channel_status=tmp_path / "no_such_table")
     html = html_path.read_text()
-    assert len(_images(html)) == 1  # the distribution chart; no timeline
+    assert len(_images(html)) == 2  # the picture of the day and the distribution chart; no timeline
     assert "no channel status table at" in html
     assert "run run-not-published has no published summary; showing the latest published run" in html
     assert "QM1-1120-006" in html and "QM1-1120-006" in md_path.read_text()
