@@ -17,7 +17,8 @@ of it not moving messages at the day's busiest hour would have done to that day'
    stopped channels and the case over another one.
 
 :func:`blast_radius` reads a lake day without Spark (clwl/silver.py); :func:`blast_radius_of` is the same over
-timelines and put events in memory (what the unit tests build by hand). docs/blast.md says what it means and what
+timelines and put events in memory (what the unit tests build by hand). The traffic itself (the busiest hour,
+each sender's messages cut at it, from memory or from the lake) is clwl/blast_traffic.py. docs/blast.md says what it means and what
 it cannot see.
 """
 
@@ -30,57 +31,31 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from pathlib import Path
-from typing import Callable, Iterable, Iterator, NamedTuple, Optional, Sequence
+from typing import Callable, Iterable, NamedTuple, Optional, Sequence
 
 from clwl.algorithm import PROFILES, STAY_ONLY_ELIGIBLE
-from clwl.days import RunDate, as_utc, day_bounds
+from clwl.blast_traffic import (
+    BlastError,
+    LakeDays,
+    SenderDay,
+    Window,
+    busiest_hour,
+    hour_counts,
+    hours_of,
+    run_dates,
+    split_events,
+    traced_names,
+)
+from clwl.days import RunDate, day_bounds
 from clwl.model import ClusterView
-from clwl.replay import PutEvent, ReplayRow, SenderReplay, Snapshot, micros
+from clwl.replay import PutEvent, ReplayRow, SenderReplay, Snapshot
 from clwl.router import Route, RouteError
 
-HOUR = timedelta(hours=1)
 #: The state a case gives its channels: the last tier of steps 6-9, not in clwl.model.MOVING_STATES: a channel that
 #: moves nothing until it is started again.
 STOPPED_STATE = "STOPPED"
-#: Messages per piece of the traffic after the window: the replays go on only until the window's messages are
-#: delivered (usually at the window's end), so they read after it in small pieces.
-POST_PIECE = 4096
 #: Application of a put without an open handle.
 UNKNOWN_APPLICATION = "(unknown)"
-
-
-class BlastError(Exception):
-    """The day cannot be examined (no lake, no such date): one line for stderr."""
-
-
-# -- the window -----------------------------------------------------------------------------------------------
-@dataclass(frozen=True)
-class Window:
-    """The hour the cases stop their channels: [start, end), and the puts of the day in it."""
-
-    start: datetime
-    end: datetime
-    messages: int
-
-    @property
-    def label(self) -> str:
-        return f"{self.start:%H:%M}-{self.end:%H:%M}" if self.end.hour else f"{self.start:%H:%M}-24:00"
-
-
-def busiest_hour(run_date: str, hour_counts: Mapping[int, int]) -> Window:
-    """The clock hour (0-23, UTC) of ``run_date`` with the most puts (the earliest of equals); ``hour_counts``: puts
-    per hour of the day, every sender together. BlastError when there are none."""
-    counts = {h: n for h, n in hour_counts.items() if n > 0}
-    if not counts:
-        raise BlastError(f"no messages put on {run_date}: no busiest hour to stop anything in")
-    hour = min(counts, key=lambda h: (-counts[h], h))
-    start = day_bounds(RunDate(run_date))[0] + hour * HOUR
-    return Window(start, start + HOUR, counts[hour])
-
-
-def hour_counts(times: Iterable[datetime]) -> Counter:
-    """Puts per clock hour (UTC) of the given put times."""
-    return Counter(as_utc(t).hour for t in times)
 
 
 # -- the timelines --------------------------------------------------------------------------------------------
@@ -218,108 +193,6 @@ def row_fate(row: ReplayRow, day_end: datetime) -> Fate:
     reason = stuck_reason(row.stay_reason, row.stay_detail) if row.stayed else None
     return Fate(row.final_channel if row.error is None else None, row.stayed, reason, waited, row.held,
                 row.reallocations)
-
-
-# -- the traffic ----------------------------------------------------------------------------------------------
-@dataclass
-class Chunk:
-    """Messages of one sender in put order, as SenderReplay.put_batch takes them: ``columns`` (times_us, queues,
-    targets, binds, handles, groups, logical, from_channel, pcf, lengths), their ids, and ``event(i)``, the
-    PutEvent of message i (built only for messages that wait)."""
-
-    msg_ids: list[str]
-    columns: tuple[list, ...]
-    event: Callable[[int], PutEvent]
-
-    def __len__(self) -> int:
-        return len(self.msg_ids)
-
-    @property
-    def times_us(self) -> list[int]:
-        return self.columns[0]
-
-    @property
-    def queues(self) -> list[str]:
-        return self.columns[1]
-
-    @property
-    def handles(self) -> list[str]:
-        return self.columns[4]
-
-
-def chunk_of_events(events: Sequence[PutEvent]) -> Chunk:
-    """A chunk of PutEvents (in put order)."""
-    events = list(events)
-    cols = ([micros(e.put_time) for e in events], [e.queue for e in events], [e.target_qmgr or None for e in events],
-            [e.bind for e in events], [e.open_handle or "" for e in events], [e.group_id or "" for e in events],
-            [e.logical_order for e in events], [e.from_cluster_channel for e in events], [e.pcf for e in events],
-            [e.length for e in events])
-    return Chunk([e.msg_id for e in events], cols, events.__getitem__)
-
-
-def chunk_of_batch(batch) -> Chunk:
-    """A chunk of an Arrow batch of clwl.silver.INPUT_COLUMNS (as clwl/silver.py's sender_batches gives them)."""
-    from clwl.silver import batch_event, put_columns
-
-    return Chunk(batch.column("msg_id").to_pylist(), put_columns(batch), batch_event(batch))
-
-
-@dataclass
-class SenderDay:
-    """One sender's day cut at the window: the messages before it (read once, by the baseline), those in it,
-    and those after it (read as far as the replays need, kept for the next case)."""
-
-    sender: str
-    before: Iterable[Chunk]
-    window: list[Chunk]
-    after: Iterable[Chunk]
-
-
-class _Kept:
-    """An iterable read once from its source and replayed from memory afterwards, only as far as it was read."""
-
-    def __init__(self, source: Iterable[Chunk]):
-        self._source = iter(source)
-        self._kept: list[Chunk] = []
-
-    def __iter__(self) -> Iterator[Chunk]:
-        i = 0
-        while True:
-            if i == len(self._kept):
-                nxt = next(self._source, None)
-                if nxt is None:
-                    return
-                self._kept.append(nxt)
-            yield self._kept[i]
-            i += 1
-
-
-def split_events(sender: str, events: Sequence[PutEvent], window: Window) -> SenderDay:
-    """A sender's PutEvents (in put order) cut at the window."""
-    before = [e for e in events if e.put_time < window.start]
-    inside = [e for e in events if window.start <= e.put_time < window.end]
-    after = [e for e in events if e.put_time >= window.end]
-    return SenderDay(sender, [chunk_of_events(before)] if before else [],
-                     [chunk_of_events(inside)] if inside else [],
-                     [chunk_of_events(after[i:i + POST_PIECE]) for i in range(0, len(after), POST_PIECE)])
-
-
-def split_table(sender: str, table, window: Window, batch_rows: int) -> SenderDay:
-    """A sender's day as one Arrow table of INPUT_COLUMNS in put order (its put_time UTC microseconds), cut at the
-    window; each part turned into Python lists only when the replays reach it."""
-    import pyarrow as pa
-    import pyarrow.compute as pc
-
-    t = table.column("put_time")
-    start = int(pc.sum(pc.less(t, pa.scalar(window.start, t.type))).as_py() or 0)
-    end = int(pc.sum(pc.less(t, pa.scalar(window.end, t.type))).as_py() or 0)
-
-    def pieces(lo: int, hi: int, size: int) -> Iterator[Chunk]:
-        for a in range(lo, hi, size):
-            yield from (chunk_of_batch(b) for b in table.slice(a, min(size, hi - a)).to_batches())
-
-    return SenderDay(sender, pieces(0, start, batch_rows), list(pieces(start, end, batch_rows)),
-                     _Kept(pieces(end, table.num_rows, POST_PIECE)))
 
 
 # -- the replays ----------------------------------------------------------------------------------------------
@@ -602,45 +475,6 @@ def blast_radius_of_events(run_date: str, timelines: Mapping[str, Sequence[Snaps
 
 
 # -- from the lake --------------------------------------------------------------------------------------------
-def traced_names(lake: Path | str, run_date: str) -> dict[str, str]:
-    """Connection -> ApplName of the day's activity traces (bronze.activity_operations), where there are any."""
-    from clwl.days import run_day
-    from clwl.lake import Lake
-
-    lk = Lake(Path(lake))
-    if not lk.exists("bronze.activity_operations"):
-        return {}
-    tab = lk.rows("bronze.activity_operations", ["connection", "application_name"],
-                  filters=[("run_date", "=", run_day(run_date))])
-    names: dict[str, str] = {}
-    for conn, name in zip(tab.column("connection").to_pylist(), tab.column("application_name").to_pylist()):
-        if conn and name and name.strip():
-            names.setdefault(conn, name.strip())
-    return names
-
-
-def run_dates(lake: Path | str) -> list[str]:
-    """The run dates silver.message_events holds messages of, from its Delta log (no data read)."""
-    import pyarrow as pa
-
-    from clwl.lake import open_delta
-    from clwl.silver import table_path
-
-    actions = pa.table(open_delta(table_path(lake, "silver.message_events")).get_add_actions(flatten=True))
-    return sorted({str(d) for d in actions.column("partition.run_date").to_pylist() if d is not None})
-
-
-def _hours_of(files: Sequence[str]) -> Counter:
-    import pyarrow as pa
-    import pyarrow.compute as pc
-    import pyarrow.dataset as ds
-
-    col = ds.dataset(list(files), format="parquet").to_table(columns=["put_time"]).column("put_time")
-    # Spark's Parquet timestamps read as naive UTC (clwl/silver.py): the hour of the naive value is the UTC hour.
-    counts = pc.value_counts(pc.hour(col.cast(pa.timestamp("us"))))
-    return Counter({int(v["values"].as_py()): int(v["counts"].as_py()) for v in counts})
-
-
 def blast_radius(lake: Path | str, run_date: str, profile: str = "default") -> BlastRadius:
     """The blast radius of ``run_date`` in the lake's silver tables, read without Spark."""
     from clwl.lake import LakeFileError, is_delta_table
@@ -664,35 +498,10 @@ def blast_radius(lake: Path | str, run_date: str, profile: str = "default") -> B
                          f"{', '.join(dates) if dates else 'none'})")
     counts: Counter = Counter()
     for inp in inputs:
-        counts.update(_hours_of(inp.files))
+        counts.update(hours_of(inp.files))
     window = busiest_hour(run_date, counts)
     read = time.perf_counter() - t0
-    out = blast_radius_of(run_date, timelines, _LakeDays(inputs, window, BATCH_ROWS), window, sum(counts.values()),
+    out = blast_radius_of(run_date, timelines, LakeDays(inputs, window, BATCH_ROWS), window, sum(counts.values()),
                           names, profile)
     out.seconds = {"read": read, **out.seconds, "total": time.perf_counter() - t0}
     return out
-
-
-class _LakeDays(Mapping):
-    """Each sender's day, read from silver.message_events when asked for (one sender in memory at a time)."""
-
-    def __init__(self, inputs, window: Window, batch_rows: int):
-        self._inputs = {i.sending_qmgr: i for i in inputs}
-        self._window, self._batch_rows = window, batch_rows
-
-    def __getitem__(self, sender: str) -> SenderDay:
-        import pyarrow as pa
-
-        from clwl.silver import sender_batches
-
-        batches = list(sender_batches(self._inputs[sender]))
-        table = pa.Table.from_batches(batches) if batches else None
-        if table is None:
-            return SenderDay(sender, [], [], [])
-        return split_table(sender, table, self._window, self._batch_rows)
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._inputs)
-
-    def __len__(self) -> int:
-        return len(self._inputs)
