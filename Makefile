@@ -35,7 +35,7 @@ $(STAMP): pyproject.toml constraints.txt
 install: $(STAMP)
 
 jars: $(STAMP)
-	$(PY) -c 'from spark.session import local_delta_jars; print(len(local_delta_jars(progress=print)), "Delta jars ready")'
+	$(PY) -c 'from spark.jars import local_delta_jars; print(len(local_delta_jars(progress=print)), "Delta jars ready")'
 
 test: $(STAMP)
 	$(PY) -m pytest $(PYTEST_ARGS)

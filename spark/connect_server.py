@@ -7,7 +7,7 @@ instead of each starting a JVM of its own.
 
 It is pyspark's own `spark-submit --class org.apache.spark.sql.connect.service.SparkConnectServer` (the Connect
 jar ships with pyspark) with what :func:`spark.session.get_spark` gives a session of its own: the Delta jars
-(:func:`spark.session.local_delta_jars`, resolved once), the Delta SQL extension and catalog, the warehouse in the
+(:func:`spark.jars.local_delta_jars`, resolved once), the Delta SQL extension and catalog, the warehouse in the
 temp folder, no UI, the driver's memory. It listens on 127.0.0.1 unless told otherwise: whoever reaches the port
 runs code as this user. With SPARK_CONNECT_AUTHENTICATE_TOKEN set (in the server's and the clients' environment)
 the server requires that token; the client sends it without TLS only to `sc://localhost:<port>`.
@@ -24,13 +24,11 @@ import time
 from pathlib import Path
 
 from spark.config import PipelineConfig
+from spark.jars import SparkStartError, check_java, local_delta_jars
 from spark.session import (
     DEFAULT_DRIVER_MEMORY,
     DELTA_CATALOG,
     DELTA_EXTENSION,
-    SparkStartError,
-    check_java,
-    local_delta_jars,
     session_settings,
     warehouse_dir,
 )

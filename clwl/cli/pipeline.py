@@ -47,7 +47,7 @@ def _start(command: str, args: argparse.Namespace, dates: list[str], landing: Pa
         progress(f"clwl {command}: {_dates_label(dates)} from {landing} into {config.lake}; "
                  f"attaching to Spark Connect at {config.remote}")
         return None
-    from spark.session import java_executable
+    from spark.jars import java_executable
 
     if java_executable() is not None:  # else the one line is the missing Java, below
         progress(f"clwl {command}: {_dates_label(dates)} from {landing} into {config.lake}; "
@@ -71,7 +71,7 @@ def _zone_problem(command: str, args: argparse.Namespace) -> Optional[str]:
 def _prepare_spark(command: str, verbose: bool) -> Optional[str]:
     """Before Spark starts: Java present, the Delta jars local (fetched once, with a progress line). The one line
     for stderr when Spark cannot start here, else None."""
-    from spark.session import SparkStartError, check_java, local_delta_jars
+    from spark.jars import SparkStartError, check_java, local_delta_jars
 
     try:
         check_java()

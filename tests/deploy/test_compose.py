@@ -553,7 +553,7 @@ def test_dockerfiles_install_the_project_with_the_pinned_constraints(dockerfiles
 
 
 def test_delta_jars_are_baked_in_at_build_time(services, dockerfiles):
-    from spark.session import delta_packages
+    from spark.jars import delta_packages
 
     coordinate = delta_packages()  # what get_spark would otherwise resolve with Ivy at run time
     bake = ROOT / "docker" / "bake-delta-jars.sh"

@@ -66,7 +66,8 @@ def test_delta_write_merge_history_time_travel_and_read_without_jvm(spark, tmp_l
 def test_session_settings_and_jar_pairing(spark):
     import pyspark
 
-    from spark.session import delta_packages, get_spark
+    from spark.jars import delta_packages
+    from spark.session import get_spark
 
     assert get_spark() is spark  # the active session is reused, not rebuilt
     assert spark.conf.get("spark.sql.shuffle.partitions") == "4"
@@ -90,7 +91,8 @@ def test_session_settings_and_jar_pairing(spark):
 START_IN_EMPTY_FOLDER = textwrap.dedent("""
     import json, os, sys
     sys.path.insert(0, sys.argv[1])
-    from spark.session import get_spark, local_jar_folder
+    from spark.jars import local_jar_folder
+    from spark.session import get_spark
     spark = get_spark(app_name="clwl-session-test")
     spark.range(3).write.format("delta").save("t")  # a relative path: the current (empty) folder
     assert spark.sql(f"DESCRIBE HISTORY delta.`{os.path.abspath('t')}`").count() == 1  # the catalog is used
@@ -107,7 +109,7 @@ def test_a_second_start_uses_the_local_jars_prints_nothing_and_leaves_no_warehou
     stderr (no Ivy report, no Spark banner, no log4j line: the JVM's output goes to a log file) unless
     CLWL_SPARK_VERBOSE=1 (`--verbose`). Its current folder gets the Delta table it wrote and no spark-warehouse/
     (the warehouse is a temp folder)."""
-    from spark.session import local_delta_jars
+    from spark.jars import local_delta_jars
 
     before = local_delta_jars()
     work = tmp_path / "cwd"
@@ -132,7 +134,7 @@ def test_a_second_start_uses_the_local_jars_prints_nothing_and_leaves_no_warehou
 def test_excluded_jars_are_shipped_by_pyspark():
     import pyspark
 
-    from spark.session import PROVIDED_BY_PYSPARK
+    from spark.jars import PROVIDED_BY_PYSPARK
 
     jars = Path(pyspark.__file__).parent / "jars"
     missing = [c for c in PROVIDED_BY_PYSPARK if not list(jars.glob(f"{c.split(':')[1]}-[0-9]*.jar"))]
