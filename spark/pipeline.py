@@ -337,11 +337,11 @@ def _run_pipeline(run: PipelineRun, run_dates: Optional[list[str]], spark: Optio
     total = len(DATE_STAGES) + 1
     outcome = RunOutcome(run.run_id, [])
     code = code_digest()
-    unchanged = _all_unchanged(run, dates, code, ingest_first)
-    if unchanged is not None:  # nothing to ingest, nothing to redo: no Spark at all
-        for day in unchanged:
+    checked = _checked_days(run, dates, code, ingest_first)
+    if checked is not None and all(day.unchanged_since for day in checked):  # nothing to do: no Spark at all
+        for day in checked:
             progress(f"{day.run_date}: unchanged since {day.unchanged_since}, published as is")
-        outcome.dates = unchanged
+        outcome.dates = checked
         return outcome
     spark = spark or get_spark(config.master, shown_output=config.verbose)
     from spark.publish import settle_before_writing
@@ -351,8 +351,11 @@ def _run_pipeline(run: PipelineRun, run_dates: Optional[list[str]], spark: Optio
         progress(f"[1/{total}] ingest {len(dates)} date(s) from {config.landing}")
         outcome.ingest = _timed(outcome.seconds, "ingest", lambda: (ingest(
             config, dates, spark=spark, progress=lambda m: progress("      " + m)), None), progress)
-    for d in dates:
-        day = date_before_run(run, d, code)
+    for i, d in enumerate(dates):
+        # With nothing to ingest, the digests checked before Spark started still hold (an ingest that reads no
+        # file only logs its files as unchanged, which the ingest log's digest leaves out); else take them now.
+        day = checked[i] if checked is not None else date_before_run(run, d, code)
+        day.started_at = datetime.now(UTC)
         if day.unchanged_since and not run.force:
             progress(f"{d}: unchanged since {day.unchanged_since}, published as is")
             outcome.dates.append(day)
@@ -381,19 +384,20 @@ def unchanged_run(config: PipelineConfig, run_dates: list[str], profile: str = "
     the run has work. `clwl run` asks before it prepares Spark; run_pipeline asks again under the lock."""
     t0 = _time.perf_counter()
     run = PipelineRun(config, new_run_id(), profile, whatif)
-    days = _all_unchanged(run, run_dates, code_digest(), ingest_first=whatif is None)
-    if days is None:
+    days = _checked_days(run, run_dates, code_digest(), ingest_first=whatif is None)
+    if days is None or not all(day.unchanged_since for day in days):
         return None
     return RunOutcome(run.run_id, days, seconds={"check": _time.perf_counter() - t0})
 
 
-def _all_unchanged(run: PipelineRun, dates: list[str], code: str, ingest_first: bool) -> Optional[list[DateOutcome]]:
+def _checked_days(run: PipelineRun, dates: list[str], code: str, ingest_first: bool) -> Optional[list[DateOutcome]]:
+    """Each date as :func:`date_before_run` finds it, when that can be known before Spark starts; None when the
+    run is forced, a publish is left to settle, or the ingest has files to read (the inputs are known after it)."""
     from spark.ingest import ingest_pending
 
     if run.force or unsettled(run.out_lake.layer("gold")) or (ingest_first and ingest_pending(run.config, dates)):
         return None
-    days = [date_before_run(run, d, code) for d in dates]
-    return days if all(day.unchanged_since for day in days) else None
+    return [date_before_run(run, d, code) for d in dates]
 
 
 def date_before_run(run: PipelineRun, run_date: str, code: Optional[str] = None) -> DateOutcome:
