@@ -37,8 +37,9 @@ install: $(STAMP)
 jars: $(STAMP)
 	$(PY) -c 'from spark.jars import local_delta_jars; print(len(local_delta_jars(progress=print)), "Delta jars ready")'
 
+# --durations: the slowest tests in every log, so the 30-minute budget of the suite is watched where it is spent.
 test: $(STAMP)
-	$(PY) -m pytest $(PYTEST_ARGS)
+	$(PY) -m pytest --durations=25 $(PYTEST_ARGS)
 
 demo: $(STAMP)
 	$(VENV)/bin/clwl run
