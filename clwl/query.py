@@ -33,6 +33,7 @@ from clwl.lake import (
     open_delta,
 )
 from clwl.landing import printable
+from clwl.storage import has_prefix, is_object_store, lake_root, list_folders
 
 LAYER_PRIORITY = tuple(reversed(LAYERS))  # who gets the bare name when two layers share a table name: gold first
 MAX_CELL = 60  # characters of a cell in the table format, unless --wide
@@ -44,12 +45,15 @@ class QueryError(Exception):
 
 
 def discover_tables(lake: Path) -> dict[str, Path]:
-    """Bare name (and ``<layer>_<table>``) -> table folder, for every ``<lake>/<layer>/<table>/_delta_log``."""
+    """Bare name (and ``<layer>_<table>``) -> table folder, for every ``<lake>/<layer>/<table>/_delta_log`` (a
+    lake on an object store: the same, from listings of its prefixes)."""
     found: list[tuple[str, str, Path]] = []
-    for layer_dir in sorted(p for p in lake.iterdir() if p.is_dir() and not p.name.startswith((".", "_"))):
-        for table_dir in sorted(p for p in layer_dir.iterdir() if p.is_dir()):
-            if is_delta_table(table_dir):
-                found.append((layer_dir.name, table_dir.name, table_dir))
+    for layer in list_folders(lake):
+        if layer.startswith((".", "_")):
+            continue
+        for table in list_folders(lake / layer):
+            if is_delta_table(lake / layer / table):
+                found.append((layer, table, lake / layer / table))
 
     def rank(layer: str) -> int:
         return LAYER_PRIORITY.index(layer) if layer in LAYER_PRIORITY else len(LAYER_PRIORITY)
@@ -183,8 +187,8 @@ def run_query(sql: str, lake: Path):
     problem = size_problem(sql)
     if problem:
         raise QueryError(problem)
-    lake = Path(lake)
-    if not lake.is_dir():
+    lake = lake_root(lake)
+    if not (has_prefix(lake) if is_object_store(lake) else lake.is_dir()):
         raise QueryError(f"no lake at {lake} (give --lake DIR, or set CLWL_LAKE)")
     try:
         import datafusion  # noqa: F401

@@ -480,8 +480,78 @@ def has_prefix(location: Location) -> bool:
         raise _one_line(location, exc) from None
 
 
+def put_object(location: Location, data: bytes) -> None:
+    """Write the object ``location`` whole (no condition: a result file of the lake's own, e.g. a validation
+    result or a report, that only the lake's writer writes). Locally: beside it, then ``os.replace``."""
+    if not is_object_store(location):
+        path = Path(location)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        _replace_local(path, data)
+        return
+    import obstore
+    from obstore import exceptions as obe
+
+    try:
+        obstore.put(_store(location), location.key, data)
+    except obe.BaseError as exc:
+        raise _one_line(location, exc) from None
+
+
+def list_folders(location: Location) -> list[str]:
+    """The names of the folders directly under ``location`` (on an object store: the common prefixes), sorted;
+    [] when there is none."""
+    if not is_object_store(location):
+        root = Path(location)
+        return sorted(p.name for p in root.iterdir() if p.is_dir()) if root.is_dir() else []
+    import obstore
+    from obstore import exceptions as obe
+
+    prefix = f"{location.key}/" if location.key else None
+    try:
+        listing = obstore.list_with_delimiter(_store(location), prefix)
+    except obe.BaseError as exc:
+        raise _one_line(location, exc) from None
+    return sorted(str(p).rstrip("/").rsplit("/", 1)[-1] for p in listing["common_prefixes"])
+
+
+def delete_prefix(location: Location) -> int:
+    """Remove everything under ``location`` (a folder: a scratch folder, a table a killed first publish left);
+    the number of objects removed (locally: the folder, 1 when it was there)."""
+    if not is_object_store(location):
+        import shutil
+
+        there = Path(location).exists()
+        shutil.rmtree(Path(location), ignore_errors=True)
+        return int(there)
+    import obstore
+    from obstore import exceptions as obe
+
+    names = [name for name, _ in list_prefix(location)]
+    store = _store(location)
+    try:
+        for start in range(0, len(names), 1000):  # S3's DeleteObjects takes at most 1000 keys
+            obstore.delete(store, [f"{location.key}/{n}" if location.key else n for n in names[start:start + 1000]])
+    except obe.BaseError as exc:
+        raise _one_line(location, exc) from None
+    return len(names)
+
+
+def copy_object(source: LakeLocation, target: LakeLocation) -> None:
+    """A server-side copy of one object within the bucket (no byte passes through this process)."""
+    import obstore
+    from obstore import exceptions as obe
+
+    if source.bucket != target.bucket:
+        raise StorageError(f"{source} -> {target}: a server-side copy stays within one bucket")
+    try:
+        obstore.copy(_store(source), source.key, target.key)
+    except obe.BaseError as exc:
+        raise _one_line(source, exc) from None
+
+
 #: The operations by name, for a caller that takes a store as a parameter (tests run them over both kinds).
 OPERATIONS: Mapping[str, Callable[..., Any]] = {
     "read_object": read_object, "put_if_absent": put_if_absent, "replace_if_match": replace_if_match,
-    "delete_object": delete_object, "list_prefix": list_prefix,
+    "delete_object": delete_object, "list_prefix": list_prefix, "put_object": put_object,
+    "list_folders": list_folders, "delete_prefix": delete_prefix,
 }

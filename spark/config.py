@@ -1,7 +1,8 @@
 """The one configuration object for the pipeline's Spark jobs.
 
 Importable without pyspark (DAG files and the CLI read it), and it holds no credentials: the lake is a
-path, local or mounted; nothing here talks to a service that needs a secret.
+location (clwl/storage.py): a local or mounted folder (a Path), or ``s3://bucket/prefix`` (a LakeLocation) whose
+credentials are read from the environment where they are used, never kept here.
 """
 
 from __future__ import annotations
@@ -10,7 +11,8 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from clwl.lake import DEFAULT_LAKE, REPORTS, Lake, default_lake
+from clwl.lake import DEFAULT_LAKE, REPORTS, Lake, default_lake_location
+from clwl.storage import LakeLocation, is_object_store, lake_root
 
 #: The source checkout this package lives in (an editable install keeps it there).
 REPO_ROOT = Path(__file__).resolve().parents[1]
@@ -38,7 +40,7 @@ def expectations_dir() -> Path:
             return Path(dist.locate_file(f)).resolve().parent
     return checkout
 
-_ENV = {  # the lake's variable, CLWL_LAKE, is read by clwl.lake.default_lake (the one default)
+_ENV = {  # the lake's variable, CLWL_LAKE, is read by clwl.lake.default_lake_location (the one default)
     "landing": "CLWL_LANDING",
     "master": "CLWL_SPARK_MASTER",
     "remote": "CLWL_SPARK_REMOTE",
@@ -50,25 +52,33 @@ def _abs(p: Path | str) -> Path:
     return Path(p).expanduser().absolute()
 
 
+def _location(p: Path | str | LakeLocation) -> Path | LakeLocation:
+    """The lake as a location: ``s3://...`` a LakeLocation (a typo of one: StorageError, one line), else an
+    absolute Path."""
+    root = lake_root(p)
+    return root if is_object_store(root) else _abs(root)
+
+
 @dataclass(frozen=True)
 class PipelineConfig:
-    lake: Path = field(default_factory=lambda: DEFAULT_LAKE)
+    lake: Path | LakeLocation = field(default_factory=lambda: DEFAULT_LAKE)
     landing: Path = field(default_factory=lambda: REPO_ROOT / "samples" / "landing")
     master: str = "local[2]"
     # A Spark Connect server to attach to (`sc://host:port`, `python -m spark.connect_server`) instead of starting a
     # JVM in this process; None: a session of its own on `master`.
     remote: str | None = None
-    reports: Path | None = None  # None -> <lake>/reports
+    reports: Path | LakeLocation | None = None  # None -> <lake>/reports
     shuffle_partitions: int = 4
     # How a run reads and shows: carried here, not through os.environ, from the command line or the environment.
     trace_tz: str | None = None  # the zone activity traces print local times in (None: UTC)
     verbose: bool = False  # Spark's own output on the terminal instead of its log file
 
     def __post_init__(self) -> None:
-        lake = _abs(self.lake)
+        lake = _location(self.lake)
         object.__setattr__(self, "lake", lake)
         object.__setattr__(self, "landing", _abs(self.landing))
-        object.__setattr__(self, "reports", _abs(self.reports) if self.reports is not None else Lake(lake).layer(REPORTS))
+        object.__setattr__(self, "reports", _location(self.reports) if self.reports is not None
+                           else Lake(lake).layer(REPORTS))
         if not self.master:
             raise ValueError("master must not be empty")
         if self.remote is not None and not str(self.remote).startswith("sc://"):
@@ -81,7 +91,7 @@ class PipelineConfig:
     def from_env(cls, **overrides: object) -> PipelineConfig:
         """Defaults, then CLWL_LAKE / CLWL_LANDING / CLWL_SPARK_MASTER / CLWL_SPARK_REMOTE / CLWL_TRACE_TZ /
         CLWL_SPARK_VERBOSE (empty = unset), then `overrides`."""
-        values: dict[str, object] = {"lake": default_lake()}  # $CLWL_LAKE, else ./lake
+        values: dict[str, object] = {"lake": default_lake_location()}  # $CLWL_LAKE, else ./lake
         for name, var in _ENV.items():
             raw = os.environ.get(var, "").strip()
             if raw:

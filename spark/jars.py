@@ -1,8 +1,9 @@
-"""The Delta Lake jars and Java, for the one session factory (spark/session.py): Java found (or one line saying
-it is missing), and the Delta JVM jars resolved once, from Maven Central through Spark's own Ivy resolution
-(`spark-submit --packages`, in a subprocess whose output is shown only with CLWL_SPARK_VERBOSE=1), into a local
-folder (:func:`local_jar_folder`) every later session starts from. Images bake the jars in instead
-(CLWL_DELTA_JARS, docker/bake-delta-jars.sh). Loads no pyspark."""
+"""The Delta Lake jars, the S3A connector's jars and Java, for the one session factory (spark/session.py): Java
+found (or one line saying it is missing), and the JVM jars resolved once, from Maven Central through Spark's own
+Ivy resolution (`spark-submit --packages`, in a subprocess whose output is shown only with CLWL_SPARK_VERBOSE=1),
+into a local folder (:func:`local_jar_folder`) every later session starts from. Images bake the jars in instead
+(CLWL_DELTA_JARS, docker/bake-delta-jars.sh; CLWL_S3A_JARS). The S3A jars (:func:`local_s3a_jars`) are fetched
+only for a lake on an object store: a local lake never needs them. Loads no pyspark."""
 
 from __future__ import annotations
 
@@ -48,6 +49,29 @@ PROVIDED_BY_PYSPARK = (
     "org.locationtech.jts:jts-core",
     "com.google.code.findbugs:jsr305",
     "commons-pool:commons-pool",
+)
+
+# The S3A connector (hadoop-aws) must be the version of the Hadoop client pyspark ships, and it is built against one
+# AWS SDK v2 release. hadoop-aws declares the SDK's 612 MiB `bundle` jar; S3A uses a few of its modules (about
+# 12 MB with their dependencies), so the bundle is excluded and these are resolved instead, at the version that
+# Hadoop release declares. A Hadoop version missing here is a one-line refusal (add its SDK version).
+AWS_SDK_FOR_HADOOP = {"3.4.1": "2.24.6", "3.4.2": "2.29.52"}
+#: The SDK modules S3A loads: the S3 client (sync, Apache HTTP), the transfer manager with its async (Netty)
+#: client for copies and uploads, and STS for assumed-role credentials.
+S3A_SDK_MODULES = ("s3", "s3-transfer-manager", "apache-client", "netty-nio-client", "sts")
+#: What hadoop-aws and the SDK modules depend on that pyspark already ships (pyspark/jars; its copies win anyway).
+S3A_PROVIDED_BY_PYSPARK = (
+    "software.amazon.awssdk:bundle",
+    "org.apache.hadoop:hadoop-common",
+    "org.apache.hadoop:hadoop-client-api",
+    "org.apache.hadoop:hadoop-client-runtime",
+    "org.slf4j:slf4j-api",
+    "commons-codec:commons-codec",
+    "org.apache.httpcomponents:httpclient",
+    "org.apache.httpcomponents:httpcore",
+    *(f"io.netty:netty-{m}" for m in ("buffer", "codec", "codec-http", "codec-http2", "common", "handler",
+                                      "resolver", "transport", "transport-classes-epoll",
+                                      "transport-native-unix-common")),
 )
 
 _RESOLVE_ATTEMPTS = 3  # the one download from Maven Central; ride out a transient network failure
@@ -149,13 +173,15 @@ def jar_cache_root() -> Path:
     return Path(cache).expanduser().absolute() / "clwl-analytics"
 
 
-def local_jar_folder(coordinate: Optional[str] = None) -> Path:
-    """The folder of local Delta jars for this pyspark/delta-spark pair: `<root>/delta-jars/<artifact>-<version>-
-    <hash>`, the hash over the coordinate and the exclusions (a change of either resolves afresh)."""
+def local_jar_folder(coordinate: Optional[str] = None, kind: str = "delta-jars",
+                     extra: tuple[str, ...] = (), exclusions: tuple[str, ...] = PROVIDED_BY_PYSPARK) -> Path:
+    """The folder of local jars for this pyspark/delta-spark pair: `<root>/<kind>/<artifact>-<version>-<hash>`,
+    the hash over the coordinates (``coordinate``, then ``extra``) and the exclusions (a change of any resolves
+    afresh)."""
     coordinate = coordinate or delta_packages()
     _, artifact, version = coordinate.split(":")
-    digest = hashlib.sha256("\n".join((coordinate, *PROVIDED_BY_PYSPARK)).encode()).hexdigest()[:10]
-    return jar_cache_root() / "delta-jars" / f"{artifact}-{version}-{digest}"
+    digest = hashlib.sha256("\n".join((coordinate, *extra, *exclusions)).encode()).hexdigest()[:10]
+    return jar_cache_root() / kind / f"{artifact}-{version}-{digest}"
 
 
 def _listed_jars(folder: Path) -> list[str]:
@@ -192,9 +218,69 @@ def local_delta_jars(progress: Optional[Callable[[str], None]] = None, shown_out
     return jars
 
 
-def _resolve_into(coordinate: str, folder: Path, mirror: str, shown: bool = False) -> None:
-    """Resolve `coordinate` with Spark's Ivy (`spark-submit --packages` running an empty Python app) into a
-    fresh staging folder, then move the jars to `folder` in one rename, their list written last.
+def pyspark_hadoop_version() -> str:
+    """The Hadoop client version pyspark ships (the `hadoop-client-api-<version>.jar` in pyspark/jars)."""
+    import pyspark
+
+    found = sorted(Path(pyspark.__file__).parent.joinpath("jars").glob("hadoop-client-api-*.jar"))
+    if not found:
+        raise SparkStartError("pyspark ships no hadoop-client-api jar: cannot tell which hadoop-aws matches it")
+    return found[-1].name.removeprefix("hadoop-client-api-").removesuffix(".jar")
+
+
+def s3a_packages(hadoop_version: Optional[str] = None) -> list[str]:
+    """The Maven coordinates of the S3A connector for pyspark's Hadoop: hadoop-aws first, then the AWS SDK
+    modules it uses at the SDK version that Hadoop release declares (never the SDK bundle). For pyspark 4.1.3
+    (Hadoop 3.4.2): `org.apache.hadoop:hadoop-aws:3.4.2` and `software.amazon.awssdk:<module>:2.29.52`."""
+    hadoop = hadoop_version or pyspark_hadoop_version()
+    sdk = AWS_SDK_FOR_HADOOP.get(hadoop)
+    if sdk is None:
+        raise SparkStartError(f"no AWS SDK version known for Hadoop {hadoop} (pyspark's): add it to "
+                              f"spark/jars.py AWS_SDK_FOR_HADOOP from hadoop-project's aws-java-sdk-v2.version")
+    return [f"org.apache.hadoop:hadoop-aws:{hadoop}", *(f"software.amazon.awssdk:{m}:{sdk}" for m in S3A_SDK_MODULES)]
+
+
+def local_s3a_jars(progress: Optional[Callable[[str], None]] = None, shown_output: bool | None = None) -> list[str]:
+    """The S3A connector's jars as local files, hadoop-aws first: CLWL_S3A_JARS's (a folder or a comma-separated
+    list, baked into an image), else the local jar folder's (`<root>/s3a-jars/...`), resolved into it now if it
+    is not complete (once; `progress` gets one line first). Asked for only when the lake is on an object store.
+    SparkStartError when the resolution fails."""
+    packages = s3a_packages()
+    raw = os.environ.get("CLWL_S3A_JARS", "").strip()
+    if raw:
+        jars: list[str] = []
+        for item in filter(None, (part.strip() for part in raw.split(","))):
+            path = Path(item).expanduser().absolute()
+            if not path.exists():
+                raise SparkStartError(f"CLWL_S3A_JARS: {path} does not exist")
+            jars += sorted(str(p) for p in path.glob("*.jar")) if path.is_dir() else [str(path)]
+        main_jar = _main_jar_name(packages[0])
+        if main_jar not in {Path(j).name for j in jars}:
+            raise SparkStartError(f"CLWL_S3A_JARS={raw} has no {main_jar}")
+        return jars
+    folder = local_jar_folder(packages[0], "s3a-jars", tuple(packages[1:]), S3A_PROVIDED_BY_PYSPARK)
+    jars = _listed_jars(folder)
+    if jars:
+        return jars
+    mirror = os.environ.get("CLWL_MAVEN_REPO", "").strip()
+    line = (f"fetching the S3A connector's jars ({packages[0]} and {len(packages) - 1} AWS SDK modules) from "
+            f"{mirror or 'Maven Central'} into {folder}; once only, later runs start from them")
+    log.info("%s", line)
+    if progress is not None:
+        progress(line)
+    _resolve_into(packages[0], folder, mirror, verbose(shown_output), tuple(packages[1:]), S3A_PROVIDED_BY_PYSPARK,
+                  what="the S3A connector's jars")
+    jars = _listed_jars(folder)
+    if not jars:
+        raise SparkStartError(f"the S3A jars resolved into {folder} are incomplete; remove it and run again")
+    return jars
+
+
+def _resolve_into(coordinate: str, folder: Path, mirror: str, shown: bool = False, extra: tuple[str, ...] = (),
+                  exclusions: tuple[str, ...] = PROVIDED_BY_PYSPARK, what: str = "the Delta Lake jars") -> None:
+    """Resolve `coordinate` (and `extra`, without `exclusions`) with Spark's Ivy (`spark-submit --packages`
+    running an empty Python app) into a fresh staging folder, then move the jars to `folder` in one rename, their
+    list written last (the main jar, `coordinate`'s, first).
 
     The staging Ivy home shares the download cache `<root>/cache` (a link), so only the retrieved jars are
     fresh: exactly this resolution's jars, none left over from another version's.
@@ -216,8 +302,8 @@ def _resolve_into(coordinate: str, folder: Path, mirror: str, shown: bool = Fals
         app = staging / "noop.py"
         app.write_text("pass\n")  # spark-submit resolves --packages before it starts the app
         submit = Path(pyspark.__file__).parent / "bin" / "spark-submit"
-        command = [str(submit), "--master", "local[1]", "--packages", coordinate,
-                   "--exclude-packages", ",".join(PROVIDED_BY_PYSPARK), "--conf", f"spark.jars.ivy={ivy}",
+        command = [str(submit), "--master", "local[1]", "--packages", ",".join((coordinate, *extra)),
+                   "--exclude-packages", ",".join(exclusions), "--conf", f"spark.jars.ivy={ivy}",
                    "--conf", "spark.ui.enabled=false"]
         if mirror:
             command += ["--repositories", mirror]
@@ -236,7 +322,7 @@ def _resolve_into(coordinate: str, folder: Path, mirror: str, shown: bool = Fals
                            "rror" in ln), output[-1] if output else f"spark-submit exited {done.returncode}")
             if attempt == _RESOLVE_ATTEMPTS:
                 raise SparkStartError(
-                    f"cannot fetch the Delta Lake jars {coordinate} from {mirror or 'Maven Central'} "
+                    f"cannot fetch {what} {coordinate} from {mirror or 'Maven Central'} "
                     f"({reason}); set CLWL_MAVEN_REPO to a reachable mirror, or --verbose to see the resolution")
             log.warning("resolving %s failed (attempt %d/%d): %s; retrying", coordinate, attempt,
                         _RESOLVE_ATTEMPTS, reason)

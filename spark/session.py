@@ -20,10 +20,10 @@ import tempfile
 import time
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Iterator, Optional
+from typing import TYPE_CHECKING, Any, Iterator, Mapping, Optional
 
 from spark.config import PipelineConfig
-from spark.jars import SparkStartError, check_java, jar_cache_root, local_delta_jars, verbose
+from spark.jars import SparkStartError, check_java, jar_cache_root, local_delta_jars, local_s3a_jars, verbose
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -171,6 +171,51 @@ def _delta_enabled(session: SparkSession) -> bool:
     ) == DELTA_CATALOG
 
 
+S3A_FILESYSTEM = "org.apache.hadoop.fs.s3a.S3AFileSystem"
+#: The AWS SDK's providers S3A is given: the environment's key (what clwl.storage reads too), else the SDK's own
+#: chain (web identity, container endpoint, instance profile), which clwl.storage has already found configured.
+ENV_CREDENTIALS = "software.amazon.awssdk.auth.credentials.EnvironmentVariableCredentialsProvider"
+CHAIN_CREDENTIALS = "software.amazon.awssdk.auth.credentials.DefaultCredentialsProvider"
+
+
+def object_store_settings(lake: Any, env: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The Spark settings for a lake on an object store ({} for a local lake): the S3A connector serves both
+    ``s3://`` (the lake's own URIs, unchanged) and ``s3a://``, with the endpoint, addressing style, region and TLS
+    of the environment (clwl.storage.s3_settings: StorageError, one line, for missing credentials or a bad
+    endpoint). No secret goes into these settings (Spark logs and shows its configuration): S3A reads the key
+    from the environment through the SDK's provider, in the driver and in each executor."""
+    from clwl.storage import is_object_store, lake_root, s3_settings
+
+    location = lake_root(lake) if lake is not None else None
+    if not is_object_store(location):
+        return {}
+    s = s3_settings(env)
+    h = "spark.hadoop.fs."
+    conf = {
+        f"{h}s3.impl": S3A_FILESYSTEM,
+        f"{h}s3a.impl": S3A_FILESYSTEM,
+        f"{h}AbstractFileSystem.s3.impl": "org.apache.hadoop.fs.s3a.S3A",
+        f"{h}AbstractFileSystem.s3a.impl": "org.apache.hadoop.fs.s3a.S3A",
+        f"{h}s3a.endpoint.region": s.region,
+        f"{h}s3a.path.style.access": str(not s.virtual_hosted).lower(),
+        f"{h}s3a.aws.credentials.provider": ENV_CREDENTIALS if s.access_key else CHAIN_CREDENTIALS,
+        # A store that is down: a few quick attempts, not the SDK's minutes of retries.
+        f"{h}s3a.attempts.maximum": "3",
+        f"{h}s3a.retry.limit": "3",
+    }
+    if s.endpoint:
+        conf[f"{h}s3a.endpoint"] = s.endpoint.rstrip("/")
+        if s.endpoint.startswith("http://"):  # AWS_ALLOW_HTTP=true was required by s3_settings
+            conf[f"{h}s3a.connection.ssl.enabled"] = "false"
+    return conf
+
+
+def _has_s3a(session: SparkSession) -> bool:
+    if is_remote(session):
+        return session.conf.get("spark.hadoop.fs.s3.impl", None) == S3A_FILESYSTEM
+    return session.sparkContext.getConf().get("spark.hadoop.fs.s3.impl") == S3A_FILESYSTEM
+
+
 def session_settings(shuffle_partitions: int) -> dict[str, str]:
     """The SQL settings every session runs with that a running application can take per session: set on a
     session of our own at its start, and on each session attached to a Connect server."""
@@ -259,13 +304,15 @@ def _apply_runtime_conf(session: SparkSession, conf: dict) -> None:
 
 
 def get_spark(master: str | None = None, app_name: str = "clwl", conf: dict | None = None,
-              shown_output: bool | None = None, remote: str | None = None) -> SparkSession:
+              shown_output: bool | None = None, remote: str | None = None, lake: Any = None) -> SparkSession:
     """A Delta-enabled SparkSession; the active one if its master matches and it has Delta, else a new one.
 
     `master` defaults to PipelineConfig.from_env().master (CLWL_SPARK_MASTER, else local[2]). `conf` entries
     are applied on top of the defaults below (on a reused session, only those Spark can change at run time).
     `remote` (default PipelineConfig.from_env().remote, CLWL_SPARK_REMOTE): a Spark Connect server's URL; then
     the session is attached to it (:func:`remote_spark`) and `master` is the server's business.
+    `lake` (default PipelineConfig.from_env().lake, CLWL_LAKE): on an object store, the session also gets the S3A
+    connector (its jars, fetched once, and :func:`object_store_settings`); a local lake needs none of that.
     SparkStartError (one line) when Spark cannot start: no Java, the Delta jars cannot be fetched, the JVM exits.
     """
     from pyspark.errors import PySparkRuntimeError
@@ -277,20 +324,21 @@ def get_spark(master: str | None = None, app_name: str = "clwl", conf: dict | No
         return remote_spark(remote, conf, cfg.shuffle_partitions)
     master = master or cfg.master
     conf = dict(conf or {})
+    store = object_store_settings(cfg.lake if lake is None else lake)
 
     active = SparkSession.getActiveSession()
     if active is not None:
-        if active.sparkContext.master == master and _delta_enabled(active):
+        if active.sparkContext.master == master and _delta_enabled(active) and (not store or _has_s3a(active)):
             _apply_runtime_conf(active, conf)
             return active
         log.warning(
-            "get_spark: stopping the active session (master %s, delta %s) for a Delta session on %s",
-            active.sparkContext.master, _delta_enabled(active), master,
+            "get_spark: stopping the active session (master %s, delta %s, s3a %s) for a Delta session on %s",
+            active.sparkContext.master, _delta_enabled(active), _has_s3a(active), master,
         )
         active.stop()
 
     java = check_java()
-    jars = local_delta_jars()
+    jars = local_delta_jars() + (local_s3a_jars(shown_output=shown_output) if store else [])
 
     if _is_local(master):
         # Python workers must run the interpreter (and so the packages) the driver runs; a stale
@@ -333,6 +381,7 @@ def get_spark(master: str | None = None, app_name: str = "clwl", conf: dict | No
         # the secret comes from the environment only, never from a file in the repository.
         settings["spark.authenticate"] = "true"
         settings["spark.authenticate.secret"] = secret
+    settings.update(store)
     settings.update({k: str(v) for k, v in conf.items()})
 
     builder = SparkSession.builder.master(master).appName(app_name)

@@ -10,12 +10,11 @@ import argparse
 import json
 import sys
 from datetime import datetime
-from pathlib import Path
 from types import SimpleNamespace
 
 from clwl.cli.exit_codes import EXIT_INPUT, EXIT_OK
-from clwl.cli.extras import QUERY_MODULES, missing_extra
-from clwl.cli.options import DATE, LAKE
+from clwl.cli.extras import QUERY_MODULES
+from clwl.cli.options import DATE, LAKE_LOCATION, lake_location_to_read
 
 #: stay_detail of a message that could not be re-allocated, in words (docs/tables.md, not_reallocatable_reason).
 NOT_ELIGIBLE = {
@@ -39,7 +38,7 @@ def add_explain_command(subparsers) -> argparse.ArgumentParser:
         epilog="example: clwl explain 414D5120514D312020202020202020205A46396A0000036B --date 2026-11-20 (a message "
                "of the samples put on a bind-on-open handle, stuck behind TO.QM3)")
     e.add_argument("msg_id", metavar="MSG_ID", help="the message id (hex), as in gold.routing_replay.msg_id")
-    LAKE.add(e)
+    LAKE_LOCATION.add(e)
     DATE.add(e, help="the run date (needed when the message was replayed on several dates)")
     e.add_argument("--sender", metavar="QMNAME", help="the sending queue manager (when several sent that id)")
     e.add_argument("--json", action="store_true", help="one JSON object (timestamps ISO-8601)")
@@ -48,20 +47,14 @@ def add_explain_command(subparsers) -> argparse.ArgumentParser:
 
 
 def cmd_explain(args: argparse.Namespace) -> int:
-    problem = missing_extra("explain", QUERY_MODULES)
-    if problem:
-        print(problem, file=sys.stderr)
+    lake = lake_location_to_read("explain", args.lake, QUERY_MODULES)  # a folder, or s3://bucket/prefix
+    if lake is None:
         return EXIT_INPUT
     from clwl.explain import ExplainError, explain
     from clwl.lake import LakeFileError
-    from clwl.query import default_lake
 
-    lake = args.lake if args.lake is not None else default_lake()
-    if not Path(lake).is_dir():
-        print(f"clwl explain: no lake at {lake} (name it with --lake or $CLWL_LAKE)", file=sys.stderr)
-        return EXIT_INPUT
     try:
-        ex = explain(Path(lake), args.msg_id.strip(), args.date, args.sender)
+        ex = explain(lake, args.msg_id.strip(), args.date, args.sender)
     except (ExplainError, LakeFileError) as e:  # LakeFileError: a damaged silver table, named
         print(f"clwl explain: {e}", file=sys.stderr)
         return EXIT_INPUT

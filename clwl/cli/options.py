@@ -43,8 +43,23 @@ def lake_folder(text: str) -> Path:
     return root
 
 
+def lake_location(text: str):
+    """--lake's type for the commands that take a lake on an object store too (``clwl run``, ``ingest``, ``query``,
+    ``published``, ``explain``): a local folder (a Path) or ``s3://bucket/prefix`` (a clwl.storage.LakeLocation);
+    a typo of a URI, an unsupported scheme or a bad bucket name is refused in one line."""
+    from clwl.storage import StorageError, lake_root
+
+    try:
+        return lake_root(text)
+    except StorageError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
+
+
 LAKE = Option("--lake", "the lake root (default: $CLWL_LAKE, else ./lake)", "CLWL_LAKE",
               {"type": lake_folder, "default": None, "metavar": "DIR"})
+#: --lake for the commands that work on a lake on an object store as well (docs/object-storage.md).
+LAKE_LOCATION = Option("--lake", "the lake: a folder, or s3://bucket/prefix on an object store (default: $CLWL_LAKE, "
+                       "else ./lake)", "CLWL_LAKE", {"type": lake_location, "default": None, "metavar": "LAKE"})
 LANDING = Option("--landing", "landing folder (default: $CLWL_LANDING, else the bundled samples/landing)",
                  "CLWL_LANDING", {"type": Path, "default": None, "metavar": "DIR"})
 MASTER = Option("--master", "Spark master (default: $CLWL_SPARK_MASTER, else local[2])", "CLWL_SPARK_MASTER",
@@ -112,6 +127,35 @@ def lake_to_read(command: str, given: Path | None, modules: tuple[str, ...] = LA
 
     lake = Path(given if given is not None else default_lake())
     if not lake.is_dir():
+        print(f"clwl {command}: no lake at {lake} (name it with --lake or $CLWL_LAKE)", file=sys.stderr)
+        return None
+    return lake
+
+
+def lake_location_to_read(command: str, given: Any, modules: tuple[str, ...] = LAKE_READERS) -> Any:
+    """The lake a command that reads an object-store lake too reads (``given``: its --lake; else $CLWL_LAKE, else
+    ./lake): a Path or a clwl.storage.LakeLocation; None once the one line saying why it cannot is on stderr:
+    ``modules`` not installed, a typo in $CLWL_LAKE, missing S3 credentials, or nothing there."""
+    from clwl.cli.extras import missing_extra
+
+    problem = missing_extra(command, modules)
+    if problem:
+        print(problem, file=sys.stderr)
+        return None
+    from clwl.lake import default_lake_location
+    from clwl.storage import StorageError, has_prefix, is_object_store, storage_options
+
+    try:
+        lake = given if given is not None else default_lake_location()
+        if is_object_store(lake):
+            storage_options(lake)  # credentials and endpoint: one line before anything is sent
+            there = has_prefix(lake)
+        else:
+            there = Path(lake).is_dir()
+    except StorageError as e:
+        print(f"clwl {command}: {e}", file=sys.stderr)
+        return None
+    if not there:
         print(f"clwl {command}: no lake at {lake} (name it with --lake or $CLWL_LAKE)", file=sys.stderr)
         return None
     return lake

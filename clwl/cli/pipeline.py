@@ -14,7 +14,7 @@ from typing import Optional
 from clwl.algorithm import PROFILES
 from clwl.cli.exit_codes import EXIT_BLOCKED, EXIT_INPUT, EXIT_OK
 from clwl.cli.extras import INGEST_MODULES, RUN_MODULES, missing_extra
-from clwl.cli.options import DATES, LAKE, LANDING, MASTER, TRACE_TZ, VERBOSE, no_run_dates
+from clwl.cli.options import DATES, LAKE_LOCATION, LANDING, MASTER, TRACE_TZ, VERBOSE, no_run_dates
 from clwl.landing import printable, run_date_folders
 
 
@@ -52,7 +52,7 @@ def _start(command: str, args: argparse.Namespace, dates: list[str], landing: Pa
     if java_executable() is not None:  # else the one line is the missing Java, below
         progress(f"clwl {command}: {_dates_label(dates)} from {landing} into {config.lake}; "
                  f"starting Spark ({config.master})")
-    return _prepare_spark(command, config.verbose)
+    return _prepare_spark(command, config.verbose, config.lake)
 
 
 def _zone_problem(command: str, args: argparse.Namespace) -> Optional[str]:
@@ -68,14 +68,18 @@ def _zone_problem(command: str, args: argparse.Namespace) -> Optional[str]:
     return None
 
 
-def _prepare_spark(command: str, verbose: bool) -> Optional[str]:
-    """Before Spark starts: Java present, the Delta jars local (fetched once, with a progress line). The one line
-    for stderr when Spark cannot start here, else None."""
-    from spark.jars import SparkStartError, check_java, local_delta_jars
+def _prepare_spark(command: str, verbose: bool, lake=None) -> Optional[str]:
+    """Before Spark starts: Java present, the Delta jars local (fetched once, with a progress line), and for a
+    lake on an object store the S3A connector's jars too. The one line for stderr when Spark cannot start here,
+    else None."""
+    from clwl.storage import is_object_store
+    from spark.jars import SparkStartError, check_java, local_delta_jars, local_s3a_jars
 
     try:
         check_java()
         local_delta_jars(progress=progress, shown_output=verbose)
+        if is_object_store(lake):
+            local_s3a_jars(progress=progress, shown_output=verbose)
     except SparkStartError as e:
         return f"clwl {command}: {e}"
     return None
@@ -86,7 +90,7 @@ def add_run_command(subparsers) -> argparse.ArgumentParser:
         "run", help="run the pipeline: ingest, replay, detect, validate, publish, report",
         description="Run ingest -> replay -> detect -> validate -> publish for each run date, on the embedded "
                     "default (Spark local mode, Delta on local disk) unless --master names a cluster.")
-    for option in (LANDING, LAKE, DATES, MASTER):
+    for option in (LANDING, LAKE_LOCATION, DATES, MASTER):
         option.add(run)
     run.add_argument("--algorithm", choices=sorted(PROFILES), default="default", metavar="PROFILE",
                      help="algorithm profile for the replay")
@@ -104,16 +108,45 @@ def add_run_command(subparsers) -> argparse.ArgumentParser:
     return run
 
 
+def _lake_problem(command: str, config) -> Optional[str]:
+    """The one line when the lake's store cannot be used (no credentials, a bad endpoint, a store without
+    conditional writes), before anything is written; None for a local lake or a usable store."""
+    from clwl.storage import StorageError, check_conditional_writes, is_object_store, storage_options
+
+    if not is_object_store(config.lake):
+        return None
+    try:
+        storage_options(config.lake)
+        check_conditional_writes(config.lake)
+    except StorageError as e:
+        return f"clwl {command}: {e}"
+    return None
+
+
+def _config(command: str, **given):
+    """PipelineConfig.from_env with the command's options; (None, the one line) for a typo of $CLWL_LAKE or an
+    object store that cannot be used."""
+    from clwl.storage import StorageError
+    from spark.config import PipelineConfig  # no pyspark import: the config is plain Python
+
+    try:
+        config = PipelineConfig.from_env(**given)
+    except StorageError as e:
+        return None, f"clwl {command}: {e}"
+    return config, _lake_problem(command, config)
+
+
 def cmd_run(args: argparse.Namespace) -> int:
     problem = missing_extra("run", RUN_MODULES)
     if problem:
         print(problem, file=sys.stderr)
         return EXIT_INPUT
     overrides = {k: v for k, v in (("lake", args.lake), ("landing", args.landing), ("master", args.master)) if v}
-    from spark.config import PipelineConfig  # no pyspark import: the config is plain Python
-
-    config = PipelineConfig.from_env(**{k: (Path(v) if k != "master" else v) for k, v in overrides.items()},
-                                     trace_tz=args.trace_tz, verbose=args.verbose or None)
+    config, problem = _config("run", **{k: (Path(v) if k == "landing" else v) for k, v in overrides.items()},
+                              trace_tz=args.trace_tz, verbose=args.verbose or None)
+    if problem:
+        print(problem, file=sys.stderr)
+        return EXIT_INPUT
     landing = Path(config.landing)
     problem = _landing_problem("run", landing, bool(args.landing or os.environ.get("CLWL_LANDING", "").strip()))
     if problem:
@@ -208,7 +241,7 @@ def add_ingest_command(subparsers) -> argparse.ArgumentParser:
     p = subparsers.add_parser(
         "ingest", help="ingest the landing folder's MQ exports into the lake (bronze, silver, quarantine)",
         description=_INGEST_DESCRIPTION)
-    for option in (LANDING, LAKE, DATES, MASTER):
+    for option in (LANDING, LAKE_LOCATION, DATES, MASTER):
         option.add(p)
     p.add_argument("--force", action="store_true", help="read every file again, changed or not")
     VERBOSE.add(p)
@@ -222,10 +255,11 @@ def cmd_ingest(args: argparse.Namespace) -> int:
     if problem:
         print(problem, file=sys.stderr)
         return EXIT_INPUT
-    from spark.config import PipelineConfig
-
-    config = PipelineConfig.from_env(landing=args.landing, lake=args.lake, master=args.master,
-                                     trace_tz=args.trace_tz, verbose=args.verbose or None)
+    config, problem = _config("ingest", landing=args.landing, lake=args.lake, master=args.master,
+                              trace_tz=args.trace_tz, verbose=args.verbose or None)
+    if problem:
+        print(problem, file=sys.stderr)
+        return EXIT_INPUT
     landing = Path(config.landing)
     problem = _landing_problem("ingest", landing, bool(args.landing or os.environ.get("CLWL_LANDING", "").strip()))
     if problem:

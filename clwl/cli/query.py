@@ -9,9 +9,10 @@ import sys
 
 from clwl.cli.exit_codes import EXIT_INPUT, EXIT_OK
 from clwl.cli.extras import QUERY_MODULES, missing_extra
-from clwl.cli.options import LAKE
-from clwl.lake import Lake, default_lake
+from clwl.cli.options import LAKE_LOCATION
+from clwl.lake import Lake, default_lake_location
 from clwl.query import FORMATS, MAX_CELL, QueryError, run_query, write_csv, write_json, write_table
+from clwl.storage import StorageError, is_object_store, list_folders
 
 
 def add_query_command(subparsers) -> argparse.ArgumentParser:
@@ -27,7 +28,7 @@ def add_query_command(subparsers) -> argparse.ArgumentParser:
         epilog="example: clwl query \"SELECT qmgr, count(*) AS n FROM routing_replay WHERE run_date = '2026-11-20' "
                "GROUP BY qmgr ORDER BY qmgr\"")
     q.add_argument("sql", metavar="SQL", help="the query")
-    LAKE.add(q)
+    LAKE_LOCATION.add(q)
     q.add_argument("--format", choices=FORMATS, default="table",
                    help=f"table (the default): aligned columns, cells cut at {MAX_CELL} characters unless --wide; "
                         f"csv: a header line and one line per row; json: one JSON object per row (timestamps "
@@ -45,7 +46,11 @@ def cmd_query(args: argparse.Namespace) -> int:
     if problem:
         print(problem, file=sys.stderr)
         return EXIT_INPUT
-    lake = args.lake if args.lake is not None else default_lake()
+    try:
+        lake = args.lake if args.lake is not None else default_lake_location()
+    except StorageError as exc:  # a typo of a URI in $CLWL_LAKE
+        print(f"clwl query: {exc}", file=sys.stderr)
+        return EXIT_INPUT
     name = getattr(args, "whatif", None)
     if name is not None:
         import re
@@ -55,16 +60,19 @@ def cmd_query(args: argparse.Namespace) -> int:
         if not re.match(NAME_PATTERN, name):
             print(f"clwl query: --whatif {name!r}: not a what-if name", file=sys.stderr)
             return EXIT_INPUT
-        whatifs = Lake(lake).layer("whatif")
-        if not (whatifs / name).is_dir():
-            known = sorted(p.name for p in whatifs.iterdir() if p.is_dir()) if whatifs.is_dir() else []
+        try:
+            known = list_folders(Lake(lake).layer("whatif"))
+        except StorageError as exc:
+            print(f"clwl query: {exc}", file=sys.stderr)
+            return EXIT_INPUT
+        if name not in known:
             print(f"clwl query: no what-if {name!r} in {lake} (what-ifs: {', '.join(known) or 'none'})",
                   file=sys.stderr)
             return EXIT_INPUT
         lake = Lake(lake).whatif(name).root
     try:
         table = run_query(args.sql, lake)
-    except QueryError as exc:
+    except (QueryError, StorageError) as exc:
         print(f"clwl query: {exc}", file=sys.stderr)
         return EXIT_INPUT
     if args.format == "json":
@@ -89,7 +97,7 @@ def add_published_command(subparsers) -> argparse.ArgumentParser:
                     "publish that was killed halfway (until the next command that writes the lake rolls it "
                     "back); a reader of these versions never does. No JVM.",
         epilog="example: clwl published --lake lake --json")
-    LAKE.add(q)
+    LAKE_LOCATION.add(q)
     q.add_argument("--json", action="store_true", help="one JSON object: tables, their versions and statements")
     q.add_argument("--trino-schema", default="clwl", metavar="NAME",
                    help="the Trino schema the tables are registered in (default: clwl)")
@@ -102,9 +110,14 @@ def cmd_published(args: argparse.Namespace) -> int:
 
     from clwl.lake import LakeFileError, reader_recipes
 
-    lake = args.lake if args.lake is not None else default_lake()
-    gold = Lake(lake).layer("gold")
-    if not gold.is_dir():
+    try:
+        lake = args.lake if args.lake is not None else default_lake_location()
+        gold = Lake(lake).layer("gold")
+        there = bool(list_folders(gold)) if is_object_store(gold) else gold.is_dir()
+    except StorageError as exc:  # a typo of a URI in $CLWL_LAKE, no credentials, a store out of reach
+        print(f"clwl published: {exc}", file=sys.stderr)
+        return EXIT_INPUT
+    if not there:
         print(f"clwl published: no gold tables in {lake} (give --lake DIR, or set CLWL_LAKE)", file=sys.stderr)
         return EXIT_INPUT
     try:

@@ -1,6 +1,7 @@
-"""A lake named as an object-store URI (issue 31): the command line refuses it in one line with exit 2 until the
-Spark pipeline writes there, and never takes it as a folder name (`clwl run --lake s3://bucket/lake` used to
-exit 0 after writing a local folder called `s3:`). A typo of a URI is named as one. No Spark starts."""
+"""A lake named as an object-store URI (issue 31): the commands take it, and never as a folder name (`clwl run
+--lake s3://bucket/lake` used to exit 0 after writing a local folder called `s3:`); without credentials in the
+environment it is one line with exit 2 before anything is sent, and a typo of a URI is named as one. No Spark
+starts."""
 
 from __future__ import annotations
 
@@ -9,16 +10,29 @@ import pytest
 from clwl.cli import main
 
 
+NO_CREDENTIALS = "no S3 credentials: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY"
+
+
 @pytest.mark.parametrize("argv, env, says", [
-    (["run", "--lake", "s3://bucket/lake"], {}, "a lake on object storage is not supported by this command yet"),
-    (["ingest", "--lake", "s3://bucket/lake"], {}, "a lake on object storage is not supported by this command yet"),
-    (["run"], {"CLWL_LAKE": "s3://bucket/lake"}, "CLWL_LAKE=s3://bucket/lake: a lake on object storage"),
+    (["run", "--lake", "s3://bucket/lake"], {}, NO_CREDENTIALS),
+    (["ingest", "--lake", "s3://bucket/lake"], {}, NO_CREDENTIALS),
+    (["run"], {"CLWL_LAKE": "s3://bucket/lake"}, NO_CREDENTIALS),
+    (["query", "select 1", "--lake", "s3://bucket/lake"], {}, NO_CREDENTIALS),
+    (["explain", "00"], {"CLWL_LAKE": "s3://bucket/lake"}, NO_CREDENTIALS),
+    (["published"], {"AWS_ACCESS_KEY_ID": "k"}, "AWS_SECRET_ACCESS_KEY is not set"),
+    (["run", "--lake", "gs://bucket/lake"], {}, "the scheme gs:// is not supported for a lake"),
     (["query", "select 1"], {"CLWL_LAKE": "s3:/bucket"}, "s3:/bucket: not a lake location; did you mean s3://bucket?"),
     (["explain", "00", "--lake", "s3//bucket"], {}, "not a lake location"),
 ])
 def test_an_object_store_lake_is_one_line_and_exit_2(argv, env, says, tmp_path, monkeypatch, capsys):
     monkeypatch.chdir(tmp_path)
     monkeypatch.delenv("CLWL_LAKE", raising=False)
+    for name in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_WEB_IDENTITY_TOKEN_FILE", "AWS_ROLE_ARN",
+                 "AWS_CONTAINER_CREDENTIALS_RELATIVE_URI", "AWS_CONTAINER_CREDENTIALS_FULL_URI",
+                 "CLWL_S3_INSTANCE_CREDENTIALS"):
+        monkeypatch.delenv(name, raising=False)
+    if argv[0] == "published":
+        monkeypatch.setenv("CLWL_LAKE", "s3://bucket/lake")
     for k, v in env.items():
         monkeypatch.setenv(k, v)
     if "--landing" not in argv and argv[0] in ("run", "ingest"):
