@@ -44,7 +44,6 @@ from clwl.blast_traffic import (
     hours_of,
     run_dates,
     split_events,
-    traced_names,
 )
 from clwl.days import RunDate, day_bounds
 from clwl.model import ClusterView
@@ -478,7 +477,7 @@ def blast_radius_of_events(run_date: str, timelines: Mapping[str, Sequence[Snaps
 def blast_radius(lake: Path | str, run_date: str, profile: str = "default") -> BlastRadius:
     """The blast radius of ``run_date`` in the lake's silver tables, read without Spark."""
     from clwl.lake import LakeFileError, is_delta_table
-    from clwl.silver import BATCH_ROWS, load_timelines, sender_inputs, table_path
+    from clwl.silver import BATCH_ROWS, load_timelines, sender_inputs, table_path, trace_applications
 
     t0 = time.perf_counter()
     run_date = RunDate(run_date)
@@ -489,7 +488,7 @@ def blast_radius(lake: Path | str, run_date: str, profile: str = "default") -> B
     try:
         timelines = load_timelines(lake, run_date)
         _, inputs = sender_inputs(lake, run_date)
-        names = traced_names(lake, run_date)
+        names = trace_applications(lake, run_date)
     except LakeFileError as e:
         raise BlastError(str(e)) from None
     if not inputs:

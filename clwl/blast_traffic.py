@@ -158,23 +158,6 @@ def split_table(sender: str, table, window: Window, batch_rows: int) -> SenderDa
 
 
 # -- from the lake --------------------------------------------------------------------------------------------
-def traced_names(lake: Path | str, run_date: str) -> dict[str, str]:
-    """Connection -> ApplName of the day's activity traces (bronze.activity_operations), where there are any."""
-    from clwl.days import run_day
-    from clwl.lake import Lake
-
-    lk = Lake(Path(lake))
-    if not lk.exists("bronze.activity_operations"):
-        return {}
-    tab = lk.rows("bronze.activity_operations", ["connection", "application_name"],
-                  filters=[("run_date", "=", run_day(run_date))])
-    names: dict[str, str] = {}
-    for conn, name in zip(tab.column("connection").to_pylist(), tab.column("application_name").to_pylist()):
-        if conn and name and name.strip():
-            names.setdefault(conn, name.strip())
-    return names
-
-
 def run_dates(lake: Path | str) -> list[str]:
     """The run dates silver.message_events holds messages of, from its Delta log (no data read)."""
     import pyarrow as pa

@@ -198,3 +198,25 @@ def sender_batches(sender: SenderInput, queues: Optional[Collection[str]] = None
                          tab.column("put_time").cast(pa.timestamp("us", "UTC")))
     tab = tab.add_column(0, "sending_qmgr", pa.repeat(pa.scalar(sender.sending_qmgr, pa.string()), tab.num_rows))
     yield from tab.to_batches(max_chunksize=batch_rows)
+
+
+def trace_applications(lake: Path | str, run_date: str, connections: Optional[Collection[str]] = None
+                       ) -> dict[str, str]:
+    """The traced connections' ApplName (``bronze.activity_operations.application_name``) on a run date, by
+    connection (the trace message's Correl_id): the name ``clwl.incidents.application_of`` gives a traced put. Only
+    ``connections`` when given (the report asks for its messages' connections; blast for the whole day). Blank
+    names are left out, so such a put falls back to its handle. Empty when the lake has no activity trace."""
+    from clwl.lake import Lake
+
+    lk = Lake(Path(lake))
+    if (connections is not None and not connections) or not lk.exists("bronze.activity_operations"):
+        return {}
+    filters = [("run_date", "=", run_day(run_date))]
+    if connections is not None:
+        filters.append(("connection", "in", sorted(connections)))
+    tab = lk.rows("bronze.activity_operations", ["connection", "application_name"], filters=filters)
+    names: dict[str, str] = {}
+    for conn, name in zip(tab.column("connection").to_pylist(), tab.column("application_name").to_pylist()):
+        if conn and name and name.strip():
+            names.setdefault(conn, name.strip())
+    return names

@@ -23,7 +23,7 @@ from clwl.lake import GOLD_TABLES, is_delta_table, open_delta
 from clwl.registry import columns_of
 from clwl.report.agreement import mq_counts
 from clwl.report.model import MAX_DISAGREEMENTS, Day, Seen, summary_row
-from clwl.silver import table_path
+from clwl.silver import table_path, trace_applications
 
 log = logging.getLogger(__name__)
 
@@ -230,23 +230,6 @@ def read_delayed(lake: Path, day: dt.date, *, version: int | None) -> pd.DataFra
     if state is None:
         return None
     return pd.concat(state, ignore_index=True) if state else pd.DataFrame(columns=list(DELAYED_COLS))
-
-
-def trace_applications(lake: Path, day: dt.date, connections: set[str]) -> dict[str, str]:
-    """The traced connections' ApplName (bronze.activity_operations.application_name), by connection."""
-    if not connections:
-        return {}
-
-    def step(found: dict[str, str], batch: pd.DataFrame) -> dict[str, str]:
-        for conn, name in zip(batch["connection"], batch["application_name"]):
-            if name is not None and not pd.isna(name):
-                found.setdefault(str(conn), str(name).strip())
-        return found
-
-    found, _ = fold(table_path(lake, "bronze.activity_operations"), day,
-                    columns_of("bronze.activity_operations", "connection", "application_name"),
-                    [("connection", "in", sorted(connections))], step, {})
-    return found or {}
 
 
 def with_applications(lake: Path, day: dt.date, puts: pd.DataFrame) -> pd.DataFrame:
