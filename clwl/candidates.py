@@ -136,6 +136,26 @@ class DefbindSource:
         return tuple(sorted({i.qmgr for i in self.instances}))
 
 
+#: The object type a cluster queue instance's CLUSQT names, for an ALTER of it.
+ALTER_TYPE = {"QLOCAL": "QLOCAL", "QALIAS": "QALIAS", "QREMOTE": "QREMOTE", "QMGR": "QREMOTE"}
+
+
+def alter_defbind(src: DefbindSource, value: str, here: str) -> str:
+    """The MQSC that gives the definition that decides MQOO_BIND_AS_Q_DEF (``src``, as :func:`defbind_source`
+    found it on queue manager ``here``) DEFBIND(``value``): its local alias, else its local queue and the other
+    hosts, else the cluster queue's instances on their hosts; with no definition, a definition to make. The one
+    wording that ``clwl lint`` and the remedies (clwl/remedies.py) give."""
+    name = src.name
+    if src.kind == "QALIAS":
+        return f"ALTER QALIAS({name}) DEFBIND({value}) on {here}"
+    if src.kind == "QLOCAL":
+        return f"ALTER QLOCAL({name}) DEFBIND({value}) on {here} and on every other host of {name}"
+    if src.instances:
+        kinds = sorted({ALTER_TYPE.get(i.clusqt, "QLOCAL") for i in src.instances})
+        return " or ".join(f"ALTER {k}({name}) DEFBIND({value})" for k in kinds) + f" on {', '.join(src.hosts)}"
+    return f"define {name} (or an alias of it) with DEFBIND({value})"
+
+
 def defbind_source(view: ClusterView, queue: str) -> DefbindSource:
     """Which definition decides MQOO_BIND_AS_Q_DEF when ``queue`` is opened on the view's queue manager, in MQ's
     order: a local alias (its DEFBIND wins over its target's), then a local queue, then the cluster queue's

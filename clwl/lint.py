@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Iterable, Iterator, Mapping, Optional
 
-from clwl.candidates import BIND_AS_DEFBIND, DefbindSource, defbind_source
+from clwl.candidates import ALTER_TYPE, BIND_AS_DEFBIND, DefbindSource, alter_defbind, defbind_source
 from clwl.model import ClusterView, QueueInstance
 from clwl.parse.common import MqscRecord
 from clwl.view import build_view, latest_records
@@ -31,9 +31,6 @@ class LintInputError(Exception):
 CLUSSDR_WORKLOAD_DEFAULTS = (("CLWLRANK", 0), ("CLWLPRTY", 0), ("CLWLWGHT", 50))
 
 #: A cluster queue instance's CLUSQT -> the MQSC object type an administrator alters on its host.
-_OBJECT_TYPE = {"QLOCAL": "QLOCAL", "QALIAS": "QALIAS", "QREMOTE": "QREMOTE", "QMGR": "QREMOTE"}
-
-
 @dataclass(frozen=True)
 class ChannelDefinition:
     """A DISPLAY CHANNEL record of the observing queue manager: the channel as defined there (the view keeps
@@ -192,19 +189,6 @@ def _cluster_queues(view: ClusterView) -> dict[str, list[QueueInstance]]:
     return out
 
 
-def _alter_defbind(view: ClusterView, src: DefbindSource, value: str) -> str:
-    """The MQSC that gives ``src.name`` DEFBIND(``value``) where MQOO_BIND_AS_Q_DEF reads it on the view's queue
-    manager: the definition that decides (its local alias, else its local queue and the other hosts), else the
-    instances' hosts."""
-    name, here = src.name, view.local_name
-    if src.kind == "QALIAS":
-        return f"ALTER QALIAS({name}) DEFBIND({value}) on {here}"
-    if src.kind == "QLOCAL":
-        return f"ALTER QLOCAL({name}) DEFBIND({value}) on {here} and on every other host of {name}"
-    kinds = sorted({_OBJECT_TYPE.get(i.clusqt, "QLOCAL") for i in src.instances})
-    return " or ".join(f"ALTER {k}({name}) DEFBIND({value})" for k in kinds) + f" on {_names(src.hosts)}"
-
-
 def clussdr_workload_attrs(ctx: LintContext) -> Iterator[Hit]:
     """CLWLRANK, CLWLPRTY or CLWLWGHT other than MQ's default on a manually defined CLUSSDR (DISPLAY CHANNEL)."""
     for o in ctx.observations:
@@ -265,7 +249,7 @@ def bind_on_open_default(ctx: LintContext) -> Iterator[Hit]:
             d = bind_decision(view, name)
             if d.bind != "open":
                 continue
-            fix = _alter_defbind(view, d.source, "NOTFIXED")
+            fix = alter_defbind(d.source, "NOTFIXED", view.local_name)
             insts = view.instances_of(name)
             if d.source.kind == "QALIAS":
                 what = "the alias"
@@ -290,7 +274,7 @@ def alias_overrides_bind(ctx: LintContext) -> Iterator[Hit]:
             if not target.decided or mine == target.defbind:
                 continue
             # Agree on the binding that is not OPEN (OPEN is what bind-on-open-default warns about).
-            fix = _alter_defbind(view, target.source, mine) if target.defbind == "OPEN" else \
+            fix = alter_defbind(target.source, mine, view.local_name) if target.defbind == "OPEN" else \
                 f"ALTER QALIAS({alias.name}) DEFBIND({target.defbind}) on {o.qmgr}"
             yield Hit(o.qmgr, alias.name,
                       f"QALIAS({alias.name}) on {o.qmgr} has DEFBIND({mine}); its target {alias.target} has "
@@ -304,7 +288,7 @@ def put_disabled_instance(ctx: LintContext) -> Iterator[Hit]:
         for inst in o.view.instances:
             if inst.put_enabled:
                 continue
-            kind = _OBJECT_TYPE.get(inst.clusqt, "QLOCAL")
+            kind = ALTER_TYPE.get(inst.clusqt, "QLOCAL")
             known = o.view.instances_of(inst.queue)
             # "every other" only from a view that knows others (a partial repository may know just its own)
             all_off = len(known) > 1 and not any(i.put_enabled for i in known)

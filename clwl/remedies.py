@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from typing import Optional
 
 from clwl import held_back
-from clwl.candidates import DefbindSource, defbind_source
+from clwl.candidates import DefbindSource, alter_defbind, defbind_source
 from clwl.model import ClusterView
 
 
@@ -210,9 +210,7 @@ def pinned_by(bind: Optional[str], view: Optional[ClusterView], queue: str) -> t
         return (f"the application's MQOPEN option MQOO_BIND_ON_OPEN ({named} has DEFBIND({obj.defbind}))",
                 f"open {queue} with MQOO_BIND_NOT_FIXED (or MQOO_BIND_AS_Q_DEF) in the application")
     how = "MQOO_BIND_AS_Q_DEF and " if bind == "as_q_def" else ""
-    alter = (f"ALTER {obj.kind}({obj.name}) DEFBIND(NOTFIXED)" if obj.kind in ("QALIAS", "QLOCAL")
-             else f"ALTER QLOCAL({obj.name}) DEFBIND(NOTFIXED) on {_hosts(obj) or 'its hosts'}" if obj.kind == "QCLUSTER"
-             else f"define {obj.name} (or an alias of it) with DEFBIND(NOTFIXED)")
+    alter = alter_defbind(obj, "NOTFIXED", view.local_name)
     return (f"{how}the DEFBIND(OPEN) of {named}",
             f"{alter}, or open with MQOO_BIND_NOT_FIXED" if not how
             else f"{alter} (the application opens with MQOO_BIND_AS_Q_DEF)")
