@@ -170,17 +170,9 @@ def _replay_partitions(timelines: dict[str, list[Snapshot]], run_date: date, end
     def segment(qm: str, rep: SenderReplay, sub: "pa.RecordBatch", cache: dict) -> Iterator["pa.RecordBatch"]:
         put_time = sub.column("put_time").cast(ts)
         targets, observed = blank(sub.column("target_qmgr")), blank(sub.column("observed_qmgr"))
-
-        def event(i: int) -> PutEvent:  # only for the few messages that wait: their rows are built one by one
-            return _event(sub.slice(i, 1).to_pydict(), 0)
-
-        codes, rows = rep.put_batch(
-            put_time.cast(pa.int64()).to_pylist(), sub.column("queue").to_pylist(), targets.to_pylist(),
-            sub.column("bind").to_pylist(), pc.fill_null(sub.column("open_handle"), "").to_pylist(),
-            pc.fill_null(sub.column("group_id"), "").to_pylist(),
-            pc.fill_null(sub.column("logical_order"), False).to_pylist(),
-            pc.fill_null(sub.column("from_cluster_channel"), False).to_pylist(),
-            pc.fill_null(sub.column("pcf"), False).to_pylist(), sub.column("length").to_pylist(), event)
+        # The replay loop's columns and its waiting messages' events as the in-process replay takes them (one
+        # conversion, clwl.silver), so the pipeline and `clwl explain` route the same inputs.
+        codes, rows = rep.put_batch(*silver.put_columns(sub), silver.batch_event(sub))
         if rows:
             yield to_batch([out_row(qm, r) for r in rows])
         idx = pa.array(codes, pa.int32())
