@@ -22,16 +22,31 @@ from datetime import datetime, timezone
 from clwl.parse.common import INT64_MAX, clip
 from clwl.parse.put_record import APPLICATION_MAX, BINDS, PUT_COLUMNS, PutRecord, make_put_record
 
-__all__ = ["BadRow", "RowValidator"]
+__all__ = ["BOOL_WORDS", "BadRow", "HEX_BYTES", "HEX_DIGITS", "MQ_NAME_CHARS", "NAME_MAX", "RowValidator"]
+
+# The rules below are public so that another reader of put CSV files (spark.ingest.put_csv, Spark's CSV reader)
+# builds its checks from them instead of from a copy.
 
 _BIND_SET = frozenset(BINDS)
 
-_MQ_NAME = re.compile(r"[A-Za-z0-9._/%]+")
-_HEX = re.compile(r"[0-9A-Fa-f]*")
-_BOOLS = {"true": True, "false": False, "True": True, "False": False, "TRUE": True, "FALSE": False}
+#: The characters of an MQ name, as a regular expression character class's body.
+MQ_NAME_CHARS = "A-Za-z0-9._/%"
+#: Hex digits, as a character class's body.
+HEX_DIGITS = "0-9A-Fa-f"
+#: The boolean words, read in any letter case.
+BOOL_WORDS = {"true": True, "false": False}
+#: Longest value of each MQ name column.
+NAME_MAX = {"sending_qmgr": 48, "queue": 48, "target_qmgr": 48, "observed_qmgr": 48,
+            "observed_xmitq": 48, "observed_channel": 20}
+#: Size in bytes of each hex column (two hex digits a byte).
+HEX_BYTES = {"accounting_token": 32, "msg_id": 24}
+
+_MQ_NAME = re.compile(f"[{MQ_NAME_CHARS}]+")
+_HEX = re.compile(f"[{HEX_DIGITS}]*")
+# the common spellings looked up as they are; any other letter case through lower()
+_BOOLS = {spelled: value for word, value in BOOL_WORDS.items() for spelled in (word, word.title(), word.upper())}
 _UTC = timezone.utc
-_NAME_MAX = {"sending_qmgr": 48, "queue": 48, "target_qmgr": 48, "observed_qmgr": 48,
-             "observed_xmitq": 48, "observed_channel": 20}
+_NAME_MAX = NAME_MAX
 
 
 #: Where ``application`` is in a row (PUT_COLUMNS order): a row as short as this has none.
@@ -96,6 +111,8 @@ class RowValidator:
         binds = _BIND_SET
         hex_ok = _HEX.fullmatch
         make = make_put_record
+        token_digits = 2 * HEX_BYTES["accounting_token"]
+        msg_id_digits = 2 * HEX_BYTES["msg_id"]
 
         def row(line: int, v: list[str]) -> PutRecord:
             text = v[0]
@@ -141,13 +158,13 @@ class RowValidator:
             token = v[12]
             zero = tokens.get(token)  # keyed by the upper-case form: a hit means the text is that form
             if zero is None:
-                token = _hex("accounting_token", token, 32)
-                zero = tokens[token] = token.count("0") == 64
+                token = _hex("accounting_token", token, HEX_BYTES["accounting_token"])
+                zero = tokens[token] = token.count("0") == token_digits
             msg_id = v[13]
-            if len(msg_id) == 48 and hex_ok(msg_id):
+            if len(msg_id) == msg_id_digits and hex_ok(msg_id):
                 msg_id = msg_id.upper()
             else:
-                msg_id = _hex("msg_id", msg_id, 24)
+                msg_id = _hex("msg_id", msg_id, HEX_BYTES["msg_id"])
             first = seen.get(msg_id)
             if first is not None:
                 raise BadRow(f"duplicate msg_id (first at line {first})")

@@ -30,7 +30,7 @@ import re
 from contextlib import contextmanager
 from itertools import chain
 from pathlib import Path
-from typing import Callable, Iterable, Iterator
+from typing import Callable, Iterable, Iterator, NamedTuple
 
 from clwl.parse.common import (
     JSON_DECODER,
@@ -47,6 +47,8 @@ from clwl.parse.put_rows import APPLICATION_AT, BadRow, RowValidator
 
 __all__ = [
     "PUT_COLUMNS",  # defined in clwl.parse.put_record; imported from here by spark.ingest.message_events
+    "CsvHeader",
+    "csv_header",  # also how spark.ingest.put_csv lays out the rows Spark's CSV reader reads
     "parse_puts_csv_text",
     "parse_puts_file",
     "parse_puts_jsonl_text",
@@ -79,6 +81,35 @@ def _csv_raw(row: list[str]) -> str:
     return out.getvalue()
 
 
+class CsvHeader(NamedTuple):
+    """How a CSV file's rows are read, from its header row."""
+
+    width: int  # fields a row must have
+    index: list[int]  # for each of PUT_COLUMNS, the field of a row that holds it (-1: the file has no such column)
+    identity: bool  # the fields are PUT_COLUMNS in order (without the optional application or with it)
+
+
+def csv_header(header: list[str], source: str) -> CsvHeader:
+    """The layout of the rows under a header row (its fields as the csv module reads them): names compared
+    without blanks, a byte order mark or letter case, in any order, extra columns ignored. InputError (the whole
+    file is unusable) for a repeated column or a missing required one."""
+    names = [h.strip().lstrip("\ufeff").lower() for h in header]
+    seen: set[str] = set()
+    for n in names:
+        if n and n in seen:
+            raise InputError(source, f"duplicate column {n!r} in header")
+        seen.add(n)
+    missing = [c for c in _REQUIRED if c not in seen]
+    if missing:
+        raise InputError(source, "missing required column(s) in header: " + ", ".join(missing))
+    width = len(names)
+    index = [names.index(c) if c in seen else -1 for c in _NAMES]
+    # Rows taken as they are: the header is the columns in their order, with or without the last, optional
+    # application (the row reader finds it missing in a shorter row).
+    identity = names == list(_NAMES[:width]) and width >= APPLICATION_AT
+    return CsvHeader(width, index, identity)
+
+
 def _parse_csv(lines: Iterable[str], source: str, on_chunk: Callable[[list[PutRecord]], None] | None = None,
                chunk_rows: int = 0) -> tuple[list[PutRecord], list[ParseProblem]]:
     """Rows of CSV text. A line without a double quote is split on commas (fast); a line with one goes
@@ -99,20 +130,7 @@ def _parse_csv(lines: Iterable[str], source: str, on_chunk: Callable[[list[PutRe
             break
     if header is None:
         raise InputError(source, "empty file (no header row)")
-    names = [h.strip().lstrip("\ufeff").lower() for h in header]
-    seen: set[str] = set()
-    for n in names:
-        if n and n in seen:
-            raise InputError(source, f"duplicate column {n!r} in header")
-        seen.add(n)
-    missing = [c for c in _REQUIRED if c not in seen]
-    if missing:
-        raise InputError(source, "missing required column(s) in header: " + ", ".join(missing))
-    width = len(names)
-    index = [names.index(c) if c in seen else -1 for c in _NAMES]
-    # Rows taken as they are: the header is the columns in their order, with or without the last, optional
-    # application (the row reader finds it missing in a shorter row).
-    identity = names == list(_NAMES[:width]) and width >= APPLICATION_AT
+    width, index, identity = csv_header(header, source)
     row_fn = RowValidator(source).row
     records: list[PutRecord] = []
     problems: list[ParseProblem] = []

@@ -1,6 +1,7 @@
-"""Step 2 of a run, the driver's side of the parse: the new or changed files packed into parse tasks, the code
-shipped to the executors, the tasks run (:func:`spark.ingest.parse_tasks.parse_partition`), their counts
-checked, and each table's rows read back from the scratch folder as a DataFrame."""
+"""Step 2 of a run, the driver's side of the parse: with ``$CLWL_PUT_CSV_READER=spark``, the clean put CSV files
+read by Spark's CSV reader first (:mod:`spark.ingest.put_csv`); the other new or changed files packed into parse
+tasks, the code shipped to the executors, the tasks run (:func:`spark.ingest.parse_tasks.parse_partition`), their
+counts checked, and each table's rows read back from the scratch folder as a DataFrame."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from pathlib import Path
 from clwl import formats
 from spark.ingest.landing import LandingFile
 from spark.ingest.parse_tasks import ReconciliationError, parse_partition
+from spark.ingest.put_csv import PUT_RECORDS, PutCsvRead, read_put_csvs, reader_enabled
 from spark.ingest.scratch import PARSED_TABLES
 from spark.session import code_zip, default_parallelism, is_remote, session_master
 from spark.tables import TABLES
@@ -89,23 +91,44 @@ def _parse_in_arrow(tasks: list[list[LandingFile]], run_id: str, scratch: str, t
     return run
 
 
+def _put_csvs_by_spark(spark, todo: list[LandingFile], run_id: str, scratch: Path, progress) -> PutCsvRead:
+    """The put CSV files Spark's CSV reader takes (:mod:`spark.ingest.put_csv`). Should the reader fail, every
+    file goes to the Python parser, which reads them all alike: the run is slower, not different."""
+    try:
+        return read_put_csvs(spark, todo, run_id, scratch, progress)
+    except Exception as exc:  # noqa: BLE001 - the Python parser is the exact path for every file
+        progress(f"put CSV reader failed ({type(exc).__name__}: {str(exc).splitlines()[0][:200] if str(exc) else ''}"
+                 f"); its files go to the Python parser")
+        return PutCsvRead()
+
+
 def parse_files(spark, todo: list[LandingFile], dates: list[str], run_id: str, scratch: Path, task_bytes: int,
-                 progress, trace_tz: str | None = None) -> tuple[list[dict], dict[str, object]]:
+                 progress, trace_tz: str | None = None, put_csv_reader: bool | None = None
+                 ) -> tuple[list[dict], dict[str, object]]:
     """Parse ``todo`` in Spark tasks: ``(per-file summaries, DataFrame of the parsed rows per table key)``, the
     DataFrames reading the Parquet files the tasks wrote to ``scratch``. ``trace_tz``: the zone the local
-    times of activity traces are read in."""
+    times of activity traces are read in. ``put_csv_reader``: True, the put CSV files whose every record is clean
+    are read by Spark's CSV reader (:mod:`spark.ingest.put_csv`), the others by the Python parser, with the same
+    rows either way; False, every file by the Python parser; None (default), as ``$CLWL_PUT_CSV_READER`` says
+    (off unless ``spark``)."""
     results: list[dict] = []
     frames: dict[str, object] = {}
     if not todo:
         return results, frames
     t0 = time.monotonic()
-    sc = None if is_remote(spark) else spark.sparkContext
-    _ship_code(sc, session_master(spark), spark)
-    tasks = plan_tasks(todo, default_parallelism(spark), task_bytes)
-    # One Spark task per parse task: spark.range with as many partitions as rows puts one id in each.
-    parsed = spark.range(0, len(tasks), 1, len(tasks)).mapInArrow(
-        _parse_in_arrow(tasks, run_id, str(scratch), trace_tz), "summary string")
-    results = [json.loads(row.summary) for row in parsed.collect()]
+    if put_csv_reader is None:
+        put_csv_reader = reader_enabled()
+    fast = _put_csvs_by_spark(spark, todo, run_id, scratch, progress) if put_csv_reader else PutCsvRead()
+    by_python = [f for f in todo if f.source_file not in fast.done]
+    tasks = plan_tasks(by_python, default_parallelism(spark), task_bytes)
+    if tasks:
+        sc = None if is_remote(spark) else spark.sparkContext
+        _ship_code(sc, session_master(spark), spark)
+        # One Spark task per parse task: spark.range with as many partitions as rows puts one id in each.
+        parsed = spark.range(0, len(tasks), 1, len(tasks)).mapInArrow(
+            _parse_in_arrow(tasks, run_id, str(scratch), trace_tz), "summary string")
+        results = [json.loads(row.summary) for row in parsed.collect()]
+    results += fast.results
     if sorted(r["source_file"] for r in results) != sorted(f.source_file for f in todo):
         raise ReconciliationError(f"parse returned {len(results)} file summaries for {len(todo)} files")
     for r in results:  # checked in the task too; a mismatch here means rows were lost on the way
@@ -113,8 +136,11 @@ def parse_files(spark, todo: list[LandingFile], dates: list[str], run_id: str, s
             raise ReconciliationError(f"{r['source_file']}: read {r['records_read']} != accepted "
                                       f"{r['records_accepted']} + quarantined {r['records_quarantined']}")
     for key in PARSED_TABLES:
-        if any(r["rows"].get(key) for r in results):
+        if any(r["rows"].get(key) for r in results if r["source_file"] not in fast.done):
             frames[key] = spark.read.schema(TABLES[key].schema).parquet(str(scratch / key))
+    if fast.frame is not None:
+        key = PUT_RECORDS
+        frames[key] = frames[key].unionByName(fast.frame) if key in frames else fast.frame
     for r in results:  # file-level remarks of a parser (an activity trace at LOW level, a summary form, ...)
         for note in r.get("notes") or ():
             progress(f"note {r['source_file']}: {note}")
