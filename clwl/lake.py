@@ -46,9 +46,10 @@ from clwl.storage import (
     LakeLocation,
     StorageError,
     arrow_filesystem,
-    has_prefix,
     is_object_store,
     lake_root,
+    list_folders,
+    list_prefix,
     storage_options,
 )
 
@@ -156,8 +157,8 @@ def is_delta_table(path: Path | str | LakeLocation) -> bool:
     """Whether ``path`` is a Delta table: a folder with a ``_delta_log`` (on an object store: objects under
     ``<path>/_delta_log/``)."""
     location = _object_location(path)
-    if location is not None:
-        return has_prefix(location / "_delta_log")
+    if location is not None:  # a commit object in the log (not only the folder marker S3A makes)
+        return any(name.endswith(".json") for name, _ in list_prefix(location / "_delta_log"))
     return (Path(path) / "_delta_log").is_dir()
 
 
@@ -168,9 +169,11 @@ def latest_version(path: Path | str) -> int | None:
     location = _object_location(path)
     if location is not None:
         storage_options(location)  # no credentials, a bad endpoint: one line (StorageError), not "no version"
-        if not is_delta_table(location):
-            return None
-        return open_delta(location).version()
+        # The names of the log's commit objects, as locally: a log prefix with no commit yet (Spark's S3A leaves
+        # a folder marker when it starts a table) is no version, not an error.
+        names = [name for name, _ in list_prefix(location / "_delta_log")]
+        versions = [int(n[:-5]) for n in names if n.endswith(".json") and n[:-5].isdigit()]
+        return max(versions) if versions else None
     if is_remote(path):
         try:
             return open_delta(path).version()
@@ -345,18 +348,31 @@ class Lake:
 
 # ------------------------------------------------------------------ the published state, for other readers
 
-def unsettled(gold: Path | str) -> list[str]:
+def gold_tables(gold: Path | str | LakeLocation) -> list[Path | LakeLocation]:
+    """The Delta tables in the folder ``gold`` (local, or a prefix on an object store), by name."""
+    folder = lake_root(gold) if isinstance(gold, (str, LakeLocation)) else Path(gold)
+    folder = folder if is_object_store(folder) else Path(gold)
+    return [folder / name for name in list_folders(folder) if is_delta_table(folder / name)]
+
+
+def unsettled(gold: Path | str | LakeLocation) -> list[str]:
     """What a publish that did not finish left in ``gold`` (empty: nothing), from listings only (no table read,
     no Spark): a table whose latest version is past the one the pointer names, a table folder the pointer does not
     name, a half-written pointer file, or gold tables without a pointer. A plain Delta reader (Spark SQL, Trino, a
     BI tool) reads the latest versions, so every command that writes the lake settles these first
     (spark.publish.settle_before_writing): the window in which such a reader sees a half-finished publish ends at
-    the next write, not at the next publish."""
-    folder = Path(gold)
-    if not folder.is_dir():
-        return []
-    found = [p for p in sorted(folder.iterdir()) if is_delta_table(p)]
-    left = [f"{p.name} (a pointer write that was killed)" for p in folder.glob(f".{POINTER_FILE}.*.tmp")]
+    the next write, not at the next publish. On an object store the pointer is one conditional put: never
+    half-written."""
+    folder = lake_root(gold) if not isinstance(gold, Path) else gold
+    if is_object_store(folder):
+        found = gold_tables(folder)
+        left: list[str] = []
+    else:
+        folder = Path(gold)
+        if not folder.is_dir():
+            return []
+        found = [p for p in sorted(folder.iterdir()) if is_delta_table(p)]
+        left = [f"{p.name} (a pointer write that was killed)" for p in folder.glob(f".{POINTER_FILE}.*.tmp")]
     pub = read_published(folder)
     if not pub.exists:
         return left + ([f"{', '.join(p.name for p in found)} (no {POINTER_FILE})"] if found else [])
@@ -374,10 +390,15 @@ def reader_recipes(gold: Path | str, trino_schema: str = "clwl") -> dict:
     absolute path and a ready statement for Spark SQL, PySpark, Trino and deltalake (an expression of
     ``DeltaTable`` and ``pyarrow.fs``: the rows as a pyarrow Table), all pinned to that version.
     A reader of the latest versions instead may see a publish that did not finish (:func:`unsettled`)."""
-    folder = Path(gold).resolve()
+    root = lake_root(gold) if not isinstance(gold, Path) else gold
+    folder = root if is_object_store(root) else Path(gold).resolve()
     pub = read_published(folder)
     tables: dict[str, dict] = {}
-    for table in sorted(p for p in folder.iterdir() if is_delta_table(p)) if folder.is_dir() else ():
+    if is_object_store(folder):
+        found = gold_tables(folder)
+    else:
+        found = sorted(p for p in folder.iterdir() if is_delta_table(p)) if folder.is_dir() else []
+    for table in found:
         if not pub.visible(table.name):
             continue
         version = pub.version(table.name)
@@ -397,7 +418,10 @@ def reader_recipes(gold: Path | str, trino_schema: str = "clwl") -> dict:
             # Arrow's own file system for the files: with deltalake's default (one written in Python) a script
             # can abort at exit after the read (clwl.lake.open_delta says why).
             "deltalake": (f'DeltaTable("{path}", version={version}).to_pyarrow_table(filesystem='
-                          f'pyarrow.fs.SubTreeFileSystem("{path}", pyarrow.fs.LocalFileSystem()))'),
+                          f'pyarrow.fs.SubTreeFileSystem("{path}", pyarrow.fs.LocalFileSystem()))'
+                          if not is_object_store(table) else
+                          f'DeltaTable("{path}", version={version}, storage_options=<the AWS_* settings>)'
+                          f'.to_pyarrow_table()'),
         }
     return {"gold": str(folder), "pointer": pub.exists, "tables": tables, "dates": dict(pub.dates),
             "unsettled": unsettled(folder)}

@@ -214,7 +214,10 @@ def run_query(sql: str, lake: Path):
                 continue
             version = published.version(path.name)
         try:  # the log checked first: deltalake reads it itself, and a FIFO there would hang it
-            ctx.register_table(name, open_delta(path, version))
+            if is_object_store(lake):  # scanned by Arrow's own S3 file system (open_delta): the engine's own
+                ctx.register_dataset(name, open_delta(path, version).to_pyarrow_dataset())  # has no store
+            else:
+                ctx.register_table(name, open_delta(path, version))
         except LakeFileError as exc:  # names the damaged file already
             raise QueryError(str(exc)) from None
         except Exception as exc:

@@ -249,6 +249,20 @@ def arrow_filesystem(location: LakeLocation, env: Mapping[str, str] | None = Non
     return pafs.SubTreeFileSystem(f"{location.bucket}/{location.key}".rstrip("/"), pafs.S3FileSystem(**kwargs))
 
 
+def arrow_paths(paths: list[str]) -> tuple[Any, list[str]]:
+    """Files named by absolute paths or ``s3://`` URIs (a Delta table's data files), as Arrow reads them: (None,
+    the paths) for local files; for files on an object store, Arrow's own S3 file system over their bucket and
+    the keys in it (``pyarrow.dataset.dataset(keys, filesystem=fs)``)."""
+    remote = [p for p in paths if str(p).startswith("s3://")]
+    if not remote:
+        return None, list(paths)
+    locations = [lake_root(str(p)) for p in paths]
+    buckets = {loc.bucket for loc in locations if isinstance(loc, LakeLocation)}
+    if len(buckets) != 1 or len(remote) != len(paths):
+        raise StorageError(f"{paths[0]}: files of one read must all be in one bucket")
+    return arrow_filesystem(LakeLocation("s3", buckets.pop())), [loc.key for loc in locations]
+
+
 @functools.lru_cache(maxsize=16)
 def _s3_store(bucket: str, settings: S3Settings) -> Any:
     from obstore.store import S3Store

@@ -2,10 +2,12 @@
 work that is only metadata: a new table's first commit (spark/tables.py) and a run date's published files
 (spark/publish.py: gold takes the staged Parquet files themselves instead of a copy of their rows).
 
-Only local (or mounted) tables, and only tables whose protocol needs nothing of a writer beyond what these
-commits do (:func:`plain_protocol`); a caller falls back to Spark's writer whenever a function here returns None.
-Every commit is put-if-absent (a hard link of a finished file onto ``<version>.json``), so it never replaces
-another writer's commit; the callers hold the lake lock.
+Local (or mounted) tables and tables on an object store (``s3://``), and only tables whose protocol needs nothing
+of a writer beyond what these commits do (:func:`plain_protocol`); a caller falls back to Spark's writer whenever a
+function here returns None. Every commit is put-if-absent (locally a hard link of a finished file onto
+``<version>.json``; on an object store a conditional put, ``If-None-Match: *``), so it never replaces another
+writer's commit; the callers hold the lake lock. A published file is a hard link of the staged one locally and a
+server-side copy on an object store (which has no links): either way no row passes through this process.
 """
 
 from __future__ import annotations
@@ -18,7 +20,16 @@ import time
 import uuid
 from pathlib import Path
 
-from clwl.lake import read_lake_file
+from clwl.lake import is_delta_table, open_delta, read_lake_file
+from clwl.storage import (
+    StorageConflict,
+    copy_object,
+    delete_object,
+    is_object_store,
+    lake_root,
+    put_if_absent,
+    read_object,
+)
 
 #: Writer features a table may list for these commits to be complete: NOT NULL columns (enforced when the
 #: files were written, under the same schema), timestamps without a zone (a type, nothing to do on write), and
@@ -28,18 +39,40 @@ _PLAIN_WRITER_FEATURES = {"invariants", "timestampNtz", "appendOnly"}
 _PLAIN_PATH = re.compile(r"^[A-Za-z0-9_=./-]+$")
 
 
-def log_dir(location: str | Path) -> Path:
-    return Path(location) / "_delta_log"
+def _where(location: str | Path):
+    """The table's location: a LakeLocation for ``s3://...``, else a Path."""
+    root = lake_root(location) if str(location).startswith("s3://") else Path(location)
+    return root
+
+
+def log_dir(location: str | Path):
+    return _where(location) / "_delta_log"
+
+
+def _has_log(location: str | Path) -> bool:
+    return is_delta_table(_where(location))
+
+
+def _read_log_file(log, name: str) -> bytes:
+    """A commit file of the log (bounded, never a FIFO); FileNotFoundError when there is none."""
+    return read_object(log / name).data if is_object_store(log) else read_lake_file(log / name)
 
 
 def write_commit(location: str | Path, version: int, actions: list[dict] | dict, suffix: str = "json") -> bool:
     """Write ``actions`` as commit ``version`` of the table at ``location`` (with ``suffix="crc"``, one dict: its
     checksum file); False when that file exists (another writer was first: nothing is replaced)."""
     log = log_dir(location)
+    lines = [actions] if isinstance(actions, dict) else actions
+    text = "".join(json.dumps(a) + "\n" for a in lines)
+    if is_object_store(log):
+        try:
+            put_if_absent(log / f"{version:020d}.{suffix}", text.encode("utf-8"))
+            return True
+        except StorageConflict:
+            return False
     log.mkdir(parents=True, exist_ok=True)
     staged = log / f".{uuid.uuid4().hex}.{suffix}.tmp"
-    lines = [actions] if isinstance(actions, dict) else actions
-    staged.write_text("".join(json.dumps(a) + "\n" for a in lines), encoding="utf-8")
+    staged.write_text(text, encoding="utf-8")
     try:
         os.link(staged, log / f"{version:020d}.{suffix}")
         return True
@@ -73,7 +106,7 @@ def _raw_adds(location: str | Path, version: int, paths: set[str]) -> dict[str, 
     v = version
     while len(found) < len(paths) and v >= 0:
         try:
-            lines = read_lake_file(log / f"{v:020d}.json").decode("utf-8").splitlines()  # bounded, never a FIFO
+            lines = _read_log_file(log, f"{v:020d}.json").decode("utf-8").splitlines()
         except FileNotFoundError:
             return None
         for line in lines:
@@ -99,23 +132,26 @@ def replace_partition_with_files(target: str, source: str, source_version: int, 
                                  engine: str = "clwl-analytics") -> int | None:
     """Make partition ``column = value`` of the Delta table at ``target`` hold exactly the files that partition
     has in the table at ``source`` as of ``source_version``, by one commit: the source's files are hard-linked
-    (copied across file systems) into ``target`` under new names, added with the statistics the source's log
-    has for them, and the target's files of that partition removed; rows are neither read nor rewritten.
+    (copied across file systems; on an object store copied server-side) into ``target`` under new names, added
+    with the statistics the source's log has for them, and the target's files of that partition removed; rows
+    are neither read nor rewritten.
 
     A ``target`` that does not exist yet is created by that commit (version 0), with the source's schema,
     partitioning, properties and protocol, as Spark's first write of these rows would create it.
 
     The new version of ``target``, or None when this cannot be done by such a commit and the caller must write
-    the rows instead: either table is not local, the two differ in schema or partitioning, the target's protocol
+    the rows instead: either table is on another kind of storage than this knows (or the two on different
+    ones), the two differ in schema or partitioning, the target's protocol
     asks for more (:func:`plain_protocol`), a file has deletion vectors or a path the log encodes, or the
     source's log no longer has the commits that added the files. RuntimeError when another writer committed the
     version meanwhile."""
-    from deltalake import DeltaTable
-
-    if any("://" in p and not p.startswith("file:") for p in (target, source)) or not log_dir(source).is_dir():
+    if any("://" in p and not p.startswith(("file:", "s3://")) for p in (target, source)):
         return None
-    staged = DeltaTable(source, version=source_version)
-    gold = DeltaTable(target) if log_dir(target).is_dir() else None
+    remote = is_object_store(_where(target))
+    if remote != is_object_store(_where(source)) or not _has_log(source):
+        return None
+    staged = open_delta(source, version=source_version)
+    gold = open_delta(target) if _has_log(target) else None
     if staged.metadata().partition_columns != [column] or not plain_protocol(gold or staged):
         return None
     if gold is not None and (gold.metadata().partition_columns != [column]
@@ -138,16 +174,20 @@ def replace_partition_with_files(target: str, source: str, source_version: int, 
             folder, _, name = f["path"].rpartition("/")
             suffix = name[name.index("."):] if "." in name else ""
             new = f"{folder + '/' if folder else ''}part-{n:05d}-{uuid.uuid4()}{suffix}"
-            dest = Path(target) / new
-            dest.parent.mkdir(parents=True, exist_ok=True)
-            try:
-                os.link(Path(source) / f["path"], dest)
-            except OSError:  # another file system, or links not allowed: a byte copy, still no Spark job
-                shutil.copyfile(Path(source) / f["path"], dest)
+            dest = _where(target) / new
             made.append(dest)
+            if remote:  # no links on an object store: the server copies the object, no byte comes here
+                copy_object(_where(source) / f["path"], dest)
+                modified = now
+            else:
+                dest.parent.mkdir(parents=True, exist_ok=True)
+                try:
+                    os.link(Path(source) / f["path"], dest)
+                except OSError:  # another file system, or links not allowed: a byte copy, still no Spark job
+                    shutil.copyfile(Path(source) / f["path"], dest)
+                modified = int(dest.stat().st_mtime * 1000)
             add = {k: v for k, v in raw[f["path"]].items() if k in ("partitionValues", "size", "stats", "tags")}
-            adds.append({"add": {"path": new, **add, "modificationTime": int(dest.stat().st_mtime * 1000),
-                                 "dataChange": True}})
+            adds.append({"add": {"path": new, **add, "modificationTime": modified, "dataChange": True}})
         removes = [{"remove": {"path": f["path"], "deletionTimestamp": now, "dataChange": True,
                                "extendedFileMetadata": True, "partitionValues": {column: value},
                                "size": f["size"]}} for f in old]
@@ -155,7 +195,8 @@ def replace_partition_with_files(target: str, source: str, source_version: int, 
             "timestamp": now, "operation": "WRITE",
             "operationParameters": {"mode": "Overwrite", "partitionBy": json.dumps([column]),
                                     "predicate": f"{column} = '{value}'"},
-            "readVersion": base, "isolationLevel": "Serializable", "isBlindAppend": False,
+            # A new table has no version read (Spark leaves readVersion out; deltalake's history refuses -1).
+            **({"readVersion": base} if base >= 0 else {}), "isolationLevel": "Serializable", "isBlindAppend": False,
             "operationMetrics": {"numFiles": str(len(adds)), "numOutputRows": str(sum(f["rows"] or 0 for f in files)),
                                  "numOutputBytes": str(sum(f["size"] for f in files)),
                                  "numRemovedFiles": str(len(removes))},
@@ -164,7 +205,7 @@ def replace_partition_with_files(target: str, source: str, source_version: int, 
             raise RuntimeError(f"{target}: version {base + 1} was committed by another writer meanwhile")
     except BaseException:
         for dest in made:  # not in any commit: nothing refers to them
-            dest.unlink(missing_ok=True)
+            delete_object(dest)
         raise
     return base + 1
 

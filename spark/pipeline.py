@@ -14,6 +14,7 @@ from __future__ import annotations
 import time as _time
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
+from pathlib import Path
 from typing import Callable, Optional
 
 from pyspark.sql import DataFrame, SparkSession
@@ -195,12 +196,37 @@ def _pinned(spark: SparkSession, lake: Lake, key: str, run_date: str, version: O
 
 def report_stage(spark: Optional[SparkSession], run: PipelineRun, run_date: str) -> tuple[str, str]:
     from clwl.report import write_report
+    from clwl.storage import is_object_store
 
+    out = run.out
+    if not is_object_store(out.reports):
+        return _write_report(write_report, run, out, run_date)
+    # A lake on an object store: the report is made in a local folder, then each of its files put under
+    # <lake>/reports/<date>/ (the report writer writes files; the store takes whole objects).
+    import tempfile
+    from dataclasses import replace
+
+    with tempfile.TemporaryDirectory(prefix="clwl-report-") as tmp:
+        html, md = _write_report(write_report, run, replace(out, reports=Path(tmp)), run_date)
+        return _upload_report(Path(tmp), out.reports, Path(html), Path(md))
+
+
+def _write_report(write_report, run: PipelineRun, out: PipelineConfig, run_date: str) -> tuple[str, str]:
     # A what-if folder has no silver of its own: the channel timeline is the main lake's.
-    html, md = write_report(run.out, run_date, run.run_id,
+    html, md = write_report(out, run_date, run.run_id,
                             channel_status=run.reads("silver.channel_status"), whatif=run.whatif,
                             published=run.config if run.whatif is not None else None)
     return str(html), str(md)
+
+
+def _upload_report(local: Path, reports, html: Path, md: Path) -> tuple[str, str]:
+    """Put every file of the local report folder ``local`` under ``reports`` (a location on the object store);
+    where the report and summary are now."""
+    from clwl.storage import put_object
+
+    for f in sorted(p for p in local.rglob("*") if p.is_file()):
+        put_object(reports / f.relative_to(local).as_posix(), f.read_bytes())
+    return (str(reports / html.relative_to(local).as_posix()), str(reports / md.relative_to(local).as_posix()))
 
 
 def _ingest_counts(config: PipelineConfig, run_date: str) -> dict:
@@ -343,7 +369,7 @@ def _run_pipeline(run: PipelineRun, run_dates: Optional[list[str]], spark: Optio
             progress(f"{day.run_date}: unchanged since {day.unchanged_since}, published as is")
         outcome.dates = checked
         return outcome
-    spark = spark or get_spark(config.master, shown_output=config.verbose)
+    spark = spark or get_spark(config.master, shown_output=config.verbose, lake=config.lake)
     from spark.publish import settle_before_writing
 
     settle_before_writing(config, lambda: spark, progress)  # a killed publish is rolled back at the next write
@@ -421,9 +447,18 @@ def date_before_run(run: PipelineRun, run_date: str, code: Optional[str] = None)
             day.messages, day.stuck = row["messages_replayed"] or 0, row["messages_stuck"] or 0
             day.unexpected, day.warnings = row["distribution_unexpected"] or 0, [w for w in [row["warnings"]] if w]
         report = run.out_lake.layer(REPORTS) / run_day(run_date).isoformat()
-        if (report / "report.html").is_file():
+        if _report_there(report / "report.html"):
             day.report_html, day.report_md = str(report / "report.html"), str(report / "summary.md")
     return day
+
+
+def _report_there(html) -> bool:
+    """Whether the report file is there (a local file, or an object on the store)."""
+    from clwl.storage import has_prefix, is_object_store, list_prefix
+
+    if not is_object_store(html):
+        return html.is_file()
+    return has_prefix(html.parent) and any(name == html.name for name, _ in list_prefix(html.parent))
 
 
 def check_whatif(config: PipelineConfig, run_dates: list[str], whatif: WhatIf) -> None:

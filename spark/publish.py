@@ -31,7 +31,6 @@ import datetime as dt
 import json
 import logging
 import os
-import shutil
 import signal
 import threading
 import time
@@ -44,9 +43,10 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from clwl.days import run_day
-from clwl.lake import GOLD_TABLES, VALIDATION, Lake, is_delta_table, latest_version, read_lake_json, unsettled
+from clwl.lake import GOLD_TABLES, VALIDATION, Lake, gold_tables, latest_version, unsettled
 from clwl.lakelock import lake_lock
 from clwl.published import read_published, write_published
+from clwl.storage import delete_prefix, is_object_store, put_object, read_object
 from spark.config import PipelineConfig
 from spark.cross_checks import SILVER_TABLES, default_cross_checks, events_for_run_date, silver_tables
 from spark.delta_commits import replace_partition_with_files
@@ -192,8 +192,8 @@ def _result_dir(config: PipelineConfig, run_id: str, day: dt.date) -> Path:
     """`<lake>/validation/<run_id>`; when a run publishes several dates under one run id, the results of a date
     other than the one already there go to `<lake>/validation/<run_id>/<run_date>` (never overwritten)."""
     folder = Lake(config.lake).layer(VALIDATION) / run_id
-    try:
-        there = read_lake_json(folder / "_publish.json").get("run_date")  # bounded: never a FIFO's hang
+    try:  # bounded: never a FIFO's hang; a local file or an object alike
+        there = json.loads(read_object(folder / "_publish.json").data).get("run_date")
     except (OSError, ValueError, AttributeError):
         there = None
     return folder / day.isoformat() if there and there != day.isoformat() else folder
@@ -212,8 +212,8 @@ def settle_gold(spark: SparkSession, config: PipelineConfig) -> dict[str, str]:
     per table ("restored from 7 to 5", "removed")."""
     gold = Lake(config.lake).layer("gold")
     pub = read_published(gold)
-    found = {p.name: str(p) for p in sorted(gold.iterdir()) if is_delta_table(p)} if gold.is_dir() else {}
-    for tmp in gold.glob(".*.tmp") if gold.is_dir() else ():  # a pointer write that was killed halfway
+    found = {p.name: str(p) for p in gold_tables(gold)}
+    for tmp in gold.glob(".*.tmp") if not is_object_store(gold) and gold.is_dir() else ():  # a killed pointer write
         tmp.unlink(missing_ok=True)
     if not pub.exists:
         write_published(gold, {n: v for n, p in found.items() if (v := latest_version(p)) is not None})
@@ -226,7 +226,7 @@ def settle_gold(spark: SparkSession, config: PipelineConfig) -> dict[str, str]:
         if want is None:
             log.warning("publish: gold.%s is not in %s (a first publish of it did not finish): removing it",
                         name, gold / "_published.json")
-            shutil.rmtree(path)
+            delete_prefix(gold / name)
             done[name] = "removed"
         elif latest is not None and latest > want:
             log.warning("publish: gold.%s has versions after its published version %d (up to %d, from a publish "
@@ -271,8 +271,9 @@ def _commit_published(config: PipelineConfig, day: dt.date, run_id: str, version
     recorded = {d: v for d, v in pub.inputs.items() if d != day.isoformat()}
     if inputs:
         recorded[day.isoformat()] = dict(inputs)
+    # On an object store: replaces exactly the pointer read here (a conditional put), or refuses in one line.
     write_published(gold, tables, {**pub.dates, day.isoformat(): run_id}, run_id=run_id, run_date=day.isoformat(),
-                    inputs=recorded)
+                    inputs=recorded, expect=pub)
 
 
 # Test-only fault injection (tests/spark/test_publish_atomic.py), inert unless the variable is set: with
@@ -412,8 +413,12 @@ def _write_summary(folder: Path, run_id: str, day: dt.date, published: bool, fai
 
 
 def _write_json(path: Path, data: dict) -> Path:
+    text = json.dumps(data, indent=2, default=str) + "\n"
+    if is_object_store(path):  # one put: an object is whole or absent
+        put_object(path, text.encode("utf-8"))
+        return path
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(json.dumps(data, indent=2, default=str) + "\n", encoding="utf-8")
+    tmp.write_text(text, encoding="utf-8")
     tmp.replace(path)
     return path

@@ -161,7 +161,7 @@ class _Out:
         reason = escape_surrogates(reason)
         self.rows = {}
         for written in self.spilled_files:
-            Path(written).unlink(missing_ok=True)
+            _remove_scratch_file(written)
         self.spilled, self.spilled_files = {}, []
         self.read, self.accepted, self.quarantined, self.skipped = 1, 0, 1, 0
         self.status, self.reason = "rejected", reason
@@ -549,8 +549,6 @@ def parse_partition(tasks: Iterator[tuple[int, list[LandingFile]]], run_id: str,
     (:func:`spark.ingest.parse_step.plan_tasks`): each is parsed with the handles the previous one left open."""
     import itertools
 
-    import pyarrow.parquet as pq
-
     from clwl.parse.activity_trace import TraceState
 
     for number, task in tasks:
@@ -560,11 +558,8 @@ def parse_partition(tasks: Iterator[tuple[int, list[LandingFile]]], run_id: str,
         chunks = itertools.count()
 
         def spill(key: str, some: list[tuple]) -> str:
-            folder = Path(scratch) / key
-            folder.mkdir(parents=True, exist_ok=True)
-            written = str(folder / f"part-{number:05d}-c{next(chunks):05d}.parquet")
-            pq.write_table(arrow_table(key, some), written)
-            return written
+            return _write_scratch(scratch, key, f"part-{number:05d}-c{next(chunks):05d}.parquet",
+                                  arrow_table(key, some))
 
         for spec in task:
             state = (states.setdefault((spec.run_date, spec.observing_qmgr), TraceState())
@@ -575,7 +570,31 @@ def parse_partition(tasks: Iterator[tuple[int, list[LandingFile]]], run_id: str,
                 rows.setdefault(key, []).extend(some)
         for key, some in rows.items():
             if some:
-                folder = Path(scratch) / key
-                folder.mkdir(parents=True, exist_ok=True)
-                pq.write_table(arrow_table(key, some), str(folder / f"part-{number:05d}.parquet"))
+                _write_scratch(scratch, key, f"part-{number:05d}.parquet", arrow_table(key, some))
         yield from summaries
+
+
+def _write_scratch(scratch: str, key: str, name: str, table) -> str:
+    """Write ``table`` as ``<scratch>/<key>/<name>`` (Parquet) and return where: a local folder, or a prefix on
+    an object store (``s3://...``, with Arrow's own S3 file system and the environment's settings, so an executor
+    on another host writes where the driver reads)."""
+    import pyarrow.parquet as pq
+
+    from clwl.storage import arrow_filesystem, lake_root
+
+    if scratch.startswith("s3://"):
+        root = lake_root(scratch)
+        pq.write_table(table, f"{key}/{name}", filesystem=arrow_filesystem(root))
+        return str(root / key / name)
+    folder = Path(scratch) / key
+    folder.mkdir(parents=True, exist_ok=True)
+    written = str(folder / name)
+    pq.write_table(table, written)
+    return written
+
+
+def _remove_scratch_file(written: str) -> None:
+    """Remove a scratch file :func:`_write_scratch` wrote (local or on an object store)."""
+    from clwl.storage import delete_object, lake_root
+
+    delete_object(lake_root(written) if written.startswith("s3://") else Path(written))

@@ -89,7 +89,7 @@ def ingest(config: PipelineConfig, run_dates: list[str] | None = None, spark=Non
     if spark is None:
         from spark.session import get_spark
 
-        spark = get_spark(config.master, app_name="clwl-ingest", shown_output=config.verbose)
+        spark = get_spark(config.master, app_name="clwl-ingest", shown_output=config.verbose, lake=config.lake)
     from spark.publish import settle_before_writing  # here, not at the top: spark.publish imports the ingest's users
 
     settle_before_writing(config, lambda: spark, progress)  # a killed publish is rolled back at the next write

@@ -1,5 +1,6 @@
 """The run's scratch folder ``<lake>/_ingest/<run_id>/``: where the parse tasks leave their rows for the driver,
-and the clean-up of the folders of runs that are no longer running."""
+and the clean-up of the folders of runs that are no longer running. On the lake's storage (a local folder or a
+prefix of an object store, through clwl.storage), so that executors on other hosts can write it."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ import time
 from datetime import datetime, timezone
 from pathlib import Path
 
-from clwl.lake import read_lake_json
+from clwl.storage import Location, delete_prefix, is_object_store, list_folders, put_object, read_object
 from spark.config import PipelineConfig
 from spark.ingest.parse_tasks import QUARANTINE_TABLE
 
@@ -25,25 +26,27 @@ PARSED_TABLES = ("bronze.capture_files", "bronze.mqsc_objects", "bronze.put_reco
 SCRATCH_STALE_SECONDS = 24 * 3600  # a scratch folder of another host's run this old is taken as abandoned
 
 
-def make_scratch(config: PipelineConfig, run_id: str) -> Path:
+def make_scratch(config: PipelineConfig, run_id: str) -> Location:
     """Create the run's scratch folder (with ``_owner.json``: pid, host, start), first removing the scratch
     folders of runs that are no longer running (a killed ingest never reaches its ``finally``)."""
     import socket
 
-    root = Path(config.lake) / "_ingest"
-    if root.is_dir():
-        for folder in sorted(p for p in root.iterdir() if p.is_dir() and p.name != run_id):
-            if _scratch_is_stale(config, folder):
-                remove_scratch(folder)
+    root = config.lake / "_ingest"
+    for name in list_folders(root):
+        if name != run_id and _scratch_is_stale(config, root / name):
+            remove_scratch(root / name)
     scratch = root / run_id
+    owner = json.dumps({"pid": os.getpid(), "host": socket.gethostname(), "run_id": run_id,
+                        "started": datetime.now(timezone.utc).isoformat(timespec="seconds")}) + "\n"
+    if is_object_store(scratch):  # a prefix exists once an object is under it
+        put_object(scratch / "_owner.json", owner.encode("utf-8"))
+        return scratch
     scratch.mkdir(parents=True, exist_ok=True)
-    (scratch / "_owner.json").write_text(json.dumps({
-        "pid": os.getpid(), "host": socket.gethostname(), "run_id": run_id,
-        "started": datetime.now(timezone.utc).isoformat(timespec="seconds")}) + "\n", encoding="utf-8")
+    (scratch / "_owner.json").write_text(owner, encoding="utf-8")
     return scratch
 
 
-def _scratch_is_stale(config: PipelineConfig, folder: Path) -> bool:
+def _scratch_is_stale(config: PipelineConfig, folder: Location) -> bool:
     """Whether the scratch folder belongs to a run that is no longer running: any other run's, when this process
     holds the lake lock (every writer of the lake takes it, so no other ingest can be running); else one whose
     owner ran on this host and whose process is gone; else one older than SCRATCH_STALE_SECONDS."""
@@ -54,7 +57,7 @@ def _scratch_is_stale(config: PipelineConfig, folder: Path) -> bool:
     if holds_lock(config.lake):
         return True
     try:
-        owner = read_lake_json(folder / "_owner.json")  # bounded: never a FIFO's hang
+        owner = json.loads(read_object(folder / "_owner.json").data)  # bounded: never a FIFO's hang
     except (OSError, ValueError):
         owner = {}
     if isinstance(owner, dict) and owner.get("host") == socket.gethostname() and isinstance(owner.get("pid"), int):
@@ -65,14 +68,24 @@ def _scratch_is_stale(config: PipelineConfig, folder: Path) -> bool:
         except OSError:  # alive, someone else's
             return False
         return False
+    if is_object_store(folder):  # its start as the owner wrote it (an object store has no folder times)
+        try:
+            started = datetime.fromisoformat(owner["started"]).timestamp()
+        except (KeyError, TypeError, ValueError):
+            return True  # no readable owner: nothing says a run is still writing it
+        return time.time() - started > SCRATCH_STALE_SECONDS
     try:
-        return time.time() - folder.stat().st_mtime > SCRATCH_STALE_SECONDS
+        return time.time() - Path(folder).stat().st_mtime > SCRATCH_STALE_SECONDS
     except OSError:
         return False
 
 
-def remove_scratch(scratch: Path) -> None:
-    """Remove a scratch folder, and ``<lake>/_ingest`` when it is left empty."""
+def remove_scratch(scratch: Location) -> None:
+    """Remove a scratch folder, and ``<lake>/_ingest`` when it is left empty (an object store has no empty
+    folders: the prefix is gone with its last object)."""
+    if is_object_store(scratch):
+        delete_prefix(scratch)
+        return
     import shutil
 
     shutil.rmtree(scratch, ignore_errors=True)
