@@ -36,6 +36,7 @@ from clwl.published import PublishedError, read_published
 from clwl.replay import PutEvent, ReplayRow, SenderReplay, Snapshot
 from clwl.router import Route, RouteError
 from clwl.silver import batch_event, load_timelines, put_columns, put_event, sender_batches, sender_inputs
+from clwl.storage import lake_root
 
 #: The gold.routing_replay columns that tell what became of a message after its put.
 FATE_COLUMNS = ("held", "held_from", "hold_state", "reallocations", "final_qmgr", "final_channel", "final_xmitq",
@@ -169,7 +170,7 @@ def find_rows(lake: Path, msg_id: str, run_date: Optional[str] = None) -> tuple[
     A message id is hex: it is looked up as given and upper-cased."""
     import pyarrow.dataset as ds
 
-    gold = Path(lake) / "gold"
+    gold = lake_root(lake) / "gold"
     path = gold / "routing_replay"
     try:
         pub = read_published(gold)
@@ -198,7 +199,7 @@ def find_stuck(lake: Path, row: dict) -> Optional[dict]:
     such table)."""
     import pyarrow.dataset as ds
 
-    gold = Path(lake) / "gold"
+    gold = lake_root(lake) / "gold"
     path = gold / "stuck_messages"
     try:
         pub = read_published(gold)

@@ -22,6 +22,7 @@ from urllib.parse import unquote
 from clwl.days import as_utc, day_bounds, run_day
 from clwl.registry import check_partitioning, columns_of, spec
 from clwl.replay import PutEvent, Snapshot, timeline_from_history
+from clwl.storage import arrow_paths, lake_root
 
 if TYPE_CHECKING:  # pragma: no cover
     import pyarrow as pa
@@ -47,7 +48,7 @@ _STATUS = columns_of("silver.channel_status", "observing_qmgr", "channel", "chlt
 def table_path(lake: Path | str, key: str) -> str:
     """``<lake>/<layer>/<name>`` of the registry's table ``key``, as a string (what deltalake takes)."""
     t = spec(key)
-    return str(Path(lake) / t.layer / t.name)
+    return str(lake_root(lake) / t.layer / t.name)  # a folder, or an s3:// location (clwl.storage)
 
 
 def load_timelines(lake: Path | str, run_date: str, overrides=None) -> dict[str, list[Snapshot]]:
@@ -184,7 +185,8 @@ def sender_batches(sender: SenderInput, queues: Optional[Collection[str]] = None
     import pyarrow as pa
     import pyarrow.dataset as ds
 
-    dataset = ds.dataset(list(sender.files), format="parquet")
+    filesystem, paths = arrow_paths(list(sender.files))  # local files, or keys on the lake's object store
+    dataset = ds.dataset(paths, format="parquet", filesystem=filesystem)
     # sending_qmgr is a partition column (in the path); a lake from before the source column has none (one
     # rebuild writes a sender's day, so its files agree on it)
     columns = [c for c in INPUT_COLUMNS if c != "sending_qmgr" and (c != "source" or c in dataset.schema.names)]
@@ -208,7 +210,7 @@ def trace_applications(lake: Path | str, run_date: str, connections: Optional[Co
     names are left out, so such a put falls back to its handle. Empty when the lake has no activity trace."""
     from clwl.lake import Lake
 
-    lk = Lake(Path(lake))
+    lk = Lake(lake)
     if (connections is not None and not connections) or not lk.exists("bronze.activity_operations"):
         return {}
     filters = [("run_date", "=", run_day(run_date))]

@@ -22,6 +22,7 @@ from clwl.report.read import WHATIF_COLS, gather
 from clwl.report.shares import replay_section, shares_section
 from clwl.report.stuck import stuck_section
 from clwl.report.timing import TIMING_COUNTS, timing_section
+from clwl.storage import lake_root
 
 TEMPLATES = Path(__file__).with_name("templates")  # package data: beside this module when installed too
 
@@ -153,7 +154,7 @@ def write_report(out: Places, run_date: dt.date | str, run_id: str, *, channel_s
     silver tables (configuration, browses) are the main lake's.
     """
     day = run_date if isinstance(run_date, dt.date) else run_day(run_date)
-    gathered = gather(Path(out.lake), day, run_id, silver_lake=Path(published.lake) if published is not None else None,
+    gathered = gather(lake_root(out.lake), day, run_id, silver_lake=lake_root(published.lake) if published is not None else None,
                       channel_status=channel_status, whatif=whatif)
     rep = build_report(gathered)
     folder = Path(out.reports) / day.isoformat()

@@ -24,6 +24,7 @@ from clwl.registry import columns_of
 from clwl.report.agreement import mq_counts
 from clwl.report.model import MAX_DISAGREEMENTS, Day, Seen, summary_row
 from clwl.silver import table_path, trace_applications
+from clwl.storage import lake_root
 
 log = logging.getLogger(__name__)
 
@@ -125,7 +126,7 @@ def read_gold(lake: Path, day: dt.date) -> dict[str, _Table]:
     another is being written. routing_replay comes back as its count cube (:func:`replay_cube`)."""
     from clwl.published import read_published
 
-    published = read_published(Path(lake) / "gold")  # read once: one consistent set of versions
+    published = read_published(lake_root(lake) / "gold")  # read once: one consistent set of versions
     tables: dict[str, _Table] = {}
     for name in GOLD_TABLES:
         path = table_path(lake, f"gold.{name}")
@@ -145,7 +146,7 @@ def destination_counts(lake: Path, day: dt.date) -> pd.DataFrame:
 
     from clwl.published import read_published
 
-    published = read_published(Path(lake) / "gold")
+    published = read_published(lake_root(lake) / "gold")
     path = table_path(lake, "gold.routing_replay")
     if not is_delta_table(path) or not published.visible("routing_replay"):
         return pd.DataFrame(columns=["queue", "qmgr", "messages"])
@@ -386,7 +387,7 @@ def gather(lake: Path, day: dt.date, run_id: str, *, silver_lake: Path | None = 
     day (``silver_lake``'s) beside it."""
     from clwl.silver import load_timelines
 
-    silver = Path(silver_lake) if silver_lake is not None else Path(lake)
+    silver = lake_root(silver_lake) if silver_lake is not None else lake_root(lake)
     gold = read_gold(lake, day)
     beside = None
     if whatif is not None and silver_lake is not None:
@@ -447,7 +448,7 @@ def gather(lake: Path, day: dt.date, run_id: str, *, silver_lake: Path | None = 
         channel_status=None if cs.note == "not published" else cs.frame,
         channel_note=f"no channel status table at {cs_path}" if cs.note == "not published" else "",
         xmitq_contents=xq.frame, xmitq_note=xq_note, timelines=timelines, configured_note=configured_note,
-        versions=versions, validation_root=Path(lake) / "validation", lake=silver,
+        versions=versions, validation_root=lake_root(lake) / "validation", lake=silver,
         whatif=whatif.name if whatif is not None else None,
         overrides=whatif.overrides() if whatif is not None else None, beside=beside,
         disagreements=wrong[0] if wrong else None, disagreement_total=wrong[1] if wrong else None, low_puts=low,
