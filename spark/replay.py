@@ -247,22 +247,22 @@ def with_timing(batch: "pa.RecordBatch", observed: dict[str, ObservedMessage]) -
     """The replay's rows with the channel agents' trace: for each message the trace saw (by message id; few next
     to the puts), when it left and arrived and :func:`clwl.observed.timing_agreement`'s verdict, the one rule
     (never restated as Spark columns). Rows it did not see keep their nulls; a batch with none is returned as
-    it is. The lookup is Arrow's (index_in over the batch's ids); only the matched rows become Python objects."""
+    it is. The lookup is a dict's, per row of the batch (a value set of the day's traced ids built per batch cost
+    more than the replay itself at 1M traced messages); only the matched rows become Python objects."""
     import pyarrow as pa
     import pyarrow.compute as pc
 
     if not observed or batch.num_rows == 0:
         return batch
-    found = pc.index_in(pc.utf8_upper(batch.column("msg_id")), value_set=pa.array(list(observed), pa.string()))
-    hits = pc.indices_nonzero(pc.is_valid(found)).to_pylist()
+    get = observed.get
+    hits = [(i, obs) for i, obs in enumerate(map(get, pc.utf8_upper(batch.column("msg_id")).to_pylist()))
+            if obs is not None]
     if not hits:
         return batch
-    seen = list(observed.values())
-    rows = batch.take(pa.array(hits, pa.int64())).select(
+    rows = batch.take(pa.array([i for i, _ in hits], pa.int64())).select(
         ["sending_qmgr", "put_time", "error", "held", "held_from", "released_at"]).to_pylist()
     columns = {c: [None] * batch.num_rows for c in TIMING_COLUMNS}
-    for i, row, k in zip(hits, rows, found.take(pa.array(hits, pa.int64())).to_pylist()):
-        obs = seen[k]
+    for (i, obs), row in zip(hits, rows):
         verdict = timing_agreement(row, obs)
         if verdict is None:  # another queue manager's row of the id, or a put that failed
             continue
