@@ -23,6 +23,7 @@ import sys
 import pytest
 
 from clwl.lake import GOLD_TABLES, SILVER_TABLES, Lake, unsettled
+from clwl.lakelock import LEASE_SECONDS
 from spark.config import REPO_ROOT
 
 
@@ -165,8 +166,11 @@ def test_a_publish_killed_after_a_gold_commit_leaves_readers_on_the_published_ru
     n = run_query(f"SELECT count(*) AS n FROM routing_replay WHERE run_date = DATE '{DAY}'", store_lake)
     assert n.column("n").to_pylist()[0] > 0
 
+    # The killed writer's lease stays until it expires (no kernel releases it on a store): the next writer waits
+    # for that, then takes the lease over (clwl/lakelock.py), settles the killed publish and publishes.
     done = subprocess.run([sys.executable, str(script), store_lake, landing, DAY, run_id],
-                          env=_env(object_store), capture_output=True, text=True, timeout=900, cwd=REPO_ROOT)
+                          env=_env(object_store, CLWL_LOCK_WAIT=str(int(LEASE_SECONDS) + 60)), capture_output=True,
+                          text=True, timeout=900, cwd=REPO_ROOT)
     assert done.returncode == 0 and "PUBLISHED" in done.stdout, (done.stdout[-2000:], done.stderr[-3000:])
     again = lake.published()
     assert again.dates[DAY] == run_id
