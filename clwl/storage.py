@@ -122,6 +122,11 @@ class LakeLocation:
     def is_remote(self) -> bool:
         return True
 
+    def exists(self) -> bool:
+        """Whether anything is stored under this location (a "folder": a non-empty prefix), as a reader that
+        asks ``Path.exists()`` of a folder of the lake means it (the report's validation folder)."""
+        return has_prefix(self)
+
 
 Location = Path | LakeLocation
 

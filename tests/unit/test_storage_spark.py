@@ -108,3 +108,16 @@ def test_the_s3a_jars_have_a_folder_of_their_own_and_the_delta_folder_is_unchang
     packages = s3a_packages("3.4.2")
     s3a = local_jar_folder(packages[0], "s3a-jars", tuple(packages[1:]), S3A_PROVIDED_BY_PYSPARK)
     assert s3a.parent == jar_cache_root() / "s3a-jars" and s3a.name.startswith("hadoop-aws-3.4.2-")
+
+
+@pytest.mark.objectstore
+def test_a_folder_of_the_lake_on_the_store_exists_once_something_is_under_it(object_store, monkeypatch):
+    """The report asks ``exists()`` of the validation folder it names: on the store, a non-empty prefix."""
+    from clwl.storage import lake_root, put_object
+
+    object_store.use(monkeypatch)
+    lake = lake_root(object_store.lake_uri())
+    folder = lake / "validation" / "run-1"
+    assert not folder.exists()
+    put_object(folder / "_publish.json", b"{}\n")
+    assert folder.exists() and (lake / "validation").exists() and not (lake / "validation" / "run-2").exists()
