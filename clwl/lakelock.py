@@ -56,6 +56,11 @@ from clwl.storage import (
 WAIT_ENV = "CLWL_LOCK_WAIT"
 #: How long a lease on an object store lasts without renewal (renewed every third of it while held).
 LEASE_SECONDS = 120.0
+#: Sets the lease for the process (seconds): shorter lets the next writer take over sooner after a holder died,
+#: at more renewals while held; it must stay well above the clock difference between hosts and a renewal's time.
+LEASE_ENV = "CLWL_LEASE_SECONDS"
+#: The shortest lease accepted: a renewal every third of it must fit a slow store's round trip.
+MIN_LEASE_SECONDS = 15.0
 
 _held: dict[str, list] = {}  # lock file path -> [fd, depth]: the locks this process holds
 _guard = threading.Lock()
@@ -94,6 +99,19 @@ def _wait_default() -> float:
         raise LakeLockError(f"{WAIT_ENV}={raw!r}: not a number of seconds") from None
 
 
+def _lease_default() -> float:
+    raw = os.environ.get(LEASE_ENV, "").strip()
+    if not raw:
+        return LEASE_SECONDS
+    try:
+        seconds = float(raw)
+    except ValueError:
+        raise LakeLockError(f"{LEASE_ENV}={raw!r}: not a number of seconds") from None
+    if not MIN_LEASE_SECONDS <= seconds <= 3600:
+        raise LakeLockError(f"{LEASE_ENV}={raw!r}: a lease must last {MIN_LEASE_SECONDS:.0f} to 3600 seconds")
+    return seconds
+
+
 def _describe(holder: dict) -> str:
     if not holder:
         return "another process (it has not written its name into the lock file yet)"
@@ -125,7 +143,7 @@ def lake_lock(lake: Path | str | LakeLocation, *, purpose: str = "clwl", wait: O
 
     wait: seconds to wait for another holder (default ``$CLWL_LOCK_WAIT``, else 0: :class:`LakeBusy` at once).
     progress: told once when the call starts waiting, then every minute.
-    lease_seconds: an object store's lease (default :data:`LEASE_SECONDS`).
+    lease_seconds: an object store's lease (default ``$CLWL_LEASE_SECONDS``, else :data:`LEASE_SECONDS`).
     """
     path = lock_path(lake)
     key = str(path)
@@ -145,7 +163,7 @@ def lake_lock(lake: Path | str | LakeLocation, *, purpose: str = "clwl", wait: O
 
     limit = _wait_default() if wait is None else max(0.0, float(wait))
     if is_object_store(path):
-        with _lease_lock(path, purpose, limit, progress, LEASE_SECONDS if lease_seconds is None else lease_seconds):
+        with _lease_lock(path, purpose, limit, progress, _lease_default() if lease_seconds is None else lease_seconds):
             yield path
         return
     try:

@@ -23,7 +23,7 @@ import sys
 import pytest
 
 from clwl.lake import GOLD_TABLES, SILVER_TABLES, Lake, unsettled
-from clwl.lakelock import LEASE_SECONDS
+from clwl.lakelock import MIN_LEASE_SECONDS
 from spark.config import REPO_ROOT
 
 
@@ -44,6 +44,8 @@ pytestmark = [pytest.mark.objectstore, pytest.mark.spark, pytest.mark.slow,
                                         "yet (the integrator's patch of issue 31)")]
 
 DAY = "2026-11-20"
+#: The killed writer's lease (CLWL_LEASE_SECONDS): the next writer waits it out, so the shortest one accepted.
+TEST_LEASE = int(MIN_LEASE_SECONDS)
 VOLATILE = re.compile(r"(^|_)(run_id|run_ids|ingested_at|published_at|started_at|finished_at|seconds|"
                       r"table_versions|code_version|ingest_run_id|updated_at|created_at|written_at|duration_s)$")
 CLWL = [sys.executable, "-m", "clwl"]
@@ -154,7 +156,8 @@ def test_a_publish_killed_after_a_gold_commit_leaves_readers_on_the_published_ru
     landing = str(REPO_ROOT / "samples" / "landing")
     run_id = before.dates[DAY]
     killed = subprocess.run([sys.executable, str(script), store_lake, landing, DAY, run_id],
-                            env=_env(object_store, CLWL_TEST_KILL_AFTER_GOLD_WRITES="2"), capture_output=True,
+                            env=_env(object_store, CLWL_TEST_KILL_AFTER_GOLD_WRITES="2",
+                                     CLWL_LEASE_SECONDS=str(TEST_LEASE)), capture_output=True,
                             text=True, timeout=900, start_new_session=True, cwd=REPO_ROOT)
     assert killed.returncode == -9, (killed.stdout[-2000:], killed.stderr[-3000:])
     after = lake.published()
@@ -169,7 +172,7 @@ def test_a_publish_killed_after_a_gold_commit_leaves_readers_on_the_published_ru
     # The killed writer's lease stays until it expires (no kernel releases it on a store): the next writer waits
     # for that, then takes the lease over (clwl/lakelock.py), settles the killed publish and publishes.
     done = subprocess.run([sys.executable, str(script), store_lake, landing, DAY, run_id],
-                          env=_env(object_store, CLWL_LOCK_WAIT=str(int(LEASE_SECONDS) + 60)), capture_output=True,
+                          env=_env(object_store, CLWL_LOCK_WAIT=str(TEST_LEASE + 60)), capture_output=True,
                           text=True, timeout=900, cwd=REPO_ROOT)
     assert done.returncode == 0 and "PUBLISHED" in done.stdout, (done.stdout[-2000:], done.stderr[-3000:])
     again = lake.published()

@@ -308,3 +308,21 @@ def test_a_lake_command_without_credentials_never_calls_out(monkeypatch):
     with pytest.raises(StorageError) as exc:
         read_object(lake_root("s3://clwl-bucket/lake") / "gold" / "_published.json")
     assert "no S3 credentials" in one_line(exc)
+
+
+def test_the_lease_comes_from_clwl_lease_seconds(object_store, monkeypatch):
+    """$CLWL_LEASE_SECONDS sets the lease a writer takes (the expiry it writes is that far ahead); a value that is
+    not a number, or outside 15-3600 s (a renewal every third must fit a store's round trip), is one line."""
+    from clwl.lakelock import MIN_LEASE_SECONDS
+
+    object_store.use(monkeypatch)
+    uri = object_store.lake_uri("lease-env")
+    monkeypatch.setenv("CLWL_LEASE_SECONDS", "20")
+    with lake_lock(uri, purpose="short"):
+        holder = read_holder(uri)
+        assert 15 < holder["expires_at"] - time.time() <= 20
+    for bad in ("soon", str(MIN_LEASE_SECONDS - 1), "7200"):
+        monkeypatch.setenv("CLWL_LEASE_SECONDS", bad)
+        with pytest.raises(LakeLockError, match="CLWL_LEASE_SECONDS"):
+            with lake_lock(object_store.lake_uri("lease-bad")):
+                pass
