@@ -38,7 +38,7 @@ def _readers_take_a_location() -> bool:
         return False
 
 
-pytestmark = [pytest.mark.objectstore, pytest.mark.spark, pytest.mark.slow,
+pytestmark = [pytest.mark.objectstore, pytest.mark.spark, pytest.mark.slow, pytest.mark.extended,
               pytest.mark.skipif(not _readers_take_a_location(),
                                  reason="clwl/silver.py, clwl/report and clwl/explain.py do not take a lake location "
                                         "yet (the integrator's patch of issue 31)")]

@@ -61,6 +61,7 @@ def _gold(lake: Path, table: str, keys: list[str]):
 
 @pytest.mark.spark
 @pytest.mark.slow
+@pytest.mark.extended
 def test_clwl_run_attached_to_a_connect_server_equals_local_mode(connect_server, samples_lake, tmp_path):
     url, server = connect_server
     lake = tmp_path / "lake-connect"

@@ -26,7 +26,7 @@ COMPARED = {
     "distribution": ["sending_qmgr", "queue", "interval_start", "qmgr", "source"],
 }
 
-pytestmark = [pytest.mark.spark, pytest.mark.slow]
+pytestmark = [pytest.mark.spark, pytest.mark.slow, pytest.mark.extended]
 SECRET = "test-only-" + os.urandom(8).hex()  # made per run; the driver gets it from CLWL_SPARK_AUTH_SECRET
 
 
