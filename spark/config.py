@@ -47,6 +47,10 @@ _ENV = {  # the lake's variable, CLWL_LAKE, is read by clwl.lake.default_lake_lo
 }
 
 
+#: ``spark`` turns on the put CSV fast path (PipelineConfig.put_csv_reader).
+PUT_CSV_READER_ENV = "CLWL_PUT_CSV_READER"
+
+
 def _abs(p: Path | str) -> Path:
     # Absolute paths: Spark executors, deltalake and Airflow tasks may not share the caller's cwd.
     return Path(p).expanduser().absolute()
@@ -72,6 +76,9 @@ class PipelineConfig:
     # How a run reads and shows: carried here, not through os.environ, from the command line or the environment.
     trace_tz: str | None = None  # the zone activity traces print local times in (None: UTC)
     verbose: bool = False  # Spark's own output on the terminal instead of its log file
+    # Put CSV files whose every record is clean read by Spark's CSV reader (the rest by the Python parser, the same
+    # rows either way: spark/ingest/put_csv.py); off by default, slower than the parser on 2 cores.
+    put_csv_reader: bool = False
 
     def __post_init__(self) -> None:
         lake = _location(self.lake)
@@ -90,7 +97,7 @@ class PipelineConfig:
     @classmethod
     def from_env(cls, **overrides: object) -> PipelineConfig:
         """Defaults, then CLWL_LAKE / CLWL_LANDING / CLWL_SPARK_MASTER / CLWL_SPARK_REMOTE / CLWL_TRACE_TZ /
-        CLWL_SPARK_VERBOSE (empty = unset), then `overrides`."""
+        CLWL_SPARK_VERBOSE / CLWL_PUT_CSV_READER (empty = unset), then `overrides`."""
         values: dict[str, object] = {"lake": default_lake_location()}  # $CLWL_LAKE, else ./lake
         for name, var in _ENV.items():
             raw = os.environ.get(var, "").strip()
@@ -99,6 +106,7 @@ class PipelineConfig:
         if os.environ.get("CLWL_TRACE_TZ", "").strip():
             values["trace_tz"] = os.environ["CLWL_TRACE_TZ"].strip()
         values["verbose"] = os.environ.get("CLWL_SPARK_VERBOSE", "").strip().lower() in ("1", "true", "yes")
+        values["put_csv_reader"] = os.environ.get(PUT_CSV_READER_ENV, "").strip().lower() == "spark"
         values.update({k: v for k, v in overrides.items() if v is not None})
         return cls(**values)  # an unknown override name is a TypeError, on purpose
 

@@ -13,7 +13,7 @@ from pathlib import Path
 from clwl import formats
 from spark.ingest.landing import LandingFile
 from spark.ingest.parse_tasks import ReconciliationError, parse_partition
-from spark.ingest.put_csv import PUT_RECORDS, PutCsvRead, read_put_csvs, reader_enabled
+from spark.ingest.put_csv import PUT_RECORDS, PutCsvRead, read_put_csvs
 from spark.ingest.scratch import PARSED_TABLES
 from spark.session import code_zip, default_parallelism, is_remote, session_master
 from spark.tables import TABLES
@@ -103,21 +103,19 @@ def _put_csvs_by_spark(spark, todo: list[LandingFile], run_id: str, scratch: Pat
 
 
 def parse_files(spark, todo: list[LandingFile], dates: list[str], run_id: str, scratch: Path, task_bytes: int,
-                 progress, trace_tz: str | None = None, put_csv_reader: bool | None = None
+                 progress, trace_tz: str | None = None, put_csv_reader: bool = False
                  ) -> tuple[list[dict], dict[str, object]]:
     """Parse ``todo`` in Spark tasks: ``(per-file summaries, DataFrame of the parsed rows per table key)``, the
     DataFrames reading the Parquet files the tasks wrote to ``scratch``. ``trace_tz``: the zone the local
     times of activity traces are read in. ``put_csv_reader``: True, the put CSV files whose every record is clean
     are read by Spark's CSV reader (:mod:`spark.ingest.put_csv`), the others by the Python parser, with the same
-    rows either way; False, every file by the Python parser; None (default), as ``$CLWL_PUT_CSV_READER`` says
-    (off unless ``spark``)."""
+    rows either way; False (the default), every file by the Python parser. A run passes its
+    ``PipelineConfig.put_csv_reader`` (``$CLWL_PUT_CSV_READER=spark``)."""
     results: list[dict] = []
     frames: dict[str, object] = {}
     if not todo:
         return results, frames
     t0 = time.monotonic()
-    if put_csv_reader is None:
-        put_csv_reader = reader_enabled()
     fast = _put_csvs_by_spark(spark, todo, run_id, scratch, progress) if put_csv_reader else PutCsvRead()
     by_python = [f for f in todo if f.source_file not in fast.done]
     tasks = plan_tasks(by_python, default_parallelism(spark), task_bytes)

@@ -1,5 +1,5 @@
 """Put CSV files read by Spark's own CSV reader (the fast path), every other put file by the Python parser (the
-exact path), with the same rows either way. Off unless ``$CLWL_PUT_CSV_READER`` is ``spark`` (:data:`READER_ENV`).
+exact path), with the same rows either way. Off unless ``$CLWL_PUT_CSV_READER`` is ``spark`` (``PipelineConfig.put_csv_reader``).
 
 A put CSV file is read by Spark when everything in it is what the Python parser (:mod:`clwl.parse.puts`) would
 accept unchanged; any file in which something is not goes, whole, to the Python parse tasks, whose rows and
@@ -52,11 +52,10 @@ from clwl.parse.puts import CsvHeader, csv_header
 from spark.ingest.landing import LandingFile
 from spark.tables import TABLES
 
-#: ``CLWL_PUT_CSV_READER=spark`` turns the fast path on for a run; by default every put file is read by the Python
-#: parser. Measured on the 2-core target (BENCHMARKS.md, bench/put_csv.py): Spark's reader with the parser's
-#: checks costs about 1.7 times the parser's CPU per record (its tokenizer and Parquet writer alone cost about what
-#: the whole Python parse does), so it is not the default there.
-READER_ENV = "CLWL_PUT_CSV_READER"
+# On only when asked (``CLWL_PUT_CSV_READER=spark``, spark.config.PipelineConfig.put_csv_reader): by default every
+# put file is read by the Python parser. Measured on the 2-core target (BENCHMARKS.md, bench/put_csv.py): Spark's
+# reader with the parser's checks costs about 1.7 times the parser's CPU per record (its tokenizer and Parquet
+# writer alone cost about what the whole Python parse does), so it is not the default there.
 PUT_RECORDS = "bronze.put_records"
 #: The name the put CSV format logs (``clwl.formats``), and the only one read here.
 CSV = "csv"
@@ -261,11 +260,6 @@ class PutCsvRead:
         return {r["source_file"] for r in self.results}
 
 
-def reader_enabled() -> bool:
-    """Whether the run reads put CSV files with Spark's CSV reader (``$CLWL_PUT_CSV_READER`` is ``spark``)."""
-    return os.environ.get(READER_ENV, "").strip().lower() == "spark"
-
-
 def is_candidate(f: LandingFile) -> bool:
     """A put CSV file (by its name) that is to be read at all."""
     return not f.reject and not f.skipped and formats.logged_format(f.parser, f.source_file) == CSV
@@ -408,5 +402,4 @@ def _bronze_rows(spark, F, written, kept: list[tuple], run_id: str):
                            for c, f in zip(t.columns, t.schema.fields)])
 
 
-__all__ = ["READER_ENV", "PutCsvRead", "PutCsvShape", "inspect_put_csv", "is_candidate", "line_offsets", "read_put_csvs",
-           "reader_enabled"]
+__all__ = ["PutCsvRead", "PutCsvShape", "inspect_put_csv", "is_candidate", "line_offsets", "read_put_csvs"]

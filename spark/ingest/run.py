@@ -104,7 +104,8 @@ def ingest(config: PipelineConfig, run_dates: list[str] | None = None, spark=Non
     # 2-4. parse in Spark tasks, replace the files' rows, rebuild message events and histories
     scratch = make_scratch(config, run_id)
     try:
-        results, frames = parse_files(spark, todo, dates, run_id, scratch, task_bytes, progress, trace_tz)
+        results, frames = parse_files(spark, todo, dates, run_id, scratch, task_bytes, progress, trace_tz,
+                                      config.put_csv_reader)
         written, held = write_tables(spark, config, frames, todo, removed, results, progress, run_id, ingested_at)
     finally:
         remove_scratch(scratch)  # also when parsing or writing failed

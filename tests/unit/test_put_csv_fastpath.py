@@ -172,7 +172,7 @@ def test_every_put_time_of_the_fast_path_is_one_the_parser_reads(text):
 
 @pytest.mark.parametrize("value,on", [("", False), ("python", False), ("spark", True), (" Spark ", True)])
 def test_the_spark_reader_is_on_only_when_the_environment_asks(monkeypatch, value, on):
-    from spark.ingest.put_csv import READER_ENV, reader_enabled
+    from spark.config import PUT_CSV_READER_ENV, PipelineConfig
 
-    monkeypatch.setenv(READER_ENV, value)
-    assert reader_enabled() is on
+    monkeypatch.setenv(PUT_CSV_READER_ENV, value)
+    assert PipelineConfig.from_env().put_csv_reader is on
