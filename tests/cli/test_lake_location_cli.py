@@ -9,7 +9,6 @@ import pytest
 
 from clwl.cli import main
 
-
 NO_CREDENTIALS = "no S3 credentials: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY"
 
 
