@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from spark.ingest import LandingFile, classify_name
+from spark.ingest import LandingFile
 from spark.ingest.parse_step import TASK_BYTES, parse_files
 from spark.ingest.put_csv import read_put_csvs
 from tests.unit.test_put_csv_fastpath import CASES
@@ -33,13 +33,9 @@ MUTANTS = 150
 
 
 def _landing_file(landing: Path, run_date: str, qmgr: str, name: str, data: bytes) -> LandingFile:
-    target = landing / run_date / qmgr / name
-    target.parent.mkdir(parents=True, exist_ok=True)
-    target.write_bytes(data)
-    parser, capture_type, capture_time, reject = classify_name(name, run_date)
-    return LandingFile(path=str(target), source_file=f"{run_date}/{qmgr}/{name}", run_date=run_date,
-                       observing_qmgr=qmgr, parser=parser, capture_type=capture_type, capture_time=capture_time,
-                       reject=reject, size_bytes=len(data), content_sha256="0" * 64)
+    from tests.unit.test_parser_fuzz import landing_file
+
+    return landing_file(landing, name, data, qmgr=qmgr, run_date=run_date)
 
 
 def _mutants() -> list[bytes]:

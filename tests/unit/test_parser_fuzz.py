@@ -47,15 +47,16 @@ QUARANTINE_TABLE = "silver.quarantine"
 # Driving one file the way a parse task does
 
 
-def landing_file(folder: Path, name: str, data: bytes, qmgr: str | None = "QM1") -> LandingFile:
-    """``data`` written as ``<folder>/<RUN_DATE>/<qmgr>/<name>`` and described as discovery describes it."""
+def landing_file(folder: Path, name: str, data: bytes, qmgr: str | None = "QM1",
+                 run_date: str = RUN_DATE) -> LandingFile:
+    """``data`` written as ``<folder>/<run_date>/<qmgr>/<name>`` and described as discovery describes it."""
     from spark.ingest import classify_name
 
-    target = folder / RUN_DATE / (qmgr or "QM1") / name
+    target = folder / run_date / (qmgr or "QM1") / name
     target.parent.mkdir(parents=True, exist_ok=True)
     target.write_bytes(data)
-    parser, capture_type, capture_time, reject = classify_name(name, RUN_DATE)
-    return LandingFile(path=str(target), source_file=f"{RUN_DATE}/{qmgr or 'QM1'}/{name}", run_date=RUN_DATE,
+    parser, capture_type, capture_time, reject = classify_name(name, run_date)
+    return LandingFile(path=str(target), source_file=f"{run_date}/{qmgr or 'QM1'}/{name}", run_date=run_date,
                        observing_qmgr=qmgr, parser=parser, capture_type=capture_type, capture_time=capture_time,
                        reject=reject, size_bytes=len(data), content_sha256="0" * 64)
 
