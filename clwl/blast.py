@@ -49,6 +49,7 @@ from clwl.days import RunDate, day_bounds
 from clwl.model import ClusterView
 from clwl.replay import PutEvent, ReplayRow, SenderReplay, Snapshot
 from clwl.router import Route, RouteError
+from clwl.storage import lake_root
 
 #: The state a case gives its channels: the last tier of steps 6-9, not in clwl.model.MOVING_STATES: a channel that
 #: moves nothing until it is started again.
@@ -481,7 +482,7 @@ def blast_radius(lake: Path | str, run_date: str, profile: str = "default") -> B
 
     t0 = time.perf_counter()
     run_date = RunDate(run_date)
-    lake = Path(lake)
+    lake = lake_root(lake)  # a folder, or s3:// (clwl.storage)
     for key in ("silver.message_events", "silver.config_history", "silver.channel_status"):
         if not is_delta_table(table_path(lake, key)):
             raise BlastError(f"no {key} in {lake} (run `clwl run` first, or name the lake with --lake)")

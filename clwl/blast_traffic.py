@@ -174,7 +174,10 @@ def hours_of(files: Sequence[str]) -> Counter:
     import pyarrow.compute as pc
     import pyarrow.dataset as ds
 
-    col = ds.dataset(list(files), format="parquet").to_table(columns=["put_time"]).column("put_time")
+    from clwl.storage import arrow_paths
+
+    filesystem, paths = arrow_paths(list(files))  # local files, or keys on the lake's object store
+    col = ds.dataset(paths, format="parquet", filesystem=filesystem).to_table(columns=["put_time"]).column("put_time")
     # Spark's Parquet timestamps read as naive UTC (clwl/silver.py): the hour of the naive value is the UTC hour.
     counts = pc.value_counts(pc.hour(col.cast(pa.timestamp("us"))))
     return Counter({int(v["values"].as_py()): int(v["counts"].as_py()) for v in counts})

@@ -413,7 +413,7 @@ def read_history(lake: Path | str, baseline_at: datetime, until: datetime) -> tu
 
     from clwl.lake import Lake, LakeFileError
 
-    door = Lake(Path(lake))
+    door = Lake(lake)
     if not door.exists(HISTORY_TABLE):
         raise DriftError(f"{lake}: no {HISTORY_TABLE} (ingest the captures first: clwl ingest or clwl run)")
     try:
@@ -436,7 +436,7 @@ def read_captures(lake: Path | str) -> Optional[list[tuple[str, datetime]]]:
 
     from clwl.lake import Lake
 
-    door = Lake(Path(lake))
+    door = Lake(lake)
     if not door.exists(CAPTURE_TABLE):
         return None
     try:

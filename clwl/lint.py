@@ -403,7 +403,7 @@ def lint_lake(lake: Path | str, run_date: str) -> list[Finding]:
     from clwl.lake import Lake
     from clwl.silver import load_timelines
 
-    lk = Lake(Path(lake))
+    lk = Lake(lake)
     for key in ("silver.config_history", "silver.channel_status", "silver.ingest_files"):
         if not lk.exists(key):
             raise LintInputError(f"{lake}: no {key} table (ingest the landing folder first: clwl run or clwl ingest)")
