@@ -33,7 +33,7 @@ from datetime import datetime, timedelta
 from typing import Callable, Iterable, Mapping
 
 __all__ = ["RECEIVING_AGENTS", "SENDING_AGENTS", "TIMING_CAUSES", "TIMING_TOLERANCE", "ChannelEvent", "FlowStep",
-           "ObservedMessage", "TimingVerdict", "channel_events", "concerns", "message_flow", "observed_day",
+           "ObservedMessage", "TimingVerdict", "channel_events", "concerns", "message_flow",
            "observed_timeline", "timing_agreement"]
 
 #: Channel types (the trace header's ``Channel Type``) whose agent gets from a transmission queue and sends.
@@ -460,7 +460,7 @@ OPERATION_COLUMNS = ("connection", "seq_number", "operation_index", "operation",
                      "source_file", "position")
 
 
-def _day_filters(day) -> list:
+def agent_filters(day) -> list:
     """The channel agents' rows of the run date (the header fields are on every row of a trace message, the
     MQCMIT/MQBACK/MQDISC of a unit of work included)."""
     return [[("run_date", "=", day), ("channel_type", "in", sorted(SENDING_AGENTS | RECEIVING_AGENTS))],
@@ -475,12 +475,7 @@ def agent_operations(lake, run_date) -> list[dict]:
     lake = lake if isinstance(lake, Lake) else Lake(lake)
     if not lake.exists("bronze.activity_operations"):
         return []
-    return lake.rows("bronze.activity_operations", OPERATION_COLUMNS, _day_filters(run_day(run_date))).to_pylist()
-
-
-def observed_day(lake, run_date) -> dict[str, ObservedMessage]:
-    """:func:`observed_timeline` of the run date's channel agents' trace, keyed by upper-case message id."""
-    return {k.upper(): v for k, v in observed_timeline(agent_operations(lake, run_date)).items()}
+    return lake.rows("bronze.activity_operations", OPERATION_COLUMNS, agent_filters(run_day(run_date))).to_pylist()
 
 
 def message_operations(lake, run_date, msg_id: str) -> list[dict]:

@@ -23,7 +23,7 @@ from pyspark.sql import functions as F
 from clwl.days import run_day
 from clwl.fingerprint import code_digest
 from clwl.lake import GOLD_TABLES, REPORTS, RUN_INPUTS, Lake, unsettled
-from clwl.observed import observed_day
+from clwl.observed_columns import observed_day
 from clwl.whatif import WhatIf
 from spark.config import PipelineConfig
 from spark.detect import distribution, stuck_messages

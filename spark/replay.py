@@ -294,7 +294,7 @@ def replay_messages(spark: SparkSession, config: PipelineConfig, run_date: str, 
     of silver.message_events, in put order, and streams them through the replay loop (mapInArrow; the state
     is carried across Arrow batches). ``senders`` / ``queues`` narrow the replay to some senders / queues.
     ``reference``: take the reference path (a PutEvent and a ReplayRow per message) instead of the fast one.
-    ``observed``: the day's channel agents' timeline (:func:`clwl.observed.observed_day`, computed once on the
+    ``observed``: the day's channel agents' timeline (:func:`clwl.observed_columns.observed_day`, computed once on the
     driver and shipped with the timelines): the rows it saw get the timing columns (:func:`with_timing`)."""
     start, end = day_bounds(run_date)
     if timelines is None:
