@@ -211,6 +211,8 @@ TRACE_FORMAT = _BY_NAME["activity_trace"].default
 SELF_CHECKED_FORMATS = frozenset(logged for f in FORMATS if f.self_checked for logged in f.logged)
 #: The names of the formats whose files give put records.
 PUT_FORMATS = tuple(f.name for f in FORMATS if f.gives_puts)
+#: ``format`` logged for a put CSV file (the one put format Spark's own CSV reader may read: spark/ingest/put_csv.py).
+PUT_CSV_FORMAT = _BY_NAME["puts"].logged[0]
 
 
 def get(name: str) -> Optional[Format]:

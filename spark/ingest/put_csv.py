@@ -58,7 +58,7 @@ from spark.tables import TABLES
 # writer alone cost about what the whole Python parse does), so it is not the default there.
 PUT_RECORDS = "bronze.put_records"
 #: The name the put CSV format logs (``clwl.formats``), and the only one read here.
-CSV = "csv"
+CSV = formats.PUT_CSV_FORMAT
 #: The scratch sub-folder the fast path's rows are written to (not one of the parsed tables).
 SCRATCH_FOLDER = "_put_csv"
 CORRUPT = "_corrupt_record"
