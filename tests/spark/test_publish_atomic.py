@@ -120,7 +120,11 @@ def _summary(lake: Path) -> list[dict]:
                      f"FROM run_summary WHERE run_date = DATE '{DAY}'", lake).to_pylist()
 
 
-@pytest.mark.parametrize("kill_after", [1, 2, 3, 4], ids=lambda n: f"kill-after-gold-commit-{n}")
+# The first and the last gold commit in the everyday suite; the two between them (a minute each) with the extended
+# tests, which CI runs too.
+@pytest.mark.parametrize("kill_after", [1, pytest.param(2, marks=pytest.mark.extended),
+                                        pytest.param(3, marks=pytest.mark.extended), 4],
+                         ids=lambda n: f"kill-after-gold-commit-{n}")
 def test_a_publish_killed_at_a_gold_commit_leaves_gold_on_one_run(spark, prepared, tmp_path, kill_after):
     from clwl.query import run_query
     from clwl.report.read import read_gold
