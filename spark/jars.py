@@ -133,14 +133,12 @@ def _main_jar_name(coordinate: str) -> str:
     return f"{group}_{artifact}-{version}.jar"  # how Ivy names a retrieved jar
 
 
-def baked_delta_jars() -> list[str]:
-    """The Delta jars resolved at image build time (docker/bake-delta-jars.sh), from CLWL_DELTA_JARS: a folder
-    of jars, or a comma-separated list of jar files. Empty when unset: then :func:`local_delta_jars`.
-
-    The folder must hold the very jar `delta_packages()` names (Ivy's `<group>_<artifact>-<version>.jar`), so
-    an image baked for another pyspark/delta-spark pair fails here, not deep inside the first Delta write.
-    """
-    raw = os.environ.get("CLWL_DELTA_JARS", "").strip()
+def _baked_jars(variable: str, coordinate: str, error: type[Exception]) -> list[str]:
+    """The jars an image baked (a folder of jars, or a comma-separated list of jar files) named by the environment
+    variable ``variable``; empty when it is unset. It must hold the very jar ``coordinate`` names (Ivy's
+    `<group>_<artifact>-<version>.jar`), so an image baked for another pyspark release fails here, not deep inside
+    the first write. ``error`` when a path is missing or that jar is not there."""
+    raw = os.environ.get(variable, "").strip()
     if not raw:
         return []
     jars: list[str] = []
@@ -151,11 +149,17 @@ def baked_delta_jars() -> list[str]:
         elif path.is_file():
             jars.append(str(path))
         else:
-            raise FileNotFoundError(f"CLWL_DELTA_JARS: {path} does not exist")
-    main_jar = _main_jar_name(delta_packages())
+            raise error(f"{variable}: {path} does not exist")
+    main_jar = _main_jar_name(coordinate)
     if main_jar not in {Path(j).name for j in jars}:
-        raise FileNotFoundError(f"CLWL_DELTA_JARS={raw} has no {main_jar}")
+        raise error(f"{variable}={raw} has no {main_jar}")
     return jars
+
+
+def baked_delta_jars() -> list[str]:
+    """The Delta jars resolved at image build time (docker/bake-delta-jars.sh), from CLWL_DELTA_JARS. Empty when
+    unset: then :func:`local_delta_jars`."""
+    return _baked_jars("CLWL_DELTA_JARS", delta_packages(), FileNotFoundError)
 
 
 def jar_cache_root() -> Path:
@@ -197,24 +201,31 @@ def local_delta_jars(progress: Optional[Callable[[str], None]] = None, shown_out
     """The Delta jars as local files, the main jar first: CLWL_DELTA_JARS's, else the local jar folder's, resolved
     into it now if it is not complete (a one-off download; `progress` gets one line first). SparkStartError when
     the resolution fails."""
-    baked = baked_delta_jars()
-    if baked:
-        return baked
     coordinate = delta_packages()
-    folder = local_jar_folder(coordinate)
+    return baked_delta_jars() or _resolved_jars([coordinate], "delta-jars", PROVIDED_BY_PYSPARK,
+                                                f"the Delta Lake jars ({coordinate})", "the Delta Lake jars",
+                                                progress, shown_output)
+
+
+def _resolved_jars(packages: list[str], kind: str, exclusions: tuple[str, ...], fetching: str, what: str,
+                   progress: Optional[Callable[[str], None]], shown_output: bool | None) -> list[str]:
+    """The jars of ``packages`` (the main one first) in their local jar folder (:func:`local_jar_folder`, under
+    ``kind``), resolved into it now when it is not complete: one line (``fetching`` names them) to the log and to
+    ``progress`` first. SparkStartError when the resolution fails or leaves the folder incomplete."""
+    folder = local_jar_folder(packages[0], kind, tuple(packages[1:]), exclusions)
     jars = _listed_jars(folder)
     if jars:
         return jars
     mirror = os.environ.get("CLWL_MAVEN_REPO", "").strip()
-    line = (f"fetching the Delta Lake jars ({coordinate}) from {mirror or 'Maven Central'} into {folder}; "
+    line = (f"fetching {fetching} from {mirror or 'Maven Central'} into {folder}; "
             "once only, later runs start from them")
     log.info("%s", line)
     if progress is not None:
         progress(line)
-    _resolve_into(coordinate, folder, mirror, verbose(shown_output))
+    _resolve_into(packages[0], folder, mirror, verbose(shown_output), tuple(packages[1:]), exclusions, what=what)
     jars = _listed_jars(folder)
     if not jars:
-        raise SparkStartError(f"the Delta Lake jars resolved into {folder} are incomplete; remove it and run again")
+        raise SparkStartError(f"{what} resolved into {folder} are incomplete; remove it and run again")
     return jars
 
 
@@ -246,34 +257,10 @@ def local_s3a_jars(progress: Optional[Callable[[str], None]] = None, shown_outpu
     is not complete (once; `progress` gets one line first). Asked for only when the lake is on an object store.
     SparkStartError when the resolution fails."""
     packages = s3a_packages()
-    raw = os.environ.get("CLWL_S3A_JARS", "").strip()
-    if raw:
-        jars: list[str] = []
-        for item in filter(None, (part.strip() for part in raw.split(","))):
-            path = Path(item).expanduser().absolute()
-            if not path.exists():
-                raise SparkStartError(f"CLWL_S3A_JARS: {path} does not exist")
-            jars += sorted(str(p) for p in path.glob("*.jar")) if path.is_dir() else [str(path)]
-        main_jar = _main_jar_name(packages[0])
-        if main_jar not in {Path(j).name for j in jars}:
-            raise SparkStartError(f"CLWL_S3A_JARS={raw} has no {main_jar}")
-        return jars
-    folder = local_jar_folder(packages[0], "s3a-jars", tuple(packages[1:]), S3A_PROVIDED_BY_PYSPARK)
-    jars = _listed_jars(folder)
-    if jars:
-        return jars
-    mirror = os.environ.get("CLWL_MAVEN_REPO", "").strip()
-    line = (f"fetching the S3A connector's jars ({packages[0]} and {len(packages) - 1} AWS SDK modules) from "
-            f"{mirror or 'Maven Central'} into {folder}; once only, later runs start from them")
-    log.info("%s", line)
-    if progress is not None:
-        progress(line)
-    _resolve_into(packages[0], folder, mirror, verbose(shown_output), tuple(packages[1:]), S3A_PROVIDED_BY_PYSPARK,
-                  what="the S3A connector's jars")
-    jars = _listed_jars(folder)
-    if not jars:
-        raise SparkStartError(f"the S3A jars resolved into {folder} are incomplete; remove it and run again")
-    return jars
+    return _baked_jars("CLWL_S3A_JARS", packages[0], SparkStartError) or _resolved_jars(
+        packages, "s3a-jars", S3A_PROVIDED_BY_PYSPARK,
+        f"the S3A connector's jars ({packages[0]} and {len(packages) - 1} AWS SDK modules)",
+        "the S3A connector's jars", progress, shown_output)
 
 
 def _resolve_into(coordinate: str, folder: Path, mirror: str, shown: bool = False, extra: tuple[str, ...] = (),
