@@ -350,8 +350,7 @@ class Lake:
 
 def gold_tables(gold: Path | str | LakeLocation) -> list[Path | LakeLocation]:
     """The Delta tables in the folder ``gold`` (local, or a prefix on an object store), by name."""
-    folder = lake_root(gold) if isinstance(gold, (str, LakeLocation)) else Path(gold)
-    folder = folder if is_object_store(folder) else Path(gold)
+    folder = lake_root(gold)
     return [folder / name for name in list_folders(folder) if is_delta_table(folder / name)]
 
 
@@ -365,14 +364,12 @@ def unsettled(gold: Path | str | LakeLocation) -> list[str]:
     half-written."""
     folder = lake_root(gold) if not isinstance(gold, Path) else gold
     if is_object_store(folder):
-        found = gold_tables(folder)
         left: list[str] = []
     else:
-        folder = Path(gold)
         if not folder.is_dir():
             return []
-        found = [p for p in sorted(folder.iterdir()) if is_delta_table(p)]
         left = [f"{p.name} (a pointer write that was killed)" for p in folder.glob(f".{POINTER_FILE}.*.tmp")]
+    found = gold_tables(folder)
     pub = read_published(folder)
     if not pub.exists:
         return left + ([f"{', '.join(p.name for p in found)} (no {POINTER_FILE})"] if found else [])
@@ -394,11 +391,7 @@ def reader_recipes(gold: Path | str, trino_schema: str = "clwl") -> dict:
     folder = root if is_object_store(root) else Path(gold).resolve()
     pub = read_published(folder)
     tables: dict[str, dict] = {}
-    if is_object_store(folder):
-        found = gold_tables(folder)
-    else:
-        found = sorted(p for p in folder.iterdir() if is_delta_table(p)) if folder.is_dir() else []
-    for table in found:
+    for table in gold_tables(folder):
         if not pub.visible(table.name):
             continue
         version = pub.version(table.name)
