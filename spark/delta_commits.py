@@ -40,9 +40,8 @@ _PLAIN_PATH = re.compile(r"^[A-Za-z0-9_=./-]+$")
 
 
 def _where(location: str | Path):
-    """The table's location: a LakeLocation for ``s3://...``, else a Path."""
-    root = lake_root(location) if str(location).startswith("s3://") else Path(location)
-    return root
+    """The table's location: a LakeLocation for ``s3://...``, else a Path (clwl.storage.lake_root)."""
+    return lake_root(location)
 
 
 def log_dir(location: str | Path):

@@ -454,11 +454,11 @@ def date_before_run(run: PipelineRun, run_date: str, code: Optional[str] = None)
 
 def _report_there(html) -> bool:
     """Whether the report file is there (a local file, or an object on the store)."""
-    from clwl.storage import has_prefix, is_object_store, list_prefix
+    from clwl.storage import is_object_store, list_prefix
 
     if not is_object_store(html):
         return html.is_file()
-    return has_prefix(html.parent) and any(name == html.name for name, _ in list_prefix(html.parent))
+    return any(name == html.name for name, _ in list_prefix(html.parent))
 
 
 def check_whatif(config: PipelineConfig, run_dates: list[str], whatif: WhatIf) -> None:

@@ -10,7 +10,6 @@ import functools
 import hashlib
 import json
 import re
-from pathlib import Path
 from typing import Callable, Iterable, Iterator
 
 from clwl import formats
@@ -580,13 +579,13 @@ def _write_scratch(scratch: str, key: str, name: str, table) -> str:
     on another host writes where the driver reads)."""
     import pyarrow.parquet as pq
 
-    from clwl.storage import arrow_filesystem, lake_root
+    from clwl.storage import arrow_filesystem, is_object_store, lake_root
 
-    if scratch.startswith("s3://"):
-        root = lake_root(scratch)
+    root = lake_root(scratch)
+    if is_object_store(root):
         pq.write_table(table, f"{key}/{name}", filesystem=arrow_filesystem(root))
         return str(root / key / name)
-    folder = Path(scratch) / key
+    folder = root / key
     folder.mkdir(parents=True, exist_ok=True)
     written = str(folder / name)
     pq.write_table(table, written)
@@ -597,4 +596,4 @@ def _remove_scratch_file(written: str) -> None:
     """Remove a scratch file :func:`_write_scratch` wrote (local or on an object store)."""
     from clwl.storage import delete_object, lake_root
 
-    delete_object(lake_root(written) if written.startswith("s3://") else Path(written))
+    delete_object(lake_root(written))
