@@ -13,8 +13,7 @@ import sys
 
 from clwl.algorithm import PROFILES
 from clwl.cli.exit_codes import EXIT_INPUT, EXIT_OK
-from clwl.cli.extras import missing_extra
-from clwl.cli.options import AT, DATE, LAKE, LAKE_READERS, aligned, report_captures
+from clwl.cli.options import AT, DATE, LAKE_LOCATION, aligned, lake_location_to_read, report_captures
 
 EPILOG = """example:
   clwl advise --mqsc samples/landing/2026-11-20/QM1 --queue APP.ORDERS --target QM1=20,QM2=50,QM3=30
@@ -43,8 +42,9 @@ def add_advise_command(subparsers) -> argparse.ArgumentParser:
     AT.add(a)
     a.add_argument("--algorithm", choices=sorted(PROFILES), default="default", metavar="PROFILE",
                    help="algorithm profile: " + ", ".join(sorted(PROFILES)) + " (default: default)")
-    LAKE.add(a, help="with --date: also replay that day of this lake's real traffic with the proposed weights "
-                     "(a what-if, in-process) and show the shares before and after")
+    LAKE_LOCATION.add(a, help="with --date: also replay that day of this lake's real traffic with the proposed "
+                              "weights (a what-if, in-process) and show the shares before and after; a folder, or "
+                              "s3://bucket/prefix on an object store")
     DATE.add(a, help="the run date to replay (with --lake)")
     a.add_argument("--json", action="store_true", help="one JSON object")
     a.set_defaults(func=cmd_advise)
@@ -63,6 +63,15 @@ def cmd_advise(args: argparse.Namespace) -> int:
 
     if (args.lake is None) != (args.date is None):
         return _fail("--lake and --date go together: the replay needs both the lake and the day")
+    lake = None
+    if args.lake is not None:  # checked before the advice is worked out: a wrong lake is one line at once
+        lake = lake_location_to_read("advise", args.lake)
+        if lake is None:
+            return EXIT_INPUT
+        from clwl.lake import Lake
+
+        if not Lake(lake).exists("silver.config_history"):
+            return _fail(f"--lake: {lake} holds no silver.config_history (run clwl run on the landing first)")
     try:
         target = parse_target(args.target)
         caps = read_captures(args.mqsc, args.at, args.local_qmgr)
@@ -77,23 +86,13 @@ def cmd_advise(args: argparse.Namespace) -> int:
         return _fail(str(e))
 
     replayed = None
-    if args.lake is not None:
-        from clwl.lake import Lake, is_delta_table
-
-        problem = missing_extra("advise --lake", LAKE_READERS)
-        if problem is not None:
-            print(problem, file=sys.stderr)
-            return EXIT_INPUT
-        if not args.lake.is_dir():
-            return _fail(f"--lake: {args.lake}: no such folder")
-        if not is_delta_table(Lake(args.lake).table("silver.config_history")):
-            return _fail(f"--lake: {args.lake} holds no silver.config_history (run clwl run on the landing first)")
+    if lake is not None:
         try:
-            replayed = replayed_shares(args.lake, args.date, local, advice.queue, advice.weights(), args.algorithm)
+            replayed = replayed_shares(lake, args.date, local, advice.queue, advice.weights(), args.algorithm)
         except AdviseError as e:
             return _fail(str(e))
         except Exception as e:  # a lake that cannot be read: one line, not a traceback
-            return _fail(f"--lake: {args.lake}: cannot replay {args.date}: {' '.join(str(e).split())[:300]}")
+            return _fail(f"--lake: {lake}: cannot replay {args.date}: {' '.join(str(e).split())[:300]}")
 
     if args.json:
         out = advice.as_dict()

@@ -1,4 +1,4 @@
-"""``clwl blast --date D [--lake DIR] [--algorithm PROFILE] [--json]``: the estate's single points of failure.
+"""``clwl blast --date D [--lake LAKE] [--algorithm PROFILE] [--json]``: the estate's single points of failure.
 
 For each queue manager and each cluster-sender channel of the day, the day's own traffic is replayed with it
 stopped for the busiest hour (clwl/blast.py, in-process: deltalake, pyarrow and the engine, no JVM), and the
@@ -14,7 +14,7 @@ import sys
 
 from clwl.algorithm import PROFILES
 from clwl.cli.exit_codes import EXIT_INPUT, EXIT_OK
-from clwl.cli.options import DATE, LAKE, aligned, lake_to_read
+from clwl.cli.options import DATE, LAKE_LOCATION, aligned, lake_location_to_read
 
 
 def add_blast_command(subparsers) -> argparse.ArgumentParser:
@@ -28,7 +28,7 @@ def add_blast_command(subparsers) -> argparse.ArgumentParser:
                     "another channel. Sorted by messages stuck: the estate's single points of failure. "
                     "See docs/blast.md.",
         epilog="example: clwl blast --date 2026-11-20 --lake lake")
-    LAKE.add(b)
+    LAKE_LOCATION.add(b)
     DATE.add(b, help="the run date to examine (required)")
     b.add_argument("--algorithm", choices=sorted(PROFILES), default="default", metavar="PROFILE",
                    help="algorithm profile of the replays: " + ", ".join(sorted(PROFILES)) + " (default: default)")
@@ -38,7 +38,7 @@ def add_blast_command(subparsers) -> argparse.ArgumentParser:
 
 
 def cmd_blast(args: argparse.Namespace) -> int:
-    lake = lake_to_read("blast", args.lake)
+    lake = lake_location_to_read("blast", args.lake)
     if lake is None:
         return EXIT_INPUT
     from clwl.blast import BlastError, blast_radius

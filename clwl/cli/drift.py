@@ -1,4 +1,4 @@
-"""``clwl drift --date D [--lake DIR] [--since D0] [--json]``: what changed in the configuration since the previous
+"""``clwl drift --date D [--lake LAKE] [--since D0] [--json]``: what changed in the configuration since the previous
 run date, and what it did to each queue's configured shares.
 
 The work is clwl/drift.py (silver.config_history through the lake's door, the engine's shares; no JVM); this
@@ -13,7 +13,7 @@ import sys
 from datetime import datetime
 
 from clwl.cli.exit_codes import EXIT_INPUT, EXIT_OK
-from clwl.cli.options import DATE, LAKE, aligned, lake_to_read
+from clwl.cli.options import DATE, LAKE_LOCATION, aligned, lake_location_to_read
 
 
 def add_drift_command(subparsers) -> argparse.ArgumentParser:
@@ -28,7 +28,7 @@ def add_drift_command(subparsers) -> argparse.ArgumentParser:
                     "silver.config_history; docs/drift.md says what is and is not compared.",
         epilog="example: clwl drift --date 2026-11-20 (the samples: QM4 resumed in CL1, seen at 06:00; QM4's "
                "APP.ORDERS put-disabled at 17:55, seen at 18:00)")
-    LAKE.add(d)
+    LAKE_LOCATION.add(d)
     DATE.add(d, help="the run date whose captures are compared", required=True)
     d.add_argument("--since", type=DATE.kwargs["type"], metavar="YYYY-MM-DD",
                    help="compare with the configuration in force at the end of this earlier run date (default: "
@@ -39,7 +39,7 @@ def add_drift_command(subparsers) -> argparse.ArgumentParser:
 
 
 def cmd_drift(args: argparse.Namespace) -> int:
-    lake = lake_to_read("drift", args.lake)
+    lake = lake_location_to_read("drift", args.lake)
     if lake is None:
         return EXIT_INPUT
     from clwl.drift import DriftError, drift

@@ -1,4 +1,4 @@
-"""``clwl lint (--mqsc PATH ... [--at TIME] | --lake DIR --date D) [--json]``: configuration findings from the
+"""``clwl lint (--mqsc PATH ... [--at TIME] | --lake LAKE --date D) [--json]``: configuration findings from the
 captures alone (the rules are clwl/lint.py's, docs/lint.md says what each means).
 
 Exit 0 when the lint ran, whether it found something or not (a finding is advice, not a failure); 2 when the
@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Sequence
 
 from clwl.cli.exit_codes import EXIT_INPUT, EXIT_OK
-from clwl.cli.options import AT, DATE, LAKE, lake_to_read, report_captures
+from clwl.cli.options import AT, DATE, LAKE_LOCATION, lake_location_to_read, report_captures
 
 WRAP = 110  # readable lines: detail and remedy wrapped under the rule name
 
@@ -30,7 +30,7 @@ def add_lint_command(subparsers) -> argparse.ArgumentParser:
                     "remedy in MQ's terms. Rules: " + ", ".join(_rule_names()) + " (docs/lint.md).",
         epilog="exit 0 when the lint ran, findings or not; 2 when the input cannot be used. "
                "examples: clwl lint --mqsc samples/landing/2026-11-20/QM1; "
-               "clwl lint --lake lake --date 2026-11-20 --json")
+               "clwl lint --lake lake --date 2026-11-20 --json; clwl lint --lake s3://bucket/lake --date 2026-11-20")
     p.add_argument("--mqsc", action="append", metavar="PATH",
                    help="one queue manager's captures: a file, a folder whose files are all read, or a landing "
                         "queue manager folder <landing>/<YYYY-MM-DD>/<QM> (its latest captures); a landing date "
@@ -38,8 +38,8 @@ def add_lint_command(subparsers) -> argparse.ArgumentParser:
                         "are read together)")
     AT.add(p, help="with --mqsc, in landing queue manager folders: the latest captures at or before TIME "
                    "(HH:MM[:SS] UTC on the folder's date, or YYYY-MM-DDTHH:MM[:SS])")
-    LAKE.add(p, help="lint every queue manager of a run date from the lake (with --date); default with --date "
-                     "alone: $CLWL_LAKE, else ./lake")
+    LAKE_LOCATION.add(p, help="lint every queue manager of a run date from the lake, a folder or s3://bucket/prefix "
+                              "(with --date); default with --date alone: $CLWL_LAKE, else ./lake")
     DATE.add(p, help="the run date (with --lake): each queue manager's last configuration of the day")
     p.add_argument("--json", action="store_true",
                    help='one JSON document: {"findings": [{"rule", "qmgr", "object", "detail", "remedy"}, ...]}')
@@ -60,20 +60,20 @@ def _fail(message: str) -> int:
 
 def cmd_lint(args: argparse.Namespace) -> int:
     if args.mqsc and (args.lake is not None or args.date is not None):
-        return _fail("give either --mqsc PATH (captures) or --lake DIR --date YYYY-MM-DD (a run date), not both")
+        return _fail("give either --mqsc PATH (captures) or --lake LAKE --date YYYY-MM-DD (a run date), not both")
     if args.mqsc:
         return _lint_mqsc(args)
     if args.at is not None:
         return _fail("--at chooses among the captures of --mqsc landing folders; none was given")
     if args.date is None:
         what = "--lake needs --date YYYY-MM-DD" if args.lake is not None else \
-            "give --mqsc PATH (captures) or --lake DIR --date YYYY-MM-DD (a run date)"
+            "give --mqsc PATH (captures) or --lake LAKE --date YYYY-MM-DD (a run date)"
         return _fail(what)
     return _lint_lake(args)
 
 
 def _lint_lake(args: argparse.Namespace) -> int:
-    lake = lake_to_read("lint", args.lake)
+    lake = lake_location_to_read("lint", args.lake)
     if lake is None:
         return EXIT_INPUT
     from clwl.lake import LakeFileError

@@ -1,8 +1,9 @@
 """The options several ``clwl`` commands share, each defined once with its environment variable (the shape of
-dbt's params.py): a command adds ``LAKE.add(parser)`` instead of spelling ``--lake`` again, so the flag, its
-type, its default and the variable that stands in for it cannot drift apart between commands. With them, what the
-commands do with some options alike: the lake they read (:func:`lake_to_read`), what reading ``--mqsc`` captures
-found (:func:`report_captures`), and their readable tables (:func:`aligned`)."""
+dbt's params.py): a command adds ``LAKE_LOCATION.add(parser)`` instead of spelling ``--lake`` again, so the flag,
+its type, its default and the variable that stands in for it cannot drift apart between commands. With them, what
+the commands do with some options alike: the lake they read (:func:`lake_location_to_read`, the one way a command
+finds its lake, a folder or ``s3://``), what reading ``--mqsc`` captures found (:func:`report_captures`), and
+their readable tables (:func:`aligned`)."""
 
 from __future__ import annotations
 
@@ -28,25 +29,10 @@ class Option:
         return parser.add_argument(self.flag, help=help or self.help, **{**self.kwargs, **changes})
 
 
-def lake_folder(text: str) -> Path:
-    """--lake's type: a local (or mounted) folder. A lake on an object store (``s3://...``), or a typo of one, is
-    refused here: taken as a folder name it would make a local folder called ``s3:`` (docs/object-storage.md)."""
-    from clwl.storage import StorageError, lake_root
-
-    try:
-        root = lake_root(text)
-    except StorageError as e:
-        raise argparse.ArgumentTypeError(str(e)) from None
-    if not isinstance(root, Path):
-        raise argparse.ArgumentTypeError(f"{text}: a lake on object storage is not supported by this command yet "
-                                         "(docs/object-storage.md says what is)")
-    return root
-
-
 def lake_location(text: str):
-    """--lake's type for the commands that take a lake on an object store too (``clwl run``, ``ingest``, ``query``,
-    ``published``, ``explain``): a local folder (a Path) or ``s3://bucket/prefix`` (a clwl.storage.LakeLocation);
-    a typo of a URI, an unsupported scheme or a bad bucket name is refused in one line."""
+    """--lake's type, for every command that reads or writes a lake: a local folder (a Path) or
+    ``s3://bucket/prefix`` (a clwl.storage.LakeLocation); a typo of a URI, an unsupported scheme or a bad bucket
+    name is refused in one line (taken as a folder name, ``s3:/b`` would make a local folder called ``s3:``)."""
     from clwl.storage import StorageError, lake_root
 
     try:
@@ -55,9 +41,8 @@ def lake_location(text: str):
         raise argparse.ArgumentTypeError(str(e)) from None
 
 
-LAKE = Option("--lake", "the lake root (default: $CLWL_LAKE, else ./lake)", "CLWL_LAKE",
-              {"type": lake_folder, "default": None, "metavar": "DIR"})
-#: --lake for the commands that work on a lake on an object store as well (docs/object-storage.md).
+#: --lake of every command that reads or writes a lake: a folder, or a lake on an object store
+#: (docs/object-storage.md).
 LAKE_LOCATION = Option("--lake", "the lake: a folder, or s3://bucket/prefix on an object store (default: $CLWL_LAKE, "
                        "else ./lake)", "CLWL_LAKE", {"type": lake_location, "default": None, "metavar": "LAKE"})
 LANDING = Option("--landing", "landing folder (default: $CLWL_LANDING, else the bundled samples/landing)",
@@ -114,28 +99,10 @@ def report_captures(command: str, caps, view_problems: Iterable = ()) -> None:
 LAKE_READERS = ("deltalake", "pyarrow")
 
 
-def lake_to_read(command: str, given: Path | None, modules: tuple[str, ...] = LAKE_READERS) -> Path | None:
-    """The lake a command reads (``given``: its --lake; else $CLWL_LAKE, else ./lake), or None once the one line
-    saying why it cannot is on stderr: ``modules`` of the pipeline extra not installed, or no folder there."""
-    from clwl.cli.extras import missing_extra
-
-    problem = missing_extra(command, modules)
-    if problem:
-        print(problem, file=sys.stderr)
-        return None
-    from clwl.lake import default_lake
-
-    lake = Path(given if given is not None else default_lake())
-    if not lake.is_dir():
-        print(f"clwl {command}: no lake at {lake} (name it with --lake or $CLWL_LAKE)", file=sys.stderr)
-        return None
-    return lake
-
-
 def lake_location_to_read(command: str, given: Any, modules: tuple[str, ...] = LAKE_READERS) -> Any:
-    """The lake a command that reads an object-store lake too reads (``given``: its --lake; else $CLWL_LAKE, else
-    ./lake): a Path or a clwl.storage.LakeLocation; None once the one line saying why it cannot is on stderr:
-    ``modules`` not installed, a typo in $CLWL_LAKE, missing S3 credentials, or nothing there."""
+    """The lake a command reads (``given``: its --lake; else $CLWL_LAKE, else ./lake): a Path or a
+    clwl.storage.LakeLocation; None once the one line saying why it cannot is on stderr: ``modules`` not
+    installed, a typo in $CLWL_LAKE, missing S3 credentials, or nothing there."""
     from clwl.cli.extras import missing_extra
 
     problem = missing_extra(command, modules)

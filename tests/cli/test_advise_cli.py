@@ -152,7 +152,7 @@ def test_json_has_the_issue_keys(tmp_path, capsys):
     (["--queue", "Q", "--target", "QM2:50,QM3:50"], "--target: 'QM2:50' is not QMGR=PERCENT"),
     (["--queue", "Q", "--target", "QM2=100", "--date", "2026-11-20"], "--lake and --date go together"),
     (["--queue", "Q", "--target", "QM2=100", "--lake", "{tmp}/nolake", "--date", "2026-11-20"],
-     "--lake: {tmp}/nolake: no such folder"),
+     "no lake at {tmp}/nolake"),
     (["--queue", "Q", "--target", "QM2=100", "--lake", "{tmp}", "--date", "2026-11-20"],
      "--lake: {tmp} holds no silver.config_history"),
     (["--queue", "Q", "--target", "QM2=100", "--at", "07:00"], "--at 07:00 chooses among the captures of a landing"),

@@ -97,7 +97,7 @@ def test_a_landing_date_folder_and_at(capsys, tmp_path):
 
 
 @pytest.mark.parametrize("args, says", [
-    ((), "give --mqsc PATH (captures) or --lake DIR --date YYYY-MM-DD"),
+    ((), "give --mqsc PATH (captures) or --lake LAKE --date YYYY-MM-DD"),
     (("--mqsc", "{tmp}/QM1", "--lake", "{tmp}"), "not both"),
     (("--mqsc", "{tmp}/QM1", "--date", "2026-11-20"), "not both"),
     (("--lake", "{tmp}"), "--lake needs --date"),
