@@ -11,10 +11,13 @@ landing `<checkout>/samples/landing`, `local[2]`, no remote). None of them is a 
 (`sc://127.0.0.1:15002`, `python -m spark.connect_server`), every task attaches to that one long-lived Spark
 application instead of starting a JVM of its own.
 
-The gold Assets are named by their table URIs, `file:///<lake>/gold/<table>`. An Asset must be known when the
-DAG file is parsed, and Variables are not read at parse time, so the URIs use the environment's lake
-(`CLWL_LAKE`, else `<checkout>/lake`); a `clwl_lake` Variable that points elsewhere still works (the tasks write
-where it says), and the publish task logs the mismatch and records the real table URIs in each event's extra.
+The lake is a local (or mounted) folder or a prefix of an object store (`s3://bucket/prefix`, with the `AWS_*`
+variables of docs/object-storage.md in the environment of every task and Spark process). The gold Assets are
+named by their table URIs: `file:///<lake>/gold/<table>` for a local lake, `s3://bucket/prefix/gold/<table>` for
+one on a store. An Asset must be known when the DAG file is parsed, and Variables are not read at parse time, so
+the URIs use the environment's lake (`CLWL_LAKE`, else `<checkout>/lake`); a `clwl_lake` Variable that points
+elsewhere still works (the tasks write where it says), and the publish task logs the mismatch and records the
+real table URIs in each event's extra.
 """
 
 from __future__ import annotations
@@ -33,8 +36,9 @@ from airflow.sdk import Asset, Param, Variable, get_current_context
 from airflow.sdk.exceptions import AirflowFailException
 
 from clwl.days import RUN_DATE_NAME
-from clwl.lake import GOLD_TABLES, Lake, default_lake
+from clwl.lake import GOLD_TABLES, Lake, default_lake_location
 from clwl.landing import MQ_NAME_PATTERN  # MQ object names (queue managers, clusters)
+from clwl.storage import LakeLocation, is_object_store, lake_root
 from clwl.whatif import (
     CHANNEL_ATTRS_SCHEMA,
     CHANNEL_STATE_SCHEMA,
@@ -69,22 +73,28 @@ DATE_PATTERN = RUN_DATE_NAME.pattern  # a run date, as clwl.days.RunDate checks 
 
 
 # ------------------------------------------------------------------------------------------------ parse time
-def env_lake() -> Path:
+def env_lake() -> Path | LakeLocation:
     """The DAGs' lake when no Variable names one: CLWL_LAKE, else <checkout>/lake (what `clwl run` uses from the
-    checkout, whatever the worker's cwd): clwl.lake.default_lake with the checkout as its base, made absolute."""
-    return default_lake(REPO_ROOT).expanduser().absolute()
+    checkout, whatever the worker's cwd): clwl.lake.default_lake_location with the checkout as its base. A local
+    lake is made absolute; `s3://bucket/prefix` is a LakeLocation as given (a typo of one: StorageError, one line,
+    when the DAG file is parsed)."""
+    lake = default_lake_location(REPO_ROOT)
+    return lake if is_object_store(lake) else lake.expanduser().absolute()
 
 
-def parse_time_lake() -> Path:
+def parse_time_lake() -> Path | LakeLocation:
     """The lake the Asset URIs name: CLWL_LAKE, else <checkout>/lake (environment only: no Variable lookups)."""
     return env_lake()
 
 
-def table_uri(lake: Path | str, table: str, layer: str = "gold") -> str:
-    return Lake(lake).table(layer, table).as_uri()
+def table_uri(lake: Path | str | LakeLocation, table: str, layer: str = "gold") -> str:
+    """A table's URI: `file:///<lake>/<layer>/<table>` for a local lake, `s3://bucket/prefix/<layer>/<table>` for
+    one on an object store (the URI Spark, deltalake and the clwl commands take)."""
+    location = Lake(lake).table(layer, table)
+    return location.uri if is_object_store(location) else location.as_uri()
 
 
-def gold_assets(lake: Path | str | None = None) -> list[Asset]:
+def gold_assets(lake: Path | str | LakeLocation | None = None) -> list[Asset]:
     """One Asset per published gold table, named (and addressed) by its table URI."""
     lake = parse_time_lake() if lake is None else lake
     return [Asset(table_uri(lake, t)) for t in GOLD_TABLES]
@@ -153,8 +163,9 @@ def spark_session(config: PipelineConfig):
     share a process, get_spark reuses the active one)."""
     from spark.session import get_spark
 
+    # lake=: the session gets the S3A connector when the task's lake (a Variable may name it) is on a store.
     return get_spark(config.master, app_name=f"clwl-airflow-{get_current_context()['ti'].task_id}",
-                     shown_output=config.verbose, remote=config.remote)
+                     shown_output=config.verbose, remote=config.remote, lake=config.lake)
 
 
 # A task that writes the lake holds its lock, <lake>/_lock (clwl/lakelock.py), so that two DAG runs, or a DAG run
@@ -231,12 +242,20 @@ def publish_or_fail(run: PipelineRun, run_date: str, inputs: Mapping[str, str] |
             "table_versions": dict(res.table_versions)}
 
 
+def same_lake(a: Path | str | LakeLocation, b: Path | str | LakeLocation) -> bool:
+    """Whether two lakes are one: the same object-store location, or the same local folder (made absolute)."""
+    a, b = lake_root(a), lake_root(b)
+    if is_object_store(a) or is_object_store(b):
+        return a == b
+    return a.expanduser().absolute() == b.expanduser().absolute()
+
+
 def annotate_gold_events(config: PipelineConfig, run_date: str, run_id: str, versions: Mapping[str, int],
                          outlet_events) -> None:
     """Extra on each gold asset event: run date, run id, the Delta version written and the real table URI."""
-    if Path(config.lake) != parse_time_lake():
+    if not same_lake(config.lake, parse_time_lake()):
         log.warning("the lake is %s (Variable clwl_lake) but the gold Assets name %s (CLWL_LAKE at parse "
-                    "time); set both to the same path", config.lake, parse_time_lake())
+                    "time); set both to the same lake", config.lake, parse_time_lake())
     for asset, table in zip(gold_assets(), GOLD_TABLES):
         outlet_events[asset].extra = {"run_date": run_date, "run_id": run_id,
                                       "delta_version": versions.get(f"gold.{table}"),

@@ -9,8 +9,9 @@ with exponential backoff (a failed quality gate is not retried). The `run_date` 
 
 Write-audit-publish: replay and detect stage their tables under <lake>/staging/; `publish` validates them
 (Great Expectations suites + cross-table checks) and only then writes <lake>/gold/. It declares the four gold
-tables as Assets (file:///<lake>/gold/<table>), which schedule clwl_reports. A blocked gate fails `publish`
-naming the failed expectations and the validation results folder; gold keeps its last good version.
+tables as Assets (their table URIs: file:///<lake>/gold/<table>, or s3://bucket/prefix/gold/<table> for a
+lake on an object store), which schedule clwl_reports. A blocked gate fails `publish` naming the failed
+expectations and the validation results folder; gold keeps its last good version.
 
 `changed` skips replay, detect, publish and report when the date's inputs (the silver rows it reads), the
 options and the code are those its published run recorded (clwl/fingerprint.py), as `clwl run` leaves such a

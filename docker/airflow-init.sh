@@ -5,8 +5,9 @@
 #   1. migrate the metadata database;
 #   2. set the admin user's password for the SimpleAuthManager (user:role come from
 #      AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_USERS, the password from AIRFLOW_ADMIN_PASSWORD: both from .env);
-#   3. hand the shared folders (lake volume, logs, auth) to AIRFLOW_UID:0, the user every Airflow and Spark
-#      container runs as.
+#   3. hand the shared folders (logs, auth, and the lake's when it is a local folder) to AIRFLOW_UID:0, the user
+#      every Airflow and Spark container runs as. The default lake is on the object store (CLWL_LAKE=s3://...):
+#      it has no folder here, and the store made its bucket when it started.
 set -euo pipefail
 
 : "${AIRFLOW_UID:?AIRFLOW_UID is not set}"
@@ -25,7 +26,13 @@ echo "airflow-init: Airflow $(airflow version)"
 airflow db migrate
 
 auth_dir="$(dirname "${AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_PASSWORDS_FILE}")"
-mkdir -p "${CLWL_LAKE}" /opt/airflow/logs "${auth_dir}"
+# A local lake is an absolute folder (a volume an override file mounts); anything else is a URI (s3://...), which
+# must never become a local folder named "s3:".
+local_lake=""
+case "${CLWL_LAKE}" in
+    /*) local_lake="${CLWL_LAKE}" ;;
+esac
+mkdir -p /opt/airflow/logs "${auth_dir}" ${local_lake:+"${local_lake}"}
 
 python - <<'PY'
 import json
@@ -45,7 +52,8 @@ os.replace(tmp, path)
 PY
 
 # Only the top folders: the lake may be large, and what is inside was written by AIRFLOW_UID already.
-chown "${AIRFLOW_UID}:0" "${CLWL_LAKE}" /opt/airflow/logs "${auth_dir}" "${AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_PASSWORDS_FILE}"
-chmod g+rwx "${CLWL_LAKE}" /opt/airflow/logs
+chown "${AIRFLOW_UID}:0" /opt/airflow/logs "${auth_dir}" "${AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_PASSWORDS_FILE}" \
+    ${local_lake:+"${local_lake}"}
+chmod g+rwx /opt/airflow/logs ${local_lake:+"${local_lake}"}
 chmod 700 "${auth_dir}"
 echo "airflow-init: done (admin user ${AIRFLOW_ADMIN_USERNAME}, lake ${CLWL_LAKE})"

@@ -2,7 +2,8 @@
 # (Scala 2.13, Java 17; the same Spark version as the pinned pyspark), plus Python 3.11 (the project's and
 # the Airflow image's Python minor version, which PySpark requires of driver and executors alike), this
 # project installed under the pinned constraints (executors import `clwl` for the replay), and the Delta
-# Lake jars resolved HERE, at build time, into /opt/clwl/jars and Spark's own jars folder.
+# Lake jars and the S3A connector's jars (a lake on an object store) resolved HERE, at build time, into
+# /opt/clwl/jars and /opt/clwl/s3a-jars and linked into Spark's own jars folder.
 #
 # Build context: the repository root (docker compose does this):
 #   docker build -f docker/spark.Dockerfile -t clwl-analytics-spark:0.1.0 .
@@ -42,13 +43,23 @@ RUN set -eux; \
     CLWL_MAVEN_REPO="${CLWL_MAVEN_REPO}" bash /opt/clwl/docker/bake-delta-jars.sh "${DELTA_PACKAGE}" /opt/clwl/jars; \
     ln -s /opt/clwl/jars/*.jar /opt/spark/jars/
 
-# Mount points and the worker's scratch folder; the compose file runs these containers as AIRFLOW_UID:0, the
-# same user as the Airflow containers, so both can write the lake's Delta tables.
+# The S3A connector's jars, which spark/jars.py names (hadoop-aws for pyspark's Hadoop and the AWS SDK modules
+# S3A uses: no build argument to go stale). Linked into /opt/spark/jars too, so the executors (and a driver
+# started from this image) read and write an s3:// lake with the image's classes alone.
+COPY docker/bake-s3a-jars.sh /opt/clwl/docker/
+RUN set -eux; \
+    CLWL_MAVEN_REPO="${CLWL_MAVEN_REPO}" bash /opt/clwl/docker/bake-s3a-jars.sh /opt/clwl/s3a-jars; \
+    ln -s /opt/clwl/s3a-jars/*.jar /opt/spark/jars/
+
+# Mount points (the landing folder; a local lake's, when an override mounts one: the default lake is on the
+# object store) and the worker's scratch folder; the compose file runs these containers as AIRFLOW_UID:0, the
+# same user as the Airflow containers, so both can write a local lake's Delta tables.
 RUN mkdir -p /opt/clwl/lake /opt/clwl/landing /opt/clwl/work \
     && chown -R 50000:0 /opt/clwl/lake /opt/clwl/landing /opt/clwl/work \
     && chmod -R g+rwX /opt/clwl/lake /opt/clwl/landing /opt/clwl/work
 
 ENV CLWL_DELTA_JARS=/opt/clwl/jars \
+    CLWL_S3A_JARS=/opt/clwl/s3a-jars \
     PYSPARK_PYTHON=python3.11 \
     SPARK_WORKER_DIR=/opt/clwl/work
 

