@@ -320,11 +320,16 @@ def get_spark(master: str | None = None, app_name: str = "clwl", conf: dict | No
 
     cfg = PipelineConfig.from_env()
     remote = remote or cfg.remote
+    store = object_store_settings(cfg.lake if lake is None else lake)
     if remote:
-        return remote_spark(remote, conf, cfg.shuffle_partitions)
+        session = remote_spark(remote, conf, cfg.shuffle_partitions)
+        if store and not _has_s3a(session):  # its S3A is the server's, set when it started (spark.connect_server)
+            raise SparkStartError(f"the Spark Connect server at {remote} has no S3A connector for the lake on the "
+                                  "object store; start it with that CLWL_LAKE and the AWS_* variables in its "
+                                  "environment")
+        return session
     master = master or cfg.master
     conf = dict(conf or {})
-    store = object_store_settings(cfg.lake if lake is None else lake)
 
     active = SparkSession.getActiveSession()
     if active is not None:

@@ -77,6 +77,16 @@ def test_clwl_run_attached_to_a_connect_server_equals_local_mode(connect_server,
         a, b = _gold(lake, table, keys), _gold(samples_lake.lake, table, keys)
         assert len(a) > 0 or table == "stuck_messages"
         assert a.equals(b), f"{table} differs between the Connect server and local mode"
+    # This server was started for a local lake: a client whose lake is on an object store is refused in one line
+    # at attach, not with a "No FileSystem for scheme" in its first write.
+    store_env = {"CLWL_SPARK_REMOTE": url, "CLWL_LAKE": "s3://clwl-test/lake", "AWS_ACCESS_KEY_ID": "AKIDEXAMPLE",
+                 "AWS_SECRET_ACCESS_KEY": "not-a-real-secret", "AWS_REGION": "us-east-1"}
+    code = ("from spark.session import get_spark, SparkStartError\n"
+            "try:\n    get_spark()\nexcept SparkStartError as e:\n    print('REFUSED', e)\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300,
+                          env={**os.environ, **store_env})
+    assert done.stdout.startswith("REFUSED the Spark Connect server at " + url + " has no S3A connector"), (
+        done.stdout, done.stderr[-2000:])
 
 
 def test_no_server_at_the_remote_url_is_one_line(tmp_path):
