@@ -5,6 +5,11 @@ the pointer and the lease through conditional puts), then:
 - every silver and gold table holds the rows of the local samples lake (the session's `samples_lake`), the
   columns that differ between two runs by design (run ids, times, versions) left out, as bench/lake_digest.py;
 - `clwl query`, `clwl published` and `clwl explain` answer from the store without a JVM;
+- `clwl lint`, `clwl drift`, `clwl blast` and `clwl advise --lake --date` answer from the store exactly what they
+  answer from the local lake (text and --json; the lake's own name, and how long a replay took, aside);
+- the report the run put under `<lake>/reports/<date>/` on the store is the local lake's, section for section
+  (its advice sections too: configuration findings, changes since the previous day, weights, blast radius),
+  the run's own id, clock times, table versions and the lake's name aside;
 - a second writer is refused in one line while the lease is held (exit 2, before Spark starts);
 - a publish killed after a gold commit leaves readers on the published run, and the next publish settles it
   and publishes cleanly: on the store, as tests/spark/test_publish_atomic.py shows locally.
@@ -14,6 +19,7 @@ The server is the session's SeaweedFS (tests/objectstore.py). One pipeline run o
 
 from __future__ import annotations
 
+import difflib
 import json
 import os
 import re
@@ -22,6 +28,7 @@ import sys
 
 import pytest
 
+from clwl.cli import main
 from clwl.lake import GOLD_TABLES, SILVER_TABLES, Lake, unsettled
 from clwl.lakelock import MIN_LEASE_SECONDS
 from spark.config import REPO_ROOT
@@ -128,6 +135,107 @@ def test_query_published_and_explain_read_the_store_without_a_jvm(samples_lake, 
     timings = ("seconds",)  # how long each step took here: the one thing that differs by design
     assert ({k: v for k, v in json.loads(there.stdout).items() if k not in timings}
             == {k: v for k, v in json.loads(here.stdout).items() if k not in timings})
+
+
+#: The lake-reading commands that need no JVM, each with its arguments besides --lake (advise: QM1's captures of
+#: the day, its replay of the day with the proposed weights).
+LAKE_COMMANDS = {
+    "lint": ["lint", "--date", DAY],
+    "drift": ["drift", "--date", DAY],
+    "blast": ["blast", "--date", DAY],
+    "advise": ["advise", "--mqsc", str(REPO_ROOT / "samples" / "landing" / DAY / "QM1"), "--queue", "APP.ORDERS",
+               "--target", "QM1=20,QM2=50,QM3=30", "--date", DAY],
+}
+#: How long the in-process replays took (blast's closing line; --json's "seconds"): the one thing that differs by
+#: design between two answers of a command.
+REPLAY_SECONDS = re.compile(r"in-process, in \d+(\.\d+)? s;")
+
+
+def _answer(argv: list[str], lake, capsys) -> tuple[int, str, str]:
+    """``clwl <argv> --lake <lake>`` in this process (no JVM in these commands), the lake's name in what it printed
+    replaced, and how long its replays took dropped."""
+    capsys.readouterr()
+    code = main([*argv, "--lake", str(lake)])
+    out, err = (text.replace(str(lake), "<lake>") for text in capsys.readouterr())
+    if "--json" in argv and code == 0:
+        answer = json.loads(out)
+        answer.pop("seconds", None)
+        out = json.dumps(answer, sort_keys=True)
+    return code, REPLAY_SECONDS.sub("in-process, in <t> s;", out), err
+
+
+def _diff(here: str, there: str, names=("local", "store")) -> str:
+    return "".join(list(difflib.unified_diff(here.splitlines(True), there.splitlines(True), *names, n=1))[:60])
+
+
+def test_lint_drift_blast_and_advise_answer_from_the_store_as_from_the_local_lake(samples_lake, store_lake,
+                                                                                  object_store, monkeypatch, capsys):
+    object_store.use(monkeypatch)
+    monkeypatch.delenv("CLWL_LAKE", raising=False)
+    for name, argv in LAKE_COMMANDS.items():
+        for shape in ([], ["--json"]):
+            here = _answer([*argv, *shape], samples_lake.lake, capsys)
+            there = _answer([*argv, *shape], store_lake, capsys)
+            assert here[0] == 0 and here[1].strip(), (name, shape, here)
+            assert there == here, (name, shape, there[2], _diff(here[1], there[1]))
+    # advise's replay of the day ran on the store: QM1's messages to APP.ORDERS, before and after the weights
+    assert json.loads(_answer([*LAKE_COMMANDS["advise"], "--json"], store_lake, capsys)[1])["replay"]["messages"] > 0
+
+
+#: What differs by design between the reports of two runs of the same day: the run's id, the wall-clock times of
+#: the run (stamps dated outside the samples' days; the data's own times are on them), the Delta versions it
+#: read and wrote, the charts' pixels (the same figures; their bytes are not compared), and the lake's name.
+SAMPLE_DAYS = ("2026-11-18", "2026-11-19", "2026-11-20", "2026-11-21")
+REPORT_VOLATILE = (
+    (re.compile(r"run-\d{8}T\d{6}-[0-9a-f]+"), "<run>"),
+    (re.compile(r"\b(\d{4}-\d{2}-\d{2})[ T]\d{2}:\d{2}:\d{2}(\.\d+)?Z?"),
+     lambda m: m.group(0) if m.group(1) in SAMPLE_DAYS else "<clock>"),
+    (re.compile(r"\b((?:bronze|silver|gold|staging)\.\w+=)\d+"), r"\1<v>"),
+    (re.compile(r"\(version \d+\)"), "(version <v>)"),
+    (re.compile(r'src="data:image/png;base64,[A-Za-z0-9+/=]+"'), 'src="<chart>"'),
+)
+PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
+
+
+def _report(lake: Lake, day: str) -> dict[str, str | bytes]:
+    """The files of ``day``'s report in the lake (local or on the store, read alike through clwl.storage), text
+    normalised (REPORT_VOLATILE), charts as their first bytes."""
+    from clwl.storage import list_prefix, read_object
+
+    folder = lake.layer("reports") / day
+    files: dict[str, str | bytes] = {}
+    for name, _ in list_prefix(folder):
+        if not name or name.endswith("/"):  # a folder marker, should a client have left one
+            continue
+        data = read_object(folder / name).data
+        if name.endswith(".png"):
+            files[name] = data[:len(PNG_MAGIC)]
+            continue
+        text = data.decode("utf-8").replace(str(lake.root), "<lake>")
+        for pattern, replacement in REPORT_VOLATILE:
+            text = pattern.sub(replacement, text)
+        files[name] = text
+    return files
+
+
+def test_the_report_on_the_store_is_the_local_lakes(samples_lake, store_lake, object_store, monkeypatch):
+    """Every section of each day's report, the advice sections (configuration findings, what changed since the
+    previous day, weights for an even split, blast radius) read by the run from the store's tables."""
+    object_store.use(monkeypatch)
+    for day in ("2026-11-19", DAY):
+        here, there = _report(Lake(samples_lake.lake), day), _report(Lake(store_lake), day)
+        assert {"summary.md", "report.html"} <= set(here), (day, sorted(here))
+        assert sorted(there) == sorted(here), day
+        for name in sorted(here):
+            if name.endswith(".png"):
+                assert here[name] == there[name] == PNG_MAGIC, (day, name)
+            else:
+                assert there[name] == here[name], (day, name, _diff(here[name], there[name]))
+    summary = here["summary.md"]
+    for section in ("## Configuration findings", "## What changed since the previous day",
+                    "## Weights for an even split", "## Blast radius"):
+        assert section in summary, section
+    assert "<lake>/validation/<run>/" + DAY in summary  # the lake's name and the run id were where expected
 
 
 def test_a_second_writer_is_refused_in_one_line_while_the_lease_is_held(store_lake, object_store, monkeypatch):
