@@ -20,7 +20,7 @@ from this module.
 It is also the lake's one door for everything read without Spark (deltalake, imported only when a table is
 opened): :class:`Lake` (a lake root: its folders, its tables by key, their latest and published versions, their
 rows with filters, the rows a commit wrote), the same by table folder (:func:`open_delta`, :func:`latest_version`,
-:func:`read_rows`, :func:`rows_committed`), and :func:`default_lake`, the one reading of ``$CLWL_LAKE``. Spark
+:func:`read_rows`, :func:`rows_committed`), and :func:`default_lake_location`, the one reading of ``$CLWL_LAKE``. Spark
 reads a table through ``spark.tables.read_table``; only spark/delta_commits.py (which writes Delta commits
 itself) opens a table with deltalake on its own.
 """
@@ -44,7 +44,6 @@ from clwl.lake_files import read_lake_json as read_lake_json
 from clwl.published import POINTER_FILE, Published, read_published
 from clwl.storage import (
     LakeLocation,
-    StorageError,
     arrow_filesystem,
     is_object_store,
     lake_root,
@@ -225,24 +224,11 @@ FOLDERS = (*LAYERS, STAGING, VALIDATION, REPORTS, WHATIF)
 STAGING_KEYS = tuple(f"{STAGING}.{name}" for name in GOLD_TABLES)
 
 
-def default_lake(base: Path | str | None = None) -> Path:
-    """The lake when a command names none: ``$CLWL_LAKE`` as given (blank: unset), else ``lake`` in ``base``
-    (None: the current folder, ``./lake``), for the commands and the DAGs that take a local (or mounted) lake:
-    ``clwl query``, ``clwl published``, ``clwl explain``, ``PipelineConfig.from_env`` (``clwl run``, ``clwl
-    ingest``), and the DAGs, which give the checkout as ``base`` (``<checkout>/lake``: an Airflow worker's current
-    folder is not the user's). A lake on an object store, or a typo of one, is StorageError (one line): the Spark
-    pipeline does not write one yet, and a URI taken as a folder name would make a local folder called ``s3:``."""
-    loc = default_lake_location(base)
-    if not isinstance(loc, Path):
-        raise StorageError(f"{LAKE_ENV}={loc}: a lake on object storage is not supported by this command yet "
-                           "(docs/object-storage.md says what is)")
-    return loc
-
-
 def default_lake_location(base: Path | str | None = None) -> Path | LakeLocation:
     """The one reading of ``$CLWL_LAKE``, as a location (clwl/storage.py): ``s3://bucket/prefix`` is a
     LakeLocation, a typo of one (``s3:/bucket``) StorageError, one line; a local lake a Path (unset: ``lake`` in
-    ``base``, None: the current folder). :func:`default_lake` is this for the commands that take a local lake."""
+    ``base``, None: the current folder; the DAGs give the checkout: an Airflow worker's current folder is not the
+    user's)."""
     raw = os.environ.get(LAKE_ENV, "").strip()
     if raw:
         return lake_root(raw)

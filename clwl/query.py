@@ -28,7 +28,6 @@ from clwl.lake import (
     LAYERS,
     Lake,
     LakeFileError,
-    default_lake,  # noqa: F401 - the lake when none is named ($CLWL_LAKE, else ./lake): the CLI's
     is_delta_table,
     open_delta,
 )

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from clwl import lake as lake_module
-from clwl.lake import DEFAULT_LAKE, Lake, LakeFileError, default_lake, read_rows, rows_committed
+from clwl.lake import DEFAULT_LAKE, Lake, LakeFileError, default_lake_location, read_rows, rows_committed
 from clwl.published import write_published
 from spark.config import PipelineConfig
 from spark.run import PipelineRun
@@ -122,19 +122,15 @@ def test_the_door_refuses_a_damaged_log(tiny):
 
 def test_one_default_lake(monkeypatch, tmp_path):
     monkeypatch.delenv("CLWL_LAKE", raising=False)
-    assert default_lake() == DEFAULT_LAKE == Path("lake")
-    assert default_lake(tmp_path) == tmp_path / "lake"  # the DAGs: <checkout>/lake
+    assert default_lake_location() == DEFAULT_LAKE == Path("lake")
+    assert default_lake_location(tmp_path) == tmp_path / "lake"  # the DAGs: <checkout>/lake
     assert PipelineConfig.from_env().lake == Path("lake").absolute()
     monkeypatch.setenv("CLWL_LAKE", "  ")  # blank: unset
-    assert default_lake() == Path("lake")
+    assert default_lake_location() == Path("lake")
     monkeypatch.setenv("CLWL_LAKE", str(tmp_path / "mine"))
-    assert default_lake() == default_lake(tmp_path / "elsewhere") == tmp_path / "mine"
+    assert default_lake_location() == default_lake_location(tmp_path / "elsewhere") == tmp_path / "mine"
     assert PipelineConfig.from_env().lake == tmp_path / "mine"
     assert PipelineConfig.from_env(lake=tmp_path / "given").lake == tmp_path / "given"  # --lake wins
-
-    from clwl import query
-
-    assert query.default_lake is default_lake  # clwl query, clwl published and clwl explain take it from there
 
 
 def test_the_run_takes_the_lake(tmp_path):
