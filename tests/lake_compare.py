@@ -1,0 +1,32 @@
+"""Rows of a lake's table in a form two lakes can be compared by: the same landing published twice (in local mode and
+on a cluster, into a folder and onto an object store) must give the same rows, except in the columns that differ
+between two runs by design (run ids, times, versions, durations), which are left out, as bench/lake_digest.py
+leaves them out.
+
+Reads go through clwl.lake (the one door to the lake), so a lake on an object store is read as a local one is (the
+environment's AWS_* variables must point at its store).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+from clwl.lake import Lake
+from clwl.storage import LakeLocation
+
+#: Columns whose values differ between two runs of the same input by design.
+VOLATILE = re.compile(r"(^|_)(run_id|run_ids|ingested_at|published_at|started_at|finished_at|seconds|"
+                      r"table_versions|code_version|ingest_run_id|updated_at|created_at|written_at|duration_s)$")
+
+
+def comparable_rows(lake: Lake | Path | str | LakeLocation, key: str) -> list[str]:
+    """The rows of table ``key`` (``"silver.message_events"``, ``"gold.routing_replay"``) without the
+    :data:`VOLATILE` columns, each as sorted-key JSON, sorted: equal lists mean equal tables, in any row order. A
+    gold table is read at the version readers see (``gold/_published.json``), not at its latest commit."""
+    lake = lake if isinstance(lake, Lake) else Lake(lake)
+    version = lake.published_version(key) if key.startswith("gold.") else None
+    data = lake.open(key, version).to_pyarrow_table()
+    kept = [c for c in data.column_names if not VOLATILE.search(c)]
+    return sorted(json.dumps(r, sort_keys=True, default=str) for r in data.select(kept).to_pylist())
