@@ -30,6 +30,7 @@ import datetime as dt
 import functools
 import os
 import re
+import shutil
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -512,6 +513,40 @@ def put_object(location: Location, data: bytes) -> None:
 
     try:
         obstore.put(_store(location), location.key, data)
+    except obe.BaseError as exc:
+        raise _one_line(location, exc) from None
+
+
+def put_file(location: Location, source: Path) -> None:
+    """Write the local file ``source`` as the object ``location``, streamed from the file (a multipart upload when
+    large: never whole in memory); to a local location, a copy."""
+    if not is_object_store(location):
+        target = Path(location)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(source, target)
+        return
+    import obstore
+    from obstore import exceptions as obe
+
+    try:
+        obstore.put(_store(location), location.key, Path(source))
+    except obe.BaseError as exc:
+        raise _one_line(location, exc) from None
+
+
+def get_file(location: Location, target: Path) -> None:
+    """Write the object ``location`` into the local file ``target``, streamed (never whole in memory); from a
+    local location, a copy."""
+    if not is_object_store(location):
+        shutil.copyfile(Path(location), target)
+        return
+    import obstore
+    from obstore import exceptions as obe
+
+    try:
+        with open(target, "wb") as fh:
+            for chunk in obstore.get(_store(location), location.key).stream():
+                fh.write(chunk)
     except obe.BaseError as exc:
         raise _one_line(location, exc) from None
 

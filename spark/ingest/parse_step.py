@@ -12,6 +12,7 @@ from pathlib import Path
 
 from clwl import formats
 from spark.ingest.landing import LandingFile
+from spark.ingest.landing_stage import stage_landing, tasks_read_the_store
 from spark.ingest.parse_tasks import ReconciliationError, parse_partition
 from spark.ingest.put_csv import PUT_RECORDS, PutCsvRead, read_put_csvs
 from spark.ingest.scratch import PARSED_TABLES
@@ -116,7 +117,12 @@ def parse_files(spark, todo: list[LandingFile], dates: list[str], run_id: str, s
     if not todo:
         return results, frames
     t0 = time.monotonic()
-    fast = _put_csvs_by_spark(spark, todo, run_id, scratch, progress) if put_csv_reader else PutCsvRead()
+    staged = tasks_read_the_store(spark, scratch)
+    if staged:  # executors on other hosts: they read the files from the lake's store (spark/ingest/landing_stage.py)
+        todo = stage_landing(todo, scratch, progress)
+    # Spark's CSV reader takes the files by local path (file://): not where a cluster's workers read the landing.
+    fast = (_put_csvs_by_spark(spark, todo, run_id, scratch, progress) if put_csv_reader and not staged
+            else PutCsvRead())
     by_python = [f for f in todo if f.source_file not in fast.done]
     tasks = plan_tasks(by_python, default_parallelism(spark), task_bytes)
     if tasks:

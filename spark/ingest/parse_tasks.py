@@ -549,6 +549,7 @@ def parse_partition(tasks: Iterator[tuple[int, list[LandingFile]]], run_id: str,
     import itertools
 
     from clwl.parse.activity_trace import TraceState
+    from spark.ingest.landing_stage import readable_here
 
     for number, task in tasks:
         states: dict[tuple[str, str | None], TraceState] = {}
@@ -563,7 +564,8 @@ def parse_partition(tasks: Iterator[tuple[int, list[LandingFile]]], run_id: str,
         for spec in task:
             state = (states.setdefault((spec.run_date, spec.observing_qmgr), TraceState())
                      if formats.unit(spec.parser) == formats.QMGR_DAY else None)
-            summary, table_rows = parse_landing_file(spec, run_id, spill, trace_tz, state)
+            with readable_here(spec) as here:
+                summary, table_rows = parse_landing_file(here, run_id, spill, trace_tz, state)
             summaries.append(json.dumps(summary))
             for key, some in table_rows.items():
                 rows.setdefault(key, []).extend(some)

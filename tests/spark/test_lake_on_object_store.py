@@ -3,7 +3,7 @@ of its own as a user runs it (Spark through the S3A connector, the driver's read
 the pointer and the lease through conditional puts), then:
 
 - every silver and gold table holds the rows of the local samples lake (the session's `samples_lake`), the
-  columns that differ between two runs by design (run ids, times, versions) left out, as bench/lake_digest.py;
+  columns that differ between two runs by design (run ids, times, versions) left out (tests/lake_compare.py);
 - `clwl query`, `clwl published` and `clwl explain` answer from the store without a JVM;
 - `clwl lint`, `clwl drift`, `clwl blast` and `clwl advise --lake --date` answer from the store exactly what they
   answer from the local lake (text and --json; the lake's own name, and how long a replay took, aside);
@@ -32,29 +32,13 @@ from clwl.cli import main
 from clwl.lake import GOLD_TABLES, SILVER_TABLES, Lake, unsettled
 from clwl.lakelock import MIN_LEASE_SECONDS
 from spark.config import REPO_ROOT
+from tests.lake_compare import comparable_rows
 
-
-def _readers_take_a_location() -> bool:
-    """Whether the replay's and the report's readers (clwl/silver.py, clwl/report/, clwl/explain.py) take a lake
-    location: until they do, the pipeline cannot replay a lake on a store (docs/object-storage.md)."""
-    from clwl import silver
-
-    try:
-        return silver.table_path("s3://bucket/lake", "silver.message_events").startswith("s3://")
-    except TypeError:
-        return False
-
-
-pytestmark = [pytest.mark.objectstore, pytest.mark.spark, pytest.mark.slow, pytest.mark.extended,
-              pytest.mark.skipif(not _readers_take_a_location(),
-                                 reason="clwl/silver.py, clwl/report and clwl/explain.py do not take a lake location "
-                                        "yet (the integrator's patch of issue 31)")]
+pytestmark = [pytest.mark.objectstore, pytest.mark.spark, pytest.mark.slow, pytest.mark.extended]
 
 DAY = "2026-11-20"
 #: The killed writer's lease (CLWL_LEASE_SECONDS): the next writer waits it out, so the shortest one accepted.
 TEST_LEASE = int(MIN_LEASE_SECONDS)
-VOLATILE = re.compile(r"(^|_)(run_id|run_ids|ingested_at|published_at|started_at|finished_at|seconds|"
-                      r"table_versions|code_version|ingest_run_id|updated_at|created_at|written_at|duration_s)$")
 CLWL = [sys.executable, "-m", "clwl"]
 
 PUBLISH_SCRIPT = """
@@ -90,13 +74,6 @@ def store_lake(object_store):
     return uri
 
 
-def _rows(lake: Lake, key: str) -> list[str]:
-    version = lake.published_version(key) if key.startswith("gold.") else None
-    data = lake.open(key, version).to_pyarrow_table()
-    kept = [c for c in data.column_names if not VOLATILE.search(c)]
-    return sorted(json.dumps(r, sort_keys=True, default=str) for r in data.select(kept).to_pylist())
-
-
 def test_every_silver_and_gold_table_equals_the_local_lakes(samples_lake, store_lake, object_store, monkeypatch):
     object_store.use(monkeypatch)
     local, remote = Lake(samples_lake.lake), Lake(store_lake)
@@ -105,7 +82,7 @@ def test_every_silver_and_gold_table_equals_the_local_lakes(samples_lake, store_
     for key in keys:
         assert local.exists(key) == remote.exists(key), key
         if local.exists(key):
-            assert _rows(remote, key) == _rows(local, key), key
+            assert comparable_rows(remote, key) == comparable_rows(local, key), key
             compared += 1
     assert compared >= len(GOLD_TABLES) + 5
     assert set(remote.published().dates) == set(local.published().dates) == {"2026-11-19", DAY}

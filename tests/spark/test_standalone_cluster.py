@@ -16,10 +16,11 @@ What "shares nothing but the store" means here, node by node:
 - the lake is on the store only: nothing of it is written under this test's folders or the driver's current
   folder (no `s3:` folder, no Delta log).
 
-One thing is read from a node's disk all the same: the landing. The parse tasks (spark/ingest/parse_tasks.py) open
-each landing file by the absolute path the driver found it at, on the executor, so every worker must have the
-landing at the same path (docs/deploying-cluster.md). Here it is the repository's samples/landing, present on
-every node as the code is.
+The landing is not read from a node's disk either: with the lake on a store and a cluster master, the driver puts
+the files it is about to parse under the run's scratch prefix on the store and each parse task copies its files from
+there (spark/ingest/landing_stage.py), so a worker needs no landing folder. (On one host the workers could still see
+the driver's folder; tests/unit/test_landing_stage.py shows a staged file parses as the landing file does, and that
+a task never falls back to a local path it was not given.)
 
 Authentication: the daemons require spark.authenticate with a shared secret, and RPC encryption
 (spark.network.crypto.enabled, which authenticates each connection by that secret too); the driver takes the secret
@@ -31,6 +32,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import socket
 import subprocess
 import sys
@@ -228,6 +230,9 @@ def test_clwl_run_on_a_cluster_sharing_only_the_store_equals_local_mode(samples_
                                                   "--master", cluster.url],
                                         _driver_env(object_store, driver), driver.root)
     assert code == 0, output[-5000:]
+    staged = re.findall(r"staged (\d+) landing files \([\d.,]+ MiB\) on the lake's store for the executors", output)
+    landing = [p for p in LANDING.rglob("*") if p.is_file()]
+    assert staged and sum(map(int, staged)) == len(landing), (staged, len(landing), output[-3000:])
 
     # Both workers ran an executor of the application: each had its core in use, and each has the application's
     # executor folder, with the Delta and S3A jars fetched from the driver (not found on the node).
