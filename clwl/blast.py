@@ -30,7 +30,6 @@ from collections import Counter, defaultdict
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
-from pathlib import Path
 from typing import Callable, Iterable, NamedTuple, Optional, Sequence
 
 from clwl.algorithm import PROFILES, STAY_ONLY_ELIGIBLE
@@ -49,7 +48,7 @@ from clwl.days import RunDate, day_bounds
 from clwl.model import ClusterView
 from clwl.replay import PutEvent, ReplayRow, SenderReplay, Snapshot
 from clwl.router import Route, RouteError
-from clwl.storage import lake_root
+from clwl.storage import Location, lake_root
 
 #: The state a case gives its channels: the last tier of steps 6-9, not in clwl.model.MOVING_STATES: a channel that
 #: moves nothing until it is started again.
@@ -475,7 +474,7 @@ def blast_radius_of_events(run_date: str, timelines: Mapping[str, Sequence[Snaps
 
 
 # -- from the lake --------------------------------------------------------------------------------------------
-def blast_radius(lake: Path | str, run_date: str, profile: str = "default") -> BlastRadius:
+def blast_radius(lake: Location | str, run_date: str, profile: str = "default") -> BlastRadius:
     """The blast radius of ``run_date`` in the lake's silver tables, read without Spark."""
     from clwl.lake import LakeFileError, is_delta_table
     from clwl.silver import BATCH_ROWS, load_timelines, sender_inputs, table_path, trace_applications

@@ -26,7 +26,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from pathlib import Path
 from typing import Callable, Iterable, Mapping, Optional
 
 from clwl.days import RunDate, as_utc, day_bounds
@@ -34,6 +33,7 @@ from clwl.model import ClusterView
 from clwl.replay import Snapshot
 from clwl.shares import engine_shares, steady
 from clwl.silver import timelines_from_rows
+from clwl.storage import Location
 
 #: The columns of silver.config_history drift reads.
 HISTORY_COLUMNS = ("observing_qmgr", "kind", "object_key", "attrs", "valid_from", "valid_to", "source_file")
@@ -404,7 +404,7 @@ def share_effects(qmgr: str, timeline: list[Snapshot], profile: str = "default",
 
 
 # -- the lake ---------------------------------------------------------------------------------------------------
-def read_history(lake: Path | str, baseline_at: datetime, until: datetime) -> tuple[list[dict], Optional[datetime]]:
+def read_history(lake: Location | str, baseline_at: datetime, until: datetime) -> tuple[list[dict], Optional[datetime]]:
     """The silver.config_history rows that can be in force from ``baseline_at`` to ``until`` (:func:`relevant`),
     read through the lake's door, and the first capture of the whole history (None: empty); DriftError when the
     lake has no such table."""
@@ -429,7 +429,7 @@ def read_history(lake: Path | str, baseline_at: datetime, until: datetime) -> tu
     return tab.filter(keep).to_pylist(), as_utc(pc.min(tab.column("valid_from")).as_py())
 
 
-def read_captures(lake: Path | str) -> Optional[list[tuple[str, datetime]]]:
+def read_captures(lake: Location | str) -> Optional[list[tuple[str, datetime]]]:
     """(observing queue manager, capture time) of every configuration capture of bronze.capture_files, read
     through the lake's door; None when the lake has no such table (the captures are then not counted)."""
     import pyarrow.compute as pc
@@ -447,7 +447,7 @@ def read_captures(lake: Path | str) -> Optional[list[tuple[str, datetime]]]:
     return [(r["observing_qmgr"], r["capture_time"]) for r in tab.to_pylist() if r["observing_qmgr"]]
 
 
-def drift(lake: Path | str, run_date: str, since: Optional[str] = None, profile: str = "default") -> Drift:
+def drift(lake: Location | str, run_date: str, since: Optional[str] = None, profile: str = "default") -> Drift:
     """The drift of ``run_date`` in the lake at ``lake`` (:func:`drift_from_rows` over :func:`read_history` and
     :func:`read_captures`)."""
     _, baseline_at, until = window(run_date, since)

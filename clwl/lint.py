@@ -13,12 +13,12 @@ configuration of the day of each observing queue manager) and :class:`clwl.lake.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Callable, Iterable, Iterator, Mapping, Optional
 
 from clwl.candidates import ALTER_TYPE, BIND_AS_DEFBIND, DefbindSource, alter_defbind, defbind_source
 from clwl.model import ClusterView, QueueInstance
 from clwl.parse.common import MqscRecord
+from clwl.storage import Location
 from clwl.view import build_view, latest_records
 
 
@@ -395,7 +395,7 @@ def lint_captures(records_by_qmgr: Mapping[str, Iterable[MqscRecord]]) -> list[F
     return lint_observations(observe(qm, recs) for qm, recs in records_by_qmgr.items())
 
 
-def lint_lake(lake: Path | str, run_date: str) -> list[Finding]:
+def lint_lake(lake: Location | str, run_date: str) -> list[Finding]:
     """The findings of every queue manager observed on ``run_date``: its last configuration of the day
     (:func:`clwl.silver.load_timelines`), and its DISPLAY CHANNEL records in force then (silver.config_history).
     LintInputError when the lake holds no captures of that date."""
