@@ -150,6 +150,21 @@ def start_server(port: int = DEFAULT_PORT, host: str = DEFAULT_HOST, master: str
     return proc
 
 
+def stop_server(proc: subprocess.Popen, timeout: float = 60.0) -> None:
+    """Stop a server :func:`start_server` started: SIGTERM to its process group (spark-submit and its JVM), SIGKILL
+    if it has not exited within ``timeout`` seconds."""
+    import signal
+
+    try:
+        os.killpg(proc.pid, signal.SIGTERM)
+        proc.wait(timeout=timeout)
+    except ProcessLookupError:
+        return
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait(timeout=30)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m spark.connect_server", description=__doc__.split("\n\n")[0])
     parser.add_argument("--port", type=int, default=DEFAULT_PORT, help=f"gRPC port (default {DEFAULT_PORT})")

@@ -8,7 +8,6 @@ in the server's application, through DataFrame functions and SQL that Spark Conn
 from __future__ import annotations
 
 import os
-import signal
 import socket
 import subprocess
 import sys
@@ -37,19 +36,14 @@ def _free_port() -> int:
 def connect_server(tmp_path):
     """A Spark Connect server with the Delta jars on 127.0.0.1 (its own process group, stopped by its id); the
     URL a client sets as CLWL_SPARK_REMOTE."""
-    from spark.connect_server import start_server
+    from spark.connect_server import start_server, stop_server
 
     port = _free_port()
     proc = start_server(port, log_path=tmp_path / "connect.log")
     try:
         yield f"sc://localhost:{port}", proc
     finally:
-        os.killpg(proc.pid, signal.SIGTERM)
-        try:
-            proc.wait(timeout=60)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait(timeout=30)
+        stop_server(proc)
 
 
 def _gold(lake: Path, table: str, keys: list[str]):
