@@ -28,6 +28,14 @@ class LakeFileError(ValueError):
     """A metadata file of the lake cannot be used: one line for stderr that names the file and why."""
 
 
+class StorageError(LakeFileError):
+    """The lake's location or store cannot be used: one line for stderr naming the location or variable."""
+
+
+class StorageConflict(StorageError):
+    """A conditional write lost: the object was created or replaced by another writer since it was read."""
+
+
 def _kind(mode: int) -> str:
     for test, name in ((stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a FIFO"), (stat.S_ISCHR, "a character device"),
                        (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket")):

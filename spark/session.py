@@ -181,10 +181,11 @@ CHAIN_CREDENTIALS = "software.amazon.awssdk.auth.credentials.DefaultCredentialsP
 def object_store_settings(lake: Any, env: Mapping[str, str] | None = None) -> dict[str, str]:
     """The Spark settings for a lake on an object store ({} for a local lake): the S3A connector serves both
     ``s3://`` (the lake's own URIs, unchanged) and ``s3a://``, with the endpoint, addressing style, region and TLS
-    of the environment (clwl.storage.s3_settings: StorageError, one line, for missing credentials or a bad
+    of the environment (clwl.s3_env.s3_settings: StorageError, one line, for missing credentials or a bad
     endpoint). No secret goes into these settings (Spark logs and shows its configuration): S3A reads the key
     from the environment through the SDK's provider, in the driver and in each executor."""
-    from clwl.storage import is_object_store, lake_root, s3_settings
+    from clwl.s3_env import s3_settings
+    from clwl.storage import is_object_store, lake_root
 
     location = lake_root(lake) if lake is not None else None
     if not is_object_store(location):

@@ -389,10 +389,11 @@ def test_airflow_services_share_the_common_anchor(compose_text, services):
 
 def test_the_lake_is_on_the_object_store_by_default(compose, services):
     """Every Airflow and Spark container (the driver in airflow-scheduler and spark-connect, the executors under
-    spark-worker) reads, through clwl/storage.py's own s3_settings, one lake: s3://<the bucket the store makes>/lake
+    spark-worker) reads, through clwl/s3_env.py's s3_settings, one lake: s3://<the bucket the store makes>/lake
     at the store's S3 port, plain HTTP allowed (the compose network), path-style addressing, and the access key the
     store itself was given. No lake volume is shared any more."""
-    from clwl.storage import LakeLocation, lake_root, s3_settings
+    from clwl.s3_env import s3_settings
+    from clwl.storage import LakeLocation, lake_root
 
     values = required_values(compose)
     command = [interpolated(str(c), values) for c in services[STORE]["command"]]

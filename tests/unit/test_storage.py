@@ -18,6 +18,7 @@ import pytest
 from clwl.lake import Lake, default_lake_location
 from clwl.lakelock import LakeBusy, LakeLockError, lake_lock, read_holder
 from clwl.published import PublishedConflict, read_published, write_published
+from clwl.s3_env import s3_settings
 from clwl.storage import (
     LakeLocation,
     StorageConflict,
@@ -29,7 +30,6 @@ from clwl.storage import (
     put_if_absent,
     read_object,
     replace_if_match,
-    s3_settings,
     storage_options,
 )
 
