@@ -20,7 +20,7 @@ from clwl.held_back import (
     template_parts,
 )
 from clwl.parse.activity_trace import ORIGIN as TRACE_ORIGIN
-from spark.ingest.parse_tasks import QUARANTINE_TABLE
+from spark.ingest.scratch import QUARANTINE_TABLE
 from spark.ingest.writes import sql_in, sql_string
 from spark.tables import TABLES, read
 

@@ -16,6 +16,7 @@ from clwl import formats
 from clwl.days import run_day
 from clwl.formats import TRACE_FORMAT as TRACE_FORMAT
 from spark.ingest.landing import LandingFile, unknown_format_reason
+from spark.ingest.scratch import QUARANTINE_TABLE, remove_scratch_file, write_scratch_file
 from spark.tables import TABLES
 
 
@@ -109,9 +110,6 @@ def _head(p: str) -> str:
     return text + ("\n[... cut at 4096 bytes]" if len(data) > _HEAD_BYTES else "")
 
 
-QUARANTINE_TABLE = "silver.quarantine"
-
-
 class _Out:
     """Rows and counts of one file while it is parsed."""
 
@@ -160,7 +158,7 @@ class _Out:
         reason = escape_surrogates(reason)
         self.rows = {}
         for written in self.spilled_files:
-            _remove_scratch_file(written)
+            remove_scratch_file(written)
         self.spilled, self.spilled_files = {}, []
         self.read, self.accepted, self.quarantined, self.skipped = 1, 0, 1, 0
         self.status, self.reason = "rejected", reason
@@ -558,7 +556,7 @@ def parse_partition(tasks: Iterator[tuple[int, list[LandingFile]]], run_id: str,
         chunks = itertools.count()
 
         def spill(key: str, some: list[tuple]) -> str:
-            return _write_scratch(scratch, key, f"part-{number:05d}-c{next(chunks):05d}.parquet",
+            return write_scratch_file(scratch, key, f"part-{number:05d}-c{next(chunks):05d}.parquet",
                                   arrow_table(key, some))
 
         for spec in task:
@@ -571,31 +569,5 @@ def parse_partition(tasks: Iterator[tuple[int, list[LandingFile]]], run_id: str,
                 rows.setdefault(key, []).extend(some)
         for key, some in rows.items():
             if some:
-                _write_scratch(scratch, key, f"part-{number:05d}.parquet", arrow_table(key, some))
+                write_scratch_file(scratch, key, f"part-{number:05d}.parquet", arrow_table(key, some))
         yield from summaries
-
-
-def _write_scratch(scratch: str, key: str, name: str, table) -> str:
-    """Write ``table`` as ``<scratch>/<key>/<name>`` (Parquet) and return where: a local folder, or a prefix on
-    an object store (``s3://...``, with Arrow's own S3 file system and the environment's settings, so an executor
-    on another host writes where the driver reads)."""
-    import pyarrow.parquet as pq
-
-    from clwl.storage import arrow_filesystem, is_object_store, lake_root
-
-    root = lake_root(scratch)
-    if is_object_store(root):
-        pq.write_table(table, f"{key}/{name}", filesystem=arrow_filesystem(root))
-        return str(root / key / name)
-    folder = root / key
-    folder.mkdir(parents=True, exist_ok=True)
-    written = str(folder / name)
-    pq.write_table(table, written)
-    return written
-
-
-def _remove_scratch_file(written: str) -> None:
-    """Remove a scratch file :func:`_write_scratch` wrote (local or on an object store)."""
-    from clwl.storage import delete_object, lake_root
-
-    delete_object(lake_root(written))

@@ -10,9 +10,21 @@ import time
 from datetime import datetime, timezone
 from pathlib import Path
 
-from clwl.storage import Location, delete_prefix, is_object_store, list_folders, put_object, read_object
+from clwl.storage import (
+    Location,
+    arrow_filesystem,
+    delete_object,
+    delete_prefix,
+    is_object_store,
+    lake_root,
+    list_folders,
+    put_object,
+    read_object,
+)
 from spark.config import PipelineConfig
-from spark.ingest.parse_tasks import QUARANTINE_TABLE
+
+#: Where a parse task puts the rows of a file or record it could not take (one table for every format).
+QUARANTINE_TABLE = "silver.quarantine"
 
 # The parse output: each parse task writes the rows of every table it fed as one Parquet file per table under
 # the run's scratch folder (``<lake>/_ingest/<run_id>/<table>/``, on the lake's storage so that executors on
@@ -93,3 +105,26 @@ def remove_scratch(scratch: Location) -> None:
         scratch.parent.rmdir()  # only when empty
     except OSError:
         pass
+
+
+# -- the files a parse task leaves (run in the executors) ----------------------------------------------------------
+def write_scratch_file(scratch: str, key: str, name: str, table) -> str:
+    """Write ``table`` as ``<scratch>/<key>/<name>`` (Parquet) and return where: a local folder, or a prefix on
+    an object store (``s3://...``, with Arrow's own S3 file system and the environment's settings, so an executor
+    on another host writes where the driver reads)."""
+    import pyarrow.parquet as pq
+
+    root = lake_root(scratch)
+    if is_object_store(root):
+        pq.write_table(table, f"{key}/{name}", filesystem=arrow_filesystem(root))
+        return str(root / key / name)
+    folder = root / key
+    folder.mkdir(parents=True, exist_ok=True)
+    written = str(folder / name)
+    pq.write_table(table, written)
+    return written
+
+
+def remove_scratch_file(written: str) -> None:
+    """Remove a scratch file :func:`write_scratch_file` wrote (local or on an object store)."""
+    delete_object(lake_root(written))

@@ -12,7 +12,7 @@ from clwl.lake import Lake
 from spark.ingest.history import build_histories, split_histories
 from spark.ingest.landing import LandingFile, classify_name
 from spark.ingest.message_events import MessageScope, message_jobs, message_scope
-from spark.ingest.parse_tasks import QUARANTINE_TABLE
+from spark.ingest.scratch import QUARANTINE_TABLE
 from spark.ingest.writes import run_writes, sql_in
 from spark.tables import TABLES, read
 
