@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
@@ -55,6 +56,31 @@ def samples_lake(spark, tmp_path_factory) -> PublishedSamples:
     return PublishedSamples(lake, landing, out.getvalue())
 
 
+SAMPLES_DAY = "2026-11-20"
+
+
+@pytest.fixture(scope="session")
+def samples_day_run(spark, tmp_path_factory):
+    """`clwl run` (spark.pipeline.run_pipeline) of one sample date, 2026-11-20, from samples/landing into a fresh
+    lake, once for the session: ``.config`` (PipelineConfig: ``.lake``, ``.landing``) and ``.outcome`` (its
+    RunOutcome). Readers only; a test that writes copies the lake (and a landing of its own). Shared by
+    tests/dags/test_dag_runs.py (what the nightly DAG must publish) and tests/spark/test_publish_atomic.py (run 1,
+    published), each a run of half a minute to a minute on 2 cores. ``source_file`` is relative to the landing
+    root, so a copy of samples/landing gives the same rows."""
+    import time
+
+    from spark.config import REPO_ROOT, PipelineConfig
+    from spark.pipeline import run_pipeline
+
+    config = PipelineConfig(lake=tmp_path_factory.mktemp("samples-day") / "lake",
+                            landing=REPO_ROOT / "samples" / "landing")
+    t0 = time.perf_counter()
+    outcome = run_pipeline(config, [SAMPLES_DAY], spark=spark, progress=lambda m: None)
+    assert outcome.published and outcome.dates[0].published, outcome
+    print(f"clwl run of {SAMPLES_DAY} (samples_day_run): {time.perf_counter() - t0:.1f} s {outcome.seconds}")
+    return SimpleNamespace(config=config, outcome=outcome)
+
+
 @pytest.fixture(scope="session")
 def reallocation_lake(spark, tmp_path_factory):
     """The hand-made re-allocation day (tests/handmade.py ``reallocation_landing``; its outcomes are derived in
@@ -83,3 +109,75 @@ def reallocation_lake(spark, tmp_path_factory):
     config = PipelineConfig(lake=root / "lake", landing=landing)
     assert run_pipeline(config, [DAY], spark=spark, progress=lambda m: None).published
     return config
+
+
+class RunsAtOnce:
+    """Two `clwl run` child processes on one empty lake: ``first`` took the lake lock, ``second`` was started while
+    the first held it (``lake_before_second``: what the lake folder held then). Each has returncode, stdout, stderr,
+    pid and seconds; ``second_ended_first``: the second had exited while the first still ran."""
+
+    def __init__(self, lake: Path, landing: Path, first: SimpleNamespace, second: SimpleNamespace,
+                 second_ended_first: bool, lake_before_second: list[str]):
+        self.lake, self.landing, self.first, self.second = lake, landing, first, second
+        self.second_ended_first, self.lake_before_second = second_ended_first, lake_before_second
+
+
+@pytest.fixture(scope="session")
+def blocked_day_runs(tmp_path_factory) -> RunsAtOnce:
+    """The hand-made day the quality gate blocks (tests/spark/test_blocked_run_cli.py's landing), run by two real
+    `clwl run` processes on one empty lake: the second starts as soon as the first holds the lake lock, long before
+    the first creates a table. test_blocked_run_cli.py checks the first's run (exit 4, nothing published),
+    tests/spark/test_lake_lock.py the race (the second refused with one line naming the first): one pipeline run
+    (a minute or two on 2 cores) serves both.
+
+    The second waits for the first's name in the lock file: two processes started at the same instant can meet the
+    lock between the first's flock and its writing its name, and that refusal names no holder (clwl/lakelock.py
+    _describe), which is not what the race test checks."""
+    import os
+    import subprocess
+    import sys
+    import time
+
+    from clwl.lakelock import read_holder
+    from tests.spark.test_blocked_run_cli import DAY, blocked_landing
+
+    base = tmp_path_factory.mktemp("blocked-day")
+    landing = blocked_landing(base / "landing")
+    lake = base / "lake"
+    env = {k: v for k, v in os.environ.items() if k not in ("CLWL_SPARK_VERBOSE", "CLWL_LOCK_WAIT",
+                                                            "CLWL_SPARK_MASTER", "CLWL_LANDING", "CLWL_LAKE")}
+    cmd = [sys.executable, "-m", "clwl", "run", "--landing", str(landing), "--lake", str(lake), "--date", DAY]
+    procs: dict[str, subprocess.Popen] = {}
+    seconds: dict[str, float] = {}
+
+    def start(name: str) -> subprocess.Popen:
+        with open(base / f"{name}.out", "w") as out, open(base / f"{name}.err", "w") as err:
+            procs[name] = subprocess.Popen(cmd, cwd=base, env=env, stdout=out, stderr=err)
+        seconds[name] = time.monotonic()
+        return procs[name]
+
+    def wait(name: str, timeout: float) -> None:
+        procs[name].wait(timeout=timeout)
+        seconds[name] = time.monotonic() - seconds[name]
+
+    try:
+        first = start("first")
+        deadline = time.monotonic() + 120  # the lock comes before Spark starts: seconds
+        while read_holder(lake).get("pid") != first.pid:
+            assert first.poll() is None and time.monotonic() < deadline, "the first clwl run took no lake lock"
+            time.sleep(0.05)
+        lake_before_second = sorted(p.name for p in lake.iterdir())
+        start("second")
+        wait("second", 300)
+        second_ended_first = first.poll() is None
+        wait("first", 900)
+    finally:
+        for proc in procs.values():
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+    runs = {name: SimpleNamespace(returncode=proc.returncode, pid=proc.pid, seconds=seconds[name],
+                                  stdout=(base / f"{name}.out").read_text(), stderr=(base / f"{name}.err").read_text())
+            for name, proc in procs.items()}
+    print(f"clwl run (blocked day): {runs['first'].seconds:.1f} s, the second refused in {runs['second'].seconds:.1f} s")
+    return RunsAtOnce(lake, landing, runs["first"], runs["second"], second_ended_first, lake_before_second)
