@@ -102,7 +102,9 @@ START_IN_EMPTY_FOLDER = textwrap.dedent("""
 """)
 
 
-@pytest.mark.parametrize("verbose", [False, True], ids=["quiet", "verbose"])
+# Quiet, what every command does by default, in the everyday suite; verbose (the same start with the JVM's output
+# let through, half a minute for a second JVM) with the extended tests, which CI runs too.
+@pytest.mark.parametrize("verbose", [False, pytest.param(True, marks=pytest.mark.extended)], ids=["quiet", "verbose"])
 def test_a_second_start_uses_the_local_jars_prints_nothing_and_leaves_no_warehouse(spark, tmp_path, verbose):
     """The `spark` fixture's start made the local jar folder complete (fetching it at most once); a later start,
     in a new JVM, passes those files as spark.jars: no spark.jars.packages, so no Ivy resolution, and nothing on
