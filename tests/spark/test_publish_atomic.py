@@ -75,18 +75,24 @@ def _latest(path: Path) -> int:
 
 
 @pytest.fixture(scope="module")
-def prepared(spark, tmp_path_factory):
-    """(lake, landing, run 1 id, expected rows per run and table) with run 1 published and run 2 staged."""
+def prepared(spark, samples_day_run, tmp_path_factory):
+    """(lake, landing, run 1 id, expected rows per run and table) with run 1 published and run 2 staged.
+
+    Run 1 is the session's `clwl run` of the sample date (tests/conftest.py samples_day_run, shared with the DAG
+    tests), copied: its lake, and the date's landing folder (source_file is relative to the landing root, so the
+    copy's files are the ones run 1 ingested)."""
     from spark.ingest import ingest
-    from spark.pipeline import detect_stage, replay_stage, run_pipeline
+    from spark.pipeline import detect_stage, replay_stage
     from spark.run import PipelineRun
 
+    assert samples_day_run.config.landing.resolve() == (REPO_ROOT / "samples" / "landing").resolve()
     root = tmp_path_factory.mktemp("atomic")
     landing = root / "landing"
     shutil.copytree(REPO_ROOT / "samples" / "landing" / DAY, landing / DAY)
     config = PipelineConfig(lake=root / "lake", landing=landing)
-    run1 = run_pipeline(config, [DAY], spark=spark, progress=lambda m: None)
-    assert run1.dates[0].published, run1.dates[0].failures
+    shutil.copytree(samples_day_run.config.lake, config.lake, symlinks=True)
+    run1 = samples_day_run.outcome
+    assert [d.run_date for d in run1.dates] == [DAY] and run1.dates[0].published, run1.dates[0].failures
     gold = config.lake / "gold"
     pointer = json.loads((gold / "_published.json").read_text())
     assert pointer["dates"] == {DAY: run1.run_id}
@@ -120,9 +126,15 @@ def _summary(lake: Path) -> list[dict]:
                      f"FROM run_summary WHERE run_date = DATE '{DAY}'", lake).to_pylist()
 
 
-# The first and the last gold commit in the everyday suite; the two between them (a minute each) with the extended
-# tests, which CI runs too.
-@pytest.mark.parametrize("kill_after", [1, pytest.param(2, marks=pytest.mark.extended),
+# The last gold commit in the everyday suite, the three before it (a minute each) with the extended tests, which
+# CI runs too. Every kill point takes the same ways through the code: the readers pinned by the pointer, the
+# roll-back of every table with a commit beyond it, the clean publish after. Commit 4 is the case in which all four
+# tables (run_summary too) have such a commit, so every one of them must be read at, and restored to, its published
+# version; and its outcome is fixed (commits 1-3 are written side by side, so how many of them a kill after the
+# first leaves is not). Commits 1-3 add the mixed state of a kill while the other writes are under way, and (2) the
+# roll-back done by an ingest rather than by the settle call.
+@pytest.mark.parametrize("kill_after", [pytest.param(1, marks=pytest.mark.extended),
+                                        pytest.param(2, marks=pytest.mark.extended),
                                         pytest.param(3, marks=pytest.mark.extended), 4],
                          ids=lambda n: f"kill-after-gold-commit-{n}")
 def test_a_publish_killed_at_a_gold_commit_leaves_gold_on_one_run(spark, prepared, tmp_path, kill_after):
