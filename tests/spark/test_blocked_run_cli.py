@@ -12,15 +12,15 @@ put it before), yet the expectation suites ask for a msg_id once per run date: `
 `clwl run` runs on a fresh lake: exit 4, the failed expectations and the validation result are printed, and
 nothing of the day is published (no pointer names it). That a blocked gate keeps the last good published
 version, rows and pointer alike, is tests/spark/test_quality_publish.py's (in-process, sparing a second run here).
+
+The run is the session fixture ``blocked_day_runs`` (tests/conftest.py): a second `clwl run` of the day, started
+while this one holds the lake lock, is refused at once, which tests/spark/test_lake_lock.py checks; one pipeline
+run serves both files.
 """
 
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
-import time
 from datetime import timedelta
 from pathlib import Path
 
@@ -44,30 +44,23 @@ SHARED = msg(2)  # QM1's second message, put again by QM2 with the same MsgId
 BRIDGE_PUT = put_row(T0 + timedelta(minutes=40), "QM2", "APP.ORDERS", SHARED)
 
 
-def landing(root: Path) -> Path:
+def blocked_landing(root: Path) -> Path:
     """QM1 and QM2 of cluster CL1 each put to APP.ORDERS (instances on QM2 and QM3), with their own configuration
-    and channel status captured at 06:00: 4 puts from QM1, 2 from QM2, every MsgId different."""
+    and channel status captured at 06:00: 4 puts from QM1, 2 from QM2, every MsgId different. Then QM2's second
+    put file: one put of QM1's msg(2). Nothing in it is a parse error or a repeat of QM2's own puts, so the day has
+    7 messages of which two share a msg_id."""
     queues = {"APP.ORDERS": {"QM2": {}, "QM3": {}}}
     for qm, others, rows in (("QM1", ("QM2", "QM3"), QM1_PUTS), ("QM2", ("QM1", "QM3"), QM2_PUTS)):
         write_day(root, DAY, qm, {
             "config_060000.mqsc": config_capture(qm, {o: {} for o in others}, queues),
             "chstatus_060000.mqsc": chstatus_capture(qm, {f"TO.{o}": "RUNNING" for o in others}),
             "puts.csv": "\n".join([PUTS_HEADER, *rows]) + "\n"})
+    write_day(root, DAY, "QM2", {"puts_bridge.csv": "\n".join([PUTS_HEADER, BRIDGE_PUT]) + "\n"})
     return root
 
 
-def test_a_day_that_fails_an_expectation_exits_4_and_publishes_nothing(tmp_path):
-    root = landing(tmp_path / "landing")
-    lake = tmp_path / "lake"
-    # QM2's second put file: one put of QM1's msg(2). Nothing in it is a parse error or a repeat of QM2's own
-    # puts, so the day has 7 messages of which two share a msg_id.
-    write_day(root, DAY, "QM2", {"puts_bridge.csv": "\n".join([PUTS_HEADER, BRIDGE_PUT]) + "\n"})
-    env = {k: v for k, v in os.environ.items() if k not in ("CLWL_SPARK_VERBOSE", "CLWL_LOCK_WAIT",
-                                                            "CLWL_SPARK_MASTER", "CLWL_LANDING", "CLWL_LAKE")}
-    started = time.monotonic()
-    done = subprocess.run([sys.executable, "-m", "clwl", "run", "--landing", str(root), "--lake", str(lake),
-                           "--date", DAY], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=900)
-    print(f"clwl run (blocked): {time.monotonic() - started:.1f} s")  # the child's own JVM start included
+def test_a_day_that_fails_an_expectation_exits_4_and_publishes_nothing(blocked_day_runs):
+    done, lake = blocked_day_runs.first, blocked_day_runs.lake  # the child process that held the lake lock
 
     assert done.returncode == 4, (done.stdout[-3000:], done.stderr[-3000:])
     out = done.stdout
