@@ -3,8 +3,9 @@ publish and the Airflow tasks that write.
 
 The first test needs no Spark: a second process holds the lock, and the library call, `clwl run` and `clwl ingest`
 are refused at once with one line naming the holder (exit 2 from the CLI), a waiting caller gets the lock when the
-holder lets go, and a holder killed with SIGKILL leaves no stale lock. The second starts two real `clwl run`
-processes on one empty lake at the same time: one publishes, the other is refused with one line, no traceback.
+holder lets go, and a holder killed with SIGKILL leaves no stale lock. The second has two real `clwl run`
+processes on one empty lake at once: the first runs the day to its end, the second is refused with one line naming
+the first, no traceback.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ import pytest
 
 from clwl.lakelock import LakeBusy, holds_lock, lake_lock
 from spark.config import REPO_ROOT
+from tests.handmade import DAY
 
 SAMPLES = REPO_ROOT / "samples" / "landing"
 HOLDER = """
@@ -108,29 +110,24 @@ def test_a_second_writer_is_refused_at_once_with_one_line(tmp_path):
 
 @pytest.mark.spark
 @pytest.mark.slow
-def test_two_first_runs_on_an_empty_lake_one_publishes_the_other_is_refused(tmp_path):
+def test_two_first_runs_on_an_empty_lake_one_runs_the_other_is_refused(blocked_day_runs):
     """The reported race: two `clwl run` on an empty lake at once; one used to die with a traceback at table
-    creation. Now the second is refused at once (exit 2, one line naming the first) and the first publishes."""
-    lake = tmp_path / "lake"
-    day = "2026-11-19"
-    cmd = [sys.executable, "-m", "clwl.cli", "run", "--landing", str(SAMPLES), "--lake", str(lake), "--date", day]
-    started = time.monotonic()
-    procs = [subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=_env(),
-                              cwd=REPO_ROOT) for _ in range(2)]
-    try:
-        outputs = [p.communicate(timeout=1200) for p in procs]
-    finally:
-        for p in procs:
-            if p.poll() is None:
-                p.kill()
-                p.wait()
-    codes = [p.returncode for p in procs]
-    assert sorted(codes) == [0, 2], (codes, [o[1][-3000:] for o in outputs])
-    winner, loser = (0, 1) if codes[0] == 0 else (1, 0)
-    out, err = outputs[loser]
-    assert "Traceback" not in err and "Traceback" not in outputs[winner][1]
-    lines = err.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("clwl run: the lake "), err[-3000:]
-    assert f"pid {procs[winner].pid} on {socket.gethostname()} (clwl run run-" in lines[0], lines[0]
-    assert f"{day}: published" in outputs[winner][0], outputs[winner][0][-3000:]
-    print(f"two concurrent runs: {time.monotonic() - started:.1f} s")
+    creation. Now the second is refused at once (exit 2, one line naming the first, before the first is done) and
+    the first is not disturbed: it creates the lake's tables and runs the day to its end. The runs are the session
+    fixture ``blocked_day_runs`` (tests/conftest.py), whose day the quality gate blocks, so that end is exit 4 and
+    nothing published (tests/spark/test_blocked_run_cli.py checks the run; that a `clwl run` on an empty lake
+    publishes, the samples_lake fixture shows): one pipeline run serves both files."""
+    runs = blocked_day_runs
+    first, second = runs.first, runs.second
+    # The second started on an empty lake: nothing in it yet but the first's lock.
+    assert runs.lake_before_second == ["_lock"], runs.lake_before_second
+    assert second.returncode == 2, (second.returncode, second.stdout[-2000:], second.stderr[-3000:])
+    assert "Traceback" not in second.stderr and "Traceback" not in first.stderr, (second.stderr[-3000:],
+                                                                                  first.stderr[-3000:])
+    lines = second.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("clwl run: the lake "), second.stderr[-3000:]
+    assert f"pid {first.pid} on {socket.gethostname()} (clwl run run-" in lines[0], lines[0]
+    assert runs.second_ended_first, (first.seconds, second.seconds)
+    assert first.returncode == 4 and f"{DAY}: BLOCKED by the quality gate" in first.stdout, \
+        (first.returncode, first.stdout[-3000:], first.stderr[-3000:])
+    assert {"bronze", "silver", "staging"} <= {p.name for p in runs.lake.iterdir()}
