@@ -10,12 +10,11 @@ from __future__ import annotations
 import datetime as dt
 import json
 import shutil
-import time
 from types import SimpleNamespace
 
 import pytest
 
-from dagtest_support import GOLD, RUN_DATE, UTC, delta_versions, load_dag, run_state, task_states
+from dagtest_support import GOLD, ROOT, RUN_DATE, UTC, delta_versions, load_dag, run_state, task_states
 
 pytestmark = [pytest.mark.airflow, pytest.mark.spark, pytest.mark.slow]
 
@@ -43,19 +42,14 @@ def asset_events(uri_prefix: str) -> list[tuple[str, dict]]:
 
 
 @pytest.fixture(scope="module")
-def reference_lake(nightly_run, clwl_env, spark, tmp_path_factory):
-    """`clwl run` for the same day on the same landing copy, into another lake (after the nightly DAG, so the
-    DAG's tasks start the shared session themselves)."""
-    from spark.config import PipelineConfig
-    from spark.pipeline import run_pipeline
-
-    lake = tmp_path_factory.mktemp("reference") / "lake"
-    t0 = time.perf_counter()
-    outcome = run_pipeline(PipelineConfig(lake=lake, landing=clwl_env["landing"]), [RUN_DATE], spark=spark,
-                           progress=lambda m: None)
-    assert outcome.published and outcome.dates[0].published, outcome
-    print(f"clwl run (reference): {time.perf_counter() - t0:.1f}s {outcome.seconds}")
-    return lake
+def reference_lake(nightly_run, samples_day_run):
+    """`clwl run` for the same day on the same landing, into another lake: the session fixture samples_day_run
+    (tests/conftest.py, shared with tests/spark/test_publish_atomic.py), run on samples/landing itself, of which
+    the DAG reads a copy (source_file is relative to the landing root). A session fixture is set up before the
+    module's, so that run comes before the nightly DAG; they share only the Spark session."""
+    assert samples_day_run.config.landing.resolve() == (ROOT / "samples" / "landing").resolve()
+    assert [d.run_date for d in samples_day_run.outcome.dates] == [RUN_DATE]
+    return samples_day_run.config.lake
 
 
 def test_nightly_publishes_what_clwl_run_publishes(nightly_run, reference_lake, spark):
