@@ -105,7 +105,10 @@ def rows(cfg: PipelineConfig, key: str, **equal) -> list[dict]:
     """A table read back without a JVM (deltalake), as dicts; ``equal``: column == value filters."""
     import deltalake
 
-    out = deltalake.DeltaTable(path(cfg, key)).to_pyarrow_table().to_pylist()
+    from clwl.lake import Lake
+
+    out = (Lake(cfg.lake).rows(key) if key == "bronze.put_records"  # a view (clwl.put_records)
+           else deltalake.DeltaTable(path(cfg, key)).to_pyarrow_table()).to_pylist()
     return [r for r in out if all(r[k] == v for k, v in equal.items())]
 
 
