@@ -35,6 +35,8 @@ DIFFERS = "it differs in {fields}; the kept copy is replayed"
 PUT_TIME_SPARK = "yyyy-MM-dd'T'HH:mm:ss.SSS'Z'"
 #: The columns of silver.message_events the rows are identified by; a duplicate names the others that differ.
 KEYS = ("run_date", "sending_qmgr", "msg_id")
+#: The columns of silver.message_events that carry bronze's view of a row and are not compared.
+BRONZE_LINEAGE = ("application_given", "ingest_run_id")
 
 
 def put_time_text(t: datetime) -> str:
@@ -49,8 +51,9 @@ def template_parts(template: str) -> list[tuple[str, str | None]]:
 
 def compared_fields(message_event_columns: Sequence[str]) -> list[str]:
     """The message_events columns a duplicate is compared on: those after the row's place in its file (run date,
-    observing queue manager, file, position), less the keys."""
-    return [c for c in message_event_columns[4:] if c not in KEYS]
+    observing queue manager, file, position), less the keys and the columns kept for the bronze.put_records
+    view (``application_given`` is compared as ``application``, which holds it during the decision)."""
+    return [c for c in message_event_columns[4:] if c not in KEYS and c not in BRONZE_LINEAGE]
 
 
 def difference(kept: dict[str, Any], copy: dict[str, Any], fields: Sequence[str]) -> str:

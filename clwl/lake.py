@@ -311,8 +311,32 @@ class Lake:
 
     def rows(self, key: str, columns: Sequence[str] | None = None, filters: Any = None,
              version: int | None = None) -> "pyarrow.Table":
-        """The table's rows as a pyarrow Table (:func:`read_rows`): ``columns``, ``filters``, ``version``."""
+        """The table's rows as a pyarrow Table (:func:`read_rows`): ``columns``, ``filters``, ``version``. A table
+        read through a view (``bronze.put_records``, clwl.put_records) is the view: ``filters`` on the columns its
+        tables share, no ``version``."""
+        from clwl.put_records import VIEWS
+
+        if key in VIEWS:
+            return self._view_rows(key, columns, filters, version)
         return read_rows(self.table(key), columns, filters, version)
+
+    def _view_rows(self, key: str, columns: Sequence[str] | None, filters: Any, version: int | None
+                   ) -> "pyarrow.Table":
+        """The rows of a view of clwl.put_records, by its SQL (DataFusion over the two tables' rows)."""
+        import pyarrow.dataset as ds
+        from datafusion import SessionContext
+
+        from clwl.put_records import VIEWS, view_sql
+
+        if version is not None:
+            raise ValueError(f"{key} is a view of {' and '.join(VIEWS[key])}: it has no version of its own")
+        ctx = SessionContext()
+        stored, events = (read_rows(self.table(k), None, filters) for k in VIEWS[key])
+        ctx.register_dataset("stored", ds.dataset(stored))
+        ctx.register_dataset("events", ds.dataset(events))
+        out = ctx.sql(view_sql("stored", "events", stored.column_names, events.column_names)).to_arrow_table()
+        out = out.cast(stored.schema)  # the stored table's types (the engine may answer in string views)
+        return out.select(list(columns)) if columns is not None else out
 
     def rows_committed(self, key: str, version: int | None = None) -> int:
         """The rows the table's commit ``version`` (None: the latest) wrote (:func:`rows_committed`)."""

@@ -32,6 +32,7 @@ from clwl.lake import (
     open_delta,
 )
 from clwl.landing import printable
+from clwl.put_records import STORED_SUFFIX, VIEWS, view_sql
 from clwl.storage import has_prefix, is_object_store, lake_root, list_folders
 
 LAYER_PRIORITY = tuple(reversed(LAYERS))  # who gets the bare name when two layers share a table name: gold first
@@ -221,6 +222,7 @@ def run_query(sql: str, lake: Path):
             raise QueryError(str(exc)) from None
         except Exception as exc:
             raise QueryError(f"cannot read the Delta table {path}: {_one_line(exc)}") from None
+    _register_views(ctx, lake, tables)
     rewritten: set[str] = set()
     while True:
         try:
@@ -241,6 +243,24 @@ def run_query(sql: str, lake: Path):
             elif literal is not None:
                 hint = f" ({TIMESTAMP_HINT})"
             raise QueryError(f"bad SQL: {_one_line(exc)}{hint}") from None
+
+
+def _register_views(ctx, lake: Path, tables: dict[str, Path]) -> None:
+    """Each table read through a view (``bronze.put_records``: clwl.put_records) is the view under its names:
+    its stored rows are registered under a name of their own only while the view is made."""
+    for stored_key, events_key in VIEWS.values():
+        stored_path, events_path = Lake(lake).table(stored_key), Lake(lake).table(events_key)
+        names = [n for n, p in tables.items() if p == stored_path]
+        events = next((n for n, p in tables.items() if p == events_path), None)
+        if not names or events is None:
+            continue
+        hidden = names[0] + STORED_SUFFIX
+        ctx.register_view(hidden, ctx.table(names[0]))
+        view = ctx.sql(view_sql(hidden, events, ctx.table(hidden).schema().names, ctx.table(events).schema().names))
+        ctx.deregister_table(hidden)
+        for name in names:
+            ctx.deregister_table(name)
+            ctx.register_view(name, view)
 
 
 # ------------------------------------------------------------------------------------------- timestamps

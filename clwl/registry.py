@@ -257,7 +257,11 @@ _ALL = [
         _f("position", I, False),
         _f("format", S, False),  # csv | jsonl | json | amqsact
     ] + _PUT_FIELDS, ["run_date"], ["source_file", "position"],
-       "One row per accepted put record (the documented CSV/JSONL schema, clwl.parse.puts.PUT_COLUMNS).",
+       # Each put row is stored once: this table's files hold only the rows silver.message_events does not (those
+       # held back); every read of bronze.put_records goes through the view of clwl.put_records, which adds
+       # silver's rows back as bronze has them (format, application as given).
+       "One row per accepted put record (the documented CSV/JSONL schema, clwl.parse.puts.PUT_COLUMNS): a view "
+       "of silver.message_events' rows and the put rows held back from it (stored here).",
        _MESSAGE_STATS),
     _t("bronze", "xmitq_messages", _RUN + [
         _f("capture_time", TS, False),
@@ -358,6 +362,10 @@ _ALL = [
     ] + _PUT_FIELDS + [
         # Last, and nullable: a lake made before the column existed gains it (ensure_tables), its old rows null.
         _f("source", S),  # csv | jsonl | json | activity_trace: the put file's format
+        # The put file's application as given (bronze's ``application``, before application_of): what the
+        # bronze.put_records view shows of the row, so that bronze need not store it again (clwl.put_records).
+        _f("application_given", S),
+        _f("ingest_run_id", S),  # the ingest run that read the put file (bronze's lineage)
     ], ["run_date", "sending_qmgr"], ["source_file", "position"],
        # Partitioned by sender too: the replay's task for one sending queue manager reads that sender's files
        # and no others (spark/replay.py), so no shuffle brings a sender's messages together.

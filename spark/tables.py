@@ -20,13 +20,14 @@ import functools
 from typing import TYPE_CHECKING, Iterable
 
 from clwl.lake import TABLE_KEYS, Lake, is_delta_table, open_delta
+from clwl.put_records import TABLE_PROPERTIES, VIEWS, view_sql
 from clwl.registry import SPECS, TableSpec, check_partitioning
 
 if TYPE_CHECKING:  # pragma: no cover
     from pyspark.sql.types import DataType, StructType
 
 __all__ = ["INGEST_TABLES", "TABLES", "Table", "add_missing_columns", "check_partitioning", "ensure_table",
-           "ensure_tables", "path", "read", "read_table", "table"]
+           "ensure_tables", "path", "read", "read_stored", "read_table", "table"]
 
 
 class Table(TableSpec):
@@ -108,6 +109,7 @@ def _create_empty(t: Table, location: str) -> None:
     properties = {"delta.enableDeletionVectors": "false"}  # the session's default for Spark's own creates
     if t.stats_columns:
         properties["delta.dataSkippingStatsColumns"] = ",".join(t.stats_columns)
+    properties.update(TABLE_PROPERTIES.get(t.key, {}))
     # Spark's choice: a timestamp without time zone needs table features, and then the features the legacy
     # protocol 1/2 implied (NOT NULL columns are invariants) are listed too.
     protocol = ({"minReaderVersion": 3, "minWriterVersion": 7, "readerFeatures": ["timestampNtz"],
@@ -173,12 +175,25 @@ def add_missing_columns(spark, t: Table, location: str) -> list[str]:
 def read_table(spark, lake, which: str | Table, version: int | None = None):
     """A table of the lake as a DataFrame, as of ``version`` (None: the latest): the one Spark read of a lake
     table. ``lake``: a :class:`clwl.lake.Lake`, or a PipelineConfig (its lake); ``which``: a key
-    (``"silver.message_events"``, a staged gold table ``"staging.routing_replay"``) or a :class:`Table`."""
+    (``"silver.message_events"``, a staged gold table ``"staging.routing_replay"``) or a :class:`Table`. A table
+    read through a view (``bronze.put_records``: clwl.put_records) is the view, at the latest versions."""
+    key = which.key if isinstance(which, Table) else which
+    if key in VIEWS:
+        if version is not None:
+            raise ValueError(f"{key} is a view of {' and '.join(VIEWS[key])}: it has no version of its own")
+        stored, events = (read_stored(spark, lake, k) for k in VIEWS[key])
+        # spark.sql's DataFrame arguments: no temp view of ours to name or leak (Spark Connect takes them too)
+        return spark.sql(view_sql("{stored}", "{events}", stored.columns, events.columns), stored=stored, events=events)
+    return read_stored(spark, lake, key, version)
+
+
+def read_stored(spark, lake, key: str, version: int | None = None):
+    """The rows a table's own files hold (for a view's table, only what it stores: the ingest's read)."""
     where = lake if isinstance(lake, Lake) else Lake(lake.lake)
     reader = spark.read.format("delta")
     if version is not None:
         reader = reader.option("versionAsOf", int(version))
-    return reader.load(str(where.table(which.key if isinstance(which, Table) else which)))
+    return reader.load(str(where.table(key)))
 
 
 def read(spark, config, which: str | Table):

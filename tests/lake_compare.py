@@ -27,6 +27,6 @@ def comparable_rows(lake: Lake | Path | str | LakeLocation, key: str) -> list[st
     gold table is read at the version readers see (``gold/_published.json``), not at its latest commit."""
     lake = lake if isinstance(lake, Lake) else Lake(lake)
     version = lake.published_version(key) if key.startswith("gold.") else None
-    data = lake.open(key, version).to_pyarrow_table()
+    data = lake.rows(key, version=version)  # a view (bronze.put_records) as every reader sees it
     kept = [c for c in data.column_names if not VOLATILE.search(c)]
     return sorted(json.dumps(r, sort_keys=True, default=str) for r in data.select(kept).to_pylist())

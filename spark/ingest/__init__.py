@@ -47,11 +47,12 @@ How a run works (:func:`ingest`):
    the files' summaries; the tables are then written side by side from those files, and the folder removed;
 3. replace, in every table the files feed, the rows of exactly those files (Delta ``replaceWhere`` on
    ``run_date`` and ``source_file``): a corrected file replaces only its own rows, and ingesting the same dates
-   again changes nothing (nothing is rewritten); ``silver.message_events`` is not written from the files but in
-   step 4;
+   again changes nothing (nothing is rewritten); the put rows (``bronze.put_records``, ``silver.message_events``)
+   are not written from the files but in step 4;
 4. rebuild ``silver.message_events`` of every (run date, sending queue manager) that a new, changed or removed
-   put file has rows of (before or after the change), from all bronze put rows of that sender and date, with
-   ``replaceWhere`` on those partitions (see *Message events* below); and, side by side, rebuild
+   put file has rows of (before or after the change), from all accepted put rows of that sender and date (the
+   lake's, but those of the touched files, and this run's rows of those), with ``replaceWhere`` on those
+   partitions (see *Message events* below); and, side by side, rebuild
    ``silver.config_history`` and ``silver.channel_status`` of every observing queue manager whose
    captures changed, from all of its bronze captures ordered by capture time: Spark groups bronze by
    ``observing_qmgr`` (``cogroup(...).applyInArrow``) and :func:`qmgr_history` replays each queue manager's
@@ -59,9 +60,15 @@ How a run works (:func:`ingest`):
    as in-order arrival;
 5. append the run's per-file counts to ``silver.ingest_files`` (last: a run that dies before this is redone).
 
-Message events (:func:`message_jobs`): bronze keeps every put record a parser accepted (bronze is raw);
-``silver.message_events`` -- what the replay routes -- takes each message once, on its own run date. A bronze put
-row is *held back* from it, as one ``silver.quarantine`` row with ``level = 'message'`` (:data:`MESSAGE_LEVEL`)
+Message events (:func:`message_jobs`): ``bronze.put_records`` is every put record a parser accepted (bronze is
+raw); ``silver.message_events`` -- what the replay routes -- takes each message once, on its own run date. Each
+put row is stored once (``clwl.put_records``): silver stores the rows it takes, with what bronze has of them, and
+bronze's files only the rows held back, so a day without repeats writes its put rows once, to silver; every
+reader reads ``bronze.put_records`` as the view of the two. The rebuild writes bronze (the rows held back now,
+and still those held before), then silver, then bronze again when a row stopped being held back, so that every
+row of a file the run did not touch is in the lake at each commit (a stopped run is redone from it). A lake of the
+earlier layout, whose bronze stored every row, is migrated once by the next ingest (``put_layout``). A put
+row is *held back* from silver, as one ``silver.quarantine`` row with ``level = 'message'`` (:data:`MESSAGE_LEVEL`)
 whose ``raw`` is the record as a put CSV row, when:
 
 * its put time (UTC) is not on its folder's run date. Such a row is not given to its own date: that date may
@@ -106,6 +113,7 @@ The modules, one step or part each: ``landing`` (file names, discovery, the item
 log: which files are read again; the run's summary), ``parse_step`` (step 2 in the driver: tasks planned and run)
 and ``parse_tasks`` (one file parsed, in a task), ``scratch`` (where the tasks leave their rows), ``write_step``
 (steps 3 and 4) with ``writes`` (Delta writes), ``message_events`` and ``history`` (the tables rebuilt in step 4),
+``put_layout`` (the one migration of the put rows),
 and ``run`` (:func:`ingest`, the steps in order).
 """
 

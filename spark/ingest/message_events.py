@@ -4,6 +4,7 @@ as quarantine rows (see *Message events* in the ``spark.ingest`` package documen
 
 from __future__ import annotations
 
+import os
 from datetime import datetime, timezone
 from typing import Iterable, NamedTuple
 
@@ -21,8 +22,8 @@ from clwl.held_back import (
 )
 from clwl.parse.activity_trace import ORIGIN as TRACE_ORIGIN
 from spark.ingest.scratch import QUARANTINE_TABLE
-from spark.ingest.writes import sql_in, sql_string
-from spark.tables import TABLES, read
+from spark.ingest.writes import run_writes, sql_in, sql_string
+from spark.tables import TABLES, read, read_stored
 
 # ----------------------------------------------------------------------------------------------------------
 # Message events: bronze put rows -> silver.message_events, once per message of its own run date
@@ -48,6 +49,7 @@ class MessageScope(NamedTuple):
     order_files: frozenset[str]  # every put file of the pairs (their order decides which copy is kept)
     single: frozenset[tuple[str, str]]  # pairs whose rows are all in one file of SELF_CHECKED_FORMATS
     traced: frozenset[tuple[str, str]] = frozenset()  # pairs with rows of an activity trace (their ApplName is read)
+    touched: frozenset[str] = frozenset()  # the put files of this run: new, changed or removed (their lake rows go)
 
 
 def message_scope(spark, config, frames: dict, touched: list[tuple[str, str, str]]) -> MessageScope:
@@ -58,9 +60,13 @@ def message_scope(spark, config, frames: dict, touched: list[tuple[str, str, str
     rebuilt). files: the put files, after this run, that hold rows of a touched pair. single: the pairs that,
     after this run, have rows in one put file only, which its parser checked for repeated msg_ids: the search
     for msg_ids repeated across files (an aggregation over every message of the pair) is left out for them."""
+    return scope_of_put_files(spark, config, frames, {s: d for s, d, p in touched if p in PUT_PARSERS})
+
+
+def scope_of_put_files(spark, config, frames: dict, puts: dict[str, str]) -> MessageScope:
+    """:func:`message_scope` of the touched put files ``puts`` (source file -> run date)."""
     from pyspark.sql import functions as F
 
-    puts = {s: d for s, d, p in touched if p in PUT_PARSERS}
     if not puts:
         return MessageScope((), frozenset(), frozenset(), frozenset())
     cols = ("run_date", "source_file", "sending_qmgr", "format")
@@ -84,7 +90,7 @@ def message_scope(spark, config, frames: dict, touched: list[tuple[str, str, str
     single = frozenset(p for p in pairs if len(files_of.get(p, ())) <= 1 and p not in unchecked)
     traced = frozenset((d, q) for (d, s, q), f in after.items() if f == TRACE_FORMAT and (d, q) in pairs)
     return MessageScope(tuple(sorted(pairs)), files, frozenset(s for d, s, q in after if (d, q) in pairs), single,
-                        traced)
+                        traced, frozenset(puts))
 
 
 def _file_order(config, files: Iterable[str], ingested_at: datetime) -> list[tuple[str, int]]:
@@ -183,12 +189,28 @@ def _with_application(spark, config, events, scope: MessageScope):
     return events.withColumn("application", application_column(F.col("application"), traced, F.col("open_handle")))
 
 
-def message_jobs(spark, config, scope: MessageScope, ingested_at: datetime, run_id: str):
-    """The writes of silver.message_events for the scope's pairs (run date, sending queue manager) and of the
-    held-back quarantine rows (level :data:`MESSAGE_LEVEL`) of its files, from all bronze put rows of those pairs
-    (bronze must be written). ``(jobs, held, kinds, losers)``: held per file of the scope's files = held-back
-    rows now - before; kinds: held-back rows by kind (duplicate, date); losers: a persisted DataFrame to
-    unpersist after the writes.
+def put_rows(spark, config, scope: MessageScope, frames: dict, where: str):
+    """Every accepted put row of the scope's pairs, as bronze.put_records has them: the lake's (the view of
+    clwl.put_records) but those of the files this run touched, and this run's rows of those files (``frames``).
+    Reading the view again after the writes of :func:`message_jobs` began gives the same rows (a row in both of
+    its tables is taken once), so Spark may recompute it."""
+    from pyspark.sql import functions as F
+
+    rows = read(spark, config, "bronze.put_records").where(where)
+    if scope.touched:
+        rows = rows.where(~F.col("source_file").isin(sorted(scope.touched)))
+    if "bronze.put_records" in frames:
+        rows = rows.unionByName(frames["bronze.put_records"].where(where))
+    return rows
+
+
+def message_jobs(spark, config, scope: MessageScope, frames: dict, ingested_at: datetime, run_id: str):
+    """The writes of silver.message_events for the scope's pairs (run date, sending queue manager), of the put
+    rows held back from it (the only rows bronze.put_records stores) and of their quarantine rows (level
+    :data:`MESSAGE_LEVEL`, for the scope's files), from every accepted put row of those pairs (:func:`put_rows`).
+    ``(phases, held, kinds, losers)``: phases: lists of writes, each list run after the one before (see
+    :func:`_phases`); held per file of the scope's files = held-back rows now - before; kinds: held-back rows by
+    kind (duplicate, date); losers: a persisted DataFrame to unpersist after the writes.
 
     A row is held back when its put time is not on its run date (UTC), or, among the others, when its msg_id was
     put before by the same sending queue manager on the same run date in an earlier copy: by file order
@@ -201,7 +223,7 @@ def message_jobs(spark, config, scope: MessageScope, ingested_at: datetime, run_
 
     where = _pairs_where(scope.pairs)
     # source: the put file's format; an activity trace's rows (format amqsact) are activity_trace events.
-    bronze = read(spark, config, "bronze.put_records").where(where).withColumn(
+    bronze = put_rows(spark, config, scope, frames, where).withColumn(
         "source", F.when(F.col("format") == TRACE_FORMAT, F.lit(TRACE_ORIGIN)).otherwise(F.col("format")))
     in_day = F.to_date("put_time") == F.col("run_date")  # the session time zone is UTC
     line = F.col("position").cast("string")
@@ -216,7 +238,7 @@ def message_jobs(spark, config, scope: MessageScope, ingested_at: datetime, run_
     good = bronze.where(in_day)
     multi = [p for p in scope.pairs if p not in scope.single]
     if not multi:
-        return _held_back(spark, config, scope, where, good, outside, run_id)
+        return _held_back(spark, config, scope, where, bronze, good, outside, run_id)
     keys = list(KEYS)
     fields = compared_fields(TABLES["silver.message_events"].columns)
     may_repeat = good if len(multi) == len(scope.pairs) else good.where(_pairs_where(multi))
@@ -237,7 +259,7 @@ def message_jobs(spark, config, scope: MessageScope, ingested_at: datetime, run_
                 kept_position=F.col("_kept.position").cast("string"), source_file=F.col("source_file"),
                 position=line, difference=F.when(differs == "", F.lit(SAME_RECORD))
                 .otherwise(_reason(DIFFERS, fields=differs))).alias("reason"))
-    return _held_back(spark, config, scope, where, good, outside.unionByName(duplicates), run_id)
+    return _held_back(spark, config, scope, where, bronze, good, outside.unionByName(duplicates), run_id)
 
 
 def _reason(template: str, **columns):
@@ -261,9 +283,9 @@ def _pairs_where(pairs) -> str:
     return " OR ".join(f"(run_date = {sql_string(d)} AND {sql_in('sending_qmgr', qs)})" for d, qs in sorted(by_date.items()))
 
 
-def _held_back(spark, config, scope: MessageScope, where: str, good, losers, run_id: str):
+def _held_back(spark, config, scope: MessageScope, where: str, puts, good, losers, run_id: str):
     """The writes of :func:`message_jobs`, given the rows held back (``losers``: the put rows outside their run
-    date and the later copies of repeated msg_ids)."""
+    date and the later copies of repeated msg_ids) of ``puts``."""
     from pyspark.sql import Window
     from pyspark.sql import functions as F
 
@@ -280,7 +302,7 @@ def _held_back(spark, config, scope: MessageScope, where: str, good, losers, run
     events = good if not found else good.join(losers.select("source_file", "position"),
                                              ["source_file", "position"], "left_anti")
     # After the held-back decision, which compares bronze's application as given (as clwl check does).
-    events = _with_application(spark, config, events, scope)
+    events = _with_application(spark, config, events.withColumn("application_given", F.col("application")), scope)
     jobs = [("silver.message_events", events, where)]
     held: dict[str, int] = {}
     if files:
@@ -302,4 +324,51 @@ def _held_back(spark, config, scope: MessageScope, where: str, good, losers, run
                 .withColumn("ingest_run_id", F.lit(run_id)).withColumn("level", F.lit(MESSAGE_LEVEL))
                 .select(*t.columns))
         jobs.append((QUARANTINE_TABLE, rows, f"level = {sql_string(MESSAGE_LEVEL)} AND " + sql_in("source_file", files)))
-    return jobs, {s: n for s, n in held.items() if n}, kinds, losers
+    kept_back = (puts.select(*TABLES["bronze.put_records"].columns)
+                 .join(losers.select("source_file", "position"), ["source_file", "position"], "left_semi"))
+    return _phases(spark, config, scope, where, kept_back, jobs, bool(found)), {s: n for s, n in held.items() if n}, \
+        kinds, losers
+
+
+def _phases(spark, config, scope: MessageScope, where: str, kept_back, jobs: list, any_held: bool) -> list[list]:
+    """The writes in the order that keeps every put row of a file this run did not touch in the lake at every
+    moment (an ingest may be stopped between two commits; the next run touches the same files again and reads
+    the rest from the lake): first bronze.put_records gets the rows held back now while keeping those it held
+    (a row that stops being held back is in no table until silver is written), then silver.message_events and
+    the quarantine, then bronze.put_records is left with the rows held back now, when it held any others. A row
+    in both tables meanwhile is read once (:func:`put_rows`). No bronze write when it holds nothing of the
+    pairs and nothing is held back: a new day without repeats writes each put row once, to silver."""
+    from pyspark.sql import functions as F
+
+    stored = read_stored(spark, config, "bronze.put_records").where(where)
+    stale = stored
+    if scope.touched:
+        stale = stale.where(~F.col("source_file").isin(sorted(scope.touched)))
+    stale = stale.join(kept_back.select("source_file", "position"), ["source_file", "position"], "left_anti")
+    has_stored = bool(stored.limit(1).count())
+    if not has_stored and not any_held:
+        return [jobs]
+    key = "bronze.put_records"
+    if has_stored and stale.limit(1).count():
+        return [[(key, kept_back.unionByName(stale), where)], jobs, [(key, kept_back, where)]]
+    return [[(key, kept_back, where)], jobs]
+
+
+def write_phases(spark, config, phases: list[list], side_jobs: list = ()) -> dict[str, int]:
+    """Run :func:`message_jobs`' phases in order, ``side_jobs`` (other tables' writes) beside the phase that
+    writes silver.message_events; the rows that phase wrote per table."""
+    main = next(i for i, p in enumerate(phases) if any(k == "silver.message_events" for k, _, _ in p))
+    counts: dict[str, int] = {}
+    for n, phase in enumerate(phases, 1):
+        if n - 1 == main:
+            counts = run_writes(spark, config, [*phase, *side_jobs], count=True)
+        else:
+            run_writes(spark, config, phase)
+        if os.environ.get(STOP_AFTER_PHASE_ENV, "").strip() == str(n):
+            raise RuntimeError(f"{STOP_AFTER_PHASE_ENV}={n}: the ingest stops after phase {n} of its put rows' writes")
+    return counts
+
+
+# Test-only (tests/spark/test_put_rows_once.py), inert unless set: stop the ingest right after the Nth phase of
+# write_phases, as a killed process would leave the lake (each phase's commits done, the run log not appended).
+STOP_AFTER_PHASE_ENV = "CLWL_TEST_STOP_AFTER_PUT_PHASE"

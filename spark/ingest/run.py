@@ -12,6 +12,7 @@ from spark.config import PipelineConfig
 from spark.ingest.landing import discover_landing
 from spark.ingest.parse_step import TASK_BYTES, parse_files
 from spark.ingest.parse_tasks import ReconciliationError
+from spark.ingest.put_layout import migrate_put_records
 from spark.ingest.run_log import (
     IngestSummary,
     code_version,
@@ -94,6 +95,7 @@ def ingest(config: PipelineConfig, run_dates: list[str] | None = None, spark=Non
 
     settle_before_writing(config, lambda: spark, progress)  # a killed publish is rolled back at the next write
     ensure_tables(spark, config)
+    migrate_put_records(spark, config, progress, run_id, ingested_at)  # once, on a lake of the earlier layout
     version = code_version()
     previous = {} if not files and not dates else latest_log_rows(config, dates)
 

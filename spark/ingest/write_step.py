@@ -11,7 +11,7 @@ from clwl import formats
 from clwl.lake import Lake
 from spark.ingest.history import build_histories, split_histories
 from spark.ingest.landing import LandingFile, classify_name
-from spark.ingest.message_events import MessageScope, message_jobs, message_scope
+from spark.ingest.message_events import MessageScope, message_jobs, message_scope, write_phases
 from spark.ingest.scratch import QUARANTINE_TABLE
 from spark.ingest.writes import run_writes, sql_in
 from spark.tables import TABLES, read
@@ -54,7 +54,7 @@ def write_tables(spark, config, frames: dict, todo: list[LandingFile], removed: 
     qmgr_of.update((p["source_file"], p["observing_qmgr"]) for p in removed)
     qmgrs = sorted({qmgr_of[s] for s, _, parser in touched
                     if set(formats.feeds(parser)) & set(_HISTORY_SOURCES) and qmgr_of[s]})
-    held = _rebuild_events_and_histories(spark, config, written, scope, qmgrs, progress, run_id, ingested_at)
+    held = _rebuild_events_and_histories(spark, config, frames, written, scope, qmgrs, progress, run_id, ingested_at)
     return written, held
 
 
@@ -84,7 +84,8 @@ def _replace_file_rows(spark, config, frames: dict, touched: list[tuple[str, str
         "silver.channel_statistics": ("bronze.channel_statistics", _silver_channel_statistics),
     }
     jobs = []
-    # silver.message_events is written after bronze, from it (_rebuild_events_and_histories)
+    # bronze.put_records stores only the rows held back from silver.message_events: both are written in step 4
+    # (_rebuild_events_and_histories); its rows written here are the files' accepted put rows, counted.
     for key in ("bronze.capture_files", "bronze.mqsc_objects", "bronze.put_records", "bronze.xmitq_messages",
                 "bronze.queue_accounting", "bronze.activity_operations", "bronze.channel_statistics",
                 "silver.xmitq_contents", "silver.queue_accounting", "silver.channel_statistics", QUARANTINE_TABLE):
@@ -93,6 +94,9 @@ def _replace_file_rows(spark, config, frames: dict, touched: list[tuple[str, str
             continue
         if rows[sources[key][0] if key in sources else key] == 0 and Lake(config.lake).version(key) == 0:
             jobs.append((key, None, where))  # nothing to write or replace: the table is as ensure_tables made it
+            continue
+        if key == "bronze.put_records":
+            jobs.append((key, None, where))
             continue
         if key in sources:
             source, transform = sources[key]
@@ -104,23 +108,24 @@ def _replace_file_rows(spark, config, frames: dict, touched: list[tuple[str, str
     return {key: rows[key if key not in sources else sources[key][0]] for key, _, _ in jobs}
 
 
-def _rebuild_events_and_histories(spark, config, written: dict[str, int], scope: MessageScope, qmgrs: list[str],
-                                  progress, run_id: str, ingested_at: datetime) -> dict[str, int]:
-    """Step 4: message events, rebuilt per (run date, sending queue manager) of ``scope`` from all of its bronze
-    put rows, and history, rebuilt per observing queue manager of ``qmgrs`` from all of its captures: written
-    side by side. Adds the rows written to ``written``; returns held (see :func:`write_tables`)."""
+def _rebuild_events_and_histories(spark, config, frames: dict, written: dict[str, int], scope: MessageScope,
+                                  qmgrs: list[str], progress, run_id: str, ingested_at: datetime) -> dict[str, int]:
+    """Step 4: message events, rebuilt per (run date, sending queue manager) of ``scope`` from all of its
+    accepted put rows, and history, rebuilt per observing queue manager of ``qmgrs`` from all of its captures:
+    written side by side (the put rows held back are written to bronze before and after, see
+    ``message_events._phases``). Adds the rows written to ``written``; returns held (see :func:`write_tables`)."""
     from pyspark.sql import functions as F
 
     pairs = scope.pairs
     held: dict[str, int] = {}
     cached = []
     later: list[tuple[str, object, str]] = []
+    phases: list[list[tuple[str, object, str]]] = []
     t0 = time.monotonic()
     try:
         if pairs:
-            event_jobs, held, kinds, losers = message_jobs(spark, config, scope, ingested_at, run_id)
+            phases, held, kinds, losers = message_jobs(spark, config, scope, frames, ingested_at, run_id)
             cached.append(losers)
-            later += event_jobs
         if qmgrs:
             objs = read(spark, config, "bronze.mqsc_objects").where(F.col("observing_qmgr").isin(qmgrs))
             caps = read(spark, config, "bronze.capture_files").where(F.col("observing_qmgr").isin(qmgrs))
@@ -129,7 +134,8 @@ def _rebuild_events_and_histories(spark, config, written: dict[str, int], scope:
             cached.append(tagged)
             history, channels = split_histories(tagged, objs)
             later += [("silver.config_history", history, where), ("silver.channel_status", channels, where)]
-        counts = run_writes(spark, config, later, count=True)
+        counts = (write_phases(spark, config, phases, later) if phases
+                  else run_writes(spark, config, later, count=True))
     finally:
         for df in cached:
             df.unpersist()

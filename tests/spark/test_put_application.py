@@ -149,14 +149,21 @@ def landing_of(root: Path) -> Path:
 
 
 def drop_the_column(spark, cfg: PipelineConfig, key: str) -> None:
-    """The table as a version before the column wrote it: the same rows, the column dropped."""
+    """The table as a version before the column wrote it: the same rows, the column dropped. That version stored
+    every put row in bronze too, and silver had none of the columns it now keeps for bronze's view
+    (clwl.put_records): bronze's files are given the view's rows back and lose the layout property."""
     import deltalake
 
+    from clwl.put_records import LAYOUT_PROPERTY
     from clwl.registry import spec
-    from spark.tables import path
+    from spark.tables import path, read_table
 
     where = path(cfg, key)
-    old = spark.read.format("delta").load(where).drop("application")
+    if key == "bronze.put_records":
+        old = read_table(spark, cfg, key).drop("application")
+        spark.sql(f"ALTER TABLE delta.`{where}` UNSET TBLPROPERTIES ('{LAYOUT_PROPERTY}')")
+    else:
+        old = spark.read.format("delta").load(where).drop("application", "application_given", "ingest_run_id")
     rows, schema = old.collect(), old.schema
     (spark.createDataFrame(rows, schema).write.format("delta").mode("overwrite")
      .option("overwriteSchema", "true").partitionBy(*spec(key).partition_by).save(where))
