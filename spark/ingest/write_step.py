@@ -92,11 +92,11 @@ def _replace_file_rows(spark, config, frames: dict, touched: list[tuple[str, str
         where = predicate(key)
         if where is None:
             continue
+        if key == "bronze.put_records":  # counted only: written in step 4
+            jobs.append((key, None, where))
+            continue
         if rows[sources[key][0] if key in sources else key] == 0 and Lake(config.lake).version(key) == 0:
             jobs.append((key, None, where))  # nothing to write or replace: the table is as ensure_tables made it
-            continue
-        if key == "bronze.put_records":
-            jobs.append((key, None, where))
             continue
         if key in sources:
             source, transform = sources[key]
