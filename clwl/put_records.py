@@ -39,10 +39,10 @@ LAYOUT = "held-back"
 #: Properties a table is created with, by key.
 TABLE_PROPERTIES = {"bronze.put_records": {LAYOUT_PROPERTY: LAYOUT}}
 
-# A bronze column that silver names otherwise, and how its value is got back from silver's row.
+# A bronze column that silver names otherwise: the silver column it comes from, and how its value is got back.
 _FROM_EVENTS = {
-    "format": f"CASE WHEN e.source = '{TRACE_ORIGIN}' THEN '{TRACE_FORMAT}' ELSE e.source END",
-    "application": "e.application_given",
+    "format": ("source", f"CASE WHEN e.source = '{TRACE_ORIGIN}' THEN '{TRACE_FORMAT}' ELSE e.source END"),
+    "application": ("application_given", "e.application_given"),
 }
 
 
@@ -55,8 +55,7 @@ def view_sql(stored: str, events: str, stored_columns: Iterable[str], events_col
     stored_columns = list(stored_columns)
     cols = []
     for c in stored_columns:
-        expr = _FROM_EVENTS.get(c, f"e.{c}")
-        needs = "source" if c == "format" else "application_given" if c == "application" else c
+        needs, expr = _FROM_EVENTS.get(c, (c, f"e.{c}"))
         cols.append(f"{expr} AS {c}" if needs in have else f"CAST(NULL AS STRING) AS {c}")
     names = ", ".join(stored_columns)
     return (f"SELECT {', '.join(cols)} FROM {events} e "
