@@ -86,6 +86,7 @@ class Report:
     unexpected: TableView | None = None
     dist_overview: TableView | None = None
     replay_overview: TableView | None = None
+    delivery_paths: TableView | None = None  # senders with IGQ(ENABLED): intra-group queuing against the cluster path
     channel_trouble: TableView | None = None
     timeline_trouble: Chart | None = None
     timeline_rest: Chart | None = None
@@ -157,6 +158,9 @@ class Day:
     xmitq_contents: pd.DataFrame | None = None
     xmitq_note: str = ""
     timelines: dict[str, list[Any]] | None = None
+    # gold.routing_replay rows (sending_qmgr, qmgr, path, length, config_time) of the senders with IGQ(ENABLED)
+    # (clwl.report.paths); None when there is none
+    igq_rows: pd.DataFrame | None = None
     configured_note: str = ""
     profile: str = "default"  # the algorithm profile the configured shares are routed with
     versions: Sequence[tuple[str, str]] = ()
