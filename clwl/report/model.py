@@ -68,6 +68,9 @@ class Report:
     beside: TableView | None = None
     warnings: list[str] = field(default_factory=list)
     findings_incidents: list[str] = field(default_factory=list)
+    # The first screen: one line per incident (what, when, where, stuck and whose, where to look), or the day's
+    # all-clear sentence; above the picture.
+    verdict: list[str] = field(default_factory=list)
     incidents: TableView | None = None
     findings_stuck: list[str] = field(default_factory=list)
     findings_distribution: list[str] = field(default_factory=list)
