@@ -144,3 +144,43 @@ def test_the_application_comes_from_the_column_the_trace_or_the_handle():
     assert application_of(trace_handle, traced_appl_name="amqsput                     ") == "amqsput"
     assert application_of("orders-api:2831:1", "amqsput", column="orders") == "orders"
     assert application_of(None) is None and application_of("nohandle") is None
+
+
+def test_a_one_channel_sender_losing_its_channel_is_a_channel_incident():
+    """Rule 2 needs at least two workload channels: QM7 sends over TO.QM2 alone, and it is down 10:00-11:00. Every
+    workload channel of QM7 failed, but one channel is no evidence of the sender's side: a channel incident (rule 4),
+    whose advice is the channel's DISPLAY CHSTATUS, not QM7's network (issue 39 item 12: the guard
+    ``if len(channels) < 2: continue`` in clwl/incidents.py must not be lost)."""
+    found = incidents([Trouble("QM7", "TO.QM2", "QM2", at(10), at(11))], {"QM7": {"TO.QM2"}})
+    assert [(i.side, i.subject) for i in found] == [(CHANNEL, "QM2")]
+
+
+def test_the_verdict_line_names_what_when_stuck_whose_and_where_to_look():
+    """Issue 39 item 6: the first screen's line for an incident. QM1 -> QM3 14:00-17:00 and QM5 -> QM3 13:52-15:00
+    (a receiver incident at QM3, 13:52-17:00) with 3 stuck (orders-batch 2, billing-batch 1) and 1 re-allocated:
+    "QM3 unreachable from QM1 and QM5, 13:52–17:00: 3 stuck (orders-batch 2, billing-batch 1), 1 re-allocated:
+    look at QM3: ..."; an incident without messages says no message waited."""
+    delays = [Delay("QM1", "TO.QM3", "M1", "Q", at(14), 600, stuck=True, application="orders-batch"),
+              Delay("QM1", "TO.QM3", "M2", "Q", at(14, 1), 600, stuck=True, application="orders-batch"),
+              Delay("QM5", "TO.QM3", "M3", "Q", at(14, 2), 600, stuck=True, application="billing-batch"),
+              Delay("QM5", "TO.QM3", "M4", "Q", at(14, 3), 60, reallocated=True, application="other")]
+    (inc,) = incidents([down("QM1", "QM3", at(14), at(17)), down("QM5", "QM3", at(13, 52), at(15))], WORKLOAD, delays)
+    assert inc.verdict == ("QM3 unreachable from QM1 and QM5, 13:52–17:00: 3 stuck (orders-batch 2, billing-batch 1), "
+                           "1 re-allocated: look at QM3: its listener, host, or the network to it")
+    (quiet,) = incidents([down("QM1", "QM2", at(9), at(10))], WORKLOAD)
+    assert quiet.verdict.startswith("QM1 → QM2 over TO.QM2 not moving messages, 09:00–10:00: no message waited: ")
+
+
+def test_a_sender_incident_names_the_transmission_queues_its_channels_use():
+    """Issue 39 item 2: QM5's channels take their messages from CLUS.XMITQ.QM2 and CLUS.XMITQ.QM (CLCHNAME), so the
+    advice names those, never a template SYSTEM.CLUSTER.TRANSMIT.QUEUE; without the engine's resolution it names
+    none. And a centre whose own channel status was unseen during the incident is named as such (item 4)."""
+    found = incidents([down("QM5", r, at(10), at(12)) for r in ("QM2", "QM3", "QM4")], WORKLOAD)
+    (inc,) = found
+    assert "SYSTEM.CLUSTER.TRANSMIT.QUEUE" not in inc.look_at and inc.look_at.endswith("its transmission queues")
+    inc.xmitqs = {("QM5", "TO.QM2"): "CLUS.XMITQ.QM2", ("QM5", "TO.QM3"): "CLUS.XMITQ.QM",
+                  ("QM5", "TO.QM4"): "CLUS.XMITQ.QM"}
+    assert inc.look_at == ("look at QM5's side: its network, its channel initiator, its transmission queues "
+                           "CLUS.XMITQ.QM and CLUS.XMITQ.QM2")
+    inc.unseen = ("QM5",)
+    assert "QM5's own channel status was not captured during it (unseen)" in inc.sentence
