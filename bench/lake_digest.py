@@ -14,7 +14,6 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
-import re
 import subprocess
 import sys
 import tempfile
@@ -23,9 +22,6 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 CLWL = [sys.executable, "-m", "clwl"]
-#: Columns that change from run to run of the same code: identities and times of the run, not its results.
-VOLATILE = re.compile(r"(^|_)(run_id|run_ids|ingested_at|published_at|started_at|finished_at|seconds|"
-                      r"table_versions|code_version|ingest_run_id|updated_at|created_at|written_at|duration_s)$")
 GENERATED = ["--seed", "7", "--qmgrs", "7", "--senders", "2", "--days", "1", "--messages-per-day", "3000",
              "--partitions", "1", "--puts-format", "activity-trace", "--trace-disagreements", "3"]
 
@@ -47,6 +43,7 @@ def _canonical(value):
 def digest_lake(lake: Path) -> dict[str, dict]:
     from clwl.lake import is_delta_table, open_delta
     from clwl.published import read_published
+    from clwl.registry import VOLATILE_COLUMNS
 
     out: dict[str, dict] = {}
     pub = read_published(lake / "gold")
@@ -55,7 +52,8 @@ def digest_lake(lake: Path) -> dict[str, dict]:
                 else ():
             version = pub.version(table.name) if layer == "gold" else None
             data = open_delta(table, version).to_pyarrow_table()  # Arrow's file system: no abort at exit
-            kept = [c for c in data.column_names if not VOLATILE.search(c)]
+            # Columns that change from run to run of the same code, by exact name (the registry's one list).
+            kept = [c for c in data.column_names if c not in VOLATILE_COLUMNS]
             rows = sorted(json.dumps(_canonical(r), sort_keys=True, default=str)
                           for r in data.select(kept).to_pylist())
             h = hashlib.sha256("\n".join(rows).encode()).hexdigest()

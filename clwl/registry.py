@@ -561,6 +561,12 @@ _ALL = [
 
 
 SPECS: dict[str, TableSpec] = {t.key: t for t in _ALL}
+
+#: Columns whose values differ between two runs of the same input by design (the run's identity, its times and the
+#: versions and code it ran with), by exact name: two lakes built from one landing are compared without them
+#: (tests/lake_compare.py, bench/lake_digest.py). A result column (gold.stuck_messages.age_seconds) is never one.
+VOLATILE_COLUMNS = frozenset({"ingest_run_id", "ingested_at", "code_version", "run_id", "started_at", "finished_at",
+                              "table_versions"})
 if tuple(SPECS) != TABLE_KEYS:  # the lake's map (clwl/lake.py) and the registry name the same tables
     raise RuntimeError(f"clwl/registry.py registers {sorted(set(SPECS) ^ set(TABLE_KEYS))} differently from "
                        "clwl/lake.py")

@@ -10,23 +10,19 @@ environment's AWS_* variables must point at its store).
 from __future__ import annotations
 
 import json
-import re
 from pathlib import Path
 
 from clwl.lake import Lake
+from clwl.registry import VOLATILE_COLUMNS
 from clwl.storage import LakeLocation
-
-#: Columns whose values differ between two runs of the same input by design.
-VOLATILE = re.compile(r"(^|_)(run_id|run_ids|ingested_at|published_at|started_at|finished_at|seconds|"
-                      r"table_versions|code_version|ingest_run_id|updated_at|created_at|written_at|duration_s)$")
 
 
 def comparable_rows(lake: Lake | Path | str | LakeLocation, key: str) -> list[str]:
     """The rows of table ``key`` (``"silver.message_events"``, ``"gold.routing_replay"``) without the
-    :data:`VOLATILE` columns, each as sorted-key JSON, sorted: equal lists mean equal tables, in any row order. A
+    :data:`clwl.registry.VOLATILE_COLUMNS`, each as sorted-key JSON, sorted: equal lists mean equal tables, in any row order. A
     gold table is read at the version readers see (``gold/_published.json``), not at its latest commit."""
     lake = lake if isinstance(lake, Lake) else Lake(lake)
     version = lake.published_version(key) if key.startswith("gold.") else None
     data = lake.rows(key, version=version)  # a view (bronze.put_records) as every reader sees it
-    kept = [c for c in data.column_names if not VOLATILE.search(c)]
+    kept = [c for c in data.column_names if c not in VOLATILE_COLUMNS]
     return sorted(json.dumps(r, sort_keys=True, default=str) for r in data.select(kept).to_pylist())

@@ -123,3 +123,21 @@ def test_an_unknown_trace_time_zone_is_refused_before_spark(tmp_path):
         assert p.returncode == 2, p.stderr
         assert p.stderr.strip() == f"clwl {command}: --trace-tz Mars/Base: not a time zone name (e.g. UTC, Europe/London)"
         assert not (tmp_path / "lake").exists()
+
+
+def test_a_run_with_one_blocked_date_among_published_ones_exits_4(capsys):
+    """Issue 39 item 12: `clwl run` over two dates, the first published and the second blocked by the quality gate,
+    exits 4 (EXIT_BLOCKED), not 0: every date must publish for exit 0 (docs/cli-contract.md). The outcome is the
+    pipeline's own (spark.pipeline.RunOutcome, DateOutcome), printed by the command's own code; both dates are
+    named, the blocked one with its failure."""
+    from clwl.cli.exit_codes import EXIT_BLOCKED, EXIT_OK
+    from clwl.cli.pipeline import _print_outcome
+    from spark.pipeline import DateOutcome, RunOutcome
+
+    good = DateOutcome("2026-11-19", published=True, messages=10)
+    blocked = DateOutcome("2026-11-20", published=False, failures=["gold.routing_replay: an expectation failed"])
+    assert _print_outcome(RunOutcome("r1", [good, blocked])) == EXIT_BLOCKED
+    assert _print_outcome(RunOutcome("r2", [blocked, good])) == EXIT_BLOCKED
+    assert _print_outcome(RunOutcome("r3", [good, DateOutcome("2026-11-20", published=True)])) == EXIT_OK
+    out = capsys.readouterr().out
+    assert "2026-11-20: BLOCKED by the quality gate" in out and "failed: gold.routing_replay" in out

@@ -10,10 +10,11 @@ import subprocess
 import sys
 from pathlib import Path
 
+# Plain imports, not importorskip: the pipeline extra is installed wherever the tests run (make test), and a
+# missing one must fail here rather than skip the lake's read-only promises silently.
+import deltalake  # noqa: E402
+import pyarrow as pa  # noqa: E402
 import pytest
-
-pa = pytest.importorskip("pyarrow")
-deltalake = pytest.importorskip("deltalake")
 
 from clwl.lake import MAX_METADATA_BYTES, LakeFileError, check_delta_log, read_lake_file  # noqa: E402
 from clwl.published import POINTER_FILE, write_published  # noqa: E402

@@ -10,6 +10,10 @@ import json
 import os
 from pathlib import Path
 
+# Plain imports, not importorskip: the pipeline extra is installed wherever the tests run (make test), and a
+# missing one must fail here rather than skip the lake's read-only promises silently.
+import deltalake  # noqa: E402
+import pyarrow as pa  # noqa: E402
 import pytest
 
 from clwl import lake as lake_module
@@ -17,9 +21,6 @@ from clwl.lake import DEFAULT_LAKE, Lake, LakeFileError, default_lake_location, 
 from clwl.published import write_published
 from spark.config import PipelineConfig
 from spark.run import PipelineRun
-
-pa = pytest.importorskip("pyarrow")
-deltalake = pytest.importorskip("deltalake")
 
 ROOT = Path(__file__).resolve().parents[2]
 D1, D2 = dt.date(2026, 11, 20), dt.date(2026, 11, 21)
