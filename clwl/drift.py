@@ -130,6 +130,8 @@ LABELS: dict[str, Callable[[str, Mapping], str]] = {
     "QLOCAL": _named("QUEUE"), "QALIAS": _named("QUEUE"), "QREMOTE": _named("QUEUE"), "QMODEL": _named("QUEUE"),
     "CHANNEL": _named("CHANNEL"),
     "NAMELIST": _named("NAMELIST"),
+    "CFSTRUCT": _named("CFSTRUCT"),
+    "QSGMEMBER": lambda kind, a: f"queue-sharing group {a.get('QSGNAME') or '?'} member {a.get('QSGMEMBER') or '?'}",
 }
 
 

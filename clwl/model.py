@@ -38,9 +38,17 @@ MANUAL_CLUSSDR_DEFTYPES = frozenset({"CLUSSDR", "CLUSSDRB"})
 
 SCTQ = "SYSTEM.CLUSTER.TRANSMIT.QUEUE"
 QSG_XMITQ = "SYSTEM.QSG.TRANSMIT.QUEUE"
-# CFLEVEL(3) structures hold messages up to 63 KB; the message travels with its transmission header
-# (MQXQH: 4+4+48+48 bytes + the 324-byte MQMD v1 = 428 bytes), so the application data may be 428 less.
-IGQ_DEFAULT_MAX_MESSAGE = 63 * 1024 - 428
+# Intra-group queuing carries a message on the shared SYSTEM.QSG.TRANSMIT.QUEUE with its transmission header
+# (MQXQH: 4+4+48+48 bytes + the 324-byte MQMD v1 = 428 bytes), so the application data may be 428 less than the
+# largest message the shared queue takes: the smaller of its MAXMSGL and its coupling-facility structure's limit,
+# 63 KB at CFLEVEL(1)-(3), 100 MB at CFLEVEL(4) and (5), where larger messages are offloaded to Db2 or SMDS.
+MQXQH_LENGTH = 428
+CF_SMALL_MESSAGE_LIMIT = 63 * 1024
+CF_OFFLOAD_MESSAGE_LIMIT = 100 * 1024 * 1024
+IGQ_DEFAULT_MAX_MESSAGE = CF_SMALL_MESSAGE_LIMIT - MQXQH_LENGTH
+IGQ_DEFAULT_WHY = (f"{IGQ_DEFAULT_MAX_MESSAGE:,} = {CF_SMALL_MESSAGE_LIMIT:,} (63 KB, assumed: the structure of "
+                   f"{QSG_XMITQ} was not captured, taken as CFLEVEL(3) as in IBM's example) less the "
+                   f"{MQXQH_LENGTH}-byte MQXQH")
 
 
 @dataclass(frozen=True)
@@ -163,6 +171,7 @@ class ClusterView:
     # Queue managers of the sending queue manager's queue-sharing group (intra-group queuing path).
     qsg_members: frozenset[str] = frozenset()
     igq_max_message: int = IGQ_DEFAULT_MAX_MESSAGE
+    igq_limit_why: str = field(default=IGQ_DEFAULT_WHY, compare=False)  # which limit decided igq_max_message
     notes: tuple[str, ...] = field(default=(), compare=False)
 
     @property

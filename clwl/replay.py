@@ -24,6 +24,7 @@ from typing import Callable, Iterable, Iterator, Optional
 from clwl.algorithm import Request, Step
 from clwl.model import ClusterView, state_tier
 from clwl.parse.common import MqscRecord
+from clwl.qsg import GroupMembership
 from clwl.router import Route, RouteError, Router
 from clwl.view import build_view
 
@@ -415,21 +416,31 @@ def replay(qmgr: str, timeline: list[Snapshot], events: Iterable[PutEvent], prof
 
 
 def timeline_from_history(qmgr: str, rows: Iterable[tuple[str, dict, datetime, Optional[datetime], str]],
-                          start: datetime, end: datetime, qsg_members: Iterable[str] = ()) -> list[Snapshot]:
+                          start: datetime, end: datetime, qsg_members: Iterable[str] = (),
+                          groups: Optional[GroupMembership] = None) -> list[Snapshot]:
     """Snapshots from history rows (kind, attrs, valid_from, valid_to or None, source) of one queue manager.
 
     The first snapshot is the configuration in force at ``start`` (the latest change at or before it); then
-    one per change before ``end``.
+    one per change before ``end``, and one where the members of its queue-sharing group change (``groups``: the
+    group as every queue manager's captures show it over the day, clwl.qsg).
     """
     rows = list(rows)
     points = sorted({r[2] for r in rows} | {r[3] for r in rows if r[3] is not None})
     before = [t for t in points if t <= start]
     times = ([before[-1]] if before else []) + [t for t in points if start < t < end]
+    if groups is not None and times:
+        own = {(r[1].get("QSGNAME") or "").strip() for r in rows if r[0] == "QMGR"} - {""}
+        moves = {p for g in sorted(own) for p in groups.change_points(g, max(start, times[0]), end)}
+        times = sorted(set(times) | moves)
     members = tuple(qsg_members)
     out: list[Snapshot] = []
     for t in times:
         recs = [MqscRecord(kind, attrs, src, 0) for kind, attrs, vf, vt, src in rows
                 if vf <= t and (vt is None or t < vt)]
-        view, _ = build_view(recs, qmgr, members)
+        group = members
+        if groups is not None:
+            own_group = next(((r.attrs.get("QSGNAME") or "").strip() for r in recs if r.kind == "QMGR"), "")
+            group = members + tuple(sorted(groups.members_at(own_group, t)))
+        view, _ = build_view(recs, qmgr, group)
         out.append(Snapshot(t, view))
     return out

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Callable, Collection, Iterable, Iterator, Opti
 from urllib.parse import unquote
 
 from clwl.days import as_utc, day_bounds, run_day
+from clwl.qsg import membership_from_history
 from clwl.registry import check_partitioning, columns_of, spec
 from clwl.replay import PutEvent, Snapshot, timeline_from_history
 from clwl.storage import arrow_paths, lake_root
@@ -87,7 +88,9 @@ def timelines_from_rows(hist: Iterable[dict], status: Iterable[dict], start: dat
             attrs = overrides(r["observing_qmgr"], "CHSTATUS", attrs, as_utc(r["valid_from"]))
         rows[r["observing_qmgr"]].append(("CHSTATUS", attrs, as_utc(r["valid_from"]), as_utc(r["valid_to"]),
                                           r["source_file"]))
-    return {qm: tl for qm, rs in rows.items() if (tl := timeline_from_history(qm, rs, start, end))}
+    groups = membership_from_history((qm, kind, attrs, vf, vt) for qm, rs in rows.items()
+                                     for kind, attrs, vf, vt, _src in rs)
+    return {qm: tl for qm, rs in rows.items() if (tl := timeline_from_history(qm, rs, start, end, groups=groups))}
 
 
 def _history_rows(lake: Path | str, key: str, columns: tuple[str, ...], end: datetime) -> list[dict]:

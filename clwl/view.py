@@ -13,7 +13,7 @@ from typing import Iterable, Optional
 from clwl.days import RunDate
 from clwl.formats import CAPTURE_NAME, CAPTURE_PREFIX
 from clwl.model import (
-    IGQ_DEFAULT_MAX_MESSAGE,
+    QSG_XMITQ,
     ClusterChannel,
     ClusterView,
     LocalAlias,
@@ -23,6 +23,7 @@ from clwl.model import (
     RemoteDefinition,
 )
 from clwl.parse.common import InputError, MqscRecord, ParsedCapture, ParseProblem
+from clwl.xmitq import IgqLimit, igq_limit
 
 
 @dataclass
@@ -37,6 +38,10 @@ class Captures:
     landing: list["LandingChoice"] = field(default_factory=list)
     # Files a landing folder names like captures but that were not read: (file, reason).
     skipped: list[tuple[str, str]] = field(default_factory=list)
+    # The other queue managers of a landing date folder read: their queue-sharing group (DISPLAY QMGR QSGNAME, ""
+    # for none) in their latest configuration capture at or before the same moment, so that intra-group queuing
+    # knows the group as the pipeline does (clwl.groups).
+    sibling_groups: dict[str, str] = field(default_factory=dict)
 
     def has_qcluster(self) -> bool:
         return any(r.kind == "QCLUSTER" for r in self.records)
@@ -88,6 +93,7 @@ def read_captures(paths: Iterable[str | os.PathLike], at: Optional["CaptureMomen
         if p.is_dir() and is_landing_qmgr_folder(p):
             choice = select_landing_captures(p, at)
             out.landing.append(choice)
+            out.sibling_groups.update(_sibling_groups(p, at))
             out.skipped.extend(choice.skipped)
             files = [c.path for c in choice.captures]
         elif p.is_dir():
@@ -296,6 +302,26 @@ def select_landing_captures(folder: Path, at: Optional[CaptureMoment] = None) ->
     return LandingChoice(folder, qmgr, at, captures, skipped)
 
 
+def _sibling_groups(folder: Path, at: Optional[CaptureMoment]) -> dict[str, str]:
+    """QSGNAME of every other queue manager folder of ``folder``'s date folder, from its configuration capture in
+    force at ``at`` (a folder without one, or whose capture does not parse, is left out: no evidence)."""
+    out: dict[str, str] = {}
+    if _run_date(folder.resolve().parent.name) is None:
+        return out
+    for sib in _visible(folder.resolve().parent):
+        if sib.name == folder.resolve().name or not sib.is_dir() or not is_landing_qmgr_folder(sib):
+            continue
+        try:
+            choice = select_landing_captures(sib, at)
+            records = [r for c in choice.captures if c.kind == "config" for r in parse_capture_file(c.path).records]
+        except (InputError, OSError):
+            continue
+        qmgr = [r for r in records if r.kind == "QMGR"]
+        if qmgr:
+            out[_s(qmgr[-1], "QMNAME") or sib.name] = _s(qmgr[-1], "QSGNAME")
+    return out
+
+
 def unknown_object_hint(caps: Captures, local_qmgr: str) -> str:
     """What a 2085 (unknown object) answer should add when the captures cannot know remote cluster queues."""
     if caps.has_qcluster():
@@ -378,6 +404,10 @@ def record_identity(r: MqscRecord) -> tuple:
         return k, _s(r, "NAMELIST")
     if k == "CHANNEL":  # DISPLAY CHANNEL: one object per channel name
         return k, _s(r, "CHANNEL")
+    if k == "CFSTRUCT":
+        return k, _s(r, "CFSTRUCT")
+    if k == "QSGMEMBER":  # DISPLAY GROUP: one member of a queue-sharing group
+        return k, _s(r, "QSGNAME"), _s(r, "QSGMEMBER")
     return k, r.source, r.line
 
 
@@ -389,9 +419,14 @@ def latest_records(records: Iterable[MqscRecord]) -> list[MqscRecord]:
 
 
 def build_view(records: Iterable[MqscRecord], local_qmgr: str, qsg_members: Iterable[str] = (),
-               igq_max_message: int = IGQ_DEFAULT_MAX_MESSAGE) -> tuple[ClusterView, list[ParseProblem]]:
+               igq_max_message: Optional[int] = None) -> tuple[ClusterView, list[ParseProblem]]:
     """The view of ``local_qmgr`` from its records; a record with an unusable value is returned as a
-    problem (file, line, reason) and left out of the view."""
+    problem (file, line, reason) and left out of the view.
+
+    The queue-sharing group: ``qsg_members`` (other queue managers whose DISPLAY QMGR shows the same QSGNAME)
+    and the members its own DISPLAY GROUP lists. The IGQ limit: ``igq_max_message`` when given, else from the
+    shared transmission queue's DISPLAY QLOCAL and its structure's DISPLAY CFSTRUCT (:func:`clwl.xmitq.igq_limit`).
+    """
     problems: list[ParseProblem] = []
     recs = latest_records(records)
     namelists = {
@@ -505,6 +540,16 @@ def build_view(records: Iterable[MqscRecord], local_qmgr: str, qsg_members: Iter
                 lq.name, local_qmgr, lq.clusters, "QLOCAL", lq.put_enabled, lq.clwlrank, lq.clwlprty,
                 lq.defbind, True, lq.clwluseq, qmgr.qmid)
 
+    members = set(qsg_members) | {_s(r, "QSGMEMBER") for r in recs
+                                   if r.kind == "QSGMEMBER" and qmgr.qsgname and _s(r, "QSGNAME") == qmgr.qsgname}
+    shared = next((r for r in recs if r.kind == "QLOCAL" and _s(r, "QUEUE") == QSG_XMITQ), None)
+    struct_name = _s(shared, "CFSTRUCT") if shared is not None else ""
+    struct = next((r for r in recs if r.kind == "CFSTRUCT" and struct_name and _s(r, "CFSTRUCT") == struct_name),
+                  None)
+    limit = igq_limit(_s(shared, "MAXMSGL") if shared is not None else None, struct_name,
+                      dict(struct.attrs) if struct is not None else None)
+    if igq_max_message is not None:
+        limit = IgqLimit(igq_max_message, f"{igq_max_message:,} (given)")
     view = ClusterView(
         qmgr=qmgr,
         channels=tuple(sorted(channels.values(), key=lambda c: (c.qmgr, c.name))),
@@ -513,7 +558,8 @@ def build_view(records: Iterable[MqscRecord], local_qmgr: str, qsg_members: Iter
         aliases=tuple(aliases),
         remotes=tuple(remotes),
         local_receivers=tuple(sorted(receivers.values(), key=lambda c: c.name)),
-        qsg_members=frozenset(qsg_members),
-        igq_max_message=igq_max_message,
+        qsg_members=frozenset(members - {local_qmgr, ""}),
+        igq_max_message=limit.max_message,
+        igq_limit_why=limit.why,
     )
     return view, problems

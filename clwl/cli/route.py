@@ -14,10 +14,11 @@ from clwl.cli.argtypes import whole_number
 from clwl.cli.exit_codes import EXIT_INPUT, EXIT_OK, EXIT_UNROUTABLE
 from clwl.cli.options import AT, aligned, report_captures
 from clwl.lint import BindDecision, bind_decision
-from clwl.model import IGQ_DEFAULT_MAX_MESSAGE, MOVING_STATES
+from clwl.model import IGQ_DEFAULT_MAX_MESSAGE, MOVING_STATES, QSG_XMITQ
 from clwl.parse.common import InputError
 from clwl.router import AS_Q_DEF, Route, RouteError, Router
 from clwl.view import build_view, local_qmgr_name, read_captures, unknown_object_hint
+from clwl.xmitq import igq_evidence_gap
 
 _positive, _nonnegative = whole_number(1), whole_number(0)
 _UNKNOWN_OBJECT = MQRC_UNKNOWN_OBJECT_NAME[1]
@@ -51,8 +52,9 @@ def add_route_command(subparsers) -> argparse.ArgumentParser:
     # Extensions (the contract allows more options).
     r.add_argument("--qsg-member", action="append", default=[], metavar="QMNAME",
                    help="a queue manager in the sending queue manager's queue-sharing group (IGQ path)")
-    r.add_argument("--igq-max-size", type=_positive, default=IGQ_DEFAULT_MAX_MESSAGE, metavar="BYTES",
-                   help=f"largest message sent by intra-group queuing (default {IGQ_DEFAULT_MAX_MESSAGE})")
+    r.add_argument("--igq-max-size", type=_positive, default=None, metavar="BYTES",
+                   help="largest message sent by intra-group queuing (default: from the captured "
+                        f"{QSG_XMITQ} and its structure, else {IGQ_DEFAULT_MAX_MESSAGE})")
     r.add_argument("--no-logical-order", action="store_true",
                    help="with --bind group: groups are not put in logical order (MQPMO_LOGICAL_ORDER off)")
     AT.add(r)
@@ -68,7 +70,14 @@ def cmd_route(args: argparse.Namespace) -> int:
         print(f"clwl route: {e}", file=sys.stderr)
         return EXIT_INPUT
     view, view_problems = build_view(caps.records, local, args.qsg_member, args.igq_max_size)
+    # A landing folder's other queue managers that show the same QSGNAME are in the group, as in the pipeline.
+    siblings = {qm for qm, group in caps.sibling_groups.items() if group and group == view.qmgr.qsgname}
+    if siblings - view.qsg_members:
+        view = replace(view, qsg_members=view.qsg_members | (siblings - {local}))
     report_captures("route", caps, view_problems)
+    gap = igq_evidence_gap(view)
+    if gap:
+        print(f"clwl route: warning: {gap}", file=sys.stderr)
 
     if args.qsg_member and not (view.qmgr.qsgname and view.qmgr.igq):  # the IGQ path needs both (004)
         missing = " and ".join(w for w, ok in (("QSGNAME", view.qmgr.qsgname), ("IGQ(ENABLED)", view.qmgr.igq))

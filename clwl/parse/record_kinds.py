@@ -11,7 +11,7 @@ __all__ = ["KINDS", "MESSAGE_KINDS", "QUEUE_KINDS", "REQUIRED_ATTRIBUTES", "clas
 
 KINDS = frozenset(
     {"CLUSQMGR", "QCLUSTER", "QMGR", "QLOCAL", "QALIAS", "QREMOTE", "QMODEL", "CHSTATUS", "NAMELIST", "CHANNEL",
-     "OTHER"}
+     "QSGMEMBER", "CFSTRUCT", "OTHER"}
 )
 QUEUE_KINDS = frozenset({"QLOCAL", "QALIAS", "QREMOTE", "QCLUSTER", "QMODEL"})
 
@@ -41,6 +41,8 @@ REQUIRED_ATTRIBUTES: Mapping[str, tuple[str, ...]] = {
     "CHSTATUS": ("CHANNEL", "CHLTYPE"),
     "CHANNEL": ("CHANNEL", "CHLTYPE"),
     "NAMELIST": ("NAMELIST",),
+    "CFSTRUCT": ("CFSTRUCT",),
+    "QSGMEMBER": ("QSGNAME", "QSGMEMBER"),
 }
 
 
@@ -58,7 +60,8 @@ def classify(attrs: Mapping[str, str | None], message_id: str = "") -> str:
     4. ``QMNAME`` (and neither QUEUE nor CHANNEL): QMGR, except ``QMNAME`` + ``STATUS`` (DISPLAY QMSTATUS) which
        is OTHER unless the header is AMQ8408.
     5. ``NAMELIST``: NAMELIST.
-    6. none of these: the kind of the header if it is a known one (the record then misses its key attribute),
+    6. ``CFSTRUCT`` (z/OS DISPLAY CFSTRUCT; a queue's CFSTRUCT attribute is caught by rule 1): CFSTRUCT.
+    7. none of these: the kind of the header if it is a known one (the record then misses its key attribute),
        else OTHER.
     """
     hint = MESSAGE_KINDS.get(message_id[3:7]) if message_id else None
@@ -85,6 +88,8 @@ def classify(attrs: Mapping[str, str | None], message_id: str = "") -> str:
         return "QMGR"
     if "NAMELIST" in attrs:
         return "NAMELIST"
+    if "CFSTRUCT" in attrs:
+        return "CFSTRUCT"
     return hint or "OTHER"
 
 

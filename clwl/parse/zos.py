@@ -39,6 +39,10 @@ How the text is read:
   nor a problem, except a DISPLAY QMGR message (CSQM409I) or a CSQM201I block with no attribute at all (the
   record was cut). Lines outside messages (echoed commands, banners) are skipped; an indented clean
   ``KEY(value)`` line outside any message is a problem (``attributes outside a record:``).
+* DISPLAY GROUP's answer (CSQ5102I ``Queue managers in group QSG1`` and its table, up to ``End of queue managers
+  report``) gives one ``QSGMEMBER`` record per member line (``QSGNAME``, ``QSGMEMBER``, ``QMNUM``, ``QMSTATUS``);
+  a line of the table that is none of header, rule or member is a problem (``not a DISPLAY GROUP member line:``).
+  DISPLAY CFSTRUCT's CSQM201I blocks give ``CFSTRUCT`` records (``CFSTRUCT``, ``CFLEVEL``, ``OFFLOAD``, ...).
 * ``banner_qmgr``: the queue manager CSQUTIL connected to (``CSQU121I Connected to queue manager MQ1A``), else
   ``None`` (DISPLAY QMGR's QMNAME names it then).
 
@@ -69,8 +73,18 @@ _CONNECTED = re.compile(r"CSQU121I\s+Connected to queue manager\s+([A-Za-z0-9._/
 # the AMQ header of each kind, and the queue header (AMQ8409I) for each type of queue.
 _WORD_HINT = {**{kind: "AMQ8409I" for kind in QUEUE_KINDS},
               **{kind: f"AMQ{number}I" for number, kind in MESSAGE_KINDS.items()}}
+# DISPLAY CFSTRUCT has no runmqsc counterpart: any hint not in MESSAGE_KINDS lets classify read the kind from the
+# CFSTRUCT attribute, and makes a CSQM201I block without attributes a cut record.
+_WORD_HINT["CFSTRUCT"] = "CSQCFSTR"
 # z/OS message numbers with a fixed kind: CSQM409I is DISPLAY QMGR's answer.
 _MESSAGE_HINT = {"CSQM409": "AMQ8408I"}
+# DISPLAY GROUP (CSQ5100I ... CSQ5102I): the members of the queue-sharing group as a table, one line each,
+# ``MQ1A   1 +MQ1A    ACTIVE    930 DB2A ACTIVE`` (name, number, command prefix, status, ...), until "End of
+# queue managers report". z/OS queue manager names are 1-4 characters.
+_GROUP_HEADER = re.compile(r"\bQueue managers in group\s+([A-Z@#$][A-Z0-9@#$]{0,3})\b", re.I)
+_GROUP_MEMBER = re.compile(r"[ \t]*([A-Z@#$][A-Z0-9@#$]{0,3})[ \t]+(\d+)[ \t]+(\S+)[ \t]+([A-Z]+)\b")
+_GROUP_SKIP = re.compile(r"[ \t]*(?:Name[ \t]+Num\b.*|[- \t]+)$")
+_GROUP_END = re.compile(r"[ \t]*End of queue managers report", re.I)
 
 
 def looks_like_zos(text: str) -> bool:
@@ -123,6 +137,24 @@ class _Reader:
     def __init__(self, source: str, capture: ParsedCapture) -> None:
         self.source = source
         self.capture = capture
+        self.group: str | None = None  # inside DISPLAY GROUP's member table: the group's name
+
+    def _group_line(self, line: str, lineno: int) -> bool:
+        """A line of DISPLAY GROUP's member table taken (member, header, rule, end); False when the table is over."""
+        if _GROUP_END.match(line):
+            self.group = None
+            return True
+        if not line.strip() or _GROUP_SKIP.match(line):
+            return True
+        m = _GROUP_MEMBER.match(line)
+        if m is None:
+            self.capture.problems.append(ParseProblem(
+                self.source, lineno, f"not a DISPLAY GROUP member line: {clip_line(line)!r}", line))
+            return True
+        self.capture.records.append(MqscRecord(
+            "QSGMEMBER", {"QSGNAME": self.group, "QSGMEMBER": m.group(1).upper(), "QMNUM": m.group(2),
+                          "QMSTATUS": m.group(4).upper()}, self.source, lineno, "CSQ5102I"))
+        return True
 
     def run(self, text: str) -> None:
         block: _Block | None = None
@@ -133,7 +165,10 @@ class _Reader:
             lines.pop()
         for lineno, line in enumerate(lines, 1):
             m = _MESSAGE.match(line)
+            if m is None and self.group is not None and self._group_line(line, lineno):
+                continue
             if m:
+                self.group = None
                 if orphan:
                     self._orphan(orphan_line, orphan)
                     orphan = []
@@ -171,6 +206,9 @@ class _Reader:
                 hint = _WORD_HINT.get(details.group(1).upper(), "")
         block = _Block(lineno, message_id, hint)
         block.lines.append(line)
+        if message_id.startswith("CSQ5102"):
+            header = _GROUP_HEADER.search(rest)
+            self.group = header.group(1).upper() if header else None
         if not message_id.startswith(("CSQM", "CSQX")):
             block.ended = True  # CSQN, CSQ9, CSQU, ... messages carry no attributes; their text is skipped
             return block

@@ -43,6 +43,7 @@ _DISPLAY_KINDS = {
     "CHSTATUS": ("CHSTATUS",), "CHS": ("CHSTATUS",),
     "CHANNEL": ("CHANNEL",), "CHL": ("CHANNEL",),
     "NAMELIST": ("NAMELIST",), "NL": ("NAMELIST",),
+    "GROUP": ("QSGMEMBER",), "CFSTRUCT": ("CFSTRUCT",),
 }
 _ECHO_DISPLAY = re.compile(
     r"^[ \t]*\d+[ \t]*:[ \t]*(?:DISPLAY|DIS)[ \t]+([A-Za-z]+)[ \t]*(?:\(([^)\n]*)\))?([^\n]*)$", re.M | re.I)
@@ -63,7 +64,7 @@ def covered_kinds(text: str | None, capture_type: str | None, kinds_present: Ite
             wanted = _DISPLAY_KINDS.get(word.upper())
             if not wanted or re.search(r"\bWHERE\b", rest, re.I):
                 continue
-            if wanted != ("QMGR",) and (arg is None or arg.strip() != "*"):
+            if wanted not in (("QMGR",), ("QSGMEMBER",)) and (arg is None or arg.strip() != "*"):
                 continue
             typed = _TYPE_FILTER.search(rest)
             if typed and wanted[0] in ("QLOCAL", "QALIAS", "QREMOTE", "QMODEL") and len(wanted) > 1:
@@ -90,7 +91,7 @@ def object_key(record) -> str:
 
     ident = record_identity(record)
     if record.kind not in ("CLUSQMGR", "QCLUSTER", "QMGR", "QLOCAL", "QALIAS", "QREMOTE", "QMODEL", "CHSTATUS",
-                           "NAMELIST", "CHANNEL"):
+                           "NAMELIST", "CHANNEL", "CFSTRUCT", "QSGMEMBER"):
         ident = (record.kind,) + tuple(ident[1:-2])  # (kind, source, line) -> (kind,)
     return "|".join(str(part) for part in ident)
 
