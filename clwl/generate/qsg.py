@@ -2,8 +2,8 @@
 
 Which queue managers are members, their IGQ setting, the coupling-facility structure that holds the shared
 transmission queue SYSTEM.QSG.TRANSMIT.QUEUE, the largest message IGQ carries, and the mix of message lengths
-around that limit. The generator's own reading of IBM's "Clustering with intra-group queuing" (the seed's
-reference ``004``): it imports nothing from the engine under test.
+around that limit. The generator's own reading of IBM's "Clustering with intra-group queuing" (docs/algorithm.md,
+intra-group queuing): it imports nothing from the engine under test.
 
 The rule the simulation follows (and the ground truth records), message by message:
 
