@@ -281,6 +281,67 @@ def test_the_replay_agrees_with_every_observed_transmission_queue(estate, parsed
         assert {p: got[(qm, p)] for p in ("local", "cluster", "igq")} == dict(by_path)
 
 
+def _history_rows(root: Path) -> tuple[list[dict], list[dict]]:
+    """silver.config_history and silver.channel_status as the ingest would hold them for this landing, simplified:
+    every record of a queue manager's configuration capture is in force from its capture time until its next
+    configuration capture (a capture that failed is skipped), every cluster-sender status of a status capture until
+    its next status capture. DISPLAY GROUP's records are left out: the group must come from the queue managers'
+    own DISPLAY QMGR, as the pipeline builds it."""
+    hist, status = [], []
+    for qm in sorted({p.name for p in root.glob("*/*") if p.is_dir()}):
+        for prefix in ("config_", "chstatus_"):
+            caps = []
+            for f in sorted(root.glob(f"*/{qm}/{prefix}*")):
+                try:
+                    caps.append((_capture_time(f.parent.parent.name, f.name), f, parse_capture_file(f).records))
+                except InputError:  # the capture that failed on purpose
+                    continue
+            for i, (t, f, recs) in enumerate(caps):
+                until = caps[i + 1][0] if i + 1 < len(caps) else None
+                src = str(f.relative_to(root))
+                for r in recs:
+                    if r.kind == "CHSTATUS":
+                        if r.attrs.get("CHLTYPE") == "CLUSSDR":
+                            status.append({"observing_qmgr": qm, "channel": r.attrs["CHANNEL"], "chltype": "CLUSSDR",
+                                           "status": r.attrs["STATUS"], "xmitq": r.attrs.get("XMITQ") or "",
+                                           "substate": r.attrs.get("SUBSTATE") or "", "valid_from": t,
+                                           "valid_to": until, "source_file": src})
+                    elif r.kind != "QSGMEMBER":
+                        hist.append({"observing_qmgr": qm, "kind": r.kind, "attrs": dict(r.attrs), "valid_from": t,
+                                     "valid_to": until, "source_file": src})
+    return hist, status
+
+
+def test_the_pipeline_replay_knows_the_group_from_every_queue_managers_qsgname(estate, parsed):
+    """The pipeline's own timelines (clwl.silver.timelines_from_rows: the group of each sender from every queue
+    manager of the date whose DISPLAY QMGR shows QSGNAME(QSG1), clwl.qsg), fed this landing's captures without
+    DISPLAY GROUP, give every sender QM01, QM02, QM03 and QM05 as its group, and the replay of each day agrees with
+    every observed transmission queue: the same 2,762 igq rows as the rule."""
+    from clwl.days import day_bounds
+    from clwl.silver import timelines_from_rows
+
+    root, truth = estate
+    puts = parsed[0]
+    enabled = _igq_at(truth)
+    want = {r.msg_id: _expected_path(truth, enabled, r) for r in puts}
+    hist, status = _history_rows(root)
+    got: dict[str, str] = {}
+    for day in sorted(p for p in root.iterdir() if p.is_dir()):
+        start, end = day_bounds(day.name)
+        timelines = timelines_from_rows(hist, status, start, end)
+        for qm in truth["estate"]["senders"]:
+            tl = timelines[qm]
+            assert {frozenset(s.view.qsg_members) for s in tl} == {frozenset(set(truth["qsg"]["members"]) - {qm})}
+            recs, _problems = parse_puts_file(day / qm / "puts.csv")
+            events = sorted((PutEvent(r.msg_id, r.put_time, r.queue, r.target_qmgr, r.bind, r.open_handle or "",
+                                      r.group_id or "", r.logical_order, r.from_cluster_channel, r.pcf, r.length,
+                                      r.observed_qmgr, r.observed_xmitq) for r in recs), key=lambda e: e.put_time)
+            for r in replay(qm, tl, events):
+                assert r.agrees is True, r
+                got[r.msg_id] = r.path
+    assert got == want and Counter(got.values())["igq"] == 2762
+
+
 def test_accounting_of_the_distributed_receivers_reconciles_and_members_write_none(estate, parsed):
     """z/OS accounts in SMF records, not amqsmon: the members write no accounting.amqsmon; the distributed
     receivers account for every message routed to them (less those still held at the end, plus the injected
