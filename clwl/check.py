@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Iterable
 
 from clwl import formats, registry
-from clwl.evidence import CHSTATUS_INTERVAL_MINUTES, Gap, accounting_gaps, chstatus_gaps
+from clwl.evidence import CHSTATUS_INTERVAL_MINUTES, Gap, accounting_gaps, chstatus_gaps, igq_gaps
 from clwl.formats import TRACE_FORMAT
 from clwl.held_back import Put as HeldPut
 from clwl.held_back import compared_fields, hold_back
@@ -173,6 +173,9 @@ class _Facts:
     accounting: set[tuple[str, str]] = field(default_factory=set)  # (date, qmgr) with queue accounting records
     puts: dict[tuple[str, str], list[tuple[str, _Put]]] = field(default_factory=dict)  # (date, sender) -> in day
     put_days: set[str] = field(default_factory=set)  # run dates with a put record that would be replayed
+    # (date, qmgr) -> (QSGNAME, IGQ enabled) of its DISPLAY QMGR; (date, group) -> DISPLAY GROUP's members
+    groups: dict[tuple[str, str], tuple[str, bool]] = field(default_factory=dict)
+    group_members: dict[tuple[str, str], set[str]] = field(default_factory=dict)
 
 
 def _parse(landing_file: LandingFile, trace_tz: str, state) -> tuple[dict, dict[str, list[tuple]], list[_Put]]:
@@ -228,6 +231,10 @@ def _gather(spec: LandingFile, summary: dict, rows: dict[str, list[tuple]], fact
                 hosted.setdefault(a["CLUSQMGR"], set()).add(a.get("QUEUE") or a.get("QNAME") or "?")
             elif r[kind] == "QLOCAL" and ((a.get("CLUSTER") or "").strip() or (a.get("CLUSNL") or "").strip()):
                 hosted.setdefault(qmgr, set()).add(a.get("QUEUE") or a.get("QLOCAL") or "?")
+            elif r[kind] == "QMGR":
+                facts.groups[(d, qmgr)] = ((a.get("QSGNAME") or "").strip(), (a.get("IGQ") or "").strip() == "ENABLED")
+            elif r[kind] == "QSGMEMBER" and (a.get("QSGNAME") or "").strip():
+                facts.group_members.setdefault((d, a["QSGNAME"].strip()), set()).add((a.get("QSGMEMBER") or "").strip())
     elif formats.informs(spec.parser, formats.ACCOUNTING) and qmgr:
         mtype = _column(_ACCOUNTING, "monitoring_type")
         if any(r[mtype] == "QueueAccounting" for r in rows.get(_ACCOUNTING, ())):
@@ -333,6 +340,8 @@ def _gaps(dates: list[str], facts: _Facts, interval: timedelta) -> list[Gap]:
                 hosts.setdefault(host, set()).update(queues)
                 seen_by.setdefault(host, set()).add(observer)
         gaps += accounting_gaps(d, hosts, seen_by, {q for day, q in facts.accounting if day == d})
+        gaps += igq_gaps(d, {q: g for (day, q), g in facts.groups.items() if day == d},
+                         {g: m for (day, g), m in facts.group_members.items() if day == d})
     return gaps
 
 

@@ -8,6 +8,9 @@ on what a thin day is.
   from its first put to the day's first capture and from the last capture to its last put. A sender with no
   capture at all that day has its whole day unseen (``no_chstatus``): a quiet day with no captures is never a
   healthy one.
+- Intra-group queuing (:func:`igq_gaps`): a queue manager with IGQ(ENABLED) in a queue-sharing group whose other
+  members no capture of the day shows (no other queue manager's DISPLAY QMGR with that QSGNAME, no DISPLAY GROUP
+  member line): its messages to members are replayed over the cluster path for want of evidence.
 - Queue accounting (:func:`accounting_gaps`): a receiver (the host of a cluster queue instance in the
   configuration in force) with no QueueAccounting records that day: what it received cannot be compared with
   the replay.
@@ -30,7 +33,7 @@ CHSTATUS_INTERVAL = timedelta(minutes=CHSTATUS_INTERVAL_MINUTES)
 class Gap:
     """Something missing that weakens the replay (a warning, never a failure).
 
-    kind: no_configuration | chstatus_interval | no_chstatus | no_accounting | no_puts."""
+    kind: no_configuration | chstatus_interval | no_chstatus | no_accounting | no_puts | igq_no_member."""
 
     kind: str
     run_date: str
@@ -134,3 +137,26 @@ def accounting_gaps(run_date: str, hosts: Mapping[str, set[str]], seen_by: Mappi
         f"{', '.join(sorted(seen_by.get(host, ())))}) but has no queue accounting (*.amqsmon with QueueAccounting "
         f"records) for {run_date}: what it received cannot be compared with the replay"))
         for host in sorted(hosts) if host not in with_accounting]
+
+
+def igq_gaps(run_date: str, groups: Mapping[str, tuple[str, bool]], listed: Mapping[str, set[str]]) -> list[Gap]:
+    """The queue managers with IGQ(ENABLED) whose queue-sharing group shows no other member on ``run_date``:
+    ``groups`` (queue manager -> (QSGNAME, IGQ enabled) of its DISPLAY QMGR that day), ``listed`` (group -> the
+    members DISPLAY GROUP lists)."""
+    out = []
+    for qm, (group, igq) in sorted(groups.items()):
+        if not (igq and group):
+            continue
+        others = {q for q, (g, _) in groups.items() if g == group} | set(listed.get(group, ()))
+        if others - {qm}:
+            continue
+        out.append(Gap("igq_no_member", run_date, qm, igq_gap_text(qm, group, run_date)))
+    return out
+
+
+def igq_gap_text(qmgr: str, group: str, run_date: str = "") -> str:
+    """The one sentence of an IGQ(ENABLED) queue manager whose group shows no other member (check, report, route)."""
+    on = f" on {run_date}" if run_date else ""
+    return (f"{qmgr} has IGQ(ENABLED) in queue-sharing group {group}, but no other member of {group} is captured{on} "
+            f"(no other queue manager's DISPLAY QMGR shows QSGNAME({group}), no DISPLAY GROUP): its messages to "
+            f"members are replayed over the cluster path; capture DISPLAY GROUP on {qmgr}")

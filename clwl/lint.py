@@ -12,7 +12,7 @@ configuration of the day of each observing queue manager) and :class:`clwl.lake.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Callable, Iterable, Iterator, Mapping, Optional
 
 from clwl.candidates import ALTER_TYPE, BIND_AS_DEFBIND, DefbindSource, alter_defbind, defbind_source
@@ -79,6 +79,18 @@ class LintContext:
     """Everything the rules read: the observations, by queue manager name."""
 
     observations: tuple[Observation, ...]
+    #: Per sending queue manager with IGQ(ENABLED): (messages the day replayed to another member of its group,
+    #: of those too large for intra-group queuing). Empty where no day's messages are known (captures alone).
+    igq_traffic: Mapping[str, tuple[int, int]] = field(default_factory=dict)
+
+    def group_members(self, o: "Observation") -> frozenset[str]:
+        """The other members of ``o``'s queue-sharing group: every observer whose DISPLAY QMGR shows the same
+        QSGNAME, and the members its own view holds (its DISPLAY GROUP, or the group the timeline built)."""
+        group = o.view.qmgr.qsgname
+        if not group:
+            return frozenset()
+        same = {x.qmgr for x in self.observations if x.view.qmgr.qsgname == group}
+        return frozenset((same | o.view.qsg_members) - {o.qmgr})
 
     def hosts_seen(self, queue: str) -> frozenset[str]:
         """Every queue manager any observer sees hosting ``queue`` (a partial repository knows only the
@@ -345,6 +357,41 @@ def mruc_below_instances(ctx: LintContext) -> Iterator[Hit]:
                       f"restricting the outbound cluster channels is intended, nothing")
 
 
+def igq_without_member_host(ctx: LintContext) -> Iterator[Hit]:
+    """IGQ(ENABLED) on a queue manager of a queue-sharing group, but no cluster queue it sees is hosted by another
+    member of its group: intra-group queuing never carries a cluster message (IBM: "Clustering with intra-group
+    queuing": only messages whose destination is in the group take it)."""
+    for o in ctx.observations:
+        q = o.view.qmgr
+        if not (q.igq and q.qsgname):
+            continue
+        members = ctx.group_members(o)
+        hosted = sorted({i.queue for i in o.view.instances if i.qmgr in members and not i.qmgr_alias})
+        if hosted:
+            continue
+        who = (f"its other members ({_names(members)}) host none of the cluster queues it sees" if members else
+               f"no other member of {q.qsgname} is captured (capture DISPLAY GROUP, or the members' DISPLAY QMGR)")
+        yield Hit(o.qmgr, f"QMGR {o.qmgr}", f"IGQ(ENABLED) on {o.qmgr} in queue-sharing group {q.qsgname}, but {who}",
+                  f"if intra-group queuing is meant for this cluster traffic, host the cluster queues on a member of "
+                  f"{q.qsgname}; else ALTER QMGR IGQ(DISABLED) on {o.qmgr} says what MQ does")
+
+
+def igq_limit_too_small(ctx: LintContext) -> Iterator[Hit]:
+    """Most of the day's messages from an IGQ(ENABLED) sender to members of its group are too large for the
+    shared transmission queue (its MAXMSGL, or a structure below CFLEVEL(4)), so they take the cluster path."""
+    for o in ctx.observations:
+        to_members, too_large = ctx.igq_traffic.get(o.qmgr, (0, 0))
+        if not to_members or too_large * 2 <= to_members:
+            continue
+        why = o.view.igq_limit_why
+        fix = ("ALTER QLOCAL(SYSTEM.QSG.TRANSMIT.QUEUE) MAXMSGL(n)" if "MAXMSGL" in why.split(" less ")[0]
+               else "ALTER CFSTRUCT(...) CFLEVEL(5) OFFLOAD(SMDS) for the structure of SYSTEM.QSG.TRANSMIT.QUEUE")
+        yield Hit(o.qmgr, "QLOCAL SYSTEM.QSG.TRANSMIT.QUEUE",
+                  f"{too_large:,} of the {to_members:,} messages {o.qmgr} sent to members of {o.view.qmgr.qsgname} "
+                  f"were larger than intra-group queuing takes ({why}) and went over the cluster path",
+                  f"{fix} on {o.qmgr}, if these messages should take intra-group queuing; else nothing")
+
+
 RULES: tuple[Rule, ...] = (
     Rule("clussdr-workload-attrs",
          "MQ uses the values the destination's CLUSRCVR advertises, so the values on a manually defined CLUSSDR "
@@ -374,6 +421,14 @@ RULES: tuple[Rule, ...] = (
     Rule("mruc-below-instances",
          "step 11c keeps only the CLWLMRUC most recently used channels, so some instances are never chosen by "
          "step 12", "ALTER QMGR CLWLMRUC(n)", mruc_below_instances),
+    Rule("igq-no-member-host",
+         "intra-group queuing carries only messages whose destination is another member of the group, so it "
+         "carries no cluster message from here", "host the queue on a member, or IGQ(DISABLED)",
+         igq_without_member_host),
+    Rule("igq-limit-too-small",
+         "a message larger than the shared transmission queue takes (its MAXMSGL or its structure's limit, less the "
+         "428-byte MQXQH) goes over the cluster channel instead, so intra-group queuing carries few of them",
+         "a larger MAXMSGL, or a CFLEVEL(4)/(5) structure with offload", igq_limit_too_small),
 )
 RULE_NAMES = tuple(r.name for r in RULES)
 _ORDER = {name: i for i, name in enumerate(RULE_NAMES)}
@@ -385,8 +440,9 @@ def sort_findings(findings: Iterable[Finding]) -> list[Finding]:
     return sorted(findings, key=lambda f: (f.qmgr, _ORDER.get(f.rule, len(_ORDER)), f.object, f.detail, f.remedy))
 
 
-def lint_observations(observations: Iterable[Observation], rules: tuple[Rule, ...] = RULES) -> list[Finding]:
-    ctx = LintContext(tuple(sorted(observations, key=lambda o: o.qmgr)))
+def lint_observations(observations: Iterable[Observation], rules: tuple[Rule, ...] = RULES,
+                      igq_traffic: Optional[Mapping[str, tuple[int, int]]] = None) -> list[Finding]:
+    ctx = LintContext(tuple(sorted(observations, key=lambda o: o.qmgr)), dict(igq_traffic or {}))
     return sort_findings(f for rule in rules for f in rule.run(ctx))
 
 
@@ -427,7 +483,44 @@ def lint_lake(lake: Location | str, run_date: str) -> list[Finding]:
         channels = tuple(sorted((ChannelDefinition.from_record(r) for r in recs), key=lambda c: (c.name, c.chltype)))
         captured = any(r["observing_qmgr"] == qm for r in rows)
         observations.append(Observation(qm, last.view, channels, captured))
-    return lint_observations(observations)
+    return lint_observations(observations, igq_traffic=igq_traffic(lk, day, timelines))
+
+
+def igq_traffic(lk, day, timelines: Mapping[str, list]) -> dict[str, tuple[int, int]]:
+    """Per sender with IGQ(ENABLED): the day's replayed messages to another member of its group, and how many of
+    them were too large for intra-group queuing (gold.routing_replay, as published; empty when not published)."""
+    from clwl.xmitq import igq_applies
+
+    senders = {qm for qm, tl in timelines.items() if any(s.view.qmgr.igq and s.view.qmgr.qsgname for s in tl)}
+    if not senders or not lk.exists("gold.routing_replay"):
+        return {}
+    rows = lk.rows("gold.routing_replay", ["sending_qmgr", "qmgr", "length", "path", "config_time"],
+                   filters=[("run_date", "=", day)]).to_pylist()
+    out: dict[str, tuple[int, int]] = {}
+    for r in rows:
+        tl = timelines.get(r["sending_qmgr"])
+        if r["sending_qmgr"] not in senders or not tl or r["path"] not in ("igq", "cluster") or not r["qmgr"]:
+            continue
+        view = _view_at(tl, r["config_time"])
+        if not igq_applies(view, r["qmgr"]):
+            continue
+        n, big = out.get(r["sending_qmgr"], (0, 0))
+        out[r["sending_qmgr"]] = (n + 1, big + (r["length"] > view.igq_max_message))
+    return out
+
+
+def _view_at(timeline: list, t) -> ClusterView:
+    """The view in force at ``t`` (the first when ``t`` is before it or unknown)."""
+    from clwl.days import as_utc
+
+    if t is None:
+        return timeline[0].view
+    t = as_utc(t)
+    current = timeline[0].view
+    for snap in timeline:
+        if snap.time <= t:
+            current = snap.view
+    return current
 
 
 def findings_json(findings: Iterable[Finding]) -> dict:

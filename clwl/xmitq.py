@@ -8,6 +8,7 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 
+from clwl.evidence import igq_gap_text
 from clwl.model import (
     CF_OFFLOAD_MESSAGE_LIMIT,
     CF_SMALL_MESSAGE_LIMIT,
@@ -110,8 +111,12 @@ def igq_limit(queue_maxmsgl: str | None, queue_cfstruct: str | None, structure: 
                                         f"the structure of {QSG_XMITQ} was not captured")
                   + ", taken as CFLEVEL(3) as in IBM's example")
     maxmsgl = _whole(queue_maxmsgl)
-    if maxmsgl is not None and maxmsgl < s_limit:
+    assumed = structure is None or level is None
+    # 63 KB is the smallest limit of any structure: a MAXMSGL at or below it decides whatever the structure is.
+    if maxmsgl is not None and (maxmsgl < s_limit or (assumed and maxmsgl <= s_limit)):
         limit, text = maxmsgl, f"MAXMSGL of {QSG_XMITQ}"
+    elif maxmsgl == s_limit:  # both decide: both are named
+        limit, text = maxmsgl, f"MAXMSGL of {QSG_XMITQ}, and {s_text}"
     else:
         limit, text = s_limit, s_text
     return IgqLimit(max(limit - MQXQH_LENGTH, 0),
@@ -139,9 +144,7 @@ def igq_evidence_gap(view: ClusterView) -> str:
     q = view.qmgr
     if not (q.igq and q.qsgname) or view.qsg_members:
         return ""
-    return (f"{q.name} has IGQ(ENABLED) in queue-sharing group {q.qsgname}, but no other member of {q.qsgname} is "
-            f"captured (no other queue manager's DISPLAY QMGR shows QSGNAME({q.qsgname}), no DISPLAY GROUP): "
-            f"messages to members are replayed over the cluster path; capture DISPLAY GROUP on {q.name}")
+    return igq_gap_text(q.name, q.qsgname)
 
 
 def delivery(view: ClusterView, qmgr: str, channel: ClusterChannel | None, size: int) -> Delivery:

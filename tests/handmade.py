@@ -247,3 +247,161 @@ def timing_landing(root, arrivals: bool = True):
         "QM2.mca.amqsact": receiver,
     })
     return root
+
+
+# -- a queue-sharing group with intra-group queuing (issue 38) -------------------------------------------------
+# The estate of tests/spark/test_igq_day.py (its docstring derives every outcome).
+QSG_XMITQ = "SYSTEM.QSG.TRANSMIT.QUEUE"
+
+
+def _zos_block(qmgr: str, kind: str, attrs: dict[str, str]) -> list[str]:
+    """One CSQM201I ``DISPLAY <kind> DETAILS`` answer, an attribute a line, as CSQUTIL prints it."""
+    return ([f"CSQM201I  +{qmgr} CSQMDRTC  DISPLAY {kind} DETAILS"] + [f"{k}({v})" for k, v in attrs.items()]
+            + [f"END {kind} DETAILS"])
+
+
+def zos_config_capture(qmgr: str, qsg: str, igq: bool, remotes: list[str], queues: dict[str, list[str]],
+                       local_queues: list[str] = (), group: list[str] | None = None,
+                       cfstruct: dict[str, str] | None = None, qsg_xmitq_maxmsgl: int | None = None,
+                       structure: str = "APPL1") -> str:
+    """CSQUTIL COMMAND SYSPRINT of ``qmgr`` (z/OS): DISPLAY QMGR (QSGNAME, IGQ), CLUSQMGR(*) (its CLUSRCVR and
+    one CLUSSDRA per remote), QCLUSTER(*) (queue -> hosts), QLOCAL(*) (``local_queues`` in CL1, and the shared
+    SYSTEM.QSG.TRANSMIT.QUEUE in ``structure`` when ``qsg_xmitq_maxmsgl`` is given), DISPLAY GROUP when ``group``
+    lists the members, DISPLAY CFSTRUCT(*) when ``cfstruct`` gives the structure's attributes."""
+    out = ["CSQU000I CSQUTIL IBM MQ for z/OS V9.3.0", f"CSQU121I Connected to queue manager {qmgr}",
+           "DISPLAY QMGR ALL", "CSQN205I   COUNT=       2, RETURN=00000000, REASON=00000000",
+           f"CSQM409I  +{qmgr} QMNAME({qmgr})", f"QSGNAME({qsg})", f"IGQ({'ENABLED' if igq else 'DISABLED'})",
+           "CLWLUSEQ(LOCAL)", "CLWLMRUC(999999999)", "DEFCLXQ(SCTQ)", f"QMID({qmgr}.C0FFEE)",
+           f"CSQ9022I  +{qmgr} CSQMDRTS ' DISPLAY QMGR' NORMAL COMPLETION", "DISPLAY CLUSQMGR(*) ALL"]
+    for name in [qmgr, *sorted(remotes)]:
+        out += _zos_block(qmgr, "CLUSQMGR", {
+            "CLUSQMGR": name, "CLUSTER": "CL1", "CHANNEL": f"TO.{name}",
+            "DEFTYPE": "CLUSRCVR" if name == qmgr else "CLUSSDRA", "QMID": f"{name}.C0FFEE", "STATUS": "RUNNING",
+            "SUSPEND": "NO", "CLWLPRTY": "0", "CLWLRANK": "0", "CLWLWGHT": "50", "NETPRTY": "0",
+            "XMITQ": " " if name == qmgr else "SYSTEM.CLUSTER.TRANSMIT.QUEUE"})
+    out += [f"CSQ9022I  +{qmgr} CSQMDRTC ' DISPLAY CLUSQMGR' NORMAL COMPLETION", "DISPLAY QCLUSTER(*) ALL"]
+    for queue, hosts in sorted(queues.items()):
+        for host in sorted(hosts):
+            out += _zos_block(qmgr, "QCLUSTER", {
+                "QUEUE": queue, "TYPE": "QCLUSTER", "CLUSTER": "CL1", "CLUSQMGR": host, "CLUSQT": "QLOCAL",
+                "QMID": f"{host}.C0FFEE", "DEFBIND": "NOTFIXED", "PUT": "ENABLED", "CLWLPRTY": "0", "CLWLRANK": "0"})
+    out += [f"CSQ9022I  +{qmgr} CSQMDRTC ' DISPLAY QCLUSTER' NORMAL COMPLETION", "DISPLAY QLOCAL(*) ALL"]
+    for queue in sorted(local_queues):
+        out += _zos_block(qmgr, "QUEUE", {"QUEUE": queue, "TYPE": "QLOCAL", "QSGDISP": "QMGR", "CLUSTER": "CL1",
+                                          "USAGE": "NORMAL", "CLWLUSEQ": "QMGR", "PUT": "ENABLED",
+                                          "DEFBIND": "NOTFIXED"})
+    if qsg_xmitq_maxmsgl is not None:
+        out += _zos_block(qmgr, "QUEUE", {"QUEUE": QSG_XMITQ, "TYPE": "QLOCAL", "QSGDISP": "SHARED",
+                                          "CFSTRUCT": structure, "USAGE": "XMITQ",
+                                          "MAXMSGL": str(qsg_xmitq_maxmsgl)})
+    out.append(f"CSQ9022I  +{qmgr} CSQMDRTC ' DISPLAY QLOCAL' NORMAL COMPLETION")
+    if group is not None:
+        out += ["DISPLAY GROUP", f"CSQ5100I +{qmgr} CSQ5DQSG DISPLAY GROUP report follows ...",
+                f"CSQ5102I +{qmgr} CSQ5DQSG Queue managers in group {qsg}", "-" * 66,
+                "Name Num Prefix   Status    Ver DB2  Connection", "---- --- -------- --------- --- ---- ----------"]
+        out += [f"{m:<4} {n:>3} +{m:<7} ACTIVE    930 DB2A ACTIVE" for n, m in enumerate(group, 1)]
+        out += ["-" * 66, "End of queue managers report",
+                f"CSQ9022I +{qmgr} CSQ5DQSG ' DISPLAY GROUP' NORMAL COMPLETION"]
+    if cfstruct is not None:
+        out += ["DISPLAY CFSTRUCT(*) ALL", *_zos_block(qmgr, "CFSTRUCT", {"CFSTRUCT": structure, **cfstruct}),
+                f"CSQ9022I  +{qmgr} CSQMDRTC ' DISPLAY CFSTRUCT' NORMAL COMPLETION"]
+    out += ["CSQU148I CSQUTIL Utility completed, return code=0", ""]
+    return "\n".join(out)
+
+
+def observed_put_row(t: datetime, sender: str, queue: str, msg_id: str, length: int, qmgr: str,
+                     xmitq: str = "", target: str = "") -> str:
+    """A put record whose last columns say where MQ put the message (observed_qmgr, observed_channel,
+    observed_xmitq): the cluster channel TO.<qmgr> for a cluster-path message, none for IGQ and the local queue."""
+    row = put_row(t, sender, queue, msg_id, target=target, length=length)
+    channel = f"TO.{qmgr}" if xmitq and xmitq != QSG_XMITQ else ""
+    return row[:-3] + f",{qmgr},{channel},{xmitq}"
+
+
+IGQ_DAY = "2026-11-20"
+SCTQ_NAME = "SYSTEM.CLUSTER.TRANSMIT.QUEUE"
+MB = 1024 * 1024
+
+
+def _t(hh: int, mm: int) -> datetime:
+    return datetime(2026, 11, 20, hh, mm, tzinfo=timezone.utc)
+
+
+#: (sender, message id, put time, queue, target, length) -> (qmgr, path, xmitq) MQ takes: the derivation is in
+#: tests/spark/test_igq_day.py's docstring.
+IGQ_MESSAGES = [
+    ("MQ1A", "A01", _t(6, 1), "APP.Q", "", 100, "MQ3A", "igq"),
+    ("MQ1A", "A02", _t(6, 2), "APP.Q", "", 100, "MQ4B", "cluster"),
+    ("MQ1A", "A03", _t(6, 3), "APP.Q", "", 100, "QMD", "cluster"),
+    ("MQ1A", "A04", _t(6, 4), "APP.Q", "", 64_084, "MQ3A", "igq"),
+    ("MQ1A", "A05", _t(6, 5), "APP.Q", "", 100, "MQ4B", "cluster"),
+    ("MQ1A", "A06", _t(6, 6), "APP.Q", "", MB, "QMD", "cluster"),
+    ("MQ1A", "A07", _t(6, 7), "APP.Q", "", 64_085, "MQ3A", "cluster"),
+    ("MQ1A", "A08", _t(6, 8), "APP.Q", "", 100, "MQ4B", "cluster"),
+    ("MQ1A", "A09", _t(6, 9), "APP.Q", "", 100, "QMD", "cluster"),
+    ("MQ1A", "A10", _t(6, 10), "APP.Q", "MQ3A", 500, "MQ3A", "igq"),
+    ("MQ1A", "A11", _t(6, 11), "APP.L", "", 100, "MQ1A", "local"),
+    ("MQ2A", "B01", _t(6, 1), "APP.Q", "", 100, "MQ3A", "cluster"),
+    ("MQ2A", "B02", _t(6, 2), "APP.Q", "", 100, "MQ4B", "cluster"),
+    ("MQ2A", "B03", _t(6, 3), "APP.Q", "", 100, "QMD", "cluster"),
+    ("MQ2A", "B04", _t(12, 1), "APP.Q", "", 100, "MQ3A", "igq"),
+    ("MQ2A", "B05", _t(12, 2), "APP.Q", "", 100, "MQ4B", "cluster"),
+    ("MQ2A", "B06", _t(12, 3), "APP.Q", "", 100, "QMD", "cluster"),
+    ("MQ2A", "B07", _t(12, 4), "APP.Q", "", 70_000, "MQ3A", "cluster"),
+    ("MQ4B", "C01", _t(6, 1), "APP.B", "", MB, "MQ5B", "igq"),
+    ("MQ4B", "C02", _t(6, 2), "APP.B", "", 100 * MB, "MQ5B", "cluster"),
+    ("QMD", "D01", _t(6, 1), "APP.Q", "MQ3A", 100, "MQ3A", "cluster"),
+]
+
+
+def igq_msg_id(sender: str, label: str) -> str:
+    """A 48-hex-digit MQ message id: 'AMQ ' and the sender's name (padded), then the label as a number."""
+    name = f"AMQ {sender}".ljust(16).encode("ascii").hex().upper()
+    return name + f"{int(label[1:]) + 256 * (ord(label[0]) - 64):016X}"
+
+
+def igq_expected_xmitq(path: str) -> str:
+    return {"igq": QSG_XMITQ, "cluster": SCTQ_NAME, "local": ""}[path]
+
+
+def igq_landing(root: Path) -> Path:
+    """Six queue managers in cluster CL1: MQ1A, MQ2A, MQ3A in queue-sharing group QSG1 (structure APPL1 at
+    CFLEVEL(3), the shared transmission queue's MAXMSGL 64,512), MQ4B and MQ5B in QSG2 (APPL2 at CFLEVEL(5)
+    OFFLOAD(SMDS), MAXMSGL 100 MB), QMD distributed. MQ1A has IGQ(ENABLED) and captures DISPLAY GROUP and
+    CFSTRUCT; MQ2A has IGQ(DISABLED) at 06:00 and IGQ(ENABLED) from its 12:00 capture, no DISPLAY GROUP or
+    CFSTRUCT; MQ3A (IGQ(DISABLED): a receiver's setting does not matter) hosts APP.Q and APP.L; MQ4B
+    (IGQ(ENABLED)) hosts APP.Q; MQ5B hosts APP.B; QMD hosts APP.Q. Every put record carries where MQ put the
+    message (IGQ_MESSAGES)."""
+    everyone = ["MQ1A", "MQ2A", "MQ3A", "MQ4B", "MQ5B", "QMD"]
+    queues = {"APP.Q": ["MQ3A", "MQ4B", "QMD"], "APP.L": ["MQ1A", "MQ3A"], "APP.B": ["MQ5B"]}
+
+    def others(qm: str) -> list[str]:
+        return [q for q in everyone if q != qm]
+
+    def zos(qm, qsg, igq, **kw):
+        locals_ = [q for q, hosts in queues.items() if qm in hosts]
+        return zos_config_capture(qm, qsg, igq, others(qm), queues, locals_, **kw)
+
+    qsg1 = {"qsg_xmitq_maxmsgl": 64_512, "structure": "APPL1"}
+    qsg2 = {"qsg_xmitq_maxmsgl": 100 * MB, "structure": "APPL2"}
+    captures = {
+        "MQ1A": {"config_060000.txt": zos("MQ1A", "QSG1", True, group=["MQ1A", "MQ2A", "MQ3A"],
+                                          cfstruct={"CFLEVEL": "3", "RECOVER": "YES"}, **qsg1)},
+        "MQ2A": {"config_060000.txt": zos("MQ2A", "QSG1", False, **qsg1),
+                 "config_120000.txt": zos("MQ2A", "QSG1", True, **qsg1)},
+        "MQ3A": {"config_060000.txt": zos("MQ3A", "QSG1", False, **qsg1)},
+        "MQ4B": {"config_060000.txt": zos("MQ4B", "QSG2", True, cfstruct={"CFLEVEL": "5", "OFFLOAD": "SMDS"},
+                                          **qsg2)},
+        "MQ5B": {"config_060000.txt": zos("MQ5B", "QSG2", False, **qsg2)},
+        "QMD": {"config_060000.mqsc": config_capture("QMD", {q: {} for q in others("QMD")},
+                                                     {q: {h: {} for h in hosts} for q, hosts in queues.items()})},
+    }
+    puts: dict[str, list[str]] = {}
+    for sender, label, t, queue, target, length, qmgr, path in IGQ_MESSAGES:
+        puts.setdefault(sender, []).append(observed_put_row(t, sender, queue, igq_msg_id(sender, label), length,
+                                                            qmgr, igq_expected_xmitq(path), target))
+    for qm, files in captures.items():
+        if qm in puts:
+            files["puts.csv"] = "\n".join([PUTS_HEADER, *puts[qm]]) + "\n"
+        write_day(root, IGQ_DAY, qm, files)
+    return root

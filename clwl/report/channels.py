@@ -11,6 +11,7 @@ import pandas as pd
 
 from clwl.evidence import CHSTATUS_INTERVAL, ChstatusGap, accounting_gaps, chstatus_gaps
 from clwl.report.model import MAX_FINDINGS, Chart, Day, Report, hmm, png, table_view
+from clwl.xmitq import igq_evidence_gap
 
 log = logging.getLogger(__name__)
 
@@ -261,6 +262,10 @@ def evidence_findings(day: Day, gaps: list[ChstatusGap]) -> list[str]:
             out.append(f"{g.qmgr}: no channel status capture from " + ", from ".join(u.text for u in g.unseen)
                        + f" (captures further apart than {minutes} min): a channel could have failed and recovered "
                        "unseen in between; the picture hatches these windows.")
+    for _sender, snaps in sorted((day.timelines or {}).items()):
+        gap = next((g for s in snaps if (g := igq_evidence_gap(s.view))), "")
+        if gap:
+            out.append(gap[0].upper() + gap[1:] + ".")
     if seen.accounting is None:
         out.append("No queue accounting table: no receiver's counts to compare with the replay.")
     else:
