@@ -7,6 +7,8 @@ Layout (the same as ``samples/landing``)::
     (with puts_format "activity-trace": <QMNAME>.<YYYY-MM-DD>.amqsact, amqsact -v output, instead of puts.csv)
     (with channel_trace: <QMNAME>.<YYYY-MM-DD>.channels.amqsact, the channel agents' trace; trace_format "json":
      .amqsevt.jsonl instead of .amqsact for every trace)
+    (with qsg: the members of the queue-sharing group, z/OS queue managers, have config_<HHMMSS>.txt and
+     chstatus_<HHMMSS>.txt, CSQUTIL COMMAND output, and no accounting.amqsmon)
     <out>/_generate.json        the ground truth
 
 Memory is bounded: puts are written as they are generated; accounting is kept as counters per interval;
