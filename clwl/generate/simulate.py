@@ -21,6 +21,10 @@ What the simulation assumes (recorded in ``_generate.json`` too):
   resume, not when a queue's attributes change.
 * Steps 4 and 10 (cluster PCF messages) never apply: put records are application puts. CLWLMRUC is the
   default (999999999), so step 11c keeps everything; it is written out all the same.
+* Intra-group queuing (``--qsg``, ``clwl.generate.qsg``) changes the path, never the choice: a message of a
+  sending member with IGQ(ENABLED) whose chosen destination is another member and whose length is at most the
+  limit goes over SYSTEM.QSG.TRANSMIT.QUEUE (no channel: it neither waits behind a retrying channel nor counts in
+  the channel's status); every other message as without it.
 """
 
 from __future__ import annotations
