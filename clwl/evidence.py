@@ -106,10 +106,12 @@ def chstatus_gap(qmgr: str, captures: Iterable[datetime], interval: timedelta = 
     stretches = [Unseen(qmgr, a, b, _hhmmss(a), _hhmmss(b)) for a, b in zip(times, times[1:])]
     if puts is not None:
         first, last = puts
+        whose = "" if sends else "the day's "  # a receiver: the estate's first and last put
         if first < times[0]:
-            stretches.insert(0, Unseen(qmgr, first, times[0], f"first put {_hhmmss(first)}", _hhmmss(times[0])))
+            stretches.insert(0, Unseen(qmgr, first, times[0], f"{whose}first put {_hhmmss(first)}",
+                                       _hhmmss(times[0])))
         if last > times[-1]:
-            stretches.append(Unseen(qmgr, times[-1], last, _hhmmss(times[-1]), f"last put {_hhmmss(last)}"))
+            stretches.append(Unseen(qmgr, times[-1], last, _hhmmss(times[-1]), f"{whose}last put {_hhmmss(last)}"))
     long = tuple(u for u in stretches if u.end - u.start > interval)
     return ChstatusGap("chstatus_interval", qmgr, long, minutes) if long else None
 
@@ -120,8 +122,13 @@ def chstatus_gaps(run_date: str, captures: Mapping[str, Sequence[datetime]],
     """:func:`chstatus_gap` of every queue manager with a capture or puts that day (``puts``: sender -> its
     first and last put, or None when only known to put), in name order."""
     out = []
+    # A queue manager that does not put (a receiver) is watched while the estate's messages flow: from the day's
+    # first put to its last. So one capture at 06:00 leaves the rest of the day unseen, as it is.
+    spans = [p for p in puts.values() if p is not None]
+    flowing = (min(p[0] for p in spans), max(p[1] for p in spans)) if spans else None
     for q in sorted(set(captures) | set(puts)):
-        g = chstatus_gap(q, captures.get(q, ()), interval, puts=puts.get(q), sends=q in puts, day=day)
+        g = chstatus_gap(q, captures.get(q, ()), interval, puts=puts.get(q) if q in puts else flowing,
+                         sends=q in puts, day=day)
         if g is not None:
             out.append(g)
     return out

@@ -121,7 +121,7 @@ class Explanation:
             from clwl.remedies import remedy
 
             seen = sighting_seen(self.sighting)
-            return remedy("between-captures", seen=seen.strftime("%H:%M") if seen else None,
+            return remedy("between-captures", seen=f"the {seen.strftime('%H:%M')} browse" if seen else None,
                           channel=self.sighting.get("channel")) + "."
         return stay_remedy(self.row, self.timeline)
 
@@ -215,10 +215,13 @@ def find_stuck(lake: Path, row: dict) -> Optional[dict]:
 
 
 def sighting_seen(sighting: dict) -> Optional[datetime]:
-    """When the browse saw it: its wait began at held_from and lasted age_seconds until the browse. None when
-    the row has a release (the channel agents' trace saw it leave): its age then runs to that release."""
+    """When the browse saw it: gold.stuck_messages.seen_at. In rows published before that column, a browse-only
+    row's wait began at held_from and lasted age_seconds until the browse; a row with a release (the channel agents'
+    trace saw it leave) then has its age run to that release, and the browse time is not known (None)."""
     from datetime import timedelta
 
+    if sighting.get("seen_at") is not None:
+        return sighting["seen_at"]
     held, age = sighting.get("held_from"), sighting.get("age_seconds")
     if sighting.get("released_at") is not None:
         return None

@@ -40,7 +40,7 @@ RECEIVER, SENDER, CHANNEL = "receiver", "sender", "channel"
 #: Where to look, per side: the end of each incident's sentence.
 LOOK_AT = {
     RECEIVER: "look at {subject}: its listener, host, or the network to it",
-    SENDER: "look at {subject}'s side: its network, its channel initiator, its SYSTEM.CLUSTER.TRANSMIT.QUEUE",
+    SENDER: "look at {subject}'s side: its network, its channel initiator, {xmitqs}",
     CHANNEL: "look at that channel: DISPLAY CHSTATUS({channel}) on {sender} and its receiver on {subject}",
 }
 
@@ -125,6 +125,11 @@ class Incident:
     end: datetime
     windows: list[Window]
     delays: list[Delay] = field(default_factory=list)
+    # (sender, channel) -> the transmission queue the channel took its messages from in the window, as the engine
+    # resolves it (CLCHNAME, DEFCLXQ, the queue a running channel still uses: clwl.xmitq); missing: not known.
+    xmitqs: dict[tuple[str, str], str] = field(default_factory=dict)
+    # The queue managers of the incident whose own channel status was unseen during it (clwl.evidence's gaps).
+    unseen: tuple[str, ...] = ()
 
     @property
     def senders(self) -> list[str]:
@@ -167,29 +172,57 @@ class Incident:
     @property
     def look_at(self) -> str:
         sender, channel = self.channels[0]
-        return LOOK_AT[self.side].format(subject=self.subject, sender=sender, channel=channel)
+        queues = sorted({self.xmitqs[c] for c in self.channels if c in self.xmitqs})
+        xmitqs = (f"its transmission queue{'s' if len(queues) > 1 else ''} {_and(queues)}" if queues
+                  else "its transmission queues")
+        return LOOK_AT[self.side].format(subject=self.subject, sender=sender, channel=channel, xmitqs=xmitqs)
+
+    @property
+    def what(self) -> str:
+        """What happened, where and when, in one clause."""
+        span = f"{_hhmm(self.start)}\u2013{_hhmm(self.end)}"
+        if self.side == RECEIVER:
+            return f"{self.subject} unreachable from {_and(self.senders)}, {span}"
+        if self.side == SENDER:
+            n = len(self.channels)
+            return (f"{self.subject} lost all {n} cluster channels at {_hhmm(self.start)} ({span}, to "
+                    f"{_and(self.receivers)})")
+        sender, channel = self.channels[0]
+        return f"{sender} \u2192 {self.subject} over {channel} not moving messages, {span}"
 
     @property
     def headline(self) -> str:
         """What happened and where to look, without the counts."""
-        span = f"{_hhmm(self.start)}\u2013{_hhmm(self.end)}"
-        if self.side == RECEIVER:
-            return f"{self.subject} unreachable from {_and(self.senders)}, {span}: {self.look_at}"
-        if self.side == SENDER:
-            n = len(self.channels)
-            return (f"{self.subject} lost all {n} cluster channels at {_hhmm(self.start)} ({span}, to "
-                    f"{_and(self.receivers)}): {self.look_at}")
-        sender, channel = self.channels[0]
-        return f"{sender} \u2192 {self.subject} over {channel} not moving messages, {span}: {self.look_at}"
+        return f"{self.what}: {self.look_at}"
+
+    @property
+    def verdict(self) -> str:
+        """The first screen's line: what, when, where, the messages stuck and whose, where to look."""
+        if not self.delays:
+            hit = "no message waited"
+        else:
+            apps = counts_text(counted(d.application for d in self.delays if d.stuck))
+            hit = f"{self.stuck} stuck" + (f" ({apps})" if self.stuck and apps else "")
+            if self.reallocated:
+                hit += f", {self.reallocated} re-allocated"
+        return f"{self.what}: {hit}: {self.look_at}"
+
+    @property
+    def unseen_text(self) -> str:
+        """" QM3's own channel status was not captured during it (unseen)." when so (leading blank), else ""."""
+        if not self.unseen:
+            return ""
+        own = "own channel status was" if len(self.unseen) == 1 else "own channel statuses were"
+        return f" {_and(list(self.unseen))}'s {own} not captured during it (unseen): what it saw is not known."
 
     @property
     def sentence(self) -> str:
         """The headline, then the channels, the messages and who put them."""
         chans = _and([f"{s} {c}" for s, c in self.channels])
         if not self.delays:
-            return f"{self.headline}. On {chans}: no message waited."
+            return f"{self.headline}.{self.unseen_text} On {chans}: no message waited."
         longest = self.longest_wait
-        return (f"{self.headline}. On {chans}: {self.delayed} message{'s' if self.delayed != 1 else ''} "
+        return (f"{self.headline}.{self.unseen_text} On {chans}: {self.delayed} message{'s' if self.delayed != 1 else ''} "
                 f"delayed ({self.stuck} stuck, {self.reallocated} re-allocated), the longest wait "
                 f"{_hmm(longest) if longest is not None else 'unknown'}; queues {', '.join(self.queues)}; "
                 f"applications: {counts_text(self.applications)}.")

@@ -509,6 +509,9 @@ _ALL = [
         # when it waited: channel status (the replay's captures), xmitq browse, or channel agent trace.
         _f("observed_left_at", TS),
         _f("timing_source", S),
+        # When a transmission queue browse saw it waiting (the first browse that day; null: no browse saw it): each
+        # piece of evidence keeps its own time, so a traced release never hides the browse, nor a browse the trace.
+        _f("seen_at", TS),
     ], ["run_date"], ["run_date", "sending_qmgr", "msg_id"],
        "Messages that waited on a transmission queue behind a channel that moved nothing and stayed there, "
        "with why; and messages a browse saw on a transmission queue although the replay had them delivered."),

@@ -115,7 +115,7 @@ REMEDIES: tuple[Remedy, ...] = (
            "a browse found the message on the transmission queue although the channel status captures had the "
            "channel moving messages: the channel failed between two captures",
            "DISPLAY CHSTATUS captured more often (the landing folder takes any number)",
-           "seen on the transmission queue by the {seen} browse although the status captures had {channel} "
+           "seen on the transmission queue by {seen} although the status captures had {channel} "
            "moving messages: it failed between two captures. Remedy: capture DISPLAY CHSTATUS more often "
            "around the trouble"),
     Remedy("dist-bind-on-open", "bound handles",
@@ -147,7 +147,7 @@ HELD_BACK = {"date": held_back.DATE_REASON, "duplicate": held_back.DUPLICATE_REA
 #: The fields a template may name; a field not given reads as below.
 FIELDS = {"qmgr": "its destination", "queue": "the queue", "channel": "its channel", "sender": "the sender",
           "target": "the named queue manager", "alias": "", "pinned_by": "the MQOPEN", "fix": "", "step": "a step",
-          "seen": "a", "bound": "some", "applications": "applications not known", "notes": "", "notes_clause": ""}
+          "seen": "a browse", "bound": "some", "applications": "applications not known", "notes": "", "notes_clause": ""}
 
 # A stay reason ends with its step: "... (step 4a)" or "(step 4a): rank is taken before channel state".
 _STEP = re.compile(r"\(step (\w+)\)")

@@ -119,7 +119,8 @@ def stuck_messages(spark: SparkSession, config: PipelineConfig, run_date: str, r
         pick(F.col("seen_at").isNotNull(), F.col("seen_at").isNotNull(), "observed_on_xmitq"),
         left.alias("observed_left_at"),
         F.when(left.isNotNull(), F.lit(SOURCE_TRACE))
-        .when(~waited, F.lit(SOURCE_BROWSE)).otherwise(F.lit(SOURCE_STATUS)).alias("timing_source"))
+        .when(~waited, F.lit(SOURCE_BROWSE)).otherwise(F.lit(SOURCE_STATUS)).alias("timing_source"),
+        F.col("seen_at").cast("timestamp").alias("seen_at"))
 
 
 # -- distribution ----------------------------------------------------------------------------------------------

@@ -18,6 +18,7 @@ from clwl.report.channels import channels_section, evidence_section, xmitq_secti
 from clwl.report.distribution import distribution_section
 from clwl.report.incidents import incidents_section, picture_section
 from clwl.report.model import Day, Report, fmt, table_view
+from clwl.report.paths import paths_section
 from clwl.report.read import WHATIF_COLS, gather
 from clwl.report.shares import replay_section, shares_section
 from clwl.report.stuck import stuck_section
@@ -89,6 +90,7 @@ SECTIONS = (
     Section("timing", timing_section),
     Section("shares", shares_section),
     Section("replay", replay_section),
+    Section("delivery paths", paths_section),
     Section("channels", channels_section),
     Section("xmitq", xmitq_section),
     Section("configuration findings", lint_section),

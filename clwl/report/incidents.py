@@ -156,8 +156,39 @@ def application_by_msg(day: Day) -> dict[str, str]:
 
 
 def day_incidents(day: Day) -> list[Incident]:
+    """The day's incidents, each with its channels' transmission queues as the engine resolves them and whether its
+    centre's own channel status was unseen during it (the evidence rule the picture hatches)."""
+    from clwl.report.channels import chstatus_day_gaps
+
     troubles, delays = troubles_and_delays(day)
-    return incidents(troubles, workload_channels(day), delays)
+    found = incidents(troubles, workload_channels(day), delays)
+    unseen: dict[str, list] = {}
+    for g in chstatus_day_gaps(day):
+        unseen.setdefault(g.qmgr, []).extend(g.unseen)
+    for inc in found:
+        inc.xmitqs = channel_xmitqs(day, inc)
+        if any(u.start < inc.end and inc.start < u.end for u in unseen.get(inc.subject, ())):
+            inc.unseen = (inc.subject,)
+    return found
+
+
+def channel_xmitqs(day: Day, inc: Incident) -> dict[tuple[str, str], str]:
+    """(sender, channel) -> the transmission queue its messages went to at the incident's start: the engine's
+    resolution (clwl.xmitq.channel_xmitq: a matching CLCHNAME, DEFCLXQ, the queue a running channel still uses) on
+    the sender's configuration then; a channel the configuration does not show is left out."""
+    from clwl.xmitq import channel_xmitq
+
+    out = {}
+    for sender, channel in inc.channels:
+        snaps = [s for s in (day.timelines or {}).get(sender, ()) if s.time <= inc.start] or \
+            list((day.timelines or {}).get(sender, ()))[:1]
+        if not snaps:
+            continue
+        view = snaps[-1].view
+        ch = next((c for c in view.channels if c.name == channel), None)
+        if ch is not None:
+            out[(sender, channel)] = channel_xmitq(ch, view)[0]
+    return out
 
 
 def incident_findings(found: list[Incident], day: dt.date, causes: dict[str, str] | None = None) -> list[str]:
@@ -177,6 +208,14 @@ def incident_findings(found: list[Incident], day: dt.date, causes: dict[str, str
     return out
 
 
+def verdict_lines(found: list[Incident], day: dt.date) -> list[str]:
+    """The morning's answer in words, one line per incident numbered as in the picture; a day without channel
+    trouble opens with its all-clear sentence (incident_findings' own)."""
+    if not found:
+        return incident_findings(found, day)
+    return [f"[{n}] {i.verdict}" for n, i in enumerate(found, 1)]
+
+
 def incident_frame(found: list[Incident]) -> pd.DataFrame:
     rows = []
     for i in found:
@@ -192,6 +231,7 @@ def incidents_section(day: Day, rep: Report) -> None:
     """The incidents, first in the findings: which side to look at, and who was hit."""
     found = day_incidents(day)
     rep.findings_incidents = incident_findings(found, day.run_date, stuck_causes(day))
+    rep.verdict = verdict_lines(found, day.run_date)
     rep.incidents = table_view("incidents", incident_frame(found), INCIDENT_COLS, "No incident.",
                                wrap=("look_at", "channels", "queues", "applications"),
                                keys={"longest_wait": "longest_seconds"})

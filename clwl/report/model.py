@@ -68,6 +68,9 @@ class Report:
     beside: TableView | None = None
     warnings: list[str] = field(default_factory=list)
     findings_incidents: list[str] = field(default_factory=list)
+    # The first screen: one line per incident (what, when, where, stuck and whose, where to look), or the day's
+    # all-clear sentence; above the picture.
+    verdict: list[str] = field(default_factory=list)
     incidents: TableView | None = None
     findings_stuck: list[str] = field(default_factory=list)
     findings_distribution: list[str] = field(default_factory=list)
@@ -86,6 +89,7 @@ class Report:
     unexpected: TableView | None = None
     dist_overview: TableView | None = None
     replay_overview: TableView | None = None
+    delivery_paths: TableView | None = None  # senders with IGQ(ENABLED): intra-group queuing against the cluster path
     channel_trouble: TableView | None = None
     timeline_trouble: Chart | None = None
     timeline_rest: Chart | None = None
@@ -157,6 +161,9 @@ class Day:
     xmitq_contents: pd.DataFrame | None = None
     xmitq_note: str = ""
     timelines: dict[str, list[Any]] | None = None
+    # gold.routing_replay rows (sending_qmgr, qmgr, path, length, config_time) of the senders with IGQ(ENABLED)
+    # (clwl.report.paths); None when there is none
+    igq_rows: pd.DataFrame | None = None
     configured_note: str = ""
     profile: str = "default"  # the algorithm profile the configured shares are routed with
     versions: Sequence[tuple[str, str]] = ()

@@ -106,6 +106,15 @@ def replay_cube(replay: pd.DataFrame) -> pd.DataFrame:
     return cube.groupby(list(CUBE_KEYS), dropna=False).size().rename("messages").reset_index()
 
 
+def read_igq_rows(lake: Path, day: dt.date, senders: Sequence[str], version: int) -> pd.DataFrame:
+    """gold.routing_replay's (sending_qmgr, qmgr, path, length, config_time) of ``senders`` on ``day``, at the
+    published ``version``: sending_qmgr is a statistics column, so the files of other senders are skipped."""
+    path = table_path(lake, "gold.routing_replay")
+    cols = list(columns_of("gold.routing_replay", "sending_qmgr", "qmgr", "path", "length", "config_time"))
+    return open_delta(path, version).to_pyarrow_table(
+        columns=cols, filters=[("run_date", "=", day), ("sending_qmgr", "in", list(senders))]).to_pandas()
+
+
 def iso(times: pd.Series) -> pd.Series:
     """Timestamps as UTC ISO text, NONE for null (a cube key)."""
     t = pd.to_datetime(times, utc=True)
@@ -437,6 +446,15 @@ def gather(lake: Path, day: dt.date, run_id: str, *, silver_lake: Path | None = 
     except Exception as exc:
         log.warning("report: the applications and delays behind the incidents not read: %s", exc)
         versions.append(("silver.message_events", f"not read ({type(exc).__name__}: {exc}): applications unknown"))
+    igq_rows = None
+    try:  # the delivery paths of IGQ senders (z/OS queue-sharing groups): their rows alone, none elsewhere
+        from clwl.report.paths import igq_senders
+
+        senders = igq_senders(timelines)
+        if senders and replay.version is not None:
+            igq_rows = read_igq_rows(lake, day, senders, replay.version)
+    except Exception as exc:
+        log.warning("report: the intra-group queuing rows not read: %s", exc)
     seen = None
     try:  # what the day's evidence covered; without it the report says so rather than look healthy
         seen = read_seen(silver, lake, day, replay_version=replay.version)
@@ -452,4 +470,4 @@ def gather(lake: Path, day: dt.date, run_id: str, *, silver_lake: Path | None = 
         whatif=whatif.name if whatif is not None else None,
         overrides=whatif.overrides() if whatif is not None else None, beside=beside,
         disagreements=wrong[0] if wrong else None, disagreement_total=wrong[1] if wrong else None, low_puts=low,
-        delayed=delayed, puts=puts, skew=skew)
+        delayed=delayed, puts=puts, skew=skew, igq_rows=igq_rows)

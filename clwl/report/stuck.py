@@ -37,12 +37,32 @@ def _missed(row: pd.Series) -> bool:
     return (pd.isna(row.get("channel_state")) or not row.get("channel_state")) and bool(row.get("observed_on_xmitq"))
 
 
+def browse_seen(rows: pd.DataFrame) -> pd.Series:
+    """When a browse saw each row's message waiting: stuck_messages.seen_at; in rows published before that column, a
+    browse-only row's held_from + age_seconds (its age ran to the browse). NaT where no browse saw it."""
+    derived = (rows["held_from"] + pd.to_timedelta(rows["age_seconds"], unit="s")).where(
+        rows["released_at"].isna() & rows["observed_on_xmitq"].fillna(False).astype(bool))
+    if "seen_at" in rows.columns:
+        return pd.to_datetime(rows["seen_at"], utc=True).where(rows["seen_at"].notna(), derived)
+    return derived
+
+
+def _traced(group: pd.DataFrame) -> bool:
+    """The channel agents' trace saw every message of the group leave (its release is the trace's)."""
+    return bool(group["released_at"].notna().all()) and (
+        "timing_source" not in group.columns or bool((group["timing_source"] == "channel agent trace").all()))
+
+
 def _release(group: pd.DataFrame) -> str:
     """What released the group's messages, or what would."""
     first = group.iloc[0]
     channel, qmgr, queue = first["channel"], first["qmgr"], first["queue"]
     if _missed(first):
-        seen = (group["held_from"] + pd.to_timedelta(group["age_seconds"], unit="s")).max()
+        seen = browse_seen(group).max()
+        if group["released_at"].notna().all():
+            return (f"left the transmission queue at {clock(group['released_at'].max())} (the channel agents' trace)"
+                    + (f"; a browse at {clock(seen)} had seen them waiting" if not pd.isna(seen) else "")
+                    + f" ({channel} failed between status captures)")
         return (f"{channel} running again: a browse at {clock(seen)} still had them on the transmission queue "
                 "(the channel failed between status captures)")
     released = group["released_at"]
@@ -59,8 +79,11 @@ def _release(group: pd.DataFrame) -> str:
 
 def _released(group: pd.DataFrame) -> str:
     """When the group's messages left the transmission queue, as far as the data says."""
-    if _missed(group.iloc[0]):  # not a wait in the replay: all we know is when a browse saw them
-        seen = (group["held_from"] + pd.to_timedelta(group["age_seconds"], unit="s")).max()
+    if _missed(group.iloc[0]):  # not a wait in the replay: the browse saw them, the trace may have seen them leave
+        seen = browse_seen(group).max()
+        if group["released_at"].notna().all():
+            return (f"{clock(group['released_at'].max())} (channel agents' trace)"
+                    + (f"; seen waiting by the {clock(seen)} browse" if not pd.isna(seen) else ""))
         return f"unknown: still on the queue at {clock(seen)} (browse)"
     if group["released_at"].isna().any():
         return STILL_WAITING
@@ -114,11 +137,12 @@ def group_remedy(day: Day, g: pd.DataFrame) -> str:
     target = next((str(t) for t in mine.get("target_qmgr", ()) if t is not None and not pd.isna(t) and t), None)
     bind = next((str(b) for b in mine.get("bind", ()) if b is not None and not pd.isna(b)), None)
     pinned, fix = pinned_by(bind, view, queue) if key == "bind-on-open" else (None, None)
-    seen = (g["held_from"] + pd.to_timedelta(g["age_seconds"], unit="s")).max() if browse else None
+    seen = browse_seen(g).max() if browse else None
     queues = ", ".join(sorted(g["queue"].dropna().astype(str).unique()))
     text = remedy(key, qmgr=first["qmgr"], queue=queues, channel=first["channel"], sender=sender, target=target,
                   alias=alias_note(view, target, first["qmgr"]), pinned_by=pinned, fix=fix,
-                  step=step_of(first["detail"]), seen=clock(seen) if seen is not None else None)
+                  step=step_of(first["detail"]),
+                  seen=f"the {clock(seen)} browse" if seen is not None and not pd.isna(seen) else None)
     return text if text.endswith(".") else text + "."
 
 def annotate_stuck(stuck: pd.DataFrame, day: dt.date) -> pd.DataFrame:
@@ -130,7 +154,10 @@ def annotate_stuck(stuck: pd.DataFrame, day: dt.date) -> pd.DataFrame:
     s["channel_state"] = s["channel_state"].where(s["channel_state"].notna(), "")
     s["window"] = _windows(s, pd.Timestamp(day, tz="UTC") + pd.Timedelta(days=1))
     s["reason"] = s.apply(_reason, axis=1)
-    s["kind"] = ["browse" if _missed(r) else str(r["why"]) for _, r in s.iterrows()]
+    # "browse": a browse saw it after the replay delivered it and nothing saw it leave (its release is unknown); a
+    # browse-seen message the channel agents' trace saw leave has its release, and counts by its reason.
+    s["kind"] = ["browse" if _missed(r) and pd.isna(r["released_at"]) else str(r["why"]) for _, r in s.iterrows()]
+    s["seen"] = browse_seen(s) if "observed_on_xmitq" in s.columns else pd.NaT
     s["head"] = [str(d).split(";")[0].strip() if not pd.isna(d) else "" for d in s["detail"]]
     return s.sort_values(["held_from", "msg_id"], kind="stable")
 
@@ -200,12 +227,18 @@ def stuck_findings(stuck: pd.DataFrame, groups: pd.DataFrame, day: dt.date,
         if len(favourite):
             parts.append(f"{len(favourite)} with {g['qmgr'].iloc[0]} still the most favourable ({_counted(favourite)})")
         if len(seen):
-            last = (seen["held_from"] + pd.to_timedelta(seen["age_seconds"], unit="s")).max()
+            last = seen["seen"].max()
             parts.append(f"{len(seen)} seen on the transmission queue by the {clock(last)} browse after the replay "
                          "had delivered them (the channel failed between status captures)")
+        traced = g[(g["kind"] != "browse") & g["observed_on_xmitq"].fillna(False).astype(bool)
+                   & g["released_at"].notna()] if "observed_on_xmitq" in g.columns else g.iloc[0:0]
+        if len(traced):
+            parts.append(f"{len(traced)} seen on the transmission queue by the {clock(traced['seen'].max())} browse "
+                         f"and traced leaving it at {clock(traced['released_at'].max())} (the channel agents' trace)")
         waited = g[g["kind"] != "browse"]
         if len(waited) and waited["released_at"].notna().all():
-            release = f"released at {clock(waited['released_at'].max())} when {channel} ran again"
+            how = " (the channel agents' trace)" if _traced(waited) else f" when {channel} ran again"
+            release = f"released at {clock(waited['released_at'].max())}{how}"
         elif len(waited):
             release = "still waiting at the end of the day: " + _release(waited[waited["released_at"].isna()])
         else:

@@ -467,8 +467,10 @@ def test_every_variant_asks_for_the_same_displays():
         assert re.search(rf"post \d+ {qualifier}\b", rest), qualifier
     zos = (KIT / "zos" / "README.md").read_text()
     assert "EXEC PGM=CSQUTIL" in zos and "COMMAND DDNAME(" in zos
+    # DISPLAY GROUP and DISPLAY CFSTRUCT: the group's members and the structure's level, for intra-group queuing
+    # (their answers are read by clwl.parse.zos: tests/unit/test_igq_evidence.py).
     for command in ("DISPLAY QMGR ALL", "DISPLAY CLUSQMGR(*) ALL", "DISPLAY QCLUSTER(*) ALL",
-                    "DISPLAY CHSTATUS(*) ALL"):
+                    "DISPLAY CHSTATUS(*) ALL", "DISPLAY GROUP", "DISPLAY CFSTRUCT(*) ALL"):
         assert command in zos, command
 
 

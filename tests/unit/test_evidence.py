@@ -48,7 +48,23 @@ def test_a_sender_without_captures_is_never_a_healthy_day():
     assert chstatus_gap("QM2", [], sends=True).kind == "no_chstatus"  # the ingest's plan: puts not read yet
     assert chstatus_gap("QM3", []) is None
     gaps = chstatus_gaps("2026-11-20", {"QM3": [at(6)], "QM4": [at(6), at(18)]}, {"QM2": (at(9), at(17))})
-    assert [(g.qmgr, g.kind) for g in gaps] == [("QM2", "no_chstatus"), ("QM4", "chstatus_interval")]
+    assert [(g.qmgr, g.kind) for g in gaps] == [("QM2", "no_chstatus"), ("QM3", "chstatus_interval"),
+                                                ("QM4", "chstatus_interval")]
+
+
+def test_a_queue_manager_captured_once_a_day_is_unseen_after_its_capture():
+    """Issue 39 item 4: QM3 (a receiver: it puts nothing) has channel status only at 06:00. After the last capture of
+    the day its state is unseen; a receiver is watched while the estate's messages flow, from the day's first put
+    (QM2's 09:00) to its last (QM2's 17:00): unseen 06:00 to 17:00, 660 min > 60. QM4, captured at 06:00 and 18:00,
+    is unseen 06:00-18:00 (720 min) and not after 18:00 (the last put is 17:00)."""
+    gaps = {g.qmgr: g for g in chstatus_gaps("2026-11-20", {"QM3": [at(6)], "QM4": [at(6), at(18)]},
+                                             {"QM2": (at(9), at(17))})}
+    assert [u.text for u in gaps["QM3"].unseen] == ["06:00:00 to the day's last put 17:00:00 (660 min)"]
+    assert [u.text for u in gaps["QM4"].unseen] == ["06:00:00 to 18:00:00 (720 min)"]
+    # Captured every hour while messages flow: nothing unseen.
+    hourly = [at(h) for h in range(9, 18)]
+    assert chstatus_gaps("2026-11-20", {"QM3": hourly}, {"QM2": (at(9), at(17))}) == [
+        g for g in chstatus_gaps("2026-11-20", {}, {"QM2": (at(9), at(17))}) if g.qmgr != "QM3"]
 
 
 def test_a_receiver_without_queue_accounting_is_named():
