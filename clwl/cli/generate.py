@@ -122,6 +122,23 @@ def add_generate_command(subparsers) -> argparse.ArgumentParser:
                         "sending queue manager and restart before the next (the captures never show it); what is "
                         "put to them meanwhile leaves at the restart; listed in _generate.json channel_stops "
                         "(default 2)")
+    g.add_argument("--qsg", type=whole_number(0), default=d.qsg, metavar="N",
+                   help="N queue managers (sending ones first, then back ends that host instances) are z/OS members "
+                        "of one queue-sharing group, QSG1, captured as CSQUTIL output (config_HHMMSS.txt, "
+                        "chstatus_HHMMSS.txt: DISPLAY QMGR with QSGNAME and IGQ, DISPLAY GROUP, DISPLAY CFSTRUCT, "
+                        "SYSTEM.QSG.TRANSMIT.QUEUE); IGQ ENABLED on some, DISABLED on at least one; message "
+                        "lengths around the IGQ limit; a sending member with IGQ(ENABLED) sends what fits to "
+                        "another member over intra-group queuing (default 0: no group)")
+    g.add_argument("--qsg-cflevel", type=int, choices=range(1, 6), default=d.qsg_cflevel, metavar="1-5",
+                   help=f"with --qsg: CFLEVEL of the structure that holds SYSTEM.QSG.TRANSMIT.QUEUE: 1-3 take "
+                        f"messages up to 63 KB (64,512 bytes), 4 and 5 up to 100 MB (offloaded to Db2, at 5 to "
+                        f"SMDS) (default {d.qsg_cflevel}, as IBM's example)")
+    g.add_argument("--qsg-maxmsgl", type=whole_number(429), default=None, metavar="BYTES",
+                   help="with --qsg: MAXMSGL of SYSTEM.QSG.TRANSMIT.QUEUE (default: the structure's largest "
+                        "message); the IGQ limit is the smaller of the two less the 428-byte MQXQH")
+    g.add_argument("--qsg-igq-changes", type=_rate, default=d.qsg_igq_changes, metavar="RATE",
+                   help=f"with --qsg: a sending member's IGQ switched per day, effective from the capture that "
+                        f"shows it (default {d.qsg_igq_changes:g})")
     g.add_argument("--no-unresolved-outage", dest="unresolved_outage", action="store_false",
                    help="let the last outage end (by default it is still going at the end of the estate)")
     g.add_argument("--force", action="store_true",
@@ -143,7 +160,8 @@ def options_from_args(args: argparse.Namespace) -> GenerateOptions:
         browse_cap=args.browse_cap, unresolved_outage=args.unresolved_outage, force=args.force, quiet=args.quiet,
         partitions=args.partitions, puts_format=args.puts_format, trace_disagreements=args.trace_disagreements,
         channel_trace=args.channel_trace, trace_format=args.trace_format, channel_stops=args.channel_stops,
-        channel_trace_ends=args.channel_trace_ends)
+        channel_trace_ends=args.channel_trace_ends, qsg=args.qsg, qsg_cflevel=args.qsg_cflevel,
+        qsg_maxmsgl=args.qsg_maxmsgl, qsg_igq_changes=args.qsg_igq_changes)
 
 
 def cmd_generate(args: argparse.Namespace) -> int:
@@ -165,6 +183,14 @@ def cmd_generate(args: argparse.Namespace) -> int:
         return EXIT_INPUT
     if o.trace_format != "amqsact" and not (o.channel_trace or o.puts_format == "activity-trace"):
         print("clwl generate: --trace-format needs --channel-trace or --puts-format activity-trace", file=sys.stderr)
+        return EXIT_INPUT
+    if not o.qsg and (o.qsg_cflevel != GenerateOptions.qsg_cflevel or o.qsg_maxmsgl is not None
+                      or o.qsg_igq_changes):
+        print("clwl generate: --qsg-cflevel, --qsg-maxmsgl and --qsg-igq-changes need --qsg", file=sys.stderr)
+        return EXIT_INPUT
+    if o.qsg and (o.puts_format != "csv" or o.channel_trace):
+        print("clwl generate: --qsg needs --puts-format csv and no --channel-trace (z/OS queue managers have no "
+              "amqsact activity trace)", file=sys.stderr)
         return EXIT_INPUT
     out = Path(o.out)
     if out.exists() and not out.is_dir():

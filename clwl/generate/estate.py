@@ -28,9 +28,11 @@ Time rules (the same as ``samples/``):
 from __future__ import annotations
 
 import random
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import date, datetime, timedelta
 from math import lcm
+
+import clwl.generate.qsg as Q
 
 ACCTINT = 1800  # seconds
 DISCINT = 6000  # seconds
@@ -66,10 +68,18 @@ class QMgr:
     created: datetime
     descr: str
     manual_xmitqs: tuple[tuple[str, str], ...] = ()  # (queue, CLCHNAME)
+    platform: str = "UNIX"  # MVS: a z/OS member of the queue-sharing group (--qsg)
 
     @property
     def qmid(self) -> str:
+        if self.platform == "MVS":  # z/OS: the name and the creation time as a store clock (STCK) value
+            stck = (self.created - datetime(1900, 1, 1)) // timedelta(microseconds=1) * 4096
+            return f"{self.name}.{stck:016X}"
         return f"{self.name}_{self.created.strftime('%Y-%m-%d_%H.%M.%S')}"
+
+    @property
+    def zos(self) -> bool:
+        return self.platform == "MVS"
 
     @property
     def conname(self) -> str:
@@ -130,7 +140,7 @@ class Change:
     """One change of the configuration or channel state, effective from the capture at ``at``."""
 
     at: datetime  # the capture instant; the change itself happened CHANGE_LEAD_S before
-    kind: str  # weight | chl_prty | q_prty | put | suspend | retrying | partition
+    kind: str  # weight | chl_prty | q_prty | put | suspend | retrying | partition | igq
     qmgr: str  # for a partition: the host the channel goes to (``queue`` holds the sending queue manager)
     queue: str = ""
     value: object = None
@@ -143,7 +153,7 @@ class Event:
     """An event as the ground truth lists it."""
 
     index: int
-    kind: str  # outage | suspend | weight_change | priority_change | put_disabled | partition
+    kind: str  # outage | suspend | weight_change | priority_change | put_disabled | partition | igq_change
     qmgr: str  # for a partition: the sending queue manager
     start: datetime
     end: datetime | None  # None: instantaneous (weight change) or, for an outage, still going at the end
@@ -198,6 +208,7 @@ class ConfigState:
                                                            for i in estate.instances}
         self.clus_learnt: dict[str, datetime] = dict(self.chl_altered)
         self.admin_changes: dict[str, list[datetime]] = {}  # back end -> times it published a change
+        self.igq: dict[str, bool] = dict(estate.qsg.igq) if estate.qsg else {}  # member -> IGQ(ENABLED)
         self.epoch = 0
 
     def apply(self, c: Change) -> None:
@@ -239,6 +250,8 @@ class ConfigState:
             else:
                 self.partitioned.discard(pair)
                 self.partitioned_since.pop(pair, None)
+        elif c.kind == "igq":
+            self.igq[qm] = bool(c.value)
         else:  # pragma: no cover
             raise ValueError(c.kind)
         if c.kind not in ("retrying", "partition"):
@@ -268,6 +281,7 @@ class Estate:
     changes: list[Change] = field(default_factory=list)
     events: list[Event] = field(default_factory=list)
     captures: dict[date, dict[int, list[str]]] = field(default_factory=dict)  # day -> minute -> QMs
+    qsg: Q.QsgPlan | None = None  # --qsg: the queue-sharing group (its members are z/OS queue managers)
 
     # -- names ------------------------------------------------------------------------------------
     def channel(self, qm: str, cluster: str) -> str:
@@ -455,10 +469,19 @@ def build_estate(o) -> Estate:
         }
     queue_weights = {s: [rng.randint(1, 4) for _ in queues] for s in senders}
     sender_share = {s: 10 - min(6, si) for si, s in enumerate(senders)}
-    rest = [b for b in backends if any(i.host == b for i in instances)][: max(0, o.rest_qmgrs)]
+    group = None
+    if getattr(o, "qsg", 0):
+        try:
+            group = Q.plan(o, senders, backends, {i.host for i in instances})
+        except Q.QsgError as e:
+            raise EstateError(str(e)) from None
+        for m in group.members:
+            qmgrs[m] = replace(qmgrs[m], platform="MVS", version=Q.ZOS_VERSION)
+    rest = [b for b in backends if any(i.host == b for i in instances)
+            and not (group and b in group.members)][: max(0, o.rest_qmgrs)]
 
     est = Estate(o.seed, days, qmgrs, clusters, queues, instances, senders, backends, rest, knows,
-                 initial_weight, apps, queue_weights, sender_share)
+                 initial_weight, apps, queue_weights, sender_share, qsg=group)
     _schedule(est, o)
     return est
 
@@ -479,6 +502,7 @@ def _schedule(est: Estate, o) -> None:
     n_inst = {q.name: len(q.hosts) for q in est.queues}
     events: list[Event] = []
     changes: list[Change] = []
+    igq_state = dict(est.qsg.igq) if est.qsg else {}
 
     def add_event(ev: Event, chs: list[Change]) -> None:
         ev.index = len(events)
@@ -590,6 +614,9 @@ def _schedule(est: Estate, o) -> None:
                     add_event(Event(0, "weight_change", qm, at_min(day, s), None, attribute="CLUSRCVR CLWLWGHT"),
                               [Change(at_min(day, s), "weight", qm, value=rng.choice(WEIGHTS))])
                     break
+        # IGQ switched on a sending member (own random stream, as partitions)
+        if est.qsg is not None and getattr(o, "qsg_igq_changes", 0) > 0:
+            _schedule_igq_changes(est, o, day, free, add_event, igq_state)
         # partitions (own random stream: estates without them are unchanged)
         if getattr(o, "partitions", 0) > 0:
             _schedule_partitions(est, o, day, events, add_event, outages)
@@ -643,7 +670,7 @@ def _schedule_partitions(est: Estate, o, day: date, events: list[Event], add_eve
     rng = random.Random(f"clwl-generate/{o.seed}/partitions/{day.isoformat()}")
     instants = list(range(TRAFFIC_START_MIN + SLOT_MIN, TRAFFIC_END_MIN, SLOT_MIN))
     candidates = [q for q in est.queues if len(q.hosts) >= 2
-                  and all(est.qmgrs[h].role == "backend" for h in q.hosts)]
+                  and all(est.qmgrs[h].role == "backend" and not est.qmgrs[h].zos for h in q.hosts)]
     if not candidates:
         return
 
@@ -679,3 +706,24 @@ def _schedule_partitions(est: Estate, o, day: date, events: list[Event], add_eve
             add_event(Event(0, "partition", sender, at_min(day, s), at_min(day, r2), queue=q.name, detail=detail),
                       chs)
             break
+
+
+# --------------------------------------------------------------------------------------------------
+# IGQ changes (--qsg-igq-changes): a sending member's IGQ switched, effective from the capture that shows it
+
+
+def _schedule_igq_changes(est: Estate, o, day: date, free, add_event, state: dict[str, bool]) -> None:
+    """Each change switches one sending member's IGQ (ENABLED <-> DISABLED) one second before a slot boundary
+    that no channel outage spans; ``state`` carries the settings from day to day."""
+    rng = random.Random(f"clwl-generate/{o.seed}/igq/{day.isoformat()}")
+    sending = [m for m in est.qsg.members if m in est.senders]  # type: ignore[union-attr]
+    instants = [m for m in range(TRAFFIC_START_MIN + SLOT_MIN, TRAFFIC_END_MIN, SLOT_MIN) if free(m)]
+    if not sending or not instants:
+        return
+    picks = sorted({(rng.choice(instants), rng.choice(sending)) for _ in range(_count(rng, o.qsg_igq_changes))})
+    for minute, qm in picks:
+        old = state[qm]
+        state[qm] = not old
+        add_event(Event(0, "igq_change", qm, at_min(day, minute), None, attribute="QMGR IGQ",
+                        old="ENABLED" if old else "DISABLED", new="DISABLED" if old else "ENABLED"),
+                  [Change(at_min(day, minute), "igq", qm, value=not old)])

@@ -7,6 +7,8 @@ Layout (the same as ``samples/landing``)::
     (with puts_format "activity-trace": <QMNAME>.<YYYY-MM-DD>.amqsact, amqsact -v output, instead of puts.csv)
     (with channel_trace: <QMNAME>.<YYYY-MM-DD>.channels.amqsact, the channel agents' trace; trace_format "json":
      .amqsevt.jsonl instead of .amqsact for every trace)
+    (with qsg: the members of the queue-sharing group, z/OS queue managers, have config_<HHMMSS>.txt and
+     chstatus_<HHMMSS>.txt, CSQUTIL COMMAND output, and no accounting.amqsmon)
     <out>/_generate.json        the ground truth
 
 Memory is bounded: puts are written as they are generated; accounting is kept as counters per interval;
@@ -28,6 +30,7 @@ from pathlib import Path
 from typing import TextIO
 
 import clwl.generate.render as R
+import clwl.generate.render_zos as RZ
 from clwl.generate.channel_trace import TRACE_ENDS, TRACE_FORMATS, ChannelStop, ChannelTraces
 from clwl.generate.channel_trace import file_name as trace_file_name
 from clwl.generate.estate import (
@@ -149,6 +152,11 @@ class Generator:
         self.channel_stops: list[dict] = []
         self.channel_trace_files: list[str] = []
         self.channel_trace_counts = [0, 0]  # departures, arrivals
+        self.zos = {q.name for q in self.est.qmgrs.values() if q.zos}  # --qsg: the group's members
+        if self.est.qsg is not None and (self.trace or self.channel_trace):
+            raise ValueError("a queue-sharing group (qsg) is written with puts_format csv and no channel trace: "
+                             "z/OS queue managers have no amqsact application activity trace")
+        self.path_truth: list[dict] = []
         self._plan()
 
     # -- plans (broken records, skews, traffic volumes) ----------------------------------------------
@@ -426,10 +434,36 @@ class Generator:
                     xqmsgsa=self.held_on(qm, to=peer) if typ == "CLUSSDR" else 0))
         return R.Cmd("DISPLAY CHSTATUS(*) ALL", recs, empty_msg="AMQ8420")
 
+    def zos_config_cmds(self, qm: str, t: datetime) -> list[R.Cmd]:
+        """What a member's capture holds: DISPLAY QMGR (QSGNAME, IGQ), GROUP, CFSTRUCT and the rest as for
+        runmqsc, SYSTEM.QSG.TRANSMIT.QUEUE among the local queues."""
+        est = self.est
+        group = est.qsg
+        assert group is not None
+        me = est.qmgrs[qm]
+        cmds = self.config_cmds(qm, t)
+        qlocal = next(c for c in cmds if c.text.startswith("DISPLAY QLOCAL"))
+        qlocal.recs.append(RZ.shared_xmitq_rec(me, group.maxmsgl, min(est.qmgrs[m].created for m in group.members)))
+        qlocal.recs.sort(key=lambda r: r.attrs[0][1])
+        created = min(est.qmgrs[m].created for m in group.members) + timedelta(minutes=3)
+        return [R.Cmd("DISPLAY QMGR ALL", [RZ.qmgr_rec(me, list(me.clusters), group.name, self.cfg.igq[qm])]),
+                R.Cmd("DISPLAY GROUP"),
+                R.Cmd("DISPLAY CFSTRUCT(*) ALL", RZ.cfstruct_recs(group.cflevel, created))] + cmds[1:]
+
+    def zos_group(self) -> tuple[str, list[RZ.Member]]:
+        group = self.est.qsg
+        assert group is not None
+        return group.name, [RZ.Member(m, n) for n, m in enumerate(group.members, 1)]
+
     def capture(self, qm: str, day: date, minute: int) -> None:
         t = at_min(day, minute)
         hhmmss = f"{minute // 60:02d}{minute % 60:02d}00"
         q = self.est.qmgrs[qm]
+        if q.zos:  # CSQUTIL COMMAND output of a member of the queue-sharing group
+            self.write(day, qm, f"config_{hhmmss}.txt",
+                       RZ.render_csqutil(q, t, self.zos_config_cmds(qm, t), group=self.zos_group()))
+            self.write(day, qm, f"chstatus_{hhmmss}.txt", RZ.render_csqutil(q, t, [self.chstatus_cmd(qm, t)]))
+            return
         cmds = self.config_cmds(qm, t)
         if qm in self.rest:
             self.write(day, qm, f"config_{hhmmss}.json", R.render_rest(cmds))
@@ -690,13 +724,19 @@ class Generator:
     def truncated_capture(self, b: dict) -> None:
         day, qm, minute = b["day"], b["qmgr"], b["minute"]
         t = at_min(day, minute)
-        full = R.render_mqsc(self.est.qmgrs[qm], [self.chstatus_cmd(qm, t)])
-        cut = full.rfind("\n   CONNAME(")
+        q = self.est.qmgrs[qm]
+        if q.zos:
+            full, conname, head, ext = RZ.render_csqutil(q, t, [self.chstatus_cmd(qm, t)]), "\nCONNAME(", \
+                "\nCSQM201I", "txt"
+        else:
+            full, conname, head, ext = R.render_mqsc(q, [self.chstatus_cmd(qm, t)]), "\n   CONNAME(", "\nAMQ8417", \
+                "mqsc"
+        cut = full.rfind(conname)
         assert cut > 0
-        text = full[:cut + len("\n   CONNAME(") + 6]
-        header = max(text.rfind("\nAMQ8417"), -1) + 1
+        text = full[:cut + len(conname) + 6]
+        header = max(text.rfind(head), -1) + 1
         line = text.count("\n", 0, header) + 1
-        name = f"chstatus_{minute // 60:02d}{minute % 60:02d}00.mqsc"
+        name = f"chstatus_{minute // 60:02d}{minute % 60:02d}00.{ext}"
         self.write(day, qm, name, text)
         self.broken.append({"kind": "truncated", "file": self._rel(day, qm, name), "line": line,
                             "expected_reason": BROKEN_REASONS["truncated"],
@@ -706,7 +746,7 @@ class Generator:
     def failed_capture(self, b: dict) -> None:
         day, qm, minute = b["day"], b["qmgr"], b["minute"]
         q = self.est.qmgrs[qm]
-        name = f"config_{minute // 60:02d}{minute % 60:02d}00.mqsc"
+        name = f"config_{minute // 60:02d}{minute % 60:02d}00.{'txt' if q.zos else 'mqsc'}"
         self.write(day, qm, name, f"ssh: connect to host {q.ip} port 22: No route to host\n"
                                   f"capture-mq.sh: runmqsc capture of {qm} failed (rc=255), output kept for the "
                                   f"record\n")
@@ -757,6 +797,8 @@ class Generator:
     def write_accounting(self, day: date, acct: DayAccounting) -> None:
         est = self.est
         base = datetime(day.year, day.month, day.day)
+        if self.zos:  # z/OS accounts in SMF type 116 records, not amqsmon: the members write no accounting
+            acct.cells = {key: c for key, c in acct.cells.items() if key[0] not in self.zos}
         # injected skews
         for sk in self.skew_plan:
             if sk["day"] != day:
@@ -856,6 +898,11 @@ class Generator:
             }
             if self.trace:
                 truth["traced_puts"] = sd.msg_count
+            if est.qsg is not None:  # the delivery paths (and only then, so that other estates are unchanged)
+                local = sum(n for (_qi, k), n in sd.routed.items() if k == sd.router.local_key)
+                truth["by_path"] = {"local": local, "cluster": sd.msg_count - local - sd.igq_msgs,
+                                    "igq": sd.igq_msgs}
+                truth["igq_too_large"] = sd.too_large
             self.truth_days.append(truth)
 
     def ground_truth(self, total: int) -> dict:
@@ -863,7 +910,8 @@ class Generator:
         args = {k: (v.isoformat() if isinstance(v, date) else v) for k, v in asdict(o).items()
                 if k not in ("out", "force", "quiet") and not (k == "partitions" and not v)
                 and k not in ("puts_format", "trace_disagreements", "channel_trace", "trace_format", "channel_stops",
-                              "channel_trace_ends")}
+                              "channel_trace_ends")
+                and not (k.startswith("qsg") and not o.qsg)}
         if self.trace:  # only then, so that a puts.csv estate's ground truth is that of earlier versions
             args["puts_format"] = o.puts_format
             args["trace_disagreements"] = self.n_disagreements
@@ -907,7 +955,7 @@ class Generator:
                            "defclxq": q.defclxq, "manual_xmitqs": [list(x) for x in q.manual_xmitqs],
                            "channels": [c for c, _ in est.channels_of(q.name)],
                            "initial_clwlwght": est.initial_weight[q.name],
-                           "config_format": "rest" if q.name in self.rest else "mqsc"}
+                           "config_format": "zos" if q.zos else "rest" if q.name in self.rest else "mqsc"}
                           for q in sorted(est.qmgrs.values(), key=lambda q: q.index)],
                 "queues": [{"name": q.name, "cluster": q.cluster, "instances": list(q.hosts),
                             "clwluseq": {i.host: i.clwluseq for i in est.instances if i.queue == q.name
@@ -938,6 +986,28 @@ class Generator:
                 "rotation and move to it; zero-token (bound, named) ones stay until their channel runs again")
             truth["reallocated"] = self.reallocated
             truth["partition_waits"] = self.partition_waits
+        if est.qsg is not None:
+            truth["qsg"] = est.qsg.to_json(est.senders)
+            truth["qsg"]["by_path"] = {p: sum(d["by_path"][p] for d in self.truth_days)
+                                       for p in ("local", "cluster", "igq")}
+            truth["qsg"]["igq_too_large"] = sum(d["igq_too_large"] for d in self.truth_days)
+            truth["assumptions"] += [
+                "qsg: the members are z/OS queue managers (platform MVS) in queue-sharing group "
+                f"{est.qsg.name}; their captures are CSQUTIL COMMAND output (config_HHMMSS.txt: DISPLAY QMGR with "
+                "QSGNAME and IGQ, DISPLAY GROUP, DISPLAY CFSTRUCT, the cluster objects, the local queues with the "
+                "shared SYSTEM.QSG.TRANSMIT.QUEUE; chstatus_HHMMSS.txt); they write no amqsmon accounting (z/OS "
+                "accounts in SMF)",
+                "IGQ (IBM, Clustering with intra-group queuing): the destination is chosen as without it; the "
+                "message goes over SYSTEM.QSG.TRANSMIT.QUEUE (observed_xmitq, no observed_channel) when the "
+                "sending queue manager is a member with IGQ(ENABLED) at the put, the destination another member "
+                "and its length at most qsg.igq_max_message: min(the structure's largest message, the shared "
+                "queue's MAXMSGL) less the 428-byte MQXQH; otherwise the cluster path; the receiving member's "
+                "IGQ does not matter; an IGQ change (igq_change events) takes effect from the capture that "
+                "shows it",
+                "IGQ messages never wait: not behind a retrying channel (outage), and partitions never involve a "
+                "queue with an instance on a member; message lengths: qsg.SizeMix (most small, some just under "
+                "or over the limit, the limit itself and one byte over, a few far over, none above 4 MB less "
+                "the MQXQH)"]
         if self.application_senders():
             truth["puts_application_column"] = self.application_senders()
             truth["assumptions"].append(

@@ -45,3 +45,8 @@ class GenerateOptions:
     channel_stops: int | None = None  # injected channel stops between two status captures; None: 2 with
     # channel_trace, else 0
     channel_trace_ends: str = "sending"  # sending (the senders' agents' MQGETs) | both (and the receivers' MQPUTs)
+    qsg: int = 0  # queue managers that are z/OS members of one queue-sharing group (intra-group queuing); 0: none,
+    # and the estate is that of earlier versions, byte for byte
+    qsg_cflevel: int = 3  # CFLEVEL of the structure that holds SYSTEM.QSG.TRANSMIT.QUEUE (1-5)
+    qsg_maxmsgl: int | None = None  # MAXMSGL of SYSTEM.QSG.TRANSMIT.QUEUE; None: the structure's largest message
+    qsg_igq_changes: float = 0.0  # per day: a sending member's IGQ switched (ENABLED <-> DISABLED) at a capture

@@ -21,6 +21,10 @@ What the simulation assumes (recorded in ``_generate.json`` too):
   resume, not when a queue's attributes change.
 * Steps 4 and 10 (cluster PCF messages) never apply: put records are application puts. CLWLMRUC is the
   default (999999999), so step 11c keeps everything; it is written out all the same.
+* Intra-group queuing (``--qsg``, ``clwl.generate.qsg``) changes the path, never the choice: a message of a
+  sending member with IGQ(ENABLED) whose chosen destination is another member and whose length is at most the
+  limit goes over SYSTEM.QSG.TRANSMIT.QUEUE (no channel: it neither waits behind a retrying channel nor counts in
+  the channel's status); every other message as without it.
 """
 
 from __future__ import annotations
@@ -29,6 +33,7 @@ import random
 from dataclasses import dataclass
 from datetime import date
 
+import clwl.generate.qsg as Q
 from clwl.generate.estate import (
     ACCTINT,
     DISCINT,
@@ -473,6 +478,20 @@ class SenderDay:
             else:
                 self.obs.append(f"{d.qmgr},{d.channel},{estate.xmitq_for(sender, d.channel)}")
         self.xmitq = ["" if d.local else estate.xmitq_for(sender, d.channel) for d in r.dests]
+        # --qsg: a sending member's destinations in its group (IGQ when its IGQ is ENABLED and the message fits),
+        # the lengths around the IGQ limit; None otherwise (the estate of earlier versions)
+        group = estate.qsg
+        self.igq_dest: list[bool] | None = None
+        self.sizes: Q.SizeMix | None = None
+        self.igq_limit = 0
+        self.igq_msgs = self.too_large = 0  # this day's messages over IGQ; to a member, IGQ ENABLED, too large
+        if group is not None:
+            self.igq_limit = group.limit
+            self.sizes = Q.SizeMix(random.Random(f"clwl-generate/{estate.seed}/sizes/{sender}/{day.isoformat()}"),
+                                   group.limit)
+            if sender in group.members:
+                self.igq_dest = [not d.local and d.qmgr in group.members for d in r.dests]
+                self.obs_igq = [f"{d.qmgr},,{Q.QSG_XMITQ}" for d in r.dests]
         # per-day results
         self.sessions: list[list] = []  # [handle, queue index, key or -1, remaining]
         self.group: list | None = None  # [handle, qi, group id bytes, seq, remaining, logical, key]
@@ -591,6 +610,11 @@ class SenderDay:
         count = self.msg_count
         hi_hex = ""
         ct = self.channel_trace
+        sizes = self.sizes
+        igq_dest = self.igq_dest if self.igq_dest is not None and self.cfg.igq.get(sender) else None
+        igq_limit = self.igq_limit
+        too_large = self.too_large
+        igq_base = n_keys + 3  # accounting connection codes of the IGQ agent's puts, by destination key
         for i in range(n, 0, -1):
             # put time: the n sorted uniform instants, generated in order (Bentley & Saxe)
             cur *= rnd() ** (1.0 / i)
@@ -616,9 +640,32 @@ class SenderDay:
                 self.msg_count = count  # the message's row, for _special
                 qi, k, role, head, token, reason, detail_args = self._special(r, p_open, p_group)
             ln = len_lo[qi] + int(rnd() * len_span[qi])
+            if sizes is not None:
+                ln = sizes(ln)
             pers = 1 if rnd() < pshare[qi] else 0
             waited = None
-            if retrying[k]:
+            seen = obs[k]
+            via_igq = False
+            if igq_dest is not None and igq_dest[k]:
+                if ln <= igq_limit:
+                    via_igq = True
+                else:
+                    too_large += 1
+            if via_igq:  # over IGQ: the destination's IGQ agent puts it; no channel, it never waits
+                seen = self.obs_igq[k]
+                code = ((igq_base + k) * nq + qi) * 2 + pers
+                c = cells.get(code)
+                if c is None:
+                    cells[code] = [1, ln, ln, ln, t]  # and the first arrival
+                else:
+                    c[0] += 1
+                    c[1] += ln
+                    if ln < c[2]:
+                        c[2] = ln
+                    elif ln > c[3]:
+                        c[3] = ln
+                self.igq_msgs += 1
+            elif retrying[k]:
                 if router.dests[k].qmgr in self.cfg.retrying:
                     self._hold(k, qi, pers, ln, reason, t, count, role, detail_args)
                 else:
@@ -643,7 +690,7 @@ class SenderDay:
             idx = count - 1
             rows.append(f"{sec_prefix}{MS_SUFFIX[t - sec * 1000]},{sender},{head}{ln},"
                         f"{'true' if pers else 'false'},{token},{mid},"
-                        f"{obs[k] if idx % obs_every == 0 else ',,'}\n")
+                        f"{seen if idx % obs_every == 0 else ',,'}\n")
             if waited is not None and idx % obs_every == 0:
                 waited[W_ROW] = len(rows) - 1
             if idx in broken:
@@ -652,6 +699,7 @@ class SenderDay:
                 out.write("".join(rows))
                 rows.clear()
         self.msg_count = count
+        self.too_large = too_large
         self._flush_slot(cells, acct, interval)
 
     def _special(self, r: float, p_open: float, p_group: float):
@@ -852,10 +900,17 @@ class SenderDay:
         nq, n_keys = self.nq, self.n_keys
         sent = [0] * n_keys
         nbytes = [0] * n_keys
-        for code, (cnt, byt, mn, mx) in cells.items():
+        for code, c in cells.items():
+            cnt, byt, mn, mx = c[0], c[1], c[2], c[3]
             pers = code & 1
             rest = code >> 1
             qi, conn = rest % nq, rest // nq
+            if conn >= n_keys + 3:  # put by the destination's IGQ agent (SYSTEM.QSG.TRANSMIT.QUEUE): no channel
+                k = conn - n_keys - 3
+                acct.add(router.dests[k].qmgr, interval, ("igq", self.sender), est.queues[qi].name, pers, cnt, byt,
+                         mn, mx, c[4] + 100)
+                self.routed[(qi, k)] = self.routed.get((qi, k), 0) + cnt
+                continue
             if conn < n_keys:
                 k = conn
                 d = router.dests[k]
