@@ -201,8 +201,9 @@ class Incident:
         if not self.delays:
             hit = "no message waited"
         else:
-            apps = counts_text(counted(d.application for d in self.delays if d.stuck))
-            hit = f"{self.stuck} stuck" + (f" ({apps})" if self.stuck and apps else "")
+            names = [d.application for d in self.delays if d.stuck]
+            apps = counts_text(counted(names)) if any(names) else ""  # none known: no "(unknown application 4)"
+            hit = f"{self.stuck} stuck" + (f" ({apps})" if apps else "")
             if self.reallocated:
                 hit += f", {self.reallocated} re-allocated"
         return f"{self.what}: {hit}: {self.look_at}"

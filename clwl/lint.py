@@ -357,7 +357,7 @@ def mruc_below_instances(ctx: LintContext) -> Iterator[Hit]:
                       f"restricting the outbound cluster channels is intended, nothing")
 
 
-def igq_without_member_host(ctx: LintContext) -> Iterator[Hit]:
+def igq_no_member_host(ctx: LintContext) -> Iterator[Hit]:
     """IGQ(ENABLED) on a queue manager of a queue-sharing group, but no cluster queue it sees is hosted by another
     member of its group: intra-group queuing never carries a cluster message (IBM: "Clustering with intra-group
     queuing": only messages whose destination is in the group take it)."""
@@ -424,7 +424,7 @@ RULES: tuple[Rule, ...] = (
     Rule("igq-no-member-host",
          "intra-group queuing carries only messages whose destination is another member of the group, so it "
          "carries no cluster message from here", "host the queue on a member, or IGQ(DISABLED)",
-         igq_without_member_host),
+         igq_no_member_host),
     Rule("igq-limit-too-small",
          "a message larger than the shared transmission queue takes (its MAXMSGL or its structure's limit, less the "
          "428-byte MQXQH) goes over the cluster channel instead, so intra-group queuing carries few of them",

@@ -49,8 +49,8 @@ def browse_seen(rows: pd.DataFrame) -> pd.Series:
 
 def _traced(group: pd.DataFrame) -> bool:
     """The channel agents' trace saw every message of the group leave (its release is the trace's)."""
-    return bool(group["released_at"].notna().all()) and (
-        "timing_source" not in group.columns or bool((group["timing_source"] == "channel agent trace").all()))
+    return bool(group["released_at"].notna().all()) and "timing_source" in group.columns and bool(
+        (group["timing_source"] == "channel agent trace").all())
 
 
 def _release(group: pd.DataFrame) -> str:

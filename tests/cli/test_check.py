@@ -120,19 +120,23 @@ def expected_sample_counts(*dates: str) -> dict[str, tuple[int, int, int]]:
 
 def chstatus_interval_gaps(landing: Path, minutes: int, *dates: str) -> set[tuple[str, str]]:
     """(run date, queue manager) whose channel status captures are further apart than ``minutes`` (docs/cli-contract.md,
-    "clwl check", gap chstatus_interval): between two captures of the day (their file names' times), and for a
-    sender from its first put before the first capture and from the last capture to its last put after it (put
-    times from its put CSVs, the rows it sends)."""
+    "clwl check", gap chstatus_interval): between two captures of the day (their file names' times), and from the
+    first put before the first capture and from the last capture to the last put after it: a sender's own puts (put
+    times from its put CSVs, the rows it sends); for a queue manager that puts nothing, the day's first and last put
+    of any sender (issue 39 item 4: after its last capture its state is unseen while messages flow)."""
     found = set()
     for day in sorted(p for p in landing.iterdir() if p.is_dir() and (not dates or p.name in dates)):
+        puts = {qm.name: sorted(datetime.fromisoformat(row["put_time"].replace("Z", "+00:00"))
+                                for f in qm.glob("puts*.csv") for row in csv.DictReader(f.open(encoding="utf-8"))
+                                if row["sending_qmgr"] == qm.name)
+                for qm in day.iterdir() if qm.is_dir()}
+        every = sorted(t for ts in puts.values() for t in ts)
         for qm in sorted(p for p in day.iterdir() if p.is_dir()):
             times = sorted(datetime.strptime(day.name + f.stem.split("_")[1], "%Y-%m-%d%H%M%S")
                            .replace(tzinfo=timezone.utc) for f in qm.glob("chstatus_*.mqsc"))
             if not times:
                 continue
-            with_puts = sorted(datetime.fromisoformat(row["put_time"].replace("Z", "+00:00"))
-                               for f in qm.glob("puts*.csv") for row in csv.DictReader(f.open(encoding="utf-8"))
-                               if row["sending_qmgr"] == qm.name)
+            with_puts = puts[qm.name] or every
             points = ([with_puts[0]] if with_puts and with_puts[0] < times[0] else []) + times + \
                      ([with_puts[-1]] if with_puts and with_puts[-1] > times[-1] else [])
             if any(b - a > timedelta(minutes=minutes) for a, b in zip(points, points[1:])):
@@ -236,10 +240,13 @@ def test_one_date_of_the_samples_counts_as_the_ingest_does(capsys):
     doc = re.search(rf"parse {DAY}: (\d+) files .*?, (\d+) records read, (\d+) accepted, (\d+) quarantined, "
                     r"(\d+) files rejected", (ROOT / "docs" / "landing.md").read_text())
     assert doc and tuple(map(int, doc.groups())) == (len(want), read, accepted, quarantined, len(SAMPLE_REJECTED))
-    # 720 min: QM4's 06:00 -> 18:00 is not longer than that; QM5's 18:00 -> 21:00 is not either.
-    assert chstatus_interval_gaps(SAMPLES, 720, DAY) == set()
-    assert chstatus_interval_gaps(SAMPLES, 60, DAY)  # (while at the default, 60 min, there are gaps)
-    assert result["gaps"] == []
+    # 720 min: QM4's 06:00 -> 18:00 is not longer than that; QM5's 18:00 -> 21:00 is not either. The queue managers
+    # captured once, at 06:00, and putting nothing (FR1, FR2, QM2, QM3) are unseen from 06:00 to the day's last put,
+    # 19:49:57 (829 min): longer.
+    assert chstatus_interval_gaps(SAMPLES, 720, DAY) == {(DAY, q) for q in ("FR1", "FR2", "QM2", "QM3")}
+    assert chstatus_interval_gaps(SAMPLES, 60, DAY) > chstatus_interval_gaps(SAMPLES, 720, DAY)
+    assert {(g["run_date"], g["qmgr"]) for g in result["gaps"]} == chstatus_interval_gaps(SAMPLES, 720, DAY)
+    assert all("to the day's last put 19:49:57 (829 min)" in g["detail"] for g in result["gaps"])
 
 
 # ----------------------------------------------------------------------------------------------------------
@@ -570,5 +577,8 @@ def test_the_samples_qm4_gap_is_the_evidence_rules_own_sentence(capsys):
     assert main(["check", str(SAMPLES), "--date", DAY, "--json"]) in (0, 1)
     gaps = [g for g in json.loads(capsys.readouterr().out)["gaps"] if g["qmgr"] == "QM4"]
     six, eighteen = (datetime(2026, 11, 20, h, tzinfo=timezone.utc) for h in (6, 18))
-    assert [g["detail"] for g in gaps] == [chstatus_gap("QM4", [six, eighteen]).detail(DAY)]
+    # QM4 puts nothing: after its 18:00 capture it is unseen until the day's last put, 19:49:57 (issue 39 item 4).
+    last = datetime(2026, 11, 20, 19, 49, 57, tzinfo=timezone.utc)
+    assert [g["detail"] for g in gaps] == [chstatus_gap("QM4", [six, eighteen], puts=(six, last),
+                                                        sends=False).detail(DAY)]
     assert "no capture from 06:00:00 to 18:00:00 (720 min)" in gaps[0]["detail"]

@@ -38,7 +38,7 @@ def test_explain_and_the_report_both_say_stuck_release_unknown_after_the_1530_br
     assert lines[1] == ("but the browse at 2026-11-20 15:30:00 UTC found it on SYSTEM.CLUSTER.TRANSMIT.QUEUE, still "
                         "waiting: TO.QM3 failed between two status captures")
     assert lines[2].startswith("stuck, when it left the transmission queue is unknown")
-    expected = remedy("between-captures", seen="15:30", channel="TO.QM3") + "."
+    expected = remedy("between-captures", seen="the 15:30 browse", channel="TO.QM3") + "."
     assert ex.remedy == expected
 
     rep = build_report(Day(dt.date(2026, 11, 20), "r", routing_cube=combine([]),
