@@ -31,9 +31,9 @@ from clwl.lake import (
     is_delta_table,
     open_delta,
 )
-from clwl.landing import printable
 from clwl.put_records import STORED_SUFFIX, VIEWS, view_sql
 from clwl.storage import has_prefix, is_object_store, lake_root, list_folders
+from clwl.terminal import printable
 
 LAYER_PRIORITY = tuple(reversed(LAYERS))  # who gets the bare name when two layers share a table name: gold first
 MAX_CELL = 60  # characters of a cell in the table format, unless --wide

@@ -15,7 +15,8 @@ from clwl.algorithm import PROFILES
 from clwl.cli.exit_codes import EXIT_BLOCKED, EXIT_INPUT, EXIT_OK
 from clwl.cli.extras import INGEST_MODULES, RUN_MODULES, missing_extra
 from clwl.cli.options import DATES, LAKE_LOCATION, LANDING, MASTER, TRACE_TZ, VERBOSE, no_run_dates
-from clwl.landing import printable, run_date_folders
+from clwl.landing import run_date_folders
+from clwl.terminal import printable
 
 
 def _landing_problem(command: str, landing: Path, given: bool) -> Optional[str]:
