@@ -369,10 +369,11 @@ def _rows(table) -> list[list[str | None]]:
 
 
 def write_csv(table, out: TextIO) -> None:
-    """A header line, then one line per row; NULL is an empty field, nothing is cut."""
+    """A header line, then one line per row; NULL is an empty field, nothing is cut. Names and cells are escaped
+    (clwl.terminal.printable) as on every terminal line: a value from the landing must not drive the terminal."""
     writer = csv.writer(out, lineterminator="\n")
-    writer.writerow(table.column_names)
-    writer.writerows([["" if c is None else c for c in r] for r in _rows(table)])
+    writer.writerow([printable(name) for name in table.column_names])
+    writer.writerows([["" if c is None else printable(c) for c in r] for r in _rows(table)])
 
 
 def write_table(table, out: TextIO, wide: bool = False) -> int:
@@ -395,8 +396,8 @@ def write_table(table, out: TextIO, wide: bool = False) -> int:
     rows = [[shown(c) for c in r] for r in _rows(table)]
     align = ["right" if _is_numeric(f.type) else "left" for f in table.schema]
     if table.num_columns:
-        out.write(tabulate(rows, headers=table.column_names, tablefmt="simple", disable_numparse=True,
-                           colalign=align) + "\n")
+        out.write(tabulate(rows, headers=[printable(name) for name in table.column_names], tablefmt="simple",
+                           disable_numparse=True, colalign=align) + "\n")
     out.write(f"({len(rows)} row{'' if len(rows) == 1 else 's'})\n")
     return cut
 
