@@ -349,10 +349,14 @@ def _value(v: Any, is_map: bool) -> Any:
 
 
 def write_json(table, out: TextIO) -> None:
-    """One JSON object per row (timestamps ISO-8601, maps as objects, NaN as null)."""
+    """One JSON object per row (timestamps ISO-8601, maps as objects, NaN as null). JSON escapes C0 controls
+    itself; the other characters a terminal acts on (C1 controls, U+202E) are written as JSON escapes too."""
     maps = _map_columns(table)
     for row in table.to_pylist():
-        out.write(json.dumps({k: _value(v, k in maps) for k, v in row.items()}, ensure_ascii=False) + "\n")
+        line = json.dumps({k: _value(v, k in maps) for k, v in row.items()}, ensure_ascii=False)
+        if not line.isprintable():  # only inside strings: the same value to a JSON reader
+            line = "".join(c if c.isprintable() else json.dumps(c)[1:-1] for c in line)
+        out.write(line + "\n")
 
 
 def _text(v: Any) -> str | None:

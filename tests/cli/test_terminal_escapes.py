@@ -212,6 +212,15 @@ def test_query_csv_and_table_cells_and_names_are_escaped(capsys, lake):
     assert f"t{SHOWN}" in out.splitlines()[0] and f"QCLUSTER|APP.{SHOWN}AUDIT|QM2|CL1|" in out
 
 
+def test_query_json_escapes_as_json_does_and_keeps_the_values(capsys, lake):
+    # C0 controls are JSON's own escapes; a C1 control (CSI, U+009B) and U+202E would have gone out raw
+    sql = f"SELECT object_key, '\u009b2J\u202e{TITLE}' AS t FROM config_history WHERE valid_from > '{DAY} 08:00'"
+    code, out, err = _clwl(capsys, "query", sql, "--lake", str(lake), "--json")
+    assert code == 0, err
+    assert "\\u009b2J\\u202e\\u001b]0;PWNED\\u0007" in out
+    assert json.loads(out) == {"object_key": f"QCLUSTER|{QUEUE}|QM2|CL1|", "t": f"\u009b2J\u202e{TITLE}"}
+
+
 @pytest.mark.parametrize("command", ["lint", "drift", "blast", "published"])
 def test_a_lake_typed_with_an_escape_is_printed_escaped(capsys, tmp_path, command):
     where = tmp_path / f"lake{TITLE}"
