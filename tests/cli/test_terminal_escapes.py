@@ -147,7 +147,8 @@ def _history_row(kind: str, attrs: dict, valid_from: datetime) -> dict:
 @pytest.fixture
 def lake(tmp_path) -> Path:
     """silver.config_history, silver.channel_status and silver.ingest_files of QM1 on DAY, written with deltalake:
-    APP.ORDERS on QM1 and QM2 from 06:00; at 09:00 QUEUE appears, hosted by QM2 alone (single-instance)."""
+    APP.ORDERS on QM1 and QM2 from 06:00; at 09:00 QUEUE appears, hosted by QM2 alone (single-instance). And a
+    gold.routing_replay of one message, 414D51 from QM1."""
     import pyarrow as pa
     from deltalake import write_deltalake
 
@@ -182,6 +183,9 @@ def lake(tmp_path) -> Path:
     write_deltalake(str(root / "silver" / "ingest_files"), pa.Table.from_pylist(
         [{"run_date": date(2026, 11, 20), "status": "ingested"}],
         pa.schema([("run_date", pa.date32()), ("status", pa.string())])))
+    write_deltalake(str(root / "gold" / "routing_replay"), pa.Table.from_pylist(  # what explain looks a message up in
+        [{"msg_id": "414D51", "run_date": date(2026, 11, 20), "sending_qmgr": "QM1"}],
+        pa.schema([("msg_id", pa.string()), ("run_date", pa.date32()), ("sending_qmgr", pa.string())])))
     return root
 
 
@@ -228,6 +232,15 @@ def test_a_lake_typed_with_an_escape_is_printed_escaped(capsys, tmp_path, comman
         _clwl(capsys, command, "--lake", str(where))
     assert (code, out) == (2, "")
     assert f"lake{SHOWN}" in err and err.count("\n") == 1
+
+
+def test_explain_escapes_the_sender_and_the_message_id_typed(capsys, lake):
+    code, out, err = _clwl(capsys, "explain", "414D51", "--lake", str(lake), "--sender", f"QM1{TITLE}")
+    assert (code, out) == (2, "")
+    assert err == f"clwl explain: message 414D51 is not in the published gold.routing_replay from QM1{SHOWN}\n"
+    code, out, err = _clwl(capsys, "explain", f"414D51{TITLE}", "--lake", str(lake))
+    assert (code, out) == (2, "")
+    assert err == f"clwl explain: message 414D51{SHOWN} is not in the published gold.routing_replay\n"
 
 
 def test_explain_and_blast_name_the_lake_escaped(capsys, tmp_path, lake):
