@@ -262,6 +262,40 @@ def test_published_lines_are_escaped(capsys, tmp_path):
     assert out.startswith(f"published in {tmp_path}/lake{SHOWN}/gold")
 
 
+# -- readable answers built from a lake's rows: blast and explain, on values written by hand -----------------------
+def test_blast_readable_answer_is_escaped(capsys):
+    from collections import Counter
+
+    from clwl.blast import blast_radius_of_events
+    from clwl.cli.blast import write_readable
+    from tests.unit.test_blast import DAY as DAY_OF_BLAST
+    from tests.unit.test_blast import QM1, qm1_day
+
+    radius = blast_radius_of_events(DAY_OF_BLAST, {"QM1": QM1}, {"QM1": qm1_day()})
+    radius.cases[0].queues[QUEUE] = Counter(stuck=9)  # a queue name as a lake's rows could hold it
+    write_readable(radius)
+    out, err = capsys.readouterr()
+    assert _raw_controls(out) == [] and err == ""
+    assert f"  queue manager QM2: queues APP.{SHOWN}AUDIT 9, Q1 4, Q2 1; applications " in out
+
+
+def test_explain_readable_answer_is_escaped(capsys):
+    from clwl.cli.explain import write_readable
+    from clwl.explain import Explanation
+
+    row = {"put_time": datetime(2026, 11, 20, 6, tzinfo=UTC), "queue": QUEUE, "target_qmgr": None, "bind": "open",
+           "length": 10, "profile": "default", "error": "MQRC_UNKNOWN_OBJECT_NAME", "reason_code": 2085,
+           "trace": f"no instance of {QUEUE}"}
+    ex = Explanation(DAY, "QM1", "414D51", row, 3)
+    ex.differences = [f"the replay has {QUEUE}"]
+    write_readable(ex)
+    out, _ = capsys.readouterr()
+    assert _raw_controls(out) == []
+    assert f"  put      2026-11-20 06:00:00 UTC on QM1 to APP.{SHOWN}AUDIT, bind open, " in out
+    assert f"  not put: MQRC_UNKNOWN_OBJECT_NAME (2085): no instance of APP.{SHOWN}AUDIT" in out.splitlines()
+    assert f"  the replay has APP.{SHOWN}AUDIT" in out.splitlines()
+
+
 # -- the pipeline's own messages, before Spark ------------------------------------------------------------------
 @pytest.mark.parametrize("command", ["run", "ingest"])
 def test_run_and_ingest_name_the_landing_escaped(capsys, tmp_path, command):
