@@ -2,7 +2,7 @@
 
 What the command line checks before Spark starts and what `clwl check` walks; the ingest's discovery
 (spark/ingest/landing.py) takes the same run date folders and the same queue manager names
-(:func:`is_mq_name`). :func:`printable` is how every command prints a name found in the file system.
+(:func:`is_mq_name`). How every command prints a name found in the file system is :func:`clwl.terminal.printable`.
 """
 
 from __future__ import annotations
@@ -12,6 +12,7 @@ from pathlib import Path
 
 from clwl.days import RUN_DATE_NAME as RUN_DATE_NAME
 from clwl.days import RunDate
+from clwl.terminal import printable as printable  # its home is clwl.terminal; named here for older callers
 
 #: An MQ object name (queue manager, queue, cluster): 1-48 of A-Z a-z 0-9 . _ / %, ASCII only (a lookalike such
 #: as a fullwidth letter or another script's digit is another name to MQ). Also a JSON Schema ``pattern``.
@@ -41,24 +42,3 @@ def run_date_folders(landing: Path | str) -> list[str]:
 def is_mq_name(text: str) -> bool:
     """``text`` is a valid MQ queue manager (object) name: :data:`MQ_NAME_RULE`."""
     return _MQ_NAME.fullmatch(text) is not None
-
-
-_NAMED = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
-
-
-def _escape(ch: str) -> str:
-    if ch in _NAMED:
-        return _NAMED[ch]
-    code = ord(ch)
-    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}"
-
-
-def printable(text: str) -> str:
-    """``text`` safe to print on a terminal: every character that is not printable (C0 and C1 controls such as
-    ESC, BEL, a newline or tab, written ``\\n``, ``\\t``; bidi and other format characters such as U+202E;
-    unpaired surrogates from a file name that is not UTF-8) as a ``repr``-style escape (``\\x1b``, ``\\u202e``,
-    ``\\udcff``), the rest unchanged. A file name must not move the cursor, set the terminal's title, reorder the
-    line or break the print. Applying it twice changes nothing (backslashes are kept as they are)."""
-    if text.isprintable():
-        return text
-    return "".join(ch if ch.isprintable() else _escape(ch) for ch in text)

@@ -31,9 +31,9 @@ from clwl.lake import (
     is_delta_table,
     open_delta,
 )
-from clwl.landing import printable
 from clwl.put_records import STORED_SUFFIX, VIEWS, view_sql
 from clwl.storage import has_prefix, is_object_store, lake_root, list_folders
+from clwl.terminal import printable
 
 LAYER_PRIORITY = tuple(reversed(LAYERS))  # who gets the bare name when two layers share a table name: gold first
 MAX_CELL = 60  # characters of a cell in the table format, unless --wide
@@ -349,10 +349,14 @@ def _value(v: Any, is_map: bool) -> Any:
 
 
 def write_json(table, out: TextIO) -> None:
-    """One JSON object per row (timestamps ISO-8601, maps as objects, NaN as null)."""
+    """One JSON object per row (timestamps ISO-8601, maps as objects, NaN as null). JSON escapes C0 controls
+    itself; the other characters a terminal acts on (C1 controls, U+202E) are written as JSON escapes too."""
     maps = _map_columns(table)
     for row in table.to_pylist():
-        out.write(json.dumps({k: _value(v, k in maps) for k, v in row.items()}, ensure_ascii=False) + "\n")
+        line = json.dumps({k: _value(v, k in maps) for k, v in row.items()}, ensure_ascii=False)
+        if not line.isprintable():  # only inside strings: the same value to a JSON reader
+            line = "".join(c if c.isprintable() else json.dumps(c)[1:-1] for c in line)
+        out.write(line + "\n")
 
 
 def _text(v: Any) -> str | None:
@@ -369,10 +373,11 @@ def _rows(table) -> list[list[str | None]]:
 
 
 def write_csv(table, out: TextIO) -> None:
-    """A header line, then one line per row; NULL is an empty field, nothing is cut."""
+    """A header line, then one line per row; NULL is an empty field, nothing is cut. Names and cells are escaped
+    (clwl.terminal.printable) as on every terminal line: a value from the landing must not drive the terminal."""
     writer = csv.writer(out, lineterminator="\n")
-    writer.writerow(table.column_names)
-    writer.writerows([["" if c is None else c for c in r] for r in _rows(table)])
+    writer.writerow([printable(name) for name in table.column_names])
+    writer.writerows([["" if c is None else printable(c) for c in r] for r in _rows(table)])
 
 
 def write_table(table, out: TextIO, wide: bool = False) -> int:
@@ -395,8 +400,8 @@ def write_table(table, out: TextIO, wide: bool = False) -> int:
     rows = [[shown(c) for c in r] for r in _rows(table)]
     align = ["right" if _is_numeric(f.type) else "left" for f in table.schema]
     if table.num_columns:
-        out.write(tabulate(rows, headers=table.column_names, tablefmt="simple", disable_numparse=True,
-                           colalign=align) + "\n")
+        out.write(tabulate(rows, headers=[printable(name) for name in table.column_names], tablefmt="simple",
+                           disable_numparse=True, colalign=align) + "\n")
     out.write(f"({len(rows)} row{'' if len(rows) == 1 else 's'})\n")
     return cut
 

@@ -27,6 +27,16 @@ def package_version() -> str:
         return __version__
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse, with its error line escaped: it quotes most bad values with repr, but not all of them (an
+    unrecognized argument is printed as typed)."""
+
+    def error(self, message: str):
+        from clwl.terminal import printable
+
+        super().error(printable(message))
+
+
 def build_parser() -> argparse.ArgumentParser:
     from clwl.cli.advise import add_advise_command
     from clwl.cli.blast import add_blast_command
@@ -39,7 +49,7 @@ def build_parser() -> argparse.ArgumentParser:
     from clwl.cli.query import add_published_command, add_query_command
     from clwl.cli.route import add_route_command
 
-    p = argparse.ArgumentParser(prog="clwl", description="Replay IBM MQ cluster workload management routing.")
+    p = _Parser(prog="clwl", description="Replay IBM MQ cluster workload management routing.")
     p.add_argument("--version", action="version", version=f"clwl {package_version()}")
     sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
     commands = (  # the order of `clwl --help`
@@ -72,5 +82,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     except BrokenPipeError:  # e.g. piped into head
         return EXIT_OK
     except LakeFileError as e:  # the lake's location or metadata cannot be used: one line, never a traceback
-        print(f"clwl {args.command}: {e}", file=sys.stderr)
+        from clwl.terminal import say
+
+        say(f"clwl {args.command}: {e}", sys.stderr)
         return EXIT_INPUT

@@ -14,6 +14,7 @@ import sys
 from clwl.algorithm import PROFILES
 from clwl.cli.exit_codes import EXIT_INPUT, EXIT_OK
 from clwl.cli.options import AT, DATE, LAKE_LOCATION, aligned, lake_location_to_read, report_captures
+from clwl.terminal import printable, say
 
 EPILOG = """example:
   clwl advise --mqsc samples/landing/2026-11-20/QM1 --queue APP.ORDERS --target QM1=20,QM2=50,QM3=30
@@ -52,17 +53,20 @@ def add_advise_command(subparsers) -> argparse.ArgumentParser:
 
 
 def _fail(message: str) -> int:
-    print(f"clwl advise: {message}", file=sys.stderr)
+    say(f"clwl advise: {message}", sys.stderr)
     return EXIT_INPUT
 
 
 def cmd_advise(args: argparse.Namespace) -> int:
     from clwl.advise import AdviseError, advise, parse_target, replayed_shares
+    from clwl.landing import MQ_NAME_RULE, is_mq_name
     from clwl.parse.common import InputError
     from clwl.view import build_view, local_qmgr_name, read_captures
 
     if (args.lake is None) != (args.date is None):
         return _fail("--lake and --date go together: the replay needs both the lake and the day")
+    if args.local_qmgr is not None and not is_mq_name(args.local_qmgr):
+        return _fail(f"--local-qmgr: {_quoted(args.local_qmgr)} is not a valid MQ queue manager name ({MQ_NAME_RULE})")
     lake = None
     if args.lake is not None:  # checked before the advice is worked out: a wrong lake is one line at once
         lake = lake_location_to_read("advise", args.lake)
@@ -78,6 +82,9 @@ def cmd_advise(args: argparse.Namespace) -> int:
         local = local_qmgr_name(caps, args.local_qmgr)
     except (AdviseError, InputError) as e:
         return _fail(str(e))
+    if not is_mq_name(local):  # a folder's name, or a banner's: it goes into the runmqsc commands printed
+        return _fail(f"the sending queue manager's name {_quoted(local)} (from the captures) is not a valid MQ "
+                     f"queue manager name ({MQ_NAME_RULE}); name it with --local-qmgr")
     view, view_problems = build_view(caps.records, local)
     report_captures("advise", caps, view_problems)
     try:
@@ -104,12 +111,16 @@ def cmd_advise(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _quoted(name: str) -> str:
+    return f"'{printable(name)}'"
+
+
 def _pct(x: float) -> str:
     return f"{x:6.2f}"
 
 
 def print_advice(advice, replayed=None) -> None:
-    w = print
+    w = say  # one line a call, escaped: queue and channel names come from the captures and the command line
     goal = ", ".join(f"{q} {v:g} %" for q, v in advice.target.items() if v > 0)
     w(f"Advice for {advice.queue} from {advice.sender} (profile {advice.profile}): target {goal}")
     w("")

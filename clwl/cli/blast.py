@@ -15,6 +15,7 @@ import sys
 from clwl.algorithm import PROFILES
 from clwl.cli.exit_codes import EXIT_INPUT, EXIT_OK
 from clwl.cli.options import DATE, LAKE_LOCATION, aligned, lake_location_to_read
+from clwl.terminal import printable, say
 
 
 def add_blast_command(subparsers) -> argparse.ArgumentParser:
@@ -50,7 +51,7 @@ def cmd_blast(args: argparse.Namespace) -> int:
     try:
         radius = blast_radius(lake, args.date, args.algorithm)
     except (BlastError, LakeFileError) as e:
-        print(f"clwl blast: {e}", file=sys.stderr)
+        say(f"clwl blast: {e}", sys.stderr)
         return EXIT_INPUT
     if args.json:
         sys.stdout.write(json.dumps(radius.to_json()) + "\n")
@@ -62,30 +63,38 @@ def cmd_blast(args: argparse.Namespace) -> int:
 def write_readable(radius) -> None:
     from clwl.blast import REASON_WORDS, case_label, table_rows, top
 
-    w = sys.stdout.write
+    out: list[str] = []  # one line each, escaped when written: queue, channel and application names are the lake's
+    w = out.append
     win = radius.window
     w(f"Blast radius of {radius.run_date}: each queue manager and cluster-sender channel STOPPED for the busiest "
-      f"hour, {win.label} UTC\n({win.messages} of the day's {radius.messages} messages were put then), the day's "
-      f"own traffic replayed against the day as it was.\n\n")
+      f"hour, {win.label} UTC")
+    w(f"({win.messages} of the day's {radius.messages} messages were put then), the day's own traffic replayed "
+      f"against the day as it was.")
+    w("")
     rows = table_rows(radius)
     if len(rows) == 1:
-        w("Nothing would have been stuck or moved: no message put in that hour went over a cluster channel.\n")
+        w("Nothing would have been stuck or moved: no message put in that hour went over a cluster channel.")
     else:
-        w("".join(line + "\n" for line in aligned(rows, right={2, 3})))
+        out.extend(aligned(rows, right={2, 3}))
     quiet = [r for r in radius.cases if not (r.stuck or r.reallocated)]
     if quiet:
         names = ", ".join(case_label(r) + (f" of {r.case.sender}" if r.case.sender else "") for r in quiet)
-        w(f"\nNothing stuck, nothing moved: {names}.\n")
+        w("")
+        w(f"Nothing stuck, nothing moved: {names}.")
     stuck = [r for r in radius.cases if r.stuck]
     if stuck:
-        w("\nWhere the stuck messages were:\n")
+        w("")
+        w("Where the stuck messages were:")
         for r in stuck:
             who = case_label(r) + (f" of {r.case.sender}" if r.case.sender else "")
-            w(f"  {who}: queues {top(r.queues, 'stuck')}; applications {top(r.applications, 'stuck')}\n")
+            w(f"  {who}: queues {top(r.queues, 'stuck')}; applications {top(r.applications, 'stuck')}")
         seen = sorted({k for r in stuck for k in r.by_reason if r.by_reason[k]},
                       key=lambda k: list(REASON_WORDS).index(k))
-        w("\nStuck because:\n")
+        w("")
+        w("Stuck because:")
         for k in seen:
-            w(f"  {k}: {REASON_WORDS[k]}\n")
-    w(f"\n({radius.replays} case replay(s) of {len(radius.senders)} sender(s), in-process, in "
-      f"{radius.seconds.get('total', sum(radius.seconds.values())):.2f} s; --json for every queue and application)\n")
+            w(f"  {k}: {REASON_WORDS[k]}")
+    w("")
+    w(f"({radius.replays} case replay(s) of {len(radius.senders)} sender(s), in-process, in "
+      f"{radius.seconds.get('total', sum(radius.seconds.values())):.2f} s; --json for every queue and application)")
+    sys.stdout.write("".join(printable(line) + "\n" for line in out))

@@ -16,7 +16,7 @@ from pathlib import Path
 from clwl.cli.argtypes import whole_number
 from clwl.cli.exit_codes import EXIT_INPUT, EXIT_OK, EXIT_WOULD_QUARANTINE
 from clwl.cli.options import DATES, no_run_dates
-from clwl.landing import printable
+from clwl.terminal import printable
 
 #: Problem lines printed under a file in the readable report (all are in --json, up to the check's limit).
 SHOWN_PROBLEMS = 3

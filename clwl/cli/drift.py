@@ -14,6 +14,7 @@ from datetime import datetime
 
 from clwl.cli.exit_codes import EXIT_INPUT, EXIT_OK
 from clwl.cli.options import DATE, LAKE_LOCATION, aligned, lake_location_to_read
+from clwl.terminal import printable, say
 
 
 def add_drift_command(subparsers) -> argparse.ArgumentParser:
@@ -47,7 +48,7 @@ def cmd_drift(args: argparse.Namespace) -> int:
     try:
         found = drift(lake, args.date, args.since)
     except DriftError as e:
-        print(f"clwl drift: {e}", file=sys.stderr)
+        say(f"clwl drift: {e}", sys.stderr)
         return EXIT_INPUT
     if args.json:
         sys.stdout.write(json.dumps(found.as_dict()) + "\n")
@@ -107,4 +108,4 @@ def readable(found) -> str:
     skipped = "; ".join(f"{'/'.join(sorted(r.attributes))}" + (f" of {'/'.join(sorted(r.kinds))}" if r.kinds else "")
                         for r in NOT_CONFIGURATION)
     out.append(f"Not compared (not configuration): {skipped}; channel status (clwl route --at, the report).")
-    return "\n".join(out) + "\n"
+    return "\n".join(map(printable, out)) + "\n"  # each line escaped: names and values come from the lake

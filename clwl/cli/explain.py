@@ -15,6 +15,7 @@ from types import SimpleNamespace
 from clwl.cli.exit_codes import EXIT_INPUT, EXIT_OK
 from clwl.cli.extras import QUERY_MODULES
 from clwl.cli.options import DATE, LAKE_LOCATION, lake_location_to_read
+from clwl.terminal import printable, say
 
 #: stay_detail of a message that could not be re-allocated, in words (docs/tables.md, not_reallocatable_reason).
 NOT_ELIGIBLE = {
@@ -56,7 +57,7 @@ def cmd_explain(args: argparse.Namespace) -> int:
     try:
         ex = explain(lake, args.msg_id.strip(), args.date, args.sender)
     except (ExplainError, LakeFileError) as e:  # LakeFileError: a damaged silver table, named
-        print(f"clwl explain: {e}", file=sys.stderr)
+        say(f"clwl explain: {e}", sys.stderr)
         return EXIT_INPUT
     if args.json:
         sys.stdout.write(json.dumps(ex.to_json()) + "\n")
@@ -75,43 +76,47 @@ def write_readable(ex) -> None:
     from clwl.cli.route import print_readable
     from clwl.explain import states_at
 
-    w = sys.stdout.write
+    def w(line: str = "") -> None:  # one line, escaped: names, traces and remedies come from the lake
+        sys.stdout.write(printable(line) + "\n")
+
     row = ex.row
-    w(f"Message {ex.msg_id}\n")
+    w(f"Message {ex.msg_id}")
     w(f"  put      {_t(row['put_time'])} on {ex.sending_qmgr} to {row['queue']}"
       + (f" at queue manager {row['target_qmgr']}" if row.get("target_qmgr") else "")
       + f", bind {row['bind']}, {row['length']} bytes (run date {ex.run_date}, profile {row['profile']})"
-      + (f", by {ex.application}" if ex.application else "") + "\n")
+      + (f", by {ex.application}" if ex.application else ""))
     if ex.result is None:
-        w(f"  routing  {row.get('error') or 'NO_CONFIGURATION'}: {row.get('trace') or ''}\n")
+        w(f"  routing  {row.get('error') or 'NO_CONFIGURATION'}: {row.get('trace') or ''}")
     else:
-        w(f"  config   the captures in force at the put: {_t(ex.config_time)}\n")
+        w(f"  config   the captures in force at the put: {_t(ex.config_time)}")
         state = ", ".join(f"{ch or '(local)'} {f}/{n}" for ch, (f, n) in ex.state_before.items())
         w(f"  state    DestSeqFactor/DestSeqNumber as they stood, after {ex.earlier_messages} earlier message(s) "
-          f"of {ex.sending_qmgr} that day: {state or 'none chosen yet'}\n\n")
+          f"of {ex.sending_qmgr} that day: {state or 'none chosen yet'}")
+        w()
         # `clwl route --explain`'s own output for this one message, at this configuration and state.
         # The channels' states in force at the put, as `clwl route --at` shows them from the same captures.
         print_readable([ex.result], SimpleNamespace(count=1, queue=row["queue"], qmgr=row.get("target_qmgr"),
                                                      algorithm=row["profile"], bind=row["bind"], explain=True),
                         ex.sending_qmgr, None, states_at(ex.timeline, row["put_time"]))
-    w("Fate (gold.routing_replay" + (", gold.stuck_messages" if ex.sighting is not None else "") + ")\n")
+    w("Fate (gold.routing_replay" + (", gold.stuck_messages" if ex.sighting is not None else "") + ")")
     for line in fate_lines(ex):
-        w(f"  {line}\n")
-    w("Flow (the activity trace, bronze.activity_operations, beside the replay)\n")
+        w(f"  {line}")
+    w("Flow (the activity trace, bronze.activity_operations, beside the replay)")
     for line in flow_lines(ex):
-        w(f"  {line}\n")
+        w(f"  {line}")
     if ex.remedy:
-        w(f"What to do\n  {ex.remedy}\n")
+        w("What to do")
+        w(f"  {ex.remedy}")
     if ex.differences:
-        w("The replay here differs from the published row:\n")
+        w("The replay here differs from the published row:")
         for d in ex.differences:
-            w(f"  {d}\n")
+            w(f"  {d}")
     elif ex.result is not None:
         first = _dest(row.get("qmgr"), row.get("channel")) if row.get("qmgr") else row.get("error")
         w(f"The replay here agrees with gold.routing_replay (version {ex.routing_replay_version}): first "
-          f"destination {first}, the same re-allocations and end.\n")
+          f"destination {first}, the same re-allocations and end.")
     w(f"({ex.earlier_messages + 1} message(s) of {ex.sending_qmgr} replayed in {ex.seconds.get('replay', 0):.2f} s; "
-      f"{ex.seconds.get('total', sum(ex.seconds.values())):.2f} s in all)\n")
+      f"{ex.seconds.get('total', sum(ex.seconds.values())):.2f} s in all)")
 
 
 def _dest(qmgr, channel) -> str:

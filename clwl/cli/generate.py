@@ -167,6 +167,7 @@ def options_from_args(args: argparse.Namespace) -> GenerateOptions:
 def cmd_generate(args: argparse.Namespace) -> int:
     from clwl.generate import generate
     from clwl.generate.estate import EstateError
+    from clwl.terminal import say  # --out is the user's
 
     o = options_from_args(args)
     if o.bind_open_share + o.bind_group_share + o.named_qmgr_share > 1:
@@ -194,19 +195,19 @@ def cmd_generate(args: argparse.Namespace) -> int:
         return EXIT_INPUT
     out = Path(o.out)
     if out.exists() and not out.is_dir():
-        print(f"clwl generate: {out}: not a folder", file=sys.stderr)
+        say(f"clwl generate: {out}: not a folder", sys.stderr)
         return EXIT_INPUT
     if out.is_dir() and any(out.iterdir()):
         ours = [p for p in out.iterdir() if (p.is_dir() and _DAY_DIR.fullmatch(p.name)) or p.name == "_generate.json"]
         if not o.force:
-            print(f"clwl generate: {out}: folder is not empty (use --force to replace its day folders and "
-                  f"_generate.json)", file=sys.stderr)
+            say(f"clwl generate: {out}: folder is not empty (use --force to replace its day folders and "
+                f"_generate.json)", sys.stderr)
             return EXIT_INPUT
         for p in ours:
             shutil.rmtree(p) if p.is_dir() else p.unlink()
     try:
         generate(o)
     except EstateError as e:
-        print(f"clwl generate: {e}", file=sys.stderr)
+        say(f"clwl generate: {e}", sys.stderr)
         return EXIT_INPUT
     return EXIT_OK

@@ -18,6 +18,7 @@ from typing import Sequence
 
 from clwl.cli.exit_codes import EXIT_INPUT, EXIT_OK
 from clwl.cli.options import AT, DATE, LAKE_LOCATION, lake_location_to_read, report_captures
+from clwl.terminal import printable, say
 
 WRAP = 110  # readable lines: detail and remedy wrapped under the rule name
 
@@ -54,7 +55,7 @@ def _rule_names() -> Sequence[str]:
 
 
 def _fail(message: str) -> int:
-    print(f"clwl lint: {message}", file=sys.stderr)
+    say(f"clwl lint: {message}", sys.stderr)
     return EXIT_INPUT
 
 
@@ -115,7 +116,7 @@ def _lint_mqsc(args: argparse.Namespace) -> int:
                     if paths == [given]:
                         raise
                     # one queue manager of a date folder: the others are still worth linting
-                    print(f"clwl lint: warning: {e} (queue manager not linted)", file=sys.stderr)
+                    say(f"clwl lint: warning: {e} (queue manager not linted)", sys.stderr)
                     continue
                 report_captures("lint", caps)  # no view here: clwl.lint.observe builds each queue manager's
                 if not caps.records:
@@ -129,12 +130,16 @@ def _lint_mqsc(args: argparse.Namespace) -> int:
 
 
 def _print(findings, as_json: bool, source: str) -> None:
-    from clwl.lint import RULE_NAMES, findings_json
+    from clwl.lint import RULE_NAMES, Finding, findings_json
 
     w = sys.stdout.write
     if as_json:
-        w(json.dumps(findings_json(findings)) + "\n")
+        w(json.dumps(findings_json(findings)) + "\n")  # JSON writes control characters as \u escapes
         return
+    # Names come from captures or the lake: escaped before they are wrapped, so that a remedy line pasted into
+    # runmqsc is what the terminal showed
+    findings = [Finding(**{k: printable(v) for k, v in f.as_dict().items()}) for f in findings]
+    source = printable(source)
     if not findings:
         w(f"No findings (linted: {source}).\n")
         return

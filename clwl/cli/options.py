@@ -3,7 +3,8 @@ dbt's params.py): a command adds ``LAKE_LOCATION.add(parser)`` instead of spelli
 its type, its default and the variable that stands in for it cannot drift apart between commands. With them, what
 the commands do with some options alike: the lake they read (:func:`lake_location_to_read`, the one way a command
 finds its lake, a folder or ``s3://``), what reading ``--mqsc`` captures found (:func:`report_captures`), and
-their readable tables (:func:`aligned`)."""
+their readable tables (:func:`aligned`). Whatever came from an input or the user is printed through
+clwl.terminal (:func:`clwl.terminal.say`, :func:`clwl.terminal.printable`): one rule for every command."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from pathlib import Path
 from typing import Any, Collection, Iterable, Sequence
 
 from clwl.cli.argtypes import capture_moment, run_date
+from clwl.terminal import printable, say
 
 
 @dataclass(frozen=True)
@@ -88,11 +90,11 @@ def report_captures(command: str, caps, view_problems: Iterable = ()) -> None:
     landing captures chosen, the files not used, then the records not used (the captures', then ``view_problems``,
     clwl.view.build_view's)."""
     for choice in caps.landing:
-        print(f"clwl {command}: {choice.describe()}", file=sys.stderr)
+        say(f"clwl {command}: {choice.describe()}", sys.stderr)
     for path, reason in caps.skipped:
-        print(f"clwl {command}: warning: {path}: {reason} (file not used)", file=sys.stderr)
+        say(f"clwl {command}: warning: {path}: {reason} (file not used)", sys.stderr)
     for pr in [*caps.problems, *view_problems]:
-        print(f"clwl {command}: warning: {pr.source}:{pr.line}: {pr.reason} (record not used)", file=sys.stderr)
+        say(f"clwl {command}: warning: {pr.source}:{pr.line}: {pr.reason} (record not used)", sys.stderr)
 
 
 #: What the commands that read the lake without Spark need of the pipeline extra (the lake's own readers).
@@ -120,17 +122,20 @@ def lake_location_to_read(command: str, given: Any, modules: tuple[str, ...] = L
         else:
             there = Path(lake).is_dir()
     except StorageError as e:
-        print(f"clwl {command}: {e}", file=sys.stderr)
+        say(f"clwl {command}: {e}", sys.stderr)
         return None
     if not there:
-        print(f"clwl {command}: no lake at {lake} (name it with --lake or $CLWL_LAKE)", file=sys.stderr)
+        say(f"clwl {command}: no lake at {lake} (name it with --lake or $CLWL_LAKE)", sys.stderr)
         return None
     return lake
 
 
 def aligned(rows: Sequence[Sequence[str]], right: Collection[int] = (), indent: str = "") -> list[str]:
     """A readable table's lines (no newline): ``rows`` (the header first) in columns as wide as their widest
-    cell, two spaces apart, the columns in ``right`` right-aligned (numbers), trailing blanks dropped."""
+    cell, two spaces apart, the columns in ``right`` right-aligned (numbers), trailing blanks dropped. Cells are
+    escaped (clwl.terminal.printable) before the widths are taken: a name from a capture or a lake cannot drive
+    the terminal, nor break the columns."""
+    rows = [[printable(c) for c in r] for r in rows]
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))] if rows else []
     return [indent + "  ".join(c.rjust(widths[i]) if i in right else c.ljust(widths[i])
                                for i, c in enumerate(r)).rstrip() for r in rows]

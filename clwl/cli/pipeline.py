@@ -15,7 +15,8 @@ from clwl.algorithm import PROFILES
 from clwl.cli.exit_codes import EXIT_BLOCKED, EXIT_INPUT, EXIT_OK
 from clwl.cli.extras import INGEST_MODULES, RUN_MODULES, missing_extra
 from clwl.cli.options import DATES, LAKE_LOCATION, LANDING, MASTER, TRACE_TZ, VERBOSE, no_run_dates
-from clwl.landing import printable, run_date_folders
+from clwl.landing import run_date_folders
+from clwl.terminal import printable, say
 
 
 def _landing_problem(command: str, landing: Path, given: bool) -> Optional[str]:
@@ -139,26 +140,26 @@ def _config(command: str, **given):
 def cmd_run(args: argparse.Namespace) -> int:
     problem = missing_extra("run", RUN_MODULES)
     if problem:
-        print(problem, file=sys.stderr)
+        say(problem, sys.stderr)
         return EXIT_INPUT
     overrides = {k: v for k, v in (("lake", args.lake), ("landing", args.landing), ("master", args.master)) if v}
     config, problem = _config("run", **{k: (Path(v) if k == "landing" else v) for k, v in overrides.items()},
                               trace_tz=args.trace_tz, verbose=args.verbose or None)
     if problem:
-        print(problem, file=sys.stderr)
+        say(problem, sys.stderr)
         return EXIT_INPUT
     landing = Path(config.landing)
     problem = _landing_problem("run", landing, bool(args.landing or os.environ.get("CLWL_LANDING", "").strip()))
     if problem:
-        print(problem, file=sys.stderr)
+        say(problem, sys.stderr)
         return EXIT_INPUT
     for d in args.dates or ():  # each a YYYY-MM-DD already (options.DATES)
         if not (landing / d).is_dir():
-            print(f"clwl run: {landing / d}: no landing folder for {d}", file=sys.stderr)
+            say(f"clwl run: {landing / d}: no landing folder for {d}", sys.stderr)
             return EXIT_INPUT
     dates = sorted(set(args.dates)) if args.dates else run_date_folders(landing)
     if not dates:  # nothing to do: say so before Spark starts, not after a run that did nothing
-        print(no_run_dates("run", landing), file=sys.stderr)
+        say(no_run_dates("run", landing), sys.stderr)
         return EXIT_INPUT
     whatif = None
     if args.what_if:
@@ -167,7 +168,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         try:  # refused before Spark starts: one line, exit 2
             whatif = parse_whatif(args.what_if)
         except WhatIfError as e:
-            print(f"clwl run: --what-if: {e}", file=sys.stderr)
+            say(f"clwl run: --what-if: {e}", sys.stderr)
             return EXIT_INPUT
 
     from clwl.lake import LakeFileError
@@ -179,13 +180,13 @@ def cmd_run(args: argparse.Namespace) -> int:
     outcome = None
     problem = _zone_problem("run", args)  # before the unchanged check: it reads the traces' zone too
     if problem:
-        print(problem, file=sys.stderr)
+        say(problem, sys.stderr)
         return EXIT_INPUT
     if not args.force:
         try:  # nothing new and every date as published: said in seconds, without starting Spark
             outcome = unchanged_run(config, dates, args.algorithm, whatif)
         except LakeFileError as e:
-            print(f"clwl run: {e}", file=sys.stderr)
+            say(f"clwl run: {e}", sys.stderr)
             return EXIT_INPUT
     if outcome is not None:
         for d in outcome.dates:
@@ -193,40 +194,41 @@ def cmd_run(args: argparse.Namespace) -> int:
         return _print_outcome(outcome)
     problem = _start("run", args, dates, landing, config)
     if problem:
-        print(problem, file=sys.stderr)
+        say(problem, sys.stderr)
         return EXIT_INPUT
 
     try:
         outcome = run_pipeline(config, args.dates, args.algorithm, whatif, progress=progress, force=args.force)
     # another writer holds <lake>/_lock; the JVM exited at start; a damaged lake metadata file, named
     except (LakeLockError, SparkStartError, LakeFileError) as e:
-        print(f"clwl run: {e}", file=sys.stderr)
+        say(f"clwl run: {e}", sys.stderr)
         return EXIT_INPUT
     except WhatIfError as e:  # names the day does not know, or nothing ingested: before Spark started
-        print(f"clwl run: --what-if: {e}", file=sys.stderr)
+        say(f"clwl run: --what-if: {e}", sys.stderr)
         return EXIT_INPUT
     return _print_outcome(outcome)
 
 
 def _print_outcome(outcome) -> int:
-    print()
+    # every line escaped: warnings and failures quote landing names and values, paths are the user's --lake
+    say()
     stages = ", ".join(f"{k} {v:.1f} s" for k, v in outcome.seconds.items() if k != "total")
     total = outcome.seconds.get("total", sum(outcome.seconds.values()))
-    print(f"run {outcome.run_id}: {total:.1f} s" + (f" ({stages})" if stages else ""))
+    say(f"run {outcome.run_id}: {total:.1f} s" + (f" ({stages})" if stages else ""))
     for d in outcome.dates:
         state = ("BLOCKED by the quality gate" if not d.published
                  else f"published (unchanged since {d.unchanged_since})" if d.unchanged_since else "published")
-        print(f"  {d.run_date}: {state}; {d.messages} messages, {d.stuck} stuck, {d.unexpected} unexpected")
+        say(f"  {d.run_date}: {state}; {d.messages} messages, {d.stuck} stuck, {d.unexpected} unexpected")
         for warning in getattr(d, "warnings", ()):
-            print(f"    WARNING: {printable(warning)}")
+            say(f"    WARNING: {warning}")
         if d.report_html:
-            print(f"    report: {d.report_html}")
-            print(f"    summary: {d.report_md}")
+            say(f"    report: {d.report_html}")
+            say(f"    summary: {d.report_md}")
         if not d.published:
             for f in d.failures:
-                print(f"    failed: {printable(f)}")
-            print(f"    validation result: {d.validation_result}")
-            print("    the last good published tables stay in place")
+                say(f"    failed: {f}")
+            say(f"    validation result: {d.validation_result}")
+            say("    the last good published tables stay in place")
     # One home for "did the run publish": RunOutcome.published (every date), never any one date.
     return EXIT_OK if outcome.published else EXIT_BLOCKED
 
@@ -254,30 +256,30 @@ def add_ingest_command(subparsers) -> argparse.ArgumentParser:
 def cmd_ingest(args: argparse.Namespace) -> int:
     problem = missing_extra("ingest", INGEST_MODULES)
     if problem:
-        print(problem, file=sys.stderr)
+        say(problem, sys.stderr)
         return EXIT_INPUT
     config, problem = _config("ingest", landing=args.landing, lake=args.lake, master=args.master,
                               trace_tz=args.trace_tz, verbose=args.verbose or None)
     if problem:
-        print(problem, file=sys.stderr)
+        say(problem, sys.stderr)
         return EXIT_INPUT
     landing = Path(config.landing)
     problem = _landing_problem("ingest", landing, bool(args.landing or os.environ.get("CLWL_LANDING", "").strip()))
     if problem:
-        print(problem, file=sys.stderr)
+        say(problem, sys.stderr)
         return EXIT_INPUT
     for d in args.dates or ():
         if not (landing / d).is_dir():
-            print(f"clwl ingest: no folder for run date {d} in {landing}", file=sys.stderr)
+            say(f"clwl ingest: no folder for run date {d} in {landing}", sys.stderr)
             return EXIT_INPUT
     dates = sorted(set(args.dates)) if args.dates else run_date_folders(landing)
     if not dates:
-        print(no_run_dates("ingest", landing), file=sys.stderr)
+        say(no_run_dates("ingest", landing), sys.stderr)
         return EXIT_INPUT
 
     problem = _start("ingest", args, dates, landing, config)
     if problem:
-        print(problem, file=sys.stderr)
+        say(problem, sys.stderr)
         return EXIT_INPUT
 
     from clwl.lake import LakeFileError
@@ -290,7 +292,7 @@ def cmd_ingest(args: argparse.Namespace) -> int:
             summary = ingest(config, run_dates=args.dates, force=args.force, progress=progress)
     # LakeLockError: another writer holds the lake; LakeFileError: a damaged lake metadata file, named
     except (LandingError, LakeLockError, SparkStartError, LakeFileError) as exc:
-        print(f"clwl ingest: {exc}", file=sys.stderr)
+        say(f"clwl ingest: {exc}", sys.stderr)
         return EXIT_INPUT
     print()
     print(summary.format_table())

@@ -13,6 +13,7 @@ from clwl.cli.options import LAKE_LOCATION
 from clwl.lake import Lake, default_lake_location
 from clwl.query import FORMATS, MAX_CELL, QueryError, run_query, write_csv, write_json, write_table
 from clwl.storage import StorageError, is_object_store, list_folders
+from clwl.terminal import say
 
 
 def add_query_command(subparsers) -> argparse.ArgumentParser:
@@ -49,7 +50,7 @@ def cmd_query(args: argparse.Namespace) -> int:
     try:
         lake = args.lake if args.lake is not None else default_lake_location()
     except StorageError as exc:  # a typo of a URI in $CLWL_LAKE
-        print(f"clwl query: {exc}", file=sys.stderr)
+        say(f"clwl query: {exc}", sys.stderr)
         return EXIT_INPUT
     name = getattr(args, "whatif", None)
     if name is not None:
@@ -58,22 +59,21 @@ def cmd_query(args: argparse.Namespace) -> int:
         from clwl.whatif import NAME_PATTERN
 
         if not re.match(NAME_PATTERN, name):
-            print(f"clwl query: --whatif {name!r}: not a what-if name", file=sys.stderr)
+            say(f"clwl query: --whatif {name!r}: not a what-if name", sys.stderr)
             return EXIT_INPUT
         try:
             known = list_folders(Lake(lake).layer("whatif"))
         except StorageError as exc:
-            print(f"clwl query: {exc}", file=sys.stderr)
+            say(f"clwl query: {exc}", sys.stderr)
             return EXIT_INPUT
         if name not in known:
-            print(f"clwl query: no what-if {name!r} in {lake} (what-ifs: {', '.join(known) or 'none'})",
-                  file=sys.stderr)
+            say(f"clwl query: no what-if {name!r} in {lake} (what-ifs: {', '.join(known) or 'none'})", sys.stderr)
             return EXIT_INPUT
         lake = Lake(lake).whatif(name).root
     try:
         table = run_query(args.sql, lake)
     except (QueryError, StorageError) as exc:
-        print(f"clwl query: {exc}", file=sys.stderr)
+        say(f"clwl query: {exc}", sys.stderr)
         return EXIT_INPUT
     if args.format == "json":
         write_json(table, sys.stdout)
@@ -115,27 +115,30 @@ def cmd_published(args: argparse.Namespace) -> int:
         gold = Lake(lake).layer("gold")
         there = bool(list_folders(gold)) if is_object_store(gold) else gold.is_dir()
     except StorageError as exc:  # a typo of a URI in $CLWL_LAKE, no credentials, a store out of reach
-        print(f"clwl published: {exc}", file=sys.stderr)
+        say(f"clwl published: {exc}", sys.stderr)
         return EXIT_INPUT
     if not there:
-        print(f"clwl published: no gold tables in {lake} (give --lake DIR, or set CLWL_LAKE)", file=sys.stderr)
+        say(f"clwl published: no gold tables in {lake} (give --lake DIR, or set CLWL_LAKE)", sys.stderr)
         return EXIT_INPUT
     try:
         recipes = reader_recipes(gold, args.trino_schema)
     except LakeFileError as exc:
-        print(f"clwl published: {exc}", file=sys.stderr)
+        say(f"clwl published: {exc}", sys.stderr)
         return EXIT_INPUT
     if args.json:
         print(json.dumps(recipes, indent=2))
         return EXIT_OK
-    print(f"published in {recipes['gold']}" + ("" if recipes["pointer"] else " (no _published.json: latest versions)"))
+    # the lake's path was typed by the user; dates, run ids and table names are read from _published.json
+    say(f"published in {recipes['gold']}" + ("" if recipes["pointer"] else " (no _published.json: latest versions)"))
     for date, run_id in sorted(recipes["dates"].items()):
-        print(f"  {date}: {run_id}")
+        say(f"  {date}: {run_id}")
     for name, t in recipes["tables"].items():
-        print(f"\n{name}: version {t['version']}")
+        say()
+        say(f"{name}: version {t['version']}")
         for reader in ("spark_sql", "pyspark", "trino", "deltalake"):
-            print(f"  {reader:<10} {t[reader]}")
+            say(f"  {reader:<10} {t[reader]}")
     if recipes["unsettled"]:
-        print(f"\nnote: a publish did not finish ({'; '.join(recipes['unsettled'])}); a reader of the latest "
-              f"versions sees it until the next clwl run, clwl ingest or DAG task rolls it back", file=sys.stderr)
+        say("", sys.stderr)
+        say(f"note: a publish did not finish ({'; '.join(recipes['unsettled'])}); a reader of the latest "
+            f"versions sees it until the next clwl run, clwl ingest or DAG task rolls it back", sys.stderr)
     return EXIT_OK

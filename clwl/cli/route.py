@@ -17,6 +17,7 @@ from clwl.lint import BindDecision, bind_decision
 from clwl.model import IGQ_DEFAULT_MAX_MESSAGE, MOVING_STATES, QSG_XMITQ
 from clwl.parse.common import InputError
 from clwl.router import AS_Q_DEF, Route, RouteError, Router
+from clwl.terminal import printable, say
 from clwl.view import build_view, local_qmgr_name, read_captures, unknown_object_hint
 from clwl.xmitq import igq_evidence_gap
 
@@ -67,7 +68,7 @@ def cmd_route(args: argparse.Namespace) -> int:
         caps = read_captures(args.mqsc, args.at, args.local_qmgr)
         local = local_qmgr_name(caps, args.local_qmgr)
     except InputError as e:
-        print(f"clwl route: {e}", file=sys.stderr)
+        say(f"clwl route: {e}", sys.stderr)
         return EXIT_INPUT
     view, view_problems = build_view(caps.records, local, args.qsg_member, args.igq_max_size)
     # A landing folder's other queue managers that show the same QSGNAME are in the group, as in the pipeline.
@@ -82,8 +83,8 @@ def cmd_route(args: argparse.Namespace) -> int:
     if args.qsg_member and not (view.qmgr.qsgname and view.qmgr.igq):  # the IGQ path needs both (004)
         missing = " and ".join(w for w, ok in (("QSGNAME", view.qmgr.qsgname), ("IGQ(ENABLED)", view.qmgr.igq))
                                if not ok)
-        print(f"clwl route: warning: --qsg-member does nothing: {local}'s DISPLAY QMGR has no {missing}, so no "
-              f"message takes the intra-group queuing path", file=sys.stderr)
+        say(f"clwl route: warning: --qsg-member does nothing: {local}'s DISPLAY QMGR has no {missing}, so no "
+            f"message takes the intra-group queuing path", sys.stderr)
 
     router = Router(view, args.algorithm)
     request = Request(queue=args.queue, target_qmgr=args.qmgr, from_cluster_channel=args.from_cluster_channel,
@@ -126,13 +127,18 @@ def print_readable(results: Sequence[Route | RouteError], args: argparse.Namespa
     line for each chosen channel that is not moving messages now (its messages wait on the transmission queue);
     ``bind``: what ``--bind asqdef`` resolved to (with --explain, the definition that decided it)."""
     states = states or {}
-    w = sys.stdout.write
+
+    def w(line: str = "") -> None:  # one line, escaped: queue, channel and queue manager names are the captures'
+        sys.stdout.write(printable(line) + "\n")
+
     w(f"Routing {args.count} message(s) to {args.queue}"
       + (f" at queue manager {args.qmgr}" if args.qmgr else "")
       + f" from {local} (profile {args.algorithm}, bind {args.bind}"
-      + (f": {bind.bind}" if bind is not None else "") + ")\n\n")
+      + (f": {bind.bind}" if bind is not None else "") + ")")
+    w()
     if bind is not None and args.explain:
-        w(f"bind  MQOO_BIND_AS_Q_DEF -> {bind.bind}: {bind.why}\n\n")
+        w(f"bind  MQOO_BIND_AS_Q_DEF -> {bind.bind}: {bind.why}")
+        w()
     header = ("n", "qmgr", "channel", "state", "xmitq", "path", "decided_by", "reallocatable")
     rows = []
     waiting: dict[tuple[str, str, str], int] = {}  # (channel, state, xmitq) -> messages that wait there
@@ -146,44 +152,48 @@ def print_readable(results: Sequence[Route | RouteError], args: argparse.Namespa
                 key = (r.channel, state, r.xmitq or "-")
                 waiting[key] = waiting.get(key, 0) + 1
             rows.append((str(n), r.qmgr, r.channel or "-", state, r.xmitq or "-", r.path, r.decided_by, realloc))
-    head, *lines = (line + "\n" for line in aligned([header, *rows]))
+    head, *lines = aligned([header, *rows])
     if args.explain:
         for n, r in enumerate(results, 1):
             w(head)
             w(lines[n - 1])
             for t in r.trace or ():
                 if t.step == "start":
-                    w(f"    {'start':<5} {t.note or 'candidates'}: {', '.join(t.remaining)}\n")
+                    w(f"    {'start':<5} {t.note or 'candidates'}: {', '.join(t.remaining)}")
                     continue
                 if t.step == "note":
-                    w(f"    {'note':<5} {t.rule}\n")
+                    w(f"    {'note':<5} {t.rule}")
                     continue
                 if t.eliminated:
-                    w(f"    {t.step:<5} {t.rule}\n")
+                    w(f"    {t.step:<5} {t.rule}")
                     w(f"          eliminated {', '.join(t.eliminated)} -> remaining "
-                      f"{', '.join(t.remaining) or '(none)'}\n")
+                      f"{', '.join(t.remaining) or '(none)'}")
                 else:
-                    w(f"    {t.step:<5} {t.rule}: nothing eliminated\n")
+                    w(f"    {t.step:<5} {t.rule}: nothing eliminated")
                 if t.note:
-                    w(f"          [{t.note}]\n")
+                    w(f"          [{t.note}]")
             if isinstance(r, Route) and r.why_xmitq:
-                w(f"    xmitq {r.why_xmitq}\n")
+                w(f"    xmitq {r.why_xmitq}")
             if isinstance(r, RouteError) and r.detail:
-                w(f"    error {r.detail}\n")
-            w("\n")
+                w(f"    error {r.detail}")
+            w()
     else:
         w(head)
-        w("".join(lines))
+        for line in lines:
+            w(line)
         if missing_capture is not None:  # the table has no room for details; this one names a missing capture
-            w(f"\n{missing_capture.error} ({missing_capture.reason}): {missing_capture.detail}\n")
+            w()
+            w(f"{missing_capture.error} ({missing_capture.reason}): {missing_capture.detail}")
     for (channel, state, xmitq), k in sorted(waiting.items()):
         # Steps 6-9 chose it all the same (no better tier was left): MQ puts the message on the transmission
         # queue, where it waits until the channel runs, or until re-allocation moves it if it may be.
-        w(f"\n{k} message(s) wait on {xmitq} until {channel} runs again (it is {state} in the captures)\n")
+        w()
+        w(f"{k} message(s) wait on {xmitq} until {channel} runs again (it is {state} in the captures)")
     if len(results) > 1:
         dist = Counter(r.qmgr for r in results if isinstance(r, Route))
         total = sum(dist.values())
         if total:
-            w("\nDistribution:\n")
+            w()
+            w("Distribution:")
             for qm, k in sorted(dist.items()):
-                w(f"  {qm:<20} {k:>7}  {100 * k / total:5.1f}%  {'#' * round(40 * k / total)}\n")
+                w(f"  {printable(qm):<20} {k:>7}  {100 * k / total:5.1f}%  {'#' * round(40 * k / total)}")

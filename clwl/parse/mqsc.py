@@ -60,7 +60,9 @@ How the text is read:
 Malformed records become :class:`ParseProblem` (line = the record's AMQ line, raw = the record's text) and are
 not emitted. Reason prefixes: ``unbalanced parenthesis:``, ``unclosed quote:``, ``not KEY(value) or a keyword:``,
 ``record truncated at end of file:``, ``missing key attribute:``, ``duplicate attribute:``, ``attributes outside a
-record:`` (attribute lines with no AMQ header before them).
+record:`` (attribute lines with no AMQ header before them), ``control character in a name:`` (an object name
+holding ESC, BEL, a tab or another unprintable character: not a valid MQ name,
+:func:`clwl.parse.record_kinds.bad_name_reason`; the z/OS and REST readers refuse it the same way).
 """
 
 from __future__ import annotations
@@ -75,8 +77,10 @@ from clwl.parse.record_kinds import (  # the kinds: their home is clwl.parse.rec
     MESSAGE_KINDS,
     QUEUE_KINDS,
     REQUIRED_ATTRIBUTES,
+    bad_name_reason,
     classify,
     missing_key_reason,
+    record_reason,
 )
 from clwl.parse.runmqsc_lexer import Scanner, attribute_map, clean_attribute_line, clip_line
 from clwl.parse.zos import looks_like_zos, parse_zos_text
@@ -339,11 +343,14 @@ class _Parser:
             kind = classify(attrs, message_id)
             for key in REQUIRED_ATTRIBUTES.get(kind, ()):
                 if not attrs.get(key):
-                    raw = text[line_start:body_end].rstrip("\n")
-                    self.problems.append(ParseProblem(self.source, lineno, missing_key_reason(kind, attrs) or "", raw))
+                    error = missing_key_reason(kind, attrs) or ""
                     break
             else:
+                error = bad_name_reason(attrs)
+            if error is None:
                 self.records.append(MqscRecord(kind, attrs, self.source, lineno, message_id))
+            else:
+                self.problems.append(ParseProblem(self.source, lineno, error, text[line_start:body_end].rstrip("\n")))
         else:
             self._record(message_id, line_start, body_start, body_end, lineno)
         return lineno + text.count("\n", line_start, body_end)
@@ -412,7 +419,7 @@ class _Parser:
                 error = f"missing key attribute: {message_id} message without attributes"
         if error is None:
             kind = classify(attrs, message_id)
-            error = missing_key_reason(kind, attrs)
+            error = record_reason(kind, attrs)
             if error is None:
                 self.records.append(MqscRecord(kind, attrs, self.source, lineno, message_id))
                 return

@@ -7,7 +7,11 @@ from __future__ import annotations
 
 from typing import Mapping
 
-__all__ = ["KINDS", "MESSAGE_KINDS", "QUEUE_KINDS", "REQUIRED_ATTRIBUTES", "classify", "missing_key_reason"]
+from clwl.parse.common import clip
+from clwl.terminal import printable
+
+__all__ = ["KINDS", "MESSAGE_KINDS", "NAME_ATTRIBUTES", "QUEUE_KINDS", "REQUIRED_ATTRIBUTES", "bad_name_reason",
+           "classify", "missing_key_reason", "record_reason"]
 
 KINDS = frozenset(
     {"CLUSQMGR", "QCLUSTER", "QMGR", "QLOCAL", "QALIAS", "QREMOTE", "QMODEL", "CHSTATUS", "NAMELIST", "CHANNEL",
@@ -106,3 +110,34 @@ def missing_key_reason(kind: str, attrs: Mapping[str, str | None]) -> str | None
     if empty:
         return f"missing key attribute: {label} record with empty {', '.join(empty)}"
     return None
+
+
+#: Attributes whose value is an MQ object name (or a list of them, NAMES and CLUSNL's namelist), as the view
+#: reads them: a queue, queue manager, channel, cluster, namelist or transmission queue.
+NAME_ATTRIBUTES = ("QUEUE", "QMNAME", "CLUSQMGR", "CHANNEL", "CLUSTER", "CLUSNL", "NAMELIST", "NAMES", "TARGET",
+                   "BASEQ", "RNAME", "RQMNAME", "XMITQ", "CLCHNAME", "QSGNAME", "QMID")
+
+
+def _unprintable(ch: str) -> bool:
+    # A lone surrogate (REST's "\ud800") has its own reason in clwl.parse.rest: not counted here.
+    return not ch.isprintable() and not "\ud800" <= ch <= "\udfff"
+
+
+def bad_name_reason(attrs: Mapping[str, str | None]) -> str | None:
+    """``"control character in a name: ..."`` when an object name (:data:`NAME_ATTRIBUTES`) holds a control or
+    other unprintable character (ESC, BEL, a tab, U+202E): no valid MQ name does, and printed in a finding or a
+    runmqsc remedy it would drive the terminal. The value is quoted escaped (clwl.terminal.printable)."""
+    for key in NAME_ATTRIBUTES:
+        value = attrs.get(key)
+        if value and not value.isprintable():
+            ch = next((c for c in value if _unprintable(c)), None)
+            if ch is not None:
+                return (f"control character in a name: {key}({printable(clip(value))}) holds U+{ord(ch):04X}, "
+                        f"not a valid MQ name")
+    return None
+
+
+def record_reason(kind: str, attrs: Mapping[str, str | None]) -> str | None:
+    """Why a record of ``kind`` is not accepted (:func:`missing_key_reason`, then :func:`bad_name_reason`), or None:
+    what every DISPLAY reader (runmqsc, z/OS, REST) asks of a record before it keeps it."""
+    return missing_key_reason(kind, attrs) or bad_name_reason(attrs)

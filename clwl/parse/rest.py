@@ -24,8 +24,9 @@ parent's other parameters, the object's keys winning; an empty array gives no re
 strings stripped, integers in decimal, ``true``/``false`` -> ``YES``/``NO``, ``null`` -> ``None`` (like a bare
 keyword), lists joined with ``,`` (``"names": ["A", "B"]`` -> ``"A,B"``), other objects as compact JSON. The kind is
 decided by :func:`clwl.parse.record_kinds.classify` (no message id in REST) and checked by
-:func:`clwl.parse.record_kinds.missing_key_reason`; a record with a ``queue`` key and no ``type`` is a problem
-(``missing key attribute: queue record without TYPE``), as an AMQ8409I record without TYPE is on the runmqsc path.
+:func:`clwl.parse.record_kinds.record_reason` (its key attributes, and no control character in a name); a record
+with a ``queue`` key and no ``type`` is a problem (``missing key attribute: queue record without TYPE``), as an
+AMQ8409I record without TYPE is on the runmqsc path.
 
 An item with ``completionCode`` != 0 is a problem (``command failed: completionCode 2, reasonCode 2085 ...``),
 except "nothing found": ``overallReasonCode`` 3008 and an item without parameters whose ``reasonCode`` is 2085
@@ -62,7 +63,7 @@ from clwl.parse.common import (
     too_deep_reason,
 )
 from clwl.parse.mqsc import parse_mqsc_text, read_text_file
-from clwl.parse.record_kinds import classify, missing_key_reason
+from clwl.parse.record_kinds import bad_name_reason, classify, missing_key_reason, record_reason
 
 __all__ = ["parse_rest_file", "parse_rest_text"]
 
@@ -373,6 +374,9 @@ class _Reader:
                 if not attrs.get("QMNAME"):
                     self.problem(line, "missing key attribute: qmgr object without name", _raw(entry))
                     continue
+                if (bad := bad_name_reason(attrs)) is not None:
+                    self.problem(line, bad, _raw(entry))
+                    continue
                 qmgr_names.append(attrs["QMNAME"])
                 self.capture.records.append(MqscRecord("OTHER", attrs, self.source, line))
                 continue
@@ -381,7 +385,7 @@ class _Reader:
                              _raw(entry))
                 continue
             kind = classify(attrs, "AMQ8409I" if resource == "queue" else "AMQ8414I")
-            reason = missing_key_reason("QUEUE" if kind == "OTHER" and resource == "queue" else kind, attrs)
+            reason = record_reason("QUEUE" if kind == "OTHER" and resource == "queue" else kind, attrs)
             if kind == "OTHER" and reason is None:
                 reason = f"missing key attribute: {resource} {attrs.get(key_name)!r} of unknown type " \
                          f"{attrs.get(type_key)!r}"
@@ -483,7 +487,7 @@ class _Reader:
             # every DISPLAY answer with a QUEUE key (QUEUE, QSTATUS, QCLUSTER) carries type: without it, the
             # record would silently become OTHER.
             kind = "QUEUE"
-        reason = missing_key_reason(kind, attrs)
+        reason = record_reason(kind, attrs)
         if reason is not None:
             self.problem(line, reason, _raw(parameters))
             return

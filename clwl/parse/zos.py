@@ -56,7 +56,7 @@ from __future__ import annotations
 import re
 
 from clwl.parse.common import InputError, MqscRecord, ParsedCapture, ParseProblem
-from clwl.parse.record_kinds import MESSAGE_KINDS, QUEUE_KINDS, classify, missing_key_reason
+from clwl.parse.record_kinds import MESSAGE_KINDS, QUEUE_KINDS, classify, record_reason
 from clwl.parse.runmqsc_lexer import Scanner, attribute_map, clean_attribute_line, clip_line
 
 __all__ = ["looks_like_zos", "parse_zos_text"]
@@ -275,7 +275,7 @@ class _Reader:
                 # z/OS DISPLAY CHSTATUS names the channel CHSTATUS(name); runmqsc prints CHANNEL(name).
                 attrs = {("CHANNEL" if k == "CHSTATUS" else k): v for k, v in attrs.items()}
             kind = classify(attrs, block.hint)
-            error = missing_key_reason(kind, attrs)
+            error = record_reason(kind, attrs)
             if error is None:
                 self.capture.records.append(MqscRecord(kind, attrs, self.source, block.line, block.message_id))
                 return

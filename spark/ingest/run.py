@@ -7,7 +7,7 @@ import time
 from datetime import datetime, timezone
 from typing import Callable
 
-from clwl.landing import printable
+from clwl.terminal import printable
 from spark.config import PipelineConfig
 from spark.ingest.landing import discover_landing
 from spark.ingest.parse_step import TASK_BYTES, parse_files
@@ -70,7 +70,7 @@ def ingest(config: PipelineConfig, run_dates: list[str] | None = None, spark=Non
     per file). ``trace_tz``: see :func:`trace_zone` (default $CLWL_TRACE_TZ, else UTC). :class:`LandingError`
     when the landing folder or a requested date folder does not exist. Bad files and records never raise: they
     go to ``silver.quarantine``. Every ``progress`` line has its control characters escaped
-    (:func:`clwl.landing.printable`): file names and record values reach the terminal or the task log.
+    (:func:`clwl.terminal.printable`): file names and record values reach the terminal or the task log.
     """
     started = time.monotonic()
     trace_tz = trace_zone(trace_tz or config.trace_tz)

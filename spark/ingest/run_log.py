@@ -12,7 +12,7 @@ from pathlib import Path
 
 from clwl import formats
 from clwl.days import run_day
-from clwl.landing import printable
+from clwl.terminal import printable
 from clwl.totals import RecordTotals
 from spark.config import PipelineConfig
 from spark.ingest.landing import LandingFile
@@ -49,7 +49,7 @@ class IngestSummary(RecordTotals):
 
     def format_table(self) -> str:
         """Per file: read / accepted / quarantined, status and reason; then the totals. File names and reasons
-        with their control characters escaped (:func:`clwl.landing.printable`): the table goes to a terminal."""
+        with their control characters escaped (:func:`clwl.terminal.printable`): the table goes to a terminal."""
         files = [f for f in self.files if f.status != "removed"]
         removed = [f for f in self.files if f.status == "removed"]
         shown = {id(f): printable(f.source_file) for f in self.files}

@@ -3,7 +3,7 @@ is a valid MQ queue manager name (clwl.landing.is_mq_name: 1-48 of A-Z a-z 0-9 .
 (``QＭ١``: a fullwidth M and an Arabic-Indic one) or a name with a terminal escape sequence is skipped with its
 reason, its files never read as a queue manager: a copy of QM5's puts in it once held QM5's own rows back as
 duplicates. Names found in the file system reach the terminal with their control characters escaped
-(clwl.landing.printable): `clwl check`'s report, the ingest's progress lines and its summary table.
+(clwl.terminal.printable): `clwl check`'s report, the ingest's progress lines and its summary table.
 
 No Spark session: discovery is the ingest's own (spark.ingest.discover_landing, which hands the ingest its
 files), and `clwl check` holds back put records by the ingest's rules (docs/landing.md, "Held back").
@@ -19,7 +19,8 @@ from pathlib import Path
 import pytest
 
 from clwl.cli import main
-from clwl.landing import is_mq_name, printable
+from clwl.landing import is_mq_name
+from clwl.terminal import printable
 from spark.ingest.landing import discover_landing
 from tests.handmade import PUTS_HEADER, chstatus_capture, config_capture, msg, put_row, write_day
 

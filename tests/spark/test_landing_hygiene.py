@@ -26,7 +26,7 @@ from pathlib import Path
 
 import pytest
 
-from clwl.landing import printable
+from clwl.terminal import printable
 from spark.config import REPO_ROOT, PipelineConfig
 from spark.ingest import discover_landing, parse_landing_file
 from spark.tables import TABLES, path
