@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Protocol
@@ -58,7 +59,9 @@ def run_summary_section(day: Day, rep: Report) -> None:
         if not fmt(summary.get("validation_result")):  # written before validation ran: say where it is
             where = (day.validation_root / str(summary.get("run_id")) / day.run_date.isoformat()
                      if day.validation_root is not None else None)
-            summary["validation_result"] = str(where) if where is not None and where.exists() else "not recorded"
+            # Relative to the lake: the machine that ran it and where the lake sat there are no part of the result.
+            summary["validation_result"] = (str(where.relative_to(day.validation_root.parent))
+                                            if where is not None and where.exists() else "not recorded")
         status = fmt(summary.get("status"))
         rep.summary = [(k, fmt(summary.get(k)), k == "status" and status != "published")
                        for k in SUMMARY_FIELDS if k in summary]
@@ -120,7 +123,19 @@ def _environment(markdown: bool):
                              keep_trailing_newline=True)
     env.filters["md"] = lambda v: str(v).replace("|", "\\|").replace("\n", " ")
     env.filters["json"] = lambda v: json.dumps(v, sort_keys=True)
+    env.filters["breakable"] = breakable
     return env
+
+
+_BREAK_AFTER = re.compile(r"([._/,;=])(?=\S)")
+
+
+def breakable(text: object):
+    """HTML text that wraps only between the parts of a name (after ``.``, ``_``, ``/``, ``,``, ``;``, ``=``), never
+    inside one: SYSTEM.CLUSTER.TRANSMIT.QUEUE may break before TRANSMIT, not inside it."""
+    import markupsafe
+
+    return markupsafe.Markup(_BREAK_AFTER.sub(r"\1<wbr>", str(markupsafe.escape(text))))
 
 
 def render_html(rep: Report) -> str:

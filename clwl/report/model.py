@@ -8,6 +8,7 @@ import base64
 import datetime as dt
 import io
 import math
+import re
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -271,7 +272,7 @@ def table_view(id: str, frame: pd.DataFrame, columns: Sequence[str], empty: str,
 PAGE_PX = 1400 - 2 * 24
 CHAR_PX = 7.2  # an average character at the tables' .85em of 16 px
 CELL_PAD_PX = 16  # padding and borders of a cell
-WRAP_MIN_PX = 8 * 13.6  # td.wrap: min-width 8em, and overflow-wrap:anywhere breaks even a long word below it
+WRAP_MIN_PX = 8 * 13.6  # td.wrap: min-width 8em; it breaks between the parts of a name (report/build.py breakable)
 ID_SHOWN = 8  # characters of an id shown (the rest in its title and the copy button)
 DETAILS_INLINE = 24  # a details column's text up to this long is shown as it is, longer behind the disclosure
 COPY_PX = 26  # the copy button
@@ -281,11 +282,17 @@ def _longest_word(texts: Iterable[str]) -> int:
     return max((len(w) for x in texts for w in x.split()), default=0)
 
 
+def _longest_part(texts: Iterable[str]) -> int:
+    """The longest piece a wrap cell cannot break: words cut after . _ / , ; = (where the HTML puts <wbr>)."""
+    return max((len(p) for x in texts for w in x.split() for p in re.split(r"(?<=[._/,;=])", w)), default=0)
+
+
 def estimated_width(t: TableView) -> float:
     """The narrowest width in px the HTML report's CSS lets ``t`` take (the browser's automatic table layout
     shrinks a table that does not fit down to it, and scrolls sideways only below it): per column, the header
     (never wrapped), else its cells' narrowest form: an ids column its short id and copy button, a details
-    column the disclosure's summary (or its short text), a wrap column its min-width (it breaks anywhere), any
+    column the disclosure's summary (or its short text), a wrap column its min-width or its longest unbreakable part
+    (it breaks between the parts of names, never inside one), any
     other its longest word. A screenshot-free check that a table fits the page without sideways scrolling."""
     total = 0.0
     for i, c in enumerate(t.columns):
@@ -295,7 +302,7 @@ def estimated_width(t: TableView) -> float:
         elif c in t.details:
             cell = max([len(c) + 3] + [_longest_word([x]) for x in texts if len(x) <= DETAILS_INLINE]) * CHAR_PX
         elif c in t.wrap:
-            cell = WRAP_MIN_PX
+            cell = max(WRAP_MIN_PX, _longest_part(texts) * CHAR_PX)
         else:
             cell = _longest_word(texts) * CHAR_PX
         total += max(cell, len(c) * CHAR_PX * 1.1) + CELL_PAD_PX  # headers are bold and never wrap
