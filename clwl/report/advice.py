@@ -149,7 +149,9 @@ def lint_answer(ans: Answer, findings: list[Finding]) -> None:
         ans.lines.append(f"{plural(len(findings), 'finding')} on {plural(len(qmgrs), 'observing queue manager')} "
                          f"({', '.join(qmgrs)}): {per_rule}.")
     frame = pd.DataFrame([f.as_dict() for f in findings], columns=list(LINT_COLS))
-    ans.tables.append(("", table_view("lint-findings", frame, LINT_COLS, "No findings.", wrap=("detail", "remedy"))))
+    # One row a finding, readable in one screen: what was seen and the remedy behind disclosures.
+    ans.tables.append(("", table_view("lint-findings", frame, LINT_COLS, "No findings.", wrap=("object",),
+                                      details=("detail", "remedy"))))
 
 
 def lint_section(day: Day, rep: Report) -> None:

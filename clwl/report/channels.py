@@ -162,11 +162,15 @@ def _xmitq_chart(depth: pd.DataFrame, day: dt.date) -> Chart:
     day_start = pd.Timestamp(day, tz="UTC")
     fig = Figure(figsize=(10, 3.6))
     ax = fig.subplots()
+    seen: list[float] = []
     for (qm, xq), g in depth.groupby(["observing_qmgr", "xmitq"]):
         hours = [(pd.Timestamp(t).tz_convert("UTC") - day_start).total_seconds() / 3600 for t in g["capture_time"]]
+        seen += hours
         ax.plot(hours, g["depth"], marker="o", label=f"{qm}: {xq}")
-    ax.set_xlim(0, 24)
-    ax.set_xticks(range(0, 25, 2))
+    # The axis spans the browses (an hour either side, whole hours), not an empty day around one point.
+    lo, hi = max(0, int(min(seen)) - 1), min(24, int(max(seen)) + 2)
+    ax.set_xlim(lo, hi)
+    ax.set_xticks(range(lo, hi + 1, 1 if hi - lo <= 8 else 2))
     ax.set_ylim(0, max(1, int(depth["depth"].max())) * 1.1)
     ax.yaxis.set_major_locator(MaxNLocator(integer=True))
     ax.set_xlabel(f"hour of {day.isoformat()} (UTC), at each browse")

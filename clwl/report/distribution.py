@@ -144,8 +144,10 @@ def distribution_charts(dist: pd.DataFrame, day: dt.date, cube: pd.DataFrame | N
     for queue in list(totals.index)[:MAX_QUEUE_CHARTS]:
         q = dist[dist["queue"] == queue]
         sources = sorted(q["source"].dropna().unique())
-        fig = Figure(figsize=(max(6.0, 1.6 + 1.2 * q["qmgr"].nunique()) * (1 if len(sources) < 2 else 1.6), 4.2),
-                     layout="constrained")
+        bars = q["qmgr"].nunique()
+        # As large as its bars need: one or two destinations make a small chart, not half a screen.
+        fig = Figure(figsize=(max(3.6 if bars <= 2 else 6.0, 1.6 + 1.2 * bars) * (1 if len(sources) < 2 else 1.6),
+                              3.0 if bars <= 2 else 4.2), layout="constrained")
         axes = fig.subplots(1, max(1, len(sources)), squeeze=False)[0]
         handles: dict[str, Any] = {}
         for ax, source in zip(axes, sources or [None]):
