@@ -118,8 +118,13 @@ class Explanation:
         """Why it stayed behind its channel and what to do, from clwl.remedies' one table (None: it never
         stayed)."""
         if self.sighting is not None:
-            from clwl.remedies import remedy
+            from clwl.remedies import remedy, stay_cause
 
+            s = self.sighting
+            if stay_cause(s.get("why"), s.get("detail"), browse=True) != "between-captures":
+                # The application's cause (bind on open, ...): the missing capture is the evidence's, not a cause.
+                return stay_remedy({**self.row, "stay_reason": s.get("why"), "stay_detail": s.get("detail"),
+                                    "held_from": s.get("held_from")}, self.timeline)
             seen = sighting_seen(self.sighting)
             return remedy("between-captures", seen=f"the {seen.strftime('%H:%M')} browse" if seen else None,
                           channel=self.sighting.get("channel")) + "."

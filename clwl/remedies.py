@@ -165,11 +165,14 @@ NOT_REALLOCATABLE = {"bind-on-open": "bind-on-open", "bind-on-group": "bind-on-g
 def stay_cause(why: Optional[str], detail: Optional[str], *, browse: bool = False,
                single_instance: bool = False) -> Optional[str]:
     """The cause key of a message that stayed (gold.stuck_messages' why and detail; clwl.replay's stay_reason and
-    stay_detail). browse: a browse saw it after the replay delivered it; single_instance: the queue has one
+    stay_detail). browse: a browse saw it after the replay delivered it (its cause is the application's when it
+    could not be re-allocated, else the channel failing between captures); single_instance: the queue has one
     instance in the sender's view (turns step 1's "only eligible" into "a single instance")."""
-    if browse:
-        return "between-captures"
     head = (detail or "").split(";")[0].strip()
+    if browse:
+        # The application's cause stays the cause (bind on open, on group, a named queue manager): the missing
+        # channel status capture is what the evidence lacked, said under the evidence, not a reason it stayed.
+        return NOT_REALLOCATABLE.get(head, "between-captures") if why == "not-reallocatable" else "between-captures"
     if why == "not-reallocatable":
         return NOT_REALLOCATABLE.get(head)
     if why == "still-most-favourable":

@@ -244,6 +244,27 @@ def receiver_hosts(day: Day) -> tuple[dict[str, set[str]], dict[str, set[str]]]:
     return hosts, seen_by
 
 
+def browse_evidence(day: Day) -> list[str]:
+    """Messages a transmission queue browse found waiting although the channel status captures had their channel
+    moving: the captures missed a failure between them. That is what the evidence lacked (the remedy: capture
+    DISPLAY CHSTATUS more often), said here; why the messages stayed is their own cause, in the stuck section."""
+    from clwl.remedies import remedy
+
+    s = day.stuck_rows
+    if s is None or s.empty or "observed_on_xmitq" not in s.columns:
+        return []
+    seen = s[s["observed_on_xmitq"].fillna(False).astype(bool)
+             & (s["channel_state"].isna() | (s["channel_state"].astype(str) == ""))]
+    out = []
+    for (sender, channel), g in seen.groupby(["sending_qmgr", "channel"], sort=True):
+        at = pd.to_datetime(g["seen_at"], utc=True).min() if "seen_at" in g.columns else pd.NaT
+        n = len(g)
+        text = remedy("between-captures", channel=channel,
+                      seen=f"the {at:%H:%M} browse" if not pd.isna(at) else None)
+        out.append(f"{sender}: {n} message{'s' if n != 1 else ''} {text}.")
+    return out
+
+
 def evidence_findings(day: Day, gaps: list[ChstatusGap]) -> list[str]:
     """What the report could not see: channel status gaps, receivers without accounting, quarantined records.
     Never silent: no coverage read, or no capture, is said as such, not taken for a healthy day."""
@@ -251,7 +272,7 @@ def evidence_findings(day: Day, gaps: list[ChstatusGap]) -> list[str]:
     seen = day.seen
     if seen is None:
         return ["The evidence's coverage (channel status captures, queue accounting, quarantine) could not be read: "
-                "what the report could not see is unknown, not nothing."]
+                "what the report could not see is unknown, not nothing."] + browse_evidence(day)
     out = []
     minutes = int(CHSTATUS_INTERVAL.total_seconds() // 60)
     if not seen.chstatus_read:
@@ -266,6 +287,7 @@ def evidence_findings(day: Day, gaps: list[ChstatusGap]) -> list[str]:
             out.append(f"{g.qmgr}: no channel status capture from " + ", from ".join(u.text for u in g.unseen)
                        + f" (captures further apart than {minutes} min): a channel could have failed and recovered "
                        "unseen in between; the picture hatches these windows.")
+    out += browse_evidence(day)
     for _sender, snaps in sorted((day.timelines or {}).items()):
         gap = next((g for s in snaps if (g := igq_evidence_gap(s.view))), "")
         if gap:

@@ -221,15 +221,21 @@ def stuck_findings(stuck: pd.DataFrame, groups: pd.DataFrame, day: dt.date,
         n = len(g)
         state = next((x for x in g["channel_state"] if x), "")
         parts = []
-        bound, favourite, seen = (g[g["kind"] == k] for k in ("not-reallocatable", "still-most-favourable", "browse"))
+        # A message's cause is the application's (bind on open, ...) whatever saw it wait: a browse-seen one counts
+        # under its cause, and the browse is said beside it (what the captures missed).
+        bound = g[g["why"] == "not-reallocatable"]
+        favourite = g[(g["kind"] == "still-most-favourable")]
+        seen = g[g["kind"] == "browse"]
+        other_seen = seen[seen["why"] != "not-reallocatable"]
         if len(bound):
             parts.append(f"{len(bound)} not re-allocatable ({_counted(bound)})")
         if len(favourite):
             parts.append(f"{len(favourite)} with {g['qmgr'].iloc[0]} still the most favourable ({_counted(favourite)})")
         if len(seen):
             last = seen["seen"].max()
-            parts.append(f"{len(seen)} seen on the transmission queue by the {clock(last)} browse after the replay "
-                         "had delivered them (the channel failed between status captures)")
+            of = "of those, " if len(other_seen) < len(seen) else ""
+            parts.append(f"{of}{len(seen)} seen on the transmission queue by the {clock(last)} browse after the "
+                         "replay had delivered them (the channel failed between status captures)")
         traced = g[(g["kind"] != "browse") & g["observed_on_xmitq"].fillna(False).astype(bool)
                    & g["released_at"].notna()] if "observed_on_xmitq" in g.columns else g.iloc[0:0]
         if len(traced):
