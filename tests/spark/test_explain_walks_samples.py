@@ -38,7 +38,10 @@ def _explain(lake, msg_id: str, *extra: str) -> tuple[int, str]:
 
 
 def test_explain_tells_every_stuck_message_of_the_samples_as_the_report_does(samples_lake):
+    import pandas as pd
+
     from clwl.lake import Lake
+    from clwl.report.stuck import _released
 
     lake = Lake(samples_lake.lake)
     stuck = lake.rows("gold.stuck_messages", filters=[("run_date", "=", DAY)],
@@ -47,6 +50,7 @@ def test_explain_tells_every_stuck_message_of_the_samples_as_the_report_does(sam
                         version=lake.published_version("gold.run_summary")).to_pylist()
     assert stuck and len(stuck) == summary[-1]["messages_stuck"]  # every message the report counts
     sources = set()
+    traced_and_seen: list[str] = []
     for row in stuck:
         code, out = _explain(lake.root, row["msg_id"], "--json")
         assert code == 0, out
@@ -65,8 +69,21 @@ def test_explain_tells_every_stuck_message_of_the_samples_as_the_report_does(sam
         else:
             assert source == "xmitq browse", source
             assert fate["held_from"] is None and d["sighting"] is not None, row["msg_id"]
-    # The samples have all three kinds of evidence on 2026-11-20.
+        # Evidence by evidence (issue 39 item 1): the browse keeps its own time beside a traced release, in the gold
+        # row (seen_at), in explain and in the report's line; a release the trace saw is never "unknown".
+        line = _released(pd.DataFrame([row]).assign(held_from=lambda f: pd.to_datetime(f["held_from"], utc=True),
+                                                    released_at=lambda f: pd.to_datetime(f["released_at"], utc=True)))
+        if row["released_at"] is not None:
+            assert "unknown" not in line and f"{row['released_at']:%H:%M}" in line, (row["msg_id"], line)
+        if row["seen_at"] is not None and row["observed_on_xmitq"]:
+            if d["sighting"] is not None:
+                assert d["sighting"]["seen_at"] == _iso(row["seen_at"]), row["msg_id"]
+            if row["released_at"] is not None and not row["channel_state"]:  # seen by the browse, left by the trace
+                traced_and_seen.append(row["msg_id"])
+                assert f"seen waiting by the {row['seen_at']:%H:%M} browse" in line, (row["msg_id"], line)
+    # The samples have all three kinds of evidence on 2026-11-20, and one message both browsed and traced (...022D).
     assert sources == {"channel status", "channel agent trace", "xmitq browse"}, sources
+    assert any(m.endswith("022D") for m in traced_and_seen), traced_and_seen
     # And in words: the text ends its fate with the report's line.
     code, out = _explain(lake.root, stuck[0]["msg_id"])
     assert code == 0 and "in the report: stuck from " in out

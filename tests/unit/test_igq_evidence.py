@@ -144,3 +144,20 @@ def _read(path):
     from clwl.view import parse_capture_file
 
     return parse_capture_file(path).records
+
+
+def test_lint_counts_the_messages_too_large_for_the_shared_queue():
+    """igq-limit-too-small, from the day's counts (on a lake: gold.routing_replay): MQ1A sent 10 messages to members
+    of QSG1, 7 of them over 64,084 bytes (MAXMSGL 64,512 less the MQXQH): more than half, a finding naming the
+    count and the MAXMSGL that decided, with ALTER QLOCAL(SYSTEM.QSG.TRANSMIT.QUEUE) MAXMSGL as the fix. 5 of 10 is
+    not most: no finding."""
+    from clwl.lint import lint_observations, observe
+
+    recs = _records(zos_config_capture("MQ1A", "QSG1", True, ["MQ3A"], QUEUES, qsg_xmitq_maxmsgl=64_512))
+    obs = [observe("MQ1A", recs), observe("MQ3A", _records(zos_config_capture("MQ3A", "QSG1", False, ["MQ1A"],
+                                                                            QUEUES)))]
+    found = [f for f in lint_observations(obs, igq_traffic={"MQ1A": (10, 7)}) if f.rule == "igq-limit-too-small"]
+    assert [(f.qmgr, f.object) for f in found] == [("MQ1A", "QLOCAL SYSTEM.QSG.TRANSMIT.QUEUE")]
+    assert "7 of the 10 messages MQ1A sent to members of QSG1" in found[0].detail and "MAXMSGL" in found[0].detail
+    assert found[0].remedy.startswith("ALTER QLOCAL(SYSTEM.QSG.TRANSMIT.QUEUE) MAXMSGL(n) on MQ1A")
+    assert not [f for f in lint_observations(obs, igq_traffic={"MQ1A": (10, 5)}) if f.rule == "igq-limit-too-small"]
