@@ -28,7 +28,7 @@ import pytest
 from amqsevt_render import amqsevt_objects
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from test_parser_fuzz import landing_file, parse_checked, quarantine
+from test_parser_fuzz import landing_file, parse_checked, parse_in_task, quarantine
 
 from clwl.parse.activity_trace_json import parse_amqsevt_json_text
 
@@ -241,6 +241,27 @@ def test_a_value_nested_near_the_recursion_limit_costs_its_event(tmp_path, depth
         others = parse_amqsevt_json_text("\n".join(_compact(o) for j, o in enumerate(objects) if j != 1), "t")
         assert [_op_key(o) for o in got.operations] == [_op_key(o) for o in others.operations]
         assert summary["records_quarantined"] == len(got.problems)
+
+
+@pytest.mark.parametrize("depth", [960, 980, 986, 988, 990, 1000])
+def test_a_deep_value_costs_the_same_in_a_parse_task_writing_its_rows_as_it_goes(tmp_path, monkeypatch, depth):
+    """The parse task's own body, one operation per chunk (its stack deeper than parse_checked's): the same
+    counts as parsed whole, whatever the depth (where the limit was hit depended on the caller's stack)."""
+    from spark.ingest import parse_tasks
+
+    monkeypatch.setattr(parse_tasks, "TRACE_CHUNK_OPS", 1)
+    objects = SEEDS["seq_interleaved"]
+    bad = json.loads(json.dumps(objects[2]))
+    bad["eventData"]["activityTrace"][0]["x"] = "@@deep@@"
+    texts = [_compact(o) for o in objects]
+    texts[2] = _compact(bad).replace('"@@deep@@"', deep(depth, 0))
+    spec = landing_file(tmp_path / "landing", "QM1.2026-11-20.amqsevt.jsonl", "\n".join(texts).encode(), "QM1")
+    whole, _ = parse_checked(spec)
+    summary, rows, chunks = parse_in_task(spec, tmp_path / "scratch")
+    counts = ("status", "reason", "records_read", "records_accepted", "records_quarantined", "rows")
+    assert {k: summary[k] for k in counts} == {k: whole[k] for k in counts}
+    assert chunks > 0 and summary["status"] == "ingested"
+    assert any("nested deeper than 64 levels" in p["reason"] for p in rows["silver.quarantine"])
 
 
 @pytest.mark.parametrize("layout", sorted(LAYOUTS))
