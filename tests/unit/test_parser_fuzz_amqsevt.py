@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import sys
 from collections import Counter
 from pathlib import Path
 
@@ -386,8 +385,3 @@ def test_byte_order_marks(where, tmp_path):
     else:
         assert got.problems == [] and [_op_key(o) for o in got.operations] == [_op_key(o) for o in want.operations]
         assert summary["records_quarantined"] == 0
-
-
-def test_the_recursion_limit_is_the_default():
-    """The depths tried above straddle the default limit; a suite that raised it would try nothing near it."""
-    assert sys.getrecursionlimit() == 1000
