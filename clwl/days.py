@@ -9,6 +9,18 @@ UTC = timezone.utc
 #: A run date's text: YYYY-MM-DD (date.fromisoformat alone also takes 20261120 and 2026-W47-5). ``\Z``, not ``$``:
 #: ``$`` also matches before a trailing newline. ASCII digits only (``\d`` takes any script's).
 RUN_DATE_NAME = re.compile(r"\A[0-9]{4}-[0-9]{2}-[0-9]{2}\Z")
+#: The first and last run dates: Python's dates end at 0001-01-01 and 9999-12-31, and a run date's day needs the
+#: day after it (its end: day_bounds) and the day before it (clwl drift's baseline, the previous run date).
+FIRST_RUN_DATE, LAST_RUN_DATE = date(1, 1, 2), date(9999, 12, 30)
+
+
+class RunDateOutOfRange(ValueError):
+    """A real date outside FIRST_RUN_DATE..LAST_RUN_DATE: its day bounds or windows would overflow."""
+
+
+def _out_of_range(text: str) -> RunDateOutOfRange:
+    return RunDateOutOfRange(f"{text} is out of range: run dates go from {FIRST_RUN_DATE} to {LAST_RUN_DATE} (the "
+                             f"day before and the day after one must be dates too)")
 
 
 class RunDate(str):
@@ -26,9 +38,11 @@ class RunDate(str):
         if not RUN_DATE_NAME.fullmatch(text):
             raise ValueError(f"{text!r} is not a run date YYYY-MM-DD")
         try:
-            date.fromisoformat(text)
+            day = date.fromisoformat(text)
         except ValueError:
             raise ValueError(f"{text!r} is not a run date YYYY-MM-DD (no such day)") from None
+        if not FIRST_RUN_DATE <= day <= LAST_RUN_DATE:
+            raise _out_of_range(text)
         return super().__new__(cls, text)
 
     @property
@@ -57,5 +71,7 @@ def as_utc(t: datetime | None) -> datetime | None:
 def day_bounds(run_date: str | date) -> tuple[datetime, datetime]:
     """[start, end) of the run date in UTC."""
     d = RunDate(run_date).day if isinstance(run_date, str) else run_date
+    if d == date.max:  # (a date, not a run date, may be the day before the first one: clwl drift's baseline)
+        raise _out_of_range(d.isoformat())
     start = datetime.combine(d, time(0), UTC)
     return start, start + timedelta(days=1)

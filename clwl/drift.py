@@ -304,7 +304,8 @@ def window(run_date: str, since: Optional[str] = None) -> tuple[str, datetime, d
     base = RunDate(since).day if since is not None else day - timedelta(days=1)
     if base >= day:
         raise DriftError(f"--since {base} is not before --date {day}: name an earlier run date")
-    return str(RunDate(base)), day_bounds(base)[1], day_bounds(day)[1]
+    # the day before the first run date is a date, not a run date: its end is all that is needed of it
+    return base.isoformat(), day_bounds(base)[1], day_bounds(day)[1]
 
 
 def relevant(rows: Iterable[Mapping], baseline_at: datetime, until: datetime) -> list[Mapping]:

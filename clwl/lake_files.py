@@ -99,8 +99,23 @@ def read_lake_json(path: Path | str, limit: int = MAX_METADATA_BYTES) -> Any:
         raise LakeFileError(f"{path} is not UTF-8 text (byte {exc.start}): the lake is damaged") from None
     except json.JSONDecodeError as exc:
         raise LakeFileError(f"{path} is not JSON ({exc}): the lake is damaged") from None
+    except ValueError:  # int() refuses more than 4,300 digits (sys.get_int_max_str_digits): no lake writes one
+        raise LakeFileError(f"{path} holds an integer too long to read (over 4,300 digits): the lake is "
+                            f"damaged") from None
     except RecursionError:
         raise LakeFileError(f"{path} is JSON nested too deeply to read: the lake is damaged") from None
+
+
+def local_folder_exists(path: Path | str) -> bool:
+    """``path`` is a folder (a link to one too); False when nothing, or a file, is there. StorageError, one line,
+    when the path cannot be looked at: a name longer than the file system takes (over 255 bytes), a folder on
+    the way that cannot be searched (Path.is_dir() raises those, where it answers False for "not there")."""
+    try:
+        return stat.S_ISDIR(os.stat(path).st_mode)
+    except (FileNotFoundError, NotADirectoryError):
+        return False
+    except OSError as exc:
+        raise StorageError(f"cannot look at {path}: {exc.strerror or exc}") from None
 
 
 def is_remote(path: Path | str) -> bool:

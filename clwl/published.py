@@ -113,6 +113,9 @@ def _json_of(path: object, raw: bytes) -> object:
         raise PublishedError(f"{path} is not UTF-8 text (byte {exc.start}): the lake is damaged") from None
     except json.JSONDecodeError as exc:
         raise PublishedError(f"{path} is not JSON ({exc}): the lake is damaged") from None
+    except ValueError:  # int() refuses more than 4,300 digits, as read_lake_json says of a local pointer
+        raise PublishedError(f"{path} holds an integer too long to read (over 4,300 digits): the lake is "
+                             f"damaged") from None
     except RecursionError:
         raise PublishedError(f"{path} is JSON nested too deeply to read: the lake is damaged") from None
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from datetime import date
 
-from clwl.days import RunDate
+from clwl.days import RunDate, RunDateOutOfRange
 
 
 def whole_number(lowest: int):
@@ -27,6 +27,8 @@ def run_date(text: str) -> str:
     """An argparse type: a run date written exactly ``YYYY-MM-DD``, kept as text (it names a landing folder)."""
     try:
         return RunDate(text)
+    except RunDateOutOfRange as e:  # a real date, but one whose day or day before is not
+        raise argparse.ArgumentTypeError(str(e)) from None
     except ValueError:
         raise argparse.ArgumentTypeError(f"{text!r} is not a date YYYY-MM-DD") from None
 

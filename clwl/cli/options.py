@@ -112,6 +112,7 @@ def lake_location_to_read(command: str, given: Any, modules: tuple[str, ...] = L
         print(problem, file=sys.stderr)
         return None
     from clwl.lake import default_lake_location
+    from clwl.lake_files import local_folder_exists
     from clwl.storage import StorageError, has_prefix, is_object_store, storage_options
 
     try:
@@ -120,7 +121,7 @@ def lake_location_to_read(command: str, given: Any, modules: tuple[str, ...] = L
             storage_options(lake)  # credentials and endpoint: one line before anything is sent
             there = has_prefix(lake)
         else:
-            there = Path(lake).is_dir()
+            there = local_folder_exists(lake)  # a name too long, a folder on the way not searchable: one line
     except StorageError as e:
         say(f"clwl {command}: {e}", sys.stderr)
         return None

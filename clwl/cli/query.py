@@ -11,6 +11,7 @@ from clwl.cli.exit_codes import EXIT_INPUT, EXIT_OK
 from clwl.cli.extras import QUERY_MODULES, missing_extra
 from clwl.cli.options import LAKE_LOCATION
 from clwl.lake import Lake, default_lake_location
+from clwl.lake_files import local_folder_exists
 from clwl.query import FORMATS, MAX_CELL, QueryError, run_query, write_csv, write_json, write_table
 from clwl.storage import StorageError, is_object_store, list_folders
 from clwl.terminal import say
@@ -49,6 +50,8 @@ def cmd_query(args: argparse.Namespace) -> int:
         return EXIT_INPUT
     try:
         lake = args.lake if args.lake is not None else default_lake_location()
+        if not is_object_store(lake):
+            local_folder_exists(lake)  # a name too long, a folder on the way not searchable: one line
     except StorageError as exc:  # a typo of a URI in $CLWL_LAKE
         say(f"clwl query: {exc}", sys.stderr)
         return EXIT_INPUT
@@ -113,7 +116,7 @@ def cmd_published(args: argparse.Namespace) -> int:
     try:
         lake = args.lake if args.lake is not None else default_lake_location()
         gold = Lake(lake).layer("gold")
-        there = bool(list_folders(gold)) if is_object_store(gold) else gold.is_dir()
+        there = bool(list_folders(gold)) if is_object_store(gold) else local_folder_exists(gold)
     except StorageError as exc:  # a typo of a URI in $CLWL_LAKE, no credentials, a store out of reach
         say(f"clwl published: {exc}", sys.stderr)
         return EXIT_INPUT

@@ -18,9 +18,17 @@ amqsact prints and each value the text amqsact prints (``{"name": "Ok", "value":
 The trace messages and operations so rebuilt go through the amqsact reader's own code
 (:class:`clwl.parse.activity_trace_puts.TraceReader`): the same checks, problems, handles, put events and rows.
 
-Bad input: an object that is not JSON costs itself only (a problem at its first line): each object is decoded up
-to the next object start (a line opening with ``{`` and an envelope key), so the whole parse stays linear; as does an object that is not an activity trace
-message's (counted in a note); an operation's bad value is its operation's problem, as in amqsact output.
+The objects may also come one after another on one line, separated by blanks or blank lines, with CRLF line
+ends, each file behind a byte order mark (files joined by a log shipper), or as the elements of one JSON array:
+the text is cut at each object start (``{`` and an envelope key, wherever it is) into pieces decoded one by one,
+so the parse is linear in every layout.
+
+Bad input: an object that is not JSON costs itself only (a problem at its first line): it is decoded up to the
+next object start, so a cut object cannot take in the next ones; as does an object nested deeper than any amqsevt
+prints (refused before it is read: how deep the decoder and the printing of a value can go depends on the caller's
+stack, whether an object is read must not) and an object that is not an activity trace message's (counted in a
+note); an operation's bad value is its operation's problem, as in amqsact output; an integer too long for
+``int()`` is a bad value like any other.
 """
 
 from __future__ import annotations
@@ -35,7 +43,7 @@ from clwl.parse.activity_trace_lexer import OperationBlock, TraceMessage
 from clwl.parse.activity_trace_puts import TraceReader
 from clwl.parse.activity_trace_records import ActivityTraceResult, TraceChunk, TraceState
 from clwl.parse.activity_trace_values import number_reason, printed_number, time_zone
-from clwl.parse.common import InputError, clip
+from clwl.parse.common import JSON_DECODER, InputError, clip, too_deep_reason
 
 __all__ = [
     "AMQSEVT_JSON_NAME_PATTERNS",
@@ -212,11 +220,15 @@ del _field
 TRACE_GROUP_KEYS = (amqsevt_key("MQGACF_ACTIVITY_TRACE"), "MQGACF_ACTIVITY_TRACE")
 # amqsact's header numbers checked as the header is read (a bad one is unknown, its message still read): signed?
 _HEADER_NUMBERS = {"SeqNumber": True, "ApplicationPid": True, "Trace Detail Level": False}
-# Where a top-level object can start again after one that is not JSON: a "{" opening a line, then an envelope key
-# (pretty-printed: on the next line; compact: right after it).
+# Where a top-level object starts: a "{" and an envelope key (pretty-printed: on the next line; compact: right after
+# it), wherever it is, so that objects on one line are cut apart too. In JSON text a '{' followed by '"' is never
+# inside a string (a string's '"' is escaped): a match is an object opening with that key.
 _OBJECT_START = re.compile(
-    r'^[ \t]*\{\s*"(?:eventSource|eventType|eventReason|eventCreation|eventData|callbackReason)"', re.M)
-_BLANKS = re.compile(r"\s*")
+    r'\{[ \t\r\n]*"(?:eventSource|eventType|eventReason|eventCreation|eventData|callbackReason)"')
+# Between two top-level values: blanks and byte order marks (a shipper joining files keeps each one's); in a JSON
+# array of the objects (the text opens with "["), also its commas and its "]" (with the "[" of a next array).
+_BETWEEN = re.compile(r"[\s\ufeff]*")
+_BETWEEN_IN_ARRAY = re.compile(r"(?:[\s\ufeff,]|\](?:[\s\ufeff]*\[)?)*")
 _HEX = re.compile(r"(?:[0-9A-Fa-f]{2})*")
 _UNKNOWN = re.compile(r"Unknown \[(-?\d+)\]")  # lookup() of a number it has no name for
 _RAW_LIMIT = 4_000  # characters of a broken object kept as a problem's raw text
@@ -312,26 +324,41 @@ class AmqsevtTraceReader(TraceReader):
         return line
 
     def feed_text(self, text: str) -> None:
-        decode = json.JSONDecoder().raw_decode
-        at, end = _BLANKS.match(text).end(), len(text)
-        while at < end:
-            line = self.line_of(at, text)
-            # The object is decoded alone, up to the next object start: a cut object whose open list or object
-            # would take in the next ones (and those the next) costs its own text only, and the parse stays linear.
-            found = _OBJECT_START.search(text, at + 1)
-            stop = found.start() if found else end
+        # The text is cut at every object start into pieces, each sliced once and decoded alone: a cut object
+        # whose open list or object would take in the next ones (and those the next) costs its own text only,
+        # and no piece is copied or searched twice, whatever the layout.
+        first = _BETWEEN.match(text).end()
+        array = text.startswith("[", first)
+        between = _BETWEEN_IN_ARRAY if array else _BETWEEN
+        cut = first + 1 if array else 0
+        for found in _OBJECT_START.finditer(text, first + 1):
+            self.feed_piece(text, cut, found.start(), between)
+            cut = found.start()
+        self.feed_piece(text, cut, len(text), between)
+
+    def feed_piece(self, text: str, start: int, stop: int, between: re.Pattern) -> None:
+        """The top-level values of ``text[start:stop]``, a piece that holds at most one object start (its own)."""
+        piece = text[start:stop]
+        decode = JSON_DECODER.raw_decode
+        at = between.match(piece).end()
+        while at < len(piece):
+            line = self.line_of(start + at, text)
             try:
-                obj, used = decode(text[at:stop])
+                obj, used = decode(piece, at)
             except (ValueError, RecursionError) as exc:
-                reason = exc.msg if isinstance(exc, json.JSONDecodeError) else type(exc).__name__
-                where = (f" (line {line + text.count(chr(10), at, at + exc.pos)})"
-                         if isinstance(exc, json.JSONDecodeError) else "")
-                self.problem(line, f"not a JSON object as amqsevt prints it: {reason}{where}",
-                             text[at:min(stop, at + _RAW_LIMIT)])
-                at = _BLANKS.match(text, stop).end()
-                continue
-            self.event(obj, line, text, at, at + used)
-            at = _BLANKS.match(text, at + used).end()
+                if isinstance(exc, json.JSONDecodeError):
+                    reason = f"{exc.msg} (line {line + piece.count(chr(10), at, exc.pos)})"
+                else:  # the decoder's own recursion limit (ints too long for int() are strings: JSON_DECODER)
+                    reason = too_deep_reason(piece[at:]) or type(exc).__name__
+                self.problem(line, f"not a JSON object as amqsevt prints it: {reason}", piece[at:at + _RAW_LIMIT])
+                return  # the rest of the piece is the broken object's
+            too_deep = too_deep_reason(piece[at:used])
+            if too_deep:  # an amqsevt object nests 6 deep; deeper would cost more than itself when printed
+                self.problem(line, f"not a JSON object as amqsevt prints it: {too_deep}",
+                             piece[at:min(used, at + _RAW_LIMIT)])
+            else:
+                self.event(obj, line, piece, at, used)
+            at = between.match(piece, used).end()
 
     def event(self, obj: object, line: int, text: str, start: int, after: int) -> None:
         data = obj.get("eventData") if isinstance(obj, dict) else None

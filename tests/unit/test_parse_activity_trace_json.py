@@ -173,3 +173,16 @@ def test_sniff_and_missing_file(tmp_path):
     assert looks_like_amqsevt_trace(text[:4096]) and not looks_like_amqsevt_trace('{"eventData": {}}')
     with pytest.raises(InputError):
         parse_amqsevt_json_file(tmp_path / "none.amqsevt.json")
+
+
+def test_an_integer_too_long_for_int_costs_its_operation_only():
+    """Python refuses to read an integer of more than 4,300 digits (ValueError): the object was lost whole; the
+    decoder keeps it as its digits for the value's own check (issue 40 item 2)."""
+    obj = amqsevt_objects((AMQSACT / "notfixed_medium.amqsact").read_text())[0]
+    ops = obj["eventData"]["activityTrace"]
+    ops[3]["hobj"] = "@@big@@"
+    text = json.dumps(obj).replace('"@@big@@"', "9" * 5_000)
+    got = parse_amqsevt_json_text(text, "t")
+    [problem] = got.problems
+    assert problem.reason.startswith("Hobj") and "(5000 characters)" in problem.reason, problem.reason
+    assert got.trace_messages == 1 and len(got.operations) == len(ops) - 1

@@ -51,6 +51,30 @@ _EVT = {"eventSource": {"objectName": "SYSTEM.ADMIN.TRACE.ACTIVITY.QUEUE", "obje
 _EVT_PRETTY = json.dumps(_EVT, indent=2, separators=(",", " : ")) + "\n"
 _EVT_COMPACT = json.dumps(_EVT, separators=(",", ":")) + "\n"
 
+
+def _evts(n: int, layout: str) -> str:
+    """About ``n`` characters of amqsevt objects in a layout amqsevt or a log shipper writes (issue 40 item 2): the
+    next object's start must be found once, not searched for from every object to the end of the line."""
+    one = _EVT_COMPACT.rstrip("\n")
+    k = max(1, n // len(one))
+    if layout == "one line":
+        return one * k
+    if layout == "one line, blanks between":
+        return (one + " ") * k
+    if layout == "one line, a JSON array":
+        return "[" + ",".join([one] * k) + "]"
+    if layout == "pretty, a JSON array":
+        return "[\n" + ",\n".join([_EVT_PRETTY.rstrip("\n")] * (n // len(_EVT_PRETTY) or 1)) + "\n]\n"
+    if layout == "pretty, blank lines between, CRLF":
+        return (_EVT_PRETTY + "\n").replace("\n", "\r\n") * (n // len(_EVT_PRETTY) or 1)
+    if layout == "one line, each object cut":
+        return one[: len(one) * 2 // 3] * k
+    if layout == "one line, each behind a byte order mark":
+        return ("\ufeff" + one) * k
+    if layout == "one line of values that are not objects":
+        return "[1] " * (n // 4)
+    raise AssertionError(layout)
+
 # A channel agent's trace message (issue 29): a cluster-sender agent's MQGETs, each with a transmission header.
 _MCA_HEAD = ("MonitoringType: MQI Activity Trace\nQueueManager: 'QM1'\nSeqNumber: 0\nApplicationName: 'amqrmppa'\n"
              "API Environment: MQXE_MCA\nTrace Detail Level: 2\nChannel Name: 'CLUSTER1.QM2'\n"
@@ -181,6 +205,11 @@ CASES: dict[str, tuple[Callable[[str], object], Callable[[int], str], int]] = {
         lambda t: parse_amqsevt_json_text(t, "x"), lambda n: _EVT_COMPACT * (n // len(_EVT_COMPACT)), 20_000),
     "amqsevt JSON: lines of '{' with no object start after them": (
         lambda t: parse_amqsevt_json_text(t, "x"), lambda n: "{\n" * (n // 2), 20_000),
+    **{f"amqsevt JSON: {layout}": (lambda t: parse_amqsevt_json_text(t, "x"),
+                                   lambda n, layout=layout: _evts(n, layout), 20_000)
+       for layout in ("one line", "one line, blanks between", "one line, a JSON array", "pretty, a JSON array",
+                      "pretty, blank lines between, CRLF", "one line, each object cut",
+                      "one line, each behind a byte order mark", "one line of values that are not objects")},
     "puts JSON lines: deeply nested line": (
         lambda t: parse_puts_jsonl_text(t, "x"), lambda n: "[" * (n // 2) + "]" * (n // 2) + "\n", 50_000),
 }
