@@ -43,19 +43,44 @@ def stuck_causes(day: Day) -> dict[str, str]:
     return out
 
 
-def why_they_stayed(inc: Incident, causes: dict[str, str]) -> str:
+def bind_fixes(day: Day, causes: dict[str, str]) -> dict[str, str]:
+    """msg_id -> the fix of a message bound on open, with its object named (clwl.remedies.pinned_by on the sender's
+    configuration at its wait and the put's bind): where the object already has DEFBIND(NOTFIXED) and the
+    application asked for MQOO_BIND_ON_OPEN, the fix is the application's alone."""
+    from clwl.remedies import pinned_by
+
+    bound = {m for m, k in causes.items() if k == "bind-on-open"}
+    puts = day.puts
+    if not bound or puts is None or puts.empty or "bind" not in puts.columns:
+        return {}
+    binds = dict(zip(puts["msg_id"], puts["bind"]))
+    out = {}
+    for _, r in day.stuck_rows[day.stuck_rows["msg_id"].isin(bound)].iterrows():
+        view = view_at(day, r["sending_qmgr"], r["held_from"])
+        if view is not None:
+            out[r["msg_id"]] = pinned_by(binds.get(r["msg_id"]), view, str(r["queue"]))[1]
+    return out
+
+
+def why_they_stayed(inc: Incident, causes: dict[str, str], fixes: Optional[dict[str, str]] = None) -> str:
     """"Why they stayed, and what to do: bind on open 22 (orders-batch 11, billing-batch 11): MQOO_BIND_NOT_FIXED
-    ...; ..." for an incident: each cause of its stuck messages with who put them and the table's remedy."""
+    ...; ..." for an incident: each cause of its stuck messages with who put them and the remedy: the table's, or
+    where the messages' own objects are known (``fixes``: bind on open), theirs."""
     stuck = [d for d in inc.delays if d.stuck and d.msg_id in causes]
     keys = counted(causes[d.msg_id] for d in stuck)
     if not keys:
         return ""
+    fixes = fixes or {}
 
     def who(key: str) -> str:
         return counts_text(counted(d.application for d in stuck if causes[d.msg_id] == key))
 
+    def fix(key: str) -> str:
+        mine = sorted({fixes[d.msg_id] for d in stuck if causes[d.msg_id] == key and d.msg_id in fixes})
+        return "; ".join(mine) if mine else BY_KEY[key].remedy
+
     return ("Why they stayed, and what to do: "
-            + "; ".join(f"{BY_KEY[k].title} {n} ({who(k)}): {BY_KEY[k].remedy}" for k, n in keys) + ".")
+            + "; ".join(f"{BY_KEY[k].title} {n} ({who(k)}): {fix(k)}" for k, n in keys) + ".")
 
 
 def _ts(v: Any) -> pd.Timestamp:
@@ -191,7 +216,8 @@ def channel_xmitqs(day: Day, inc: Incident) -> dict[tuple[str, str], str]:
     return out
 
 
-def incident_findings(found: list[Incident], day: dt.date, causes: dict[str, str] | None = None) -> list[str]:
+def incident_findings(found: list[Incident], day: dt.date, causes: dict[str, str] | None = None,
+                      fixes: dict[str, str] | None = None) -> list[str]:
     if not found:
         return [f"No channel trouble on {day.isoformat()}: no cluster-sender channel was in a state messages wait "
                 "behind, and no message waited."]
@@ -200,7 +226,7 @@ def incident_findings(found: list[Incident], day: dt.date, causes: dict[str, str
     out = [f"{len(found)} incident{'s' if len(found) != 1 else ''} on {day.isoformat()}"
            + (f", {len(with_messages)} with messages waiting:" if quiet else ":")]
     number = {id(i): n for n, i in enumerate(found, 1)}  # as the picture numbers them
-    out += [" ".join(p for p in (f"[{number[id(i)]}]", i.sentence, why_they_stayed(i, causes or {})) if p)
+    out += [" ".join(p for p in (f"[{number[id(i)]}]", i.sentence, why_they_stayed(i, causes or {}, fixes)) if p)
             for i in with_messages]
     if quiet:
         out.append(f"{len(quiet)} more with no message waiting: "
@@ -230,7 +256,8 @@ def incident_frame(found: list[Incident]) -> pd.DataFrame:
 def incidents_section(day: Day, rep: Report) -> None:
     """The incidents, first in the findings: which side to look at, and who was hit."""
     found = day_incidents(day)
-    rep.findings_incidents = incident_findings(found, day.run_date, stuck_causes(day))
+    causes = stuck_causes(day)
+    rep.findings_incidents = incident_findings(found, day.run_date, causes, bind_fixes(day, causes))
     rep.verdict = verdict_lines(found, day.run_date)
     rep.incidents = table_view("incidents", incident_frame(found), INCIDENT_COLS, "No incident.",
                                wrap=("look_at", "channels", "queues", "applications"),
