@@ -236,8 +236,9 @@ def stuck_findings(stuck: pd.DataFrame, groups: pd.DataFrame, day: dt.date,
             of = "of those, " if len(other_seen) < len(seen) else ""
             parts.append(f"{of}{len(seen)} seen on the transmission queue by the {clock(last)} browse after the "
                          "replay had delivered them (the channel failed between status captures)")
-        traced = g[(g["kind"] != "browse") & g["observed_on_xmitq"].fillna(False).astype(bool)
-                   & g["released_at"].notna()] if "observed_on_xmitq" in g.columns else g.iloc[0:0]
+        # Seen by the browse after the replay had delivered them, and seen leaving by the channel agents' trace.
+        traced = g[[_missed(r) and not pd.isna(r["released_at"]) for _, r in g.iterrows()]] \
+            if "observed_on_xmitq" in g.columns else g.iloc[0:0]
         if len(traced):
             parts.append(f"{len(traced)} seen on the transmission queue by the {clock(traced['seen'].max())} browse "
                          f"and traced leaving it at {clock(traced['released_at'].max())} (the channel agents' trace)")
