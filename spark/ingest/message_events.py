@@ -5,6 +5,8 @@ as quarantine rows (see *Message events* in the ``spark.ingest`` package documen
 from __future__ import annotations
 
 import os
+import signal
+import sys
 from datetime import datetime, timezone
 from typing import Iterable, NamedTuple
 
@@ -365,10 +367,15 @@ def write_phases(spark, config, phases: list[list], side_jobs: list = ()) -> dic
         else:
             run_writes(spark, config, phase)
         if os.environ.get(STOP_AFTER_PHASE_ENV, "").strip() == str(n):
-            raise RuntimeError(f"{STOP_AFTER_PHASE_ENV}={n}: the ingest stops after phase {n} of its put rows' writes")
+            # kill -9, as a crash would: no finally, no clean-up of the run, the JVM gone with its process group.
+            print(f"{STOP_AFTER_PHASE_ENV}={n}: killing this process after phase {n} of its put rows' writes",
+                  file=sys.stderr, flush=True)
+            if os.getpgrp() == os.getpid():
+                os.killpg(os.getpgrp(), signal.SIGKILL)
+            os.kill(os.getpid(), signal.SIGKILL)
     return counts
 
 
-# Test-only (tests/spark/test_put_rows_once.py), inert unless set: stop the ingest right after the Nth phase of
-# write_phases, as a killed process would leave the lake (each phase's commits done, the run log not appended).
+# Test-only (tests/spark/test_put_rows_once.py), inert unless set: SIGKILL the ingest right after the Nth phase of
+# write_phases, as `kill -9` would (each phase's commits done, the run log not appended, nothing cleaned up).
 STOP_AFTER_PHASE_ENV = "CLWL_TEST_STOP_AFTER_PUT_PHASE"
