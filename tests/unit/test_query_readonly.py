@@ -16,9 +16,19 @@ from pathlib import Path
 import deltalake
 import pyarrow as pa
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from clwl.published import write_published
-from clwl.query import MAX_NESTING, MAX_OPERATORS, MAX_SQL_CHARS, QueryError, run_query, size_problem
+from clwl.query import (
+    MAX_NESTING,
+    MAX_OPERATOR_MARKS,
+    MAX_OPERATORS,
+    MAX_SQL_CHARS,
+    QueryError,
+    run_query,
+    size_problem,
+)
 
 COPY = "COPY (SELECT 'x' AS a) TO '{target}' STORED AS PARQUET"
 
@@ -145,6 +155,17 @@ def _cli(sql: str, lake: Path) -> subprocess.CompletedProcess:
     ("12,000 ANDs", "SELECT * FROM routing_replay WHERE " + " AND ".join(["1=1"] * 12_000), "characters"),
     ("parentheses 200 deep", "SELECT " + "(" * 200 + "1" + ")" * 200, f"takes at most {MAX_NESTING}"),
     ("over the size limit", "SELECT '" + "x" * MAX_SQL_CHARS + "' AS a", "characters; clwl query takes"),
+    # Spellings the scanner before this one did not count (issue 40): each exited 139 with no message.
+    ("10,000 casts", "SELECT 1" + "::INT" * 10_000, "operators; clwl query takes"),
+    ("10,000 subscripts", "SELECT named_struct('a', 1)" + "['a']" * 10_000, "operators; clwl query takes"),
+    ("20,000 terms after a nested comment", "SELECT /* /* */ ' */ " + "+".join(["1"] * 20_000) + " --'",
+     "operators; clwl query takes"),
+    ("12,000 terms after a dollar string", "SELECT $$'$$ AS a, " + "+".join(["1"] * 12_000),
+     "operators; clwl query takes"),
+    ("12,000 terms after an E-string", "SELECT E'\\'' AS a, " + "+".join(["1"] * 12_000) + " --'",
+     "operators; clwl query takes"),
+    ("12,000 terms after a tagged dollar string", "SELECT $q$'$q$ AS a, " + "+".join(["1"] * 12_000),
+     "operators; clwl query takes"),
 ], ids=lambda v: v if isinstance(v, str) and len(v) < 60 else "")
 def test_too_big_or_too_deep_is_one_line_and_exit_2(lake, what, sql, message):
     p = _cli(sql, lake)
@@ -153,7 +174,12 @@ def test_too_big_or_too_deep_is_one_line_and_exit_2(lake, what, sql, message):
 
 
 def test_the_limits_are_counted_outside_strings():
-    assert size_problem("SELECT '" + "+" * (MAX_OPERATORS * 2) + "' AS a") is None
+    assert size_problem("SELECT '" + "+" * MAX_OPERATORS + "' AS a, " + "+".join(["1"] * MAX_OPERATORS)) is None
+    # ... and every operator mark is counted again in the whole text, strings and comments included, against a
+    # bound the engine takes however it reads them.
+    assert size_problem("SELECT '" + "+" * MAX_OPERATOR_MARKS + "' AS a") is None
+    assert "counting those inside strings and comments; clwl query takes at most 2,000" in size_problem(
+        "SELECT '" + "+" * (MAX_OPERATOR_MARKS + 1) + "' AS a")
     assert size_problem("SELECT " + "(" * MAX_NESTING + "1" + ")" * MAX_NESTING) is None
     assert "nested" in size_problem("SELECT " + "(" * (MAX_NESTING + 1) + "1" + ")" * (MAX_NESTING + 1))
     assert size_problem("   ") == "no SQL statement given"
@@ -176,3 +202,24 @@ def test_a_cell_cannot_drive_the_terminal(tmp_path):
     out = io.StringIO()
     write_json(table, out)
     assert json.loads(out.getvalue()) == {"source_file": value}
+
+
+#: What a scanner of SQL may read differently from the engine's: a statement starts with one of these, so that a
+#: scanner that ends a comment or string in the wrong place takes everything after it for a string or a comment.
+HIDERS = ["", "/* /* */ ' */", "/* ' */", "$$'$$ AS a,", "$t$'$t$ AS a,", "$t$ $$' $t$ AS a,", "E'\\'' AS a,",
+          "e'\\\\''' AS a,", "'''' AS a,", "\"'\" AS a,", "`'` AS a,", "-- '\n", "X'27' AS a,", "U&'\\0027' AS a,"]
+#: One link of a chain the engine plans and evaluates by recursion, each spelled several ways.
+LINKS = ["::INT", ":: int", "::BIGINT", "['a']", "[1]", " [ 'a' ] ", "+1", " - 1", "||'x'", " AND true",
+         " OR x", " IS NULL", " IS NOT NULL", "*2", "<>0", " UNION ALL SELECT 1", "=1"]
+
+
+@settings(max_examples=200, deadline=None)
+@given(hider=st.sampled_from(HIDERS), links=st.lists(st.sampled_from(LINKS), min_size=1, max_size=4),
+       closer=st.sampled_from(["", " --'", " */", " $$", " '"]), upper=st.booleans())
+def test_no_spelling_of_a_long_chain_passes(hider, links, closer, upper):
+    """10,000 links of any chain, behind any string or comment a scanner could misread: refused before the
+    engine sees it (it crashed past a few thousand), whatever a scanner makes of the text."""
+    chain = "".join(links[i % len(links)] for i in range(10_000))
+    sql = f"SELECT {hider} x{chain}{closer}"
+    problem = size_problem(sql.upper() if upper else sql)
+    assert problem is not None and problem.startswith("refused: "), problem
