@@ -62,8 +62,9 @@ def discover_tables(lake: Path) -> dict[str, Path]:
         return LAYER_PRIORITY.index(layer) if layer in LAYER_PRIORITY else len(LAYER_PRIORITY)
 
     names: dict[str, Path] = {}
-    for _layer, table, path in sorted(found, key=lambda f: (rank(f[0]), f[0], f[1])):
-        names.setdefault(table, path)
+    for layer, table, path in sorted(found, key=lambda f: (rank(f[0]), f[0], f[1])):
+        if layer in LAYERS:  # a run's own folders (staging/, validation/) never stand in for a layer's table
+            names.setdefault(table, path)
     for layer, table, path in found:
         names.setdefault(f"{layer}_{table}", path)
     return names
@@ -321,6 +322,10 @@ def _answer(sql: str, lake: Path, memory_mb: int):
     except PublishedError as exc:
         raise QueryError(str(exc)) from None
     tables = discover_tables(lake)
+    for name in sorted(published.tables):  # a published table is read there or not at all: never another copy
+        if tables.get(f"gold_{name}") != gold / name:
+            raise QueryError(f"{_published_table(name, published)} is unreadable: no Delta table at {gold / name} "
+                             f"(the lake is damaged; clwl published lists what is missing)")
     for name, path in list(tables.items()):
         version = None
         if path.parent == gold:
@@ -336,7 +341,9 @@ def _answer(sql: str, lake: Path, memory_mb: int):
         except LakeFileError as exc:  # names the damaged file already
             raise QueryError(str(exc)) from None
         except Exception as exc:
-            raise QueryError(f"cannot read the Delta table {path}: {_one_line(exc)}") from None
+            what = (f"{_published_table(path.name, published)} is unreadable" if version is not None
+                    else f"cannot read the Delta table {path}")
+            raise QueryError(f"{what}: {_one_line(exc)}") from None
     _register_views(ctx, lake, tables)
     rewritten: set[str] = set()
     while True:
@@ -362,6 +369,10 @@ def _answer(sql: str, lake: Path, memory_mb: int):
             elif literal is not None:
                 hint = f" ({TIMESTAMP_HINT})"
             raise QueryError(f"bad SQL: {_one_line(exc)}{hint}") from None
+
+
+def _published_table(name: str, published) -> str:
+    return f"the published table {name} (version {published.tables[name]} in {published.gold}/_published.json)"
 
 
 def _register_views(ctx, lake: Path, tables: dict[str, Path]) -> None:

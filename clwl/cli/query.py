@@ -202,6 +202,11 @@ def cmd_published(args: argparse.Namespace) -> int:
         print(f"\n{name}: version {t['version']}")
         for reader in ("spark_sql", "pyspark", "trino", "deltalake"):
             print(f"  {reader:<10} {t[reader]}")
+    for name, t in recipes["missing"].items():
+        print(f"\n{name}: version {t['version']} MISSING: {t['reason']} ({t['path']})")
+    if recipes["missing"]:
+        print(f"\nnote: the lake is damaged: {', '.join(recipes['missing'])} cannot be read at the published "
+              f"version; clwl query refuses to answer until it is restored", file=sys.stderr)
     if recipes["unsettled"]:
         print(f"\nnote: a publish did not finish ({'; '.join(recipes['unsettled'])}); a reader of the latest "
               f"versions sees it until the next clwl run, clwl ingest or DAG task rolls it back", file=sys.stderr)
