@@ -81,6 +81,12 @@ ATTACKS = {
     "execute": "EXECUTE p",
     "deallocate": "DEALLOCATE p",
     "url table": "SELECT * FROM '{gold_file}'",
+    # bronze.put_records is a view over two tables (clwl/put_records.py): nothing writes through it either.
+    "copy the view out": "COPY put_records TO '{out}/copied.csv' STORED AS CSV",
+    "insert into the view": "INSERT INTO put_records SELECT * FROM put_records",
+    "explain analyze copy of the view, nested comment":
+        f"EXPLAIN ANALYZE {_nested_comment(2)} COPY bronze_put_records TO '{{target}}' STORED AS PARQUET --'",
+    "drop the view": "DROP VIEW put_records",
     # Lookalike letters are not keywords: a parse error, never a write.
     "fullwidth copy": COPY.replace("COPY", "\uff23\uff2f\uff30\uff39"),
     "cyrillic o in copy": COPY.replace("COPY", "C\u041ePY"),
@@ -93,6 +99,9 @@ def lake(tmp_path_factory) -> Path:
     table = pa.table({"msg_id": ["m1", "m2"], "qmgr": ["QM2", "QM3"]})
     deltalake.write_deltalake(str(root / "gold" / "routing_replay"), table)
     write_published(root / "gold", {"routing_replay": 0}, {}, run_id="r1", run_date="2026-11-20")
+    puts = {"msg_id": ["m1", "m2"], "source_file": ["QM1/puts.csv"] * 2, "position": [1, 2]}
+    deltalake.write_deltalake(str(root / "silver" / "message_events"), pa.table(puts))  # what the view reads
+    deltalake.write_deltalake(str(root / "bronze" / "put_records"), pa.table({k: v[:1] for k, v in puts.items()}))
     return root
 
 
@@ -137,7 +146,9 @@ def test_a_write_is_named_in_the_refusal(lake, tmp_path):
     ("SELECT $$copy$$ AS a", 1),
     ("SELECT msg_id FROM routing_replay WHERE msg_id IN (" + ", ".join(f"'m{i}'" for i in range(2000)) + ")", 2),
     ("SELECT " + "+".join(["1"] * (MAX_OPERATORS - 1)) + " AS a", 1),
-], ids=["explain analyze", "nested comment", "E-string", "dollar string", "IN list of 2,000", "operators at the limit"])
+    ("SELECT msg_id FROM put_records", 2),  # the view: each put once (bronze holds m1, silver m1 and m2)
+], ids=["explain analyze", "nested comment", "E-string", "dollar string", "IN list of 2,000", "operators at the limit",
+        "the put_records view"])
 def test_reads_still_run(lake, sql, rows):
     assert run_query(sql, lake).num_rows == rows
 
@@ -165,6 +176,8 @@ def _cli(sql: str, lake: Path) -> subprocess.CompletedProcess:
     ("12,000 terms after an E-string", "SELECT E'\\'' AS a, " + "+".join(["1"] * 12_000) + " --'",
      "operators; clwl query takes"),
     ("12,000 terms after a tagged dollar string", "SELECT $q$'$q$ AS a, " + "+".join(["1"] * 12_000),
+     "operators; clwl query takes"),
+    ("5,000 casts through the put_records view", "SELECT msg_id" + "::VARCHAR" * 5_000 + " FROM put_records",
      "operators; clwl query takes"),
 ], ids=lambda v: v if isinstance(v, str) and len(v) < 60 else "")
 def test_too_big_or_too_deep_is_one_line_and_exit_2(lake, what, sql, message):
