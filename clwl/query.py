@@ -136,7 +136,7 @@ def _tokens(sql: str) -> Iterator[tuple[str, int, int]]:
             i = j + 1
         elif c == "$":  # $$...$$ or $tag$...$tag$ (else a placeholder such as $1)
             m = _DOLLAR_TAG.match(sql, i)
-            if m and m.group(0).endswith("$"):
+            if m and len(m.group(0)) > 1 and m.group(0).endswith("$"):  # a lone $ opens nothing
                 close = sql.find(m.group(0), m.end())
                 end = n if close < 0 else close + len(m.group(0))
                 yield "literal", i, end
@@ -186,8 +186,8 @@ def size_problem(sql: str) -> str | None:
     scanner of ours can read a string or comment differently from the engine's tokenizer (nested comments,
     ``$$`` and ``E''`` strings once hid 20,000 operators from it), so every operator mark in the whole text is
     counted too, whatever quotes or comments it may sit in, against a bound twice as high: the engine cannot see
-    more operators than that, however it splits the text. A statement with more than 1,000 operator characters
-    inside its strings and comments is refused; nothing of a reading of lake tables needs that many."""
+    more operators than that, however it splits the text. So a statement whose strings and comments hold operator
+    characters by the thousand is refused too; a reading of the lake's tables has no need of them."""
     if not sql.strip():
         return "no SQL statement given"
     if len(sql) > MAX_SQL_CHARS:
@@ -207,7 +207,7 @@ def size_problem(sql: str) -> str | None:
         elif kind == "cast" or (kind == "word" and sql[start:end].upper() in _OPERATOR_WORDS):
             operators += 1
     if deepest > MAX_NESTING:
-        return f"refused: parentheses nested {deepest} deep; clwl query takes at most {MAX_NESTING}"
+        return f"refused: parentheses and brackets nested {deepest} deep; clwl query takes at most {MAX_NESTING}"
     if operators > MAX_OPERATORS:
         return (f"refused: the statement has {operators:,} operators; clwl query takes at most "
                 f"{MAX_OPERATORS:,} (an IN list is one: WHERE msg_id IN ('a', 'b', ...))")

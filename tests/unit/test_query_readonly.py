@@ -172,6 +172,11 @@ BYPASSES = [
      "operators; clwl query takes"),
     ("12,000 terms after a tagged dollar string", "SELECT $q$'$q$ AS a, " + "+".join(["1"] * 12_000),
      "operators; clwl query takes"),
+    # Nesting: counted by the same scanner, and bounded by the engine's own parser (50 levels) whatever the count.
+    ("parentheses 20,000 deep after a nested comment", "SELECT /* /* */ ' */ " + "(" * 20_000 + "1" + ")" * 20_000
+     + " --'", f"takes at most {MAX_NESTING}"),
+    ("brackets 20,000 deep after a dollar string", "SELECT $$'$$ AS a, " + "[" * 20_000 + "1" + "]" * 20_000,
+     f"takes at most {MAX_NESTING}"),
 ]
 
 
