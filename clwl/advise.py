@@ -52,6 +52,9 @@ TARGET_SUM_TOLERANCE = 0.01
 #: Two shares (percent) closer than this are the same share (the engine's counted shares are multiples of 0.1).
 SAME_SHARE = 1e-9
 _QMGR_NAME = re.compile(r"\A[A-Za-z0-9._/%]{1,48}\Z")
+#: A share as --target takes it: ASCII digits, a decimal point at most (no sign, exponent, underscore or other
+#: script's digits).
+_SHARE = re.compile(r"\A(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)\Z")
 
 
 class AdviseError(ValueError):
@@ -69,11 +72,11 @@ def parse_target(text: str) -> dict[str, float]:
             raise AdviseError(f"--target: {part.strip()!r} is not QMGR=PERCENT (e.g. QM2=50,QM3=25,QM4=25)")
         if not _QMGR_NAME.match(name):
             raise AdviseError(f"--target: {name!r} is not a queue manager name")
-        try:
-            share = float(value)
-        except ValueError:
-            raise AdviseError(f"--target: {name}={value}: {value!r} is not a number") from None
-        if not math.isfinite(share) or share < 0 or share > 100:
+        if not _SHARE.match(value):  # not float(): it takes '١٠٠', '1_00', '1e-400', 'inf'
+            raise AdviseError(f"--target: {name}={value}: {value!r} is not a number (a share is written in ASCII "
+                              f"decimals: 25 or 33.33)")
+        share = float(value)
+        if share > 100:
             raise AdviseError(f"--target: {name}={value}: a share is a percentage from 0 to 100")
         if name in target:
             raise AdviseError(f"--target: {name} is given twice")

@@ -396,18 +396,29 @@ def reader_recipes(gold: Path | str, trino_schema: str = "clwl") -> dict:
     """How an outside reader reads exactly what is published in ``gold``: per visible table its version, its
     absolute path and a ready statement for Spark SQL, PySpark, Trino and deltalake (an expression of
     ``DeltaTable`` and ``pyarrow.fs``: the rows as a pyarrow Table), all pinned to that version.
-    A reader of the latest versions instead may see a publish that did not finish (:func:`unsettled`)."""
+    A reader of the latest versions instead may see a publish that did not finish (:func:`unsettled`). A table
+    the pointer names that cannot be read at its version (no table, or a log that ends before it) is under
+    ``missing``, with the reason, never left out."""
     root = lake_root(gold) if not isinstance(gold, Path) else gold
     folder = root if is_object_store(root) else Path(gold).resolve()
     pub = read_published(folder)
     tables: dict[str, dict] = {}
-    for table in gold_tables(folder):
+    found = gold_tables(folder)
+    missing = {name: {"version": version, "path": str(folder / name), "reason": "no Delta table there"}
+               for name, version in sorted(pub.tables.items()) if name not in {t.name for t in found}}
+    for table in found:
         if not pub.visible(table.name):
             continue
         version = pub.version(table.name)
+        latest = latest_version(table)
         if version is None:  # a lake from before the pointer: its latest version is what is published
-            version = latest_version(table)
+            version = latest
         if version is None:
+            continue
+        if latest is None or latest < version:  # its log ends before the version published: damaged
+            missing[table.name] = {"version": version, "path": str(table),
+                                   "reason": f"its log ends at version {latest}" if latest is not None
+                                   else "its log holds no commit"}
             continue
         path = str(table)
         tables[table.name] = {
@@ -426,5 +437,5 @@ def reader_recipes(gold: Path | str, trino_schema: str = "clwl") -> dict:
                           f'DeltaTable("{path}", version={version}, storage_options=<the AWS_* settings>)'
                           f'.to_pyarrow_table()'),
         }
-    return {"gold": str(folder), "pointer": pub.exists, "tables": tables, "dates": dict(pub.dates),
-            "unsettled": unsettled(folder)}
+    return {"gold": str(folder), "pointer": pub.exists, "tables": tables, "missing": dict(sorted(missing.items())),
+            "dates": dict(pub.dates), "unsettled": unsettled(folder)}

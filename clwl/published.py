@@ -98,12 +98,21 @@ def read_published(gold: Path | str | LakeLocation) -> Published:
     except FileNotFoundError:
         return Published(root, False)
     try:
-        tables = {str(k): int(v) for k, v in (data.get("tables") or {}).items()}
+        tables = {str(k): _version(k, v) for k, v in (data.get("tables") or {}).items()}
         dates = {str(k): str(v) for k, v in (data.get("dates") or {}).items()}
         inputs = {str(k): {str(n): str(d) for n, d in v.items()} for k, v in (data.get("inputs") or {}).items()}
     except (ValueError, TypeError, AttributeError) as exc:
         raise PublishedError(f"{path} is not a valid published-versions file ({exc})") from None
     return Published(root, True, tables, dates, inputs, data, etag)
+
+
+def _version(table: object, value: object) -> int:
+    """A table's published version: a Delta version is a whole number from 0 (not -5, 1.5, "3" or true)."""
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        shown = json.dumps(value)
+        raise ValueError(f"the version of {str(table)!r} is {shown if len(shown) <= 40 else shown[:37] + '...'}, "
+                         f"not a Delta version: a whole number from 0")
+    return value
 
 
 def _json_of(path: object, raw: bytes) -> object:

@@ -14,12 +14,15 @@ engine itself refuses every plan that is not a read (:func:`run_query`).
 from __future__ import annotations
 
 import base64
+import contextlib
 import csv
 import datetime as dt
 import decimal
 import json
 import math
 import re
+import signal
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, TextIO
@@ -59,8 +62,9 @@ def discover_tables(lake: Path) -> dict[str, Path]:
         return LAYER_PRIORITY.index(layer) if layer in LAYER_PRIORITY else len(LAYER_PRIORITY)
 
     names: dict[str, Path] = {}
-    for _layer, table, path in sorted(found, key=lambda f: (rank(f[0]), f[0], f[1])):
-        names.setdefault(table, path)
+    for layer, table, path in sorted(found, key=lambda f: (rank(f[0]), f[0], f[1])):
+        if layer in LAYERS:  # a run's own folders (staging/, validation/) never stand in for a layer's table
+            names.setdefault(table, path)
     for layer, table, path in found:
         names.setdefault(f"{layer}_{table}", path)
     return names
@@ -73,28 +77,53 @@ def discover_tables(lake: Path) -> dict[str, Path]:
 # a hand-written one was fooled by nested comments, dollar-quoted and E'' strings (COPY overwrote a gold file).
 
 #: DataFusion plans and evaluates an expression by recursion: a chain of a few thousand operators (``SELECT
-#: 1+1+...`` with 8,000 terms, 16 KB; 4,000 UNION ALLs) overflows a thread's stack and kills the process
-#: (SIGSEGV). Statements are bounded before the engine sees them, far below where it crashed (measured with
-#: datafusion 55: 4,000 ``+`` terms and 2,000 UNIONs still ran).
+#: 1+1+...`` with 8,000 terms, 16 KB; 4,000 UNION ALLs; ``1::INT`` cast 10,000 times) overflows a thread's stack
+#: and kills the process (SIGSEGV). Statements are bounded before the engine sees them, far below where it crashed
+#: (measured with datafusion 55: 2,000 terms of every form above still ran). Nesting (parentheses, ``NOT NOT``,
+#: array literals) the engine's own parser bounds: past 50 levels it answers RecursionLimitExceeded.
 MAX_SQL_CHARS = 65_536
 MAX_OPERATORS = 1_000
-MAX_NESTING = 48  # parentheses; the engine's own parser stops at 50 levels of recursion
-_OPERATOR_CHARS = frozenset("+-*/%|&^<>=!")
-_OPERATOR_WORDS = frozenset({"AND", "OR", "NOT", "UNION", "INTERSECT", "EXCEPT", "JOIN", "LIKE", "ILIKE",
-                             "BETWEEN", "IS", "IN", "CASE", "WHEN"})
+MAX_NESTING = 48  # parentheses and brackets; the engine's own parser stops at 50 levels of recursion
+#: The operators counted in the whole text, strings and comments included (:func:`size_problem`).
+MAX_OPERATOR_MARKS = 2_000
+_OPERATOR_CHARS = frozenset("+-*/%|&^<>=!~#@?")
+#: Words that join two operands (or add one to a chain: ``x IS NULL IS NULL``) in the engine's parser.
+_OPERATOR_WORDS = frozenset({"AND", "OR", "XOR", "NOT", "UNION", "INTERSECT", "EXCEPT", "JOIN", "LIKE", "ILIKE",
+                             "RLIKE", "REGEXP", "SIMILAR", "BETWEEN", "IS", "IN", "CASE", "WHEN", "DIV", "COLLATE",
+                             "AT", "OVERLAPS", "OPERATOR"})
+#: Every operator character, ``:`` (a ``::`` cast is two), ``[`` (a subscript) and operator word anywhere in the
+#: text, however a reader splits it into strings and comments.
+_OPERATOR_MARK = re.compile(r"[-+*/%|&^<>=!~#@?:\[]|(?<![A-Z_])(?:" + "|".join(sorted(_OPERATOR_WORDS))
+                            + r")(?![A-Z0-9_$])")
 #: DataFusion's refusal ("DML not supported: COPY") -> what clwl query says. Its plan node names are kept.
 _REFUSAL = re.compile(r"(DDL|DML|Statement) not supported: ([A-Za-z ]+)")
 
 
 def _tokens(sql: str) -> Iterator[tuple[str, int, int]]:
-    """(kind, start, end) of each token of ``sql`` outside comments: ``string`` (single-quoted, the quotes
-    included), ``name`` (double-quoted or backquoted), ``word``, ``semicolon``, ``other`` (any other non-space
-    character). One pass: linear in the text. Only for counting (:func:`size_problem`) and for rewriting a
-    timestamp literal DataFusion itself failed on; never to decide what may run."""
+    """(kind, start, end) of each token of ``sql`` outside comments, read as the engine's tokenizer (sqlparser,
+    DataFusion's generic dialect) reads them: ``string`` (single-quoted, the quotes included; ``''`` is a quote,
+    a backslash is itself), ``literal`` (any other string: ``E'...'`` with backslash escapes, ``$$...$$`` and
+    ``$tag$...$tag$``), ``name`` (double-quoted or backquoted), ``word``, ``semicolon``, ``cast`` (``::``),
+    ``other`` (any other non-space character). Block comments nest. One pass: linear in the text. Only for
+    counting (:func:`size_problem`) and for rewriting a timestamp literal DataFusion itself failed on; never to
+    decide what may run."""
     i, n = 0, len(sql)
     while i < n:
         c = sql[i]
-        if c in "'\"`":  # a string or a quoted name; doubled quotes escape
+        if c in "eE" and sql.startswith("'", i + 1):  # E'...': a backslash escapes the next character
+            j = i + 2
+            while j < n:
+                if sql[j] == "\\":
+                    j += 2
+                elif sql[j] != "'":
+                    j += 1
+                elif j + 1 < n and sql[j + 1] == "'":
+                    j += 2
+                else:
+                    break
+            yield "literal", i, min(j + 1, n)
+            i = j + 1
+        elif c in "'\"`":  # a string or a quoted name; doubled quotes escape
             j = i + 1
             while j < n:
                 if sql[j] == c:
@@ -105,18 +134,38 @@ def _tokens(sql: str) -> Iterator[tuple[str, int, int]]:
                 j += 1
             yield ("string" if c == "'" else "name"), i, min(j + 1, n)
             i = j + 1
+        elif c == "$":  # $$...$$ or $tag$...$tag$ (else a placeholder such as $1)
+            m = _DOLLAR_TAG.match(sql, i)
+            if m and len(m.group(0)) > 1 and m.group(0).endswith("$"):  # a lone $ opens nothing
+                close = sql.find(m.group(0), m.end())
+                end = n if close < 0 else close + len(m.group(0))
+                yield "literal", i, end
+                i = end
+            else:
+                j = m.end() if m else i + 1
+                yield "word", i, j
+                i = j
         elif sql.startswith("--", i):
             j = sql.find("\n", i)
             i = n if j < 0 else j + 1
-        elif sql.startswith("/*", i):
-            j = sql.find("*/", i + 2)
-            i = n if j < 0 else j + 2
+        elif sql.startswith("/*", i):  # block comments nest: /* /* */ still a comment */
+            depth, i = 1, i + 2
+            while i < n and depth:
+                if sql.startswith("/*", i):
+                    depth, i = depth + 1, i + 2
+                elif sql.startswith("*/", i):
+                    depth, i = depth - 1, i + 2
+                else:
+                    i += 1
         elif c == ";":
             yield "semicolon", i, i + 1
             i += 1
+        elif sql.startswith("::", i):
+            yield "cast", i, i + 2
+            i += 2
         elif c.isalpha() or c == "_":
             j = i + 1
-            while j < n and (sql[j].isalnum() or sql[j] == "_"):
+            while j < n and (sql[j].isalnum() or sql[j] in "_$"):
                 j += 1
             yield "word", i, j
             i = j
@@ -126,10 +175,19 @@ def _tokens(sql: str) -> Iterator[tuple[str, int, int]]:
             i += 1
 
 
+_DOLLAR_TAG = re.compile(r"\$(?:[A-Za-z_][A-Za-z0-9_]*|[0-9]*)\$?")
+
+
 def size_problem(sql: str) -> str | None:
-    """Why ``sql`` is too big or too deep for the engine to plan safely (one line), or None. Errs towards
-    refusing: operators inside comments the scan cannot see through are counted too, which only refuses a
-    statement that is near the limit anyway."""
+    """Why ``sql`` is too big or too deep for the engine to plan safely (one line), or None.
+
+    Two counts, so that no spelling passes more than the engine takes. The operators and nesting outside
+    strings and comments, as :func:`_tokens` reads them, are the limits a user meets and is told about. But a
+    scanner of ours can read a string or comment differently from the engine's tokenizer (nested comments,
+    ``$$`` and ``E''`` strings once hid 20,000 operators from it), so every operator mark in the whole text is
+    counted too, whatever quotes or comments it may sit in, against a bound twice as high: the engine cannot see
+    more operators than that, however it splits the text. So a statement whose strings and comments hold operator
+    characters by the thousand is refused too; a reading of the lake's tables has no need of them."""
     if not sql.strip():
         return "no SQL statement given"
     if len(sql) > MAX_SQL_CHARS:
@@ -138,20 +196,25 @@ def size_problem(sql: str) -> str | None:
     for kind, start, end in _tokens(sql):
         if kind == "other":
             c = sql[start]
-            if c == "(":
+            if c in "([":
                 depth += 1
                 deepest = max(deepest, depth)
-            elif c == ")":
+                operators += c == "["  # a subscript: x['a']['a']... is a chain like 1+1+...
+            elif c in ")]":
                 depth -= 1
             elif c in _OPERATOR_CHARS:
                 operators += 1
-        elif kind == "word" and sql[start:end].upper() in _OPERATOR_WORDS:
+        elif kind == "cast" or (kind == "word" and sql[start:end].upper() in _OPERATOR_WORDS):
             operators += 1
     if deepest > MAX_NESTING:
-        return f"refused: parentheses nested {deepest} deep; clwl query takes at most {MAX_NESTING}"
+        return f"refused: parentheses and brackets nested {deepest} deep; clwl query takes at most {MAX_NESTING}"
     if operators > MAX_OPERATORS:
         return (f"refused: the statement has {operators:,} operators; clwl query takes at most "
                 f"{MAX_OPERATORS:,} (an IN list is one: WHERE msg_id IN ('a', 'b', ...))")
+    marks = len(_OPERATOR_MARK.findall(sql.upper()))
+    if marks > MAX_OPERATOR_MARKS:
+        return (f"refused: the statement has {marks:,} operator characters and words counting those inside strings "
+                f"and comments; clwl query takes at most {MAX_OPERATOR_MARKS:,}")
     return None
 
 
@@ -171,22 +234,75 @@ def _read_only_options():
     return SQLOptions().with_allow_ddl(False).with_allow_dml(False).with_allow_statements(False)
 
 
-def _session():
-    """A DataFusion session of its own per query: SHOW TABLES and information_schema on, timestamps in UTC, and
-    no URL tables (``SELECT * FROM '/etc/passwd'`` is not a table)."""
-    from datafusion import SessionConfig, SessionContext
+#: Each query's bounds (``clwl query --timeout`` and ``--memory``): a statement small enough to plan can still
+#: run for ever (``generate_series(1, 1e11)``, a recursive CTE without an end) or want more memory than the
+#: machine has (a sort of such a series).
+DEFAULT_TIMEOUT = 60  # seconds
+DEFAULT_MEMORY_MB = 2048  # the engine's working memory: sorts, joins, aggregations
+
+
+class _TimedOut(Exception):
+    """Raised by the alarm that ends a query at its time limit (:func:`_alarm`)."""
+
+
+def time_limit_message(seconds: float) -> str:
+    return f"stopped: the query ran past its time limit of {seconds:g} s (--timeout SECONDS gives it more)"
+
+
+def memory_limit_message(mb: int) -> str:
+    return f"stopped: the query needs more than its {mb:,} MiB of memory (--memory MIB gives it more)"
+
+
+def _session(memory_mb: int):
+    """A DataFusion session of its own per query: SHOW TABLES and information_schema on, timestamps in UTC, no
+    URL tables (``SELECT * FROM '/etc/passwd'`` is not a table), at most ``memory_mb`` of working memory and no
+    spill files: a sort or join past it fails ("Resources exhausted") rather than writing temporary files."""
+    from datafusion import RuntimeEnvBuilder, SessionConfig, SessionContext
 
     config = (SessionConfig().with_information_schema(True)
               .set("datafusion.execution.time_zone", "+00:00"))
-    return SessionContext(config)
+    runtime = RuntimeEnvBuilder().with_disk_manager_disabled().with_greedy_memory_pool(memory_mb << 20)
+    return SessionContext(config, runtime)
 
 
-def run_query(sql: str, lake: Path):
+@contextlib.contextmanager
+def _alarm(seconds: float | None) -> Iterator[None]:
+    """Raise :class:`_TimedOut` in this thread after ``seconds``. The engine looks for signals about once a
+    second while a plan runs, so this ends a running query; a step that never looks (planning, one huge
+    function call) is ended by the command's watchdog instead (clwl/cli/query.py). Only the main thread gets
+    signals: elsewhere there is no alarm."""
+    if not seconds or threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def ring(signum, frame):
+        raise _TimedOut()
+
+    previous = signal.signal(signal.SIGALRM, ring)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+def run_query(sql: str, lake: Path, *, timeout: float | None = DEFAULT_TIMEOUT,
+              memory_mb: int = DEFAULT_MEMORY_MB):
     """The answer as a pyarrow Table. Only reading statements run: the engine refuses every other plan
-    (:func:`_read_only_options`); statements too large or deep for it are refused before it sees them."""
+    (:func:`_read_only_options`); statements too large or deep for it are refused before it sees them; a query
+    is stopped after ``timeout`` seconds (None: never) or past ``memory_mb`` of working memory."""
     problem = size_problem(sql)
     if problem:
         raise QueryError(problem)
+    try:
+        with _alarm(timeout):
+            return _answer(sql, lake, memory_mb)
+    except _TimedOut:
+        raise QueryError(time_limit_message(timeout)) from None
+
+
+def _answer(sql: str, lake: Path, memory_mb: int):
     lake = lake_root(lake)
     if not (has_prefix(lake) if is_object_store(lake) else lake.is_dir()):
         raise QueryError(f"no lake at {lake} (give --lake DIR, or set CLWL_LAKE)")
@@ -198,7 +314,7 @@ def run_query(sql: str, lake: Path):
                          f"'pipeline' extra") from None
     from clwl.published import PublishedError
 
-    ctx = _session()
+    ctx = _session(memory_mb)
     options = _read_only_options()
     gold = Lake(lake).layer("gold")
     try:  # gold tables are read at the versions of the last finished publish, all from one reading of the file
@@ -206,6 +322,10 @@ def run_query(sql: str, lake: Path):
     except PublishedError as exc:
         raise QueryError(str(exc)) from None
     tables = discover_tables(lake)
+    for name in sorted(published.tables):  # a published table is read there or not at all: never another copy
+        if tables.get(f"gold_{name}") != gold / name:
+            raise QueryError(f"{_published_table(name, published)} is unreadable: no Delta table at {gold / name} "
+                             f"(the lake is damaged; clwl published lists what is missing)")
     for name, path in list(tables.items()):
         version = None
         if path.parent == gold:
@@ -221,16 +341,22 @@ def run_query(sql: str, lake: Path):
         except LakeFileError as exc:  # names the damaged file already
             raise QueryError(str(exc)) from None
         except Exception as exc:
-            raise QueryError(f"cannot read the Delta table {path}: {_one_line(exc)}") from None
+            what = (f"{_published_table(path.name, published)} is unreadable" if version is not None
+                    else f"cannot read the Delta table {path}")
+            raise QueryError(f"{what}: {_one_line(exc)}") from None
     _register_views(ctx, lake, tables)
     rewritten: set[str] = set()
     while True:
         try:
             return ctx.sql_with_options(sql, options).to_arrow_table()
+        except _TimedOut:
+            raise
         except Exception as exc:
             refused = _refusal(str(exc))
             if refused:
                 raise QueryError(refused) from None
+            if "Resources exhausted" in str(exc):
+                raise QueryError(memory_limit_message(memory_mb)) from None
             literal = _unparsed_timestamp(str(exc))
             fixed = _with_seconds(literal) if literal is not None and literal not in rewritten else None
             if fixed is not None:  # '2026-11-20 14:00' compared with a timestamp: the same instant, with seconds
@@ -243,6 +369,10 @@ def run_query(sql: str, lake: Path):
             elif literal is not None:
                 hint = f" ({TIMESTAMP_HINT})"
             raise QueryError(f"bad SQL: {_one_line(exc)}{hint}") from None
+
+
+def _published_table(name: str, published) -> str:
+    return f"the published table {name} (version {published.tables[name]} in {published.gold}/_published.json)"
 
 
 def _register_views(ctx, lake: Path, tables: dict[str, Path]) -> None:

@@ -47,6 +47,8 @@ KNOWN_SCHEMES = ("s3", "s3a", "s3n", "gs", "gcs", "abfs", "abfss", "az", "adl", 
                  "https", "file", "oss", "r2", "minio")
 
 _BUCKET = re.compile(r"[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]")  # S3's bucket naming rules (3-63 characters)
+#: ``user[:password]@`` before the host of a URI.
+_USER_INFO = re.compile(r"/*[^/@]*@")
 
 
 # ----------------------------------------------------------------------------------------------- locations
@@ -108,12 +110,18 @@ def lake_root(text: str | os.PathLike | LakeLocation) -> Location:
     if isinstance(text, LakeLocation):
         return text
     raw = os.fspath(text) if isinstance(text, os.PathLike) else str(text)
+    if not raw:  # Path("") is the working folder: a lake nobody named
+        raise StorageError("an empty lake location: give a folder or s3://bucket/prefix")
     if raw.startswith("file://"):
         return Path(raw.removeprefix("file://") or "/")
     match = re.match(r"([A-Za-z][A-Za-z0-9+.-]*)(:/{0,3}|/{2})(.*)\Z", raw, re.S)
     if match is None or (match.group(1).lower() not in KNOWN_SCHEMES and match.group(2) != "://"):
         return Path(raw)  # a plain path (one that merely contains a colon, like "day:1", stays a path)
     scheme, sep, rest = match.group(1), match.group(2), match.group(3)
+    if _USER_INFO.match(rest):  # s3://user:password@bucket: never printed, never used
+        raw = f"{raw[:match.start(3)]}***@{rest.split('@', 1)[1]}"
+        raise StorageError(f"{raw}: a lake location carries no credentials (they were not used); give them in "
+                           f"{ENV_ACCESS_KEY} and {ENV_SECRET_KEY} (docs/object-storage.md)")
     if sep != "://":
         fixed = f"{scheme.lower()}://{rest.lstrip(':/')}"
         raise StorageError(f"{raw}: not a lake location; did you mean {fixed}? (an object store is "

@@ -12,10 +12,9 @@ def whole_number(lowest: int):
     """An argparse type: a whole number of at least ``lowest``."""
 
     def parse(text: str) -> int:
-        try:
-            n = int(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+        if not (text.isascii() and text.isdigit()):  # int() also takes '١٠', '1_0' and ' 10'
+            raise argparse.ArgumentTypeError(f"{text!r} is not a whole number")
+        n = int(text)
         if n < lowest:
             raise argparse.ArgumentTypeError(f"{n} must be at least {lowest}")
         return n

@@ -32,9 +32,10 @@ class Option:
 
 
 def lake_location(text: str):
-    """--lake's type, for every command that reads or writes a lake: a local folder (a Path) or
-    ``s3://bucket/prefix`` (a clwl.storage.LakeLocation); a typo of a URI, an unsupported scheme or a bad bucket
-    name is refused in one line (taken as a folder name, ``s3:/b`` would make a local folder called ``s3:``)."""
+    """--lake's value, for every command that reads or writes a lake: a local folder (a Path) or
+    ``s3://bucket/prefix`` (a clwl.storage.LakeLocation); a typo of a URI, an unsupported scheme, a bad bucket
+    name, credentials in the URI or an empty name is refused in one line (taken as a folder name, ``s3:/b``
+    would make a local folder called ``s3:``, and ``""`` would be the working folder)."""
     from clwl.storage import StorageError, lake_root
 
     try:
@@ -43,10 +44,23 @@ def lake_location(text: str):
         raise argparse.ArgumentTypeError(str(e)) from None
 
 
+class _LakeAction(argparse.Action):
+    """--lake: a value that names no lake is one line and exit 2 (docs/cli-contract.md), as when $CLWL_LAKE
+    names none, not argparse's usage block before the error (a type error would print it)."""
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        from clwl.cli.exit_codes import EXIT_INPUT
+
+        try:
+            setattr(namespace, self.dest, lake_location(values))
+        except argparse.ArgumentTypeError as e:
+            parser.exit(EXIT_INPUT, f"{parser.prog}: {e}\n")
+
+
 #: --lake of every command that reads or writes a lake: a folder, or a lake on an object store
 #: (docs/object-storage.md).
 LAKE_LOCATION = Option("--lake", "the lake: a folder, or s3://bucket/prefix on an object store (default: $CLWL_LAKE, "
-                       "else ./lake)", "CLWL_LAKE", {"type": lake_location, "default": None, "metavar": "LAKE"})
+                       "else ./lake)", "CLWL_LAKE", {"action": _LakeAction, "default": None, "metavar": "LAKE"})
 LANDING = Option("--landing", "landing folder (default: $CLWL_LANDING, else the bundled samples/landing)",
                  "CLWL_LANDING", {"type": Path, "default": None, "metavar": "DIR"})
 MASTER = Option("--master", "Spark master (default: $CLWL_SPARK_MASTER, else local[2])", "CLWL_SPARK_MASTER",

@@ -1,18 +1,36 @@
-"""``clwl query SQL [--lake DIR] [--format table|csv|json] [--wide] [--whatif NAME]``: the command; the engine is
-clwl.query (no JVM). ``clwl published [--lake DIR] [--json]``: what is published, and how any other reader reads
+"""``clwl query SQL [--lake DIR] [--format table|csv|json] [--wide] [--whatif NAME] [--timeout SECONDS]
+[--memory MIB]``: the command; the engine is clwl.query (no JVM). ``clwl published [--lake DIR] [--json]``: what is published, and how any other reader reads
 exactly that (clwl.lake.reader_recipes)."""
 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 
+from clwl.cli.argtypes import whole_number
 from clwl.cli.exit_codes import EXIT_INPUT, EXIT_OK
 from clwl.cli.extras import QUERY_MODULES, missing_extra
 from clwl.cli.options import LAKE_LOCATION
 from clwl.lake import Lake, default_lake_location
 from clwl.lake_files import local_folder_exists
-from clwl.query import FORMATS, MAX_CELL, QueryError, run_query, write_csv, write_json, write_table
+from clwl.query import (
+    DEFAULT_MEMORY_MB,
+    DEFAULT_TIMEOUT,
+    FORMATS,
+    MAX_CELL,
+    QueryError,
+    memory_limit_message,
+    run_query,
+    time_limit_message,
+    write_csv,
+    write_json,
+    write_table,
+)
 from clwl.storage import StorageError, is_object_store, list_folders
 from clwl.terminal import say
 
@@ -39,6 +57,11 @@ def add_query_command(subparsers) -> argparse.ArgumentParser:
     q.add_argument("--wide", action="store_true", help="table format: show every cell whole")
     q.add_argument("--whatif", metavar="NAME",
                    help="the tables of the what-if run NAME (<lake>/whatif/NAME) instead of the published ones")
+    q.add_argument("--timeout", type=whole_number(1), default=DEFAULT_TIMEOUT, metavar="SECONDS",
+                   help=f"stop the query after SECONDS (default: {DEFAULT_TIMEOUT})")
+    q.add_argument("--memory", type=whole_number(16), default=DEFAULT_MEMORY_MB, metavar="MIB",
+                   help=f"the engine's working memory (sorts, joins, aggregations) in MiB; the query is also stopped "
+                        f"when the process grows by twice that (default: {DEFAULT_MEMORY_MB})")
     q.set_defaults(func=cmd_query)
     return q
 
@@ -74,7 +97,8 @@ def cmd_query(args: argparse.Namespace) -> int:
             return EXIT_INPUT
         lake = Lake(lake).whatif(name).root
     try:
-        table = run_query(args.sql, lake)
+        with _watchdog(args.timeout, args.memory):
+            table = run_query(args.sql, lake, timeout=args.timeout, memory_mb=args.memory)
     except (QueryError, StorageError) as exc:
         say(f"clwl query: {exc}", sys.stderr)
         return EXIT_INPUT
@@ -88,6 +112,49 @@ def cmd_query(args: argparse.Namespace) -> int:
             print(f"clwl query: {cut} cell{'' if cut == 1 else 's'} cut at {MAX_CELL} characters; --wide shows "
                   f"them whole", file=sys.stderr)
     return EXIT_OK
+
+
+#: How long past --timeout the watchdog waits for the engine to stop by itself (it looks for the alarm about once a
+#: second) before it ends the process.
+_GRACE = 5.0
+
+
+@contextmanager
+def _watchdog(timeout: float, memory_mb: int) -> Iterator[None]:
+    """End the process (one line, exit 2) when the query runs past ``timeout`` + a grace, or the process grows by
+    more than twice ``memory_mb``. The engine's alarm and memory pool stop most queries cleanly (clwl.query); what
+    they cannot see, no Python can interrupt either: planning a large statement, one function call building a
+    2 GB string (``repeat('x', 2000000000)``), all in native code without a point to stop at."""
+    done = threading.Event()
+    deadline = time.monotonic() + timeout + _GRACE
+    most = _resident_bytes() + (2 * memory_mb << 20)  # over what the interpreter and the libraries hold already
+
+    def watch() -> None:
+        while not done.wait(0.05):
+            line = (time_limit_message(timeout) if time.monotonic() > deadline
+                    else memory_limit_message(memory_mb) if _resident_bytes() > most else None)
+            if line:
+                os.write(2, f"clwl query: {line}\n".encode())
+                os._exit(EXIT_INPUT)  # nothing has been written to stdout yet; nothing to flush or roll back
+
+    watcher = threading.Thread(target=watch, name="clwl-query-watchdog", daemon=True)
+    watcher.start()
+    try:
+        yield
+    finally:
+        done.set()
+
+
+def _resident_bytes() -> int:
+    """The memory this process holds now (Linux: /proc), else the most it has held (getrusage)."""
+    try:
+        with open("/proc/self/statm", "rb") as f:
+            return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError, IndexError):
+        import resource
+
+        peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+        return peak if sys.platform == "darwin" else peak * 1024
 
 
 def add_published_command(subparsers) -> argparse.ArgumentParser:
@@ -140,6 +207,13 @@ def cmd_published(args: argparse.Namespace) -> int:
         say(f"{name}: version {t['version']}")
         for reader in ("spark_sql", "pyspark", "trino", "deltalake"):
             say(f"  {reader:<10} {t[reader]}")
+    for name, t in recipes["missing"].items():
+        say()
+        say(f"{name}: version {t['version']} MISSING: {t['reason']} ({t['path']})")
+    if recipes["missing"]:
+        say("", sys.stderr)
+        say(f"note: the lake is damaged: {', '.join(recipes['missing'])} cannot be read at the published "
+            f"version; clwl query refuses to answer until it is restored", sys.stderr)
     if recipes["unsettled"]:
         say("", sys.stderr)
         say(f"note: a publish did not finish ({'; '.join(recipes['unsettled'])}); a reader of the latest "

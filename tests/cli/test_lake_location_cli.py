@@ -38,10 +38,35 @@ def test_an_object_store_lake_is_one_line_and_exit_2(argv, env, says, tmp_path, 
         argv = [*argv, "--landing", str(tmp_path)]
     try:
         code = main(argv)
-    except SystemExit as e:  # argparse refuses a bad --lake itself (usage, then the one error line)
+    except SystemExit as e:  # a bad --lake is refused while the arguments are read
         code = e.code
     err = capsys.readouterr().err
     assert code == 2 and says in err, err
-    # one line of its own (argparse's usage lines before it aside)
-    assert len([line for line in err.splitlines() if not line.startswith(("usage:", " "))]) == 1, err
+    assert len(err.splitlines()) == 1 and err.startswith(f"clwl {argv[0]}: "), err  # no usage block before it
     assert list(tmp_path.iterdir()) == []  # no folder named s3: (or anything else) was made
+
+
+@pytest.mark.parametrize("command", [["query", "SELECT 1"], ["published"], ["explain", "00"],
+                                     ["lint", "--date", "2026-11-20"], ["drift", "--date", "2026-11-20"],
+                                     ["blast", "--date", "2026-11-20"], ["run"], ["ingest"]])
+@pytest.mark.parametrize("lake, says", [
+    ("s3://clwl:s3cr3t-pw@clwl-bucket/lake", "s3://***@clwl-bucket/lake: a lake location carries no credentials"),
+    ("s3:/clwl:s3cr3t-pw@clwl-bucket", "s3:/***@clwl-bucket: a lake location carries no credentials"),
+    ("s3//clwl-bucket/lake", "s3//clwl-bucket/lake: not a lake location; did you mean s3://clwl-bucket/lake?"),
+    ("", "an empty lake location"),  # not the working folder
+], ids=["credentials", "credentials in a typo", "typo", "empty"])
+def test_a_bad_lake_is_one_line_without_its_credentials(command, lake, says, tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(SystemExit) as exit_:
+        main([*command, "--lake", lake])
+    err = capsys.readouterr().err
+    assert exit_.value.code == 2 and err.startswith(f"clwl {command[0]}: {says}"), err
+    assert len(err.splitlines()) == 1 and "s3cr3t" not in err and "clwl:" not in err.split(": ", 1)[1], err
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_credentials_in_clwl_lake_are_not_echoed(monkeypatch, capsys):
+    monkeypatch.setenv("CLWL_LAKE", "s3://clwl:s3cr3t-pw@clwl-bucket/lake")
+    assert main(["published"]) == 2
+    err = capsys.readouterr().err
+    assert len(err.splitlines()) == 1 and "s3cr3t" not in err and "***@clwl-bucket" in err, err

@@ -274,6 +274,7 @@ def test_with_weights_replaces_only_the_named_channels(tmp_path):
     ("QM2=50,QM3=25,QM4=25", {"QM2": 50.0, "QM3": 25.0, "QM4": 25.0}),
     (" QM2 = 33.33 , QM3=33.33,QM4=33.34", {"QM2": 33.33, "QM3": 33.33, "QM4": 33.34}),
     ("QM2=100,QM3=0", {"QM2": 100.0, "QM3": 0.0}),
+    ("QM2=50.,QM3=.5,QM4=49.5", {"QM2": 50.0, "QM3": 0.5, "QM4": 49.5}),
 ])
 def test_parse_target(text, expected):
     assert parse_target(text) == expected
@@ -286,8 +287,15 @@ def test_parse_target(text, expected):
     ("QM2=50,,QM3=50", "is not QMGR=PERCENT"),
     ("=100", "is not QMGR=PERCENT"),
     ("QM2=fifty,QM3=50", "'fifty' is not a number"),
-    ("QM2=nan,QM3=100", "a percentage from 0 to 100"),
+    ("QM2=nan,QM3=100", "'nan' is not a number"),
     ("QM2=150,QM3=-50", "a percentage from 0 to 100"),
+    # Shares are ASCII decimals: Python's float() takes each of these (Arabic-Indic digits, an underscore, an
+    # exponent that rounds to 0, a sign, infinity).
+    ("QM2=\u0661\u0660\u0660", "is not a number (a share is written in ASCII decimals"),
+    ("QM2=1_00", "'1_00' is not a number"),
+    ("QM2=1e-400,QM3=100", "'1e-400' is not a number"),
+    ("QM2=+50,QM3=50", "'+50' is not a number"),
+    ("QM2=inf,QM3=100", "'inf' is not a number"),
     ("QM2=50,QM2=50", "QM2 is given twice"),
     ("Q M2=100", "is not a queue manager name"),
 ])

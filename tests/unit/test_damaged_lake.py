@@ -5,7 +5,9 @@ memory (a link to /dev/zero) or dies with a traceback (JSON nested 100,000 deep)
 from __future__ import annotations
 
 import datetime as dt
+import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -153,3 +155,54 @@ def test_read_lake_file_bounds(tmp_path):
     link.symlink_to(ok)
     assert read_lake_file(link) == b"{}"
     check_delta_log(tmp_path / "no-table")
+
+
+def _staged_copy(lake: Path) -> None:
+    """A run's staging copy of routing_replay (staging/ holds a run's gold tables before the quality gate):
+    rows nobody published, which must never answer for the published table."""
+    deltalake.write_deltalake(str(lake / "staging" / "routing_replay"), pa.table({
+        "run_date": pa.array([DAY], pa.date32()), "sending_qmgr": ["QM1"], "msg_id": ["UNPUBLISHED"]}))
+
+
+def _no_table(lake: Path) -> Path:
+    table = lake / "gold" / "routing_replay"
+    shutil.rmtree(table)
+    return table
+
+
+def _no_commit(lake: Path) -> Path:  # the folder and its log are there, the published commit is not
+    table = lake / "gold" / "routing_replay"
+    (table / "_delta_log" / "00000000000000000000.json").unlink()
+    return table
+
+
+@pytest.mark.parametrize("damage, reason", [(_no_table, "no Delta table there"), (_no_commit, "its log holds no commit")],
+                         ids=["table-gone", "commit-gone"])
+def test_a_published_table_that_cannot_be_read_is_never_answered_from_staging(lake, damage, reason):
+    _staged_copy(lake)
+    table = damage(lake)
+    rc, out, err = query(lake)
+    assert (rc, out) == (2, "") and len(err.splitlines()) == 1, err
+    assert err.startswith("clwl query: the published table routing_replay (version 0 in ") and " is unreadable" in err
+    assert "UNPUBLISHED" not in err
+    rc, out, err = clwl("published", "--lake", str(lake))
+    assert rc == 0 and f"routing_replay: version 0 MISSING: {reason} ({table})" in out, (out, err)
+    assert "the lake is damaged: routing_replay cannot be read at the published version" in err
+    rc, out, _ = clwl("published", "--lake", str(lake), "--json")
+    recipes = json.loads(out)
+    assert recipes["tables"] == {} and recipes["missing"] == {
+        "routing_replay": {"version": 0, "path": str(table), "reason": reason}}
+    # The staged table stays addressable by its folder's name, never by the bare name.
+    rc, out, err = clwl("query", "SELECT msg_id FROM staging_routing_replay", "--lake", str(lake), "--format", "csv")
+    assert rc == 2 and "is unreadable" in err, err  # the lake as a whole is refused until the table is restored
+
+
+@pytest.mark.parametrize("version, says", [(-5, "-5"), (1.5, "1.5"), ("0", '"0"'), (True, "true")])
+def test_a_published_version_that_is_no_delta_version(lake, version, says):
+    pointer = lake / "gold" / POINTER_FILE
+    pointer.write_text(json.dumps({"format": 1, "tables": {"routing_replay": version}}), encoding="utf-8")
+    for command in (("query", "SELECT 1"), ("published",)):
+        rc, out, err = clwl(*command, "--lake", str(lake))
+        assert (rc, out) == (2, ""), (command, err)
+        assert err.splitlines() == [f"clwl {command[0]}: {pointer} is not a valid published-versions file (the version "
+                                    f"of 'routing_replay' is {says}, not a Delta version: a whole number from 0)"], err

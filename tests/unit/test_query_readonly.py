@@ -3,7 +3,9 @@ DML and statements, checked on the whole plan (EXPLAIN ANALYZE included). The co
 hand-written scanner that came before (a nested comment ended at its first ``*/``, dollar-quoted and ``E''``
 strings) and more: after each one, no file anywhere (the lake, the folder the statement names, the working
 directory) has appeared or changed. Statements too large or too deep for the engine are refused before it plans
-them (a 24 KB ``SELECT 1+1+...`` killed the process with SIGSEGV)."""
+them (a 24 KB ``SELECT 1+1+...`` killed the process with SIGSEGV), however they are spelled: ``::`` casts,
+``[...]`` subscripts, operators behind a string or comment a scanner could misread (BYPASSES, and a property test).
+The corpus also runs through the bronze.put_records view and on a lake in the object store."""
 
 from __future__ import annotations
 
@@ -16,9 +18,19 @@ from pathlib import Path
 import deltalake
 import pyarrow as pa
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from clwl.published import write_published
-from clwl.query import MAX_NESTING, MAX_OPERATORS, MAX_SQL_CHARS, QueryError, run_query, size_problem
+from clwl.query import (
+    MAX_NESTING,
+    MAX_OPERATOR_MARKS,
+    MAX_OPERATORS,
+    MAX_SQL_CHARS,
+    QueryError,
+    run_query,
+    size_problem,
+)
 
 COPY = "COPY (SELECT 'x' AS a) TO '{target}' STORED AS PARQUET"
 
@@ -71,6 +83,12 @@ ATTACKS = {
     "execute": "EXECUTE p",
     "deallocate": "DEALLOCATE p",
     "url table": "SELECT * FROM '{gold_file}'",
+    # bronze.put_records is a view over two tables (clwl/put_records.py): nothing writes through it either.
+    "copy the view out": "COPY put_records TO '{out}/copied.csv' STORED AS CSV",
+    "insert into the view": "INSERT INTO put_records SELECT * FROM put_records",
+    "explain analyze copy of the view, nested comment":
+        f"EXPLAIN ANALYZE {_nested_comment(2)} COPY bronze_put_records TO '{{target}}' STORED AS PARQUET --'",
+    "drop the view": "DROP VIEW put_records",
     # Lookalike letters are not keywords: a parse error, never a write.
     "fullwidth copy": COPY.replace("COPY", "\uff23\uff2f\uff30\uff39"),
     "cyrillic o in copy": COPY.replace("COPY", "C\u041ePY"),
@@ -83,6 +101,9 @@ def lake(tmp_path_factory) -> Path:
     table = pa.table({"msg_id": ["m1", "m2"], "qmgr": ["QM2", "QM3"]})
     deltalake.write_deltalake(str(root / "gold" / "routing_replay"), table)
     write_published(root / "gold", {"routing_replay": 0}, {}, run_id="r1", run_date="2026-11-20")
+    puts = {"msg_id": ["m1", "m2"], "source_file": ["QM1/puts.csv"] * 2, "position": [1, 2]}
+    deltalake.write_deltalake(str(root / "silver" / "message_events"), pa.table(puts))  # what the view reads
+    deltalake.write_deltalake(str(root / "bronze" / "put_records"), pa.table({k: v[:1] for k, v in puts.items()}))
     return root
 
 
@@ -127,7 +148,9 @@ def test_a_write_is_named_in_the_refusal(lake, tmp_path):
     ("SELECT $$copy$$ AS a", 1),
     ("SELECT msg_id FROM routing_replay WHERE msg_id IN (" + ", ".join(f"'m{i}'" for i in range(2000)) + ")", 2),
     ("SELECT " + "+".join(["1"] * (MAX_OPERATORS - 1)) + " AS a", 1),
-], ids=["explain analyze", "nested comment", "E-string", "dollar string", "IN list of 2,000", "operators at the limit"])
+    ("SELECT msg_id FROM put_records", 2),  # the view: each put once (bronze holds m1, silver m1 and m2)
+], ids=["explain analyze", "nested comment", "E-string", "dollar string", "IN list of 2,000", "operators at the limit",
+        "the put_records view"])
 def test_reads_still_run(lake, sql, rows):
     assert run_query(sql, lake).num_rows == rows
 
@@ -135,6 +158,26 @@ def test_reads_still_run(lake, sql, rows):
 def _cli(sql: str, lake: Path) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "clwl", "query", sql, "--lake", str(lake)],
                           capture_output=True, text=True, timeout=120, env={**os.environ, "PYTHONFAULTHANDLER": ""})
+
+
+#: Spellings the scanner before this one did not count (issue 40): each exited 139 with no message.
+BYPASSES = [
+    ("10,000 casts", "SELECT 1" + "::INT" * 10_000, "operators; clwl query takes"),
+    ("10,000 subscripts", "SELECT named_struct('a', 1)" + "['a']" * 10_000, "operators; clwl query takes"),
+    ("20,000 terms after a nested comment", "SELECT /* /* */ ' */ " + "+".join(["1"] * 20_000) + " --'",
+     "operators; clwl query takes"),
+    ("12,000 terms after a dollar string", "SELECT $$'$$ AS a, " + "+".join(["1"] * 12_000),
+     "operators; clwl query takes"),
+    ("12,000 terms after an E-string", "SELECT E'\\'' AS a, " + "+".join(["1"] * 12_000) + " --'",
+     "operators; clwl query takes"),
+    ("12,000 terms after a tagged dollar string", "SELECT $q$'$q$ AS a, " + "+".join(["1"] * 12_000),
+     "operators; clwl query takes"),
+    # Nesting: counted by the same scanner, and bounded by the engine's own parser (50 levels) whatever the count.
+    ("parentheses 20,000 deep after a nested comment", "SELECT /* /* */ ' */ " + "(" * 20_000 + "1" + ")" * 20_000
+     + " --'", f"takes at most {MAX_NESTING}"),
+    ("brackets 20,000 deep after a dollar string", "SELECT $$'$$ AS a, " + "[" * 20_000 + "1" + "]" * 20_000,
+     f"takes at most {MAX_NESTING}"),
+]
 
 
 @pytest.mark.parametrize("what, sql, message", [
@@ -145,6 +188,9 @@ def _cli(sql: str, lake: Path) -> subprocess.CompletedProcess:
     ("12,000 ANDs", "SELECT * FROM routing_replay WHERE " + " AND ".join(["1=1"] * 12_000), "characters"),
     ("parentheses 200 deep", "SELECT " + "(" * 200 + "1" + ")" * 200, f"takes at most {MAX_NESTING}"),
     ("over the size limit", "SELECT '" + "x" * MAX_SQL_CHARS + "' AS a", "characters; clwl query takes"),
+    *BYPASSES,
+    ("5,000 casts through the put_records view", "SELECT msg_id" + "::VARCHAR" * 5_000 + " FROM put_records",
+     "operators; clwl query takes"),
 ], ids=lambda v: v if isinstance(v, str) and len(v) < 60 else "")
 def test_too_big_or_too_deep_is_one_line_and_exit_2(lake, what, sql, message):
     p = _cli(sql, lake)
@@ -153,7 +199,12 @@ def test_too_big_or_too_deep_is_one_line_and_exit_2(lake, what, sql, message):
 
 
 def test_the_limits_are_counted_outside_strings():
-    assert size_problem("SELECT '" + "+" * (MAX_OPERATORS * 2) + "' AS a") is None
+    assert size_problem("SELECT '" + "+" * MAX_OPERATORS + "' AS a, " + "+".join(["1"] * MAX_OPERATORS)) is None
+    # ... and every operator mark is counted again in the whole text, strings and comments included, against a
+    # bound the engine takes however it reads them.
+    assert size_problem("SELECT '" + "+" * MAX_OPERATOR_MARKS + "' AS a") is None
+    assert "counting those inside strings and comments; clwl query takes at most 2,000" in size_problem(
+        "SELECT '" + "+" * (MAX_OPERATOR_MARKS + 1) + "' AS a")
     assert size_problem("SELECT " + "(" * MAX_NESTING + "1" + ")" * MAX_NESTING) is None
     assert "nested" in size_problem("SELECT " + "(" * (MAX_NESTING + 1) + "1" + ")" * (MAX_NESTING + 1))
     assert size_problem("   ") == "no SQL statement given"
@@ -176,3 +227,52 @@ def test_a_cell_cannot_drive_the_terminal(tmp_path):
     out = io.StringIO()
     write_json(table, out)
     assert json.loads(out.getvalue()) == {"source_file": value}
+
+
+#: What a scanner of SQL may read differently from the engine's: a statement starts with one of these, so that a
+#: scanner that ends a comment or string in the wrong place takes everything after it for a string or a comment.
+HIDERS = ["", "/* /* */ ' */", "/* ' */", "$$'$$ AS a,", "$t$'$t$ AS a,", "$t$ $$' $t$ AS a,", "E'\\'' AS a,",
+          "e'\\\\''' AS a,", "'''' AS a,", "\"'\" AS a,", "`'` AS a,", "-- '\n", "X'27' AS a,", "U&'\\0027' AS a,"]
+#: One link of a chain the engine plans and evaluates by recursion, each spelled several ways.
+LINKS = ["::INT", ":: int", "::BIGINT", "['a']", "[1]", " [ 'a' ] ", "+1", " - 1", "||'x'", " AND true",
+         " OR x", " IS NULL", " IS NOT NULL", "*2", "<>0", " UNION ALL SELECT 1", "=1"]
+
+
+@settings(max_examples=200, deadline=None)
+@given(hider=st.sampled_from(HIDERS), links=st.lists(st.sampled_from(LINKS), min_size=1, max_size=4),
+       closer=st.sampled_from(["", " --'", " */", " $$", " '"]), upper=st.booleans())
+def test_no_spelling_of_a_long_chain_passes(hider, links, closer, upper):
+    """10,000 links of any chain, behind any string or comment a scanner could misread: refused before the
+    engine sees it (it crashed past a few thousand), whatever a scanner makes of the text."""
+    chain = "".join(links[i % len(links)] for i in range(10_000))
+    sql = f"SELECT {hider} x{chain}{closer}"
+    problem = size_problem(sql.upper() if upper else sql)
+    assert problem is not None and problem.startswith("refused: "), problem
+
+
+@pytest.mark.objectstore
+def test_the_attacks_on_a_lake_on_the_object_store(object_store, monkeypatch, tmp_path):
+    """The same on a lake in the object store (tests/objectstore.py): the bypass spellings are refused before the
+    engine, the writes by it, a COPY into the bucket included, and no object of the store changes."""
+    from clwl.storage import lake_root, list_prefix, storage_options
+
+    object_store.use(monkeypatch)
+    monkeypatch.chdir(tmp_path)
+    lake = lake_root(object_store.lake_uri("readonly"))
+    table = lake / "gold" / "routing_replay"
+    deltalake.write_deltalake(str(table), pa.table({"msg_id": ["m1", "m2"], "qmgr": ["QM2", "QM3"]}),
+                              storage_options=storage_options(table))
+    write_published(lake / "gold", {"routing_replay": 0})
+    bucket = lake_root(f"s3://{object_store.bucket}")
+    before = list_prefix(bucket)
+    target = f"{lake}/written.parquet"
+    attacks = [sql for what, sql, _ in BYPASSES] + [ATTACKS[k].format(target=target, out=lake, gold_file=target)
+                                                     for k in ("explain analyze, nested comment depth 2",
+                                                               "dollar-quoted string", "copy a table out")]
+    for sql in attacks:
+        with pytest.raises(QueryError, match=r"^(refused|bad SQL): "):
+            run_query(sql, lake)
+    assert list_prefix(bucket) == before and list(tmp_path.iterdir()) == []
+    p = _cli(BYPASSES[0][1], lake)  # the process itself: one line, exit 2, no crash
+    assert (p.returncode, p.stdout, len(p.stderr.splitlines())) == (2, "", 1), p.stderr
+    assert run_query("SELECT count(*) AS n FROM routing_replay", lake).to_pylist() == [{"n": 2}]

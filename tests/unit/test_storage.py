@@ -72,6 +72,23 @@ def test_a_mistyped_lake_uri_is_one_line_naming_it(typo, named):
     assert typo in one_line(exc) and named in str(exc.value)
 
 
+@pytest.mark.parametrize("text, shown", [
+    ("s3://key:secret@clwl-bucket/lake", "s3://***@clwl-bucket/lake"),
+    ("s3://secret@clwl-bucket", "s3://***@clwl-bucket"),
+    ("S3:///key:secret@clwl-bucket", "S3:///***@clwl-bucket"),
+])
+def test_credentials_in_a_lake_uri_are_refused_and_never_shown(text, shown):
+    with pytest.raises(StorageError) as exc:
+        lake_root(text)
+    assert one_line(exc).startswith(f"{shown}: a lake location carries no credentials") and "secret" not in one_line(exc)
+    assert lake_root("s3://clwl-bucket/a@b") == LakeLocation("s3", "clwl-bucket", "a@b")  # an @ in the prefix is a name
+
+
+def test_an_empty_lake_location_is_not_the_working_folder():
+    with pytest.raises(StorageError, match="an empty lake location"):
+        lake_root("")
+
+
 def test_the_issues_local_folder_named_s3_is_refused(monkeypatch):
     """`--lake s3://bucket/lake` once became a local folder `s3:`: Path() collapses the two slashes. A Lake made from
     such a path is refused, and a location is no file-system path (os calls fail instead of writing locally)."""
