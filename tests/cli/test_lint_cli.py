@@ -2,9 +2,10 @@
 
 Hand-made captures (tests/handmade.py config_capture, cluster CL1), written into tmp_path:
 
-    QM1  CLWLUSEQ(ANY); sees APP.IN on QM2 and QM3, QM3's instance PUT(DISABLED)  -> put-disabled-instance
+    QM1  CLWLUSEQ(ANY); sees APP.IN on QM2 and QM3, QM3's instance PUT(DISABLED)
+                                                    -> put-disabled-instance, on QM3 (the host), seen by QM1
     QM2  CLWLUSEQ(LOCAL); hosts APP.IN (QCLUSTER on QM2, QM3; queue CLWLUSEQ by MQ's default QMGR)
-                                                                               -> local-instance-wins
+                                                    -> local-instance-wins, on QM2, seen by QM2
     QUIET  CLWLUSEQ(ANY), APP.IN on QM2 and QM3, both enabled and NOTFIXED       -> nothing
 
 The rules themselves are tests/unit/test_lint.py's; here: what reaches the terminal and the exit code.
@@ -21,7 +22,7 @@ from clwl.cli import main
 from clwl.lint import RULE_NAMES
 from tests.handmade import chstatus_capture, config_capture
 
-KEYS = ["rule", "qmgr", "object", "detail", "remedy"]
+KEYS = ["rule", "qmgr", "object", "detail", "remedy", "severity", "seen_by"]
 
 
 def write(folder: Path, name: str, text: str) -> Path:
@@ -52,9 +53,12 @@ def test_json_is_exactly_the_issue_s_shape_and_findings_exit_0(capsys, tmp_path)
     assert code == 0
     doc = json.loads(out)
     assert list(doc) == ["findings"]
-    assert all(list(f) == KEYS and all(isinstance(v, str) and v for v in f.values()) for f in doc["findings"])
-    assert [(f["rule"], f["qmgr"], f["object"]) for f in doc["findings"]] == [
-        ("put-disabled-instance", "QM1", "APP.IN"), ("local-instance-wins", "QM2", "APP.IN")]
+    assert all(list(f) == KEYS and all(isinstance(f[k], str) and f[k] for k in KEYS[:-1]) for f in doc["findings"])
+    # Once per object, on the queue manager it belongs to, with who sees it; captures alone: no day's messages,
+    # so the default CLWLUSEQ(LOCAL) stays a warning.
+    assert [(f["rule"], f["qmgr"], f["object"], f["severity"], f["seen_by"]) for f in doc["findings"]] == [
+        ("local-instance-wins", "QM2", "APP.IN", "warning", ["QM2"]),
+        ("put-disabled-instance", "QM3", "APP.IN", "warning", ["QM1"])]
     assert all(f["rule"] in RULE_NAMES for f in doc["findings"])
 
 
@@ -70,8 +74,8 @@ def test_readable_output_groups_by_queue_manager(capsys, tmp_path):
     code, out, _ = run(capsys, "--mqsc", str(qm1(tmp_path / "QM1")), "--mqsc", str(qm2(tmp_path / "QM2")))
     assert code == 0
     lines = out.splitlines()
-    assert lines[0] == "2 finding(s) on 2 observing queue manager(s) (linted: QM1, QM2)"
-    assert lines.index("QM1") < lines.index("QM2")
+    assert lines[0] == "2 finding(s) on 2 queue manager(s) (linted: QM1, QM2)"
+    assert lines.index("QM2") < lines.index("QM3")
     assert any(line.split() == ["put-disabled-instance", "APP.IN"] for line in lines)
     assert "remedy: ALTER QLOCAL(APP.IN) PUT(ENABLED) on QM3" in out
     assert lines[-1] == "By rule: local-instance-wins 1, put-disabled-instance 1"
@@ -91,7 +95,7 @@ def test_a_landing_date_folder_and_at(capsys, tmp_path):
     code, out, err = run(capsys, "--mqsc", str(day), "--json")
     assert code == 0 and "captures used (the latest)" in err
     assert {(f["rule"], f["qmgr"]) for f in json.loads(out)["findings"]} == {
-        ("put-disabled-instance", "QM1"), ("local-instance-wins", "QM2")}
+        ("put-disabled-instance", "QM3"), ("local-instance-wins", "QM2")}
     code, out, _ = run(capsys, "--mqsc", str(day / "QM1"), "--at", "07:00", "--json")
     assert (code, json.loads(out)) == (0, {"findings": []})
 
