@@ -173,7 +173,7 @@ def test_a_message_released_when_its_channel_runs_again(lake, capsys):
     assert doc["released"] == {"at": "2026-11-20T07:00:00+00:00", "channel": "TO.QM2", "state": "RUNNING"}
     assert doc["reexaminations"] == []  # TO.QM2 was never seen not moving after the put, until it ran again
     out = _clwl(capsys, "explain", M1, "--lake", str(root))[1]
-    assert "none chosen yet" in out
+    assert "(the lowest DestSeqFactor is chosen, then the lowest DestSeqNumber): no destination chosen yet" in out
     assert "2026-11-20 07:00:00 UTC TO.QM2 RUNNING: released, the channel moves messages again" in out
 
 
