@@ -152,13 +152,15 @@ def _read_qmgr(path: str, at):
                 break
             except InputError as e:
                 first = min(group, key=lambda c: c.key)
-                if first.time == dtime(0) or first.day is None:
-                    raise
+                if first.time == dtime(0) or first.day is None or first.day.isoformat() != folder.resolve().parent.name:
+                    raise  # a capture carried from an earlier date, or the day's first instant: none before it here
                 before = (datetime.combine(first.day, first.time) - timedelta(seconds=1)).time()
                 try:
                     earlier = select_landing_captures(folder, CaptureMoment(before, None, before.isoformat()))
                 except InputError:
                     raise e from None
+                if [c.key for c in earlier.captures if c.kind == kind] == [c.key for c in group]:
+                    raise
                 group = [c for c in earlier.captures if c.kind == kind]
                 used = ", ".join(c.path.name for c in group) if group else "none"
                 notes.append(f"{e}: the {kind} capture before it is used instead ({used}), as an ingest of the "
@@ -207,10 +209,15 @@ def _lint_mqsc(args: argparse.Namespace) -> int:
     landing = _landing_day(args.mqsc)
     if landing is not None:
         from clwl.check import put_traffic
+        from spark.ingest import LandingError
 
         root, day = landing
-        traffic = count_puts(put_traffic(root, day))
-        source = f"the put files of {day} in {root}"
+        try:
+            traffic = count_puts(put_traffic(root, day))
+            source = f"the put files of {day} in {root}"
+        except LandingError as e:  # the captures were read: lint them, without the day's messages
+            print(f"clwl lint: warning: the day's messages are not counted: {e}", file=sys.stderr)
+            traffic, day = None, ""
     findings = lint_captures(records, traffic, day)
     _print(findings, args.json, ", ".join(sorted(records)), source)
     return EXIT_OK
