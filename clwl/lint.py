@@ -1,10 +1,12 @@
-"""``clwl lint``: configuration findings from the captures alone (docs/lint.md).
+"""``clwl lint``: configuration findings from the captures, once per object (docs/lint.md).
 
 Each rule is a small named function over a :class:`LintContext` (every observing queue manager's view, and the
 manual channel definitions it captured), registered once in :data:`RULES` with its name, what MQ will do and
 the remedy in MQ's terms. A rule reads what was captured; where the captures do not show what it needs, it says
 nothing rather than guessing. MQ's defaults count as values: the view already holds them for attributes a
-capture left out (queue CLWLUSEQ(QMGR), queue manager CLWLUSEQ(LOCAL), DEFBIND(OPEN), CLWLMRUC(999999999)).
+capture left out (queue CLWLUSEQ(QMGR), queue manager CLWLUSEQ(LOCAL), DEFBIND(OPEN), CLWLMRUC(999999999)). A
+finding is placed on the queue manager its object belongs to, with the observers that see it (``seen_by``); where
+the day's put records are known (:attr:`LintContext.traffic`), a default no message went through is a notice.
 
 Pure: no Spark. :func:`lint_lake` reads the lake through :func:`clwl.silver.load_timelines` (the last
 configuration of the day of each observing queue manager) and :class:`clwl.lake.Lake`.
@@ -561,7 +563,7 @@ _ORDER = {name: i for i, name in enumerate(RULE_NAMES)}
 
 # -- entry points -------------------------------------------------------------------------------------------
 def sort_findings(findings: Iterable[Finding]) -> list[Finding]:
-    """Deterministic order: observing queue manager, then the rules' order, then object and detail."""
+    """Deterministic order: the finding's queue manager, then the rules' order, then object and detail."""
     return sorted(findings, key=lambda f: (f.qmgr, _ORDER.get(f.rule, len(_ORDER)), f.object, f.detail, f.remedy))
 
 

@@ -1,5 +1,6 @@
 """``clwl lint (--mqsc PATH ... [--at TIME] | --lake LAKE --date D) [--json]``: configuration findings from the
-captures alone (the rules are clwl/lint.py's, docs/lint.md says what each means).
+captures, once per object, a default weighed by the day's messages where they are known (the rules are
+clwl/lint.py's, docs/lint.md says what each means).
 
 Exit 0 when the lint ran, whether it found something or not (a finding is advice, not a failure); 2 when the
 input cannot be used: a missing folder, no captures, a date the lake does not hold, both or neither of --mqsc
@@ -27,9 +28,11 @@ WRAP = 110  # readable lines: detail and remedy wrapped under the rule name
 def add_lint_command(subparsers) -> argparse.ArgumentParser:
     p = subparsers.add_parser(
         "lint", help="configuration findings from the captures (no JVM)",
-        description="Findings from the captured configuration alone: what MQ will do with it that an "
-                    "administrator may not expect, each with the observing queue manager, the object, and the "
-                    "remedy in MQ's terms. Rules: " + ", ".join(_rule_names()) + " (docs/lint.md).",
+        description="Findings from the captured configuration: what MQ will do with it that an administrator "
+                    "may not expect, once per object, each with the queue manager it belongs to, the object, the "
+                    "remedy in MQ's terms, and the observing queue managers that see it. On a landing date or a "
+                    "lake, MQ's defaults are a notice where no message of the day went through them. Rules: "
+                    + ", ".join(_rule_names()) + " (docs/lint.md).",
         epilog="exit 0 when the lint ran, findings or not; 2 when the input cannot be used. "
                "examples: clwl lint --mqsc samples/landing/2026-11-20/QM1; "
                "clwl lint --lake lake --date 2026-11-20 --json; clwl lint --lake s3://bucket/lake --date 2026-11-20")
