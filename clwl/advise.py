@@ -42,6 +42,7 @@ from clwl.advise_blocks import (
     eliminations,
 )
 from clwl.algorithm import Candidate, Request
+from clwl.candidates import known_queue_names
 from clwl.model import ClusterChannel, ClusterView
 from clwl.router import RouteError, Router
 from clwl.shares import engine_shares, steady
@@ -96,7 +97,7 @@ def cluster_queue(view: ClusterView, queue: str) -> str:
     if alias is not None and view.instances_of(alias.target):
         return alias.target
     raise AdviseError(f"--queue: {queue} is not a cluster queue known to {view.local_name} (no instance in its "
-                      "DISPLAY QCLUSTER output)")
+                      f"DISPLAY QCLUSTER output); {known_queue_names(view)}")
 
 
 def check_target(view: ClusterView, queue: str, target: Mapping[str, float]) -> None:

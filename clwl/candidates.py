@@ -183,3 +183,20 @@ def queue_defbind(view: ClusterView, queue: str) -> str:
     """What MQOO_BIND_AS_Q_DEF means when ``queue`` is opened on the view's queue manager, as a bind option
     (``open`` | ``notfixed`` | ``group``): :func:`defbind_source`'s bind."""
     return defbind_source(view, queue).bind
+
+
+def known_queue_names(view: ClusterView) -> str:
+    """The names a put on the view's queue manager can resolve through the cluster, in words, for an answer to a
+    name it does not know (2085): the cluster queues, then the clustered queue manager aliases and the local
+    aliases of cluster queues, each list sorted."""
+    queues = sorted({i.queue for i in view.instances if not i.qmgr_alias})
+    qmgr_aliases = sorted({i.queue for i in view.instances if i.qmgr_alias})
+    aliases = sorted(a.name for a in view.aliases if view.instances_of(a.target))
+    if not (queues or qmgr_aliases or aliases):
+        return f"{view.local_name} knows no cluster queue (its DISPLAY QCLUSTER output shows none)"
+    parts = [f"the cluster queues {view.local_name} knows: {', '.join(queues) or 'none'}"]
+    if qmgr_aliases:
+        parts.append(f"queue manager aliases: {', '.join(qmgr_aliases)}")
+    if aliases:
+        parts.append(f"local aliases of cluster queues: {', '.join(aliases)}")
+    return "; ".join(parts)

@@ -393,3 +393,25 @@ def check_landing(landing: Path | str, run_dates: Iterable[str] | None = None,
     return LandingCheck(landing=str(root), run_dates=dates,
                         chstatus_interval_minutes=int(chstatus_interval.total_seconds() // 60), files=checks,
                         gaps=_gaps(dates, facts, chstatus_interval), notes=notes)
+
+
+# ----------------------------------------------------------------------------------------------------------
+# The day's messages, for clwl lint on a landing folder
+
+
+def put_traffic(landing: Path | str, run_date: str, trace_tz: str | None = None) -> list[tuple]:
+    """(sending_qmgr, queue, bind, from_cluster_channel) of every put record of ``run_date`` that an ingest of
+    ``landing`` would replay: the date's put files and activity traces, parsed by the ingest's own parse task body,
+    the records it would hold back left out (:func:`check_landing`'s rules). ``clwl lint`` on a landing folder
+    counts from these what ``clwl lint --lake`` counts from silver.message_events. LandingError when the date
+    folder cannot be used."""
+    from spark.ingest import discover_landing
+    from spark.ingest.run import trace_zone
+
+    _, files, _ = discover_landing(Path(landing), [run_date])
+    files = [f for f in files if formats.gives_puts(f.parser)]
+    facts = _Facts()
+    checks = _read_files(files, trace_zone(trace_tz), facts)
+    _hold_back(checks, {f.source_file: f for f in files}, facts)
+    return [(p.sending_qmgr, p.fields.get("queue"), p.fields.get("bind"), p.fields.get("from_cluster_channel"))
+            for (d, _), puts in sorted(facts.puts.items()) if d == run_date for _, p in puts]

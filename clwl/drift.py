@@ -30,6 +30,7 @@ from typing import Callable, Iterable, Mapping, Optional
 
 from clwl.days import RunDate, as_utc, day_bounds
 from clwl.model import ClusterView
+from clwl.mqsc_attributes import is_known_attribute
 from clwl.replay import Snapshot
 from clwl.shares import engine_shares, steady
 from clwl.silver import timelines_from_rows
@@ -166,6 +167,30 @@ class Change:
 
 
 @dataclass(frozen=True)
+class UnknownAttribute:
+    """An attribute clwl does not know (clwl.mqsc_attributes: an attribute of a newer MQ level, or one a capture
+    made up) on one object of one queue manager: not compared as configuration, so that a capture that shows it
+    and the next that does not are not two changes. ``values``: (capture time, value) each time what the
+    captures showed of it changed in the window, the first being the value at its start (NOT_SHOWN: not
+    carried)."""
+
+    qmgr: str
+    kind: str
+    object_key: str
+    object: str
+    attribute: str
+    values: tuple[tuple[datetime, str], ...]
+
+    def shown(self) -> str:
+        """The values in order, each with the capture that first showed it: ``(not shown), 12:00:00 NONE, ...``."""
+        return ", ".join(f"{t:%H:%M:%S} {v}" for t, v in self.values)
+
+    def as_dict(self) -> dict:
+        return {"qmgr": self.qmgr, "kind": self.kind, "object": self.object, "object_key": self.object_key,
+                "attribute": self.attribute, "values": [{"at": t.isoformat(), "value": v} for t, v in self.values]}
+
+
+@dataclass(frozen=True)
 class ShareEffect:
     """What a capture's changes did to one queue's configured shares on one queue manager: per destination queue
     manager, the percentage of the queue's messages the engine sends there before and after (empty: the put
@@ -204,6 +229,7 @@ class Drift:
     changes: list[Change] = field(default_factory=list)
     effects: list[ShareEffect] = field(default_factory=list)
     profile: str = "default"
+    unknown: list[UnknownAttribute] = field(default_factory=list)  # attributes clwl does not know, not compared
 
     def rows(self) -> list[dict]:
         """The changes, one dict a row (a report section's table)."""
@@ -222,6 +248,7 @@ class Drift:
             "first_captured": {q: t.isoformat() for q, t in sorted(self.first_captured.items())},
             "captures": self.captures,
             "changes": self.rows(), "share_effects": [e.as_dict() for e in self.effects],
+            "unknown_attributes": [u.as_dict() for u in self.unknown],
             "not_configuration": [{"kinds": sorted(r.kinds) if r.kinds else None, "attributes": sorted(r.attributes),
                                    "why": r.why} for r in NOT_CONFIGURATION],
         }
@@ -288,12 +315,30 @@ def compare(qmgr: str, at: datetime, before: Mapping[str, Version], after: Mappi
                               ABSENT if new is None else PRESENT, None if new is None else _stamp(None, new.attrs),
                               None if new is None else new.source_file))
             continue
-        names = [a for a in sorted(set(old.attrs) | set(new.attrs)) if not not_configuration(new.kind, a)]
+        names = [a for a in sorted(set(old.attrs) | set(new.attrs))
+                 if not not_configuration(new.kind, a) and is_known_attribute(a)]
         diffs = [(a, _value(old.attrs, a), _value(new.attrs, a)) for a in names]
         diffs = [d for d in diffs if d[1] != d[2]]
         if diffs:
             stamp = _stamp(old.attrs, new.attrs)
             out.extend(Change(at, qmgr, new.kind, key, label, a, o, n, stamp, new.source_file) for a, o, n in diffs)
+    return out
+
+
+def unknown_differences(before: Mapping[str, Version], after: Mapping[str, Version]) -> list[tuple[str, str, str, str]]:
+    """(object key, attribute, old, new) of each attribute clwl does not know whose value differs between two
+    configurations, on an object in both (an object that appears or goes is one change, whatever it carries)."""
+    out = []
+    for key in sorted(set(before) & set(after)):
+        old, new = before[key], after[key]
+        if old is new:
+            continue
+        for a in sorted(set(old.attrs) | set(new.attrs)):
+            if is_known_attribute(a) or not_configuration(new.kind, a):
+                continue
+            o, n = _value(old.attrs, a), _value(new.attrs, a)
+            if o != n:
+                out.append((key, a, o, n))
     return out
 
 
@@ -370,10 +415,18 @@ def drift_from_rows(rows: Iterable[Mapping], run_date: str, since: Optional[str]
             found.first_captured[qmgr] = later[0]
             later = later[1:]
         before = _in_force(versions, found.first_captured.get(qmgr, just_before))
+        unknown: dict[tuple[str, str], tuple[Version, list[tuple[datetime, str]]]] = {}
         for t in later:
             after = _in_force(versions, t)
             found.changes.extend(compare(qmgr, t, before, after))
+            for key, attribute, old, new in unknown_differences(before, after):
+                _, values = unknown.setdefault((key, attribute), (after[key], [(found.first_captured.get(
+                    qmgr, baseline_at), old)]))
+                values.append((t, new))
             before = after
+        for (key, attribute), (v, values) in sorted(unknown.items()):
+            found.unknown.append(UnknownAttribute(qmgr, v.kind, key, object_label(v.kind, key, v.attrs), attribute,
+                                                  tuple(values)))
         found.effects.extend(share_effects(qmgr, timelines.get(qmgr, []), profile, cache))
     found.changes.sort(key=lambda c: (c.at, c.qmgr, c.kind, c.object, c.attribute))
     found.effects.sort(key=lambda e: (e.at, e.qmgr, e.queue))

@@ -317,6 +317,14 @@ def explain(lake: Path, msg_id: str, run_date: Optional[str] = None, sender: Opt
 
     t0 = time.perf_counter()
     rows, version = find_rows(lake, msg_id, run_date)
+    if not rows and run_date is not None:  # the wrong date: say which dates hold it
+        elsewhere, _ = find_rows(lake, msg_id)
+        dates = sorted({r["run_date"].isoformat() for r in elsewhere
+                        if sender is None or r["sending_qmgr"] == sender})
+        if dates:
+            raise ExplainError(f"message {msg_id} is not in the published gold.routing_replay on {run_date}"
+                               + (f" from {sender}" if sender else "") + f"; it was replayed on {', '.join(dates)}: "
+                               f"--date {dates[-1]}")
     row = pick_row(rows, msg_id, run_date, sender)
     day, qm, msg_id = row["run_date"].isoformat(), row["sending_qmgr"], row["msg_id"]
     out = Explanation(day, qm, msg_id, row, version)

@@ -1,10 +1,12 @@
-"""``clwl lint``: configuration findings from the captures alone (docs/lint.md).
+"""``clwl lint``: configuration findings from the captures, once per object (docs/lint.md).
 
 Each rule is a small named function over a :class:`LintContext` (every observing queue manager's view, and the
 manual channel definitions it captured), registered once in :data:`RULES` with its name, what MQ will do and
 the remedy in MQ's terms. A rule reads what was captured; where the captures do not show what it needs, it says
 nothing rather than guessing. MQ's defaults count as values: the view already holds them for attributes a
-capture left out (queue CLWLUSEQ(QMGR), queue manager CLWLUSEQ(LOCAL), DEFBIND(OPEN), CLWLMRUC(999999999)).
+capture left out (queue CLWLUSEQ(QMGR), queue manager CLWLUSEQ(LOCAL), DEFBIND(OPEN), CLWLMRUC(999999999)). A
+finding is placed on the queue manager its object belongs to, with the observers that see it (``seen_by``); where
+the day's put records are known (:attr:`LintContext.traffic`), a default no message went through is a notice.
 
 Pure: no Spark. :func:`lint_lake` reads the lake through :func:`clwl.silver.load_timelines` (the last
 configuration of the day of each observing queue manager) and :class:`clwl.lake.Lake`.
@@ -13,9 +15,11 @@ configuration of the day of each observing queue manager) and :class:`clwl.lake.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from pathlib import PurePosixPath
 from typing import Callable, Iterable, Iterator, Mapping, Optional
 
 from clwl.candidates import ALTER_TYPE, BIND_AS_DEFBIND, DefbindSource, alter_defbind, defbind_source
+from clwl.formats import CAPTURE_NAME
 from clwl.model import ClusterView, QueueInstance
 from clwl.parse.common import MqscRecord
 from clwl.storage import Location
@@ -75,6 +79,33 @@ def observe(qmgr: str, records: Iterable[MqscRecord]) -> Observation:
 
 
 @dataclass(frozen=True)
+class Puts:
+    """The day's messages a sending queue manager's applications put on one queue name (arrived over a cluster
+    channel left out: MQ does not route them again), and how many of them were bound on open (the put record's
+    bind ``open``, or MQOO_BIND_AS_Q_DEF left for DEFBIND to decide)."""
+
+    messages: int = 0
+    bound_on_open: int = 0
+
+
+#: The put records' bind values that the DEFBIND(OPEN) finding is about.
+BOUND_ON_OPEN = frozenset({"open", "as_q_def"})
+
+
+def count_puts(rows: Iterable[tuple[str, str, Optional[str], Optional[bool]]]) -> dict[tuple[str, str], Puts]:
+    """(sending queue manager, queue) -> :class:`Puts`, from (sending_qmgr, queue, bind, from_cluster_channel)
+    of each put record the replay takes (silver.message_events, or the put files as the ingest would take them)."""
+    out: dict[tuple[str, str], list[int]] = {}
+    for sender, queue, bind, from_channel in rows:
+        if from_channel:
+            continue
+        n = out.setdefault((sender, queue), [0, 0])
+        n[0] += 1
+        n[1] += (bind or "").lower() in BOUND_ON_OPEN
+    return {k: Puts(*v) for k, v in out.items()}
+
+
+@dataclass(frozen=True)
 class LintContext:
     """Everything the rules read: the observations, by queue manager name."""
 
@@ -82,6 +113,18 @@ class LintContext:
     #: Per sending queue manager with IGQ(ENABLED): (messages the day replayed to another member of its group,
     #: of those too large for intra-group queuing). Empty where no day's messages are known (captures alone).
     igq_traffic: Mapping[str, tuple[int, int]] = field(default_factory=dict)
+    #: The day's put records per (sending queue manager, queue name opened): None where no day's messages are
+    #: known (captures alone), so that a default's severity cannot be judged and stays a warning.
+    traffic: Optional[Mapping[tuple[str, str], "Puts"]] = None
+    run_date: str = ""  # the day ``traffic`` counts
+
+    def puts(self, senders: Iterable[str], queues: Iterable[str]) -> Optional["Puts"]:
+        """The day's messages ``senders`` put on any of ``queues`` (None: no day's messages known)."""
+        if self.traffic is None:
+            return None
+        queues = set(queues)
+        found = [p for (s, q), p in self.traffic.items() if s in set(senders) and q in queues]
+        return Puts(sum(p.messages for p in found), sum(p.bound_on_open for p in found))
 
     def group_members(self, o: "Observation") -> frozenset[str]:
         """The other members of ``o``'s queue-sharing group: every observer whose DISPLAY QMGR shows the same
@@ -99,20 +142,32 @@ class LintContext:
 
 
 # -- findings ---------------------------------------------------------------------------------------------------
+#: A finding's severity: ``warning`` unless a default only matters for messages and none was put through it that
+#: day (``notice``): MQ's defaults DEFBIND(OPEN) and CLWLUSEQ(LOCAL) are everywhere, and worth acting on where
+#: messages meet them.
+WARNING, NOTICE = "warning", "notice"
+SEVERITIES = (WARNING, NOTICE)
+
+
 @dataclass(frozen=True)
 class Finding:
-    """One finding: the rule, the observing queue manager, the object, what was seen and what MQ will do, and
-    the remedy in MQ's terms."""
+    """One finding, once per object: the rule, the queue manager the object belongs to (where it is defined: the
+    host of an instance, the suspended queue manager, the observer's own alias, channel or CLWLMRUC; the hosts,
+    comma-separated, of a cluster queue whose instances all advertise the value), the object, what was seen and
+    what MQ will do, the remedy in MQ's terms, the severity, and the observing queue managers whose captures
+    show it."""
 
     rule: str
     qmgr: str
     object: str
     detail: str
     remedy: str
+    severity: str = WARNING
+    seen_by: tuple[str, ...] = ()
 
     def as_dict(self) -> dict:
         return {"rule": self.rule, "qmgr": self.qmgr, "object": self.object, "detail": self.detail,
-                "remedy": self.remedy}
+                "remedy": self.remedy, "severity": self.severity, "seen_by": list(self.seen_by)}
 
 
 @dataclass(frozen=True)
@@ -123,6 +178,8 @@ class Hit:
     object: str
     seen: str  # what the captures show, in this estate's names
     remedy: str
+    seen_by: tuple[str, ...] = ()  # the observers whose captures show it (default: ``qmgr`` alone)
+    severity: str = WARNING
 
 
 @dataclass(frozen=True)
@@ -134,7 +191,8 @@ class Rule:
 
     def run(self, ctx: LintContext) -> Iterator[Finding]:
         for h in self.check(ctx):
-            yield Finding(self.name, h.qmgr, h.object, f"{h.seen}: {self.mq_does}", h.remedy)
+            yield Finding(self.name, h.qmgr, h.object, f"{h.seen}: {self.mq_does}", h.remedy, h.severity,
+                          tuple(sorted(set(h.seen_by or (h.qmgr,)))))
 
 
 # -- MQOO_BIND_AS_Q_DEF: which definition decides ---------------------------------------------------------------
@@ -225,9 +283,32 @@ def clussdr_workload_attrs(ctx: LintContext) -> Iterator[Hit]:
                       f"definition says what MQ does")
 
 
+def _traffic_words(ctx: LintContext, puts: Optional[Puts], senders: Iterable[str], queue: str,
+                   bound: bool = False) -> tuple[str, str]:
+    """(the words on the day's messages, the severity) of a finding about a default: a warning where messages were
+    put through it that day (``bound``: bound on open, for DEFBIND), a notice where none was; without the day's
+    messages (captures alone) a warning, with nothing said of them."""
+    if puts is None:
+        return "", WARNING
+    who, day = _names(senders), ctx.run_date or "that day"
+    n = puts.bound_on_open if bound else puts.messages
+    if bound:
+        if n:
+            return (f"; on {day} {puts.bound_on_open:,} of the {puts.messages:,} messages {who} put on {queue} were "
+                    f"bound on open"), WARNING
+        if puts.messages:
+            return (f"; on {day} none of the {puts.messages:,} messages {who} put on {queue} was bound on open "
+                    f"(their applications chose MQOO_BIND_NOT_FIXED or group)"), NOTICE
+        return f"; no message was put on {queue} from {who} on {day}", NOTICE
+    if n:
+        return f"; on {day} {n:,} messages were put on {queue} by applications on {who}", WARNING
+    return f"; no message was put on {queue} by an application on {who} on {day}", NOTICE
+
+
 def local_instance_wins(ctx: LintContext) -> Iterator[Hit]:
     """A put-enabled local instance of a cluster queue whose CLWLUSEQ (or the queue manager's) is LOCAL,
-    MQ's defaults included."""
+    MQ's defaults included, where another queue manager hosts the queue too (on its only host there is nothing
+    else to choose: no finding). A warning where the host's applications put on it that day, else a notice."""
     for o in ctx.observations:
         qm = o.view.qmgr
         for inst in o.view.instances:
@@ -244,15 +325,24 @@ def local_instance_wins(ctx: LintContext) -> Iterator[Hit]:
             else:
                 continue
             others = sorted(ctx.hosts_seen(inst.queue) - {o.qmgr})
-            share = (f"; the instances on {', '.join(others)} get none of the messages put on {o.qmgr}"
-                     if others else "")
-            yield Hit(o.qmgr, inst.queue, f"{o.qmgr} hosts an instance of {inst.queue} with {why}{share}",
-                      remedy + "; if keeping them local is intended, nothing")
+            if not others:
+                continue  # the only host: step 3 has nothing to keep from anyone
+            names = [inst.queue] + sorted(a.name for a in o.view.aliases if a.target == inst.queue)
+            traffic, severity = _traffic_words(ctx, ctx.puts([o.qmgr], names), [o.qmgr], inst.queue)
+            yield Hit(o.qmgr, inst.queue,
+                      f"{o.qmgr} hosts an instance of {inst.queue} with {why}; the instances on {', '.join(others)} "
+                      f"get none of the messages put on {o.qmgr}{traffic}",
+                      remedy + "; if keeping them local is intended, nothing", severity=severity)
 
 
 def bind_on_open_default(ctx: LintContext) -> Iterator[Hit]:
     """MQOO_BIND_AS_Q_DEF resolves to OPEN for a cluster queue, a clustered queue manager alias, or a local
-    alias whose target is a cluster queue (the definition that decides, as the replay reads it)."""
+    alias whose target is a cluster queue (the definition that decides, as the replay reads it). Once per
+    definition: DEFBIND(OPEN) advertised by every instance of a cluster queue is one finding, placed on its hosts
+    and seen by every queue manager it decides for (a host whose own QLOCAL decides it among them). A warning
+    where those queue managers' applications put messages bound on open through it that day, else a notice."""
+    shared: dict[tuple[str, tuple[str, ...]], dict] = {}  # (queue, hosts) -> what the finding needs
+    own: list[tuple[Observation, BindDecision, str]] = []
     for o in ctx.observations:
         view = o.view
         names = {i.queue for i in view.instances}
@@ -261,7 +351,6 @@ def bind_on_open_default(ctx: LintContext) -> Iterator[Hit]:
             d = bind_decision(view, name)
             if d.bind != "open":
                 continue
-            fix = alter_defbind(d.source, "NOTFIXED", view.local_name)
             insts = view.instances_of(name)
             if d.source.kind == "QALIAS":
                 what = "the alias"
@@ -269,9 +358,32 @@ def bind_on_open_default(ctx: LintContext) -> Iterator[Hit]:
                 what = "the queue manager alias"
             else:
                 what = "the cluster queue"
-            yield Hit(o.qmgr, name, f"MQOO_BIND_AS_Q_DEF on {o.qmgr} binds {what} {name} on open: {d.why}",
-                      f"{fix}, or open with MQOO_BIND_NOT_FIXED in the application; keep OPEN only where every "
-                      f"message of a handle must reach the same queue manager")
+            if d.source.kind == "QCLUSTER":
+                entry = shared.setdefault((name, tuple(d.source.hosts)), {"decision": d, "what": what,
+                                                                         "observers": set()})
+                entry["observers"].add(o.qmgr)
+            else:
+                own.append((o, d, what))
+    for o, d, what in own:  # a host's own QLOCAL that says what its instance advertises: the same definition
+        entry = next((e for (q, hosts), e in shared.items() if q == d.queue and o.qmgr in hosts), None)
+        if d.source.kind == "QLOCAL" and entry is not None:
+            entry["observers"].add(o.qmgr)
+            continue
+        fix = alter_defbind(d.source, "NOTFIXED", o.view.local_name)
+        traffic, severity = _traffic_words(ctx, ctx.puts([o.qmgr], [d.queue]), [o.qmgr], d.queue, bound=True)
+        yield Hit(o.qmgr, d.queue,
+                  f"MQOO_BIND_AS_Q_DEF on {o.qmgr} binds {what} {d.queue} on open: {d.why}{traffic}",
+                  f"{fix}, or open with MQOO_BIND_NOT_FIXED in the application; keep OPEN only where every "
+                  f"message of a handle must reach the same queue manager", severity=severity)
+    for (name, hosts), e in sorted(shared.items()):
+        d, observers = e["decision"], sorted(e["observers"])
+        fix = alter_defbind(d.source, "NOTFIXED", "")
+        traffic, severity = _traffic_words(ctx, ctx.puts(observers, [name]), observers, name, bound=True)
+        yield Hit(", ".join(hosts), name,
+                  f"MQOO_BIND_AS_Q_DEF on {', '.join(observers)} binds {e['what']} {name} on open: {d.why}{traffic}",
+                  f"{fix}, or open with MQOO_BIND_NOT_FIXED in the application; keep OPEN only where every "
+                  f"message of a handle must reach the same queue manager", seen_by=tuple(observers),
+                  severity=severity)
 
 
 def alias_overrides_bind(ctx: LintContext) -> Iterator[Hit]:
@@ -295,50 +407,65 @@ def alias_overrides_bind(ctx: LintContext) -> Iterator[Hit]:
 
 
 def put_disabled_instance(ctx: LintContext) -> Iterator[Hit]:
-    """An instance (or a clustered queue manager alias) advertised with PUT(DISABLED)."""
+    """An instance (or a clustered queue manager alias) advertised with PUT(DISABLED): once per instance, on its
+    host, seen by every observer that knows it; the observers whose every known instance is disabled are named."""
+    found: dict[tuple[str, str], dict] = {}  # (host, queue) -> kind, observers, observers with every one disabled
     for o in ctx.observations:
         for inst in o.view.instances:
             if inst.put_enabled:
                 continue
-            kind = ALTER_TYPE.get(inst.clusqt, "QLOCAL")
+            e = found.setdefault((inst.qmgr, inst.queue), {"kind": ALTER_TYPE.get(inst.clusqt, "QLOCAL"),
+                                                           "observers": set(), "all_off": set()})
+            e["observers"].add(o.qmgr)
             known = o.view.instances_of(inst.queue)
             # "every other" only from a view that knows others (a partial repository may know just its own)
-            all_off = len(known) > 1 and not any(i.put_enabled for i in known)
-            whose = "the local instance" if inst.local else f"{inst.qmgr}'s instance"
-            seen = f"{whose} of {inst.queue} is PUT(DISABLED)" + (
-                f" and so is every other instance {o.qmgr} knows: its puts fail with MQRC_CLUSTER_PUT_INHIBITED "
-                f"(2268)" if all_off else "")
-            yield Hit(o.qmgr, inst.queue, seen,
-                      f"ALTER {kind}({inst.queue}) PUT(ENABLED) on {inst.qmgr} once it should take messages again")
+            if len(known) > 1 and not any(i.put_enabled for i in known):
+                e["all_off"].add(o.qmgr)
+    for (host, queue), e in sorted(found.items()):
+        seen = f"{host}'s instance of {queue} is PUT(DISABLED)"
+        if e["all_off"]:
+            who = _names(e["all_off"])
+            seen += (f" and so is every other instance {who} {'knows' if len(e['all_off']) == 1 else 'know'}: "
+                     f"puts on {who} fail with MQRC_CLUSTER_PUT_INHIBITED (2268)")
+        yield Hit(host, queue, seen,
+                  f"ALTER {e['kind']}({queue}) PUT(ENABLED) on {host} once it should take messages again",
+                  seen_by=tuple(sorted(e["observers"])))
 
 
 def single_instance(ctx: LintContext) -> Iterator[Hit]:
-    """A cluster queue hosted by one queue manager, in this view and in every other observer's."""
+    """A cluster queue hosted by one queue manager, in every observer's view: once per queue, on its host."""
+    found: dict[str, dict] = {}  # queue -> host, clusters, observers
     for o in ctx.observations:
-        for queue, instances in sorted(_cluster_queues(o.view).items()):
+        for queue, instances in _cluster_queues(o.view).items():
             hosts = {i.qmgr for i in instances}
             if len(hosts) != 1 or ctx.hosts_seen(queue) != hosts:
                 continue
-            host = hosts.pop()
-            clusters = sorted(set().union(*(i.clusters for i in instances))) or ["the cluster"]
-            cluster = f"CLUSTER({clusters[0]})" if len(clusters) == 1 else f"the clusters {', '.join(clusters)}"
-            yield Hit(o.qmgr, queue, f"{queue} is hosted by {host} alone",
-                      f"DEFINE QLOCAL({queue}) {cluster} on a second queue manager, with the same attributes, "
-                      f"if its consumers can run there too")
+            e = found.setdefault(queue, {"host": next(iter(hosts)), "clusters": set(), "observers": set()})
+            e["clusters"].update(*(i.clusters for i in instances))
+            e["observers"].add(o.qmgr)
+    for queue, e in sorted(found.items()):
+        clusters = sorted(e["clusters"]) or ["the cluster"]
+        cluster = f"CLUSTER({clusters[0]})" if len(clusters) == 1 else f"the clusters {', '.join(clusters)}"
+        yield Hit(e["host"], queue, f"{queue} is hosted by {e['host']} alone",
+                  f"DEFINE QLOCAL({queue}) {cluster} on a second queue manager, with the same attributes, "
+                  f"if its consumers can run there too", seen_by=tuple(sorted(e["observers"])))
 
 
 def suspended_qmgr(ctx: LintContext) -> Iterator[Hit]:
-    """A queue manager advertised SUSPEND(YES) (a CLUSSDR's CLUSQMGR record, or the observer's own CLUSRCVR)."""
+    """A queue manager advertised SUSPEND(YES) (a CLUSSDR's CLUSQMGR record, or the observer's own CLUSRCVR):
+    once per queue manager, seen by every observer that shows it suspended."""
+    found: dict[str, dict] = {}  # suspended qmgr -> clusters, observers
     for o in ctx.observations:
-        clusters: dict[str, set[str]] = {}
         for ch in (*o.view.channels, *o.view.local_receivers):
             if ch.suspended:
-                clusters.setdefault(ch.qmgr, set()).update(ch.clusters)
-        for qm, names in sorted(clusters.items()):
-            names = sorted(names) or ["(its cluster)"]
-            resume = "; ".join(f"RESUME QMGR CLUSTER({c})" for c in names)
-            yield Hit(o.qmgr, qm, f"{qm} is suspended from {', '.join(names)} (SUSPEND(YES) in DISPLAY CLUSQMGR)",
-                      f"{resume} on {qm} when its maintenance is over")
+                e = found.setdefault(ch.qmgr, {"clusters": set(), "observers": set()})
+                e["clusters"].update(ch.clusters)
+                e["observers"].add(o.qmgr)
+    for qm, e in sorted(found.items()):
+        names = sorted(e["clusters"]) or ["(its cluster)"]
+        resume = "; ".join(f"RESUME QMGR CLUSTER({c})" for c in names)
+        yield Hit(qm, qm, f"{qm} is suspended from {', '.join(names)} (SUSPEND(YES) in DISPLAY CLUSQMGR)",
+                  f"{resume} on {qm} when its maintenance is over", seen_by=tuple(sorted(e["observers"])))
 
 
 def mruc_below_instances(ctx: LintContext) -> Iterator[Hit]:
@@ -436,25 +563,34 @@ _ORDER = {name: i for i, name in enumerate(RULE_NAMES)}
 
 # -- entry points -------------------------------------------------------------------------------------------
 def sort_findings(findings: Iterable[Finding]) -> list[Finding]:
-    """Deterministic order: observing queue manager, then the rules' order, then object and detail."""
+    """Deterministic order: the finding's queue manager, then the rules' order, then object and detail."""
     return sorted(findings, key=lambda f: (f.qmgr, _ORDER.get(f.rule, len(_ORDER)), f.object, f.detail, f.remedy))
 
 
 def lint_observations(observations: Iterable[Observation], rules: tuple[Rule, ...] = RULES,
-                      igq_traffic: Optional[Mapping[str, tuple[int, int]]] = None) -> list[Finding]:
-    ctx = LintContext(tuple(sorted(observations, key=lambda o: o.qmgr)), dict(igq_traffic or {}))
+                      igq_traffic: Optional[Mapping[str, tuple[int, int]]] = None,
+                      traffic: Optional[Mapping[tuple[str, str], Puts]] = None, run_date: str = "") -> list[Finding]:
+    """The findings of the observations; ``traffic``: the day's put records (:func:`count_puts`), None when no day's
+    messages are known."""
+    ctx = LintContext(tuple(sorted(observations, key=lambda o: o.qmgr)), dict(igq_traffic or {}),
+                      None if traffic is None else dict(traffic), run_date)
     return sort_findings(f for rule in rules for f in rule.run(ctx))
 
 
-def lint_captures(records_by_qmgr: Mapping[str, Iterable[MqscRecord]]) -> list[Finding]:
-    """The findings of queue managers' captures: observing queue manager -> its records (oldest first)."""
-    return lint_observations(observe(qm, recs) for qm, recs in records_by_qmgr.items())
+def lint_captures(records_by_qmgr: Mapping[str, Iterable[MqscRecord]],
+                  traffic: Optional[Mapping[tuple[str, str], Puts]] = None, run_date: str = "") -> list[Finding]:
+    """The findings of queue managers' captures: observing queue manager -> its records (oldest first);
+    ``traffic`` and ``run_date``: the day's put records, when known (a landing folder's put files)."""
+    return lint_observations((observe(qm, recs) for qm, recs in records_by_qmgr.items()), traffic=traffic,
+                             run_date=run_date)
 
 
-def lint_lake(lake: Location | str, run_date: str) -> list[Finding]:
+def lint_lake(lake: Location | str, run_date: str, notes: Optional[list[str]] = None) -> list[Finding]:
     """The findings of every queue manager observed on ``run_date``: its last configuration of the day
-    (:func:`clwl.silver.load_timelines`), and its DISPLAY CHANNEL records in force then (silver.config_history).
-    LintInputError when the lake holds no captures of that date."""
+    (:func:`clwl.silver.load_timelines`), and its DISPLAY CHANNEL records in force then (silver.config_history);
+    the day's messages from silver.message_events. LintInputError when the lake holds no captures of that date.
+    ``notes`` (when given) gains one line per capture of the day the ingest rejected after the one a queue
+    manager is linted at: its previous capture is in force, as on a landing folder (clwl lint --mqsc)."""
     from clwl.days import as_utc, run_day
     from clwl.lake import Lake
     from clwl.silver import load_timelines
@@ -464,7 +600,8 @@ def lint_lake(lake: Location | str, run_date: str) -> list[Finding]:
         if not lk.exists(key):
             raise LintInputError(f"{lake}: no {key} table (ingest the landing folder first: clwl run or clwl ingest)")
     day = run_day(run_date)
-    files = lk.rows("silver.ingest_files", ["run_date", "status"]).to_pylist()
+    files = lk.rows("silver.ingest_files", ["run_date", "status", "observing_qmgr", "source_file", "capture_time",
+                                            "reason", "ingested_at"]).to_pylist()
     dates = sorted({r["run_date"] for r in files if r["status"] in ("ingested", "unchanged")})
     if day not in dates:
         known = ", ".join(d.isoformat() for d in dates) or "none"
@@ -483,7 +620,66 @@ def lint_lake(lake: Location | str, run_date: str) -> list[Finding]:
         channels = tuple(sorted((ChannelDefinition.from_record(r) for r in recs), key=lambda c: (c.name, c.chltype)))
         captured = any(r["observing_qmgr"] == qm for r in rows)
         observations.append(Observation(qm, last.view, channels, captured))
-    return lint_observations(observations, igq_traffic=igq_traffic(lk, day, timelines))
+    if notes is not None:
+        notes.extend(_rejected_captures(files, day))
+    return lint_observations(observations, igq_traffic=igq_traffic(lk, day, timelines),
+                             traffic=lake_traffic(lk, day), run_date=day.isoformat())
+
+
+def _rejected_captures(files: list[dict], day) -> list[str]:
+    """One line per capture of ``day`` (silver.ingest_files) that the ingest rejected and no later capture of the
+    same kind and queue manager replaced: the capture before it stays in force, and the lint reads that one."""
+    from datetime import datetime, timezone
+
+    from clwl.days import as_utc
+
+    def kind(r: dict) -> str:
+        m = CAPTURE_NAME.match(PurePosixPath(r["source_file"]).name)
+        return m.group(1).lower() if m else ""
+
+    read: dict[str, dict] = {}  # a file's last reading (an "unchanged" row says it was not read again)
+    never = datetime.min.replace(tzinfo=timezone.utc)
+    for r in sorted(files, key=lambda r: as_utc(r["ingested_at"]) if r.get("ingested_at") else never):
+        if r["status"] != "unchanged" or r["source_file"] not in read:
+            read[r["source_file"]] = r
+    files = [r for r in read.values() if r["status"] != "removed"]
+    usable: dict[tuple[str, str], list] = {}  # (qmgr, kind) -> capture times read, every date up to ``day``
+    for r in files:
+        if r["status"] in ("ingested", "unchanged") and r.get("capture_time") is not None and r["run_date"] <= day:
+            usable.setdefault((r["observing_qmgr"] or "", kind(r)), []).append(as_utc(r["capture_time"]))
+    out = []
+    for r in sorted(files, key=lambda r: r["source_file"]):
+        t, qm, k = r.get("capture_time"), r["observing_qmgr"] or "", kind(r)
+        if r["run_date"] != day or r["status"] != "rejected" or t is None or not k:
+            continue
+        t = as_utc(t)
+        times = usable.get((qm, k), [])
+        if any(u > t for u in times):
+            continue  # a later capture replaced it
+        before = max((u for u in times if u < t), default=None)
+        instead = f"its {k} capture of {before:%Y-%m-%d %H:%M:%S} UTC is used instead" if before else \
+            f"no earlier {k} capture of {qm} is in the lake"
+        out.append(f"{qm}: {r['source_file']} was rejected by the ingest ({r.get('reason') or 'unreadable'}): "
+                   f"{instead}")
+    return out
+
+
+def lake_traffic(lk, day) -> Optional[dict[tuple[str, str], Puts]]:
+    """The day's put records per sender and queue (silver.message_events, the rows the replay takes); None when
+    the lake has no such table."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    if not lk.exists("silver.message_events"):
+        return None
+    t = lk.rows("silver.message_events", ["sending_qmgr", "queue", "bind", "from_cluster_channel"],
+                filters=[("run_date", "=", day)])
+    # count_puts's rule, counted by Arrow: a day of millions of messages is never turned into Python rows.
+    t = t.filter(pc.invert(pc.fill_null(t["from_cluster_channel"], False)))
+    bound = pc.is_in(pc.utf8_lower(pc.fill_null(t["bind"], "")), value_set=pa.array(sorted(BOUND_ON_OPEN)))
+    t = t.append_column("bound", pc.cast(bound, pa.int64()))
+    counts = t.group_by(["sending_qmgr", "queue"]).aggregate([("bound", "count"), ("bound", "sum")]).to_pylist()
+    return {(r["sending_qmgr"], r["queue"]): Puts(r["bound_count"], r["bound_sum"] or 0) for r in counts}
 
 
 def igq_traffic(lk, day, timelines: Mapping[str, list]) -> dict[str, tuple[int, int]]:

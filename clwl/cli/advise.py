@@ -13,7 +13,15 @@ import sys
 
 from clwl.algorithm import PROFILES
 from clwl.cli.exit_codes import EXIT_INPUT, EXIT_OK
-from clwl.cli.options import AT, DATE, LAKE_LOCATION, aligned, lake_location_to_read, report_captures
+from clwl.cli.options import (
+    AT,
+    DATE,
+    LAKE_LOCATION,
+    aligned,
+    lake_location_to_read,
+    landing_folder_refusal,
+    report_captures,
+)
 from clwl.terminal import printable, say
 
 EPILOG = """example:
@@ -76,6 +84,10 @@ def cmd_advise(args: argparse.Namespace) -> int:
 
         if not Lake(lake).exists("silver.config_history"):
             return _fail(f"--lake: {lake} holds no silver.config_history (run clwl run on the landing first)")
+    for given in args.mqsc:  # a landing date folder: advise's own words, and a queue manager that sends or hosts
+        refused = landing_folder_refusal("advise", given, args.queue, args.local_qmgr)
+        if refused:
+            return _fail(refused)
     try:
         target = parse_target(args.target)
         caps = read_captures(args.mqsc, args.at, args.local_qmgr)

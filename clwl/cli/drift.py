@@ -105,6 +105,13 @@ def readable(found) -> str:
         out.append("No configured share changed.")
     if found.changes or found.effects:
         out.append("")
+    if found.unknown:  # not compared: one line each, however often the captures showed or dropped it
+        out.append(f"Attributes clwl does not know ({len(found.unknown)}; not compared as configuration: an attribute "
+                   "of a newer MQ level, or one a capture made up; what the captures showed of it, from the start "
+                   "of the window)")
+        out += aligned([("qmgr", "object", "attribute", "shown"),
+                        *((u.qmgr, u.object, u.attribute, u.shown()) for u in found.unknown)], indent="  ")
+        out.append("")
     skipped = "; ".join(f"{'/'.join(sorted(r.attributes))}" + (f" of {'/'.join(sorted(r.kinds))}" if r.kinds else "")
                         for r in NOT_CONFIGURATION)
     out.append(f"Not compared (not configuration): {skipped}; channel status (clwl route --at, the report).")

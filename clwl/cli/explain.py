@@ -47,7 +47,24 @@ def add_explain_command(subparsers) -> argparse.ArgumentParser:
     return e
 
 
+def malformed_id(text: str) -> str | None:
+    """Why ``text`` is not a message id (None when it is one): an id is 48 hex digits, MQMD MsgId's 24 bytes."""
+    import re
+
+    if re.fullmatch(r"[0-9A-Fa-f]{48}", text):
+        return None
+    bad = sorted({c for c in text if c not in "0123456789abcdefABCDEF"})
+    what = (f"{', '.join(repr(c) for c in bad[:5])} {'is' if len(bad) == 1 else 'are'} not hex" if bad else
+            f"{len(text)} digit{'' if len(text) == 1 else 's'}")
+    return (f"{text!r} is not a message id: an id has 48 hex digits (MQMD MsgId's 24 bytes, as in "
+            f"gold.routing_replay.msg_id), and {what}")
+
+
 def cmd_explain(args: argparse.Namespace) -> int:
+    problem = malformed_id(args.msg_id.strip())
+    if problem:  # before the lake is read: a mistyped id is one line at once
+        print(f"clwl explain: {problem}", file=sys.stderr)
+        return EXIT_INPUT
     lake = lake_location_to_read("explain", args.lake, QUERY_MODULES)  # a folder, or s3://bucket/prefix
     if lake is None:
         return EXIT_INPUT
@@ -89,9 +106,11 @@ def write_readable(ex) -> None:
         w(f"  routing  {row.get('error') or 'NO_CONFIGURATION'}: {row.get('trace') or ''}")
     else:
         w(f"  config   the captures in force at the put: {_t(ex.config_time)}")
-        state = ", ".join(f"{ch or '(local)'} {f}/{n}" for ch, (f, n) in ex.state_before.items())
-        w(f"  state    DestSeqFactor/DestSeqNumber as they stood, after {ex.earlier_messages} earlier message(s) "
-          f"of {ex.sending_qmgr} that day: {state or 'none chosen yet'}")
+        w(f"  state    step 12's routing state as it stood, after {ex.earlier_messages} earlier message(s) of "
+          f"{ex.sending_qmgr} that day (the lowest DestSeqFactor is chosen, then the lowest DestSeqNumber)"
+          + (":" if ex.state_before else ": no destination chosen yet"))
+        for line in state_lines(ex.state_before):
+            w(f"           {line}")
         w()
         # `clwl route --explain`'s own output for this one message, at this configuration and state.
         # The channels' states in force at the put, as `clwl route --at` shows them from the same captures.
@@ -117,6 +136,21 @@ def write_readable(ex) -> None:
           f"destination {first}, the same re-allocations and end.")
     w(f"({ex.earlier_messages + 1} message(s) of {ex.sending_qmgr} replayed in {ex.seconds.get('replay', 0):.2f} s; "
       f"{ex.seconds.get('total', sum(ex.seconds.values())):.2f} s in all)")
+
+
+def state_lines(state: dict) -> list[str]:
+    """One line per destination of the routing state a message met, its numbers named: DestSeqFactor (the sum of
+    1000 / CLWLWGHT over its choices, an exact fraction, shown as a decimal too when it is not whole) and
+    DestSeqNumber (the sender's choice counter when it was last chosen)."""
+    from fractions import Fraction
+
+    rows = []
+    for ch, (factor, number) in state.items():
+        f = Fraction(factor)
+        shown = str(f) if f.denominator == 1 else f"{float(f):.6g} (= {f})"
+        rows.append((ch or "(local)", shown, str(number)))
+    width = max((len(r[0]) for r in rows), default=0)
+    return [f"{ch:<{width}}  DestSeqFactor {fac}, DestSeqNumber {n}" for ch, fac, n in rows]
 
 
 def _dest(qmgr, channel) -> str:

@@ -1,5 +1,6 @@
 """``clwl lint (--mqsc PATH ... [--at TIME] | --lake LAKE --date D) [--json]``: configuration findings from the
-captures alone (the rules are clwl/lint.py's, docs/lint.md says what each means).
+captures, once per object, a default weighed by the day's messages where they are known (the rules are
+clwl/lint.py's, docs/lint.md says what each means).
 
 Exit 0 when the lint ran, whether it found something or not (a finding is advice, not a failure); 2 when the
 input cannot be used: a missing folder, no captures, a date the lake does not hold, both or neither of --mqsc
@@ -13,8 +14,11 @@ import json
 import sys
 import textwrap
 from collections import Counter
+from dataclasses import replace
+from datetime import datetime, timedelta
+from datetime import time as dtime
 from pathlib import Path
-from typing import Sequence
+from typing import Optional, Sequence
 
 from clwl.cli.exit_codes import EXIT_INPUT, EXIT_OK
 from clwl.cli.options import AT, DATE, LAKE_LOCATION, lake_location_to_read, report_captures
@@ -26,9 +30,11 @@ WRAP = 110  # readable lines: detail and remedy wrapped under the rule name
 def add_lint_command(subparsers) -> argparse.ArgumentParser:
     p = subparsers.add_parser(
         "lint", help="configuration findings from the captures (no JVM)",
-        description="Findings from the captured configuration alone: what MQ will do with it that an "
-                    "administrator may not expect, each with the observing queue manager, the object, and the "
-                    "remedy in MQ's terms. Rules: " + ", ".join(_rule_names()) + " (docs/lint.md).",
+        description="Findings from the captured configuration: what MQ will do with it that an administrator "
+                    "may not expect, once per object, each with the queue manager it belongs to, the object, the "
+                    "remedy in MQ's terms, and the observing queue managers that see it. On a landing date or a "
+                    "lake, MQ's defaults are a notice where no message of the day went through them. Rules: "
+                    + ", ".join(_rule_names()) + " (docs/lint.md).",
         epilog="exit 0 when the lint ran, findings or not; 2 when the input cannot be used. "
                "examples: clwl lint --mqsc samples/landing/2026-11-20/QM1; "
                "clwl lint --lake lake --date 2026-11-20 --json; clwl lint --lake s3://bucket/lake --date 2026-11-20")
@@ -80,11 +86,14 @@ def _lint_lake(args: argparse.Namespace) -> int:
     from clwl.lake import LakeFileError
     from clwl.lint import LintInputError, lint_lake
 
+    notes: list[str] = []
     try:
-        findings = lint_lake(lake, args.date)
+        findings = lint_lake(lake, args.date, notes)
     except (LintInputError, LakeFileError) as e:  # LakeFileError: a damaged table, named
         return _fail(str(e))
-    _print(findings, args.json, f"{lake}, run date {args.date}")
+    for note in notes:  # a rejected latest capture: the one before it is linted, as on a landing folder
+        say(f"clwl lint: warning: {note}", sys.stderr)
+    _print(findings, args.json, f"{lake}, run date {args.date}", f"silver.message_events of {args.date}")
     return EXIT_OK
 
 
@@ -100,18 +109,93 @@ def _expand(path: str) -> list[str]:
     return [path]
 
 
-def _lint_mqsc(args: argparse.Namespace) -> int:
-    from clwl.lint import lint_captures
+def _landing_day(paths: Sequence[str]) -> Optional[tuple[Path, str]]:
+    """(landing folder, run date) when every path given is a landing date folder or queue manager folder of one
+    and the same date: the day whose put files say where messages were put. None otherwise."""
+    from clwl.landing import is_run_date
+
+    days = set()
+    for given in paths:
+        p = Path(given).resolve()
+        if p.is_dir() and is_run_date(p.name):
+            days.add((p.parent, p.name))
+        elif p.is_dir() and is_run_date(p.parent.name):
+            days.add((p.parent.parent, p.parent.name))
+        else:
+            return None
+    return days.pop() if len(days) == 1 else None
+
+
+def _read_qmgr(path: str, at):
+    """read_captures of one --mqsc path; in a landing queue manager folder, a latest capture that cannot be read
+    is replaced by the one before it (the same kind; the other kind stays the latest), as the lake does (an
+    ingest rejects the file and the configuration in force stays the previous capture's). (captures, one line
+    per capture replaced)."""
     from clwl.parse.common import InputError
-    from clwl.view import local_qmgr_name, read_captures
+    from clwl.view import (
+        CaptureMoment,
+        Captures,
+        LandingChoice,
+        is_landing_qmgr_folder,
+        parse_capture_file,
+        read_captures,
+        select_landing_captures,
+    )
+
+    folder = Path(path)
+    if not (folder.is_dir() and is_landing_qmgr_folder(folder)):
+        return read_captures([path], at), []
+    choice = select_landing_captures(folder, at)
+    notes: list[str] = []
+    chosen, parsed = [], []
+    for kind in ("config", "chstatus"):
+        group = [c for c in choice.captures if c.kind == kind]
+        while group:
+            try:
+                parsed += [parse_capture_file(c.path) for c in group]
+                chosen += group
+                break
+            except InputError as e:
+                first = min(group, key=lambda c: c.key)
+                if first.time == dtime(0) or first.day is None or first.day.isoformat() != folder.resolve().parent.name:
+                    raise  # a capture carried from an earlier date, or the day's first instant: none before it here
+                before = (datetime.combine(first.day, first.time) - timedelta(seconds=1)).time()
+                try:
+                    earlier = select_landing_captures(folder, CaptureMoment(before, None, before.isoformat()))
+                except InputError:
+                    raise e from None
+                if [c.key for c in earlier.captures if c.kind == kind] == [c.key for c in group]:
+                    raise
+                group = [c for c in earlier.captures if c.kind == kind]
+                used = ", ".join(c.path.name for c in group) if group else "none"
+                notes.append(f"{e}: the {kind} capture before it is used instead ({used}), as an ingest of the "
+                             f"landing folder does")
+    caps = Captures()
+    caps.landing.append(LandingChoice(choice.folder, choice.qmgr, at, sorted(chosen, key=lambda c: c.key),
+                                      choice.skipped))
+    caps.skipped.extend(choice.skipped)
+    for c, cap in zip(chosen, parsed):
+        caps.files.append(str(c.path))
+        caps.records.extend(cap.records)
+        caps.problems.extend(cap.problems)
+        if cap.banner_qmgr:
+            caps.banner_qmgrs[str(c.path)] = cap.banner_qmgr
+    return caps, notes
+
+
+def _lint_mqsc(args: argparse.Namespace) -> int:
+    from clwl.lint import count_puts, lint_captures
+    from clwl.parse.common import InputError
+    from clwl.view import local_qmgr_name
 
     records: dict[str, list] = {}
     try:
         for given in args.mqsc:
+            _refuse_landing_root("lint", given)
             paths = _expand(given)
             for path in paths:
                 try:
-                    caps = read_captures([path], args.at)
+                    caps, notes = _read_qmgr(path, args.at)
                 except InputError as e:
                     if paths == [given]:
                         raise
@@ -119,18 +203,50 @@ def _lint_mqsc(args: argparse.Namespace) -> int:
                     say(f"clwl lint: warning: {e} (queue manager not linted)", sys.stderr)
                     continue
                 report_captures("lint", caps)  # no view here: clwl.lint.observe builds each queue manager's
+                for note in notes:
+                    say(f"clwl lint: warning: {note}", sys.stderr)
                 if not caps.records:
                     raise InputError(path, "holds no DISPLAY records (runmqsc or MQ REST output) to lint")
                 records.setdefault(local_qmgr_name(caps), []).extend(caps.records)
     except InputError as e:
         return _fail(str(e))
-    findings = lint_captures(records)
-    _print(findings, args.json, ", ".join(sorted(records)))
+    traffic, day, source = None, "", ""
+    landing = _landing_day(args.mqsc)
+    if landing is not None:
+        from clwl.check import put_traffic
+        from spark.ingest import LandingError
+
+        root, day = landing
+        try:
+            traffic = count_puts(put_traffic(root, day))
+            source = f"the put files of {day} in {root}"
+        except LandingError as e:  # the captures were read: lint them, without the day's messages
+            print(f"clwl lint: warning: the day's messages are not counted: {e}", file=sys.stderr)
+            traffic, day = None, ""
+    findings = lint_captures(records, traffic, day)
+    _print(findings, args.json, ", ".join(sorted(records)), source)
     return EXIT_OK
 
 
-def _print(findings, as_json: bool, source: str) -> None:
-    from clwl.lint import RULE_NAMES, Finding, findings_json
+def _refuse_landing_root(command: str, given: str) -> None:
+    """A whole landing folder (run date folders in it) given as --mqsc: InputError naming the date folder to give
+    instead (lint reads every queue manager of a date folder)."""
+    from clwl.landing import is_run_date
+    from clwl.parse.common import InputError
+
+    p = Path(given)
+    if not p.is_dir() or is_run_date(p.name):
+        return
+    dates = sorted(f.name for f in p.iterdir() if f.is_dir() and is_run_date(f.name))
+    if dates and not any(f.is_file() for f in p.iterdir() if not f.name.startswith(".")):
+        raise InputError(given, f"a landing folder, one folder per run date ({', '.join(dates)}): {command} reads "
+                                f"the captures of one date, every queue manager of it: give its date folder "
+                                f"(--mqsc {p / dates[-1]}), or one queue manager's folder in it")
+
+
+def _print(findings, as_json: bool, source: str, traffic: str = "") -> None:
+    """The findings; ``traffic``: where the day's messages were counted from ("" when none were known)."""
+    from clwl.lint import NOTICE, RULE_NAMES, findings_json
 
     w = sys.stdout.write
     if as_json:
@@ -138,22 +254,30 @@ def _print(findings, as_json: bool, source: str) -> None:
         return
     # Names come from captures or the lake: escaped before they are wrapped, so that a remedy line pasted into
     # runmqsc is what the terminal showed
-    findings = [Finding(**{k: printable(v) for k, v in f.as_dict().items()}) for f in findings]
+    findings = [replace(f, qmgr=printable(f.qmgr), object=printable(f.object), detail=printable(f.detail),
+                        remedy=printable(f.remedy), seen_by=tuple(printable(x) for x in f.seen_by))
+                for f in findings]
     source = printable(source)
     if not findings:
         w(f"No findings (linted: {source}).\n")
         return
-    qmgrs = sorted({f.qmgr for f in findings})
-    w(f"{len(findings)} finding(s) on {len(qmgrs)} observing queue manager(s) (linted: {source})\n")
+    qmgrs = list(dict.fromkeys(f.qmgr for f in findings))  # the findings' order (clwl.lint.sort_findings)
+    notices = sum(f.severity == NOTICE for f in findings)
+    w(f"{len(findings)} finding(s) on {len(qmgrs)} queue manager(s) (linted: {source})"
+      + (f"; {notices} of them notice(s): a default no message of the day went through (counted from {traffic})"
+         if notices else "")
+      + "\n")
     width = max(len(f.rule) for f in findings)
     pad = " " * (width + 6)
     for qm in qmgrs:
         w(f"\n{qm}\n")
         for f in (f for f in findings if f.qmgr == qm):
-            w(f"  {f.rule:<{width}}  {f.object}\n")
-            w(textwrap.fill(f.detail, WRAP, initial_indent=pad, subsequent_indent=pad, break_long_words=False,
-                            break_on_hyphens=False) + "\n")
-            w(textwrap.fill(f"remedy: {f.remedy}", WRAP, initial_indent=pad, subsequent_indent=pad + "  ",
-                            break_long_words=False, break_on_hyphens=False) + "\n")
+            w(f"  {f.rule:<{width}}  {f.object}" + (f"  ({f.severity})" if f.severity == NOTICE else "") + "\n")
+            for text, indent in ((f.detail, ""), (f"remedy: {f.remedy}", "  ")):
+                w(textwrap.fill(text, WRAP, initial_indent=pad, subsequent_indent=pad + indent,
+                                break_long_words=False, break_on_hyphens=False) + "\n")
+            if list(f.seen_by) != [f.qmgr]:
+                w(textwrap.fill(f"seen by: {', '.join(f.seen_by)}", WRAP, initial_indent=pad,
+                                subsequent_indent=pad + "  ", break_long_words=False, break_on_hyphens=False) + "\n")
     counts = Counter(f.rule for f in findings)
     w("\nBy rule: " + ", ".join(f"{name} {counts[name]}" for name in RULE_NAMES if counts[name]) + "\n")

@@ -99,6 +99,85 @@ def no_run_dates(command: str, landing: Path) -> str:
     return f"clwl {command}: {landing}: no run date folders (expected <landing>/<YYYY-MM-DD>/<QM>/<file>){hint}"
 
 
+def _visible_dirs(folder: Path) -> list[Path]:
+    return sorted(f for f in folder.iterdir() if f.is_dir() and not f.name.startswith("."))
+
+
+def _suggest_qmgr(day_folder: Path, queue: str | None) -> tuple[str, str] | None:
+    """(a queue manager of the landing date folder, why it is the one): the one whose applications put the most
+    messages on ``queue`` that day, by its put files; else one hosting ``queue`` in its latest configuration
+    capture; else the one that put the most messages on any queue. None when none of them is found."""
+    from clwl.parse.common import InputError
+
+    try:
+        from clwl.check import put_traffic
+
+        rows = [(s, q) for s, q, _, from_channel in put_traffic(day_folder.parent, day_folder.name) if not from_channel]
+    except Exception:  # a landing the ingest's discovery refuses: no suggestion from put files
+        rows = []
+    names = {f.name for f in _visible_dirs(day_folder)}
+
+    def busiest(on: str | None) -> tuple[str, str] | None:
+        counts: dict[str, int] = {}
+        for sender, q in rows:
+            if sender in names and (on is None or q == on):
+                counts[sender] = counts.get(sender, 0) + 1
+        if not counts:
+            return None
+        qm = min(counts, key=lambda k: (-counts[k], k))
+        return qm, f"{qm}'s applications put {counts[qm]:,} message(s){f' on {on}' if on else ''} that day"
+
+    found = busiest(queue) if queue else None
+    if found is None and queue:
+        from clwl.view import build_view, parse_capture_file, select_landing_captures
+
+        for qm in sorted(names):
+            try:
+                choice = select_landing_captures(day_folder / qm)
+                records = [r for c in choice.captures if c.kind == "config"
+                           for r in parse_capture_file(c.path).records]
+            except InputError:
+                continue
+            if any(i.local for i in build_view(records, qm)[0].instances_of(queue)):
+                return qm, f"{qm} hosts {queue}"
+    return found or busiest(None)
+
+
+def landing_folder_refusal(command: str, given: str, queue: str | None = None, local_qmgr: str | None = None,
+                           local_option: bool = True) -> str | None:
+    """The one line (without ``clwl <command>: ``) for a landing date folder, or a whole landing folder, given as
+    ``--mqsc`` to a command that reads one queue manager's captures: in the command's own words, with a queue
+    manager to give that sends (on ``queue``) or hosts ``queue``. None when ``given`` is no such folder (or a date
+    folder holding ``local_qmgr``'s folder, which the command takes)."""
+    from clwl.landing import is_run_date
+
+    p = Path(given)
+    if not p.is_dir():
+        return None
+    if is_run_date(p.name):
+        day, subs = p, _visible_dirs(p)
+        if not subs or (local_qmgr and local_qmgr in {f.name for f in subs}):
+            return None
+        what = f"a landing date folder, one folder per queue manager ({', '.join(f.name for f in subs)})" + (
+            f": it holds no folder {local_qmgr}" if local_qmgr else "")
+    else:
+        dates = [f for f in _visible_dirs(p) if is_run_date(f.name)]
+        if not dates or any(f.is_file() for f in p.iterdir() if not f.name.startswith(".")):
+            return None
+        day = dates[-1]
+        what = f"a landing folder, one folder per run date ({', '.join(f.name for f in dates)})"
+    suggestion = _suggest_qmgr(day, queue)
+    if suggestion is None:
+        subs = _visible_dirs(day)
+        example = f"e.g. --mqsc {day / subs[0].name}" if subs else "<landing>/<YYYY-MM-DD>/<QM>"
+    else:
+        qm, why = suggestion
+        example = f"e.g. --mqsc {day / qm} ({why})"
+    local = " or name it with --local-qmgr" if local_option and day == p else ""
+    return (f"{given}: {what}: {command} reads one queue manager's captures (the sending queue manager's): give "
+            f"its folder, {example}{local}")
+
+
 def report_captures(command: str, caps, view_problems: Iterable = ()) -> None:
     """What reading ``--mqsc`` captures (clwl.view.read_captures) found, on stderr in every command's words: the
     landing captures chosen, the files not used, then the records not used (the captures', then ``view_problems``,

@@ -102,6 +102,10 @@ def cmd_query(args: argparse.Namespace) -> int:
     except (QueryError, StorageError) as exc:
         say(f"clwl query: {exc}", sys.stderr)
         return EXIT_INPUT
+    if table.num_rows == 0:  # a date the lake does not hold: say which it does (on stderr: the answer stays)
+        absent = absent_dates(args.sql, lake)
+        if absent:
+            say(f"clwl query: 0 rows; {absent}", sys.stderr)
     if args.format == "json":
         write_json(table, sys.stdout)
     elif args.format == "csv":
@@ -155,6 +159,31 @@ def _resident_bytes() -> int:
 
         peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
         return peak if sys.platform == "darwin" else peak * 1024
+def absent_dates(sql: str, lake) -> str | None:
+    """For a query that found nothing: the dates its SQL names (``'YYYY-MM-DD'``, or the date of a timestamp
+    literal) that are no run date of the lake, with the run dates it holds (published in gold/_published.json,
+    else ingested in silver.ingest_files). None when every date named is held, none is named, or the lake's
+    dates cannot be read."""
+    import re
+
+    named = sorted(set(re.findall(r"'(\d{4}-\d{2}-\d{2})(?:[ T][^']*)?'", sql)))
+    if not named:
+        return None
+    try:
+        from clwl.published import read_published
+
+        held = set(read_published(Lake(lake).layer("gold")).dates)
+        if not held:
+            lk = Lake(lake)
+            if lk.exists("silver.ingest_files"):
+                held = {str(d) for d in lk.rows("silver.ingest_files", ["run_date"]).column("run_date").to_pylist()}
+    except Exception:  # the lake's dates are a hint: a lake that cannot say them gets none
+        return None
+    missing = [d for d in named if d not in held]
+    if not missing:
+        return None
+    which = "is not a run date" if len(missing) == 1 else "are not run dates"
+    return (f"{', '.join(missing)} {which} of {lake} (run dates it holds: {', '.join(sorted(held)) or 'none'})")
 
 
 def add_published_command(subparsers) -> argparse.ArgumentParser:

@@ -10,9 +10,10 @@ from dataclasses import replace
 from typing import Sequence
 
 from clwl.algorithm import MQRC_UNKNOWN_OBJECT_NAME, PROFILE_DOCS, PROFILES, Request
+from clwl.candidates import known_queue_names
 from clwl.cli.argtypes import whole_number
 from clwl.cli.exit_codes import EXIT_INPUT, EXIT_OK, EXIT_UNROUTABLE
-from clwl.cli.options import AT, aligned, report_captures
+from clwl.cli.options import AT, aligned, landing_folder_refusal, report_captures
 from clwl.lint import BindDecision, bind_decision
 from clwl.model import IGQ_DEFAULT_MAX_MESSAGE, MOVING_STATES, QSG_XMITQ
 from clwl.parse.common import InputError
@@ -64,6 +65,11 @@ def add_route_command(subparsers) -> argparse.ArgumentParser:
 
 
 def cmd_route(args: argparse.Namespace) -> int:
+    for given in args.mqsc:  # a landing date folder: a queue manager that sends on --queue or hosts it, named
+        refused = landing_folder_refusal("route", given, args.queue, args.local_qmgr)
+        if refused:
+            print(f"clwl route: {refused}", file=sys.stderr)
+            return EXIT_INPUT
     try:
         caps = read_captures(args.mqsc, args.at, args.local_qmgr)
         local = local_qmgr_name(caps, args.local_qmgr)
@@ -99,9 +105,10 @@ def cmd_route(args: argparse.Namespace) -> int:
         group = str(i // args.group_size) if bind == "group" else ""
         results.append(router.route(request, bind=AS_Q_DEF if decision else bind, handle="clwl-route",
                                     group_id=group, logical_order=logical, explain=args.explain))
-    # A 2085 from captures without DISPLAY QCLUSTER output says which capture is missing.
-    hint = unknown_object_hint(caps, local)
+    # A 2085 from captures without DISPLAY QCLUSTER output says which capture is missing; with it, the names the
+    # captures do know (as clwl advise answers an unknown --queue).
     unknown = [i for i, r in enumerate(results) if isinstance(r, RouteError) and r.reason == _UNKNOWN_OBJECT]
+    hint = unknown_object_hint(caps, local) or (known_queue_names(view) if unknown else "")
     for i in unknown if hint else ():
         results[i] = replace(results[i], detail=f"{results[i].detail}; {hint}")
 

@@ -64,6 +64,12 @@ def test_the_samples_changes_and_their_effect(samples_lake, capsys):
     assert {c[1] for c in changes if c[3] == "CLWLWGHT"} == {"FR1", "FR2"}  # the others saw it the day before
     # Channel status and MQ's stamps are not configuration: no STATUS, ALTDATE, CLUSTIME, IPPROCS finding.
     assert not {c[3] for c in changes} & {"STATUS", "ALTDATE", "ALTTIME", "CLUSDATE", "CLUSTIME", "IPPROCS"}
+    # QM1's 12:00 capture alone carries CLWLHINT(NONE) (samples/README.md D3, an attribute of no MQ level): marked
+    # once as unknown, not two changes at 12:00 and 14:00 (issue 39 item 11).
+    assert "CLWLHINT" not in {c[3] for c in changes}
+    assert [(u["qmgr"], u["object"], u["attribute"], [v["value"] for v in u["values"]])
+            for u in d["unknown_attributes"]] == [
+        ("QM1", "CLUSQMGR QM2 (TO.QM2, CL1)", "CLWLHINT", ["(not shown)", "NONE", "(not shown)"])]
     [orders] = [e for e in d["share_effects"] if e["qmgr"] == "QM1" and e["queue"] == "APP.ORDERS"]
     assert orders["at"] == "2026-11-20T18:00:00+00:00"
     assert orders["before"] == {"QM1": 21.739, "QM2": 34.783, "QM3": 21.739, "QM4": 21.739}

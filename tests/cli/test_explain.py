@@ -89,7 +89,9 @@ def test_a_reallocated_message_in_the_state_it_met(lake, capsys):
     assert _blocks(_route_part(out)) == [_blocks(routed)[3]]
     assert _route_part(out).startswith("Routing 1 message(s) to Q1 from QM1 (profile default, bind notfixed)\n")
     # The state it met: M1 and M3 to TO.QM2 (20 each), M2 to TO.QM3 (20); DestSeqNumbers 1, 2, 3.
-    assert "after 3 earlier message(s) of QM1 that day: TO.QM2 40/3, TO.QM3 20/2" in out
+    assert ("after 3 earlier message(s) of QM1 that day (the lowest DestSeqFactor is chosen, then the lowest "
+            "DestSeqNumber):\n           TO.QM2  DestSeqFactor 40, DestSeqNumber 3\n"
+            "           TO.QM3  DestSeqFactor 20, DestSeqNumber 2\n") in out
     assert "config   the captures in force at the put: 2026-11-20 06:00:00 UTC" in out
     fate = out[out.index("Fate"):]
     assert "waited on SYSTEM.CLUSTER.TRANSMIT.QUEUE behind TO.QM3 from 2026-11-20 06:04:00 UTC (RETRYING)" in fate
@@ -171,7 +173,7 @@ def test_a_message_released_when_its_channel_runs_again(lake, capsys):
     assert doc["released"] == {"at": "2026-11-20T07:00:00+00:00", "channel": "TO.QM2", "state": "RUNNING"}
     assert doc["reexaminations"] == []  # TO.QM2 was never seen not moving after the put, until it ran again
     out = _clwl(capsys, "explain", M1, "--lake", str(root))[1]
-    assert "none chosen yet" in out
+    assert "(the lowest DestSeqFactor is chosen, then the lowest DestSeqNumber): no destination chosen yet" in out
     assert "2026-11-20 07:00:00 UTC TO.QM2 RUNNING: released, the channel moves messages again" in out
 
 
@@ -183,6 +185,15 @@ def test_unknown_and_ambiguous_messages_are_one_line_exit_2(lake, capsys, tmp_pa
     assert code == 2 and out == "" and err.count("\n") == 1 and "not in the published gold.routing_replay" in err
     code, _, err = _clwl(capsys, "explain", M4, "--lake", str(root), "--date", "2026-11-21")
     assert code == 2 and "on 2026-11-21" in err
+    # issue 39 item 11: the date that does hold it is named, ready to type.
+    assert err.strip().endswith(f"it was replayed on {DAY}: --date {DAY}") and err.count("\n") == 1, err
+    code, _, err = _clwl(capsys, "explain", M4, "--lake", str(root), "--date", "2026-11-21", "--sender", "QM9")
+    assert code == 2 and "replayed on" not in err  # QM9 never sent it: no other date to name
+    # A mistyped id is refused before the lake is read: an id has 48 hex digits.
+    for bad, says in ((M4[:-1], "and 47 digits"), (M4[:-2] + "ZZ", "'Z' is not hex"), ("", "and 0 digits")):
+        code, out, err = _clwl(capsys, "explain", bad, "--lake", str(tmp_path / "nowhere"))
+        assert code == 2 and out == "" and err.count("\n") == 1, err
+        assert "is not a message id: an id has 48 hex digits" in err and says in err, err
     code, _, err = _clwl(capsys, "explain", M4, "--lake", str(tmp_path / "nowhere"))
     assert code == 2 and err.startswith("clwl explain: no lake at")
     code, _, err = _clwl(capsys, "explain", M4, "--lake", str(tmp_path))

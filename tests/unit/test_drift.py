@@ -304,3 +304,36 @@ def test_a_capture_at_midnight_belongs_to_its_run_date():
     assert drift_from_rows(rows, "2026-11-19").changes == []
     found = drift_from_rows(rows, DAY, captures=[("QM1", at(20, 0))])
     assert found.captures == {"QM1": 1}
+
+
+def test_an_attribute_clwl_does_not_know_is_marked_once_not_two_changes():
+    """Issue 39 item 11. QM1's view of TO.QM2 (the module's estate) as three captures of D show it: 06:00 as on the
+    day before; 12:00 carries CLWLHINT(NONE), an attribute of no MQ level clwl knows (as the samples' QM1 12:00
+    capture does); 14:00 does not carry it any more, and CLWLWGHT is 60. Compared attribute by attribute, CLWLHINT
+    would be two changes ((not shown) -> NONE at 12:00, NONE -> (not shown) at 14:00) for no change of
+    configuration: it is one unknown attribute with what the captures showed of it, from the start of D, and the
+    one change of the day is CLWLWGHT 50 -> 60 at 14:00. A real MQ keyword that appears in a capture (MAXMSGL on
+    TO.QM3 at 12:00) stays a change: the mark is for what clwl does not know, not for what a capture left out."""
+    hint = {**clusqmgr("QM2"), "CLWLHINT": "NONE"}
+    rows = [row("QMGR", qmgr_attrs()), row("CLUSQMGR", clusqmgr("QM1", deftype="CLUSRCVR")),
+            row("CLUSQMGR", clusqmgr("QM2"), valid_to=at(20, 12)),
+            row("CLUSQMGR", hint, at(20, 12), at(20, 14)),
+            row("CLUSQMGR", clusqmgr("QM2", 60), at(20, 14)),
+            row("CLUSQMGR", clusqmgr("QM3"), valid_to=at(20, 12)),
+            row("CLUSQMGR", {**clusqmgr("QM3"), "MAXMSGL": "4194304"}, at(20, 12))]
+    found = drift_from_rows(rows, DAY)
+    assert [(c.at, c.object, c.attribute, c.old, c.new) for c in found.changes] == [
+        (at(20, 12), "CLUSQMGR QM3 (TO.QM3, CL1)", "MAXMSGL", NOT_SHOWN, "4194304"),
+        (at(20, 14), "CLUSQMGR QM2 (TO.QM2, CL1)", "CLWLWGHT", "50", "60")]
+    [unknown] = found.unknown
+    assert (unknown.qmgr, unknown.object, unknown.attribute) == ("QM1", "CLUSQMGR QM2 (TO.QM2, CL1)", "CLWLHINT")
+    assert unknown.values == ((at(20, 0), NOT_SHOWN), (at(20, 12), "NONE"), (at(20, 14), NOT_SHOWN))
+    text = readable(found)
+    assert "Attributes clwl does not know (1; not compared as configuration" in text
+    line = next(x for x in text.splitlines() if "CLWLHINT" in x).split()
+    assert line == ["QM1", "CLUSQMGR", "QM2", "(TO.QM2,", "CL1)", "CLWLHINT", "00:00:00", "(not", "shown),",
+                    "12:00:00", "NONE,", "14:00:00", "(not", "shown)"]
+    d = json.loads(json.dumps(found.as_dict()))
+    assert [u["attribute"] for u in d["unknown_attributes"]] == ["CLWLHINT"]
+    assert d["unknown_attributes"][0]["values"][1] == {"at": "2026-11-20T12:00:00+00:00", "value": "NONE"}
+    assert "CLWLHINT" not in {c["attribute"] for c in d["changes"]}

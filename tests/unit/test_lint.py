@@ -99,7 +99,7 @@ def test_findings_sort_by_queue_manager_then_rule_order_and_serialise_as_the_iss
     assert sort_findings([a, b, c]) == [c, a, b]
     doc = findings_json([c])
     assert doc == {"findings": [{"rule": "clussdr-workload-attrs", "qmgr": "QM1", "object": "TO.QM3",
-                                 "detail": "d", "remedy": "r"}]}
+                                 "detail": "d", "remedy": "r", "severity": "warning", "seen_by": []}]}
     assert json.loads(json.dumps(doc)) == doc
 
 
@@ -260,7 +260,7 @@ def test_put_disabled_instance(tmp_path):
     qm1 = estate(tmp_path / "QM1", "QM1", {"QM2": {}, "QM3": {}},
                  {"APP.IN": {"QM2": {}, "QM3": {"PUT": "DISABLED"}}}, {"CLWLUSEQ": "ANY"})
     found = of(lint_folders(qm1), "put-disabled-instance")
-    assert [(f.qmgr, f.object) for f in found] == [("QM1", "APP.IN")]
+    assert [(f.qmgr, f.object, f.seen_by) for f in found] == [("QM3", "APP.IN", ("QM1",))]
     assert "QM3's instance of APP.IN is PUT(DISABLED)" in found[0].detail
     assert "every other instance" not in found[0].detail
     assert found[0].remedy.startswith("ALTER QLOCAL(APP.IN) PUT(ENABLED) on QM3")
@@ -286,7 +286,7 @@ def test_single_instance_and_what_other_observers_know(tmp_path):
                  {"APP.AUDIT": {"QM3": {}}, "APP.IN": {"QM2": {}, "QM3": {}}}, {"CLWLUSEQ": "ANY"})
     qm3 = estate(tmp_path / "QM3", "QM3", {}, {"APP.IN": {"QM3": {}}}, {"CLWLUSEQ": "ANY"})
     found = of(lint_folders(qm1, qm3), "single-instance")
-    assert [(f.qmgr, f.object) for f in found] == [("QM1", "APP.AUDIT")]
+    assert [(f.qmgr, f.object, f.seen_by) for f in found] == [("QM3", "APP.AUDIT", ("QM1",))]
     assert "hosted by QM3 alone" in found[0].detail
     assert "DEFINE QLOCAL(APP.AUDIT) CLUSTER(CL1)" in found[0].remedy
     alone = estate(tmp_path / "b" / "QM3", "QM3", {}, {"APP.IN": {"QM3": {}}}, {"CLWLUSEQ": "ANY"})
@@ -300,7 +300,7 @@ def test_suspended_qmgr(tmp_path):
     qm1 = estate(tmp_path / "QM1", "QM1", {"QM2": {}, "QM3": {"SUSPEND": "YES"}},
                  {"APP.IN": {"QM2": {}, "QM3": {}}}, {"CLWLUSEQ": "ANY"})
     found = of(lint_folders(qm1), "suspended-qmgr")
-    assert [(f.qmgr, f.object) for f in found] == [("QM1", "QM3")]
+    assert [(f.qmgr, f.object, f.seen_by) for f in found] == [("QM3", "QM3", ("QM1",))]
     assert found[0].remedy.startswith("RESUME QMGR CLUSTER(CL1) on QM3")
     router = Router(view_of(qm1))
     assert {(router.route(Request(queue="APP.IN")).qmgr) for _ in range(3)} == {"QM2"}
@@ -327,13 +327,13 @@ def test_mruc_below_instances(tmp_path):
 
 
 # -- several observers ------------------------------------------------------------------------------------------------
-def test_observations_are_linted_per_queue_manager_and_sorted(tmp_path):
-    """Two observers each seeing QM3 suspended: one finding per observer, QM1's first; the order does not depend
-    on the order the captures were given in."""
+def test_observations_are_linted_together_and_sorted(tmp_path):
+    """Two observers each seeing QM3 suspended: one finding, on QM3, seen by both; the order does not depend on
+    the order the captures were given in."""
     qm1 = estate(tmp_path / "QM1", "QM1", {"QM3": {"SUSPEND": "YES"}}, {}, {"CLWLUSEQ": "ANY"})
     qm2 = estate(tmp_path / "QM2", "QM2", {"QM3": {"SUSPEND": "YES"}}, {}, {"CLWLUSEQ": "ANY"})
     obs = [observe(f.name, read_captures([f]).records) for f in (qm2, qm1)]
     found = lint_observations(obs)
-    assert [(f.rule, f.qmgr, f.object) for f in found] == [("suspended-qmgr", "QM1", "QM3"),
-                                                          ("suspended-qmgr", "QM2", "QM3")]
+    assert [(f.rule, f.qmgr, f.object, f.seen_by) for f in found] == [("suspended-qmgr", "QM3", "QM3",
+                                                                      ("QM1", "QM2"))]
     assert lint_observations(reversed(obs)) == found

@@ -133,10 +133,12 @@ def test_the_findings_are_counted_per_rule_and_tabled_with_their_remedy():
     everywhere (bind-on-open-default), no DISPLAY CHANNEL records, no suspension, CLWLMRUC 999999999."""
     ans = Answer("lint", "Configuration findings", "")
     lint_answer(ans, lint_captures({"QM1": qm1_records()}))
-    assert ans.lines == ["2 findings on 1 observing queue manager (QM1): put-disabled-instance 1, single-instance 1."]
+    # clwl lint places each finding on the queue manager the object belongs to (QM4's instance, QM2's queue).
+    assert ans.lines == ["2 findings on 2 observing queue managers (QM2, QM4): put-disabled-instance 1, "
+                         "single-instance 1."]
     rows = rows_of(ans)
-    assert [r[:3] for r in rows] == [["QM1", "put-disabled-instance", "Q1"], ["QM1", "single-instance", "Q3"]]
-    assert rows[0][4] == "ALTER QLOCAL(Q1) PUT(ENABLED) on QM4 once it should take messages again"
+    assert [r[:3] for r in rows] == [["QM2", "single-instance", "Q3"], ["QM4", "put-disabled-instance", "Q1"]]
+    assert rows[1][4] == "ALTER QLOCAL(Q1) PUT(ENABLED) on QM4 once it should take messages again"
     empty = Answer("lint", "", "")
     lint_answer(empty, [])
     assert empty.lines[0].startswith("No findings") and not empty.tables[0][1].rows
@@ -300,21 +302,23 @@ def test_the_samples_report_shows_the_four_answers(samples_lake, tmp_path):
     """The samples' 2026-11-20 report (samples/README.md, "The story"), after the channels and before the run
     summary:
 
-    - lint: QM4's APP.ORDERS is PUT(DISABLED) from 17:55 and the day's last captures show it: QM4 sees its local
-      instance so (put-disabled-instance);
+    - lint: QM4's APP.ORDERS is PUT(DISABLED) from 17:55 and the day's last captures show it: one finding on QM4,
+      seen by QM1 and QM4 (put-disabled-instance);
     - drift: that change is first seen by QM4's 18:00 capture, with MQ's stamp ALTDATE/ALTTIME 2026-11-20 17.55.00;
     - advise: QM5 (206 puts to APP.BILLING that day) routes APP.BILLING to QM2, QM3 and QM4 (QM4 resumed since
       2026-11-19 20:30), TO.QM2 advertising CLWLWGHT(80) since 2026-11-19 11:55 and the others 50: 80/180 =
       44.4 %, 50/180 = 27.8 % each. An even split takes equal weights: TO.QM2 back to 50 gives 33.3 % each;
     - blast: the busiest hour is 13:00-14:00, when QM3's host fails at 13:52 in the day itself; QM3 stopped for
       that hour leaves 18 messages stuck, 15 of them bound on open (orders-batch's session)."""
+    from html import unescape
+
     from clwl.report import Place, write_report
 
     html_path, md_path = write_report(Place(samples_lake.lake, tmp_path), "2026-11-20", "advice")
     html, md = html_path.read_text(), md_path.read_text()
     text = sections_of(html)
-    assert "QM4 put-disabled-instance APP.ORDERS the local instance of APP.ORDERS is PUT(DISABLED)" in \
-        text["Configuration findings"]
+    assert "QM4 put-disabled-instance APP.ORDERS QM4's instance of APP.ORDERS is PUT(DISABLED)" in \
+        unescape(text["Configuration findings"])
     assert "| 18:00:00 | QM4 | QLOCAL APP.ORDERS | PUT | ENABLED | DISABLED | altered 2026-11-20 17:55:00 |" in md
     assert ("| QM5 | APP.BILLING | 206 | QM2 44.4 %, QM3 27.8 %, QM4 27.8 % | TO.QM2 80 → 50 (on QM2) | "
             "QM2 33.3 %, QM3 33.3 %, QM4 33.3 % |") in md
