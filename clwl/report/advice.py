@@ -69,9 +69,9 @@ class Question:
 
 LINT = Question(
     "lint", "Configuration findings",
-    "What MQ will do with the configuration captured on this day that an administrator may not expect: each "
-    "observing queue manager at its last configuration of the day, the rules of clwl lint (docs/lint.md), each "
-    "with the object, what MQ will do and the remedy in MQ's terms.",
+    "What MQ will do with the configuration captured on this day that an administrator may not expect: every "
+    "queue manager's last configuration of the day, the rules of clwl lint (docs/lint.md), each finding once, on "
+    "the queue manager its object belongs to, with who sees it, what MQ will do and the remedy in MQ's terms.",
     "From the captures alone: a rule that needs something the captures do not show says nothing. "
     "clwl lint --lake LAKE --date DATE --json has the same findings.")
 DRIFT = Question(
@@ -134,11 +134,12 @@ def answer(question: Question, day: Day, fill: Callable[[Answer, Path], None], *
 
 
 # -- configuration findings -----------------------------------------------------------------------------------
-LINT_COLS = ("qmgr", "rule", "object", "detail", "remedy")
+LINT_COLS = ("qmgr", "rule", "severity", "object", "seen_by", "detail", "remedy")
 
 
 def lint_answer(ans: Answer, findings: list[Finding]) -> None:
-    """The findings: a count per rule, then the table (observing queue manager, rule, object, what MQ will do,
+    """The findings: a count per rule, then the table (the queue manager the object belongs to, rule, severity,
+    object, the queue managers whose captures show it, what MQ will do,
     the remedy), in the order clwl lint prints them."""
     if not findings:
         ans.lines.append("No findings: no rule of clwl lint applies to the configuration captured this day.")
@@ -146,11 +147,11 @@ def lint_answer(ans: Answer, findings: list[Finding]) -> None:
         by_rule = Counter(f.rule for f in findings)
         qmgrs = sorted({f.qmgr for f in findings})
         per_rule = ", ".join(f"{rule} {by_rule[rule]}" for rule in RULE_NAMES if by_rule[rule])
-        ans.lines.append(f"{plural(len(findings), 'finding')} on {plural(len(qmgrs), 'observing queue manager')} "
+        ans.lines.append(f"{plural(len(findings), 'finding')} on {plural(len(qmgrs), 'queue manager')} "
                          f"({', '.join(qmgrs)}): {per_rule}.")
-    frame = pd.DataFrame([f.as_dict() for f in findings], columns=list(LINT_COLS))
+    frame = pd.DataFrame([{**f.as_dict(), "seen_by": ", ".join(f.seen_by)} for f in findings], columns=list(LINT_COLS))
     # One row a finding, readable in one screen: what was seen and the remedy behind disclosures.
-    ans.tables.append(("", table_view("lint-findings", frame, LINT_COLS, "No findings.", wrap=("object",),
+    ans.tables.append(("", table_view("lint-findings", frame, LINT_COLS, "No findings.", wrap=("object", "seen_by"),
                                       details=("detail", "remedy"))))
 
 

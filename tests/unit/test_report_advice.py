@@ -134,11 +134,13 @@ def test_the_findings_are_counted_per_rule_and_tabled_with_their_remedy():
     ans = Answer("lint", "Configuration findings", "")
     lint_answer(ans, lint_captures({"QM1": qm1_records()}))
     # clwl lint places each finding on the queue manager the object belongs to (QM4's instance, QM2's queue).
-    assert ans.lines == ["2 findings on 2 observing queue managers (QM2, QM4): put-disabled-instance 1, "
+    assert ans.lines == ["2 findings on 2 queue managers (QM2, QM4): put-disabled-instance 1, "
                          "single-instance 1."]
     rows = rows_of(ans)
-    assert [r[:3] for r in rows] == [["QM2", "single-instance", "Q3"], ["QM4", "put-disabled-instance", "Q1"]]
-    assert rows[1][4] == "ALTER QLOCAL(Q1) PUT(ENABLED) on QM4 once it should take messages again"
+    # qmgr, rule, severity, object, seen_by, detail, remedy (clwl.report.advice.LINT_COLS)
+    assert [[r[0], r[1], r[3]] for r in rows] == [["QM2", "single-instance", "Q3"], ["QM4", "put-disabled-instance", "Q1"]]
+    assert rows[1][2] == "warning"
+    assert rows[1][6] == "ALTER QLOCAL(Q1) PUT(ENABLED) on QM4 once it should take messages again"
     empty = Answer("lint", "", "")
     lint_answer(empty, [])
     assert empty.lines[0].startswith("No findings") and not empty.tables[0][1].rows
