@@ -193,15 +193,11 @@ def _rounded(shares: Mapping[str, float]) -> dict[str, float]:
 def weighted_channel(view: ClusterView, cand: Candidate) -> Optional[ClusterChannel]:
     """The channel whose CLWLWGHT step 12 counts for ``cand``: its cluster-sender channel (carrying what the
     destination's CLUSRCVR advertises), or for the local instance the sending queue manager's own CLUSRCVR
-    (docs/algorithm.md, reading 2): the first in name order sharing a cluster with the instance, else the first,
-    as the router picks it. None: no receiver captured (the engine then counts 50, which no command changes)."""
+    (docs/algorithm.md, reading 2), the one the router weighs (``ClusterView.local_receiver``). None: no
+    receiver captured (the engine then counts 50, which no command changes)."""
     if cand.channel is not None:
         return cand.channel
-    clusters = cand.instance.clusters if cand.instance else frozenset()
-    for r in view.local_receivers:
-        if r.clusters & clusters:
-            return r
-    return view.local_receivers[0] if view.local_receivers else None
+    return view.local_receiver(cand.instance)
 
 
 def with_weights(view: ClusterView, weights: Mapping[str, int]) -> ClusterView:

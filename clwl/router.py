@@ -349,11 +349,7 @@ class Router:
     def _weight(self, c: Candidate) -> int:
         if c.channel is not None:
             return c.channel.clwlwght
-        clusters = c.instance.clusters if c.instance else frozenset()
-        for r in self.view.local_receivers:
-            if r.clusters & clusters:
-                return r.clwlwght
-        return self.view.local_receivers[0].clwlwght if self.view.local_receivers else 50
+        return self.view.local_weight(c.instance)
 
     def _record(self, chosen: Candidate, request: Request, ctx: Optional[Context]) -> None:
         # Reading 5: the state advances on every choice, whichever step made it.
