@@ -60,13 +60,13 @@ def cmd_blast(args: argparse.Namespace) -> int:
 
 
 def write_readable(radius) -> None:
-    from clwl.blast import REASON_WORDS, case_label, table_rows, top
+    from clwl.blast import REASON_WORDS, case_counts, case_label, table_rows, top
 
     w = sys.stdout.write
     win = radius.window
     w(f"Blast radius of {radius.run_date}: each queue manager and cluster-sender channel STOPPED for the busiest "
       f"hour, {win.label} UTC\n({win.messages} of the day's {radius.messages} messages were put then), the day's "
-      f"own traffic replayed against the day as it was.\n\n")
+      f"own traffic replayed against the day as it was.\n{case_counts(radius)}.\n\n")
     rows = table_rows(radius)
     if len(rows) == 1:
         w("Nothing would have been stuck or moved: no message put in that hour went over a cluster channel.\n")
@@ -87,5 +87,5 @@ def write_readable(radius) -> None:
         w("\nStuck because:\n")
         for k in seen:
             w(f"  {k}: {REASON_WORDS[k]}\n")
-    w(f"\n({radius.replays} case replay(s) of {len(radius.senders)} sender(s), in-process, in "
+    w(f"\n({len(radius.senders)} sender(s) replayed in-process in "
       f"{radius.seconds.get('total', sum(radius.seconds.values())):.2f} s; --json for every queue and application)\n")

@@ -25,7 +25,18 @@ from typing import Callable, Iterable, Mapping, Optional
 import pandas as pd
 
 from clwl.advise import Advice, AdviseError, advise, cluster_queue
-from clwl.blast import REASON_WORDS, STUCK_REASONS, BlastError, BlastRadius, blast_radius, case_label, table_rows, top
+from clwl.blast import (
+    REASON_WORDS,
+    STUCK_REASONS,
+    TABLE_HEADER,
+    BlastError,
+    BlastRadius,
+    blast_radius,
+    case_counts,
+    case_label,
+    table_rows,
+    top,
+)
 from clwl.drift import Drift, DriftError, drift
 from clwl.lint import RULE_NAMES, Finding, LintInputError, lint_lake
 from clwl.model import ClusterView
@@ -347,7 +358,7 @@ def even_split_section(day: Day, rep: Report) -> None:
 
 
 # -- blast radius --------------------------------------------------------------------------------------------------
-BLAST_COLS = ("stopped for the hour", "sender", "stuck", "went elsewhere", "stuck because", "longest wait")
+BLAST_COLS = TABLE_HEADER  # clwl blast's own table, column for column
 _COUNTS = ("stuck", "went elsewhere")  # numbers, so that the table sorts them as numbers
 
 
@@ -356,7 +367,7 @@ def blast_answer(ans: Answer, radius: BlastRadius) -> None:
     (clwl.blast.table_rows: the cases that stuck or moved something, most stuck first) and the reasons' words."""
     w = radius.window
     ans.lines.append(f"The busiest hour: {w.label} UTC ({w.messages} of the day's {radius.messages} messages were "
-                     f"put then); {plural(len(radius.cases), 'case')} replayed.")
+                     f"put then); {case_counts(radius)}.")
     stuck = [r for r in radius.cases if r.stuck]
     for r in stuck[:MAX_BLAST_SENTENCES]:
         who = case_label(r) + (f" of {r.case.sender}" if r.case.sender else "")

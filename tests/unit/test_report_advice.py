@@ -205,15 +205,18 @@ def test_the_blast_radius_table_and_its_sentences():
               PutEvent("M3", at(10, 15), "Q1", open_handle="orders:2:1")]
     ans = Answer("blast", "", "")
     blast_answer(ans, blast_radius_of_events(DAY.isoformat(), {"QM1": timeline()}, {"QM1": events}))
-    assert ans.lines[0] == "The busiest hour: 10:00-11:00 UTC (3 of the day's 3 messages were put then); 4 cases replayed."
+    assert ans.lines[0] == ("The busiest hour: 10:00-11:00 UTC (3 of the day's 3 messages were put then); 4 cases "
+                            "stopped (2 queue managers, 2 channels): 2 left messages stuck, 2 only sent messages "
+                            "elsewhere, 0 changed nothing; 2 replays (a sender's channels stopped together are "
+                            "replayed once, whatever cases share them).")
     assert ans.lines[1] == ("Stopping queue manager QM2 would have left 1 message stuck (queues Q2 1; applications "
                             "audit 1) and sent 1 elsewhere.")
     assert ans.lines[-1] == "Stuck because: single-instance: the only instance of the queue it could go to."
     assert rows_of(ans) == [
-        ["queue manager QM2", "all", "1", "1", "single-instance 1", "55m 00s"],
-        ["channel TO.QM2", "QM1", "1", "1", "single-instance 1", "55m 00s"],
-        ["queue manager QM3", "all", "0", "1", "-", "-"],
-        ["channel TO.QM3", "QM1", "0", "1", "-", "-"]]
+        ["queue manager QM2", "all", "1", "1", "single-instance 1", "55m 00s", "-"],
+        ["channel TO.QM2", "QM1", "1", "1", "single-instance 1", "55m 00s", "-"],
+        ["queue manager QM3", "all", "0", "1", "-", "-", "-"],
+        ["channel TO.QM3", "QM1", "0", "1", "-", "-", "-"]]
     assert ans.tables[0][1].rows[0][2][1] == "1.0"  # the counts sort as numbers
 
 
