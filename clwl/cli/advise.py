@@ -57,7 +57,7 @@ def _fail(message: str) -> int:
 
 
 def cmd_advise(args: argparse.Namespace) -> int:
-    from clwl.advise import AdviseError, advise, parse_target, replayed_shares
+    from clwl.advise import AdviseError, advise, other_senders, parse_target, replayed_shares
     from clwl.parse.common import InputError
     from clwl.view import build_view, local_qmgr_name, read_captures
 
@@ -84,11 +84,16 @@ def cmd_advise(args: argparse.Namespace) -> int:
         advice = advise(view, args.queue, target, args.algorithm)
     except AdviseError as e:
         return _fail(str(e))
+    views, source = sibling_views(caps, args.at, local)
+    if views is not None:
+        advice.other_senders = other_senders(views, advice.receiver_weights(), args.algorithm)
+        advice.other_senders_from = source
 
     replayed = None
     if lake is not None:
         try:
-            replayed = replayed_shares(lake, args.date, local, advice.queue, advice.weights(), args.algorithm)
+            replayed = replayed_shares(lake, args.date, local, advice.queue, advice.weights(), args.algorithm,
+                                       advice.target, advice.achieved)
         except AdviseError as e:
             return _fail(str(e))
         except Exception as e:  # a lake that cannot be read: one line, not a traceback
@@ -102,6 +107,34 @@ def cmd_advise(args: argparse.Namespace) -> int:
     else:
         print_advice(advice, replayed)
     return EXIT_OK
+
+
+def sibling_views(caps, at, local: str):
+    """The views of the other queue managers of a landing date folder, when ``--mqsc`` named one of its queue
+    manager folders: each folder's captures as ``clwl route`` reads them (the same ``--at``). (None, "") when the
+    captures are not a landing folder: the other senders are not known. A folder that cannot be read is left out
+    and named."""
+    from clwl.parse.common import InputError
+    from clwl.view import build_view, is_landing_qmgr_folder, local_qmgr_name, read_captures
+
+    if not caps.landing:
+        return None, ""
+    folder = caps.landing[0].folder.resolve()
+    views, unread = {}, []
+    for sib in sorted(folder.parent.iterdir()):
+        if sib == folder or not sib.is_dir() or sib.name.startswith(".") or not is_landing_qmgr_folder(sib):
+            continue
+        try:
+            sc = read_captures([sib], at)
+            name = local_qmgr_name(sc)
+            if name != local:
+                views[name] = build_view(sc.records, name)[0]
+        except (InputError, OSError, ValueError) as e:
+            unread.append(f"{sib.name} ({' '.join(str(e).split())[:160]})")
+    source = (f"the captures of {', '.join(sorted(views)) or 'no other queue manager'} in "
+              f"{caps.landing[0].folder.parent}" + (f" at {at.text}" if at is not None else " (their latest)")
+              + (f"; not readable: {', '.join(unread)}" if unread else ""))
+    return views, source
 
 
 def _pct(x: float) -> str:
@@ -149,6 +182,20 @@ def print_advice(advice, replayed=None) -> None:
                                            for q in qs))
     elif advice.changes:
         w(f"No other queue's shares from {advice.sender} change.")
+    if advice.changes and advice.other_senders is None:
+        w("Other senders: not known. Every queue manager that routes over a changed channel sees its new weight; "
+          "give --mqsc a landing queue manager folder (<landing>/<date>/<QM>) to see their shares too.")
+    elif advice.other_senders:
+        w("")
+        w("Other senders whose shares change (a cluster receiver advertises one CLWLWGHT to every sender; "
+          f"{advice.other_senders_from}):")
+        for e in advice.other_senders:
+            qs = sorted(set(e.before) | set(e.after))
+            over = f" (over {', '.join(e.channels)})" if e.channels else ""
+            w(f"  {e.sender} {e.queue}{over}: " + "; ".join(
+                f"{q} {e.before.get(q, 0.0):.2f} -> {e.after.get(q, 0.0):.2f}" for q in qs))
+    elif advice.changes:
+        w(f"No other sender's shares change ({advice.other_senders_from}).")
     if advice.changes:
         w("")
         w("Commands to review (not applied; each runs on the queue manager that owns the cluster receiver):")
@@ -173,3 +220,31 @@ def print_advice(advice, replayed=None) -> None:
         if replayed.unknown_channels:
             w(f"  note: the day's configuration has no channel {', '.join(replayed.unknown_channels)}: "
               "its proposed weight changed nothing in the replay")
+        if replayed.away:
+            print_why_away(replayed)
+
+
+def print_why_away(replayed) -> None:
+    """Why the replayed day with the proposal lands away from the target: the messages CLWL did not place freely,
+    by cause, and the share the target reaches on the others."""
+    from clwl.advise import CAUSE_WORDS, REPLAY_CAUSES
+
+    w = print
+    free = replayed.free
+    w(f"  it lands {replayed.gap():.2f} percentage points away from the target at most. Why, message by message "
+      f"(of the {sum(replayed.after.values())}):")
+    rows = [(str(replayed.causes[k]), k, CAUSE_WORDS[k]) for k, _ in REPLAY_CAUSES if replayed.causes[k]]
+    rows.append((str(sum(free.values())), "free", "CLWL was free to place them: the rotation with the proposed "
+                                                  "weights decided"))
+    for line in aligned(rows, {0}, "    "):
+        w(line)
+    for t, shares in replayed.periods:
+        w(f"    configuration from {t:%H:%M}: long-run shares " + ", ".join(f"{q} {v:.2f}" for q, v in shares.items())
+          + " (every channel running)")
+    if free:
+        got = replayed.shares(free)
+        rows = [(q, _pct(replayed.target.get(q, 0.0)), str(free.get(q, 0)), _pct(got.get(q, 0.0)))
+                for q in sorted(set(got) | set(replayed.target))]
+        w("  on the messages CLWL was free to place, the target reaches:")
+        for line in aligned([("qmgr", "target", "free", "%"), *rows], {1, 2, 3}, "    "):
+            w(line)
