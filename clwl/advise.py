@@ -473,8 +473,9 @@ class Replayed:
     unknown_channels: list[str] = field(default_factory=list)  # proposed channels the day's configuration lacks
     causes: Counter = field(default_factory=Counter)
     free: Counter = field(default_factory=Counter)
-    periods: list[tuple[datetime, dict[str, float]]] = field(default_factory=list)
+    periods: list[tuple[datetime, Optional[datetime], dict[str, float]]] = field(default_factory=list)
     target: dict[str, float] = field(default_factory=dict)
+    expected: dict[str, float] = field(default_factory=dict)  # the advice's long-run shares with the proposal
 
     @property
     def messages(self) -> int:
@@ -504,7 +505,8 @@ class Replayed:
                 "causes": {k: self.causes[k] for k, _ in REPLAY_CAUSES if self.causes[k]},
                 "free_messages": sum(self.free.values()), "free": _rounded(self.shares(self.free)),
                 "free_counts": dict(sorted(self.free.items())),
-                "configurations": [{"from": t.isoformat(), "shares": _rounded(sh)} for t, sh in self.periods]}
+                "configurations": [{"from": t.isoformat(), "to": e.isoformat() if e is not None else None,
+                                    "shares": _rounded(sh)} for t, e, sh in self.periods]}
 
 
 def _differ(a: Mapping[str, float], b: Mapping[str, float], tolerance: float = SAME_LONG_RUN) -> bool:
@@ -513,7 +515,7 @@ def _differ(a: Mapping[str, float], b: Mapping[str, float], tolerance: float = S
 
 def replay_counts(sender: str, timeline: list, events: Callable[[], Iterable], queue: str, profile: str = "default",
                   until: Optional[datetime] = None, expected: Optional[Mapping[str, float]] = None,
-                  ) -> tuple[Counter, Counter, Counter, list[tuple[datetime, dict[str, float]]]]:
+                  ) -> tuple[Counter, Counter, Counter, list[tuple[datetime, Optional[datetime], dict[str, float]]]]:
     """Replay ``sender``'s day (``events()``: its PutEvents in put order, every queue: they share the rotation)
     over ``timeline`` and count ``queue``'s messages by final destination. With ``expected`` (the advice's
     long-run shares), each of them also gets the first of :data:`REPLAY_CAUSES` that applies, from the put and
@@ -521,7 +523,8 @@ def replay_counts(sender: str, timeline: list, events: Callable[[], Iterable], q
     :func:`clwl.router.binding_key`); a configuration in force whose long-run shares (every channel running)
     are not ``expected``; a configuration whose channel states change the long-run shares (steps 6-9), or a
     message re-allocated or still waiting at the end. The others CLWL placed freely: counted by destination.
-    Returns (by destination, causes, free by destination, the differing configurations: (from, shares))."""
+    Returns (by destination, causes, free by destination, the differing configurations: (from, to or None for the
+    end of the day, their long-run shares), consecutive snapshots of the same shares as one)."""
     from bisect import bisect_right
 
     from clwl.candidates import queue_defbind
@@ -530,15 +533,19 @@ def replay_counts(sender: str, timeline: list, events: Callable[[], Iterable], q
 
     times = [snap.time for snap in timeline]
     judged: dict[int, Optional[str]] = {}
-    periods: list[tuple[datetime, dict[str, float]]] = []
+    long_run: dict[int, dict[str, float]] = {}
+
+    def running_shares(snap) -> dict[str, float]:
+        if id(snap) not in long_run:
+            long_run[id(snap)] = engine_shares(steady(snap.view), queue, profile)
+        return long_run[id(snap)]
 
     def judge(snap) -> Optional[str]:
         """The cause a configuration gives every message put under it (None: CLWL free to follow the weights)."""
         if id(snap) not in judged:
-            running = engine_shares(steady(snap.view), queue, profile)
+            running = running_shares(snap)
             if expected is not None and _differ(running, expected):
                 judged[id(snap)] = "configuration"
-                periods.append((snap.time, running))
             elif _differ(engine_shares(snap.view, queue, profile), running):
                 judged[id(snap)] = "channel-not-running"
             else:
@@ -587,7 +594,25 @@ def replay_counts(sender: str, timeline: list, events: Callable[[], Iterable], q
             free[dest] += 1
         else:
             causes[cause] += 1
-    return counts, causes, free, sorted(periods, key=lambda p: p[0])
+    # The configurations that gave other long-run shares, as intervals: consecutive snapshots with the same
+    # shares are one; an interval is told when a message of the queue was put in it.
+    periods: list[tuple[datetime, Optional[datetime], dict[str, float]]] = []
+    if expected is not None:
+        run: list = []  # [start, shares, any message put]
+        for snap in timeline:
+            shares = running_shares(snap)
+            differs = _differ(shares, expected)
+            if run and (not differs or _differ(shares, run[1], SAME_SHARE)):
+                if run[2]:
+                    periods.append((run[0], snap.time, run[1]))
+                run = []
+            if differs:
+                if not run:
+                    run = [snap.time, shares, False]
+                run[2] = run[2] or judged.get(id(snap)) == "configuration"
+        if run and run[2]:
+            periods.append((run[0], None, run[1]))
+    return counts, causes, free, periods
 
 
 def replayed_shares(lake, date: str, sender: str, queue: str, weights: Mapping[str, int],
@@ -612,7 +637,7 @@ def replayed_shares(lake, date: str, sender: str, queue: str, weights: Mapping[s
     _, inputs = sender_inputs(lake, date, [sender])
     if not inputs:
         raise AdviseError(f"--date: {lake} holds no messages of {sender} on {date} (silver.message_events)")
-    _, end = day_bounds(date)
+    start, end = day_bounds(date)
 
     def events():
         for batch in sender_batches(inputs[0]):
@@ -622,5 +647,6 @@ def replayed_shares(lake, date: str, sender: str, queue: str, weights: Mapping[s
 
     before, *_ = replay_counts(sender, before_tl, events, queue, profile, end)
     after, causes, free, periods = replay_counts(sender, after_tl, events, queue, profile, end, expected)
+    periods = [(max(t, start), e, sh) for t, e, sh in periods]  # a configuration carried from the day before
     return Replayed(date, sender, queue, before, after, sorted(ch for ch in weights if ch not in known),
-                    causes, free, periods, dict(target or {}))
+                    causes, free, periods, dict(target or {}), dict(expected or {}))

@@ -119,10 +119,11 @@ def sibling_views(caps, at, local: str):
 
     if not caps.landing:
         return None, ""
-    folder = caps.landing[0].folder.resolve()
+    given = caps.landing[0].folder
     views, unread = {}, []
-    for sib in sorted(folder.parent.iterdir()):
-        if sib == folder or not sib.is_dir() or sib.name.startswith(".") or not is_landing_qmgr_folder(sib):
+    for sib in sorted(given.parent.iterdir()):
+        if (sib.resolve() == given.resolve() or not sib.is_dir() or sib.name.startswith(".")
+                or not is_landing_qmgr_folder(sib)):
             continue
         try:
             sc = read_captures([sib], at)
@@ -238,9 +239,12 @@ def print_why_away(replayed) -> None:
                                                   "weights decided"))
     for line in aligned(rows, {0}, "    "):
         w(line)
-    for t, shares in replayed.periods:
-        w(f"    configuration from {t:%H:%M}: long-run shares " + ", ".join(f"{q} {v:.2f}" for q, v in shares.items())
-          + " (every channel running)")
+    advised = replayed.expected
+    for start, end, shares in replayed.periods:
+        names = sorted(set(shares) | set(advised))
+        w(f"    configuration {start:%H:%M}-{f'{end:%H:%M}' if end is not None else '24:00'}: long-run shares "
+          + ", ".join(f"{q} {shares.get(q, 0.0):.2f}" for q in names) + " (the advice's: "
+          + ", ".join(f"{q} {advised.get(q, 0.0):.2f}" for q in names) + ")")
     if free:
         got = replayed.shares(free)
         rows = [(q, _pct(replayed.target.get(q, 0.0)), str(free.get(q, 0)), _pct(got.get(q, 0.0)))
