@@ -85,6 +85,8 @@ def cmd_advise(args: argparse.Namespace) -> int:
     except AdviseError as e:
         return _fail(str(e))
     views, source = sibling_views(caps, args.at, local)
+    if views is None and lake is not None:
+        views, source = lake_views(lake, args.date, local)
     if views is not None:
         advice.other_senders = other_senders(views, advice.receiver_weights(), args.algorithm)
         advice.other_senders_from = source
@@ -136,6 +138,26 @@ def sibling_views(caps, at, local: str):
               f"{caps.landing[0].folder.parent}" + (f" at {at.text}" if at is not None else " (their latest)")
               + (f"; not readable: {', '.join(unread)}" if unread else ""))
     return views, source
+
+
+def lake_views(lake, date: str, local: str):
+    """The other queue managers' configuration at the end of ``date`` in the lake (silver.config_history), when the
+    captures are not a landing folder. (None, "") when the lake cannot give it."""
+    from clwl.days import day_bounds
+    from clwl.silver import load_timelines
+
+    try:
+        timelines = load_timelines(lake, date)
+    except Exception:  # the replay below says what is wrong with the lake
+        return None, ""
+    end = day_bounds(date)[1]
+    views = {}
+    for qmgr, tl in timelines.items():
+        snaps = [sn for sn in tl if sn.time < end]
+        if qmgr != local and snaps:
+            views[qmgr] = max(snaps, key=lambda sn: sn.time).view
+    return views, (f"the configuration of {', '.join(sorted(views)) or 'no other queue manager'} at the end of "
+                   f"{date} in {lake}")
 
 
 def _pct(x: float) -> str:

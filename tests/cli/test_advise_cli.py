@@ -206,3 +206,13 @@ def test_lake_replay_shows_the_day_before_and_after(samples_lake, capsys):
     assert f"\n  it lands {replay['gap']:.2f} percentage points away from the target at most." in out
     assert re.search(r"^ +9  named-qmgr ", out, re.M) and "  configuration 00:00-18:00: long-run shares " in out
     assert "on the messages CLWL was free to place, the target reaches:" in out
+    # Captures that are not a landing folder: the other senders come from the lake's configuration at the end of
+    # the day; QM5's APP.BILLING moves with TO.QM3 (50 -> 48), as from the landing (tests/unit/test_advise_others.py).
+    folder = samples_lake.landing / "2026-11-20" / "QM1"
+    files = advise_json(capsys, "--mqsc", str(folder / "config_180000.mqsc"), "--mqsc", str(folder / "chstatus_180000.mqsc"),
+                        "--queue", "APP.ORDERS", "--target", "QM1=20,QM2=50,QM3=30", "--lake", str(samples_lake.lake),
+                        "--date", "2026-11-20")
+    assert files["other_senders_from"].startswith("the configuration of ") and "at the end of 2026-11-20" in \
+        files["other_senders_from"]
+    (qm5,) = [e for e in files["other_senders"] if e["sender"] == "QM5"]
+    assert (qm5["queue"], qm5["after"]["QM3"]) == ("APP.BILLING", round(4800 / 178, 4))

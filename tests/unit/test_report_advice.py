@@ -111,6 +111,23 @@ def test_the_uneven_queue_gets_the_advisors_even_split_and_the_rest_are_named():
     assert any("QM1 NOPE, QMX Q1" in s for s in ans.lines)
 
 
+def test_the_other_senders_that_move_with_the_proposal_are_named():
+    """Issue 39 item 8, in the report. The day of the test above, and QM5's configuration beside QM1's: QM5 reaches
+    QM2 over TO.QM2 (CLWLWGHT 80, the same receiver QM1 sees) and QM3 over TO.QM3 (50), Q1 on both: 80/130 =
+    61.5 % and 38.5 %. The proposal for QM1's Q1 (TO.QM2 80 -> 50, on QM2) is what QM5 sees too: its Q1 goes to
+    50/50, so the row names it among what also moves. QM5 put nothing that day: its configuration still routes
+    over the changed channel."""
+    qm5 = timeline_from_captures("QM5", [(T6, set(), parse_mqsc_text(config_capture(
+        "QM5", {"QM2": {"CLWLWGHT": "80"}, "QM3": {}}, {"Q1": {"QM2": {}, "QM3": {}}}), "qm5.mqsc").records)])
+    split = even_split({"QM1": qm1_timeline(), "QM5": qm5}, [("QM1", "Q1", 30)], DAY)
+    (_, _, _, advice), = split.advised
+    assert [(e.sender, e.queue, e.before, e.after) for e in advice.other_senders] == [
+        ("QM5", "Q1", pytest.approx({"QM2": 8000 / 130, "QM3": 5000 / 130}), {"QM2": 50.0, "QM3": 50.0})]
+    ans = Answer("even-split", "", "")
+    even_split_answer(ans, split, DAY)
+    assert rows_of(ans)[0][7] == "QM5 Q1"
+
+
 def test_at_most_ten_pairs_are_shown_the_busiest_first():
     """Twelve queues on QM2 and QM3 from QM1: every one 61.5 / 38.5 (TO.QM2 80, TO.QM3 50), none even. The ten with
     the most messages are shown, busiest first; the line says there are twelve."""
