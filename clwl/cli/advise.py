@@ -207,7 +207,8 @@ def print_advice(advice, replayed=None) -> None:
         w(f"No other queue's shares from {advice.sender} change.")
     if advice.changes and advice.other_senders is None:
         w("Other senders: not known. Every queue manager that routes over a changed channel sees its new weight; "
-          "give --mqsc a landing queue manager folder (<landing>/<date>/<QM>) to see their shares too.")
+          "give --mqsc a landing queue manager folder (<landing>/<date>/<QM>), or --lake and --date, to see their "
+          "shares too.")
     elif advice.other_senders:
         w("")
         w("Other senders whose shares change (a cluster receiver advertises one CLWLWGHT to every sender; "

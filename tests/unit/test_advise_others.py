@@ -94,6 +94,9 @@ def test_the_cli_reads_the_other_senders_of_the_landing_date(tmp_path, capsys):
     assert main(["advise", "--mqsc", str(landing / DAY / "QM1" / "config_060000.mqsc"), "--queue", "A",
                  "--target", "QM2=80,QM3=20", "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["other_senders"] is None
+    assert main(["advise", "--mqsc", str(landing / DAY / "QM1" / "config_060000.mqsc"), "--queue", "A",
+                 "--target", "QM2=80,QM3=20"]) == 0
+    assert "Other senders: not known." in capsys.readouterr().out
 
 
 def test_the_samples_other_sender_qm5_moves_with_to_qm3(capsys):
