@@ -327,7 +327,8 @@ def test_the_samples_report_shows_the_four_answers(samples_lake, tmp_path):
       2026-11-19 20:30), TO.QM2 advertising CLWLWGHT(80) since 2026-11-19 11:55 and the others 50: 80/180 =
       44.4 %, 50/180 = 27.8 % each. An even split takes equal weights: TO.QM2 back to 50 gives 33.3 % each;
     - blast: the busiest hour is 13:00-14:00, when QM3's host fails at 13:52 in the day itself; QM3 stopped for
-      that hour leaves 18 messages stuck, 15 of them bound on open (orders-batch's session)."""
+      that hour leaves 18 messages stuck, 15 of them bound on open (orders-batch's session), waiting 56 min in
+      the stop and then 3 h more in the day's own outage, until 17:00."""
     from clwl.report import Place, write_report
 
     html_path, md_path = write_report(Place(samples_lake.lake, tmp_path), "2026-11-20", "advice")
@@ -339,6 +340,9 @@ def test_the_samples_report_shows_the_four_answers(samples_lake, tmp_path):
     assert ("| QM5 | APP.BILLING | 206 | QM2 44.4 %, QM3 27.8 %, QM4 27.8 % | TO.QM2 80 → 50 (on QM2) | "
             "QM2 33.3 %, QM3 33.3 %, QM4 33.3 % |") in md
     assert "| queue manager QM3 | all | 18 |" in md and "bind-on-open 15" in text["Blast radius"]
+    # the stop's wait (13:03:28 to 14:00) and the day's own outage after it (TO.QM3 RETRYING until the 17:00
+    # capture), apart, as `clwl blast` prints them (tests/cli/test_blast_cli.py)
+    assert "| 56m 31s | 18 held until 17:00, the longest 3h 00m more |" in md
     assert "The busiest hour: 13:00-14:00 UTC" in text["Blast radius"]
     positions = [md.index("## Channels")] + [md.index(f"## {t}\n") for t in TITLES] + [md.index("## Run summary")]
     assert positions == sorted(positions)
