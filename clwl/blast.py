@@ -177,6 +177,8 @@ class Fate(NamedTuple):
     waited: Optional[timedelta]  # from when it began to wait to its delivery (or the end of the day)
     held: bool  # still waiting when the day ended
     reallocations: int
+    wait_from: Optional[datetime] = None  # when it began to wait (None: never waited)
+    wait_until: Optional[datetime] = None  # when it was delivered after waiting, or the end of the day
 
 
 def route_fate(res: Route | RouteError) -> Fate:
@@ -186,12 +188,24 @@ def route_fate(res: Route | RouteError) -> Fate:
 
 def row_fate(row: ReplayRow, day_end: datetime) -> Fate:
     """A message whose row the replay gave (it waited, or was put by :meth:`SenderReplay.put`)."""
-    waited = None
+    waited = until = None
     if row.held_from is not None:
-        waited = (day_end if row.held else (row.released_at or row.put_time)) - row.held_from
+        until = day_end if row.held else (row.released_at or row.put_time)
+        waited = until - row.held_from
     reason = stuck_reason(row.stay_reason, row.stay_detail) if row.stayed else None
     return Fate(row.final_channel if row.error is None else None, row.stayed, reason, waited, row.held,
-                row.reallocations)
+                row.reallocations, row.held_from, until)
+
+
+def split_wait(fate: Fate, window: Window) -> tuple[timedelta, timedelta]:
+    """A stuck message's wait in two: the part inside the stopped hour (the stop's), and the rest (the day's own:
+    its channel not moving before the hour, or still not moving, as the day's captures show it, after the hour,
+    when the case is the day as it was)."""
+    if fate.wait_from is None or fate.wait_until is None:
+        return timedelta(0), timedelta(0)
+    total = fate.wait_until - fate.wait_from
+    inside = max(timedelta(0), min(fate.wait_until, window.end) - max(fate.wait_from, window.start))
+    return inside, total - inside
 
 
 # -- the replays ----------------------------------------------------------------------------------------------
@@ -264,8 +278,12 @@ class CaseResult:
     by_reason: Counter = field(default_factory=Counter)
     queues: dict[str, Counter] = field(default_factory=lambda: defaultdict(Counter))  # queue -> stuck/reallocated
     applications: dict[str, Counter] = field(default_factory=lambda: defaultdict(Counter))
-    longest_wait: Optional[timedelta] = None  # of the stuck messages
+    longest_wait: Optional[timedelta] = None  # of the stuck messages, inside the stopped hour: the stop's own
     still_waiting: int = 0  # stuck messages still waiting when the day ended
+    # The stuck messages whose wait went on outside the hour, the day's own outage holding them (split_wait):
+    own_outage: int = 0  # how many
+    own_outage_longest: Optional[timedelta] = None  # the longest part outside the hour
+    own_outage_until: Optional[datetime] = None  # the last of those waits' ends (the day's end: still waiting)
 
     @property
     def sort_key(self) -> tuple:
@@ -281,9 +299,14 @@ class CaseResult:
                 "stuck": self.stuck, "reallocated": self.reallocated,
                 "by_reason": {r.key: self.by_reason[r.key] for r in STUCK_REASONS if self.by_reason[r.key]},
                 "queues": counts(self.queues), "applications": counts(self.applications),
-                "longest_wait_seconds": (round(self.longest_wait.total_seconds(), 3)
-                                         if self.longest_wait is not None else None),
+                "longest_wait_seconds": _seconds(self.longest_wait),
+                "own_outage": {"messages": self.own_outage, "longest_seconds": _seconds(self.own_outage_longest),
+                               "until": self.own_outage_until.isoformat() if self.own_outage_until else None},
                 "still_waiting_at_day_end": self.still_waiting}
+
+
+def _seconds(d: Optional[timedelta]) -> Optional[float]:
+    return round(d.total_seconds(), 3) if d is not None else None
 
 
 @dataclass(frozen=True)
@@ -318,16 +341,25 @@ def compare(stopped_channels: frozenset[str], base: Mapping[str, Fate], case: Ma
     return out
 
 
-def add_up(result: CaseResult, differences: Iterable[Difference], messages: Mapping[str, Message]) -> None:
-    """Count one sender's differences into a case's result."""
+def add_up(result: CaseResult, differences: Iterable[Difference], messages: Mapping[str, Message],
+           window: Window) -> None:
+    """Count one sender's differences into a case's result: a stuck message's wait split into the stop's part and
+    the day's own (:func:`split_wait`), each kept apart."""
     for d in differences:
         c = d.fate
         if d.kind == "stuck":
             result.stuck += 1
             result.by_reason[c.reason] += 1
             result.still_waiting += c.held
-            if c.waited is not None and (result.longest_wait is None or c.waited > result.longest_wait):
-                result.longest_wait = c.waited
+            inside, outside = split_wait(c, window)
+            if c.wait_from is not None and (result.longest_wait is None or inside > result.longest_wait):
+                result.longest_wait = inside
+            if outside > timedelta(0):
+                result.own_outage += 1
+                if result.own_outage_longest is None or outside > result.own_outage_longest:
+                    result.own_outage_longest = outside
+                if result.own_outage_until is None or c.wait_until > result.own_outage_until:
+                    result.own_outage_until = c.wait_until
         else:
             result.reallocated += 1
         msg = messages[d.msg_id]
@@ -383,18 +415,53 @@ def top(counts: dict, kind: str, n: int = TOP) -> str:
     return ", ".join(f"{k} {c}" for k, c in items[:n]) + more
 
 
+#: The table's header (the readable output's and the report's).
+TABLE_HEADER = ("stopped for the hour", "sender", "stuck", "went elsewhere", "stuck because", "longest wait in the stop",
+                "then the day's own outage")
+
+
+def own_outage_text(result: CaseResult, day_end: Optional[datetime] = None) -> str:
+    """The stuck messages the day's own outage then held, kept apart from the stop: "18 held until 17:00, the longest
+    3h 00m more" ("until day end" for those still waiting at midnight); "-" for none."""
+    if not result.own_outage or result.own_outage_until is None:
+        return "-"
+    until = ("day end" if result.still_waiting or (day_end is not None and result.own_outage_until >= day_end)
+             else f"{result.own_outage_until:%H:%M}")
+    return f"{result.own_outage} held until {until}, the longest {duration(result.own_outage_longest)} more"
+
+
 def table_rows(radius: BlastRadius) -> list[tuple[str, ...]]:
     """The table of the readable output and of a report, header first: one row per case that stuck or moved
-    something, in the order of ``radius.cases`` (messages stuck, then went elsewhere)."""
-    rows = [("stopped for the hour", "sender", "stuck", "went elsewhere", "stuck because", "longest wait")]
+    something, in the order of ``radius.cases`` (messages stuck, then went elsewhere). The stop's wait (inside the
+    hour) and the day's own outage after it (:func:`split_wait`) are two columns, never one sum."""
+    day_end = day_bounds(radius.run_date)[1]
+    rows = [TABLE_HEADER]
     for r in radius.cases:
         if not (r.stuck or r.reallocated):
             continue
         why = ", ".join(f"{x.key} {r.by_reason[x.key]}" for x in STUCK_REASONS if r.by_reason[x.key])
-        wait = duration(r.longest_wait) + (f" ({r.still_waiting} at day end)" if r.still_waiting else "")
         rows.append((case_label(r), r.case.sender or "all", str(r.stuck), str(r.reallocated), why or "-",
-                     wait if r.stuck else "-"))
+                     duration(r.longest_wait) if r.stuck else "-", own_outage_text(r, day_end) if r.stuck else "-"))
     return rows
+
+
+def case_counts(radius: BlastRadius) -> str:
+    """How many cases, and what they did, in the one sentence the readable output and the report both print:
+    "12 cases stopped (5 queue managers, 7 channels): 2 left messages stuck, 3 only sent messages elsewhere, 7
+    changed nothing; 10 replays"."""
+    cases = radius.cases
+    qmgrs = sum(1 for r in cases if r.case.kind == "qmgr")
+    stuck = sum(1 for r in cases if r.stuck)
+    moved = sum(1 for r in cases if r.reallocated and not r.stuck)
+    quiet = len(cases) - stuck - moved
+
+    def n(k: int, one: str, many: str) -> str:
+        return f"{k} {one if k == 1 else many}"
+
+    return (f"{n(len(cases), 'case', 'cases')} stopped ({n(qmgrs, 'queue manager', 'queue managers')}, "
+            f"{n(len(cases) - qmgrs, 'channel', 'channels')}): {stuck} left messages stuck, {moved} only sent "
+            f"messages elsewhere, {quiet} changed nothing; {n(radius.replays, 'replay', 'replays')} (a sender's "
+            "channels stopped together are replayed once, whatever cases share them)")
 
 
 def application_of(handle: Optional[str], names: Mapping[str, str]) -> str:
@@ -439,7 +506,7 @@ def examine_sender(day: SenderDay, timeline: Sequence[Snapshot], cases: Sequence
             fates = finish_window(fork(start, stopped(base_tl, chans, window.start, window.end)), day, tracked,
                                   window, day_end)
             runs[chans] = compare(chans, base, fates)
-        add_up(results[case.key], runs[chans], messages)
+        add_up(results[case.key], runs[chans], messages, window)
     return len(runs)
 
 

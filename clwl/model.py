@@ -64,6 +64,11 @@ class QmgrAttributes:
     igq: bool = False
 
 
+#: The CLWLWGHT MQ gives a channel when none is set (and step 12 counts for a local instance without a captured
+#: receiver).
+DEFAULT_CLWLWGHT = 50
+
+
 @dataclass(frozen=True)
 class ClusterChannel:
     """A route from the sending queue manager to one cluster queue manager: one CLUSSDR channel.
@@ -177,6 +182,22 @@ class ClusterView:
     @property
     def local_name(self) -> str:
         return self.qmgr.name
+
+    def local_receiver(self, instance: QueueInstance | None) -> ClusterChannel | None:
+        """The sending queue manager's own CLUSRCVR whose CLWLWGHT its local ``instance`` competes with in step 12
+        (docs/algorithm.md, reading 2): the first in name order that shares a cluster with the instance, else the
+        first; None without a captured receiver (step 12 then counts :data:`DEFAULT_CLWLWGHT`). The one rule the
+        router, ``clwl advise`` and the report's configured shares all ask."""
+        clusters = instance.clusters if instance is not None else frozenset()
+        for r in self.local_receivers:
+            if r.clusters & clusters:
+                return r
+        return self.local_receivers[0] if self.local_receivers else None
+
+    def local_weight(self, instance: QueueInstance | None) -> int:
+        """The CLWLWGHT step 12 counts for the local ``instance`` (:meth:`local_receiver`'s)."""
+        r = self.local_receiver(instance)
+        return r.clwlwght if r is not None else DEFAULT_CLWLWGHT
 
     @property
     def local_clusters(self) -> frozenset[str]:

@@ -163,11 +163,7 @@ class Router:
         if bind not in BIND_OPTIONS:
             raise ValueError(f"bind must be one of {BIND_OPTIONS} or {AS_Q_DEF!r}, not {bind!r}")
         reason = not_reallocatable_reason(request, bind, group_id, logical_order)
-        key = None
-        if bind == "open":
-            key = ("open", handle, request.queue, request.target_qmgr)
-        elif bind == "group" and logical_order and group_id:
-            key = ("group", handle, request.queue, request.target_qmgr, group_id)
+        key = binding_key(request, bind, handle, group_id, logical_order)
         if key is not None and key in self._bindings:
             first = self._bindings[key]
             return self._bound_copy(first, request, explain)
@@ -349,11 +345,7 @@ class Router:
     def _weight(self, c: Candidate) -> int:
         if c.channel is not None:
             return c.channel.clwlwght
-        clusters = c.instance.clusters if c.instance else frozenset()
-        for r in self.view.local_receivers:
-            if r.clusters & clusters:
-                return r.clwlwght
-        return self.view.local_receivers[0].clwlwght if self.view.local_receivers else 50
+        return self.view.local_weight(c.instance)
 
     def _record(self, chosen: Candidate, request: Request, ctx: Optional[Context]) -> None:
         # Reading 5: the state advances on every choice, whichever step made it.
@@ -461,6 +453,17 @@ def run_steps(steps: tuple[Step, ...], cands: list[Candidate], ctx: Context,
         if decided is None and len(cands) == 1:
             decided = st
     return StepRun(cands, decided, summary=";".join(summary))
+
+
+def binding_key(request: Request, bind: str, handle: str, group_id: str, logical_order: bool) -> Optional[tuple]:
+    """The binding a message shares with the earlier messages of its open handle (bind on open) or of its group
+    (bind on group, in logical order): the first message's choice holds for every later one with the same key
+    (:meth:`Router.route`). None: a message chosen on its own. ``bind`` is already resolved (not as_q_def)."""
+    if bind == "open":
+        return ("open", handle, request.queue, request.target_qmgr)
+    if bind == "group" and logical_order and group_id:
+        return ("group", handle, request.queue, request.target_qmgr, group_id)
+    return None
 
 
 def not_reallocatable_reason(request: Request, bind: str, group_id: str, logical_order: bool) -> Optional[str]:

@@ -31,18 +31,21 @@ def _runmqsc(qmgr: str, commands: list[tuple[str, list[str]]]) -> str:
 
 
 def config_capture(qmgr: str, remotes: dict[str, dict[str, str]], queues: dict[str, dict[str, dict[str, str]]],
-                   qmgr_attrs: dict[str, str] | None = None) -> str:
+                   qmgr_attrs: dict[str, str] | None = None,
+                   receivers: list[tuple[str, str, int]] | None = None) -> str:
     """DISPLAY QMGR, CLUSQMGR(*) and QCLUSTER(*) of ``qmgr``'s view.
 
     remotes: remote queue manager -> extra CLUSQMGR attributes (CLWLWGHT, CLWLRANK, STATUS ...).
     queues: cluster queue -> hosting queue manager -> extra QCLUSTER attributes (DEFBIND, PUT, CLWLRANK ...).
+    receivers: ``qmgr``'s own CLUSRCVRs as (channel, cluster, CLWLWGHT); default one, TO.<qmgr> in CL1 at 50.
     """
     qm = {"QMNAME": qmgr, "CLWLMRUC": "999999999", "CLWLUSEQ": "LOCAL", "DEFCLXQ": "SCTQ",
           "QMID": f"{qmgr}_2024-01-01_00.00.00", **(qmgr_attrs or {})}
     clusqmgrs = [_record("AMQ8441I: Display Cluster Queue Manager details.", {
-        "CLUSQMGR": qmgr, "CHANNEL": f"TO.{qmgr}", "CLUSTER": "CL1", "CLWLPRTY": "0", "CLWLRANK": "0",
-        "CLWLWGHT": "50", "DEFTYPE": "CLUSRCVR", "NETPRTY": "0", "QMID": f"{qmgr}_2024-01-01_00.00.00",
-        "QMTYPE": "NORMAL", "STATUS": "RUNNING", "SUSPEND": "NO", "XMITQ": " "})]
+        "CLUSQMGR": qmgr, "CHANNEL": channel, "CLUSTER": cluster, "CLWLPRTY": "0", "CLWLRANK": "0",
+        "CLWLWGHT": str(weight), "DEFTYPE": "CLUSRCVR", "NETPRTY": "0", "QMID": f"{qmgr}_2024-01-01_00.00.00",
+        "QMTYPE": "NORMAL", "STATUS": "RUNNING", "SUSPEND": "NO", "XMITQ": " "})
+        for channel, cluster, weight in (receivers or [(f"TO.{qmgr}", "CL1", 50)])]
     for name, extra in sorted(remotes.items()):
         clusqmgrs.append(_record("AMQ8441I: Display Cluster Queue Manager details.", {
             "CLUSQMGR": name, "CHANNEL": f"TO.{name}", "CLUSTER": "CL1", "CLWLPRTY": "0", "CLWLRANK": "0",

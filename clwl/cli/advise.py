@@ -66,7 +66,7 @@ def _fail(message: str) -> int:
 
 
 def cmd_advise(args: argparse.Namespace) -> int:
-    from clwl.advise import AdviseError, advise, parse_target, replayed_shares
+    from clwl.advise import AdviseError, advise, other_senders, parse_target, replayed_shares
     from clwl.landing import MQ_NAME_RULE, is_mq_name
     from clwl.parse.common import InputError
     from clwl.view import build_view, local_qmgr_name, read_captures
@@ -103,11 +103,18 @@ def cmd_advise(args: argparse.Namespace) -> int:
         advice = advise(view, args.queue, target, args.algorithm)
     except AdviseError as e:
         return _fail(str(e))
+    views, source = sibling_views(caps, args.at, local)
+    if views is None and lake is not None:
+        views, source = lake_views(lake, args.date, local)
+    if views is not None:
+        advice.other_senders = other_senders(views, advice.receiver_weights(), args.algorithm)
+        advice.other_senders_from = source
 
     replayed = None
     if lake is not None:
         try:
-            replayed = replayed_shares(lake, args.date, local, advice.queue, advice.weights(), args.algorithm)
+            replayed = replayed_shares(lake, args.date, local, advice.queue, advice.weights(), args.algorithm,
+                                       advice.target, advice.achieved)
         except AdviseError as e:
             return _fail(str(e))
         except Exception as e:  # a lake that cannot be read: one line, not a traceback
@@ -125,6 +132,55 @@ def cmd_advise(args: argparse.Namespace) -> int:
 
 def _quoted(name: str) -> str:
     return f"'{printable(name)}'"
+
+
+def sibling_views(caps, at, local: str):
+    """The views of the other queue managers of a landing date folder, when ``--mqsc`` named one of its queue
+    manager folders: each folder's captures as ``clwl route`` reads them (the same ``--at``). (None, "") when the
+    captures are not a landing folder: the other senders are not known. A folder that cannot be read is left out
+    and named."""
+    from clwl.parse.common import InputError
+    from clwl.view import build_view, is_landing_qmgr_folder, local_qmgr_name, read_captures
+
+    if not caps.landing:
+        return None, ""
+    given = caps.landing[0].folder
+    views, unread = {}, []
+    for sib in sorted(given.parent.iterdir()):
+        if (sib.resolve() == given.resolve() or not sib.is_dir() or sib.name.startswith(".")
+                or not is_landing_qmgr_folder(sib)):
+            continue
+        try:
+            sc = read_captures([sib], at)
+            name = local_qmgr_name(sc)
+            if name != local:
+                views[name] = build_view(sc.records, name)[0]
+        except (InputError, OSError, ValueError) as e:
+            unread.append(f"{sib.name} ({' '.join(str(e).split())[:160]})")
+    source = (f"the captures of {', '.join(sorted(views)) or 'no other queue manager'} in "
+              f"{caps.landing[0].folder.parent}" + (f" at {at.text}" if at is not None else " (their latest)")
+              + (f"; not readable: {', '.join(unread)}" if unread else ""))
+    return views, source
+
+
+def lake_views(lake, date: str, local: str):
+    """The other queue managers' configuration at the end of ``date`` in the lake (silver.config_history), when the
+    captures are not a landing folder. (None, "") when the lake cannot give it."""
+    from clwl.days import day_bounds
+    from clwl.silver import load_timelines
+
+    try:
+        timelines = load_timelines(lake, date)
+    except Exception:  # the replay below says what is wrong with the lake
+        return None, ""
+    end = day_bounds(date)[1]
+    views = {}
+    for qmgr, tl in timelines.items():
+        snaps = [sn for sn in tl if sn.time < end]
+        if qmgr != local and snaps:
+            views[qmgr] = max(snaps, key=lambda sn: sn.time).view
+    return views, (f"the configuration of {', '.join(sorted(views)) or 'no other queue manager'} at the end of "
+                   f"{date} in {lake}")
 
 
 def _pct(x: float) -> str:
@@ -172,6 +228,21 @@ def print_advice(advice, replayed=None) -> None:
                                            for q in qs))
     elif advice.changes:
         w(f"No other queue's shares from {advice.sender} change.")
+    if advice.changes and advice.other_senders is None:
+        w("Other senders: not known. Every queue manager that routes over a changed channel sees its new weight; "
+          "give --mqsc a landing queue manager folder (<landing>/<date>/<QM>), or --lake and --date, to see their "
+          "shares too.")
+    elif advice.other_senders:
+        w("")
+        w("Other senders whose shares change (a cluster receiver advertises one CLWLWGHT to every sender; "
+          f"{advice.other_senders_from}):")
+        for e in advice.other_senders:
+            qs = sorted(set(e.before) | set(e.after))
+            over = f" (over {', '.join(e.channels)})" if e.channels else ""
+            w(f"  {e.sender} {e.queue}{over}: " + "; ".join(
+                f"{q} {e.before.get(q, 0.0):.2f} -> {e.after.get(q, 0.0):.2f}" for q in qs))
+    elif advice.changes:
+        w(f"No other sender's shares change ({advice.other_senders_from}).")
     if advice.changes:
         w("")
         w("Commands to review (not applied; each runs on the queue manager that owns the cluster receiver):")
@@ -196,3 +267,34 @@ def print_advice(advice, replayed=None) -> None:
         if replayed.unknown_channels:
             w(f"  note: the day's configuration has no channel {', '.join(replayed.unknown_channels)}: "
               "its proposed weight changed nothing in the replay")
+        if replayed.away:
+            print_why_away(replayed)
+
+
+def print_why_away(replayed) -> None:
+    """Why the replayed day with the proposal lands away from the target: the messages CLWL did not place freely,
+    by cause, and the share the target reaches on the others."""
+    from clwl.advise import CAUSE_WORDS, REPLAY_CAUSES
+
+    w = print
+    free = replayed.free
+    w(f"  it lands {replayed.gap():.2f} percentage points away from the target at most. Why, message by message "
+      f"(of the {sum(replayed.after.values())}):")
+    rows = [(str(replayed.causes[k]), k, CAUSE_WORDS[k]) for k, _ in REPLAY_CAUSES if replayed.causes[k]]
+    rows.append((str(sum(free.values())), "free", "CLWL was free to place them: the rotation with the proposed "
+                                                  "weights decided"))
+    for line in aligned(rows, {0}, "    "):
+        w(line)
+    advised = replayed.expected
+    for start, end, shares in replayed.periods:
+        names = sorted(set(shares) | set(advised))
+        w(f"    configuration {start:%H:%M}-{f'{end:%H:%M}' if end is not None else '24:00'}: long-run shares "
+          + ", ".join(f"{q} {shares.get(q, 0.0):.2f}" for q in names) + " (the advice's: "
+          + ", ".join(f"{q} {advised.get(q, 0.0):.2f}" for q in names) + ")")
+    if free:
+        got = replayed.shares(free)
+        rows = [(q, _pct(replayed.target.get(q, 0.0)), str(free.get(q, 0)), _pct(got.get(q, 0.0)))
+                for q in sorted(set(got) | set(replayed.target))]
+        w("  on the messages CLWL was free to place, the target reaches:")
+        for line in aligned([("qmgr", "target", "free", "%"), *rows], {1, 2, 3}, "    "):
+            w(line)

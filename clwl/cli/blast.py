@@ -61,7 +61,7 @@ def cmd_blast(args: argparse.Namespace) -> int:
 
 
 def write_readable(radius) -> None:
-    from clwl.blast import REASON_WORDS, case_label, table_rows, top
+    from clwl.blast import REASON_WORDS, case_counts, case_label, table_rows, top
 
     out: list[str] = []  # one line each, escaped when written: queue, channel and application names are the lake's
     w = out.append
@@ -70,6 +70,7 @@ def write_readable(radius) -> None:
       f"hour, {win.label} UTC")
     w(f"({win.messages} of the day's {radius.messages} messages were put then), the day's own traffic replayed "
       f"against the day as it was.")
+    w(f"{case_counts(radius)}.")
     w("")
     rows = table_rows(radius)
     if len(rows) == 1:
@@ -95,6 +96,6 @@ def write_readable(radius) -> None:
         for k in seen:
             w(f"  {k}: {REASON_WORDS[k]}")
     w("")
-    w(f"({radius.replays} case replay(s) of {len(radius.senders)} sender(s), in-process, in "
+    w(f"({len(radius.senders)} sender(s) replayed in-process in "
       f"{radius.seconds.get('total', sum(radius.seconds.values())):.2f} s; --json for every queue and application)")
     sys.stdout.write("".join(printable(line) + "\n" for line in out))

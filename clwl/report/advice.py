@@ -24,8 +24,19 @@ from typing import Callable, Iterable, Mapping, Optional
 
 import pandas as pd
 
-from clwl.advise import Advice, AdviseError, advise, cluster_queue
-from clwl.blast import REASON_WORDS, STUCK_REASONS, BlastError, BlastRadius, blast_radius, case_label, table_rows, top
+from clwl.advise import Advice, AdviseError, advise, cluster_queue, other_senders
+from clwl.blast import (
+    REASON_WORDS,
+    STUCK_REASONS,
+    TABLE_HEADER,
+    BlastError,
+    BlastRadius,
+    blast_radius,
+    case_counts,
+    case_label,
+    table_rows,
+    top,
+)
 from clwl.drift import Drift, DriftError, drift
 from clwl.lint import RULE_NAMES, Finding, LintInputError, lint_lake
 from clwl.model import ClusterView
@@ -93,7 +104,8 @@ EVEN_SPLIT = Question(
     "100) is the target chosen for the report; clwl advise --target takes any other.",
     "Weights only share out what step 12 decides: a destination eliminated before it (PUT(DISABLED), rank, "
     "priority, a local instance chosen at step 3) is named with what to change instead. The commands are to "
-    "review, never applied; a weight belongs to a channel, so the other queues over it move too (docs/advise.md).")
+    "review, never applied; a weight belongs to a channel and a cluster receiver advertises it to every sender, so the "
+    "other queues over it move too, this sender's and the other queue managers' (also_moves; docs/advise.md).")
 BLAST = Question(
     "blast", "Blast radius",
     "Each queue manager and each cluster-sender channel STOPPED for the day's busiest hour, the day's own traffic "
@@ -293,6 +305,15 @@ def even_split(timelines: Mapping[str, list[Snapshot]], traffic: Iterable[tuple[
             out.even.append(f"{sender} {name}")
         else:
             out.advised.append((sender, name, n, advice))
+    # Who else moves (the rows shown): a receiver's weight is what every sender sees, so each other queue manager's
+    # configuration at the end of the day is asked too.
+    for sender, _, _, advice in out.advised[:MAX_ADVICE_ROWS]:
+        for other in timelines:
+            if other != sender and other not in views:
+                views[other] = view_at_end(timelines.get(other), run_date)
+        others = {q: v for q, v in views.items() if q != sender and v is not None}
+        advice.other_senders = other_senders(others, advice.receiver_weights(), profile)
+        advice.other_senders_from = "the configuration of the day's other queue managers at its end"
     return out
 
 
@@ -300,6 +321,13 @@ def _proposal_text(advice: Advice) -> str:
     if not advice.changes:
         return "no change"
     return ", ".join(f"{w.channel} {w.current} → {w.clwlwght} (on {w.owner})" for w in advice.changes)
+
+
+def _also_moves(advice: Advice) -> str:
+    """The sender's other queues whose shares change, then every other sender's ("QM5 APP.BILLING")."""
+    parts = [s.queue for s in advice.side_effects]
+    parts += [f"{e.sender} {e.queue}" for e in advice.other_senders or ()]
+    return ", ".join(parts) or "no other queue"
 
 
 def _blocked_text(advice: Advice) -> str:
@@ -317,7 +345,7 @@ def even_split_answer(ans: Answer, split: EvenSplit, run_date: dt.date) -> None:
                      "configured": _shares_text(advice.current, names),
                      "proposed_clwlwght": _proposal_text(advice), "achieved": _shares_text(advice.achieved, names),
                      "blocked": _blocked_text(advice),
-                     "also_moves": ", ".join(s.queue for s in advice.side_effects) or "no other queue"})
+                     "also_moves": _also_moves(advice)})
     if split.advised:
         shown = min(len(rows), MAX_ADVICE_ROWS)
         pairs = plural(len(rows), "sending queue manager and queue", "sending queue manager and queue pairs")
@@ -350,7 +378,7 @@ def even_split_section(day: Day, rep: Report) -> None:
 
 
 # -- blast radius --------------------------------------------------------------------------------------------------
-BLAST_COLS = ("stopped for the hour", "sender", "stuck", "went elsewhere", "stuck because", "longest wait")
+BLAST_COLS = TABLE_HEADER  # clwl blast's own table, column for column
 _COUNTS = ("stuck", "went elsewhere")  # numbers, so that the table sorts them as numbers
 
 
@@ -359,7 +387,7 @@ def blast_answer(ans: Answer, radius: BlastRadius) -> None:
     (clwl.blast.table_rows: the cases that stuck or moved something, most stuck first) and the reasons' words."""
     w = radius.window
     ans.lines.append(f"The busiest hour: {w.label} UTC ({w.messages} of the day's {radius.messages} messages were "
-                     f"put then); {plural(len(radius.cases), 'case')} replayed.")
+                     f"put then); {case_counts(radius)}.")
     stuck = [r for r in radius.cases if r.stuck]
     for r in stuck[:MAX_BLAST_SENTENCES]:
         who = case_label(r) + (f" of {r.case.sender}" if r.case.sender else "")

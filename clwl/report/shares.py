@@ -31,7 +31,7 @@ from typing import Any
 
 import pandas as pd
 
-from clwl.model import ClusterView
+from clwl.model import DEFAULT_CLWLWGHT, ClusterView
 from clwl.report.model import MAX_TABLE_ROWS, Day, Report, pct, table_view
 from clwl.report.read import NONE
 from clwl.shares import engine_shares, steady
@@ -91,7 +91,6 @@ def snapshot_shares(sender: str, view: ClusterView, profile: str = "default",
     for c in view.channels:
         by_qmgr.setdefault(c.qmgr, []).append(c)
     best = {q: max(cs, key=lambda c: (c.clwlrank, c.clwlprty, c.clwlwght, c.name)) for q, cs in by_qmgr.items()}
-    local_weight = max((r.clwlwght for r in view.local_receivers), default=50)
     out: dict[str, dict[str, dict]] = {}
     for queue in sorted({i.queue for i in view.instances}):
         key = (running, queue)
@@ -111,7 +110,7 @@ def snapshot_shares(sender: str, view: ClusterView, profile: str = "default",
                 channel="(local)" if local else ", ".join(c.name for c in chans),
                 ch_rank=0 if ch is None else ch.clwlrank, q_rank=inst.clwlrank,
                 ch_prty=0 if ch is None else ch.clwlprty, q_prty=inst.clwlprty,
-                weight=local_weight if local else (sum(c.clwlwght for c in chans) if chans else 50),
+                weight=view.local_weight(inst) if local else (sum(c.clwlwght for c in chans) if chans else DEFAULT_CLWLWGHT),
                 suspended=bool(ch.suspended) if ch is not None else False,
                 put="ENABLED" if inst.put_enabled else "DISABLED",
                 configured_share=shares.get(inst.qmgr, 0.0))

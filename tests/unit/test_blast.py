@@ -114,6 +114,7 @@ def test_stopping_qm2_leaves_the_bound_the_named_and_the_single_instance_stuck_a
         assert (c.stuck, c.reallocated) == (5, 2)
         assert c.by_reason == Counter({"bind-on-open": 3, "single-instance": 1, "named-qmgr": 1})
         assert c.longest_wait == timedelta(minutes=55) and c.still_waiting == 0
+        assert (c.own_outage, c.own_outage_longest, c.own_outage_until) == (0, None, None)  # all released at 11:00
         assert {q: dict(n) for q, n in c.queues.items()} == {"Q1": {"stuck": 4, "reallocated": 2}, "Q2": {"stuck": 1}}
         assert {a: dict(n) for a, n in c.applications.items()} == {
             "orders-api": {"stuck": 3}, "billing": {"stuck": 1, "reallocated": 2}, "audit": {"stuck": 1}}
@@ -137,14 +138,16 @@ def test_the_json_has_the_documented_shape():
     assert first["queues"]["Q1"] == {"stuck": 4, "reallocated": 2}
     assert first["applications"]["orders-api"] == {"stuck": 3, "reallocated": 0}
     assert first["longest_wait_seconds"] == 55 * 60 and first["stopped"] == {"QM1": ["TO.QM2"]}
+    assert first["own_outage"] == {"messages": 0, "longest_seconds": None, "until": None}
 
 
 def test_the_table_a_report_shows():
     """The readable table (clwl blast, and a report): the cases that changed something, most stuck first."""
     rows = table_rows(blast_radius_of_events(DAY, {"QM1": QM1}, {"QM1": qm1_day()}))
-    assert rows[0][:4] == ("stopped for the hour", "sender", "stuck", "went elsewhere")
+    assert rows[0] == ("stopped for the hour", "sender", "stuck", "went elsewhere", "stuck because",
+                       "longest wait in the stop", "then the day's own outage")
     assert rows[1] == ("queue manager QM2", "all", "5", "2", "bind-on-open 3, named-qmgr 1, single-instance 1",
-                       "55m 00s")
+                       "55m 00s", "-")
     assert rows[2][:4] == ("channel TO.QM2", "QM1", "5", "2") and rows[3][:4] == ("queue manager QM3", "all", "0", "2")
     assert len(rows) == 5
 
@@ -199,10 +202,14 @@ def test_a_message_still_waiting_at_the_end_of_the_day_counts_its_wait_to_midnig
                             {"CHSTATUS"})):
         caps.append((t, kinds, parse_mqsc_text(text, "x.mqsc").records))
     tl = timeline_from_captures("QM1", caps)
-    c = by_case(blast_radius_of_events(DAY, {"QM1": tl}, {"QM1": qm1_day()}))[("qmgr", "QM2", None)]
+    radius = blast_radius_of_events(DAY, {"QM1": tl}, {"QM1": qm1_day()})
+    c = by_case(radius)[("qmgr", "QM2", None)]
     assert c.by_reason == Counter({"bind-on-open": 3})
     assert c.still_waiting == 3
-    assert c.longest_wait == timedelta(hours=13, minutes=55)
+    # The stop's part (10:05-11:00) and the day's own (11:00-24:00), apart: never one 13 h 55 min wait.
+    assert c.longest_wait == timedelta(minutes=55)
+    assert (c.own_outage, c.own_outage_longest, c.own_outage_until) == (3, timedelta(hours=13), at(0, 0) + timedelta(days=1))
+    assert table_rows(radius)[1][5:] == ("55m 00s", "3 held until day end, the longest 13h 00m more")
 
 
 def test_the_busiest_hour_is_the_earliest_of_equals_and_none_without_puts():
@@ -283,3 +290,55 @@ def test_the_replays_from_the_window_start_are_the_whole_day_replayed():
         assert (c.stuck, c.reallocated) == (len(stuck), len(moved)), c.case
         assert c.by_reason == Counter(stuck_reason(case[m].stay_reason, case[m].stay_detail) for m in stuck)
     assert radius.cases[0].stuck > 0 and radius.cases[0].reallocated > 0
+
+
+def test_a_stop_that_meets_the_days_own_outage_reports_both_apart():
+    """Issue 39 item 9. TO.QM2 RUNNING at 06:00, RETRYING at the 11:00 capture (the day's own outage), RUNNING again
+    at the 14:00 capture. The day as it was: everything of the busiest hour (10:00-11:00) is delivered at once over
+    running channels (as in the first test); M11 and M12 (12:00) go to QM3 (steps 6-9: RUNNING before RETRYING),
+    outside the hour and not compared.
+
+    QM2 stopped 10:00-11:00: the five stuck of the first test (M2-M4 bound on open, M9 the only instance, M10 named)
+    wait behind TO.QM2. At 11:00 the case is the day as it was again, and the day's capture shows TO.QM2 RETRYING:
+    nothing moves them (not re-allocatable, or still the most favourable), so they wait until the 14:00 capture
+    shows it RUNNING. The stop's wait: the longest is M2's, 10:05-11:00 = 55 min. The day's own outage then held
+    all five 11:00-14:00: 3 h more each. Merged, M2 would show 3 h 55 min, which no one-hour stop causes."""
+    caps = []
+    for t, states in ((T6, "RUNNING"), (at(11, 0), "RETRYING"), (at(14, 0), "RUNNING")):
+        caps.append((t, {"CHSTATUS"}, parse_mqsc_text(chstatus_capture(
+            "QM1", {"TO.QM2": states, "TO.QM3": "RUNNING"}), "s.mqsc").records))
+    caps.insert(0, (T6, set(), parse_mqsc_text(config_capture(
+        "QM1", {"QM2": {}, "QM3": {}}, {"Q1": {"QM2": {}, "QM3": {}}, "Q2": {"QM2": {}}}), "c.mqsc").records))
+    radius = blast_radius_of_events(DAY, {"QM1": timeline_from_captures("QM1", caps)}, {"QM1": qm1_day()})
+    c = by_case(radius)[("qmgr", "QM2", None)]
+    assert (c.stuck, c.reallocated) == (5, 2)
+    assert c.longest_wait == timedelta(minutes=55)
+    assert (c.own_outage, c.own_outage_longest, c.own_outage_until, c.still_waiting) == (
+        5, timedelta(hours=3), at(14, 0), 0)
+    assert table_rows(radius)[1][5:] == ("55m 00s", "5 held until 14:00, the longest 3h 00m more")
+    doc = json.loads(json.dumps(radius.to_json()))["cases"][0]
+    assert doc["longest_wait_seconds"] == 55 * 60
+    assert doc["own_outage"] == {"messages": 5, "longest_seconds": 3 * 3600, "until": "2026-11-20T14:00:00+00:00"}
+
+
+def test_the_readable_output_and_the_report_count_the_cases_alike(capsys):
+    """The estate of the first test: 4 cases (QM2, QM3, TO.QM2 of QM1, TO.QM3 of QM1): QM2's two leave messages
+    stuck, QM3's two only send messages elsewhere, none changes nothing; 2 replays (each channel set once). The
+    readable output and the report say it in the same sentence (clwl.blast.case_counts)."""
+    from clwl.cli.blast import write_readable
+    from clwl.report.advice import Answer, blast_answer
+
+    radius = blast_radius_of_events(DAY, {"QM1": QM1}, {"QM1": qm1_day()})
+    radius.seconds = {"total": 0.0}
+    sentence = ("4 cases stopped (2 queue managers, 2 channels): 2 left messages stuck, 2 only sent messages "
+                "elsewhere, 0 changed nothing; 2 replays (a sender's channels stopped together are replayed once, "
+                "whatever cases share them)")
+    write_readable(radius)
+    out = capsys.readouterr().out
+    assert out.count(sentence + ".") == 1
+    ans = Answer("blast", "", "")
+    blast_answer(ans, radius)
+    assert ans.lines[0].endswith("put then); " + sentence + ".")
+    # and the same rows: the report's table is the readable table, column for column
+    rows = [line.split() for line in out.splitlines() if line.startswith(("queue manager ", "channel "))]
+    assert len(rows) == len(ans.tables[0][1].rows) == 4

@@ -111,6 +111,23 @@ def test_the_uneven_queue_gets_the_advisors_even_split_and_the_rest_are_named():
     assert any("QM1 NOPE, QMX Q1" in s for s in ans.lines)
 
 
+def test_the_other_senders_that_move_with_the_proposal_are_named():
+    """Issue 39 item 8, in the report. The day of the test above, and QM5's configuration beside QM1's: QM5 reaches
+    QM2 over TO.QM2 (CLWLWGHT 80, the same receiver QM1 sees) and QM3 over TO.QM3 (50), Q1 on both: 80/130 =
+    61.5 % and 38.5 %. The proposal for QM1's Q1 (TO.QM2 80 -> 50, on QM2) is what QM5 sees too: its Q1 goes to
+    50/50, so the row names it among what also moves. QM5 put nothing that day: its configuration still routes
+    over the changed channel."""
+    qm5 = timeline_from_captures("QM5", [(T6, set(), parse_mqsc_text(config_capture(
+        "QM5", {"QM2": {"CLWLWGHT": "80"}, "QM3": {}}, {"Q1": {"QM2": {}, "QM3": {}}}), "qm5.mqsc").records)])
+    split = even_split({"QM1": qm1_timeline(), "QM5": qm5}, [("QM1", "Q1", 30)], DAY)
+    (_, _, _, advice), = split.advised
+    assert [(e.sender, e.queue, e.before, e.after) for e in advice.other_senders] == [
+        ("QM5", "Q1", pytest.approx({"QM2": 8000 / 130, "QM3": 5000 / 130}), {"QM2": 50.0, "QM3": 50.0})]
+    ans = Answer("even-split", "", "")
+    even_split_answer(ans, split, DAY)
+    assert rows_of(ans)[0][7] == "QM5 Q1"
+
+
 def test_at_most_ten_pairs_are_shown_the_busiest_first():
     """Twelve queues on QM2 and QM3 from QM1: every one 61.5 / 38.5 (TO.QM2 80, TO.QM3 50), none even. The ten with
     the most messages are shown, busiest first; the line says there are twelve."""
@@ -209,15 +226,18 @@ def test_the_blast_radius_table_and_its_sentences():
               PutEvent("M3", at(10, 15), "Q1", open_handle="orders:2:1")]
     ans = Answer("blast", "", "")
     blast_answer(ans, blast_radius_of_events(DAY.isoformat(), {"QM1": timeline()}, {"QM1": events}))
-    assert ans.lines[0] == "The busiest hour: 10:00-11:00 UTC (3 of the day's 3 messages were put then); 4 cases replayed."
+    assert ans.lines[0] == ("The busiest hour: 10:00-11:00 UTC (3 of the day's 3 messages were put then); 4 cases "
+                            "stopped (2 queue managers, 2 channels): 2 left messages stuck, 2 only sent messages "
+                            "elsewhere, 0 changed nothing; 2 replays (a sender's channels stopped together are "
+                            "replayed once, whatever cases share them).")
     assert ans.lines[1] == ("Stopping queue manager QM2 would have left 1 message stuck (queues Q2 1; applications "
                             "audit 1) and sent 1 elsewhere.")
     assert ans.lines[-1] == "Stuck because: single-instance: the only instance of the queue it could go to."
     assert rows_of(ans) == [
-        ["queue manager QM2", "all", "1", "1", "single-instance 1", "55m 00s"],
-        ["channel TO.QM2", "QM1", "1", "1", "single-instance 1", "55m 00s"],
-        ["queue manager QM3", "all", "0", "1", "-", "-"],
-        ["channel TO.QM3", "QM1", "0", "1", "-", "-"]]
+        ["queue manager QM2", "all", "1", "1", "single-instance 1", "55m 00s", "-"],
+        ["channel TO.QM2", "QM1", "1", "1", "single-instance 1", "55m 00s", "-"],
+        ["queue manager QM3", "all", "0", "1", "-", "-", "-"],
+        ["channel TO.QM3", "QM1", "0", "1", "-", "-", "-"]]
     assert ans.tables[0][1].rows[0][2][1] == "1.0"  # the counts sort as numbers
 
 
@@ -311,7 +331,8 @@ def test_the_samples_report_shows_the_four_answers(samples_lake, tmp_path):
       2026-11-19 20:30), TO.QM2 advertising CLWLWGHT(80) since 2026-11-19 11:55 and the others 50: 80/180 =
       44.4 %, 50/180 = 27.8 % each. An even split takes equal weights: TO.QM2 back to 50 gives 33.3 % each;
     - blast: the busiest hour is 13:00-14:00, when QM3's host fails at 13:52 in the day itself; QM3 stopped for
-      that hour leaves 18 messages stuck, 15 of them bound on open (orders-batch's session)."""
+      that hour leaves 18 messages stuck, 15 of them bound on open (orders-batch's session), waiting 56 min in
+      the stop and then 3 h more in the day's own outage, until 17:00."""
     from html import unescape
 
     from clwl.report import Place, write_report
@@ -325,6 +346,9 @@ def test_the_samples_report_shows_the_four_answers(samples_lake, tmp_path):
     assert ("| QM5 | APP.BILLING | 206 | QM2 44.4 %, QM3 27.8 %, QM4 27.8 % | TO.QM2 80 → 50 (on QM2) | "
             "QM2 33.3 %, QM3 33.3 %, QM4 33.3 % |") in md
     assert "| queue manager QM3 | all | 18 |" in md and "bind-on-open 15" in text["Blast radius"]
+    # the stop's wait (13:03:28 to 14:00) and the day's own outage after it (TO.QM3 RETRYING until the 17:00
+    # capture), apart, as `clwl blast` prints them (tests/cli/test_blast_cli.py)
+    assert "| 56m 31s | 18 held until 17:00, the longest 3h 00m more |" in md
     assert "The busiest hour: 13:00-14:00 UTC" in text["Blast radius"]
     positions = [md.index("## Channels")] + [md.index(f"## {t}\n") for t in TITLES] + [md.index("## Run summary")]
     assert positions == sorted(positions)
