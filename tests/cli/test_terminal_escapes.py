@@ -26,6 +26,7 @@ TITLE = "\x1b]0;PWNED\x07"  # ESC ] 0 ; PWNED BEL: sets the terminal's title
 SHOWN = "\\x1b]0;PWNED\\x07"  # how every command prints it
 QUEUE = f"APP.{TITLE}AUDIT"
 DAY = "2026-11-20"
+MSG = "414D5120514D3120202020202020202000000000000000AB"  # well-formed: explain refuses any other id at once
 UTC = timezone.utc
 
 
@@ -148,7 +149,7 @@ def _history_row(kind: str, attrs: dict, valid_from: datetime) -> dict:
 def lake(tmp_path) -> Path:
     """silver.config_history, silver.channel_status and silver.ingest_files of QM1 on DAY, written with deltalake:
     APP.ORDERS on QM1 and QM2 from 06:00; at 09:00 QUEUE appears, hosted by QM2 alone (single-instance). And a
-    gold.routing_replay of one message, 414D51 from QM1."""
+    gold.routing_replay of one message, MSG (48 hex digits) from QM1."""
     import pyarrow as pa
     from deltalake import write_deltalake
 
@@ -181,10 +182,14 @@ def lake(tmp_path) -> Path:
          "xmitq": "SYSTEM.CLUSTER.TRANSMIT.QUEUE", "substate": "", "valid_from": _at(6), "valid_to": None,
          "source_file": f"{DAY}/QM1/chstatus_060000.mqsc"}], status))
     write_deltalake(str(root / "silver" / "ingest_files"), pa.Table.from_pylist(
-        [{"run_date": date(2026, 11, 20), "status": "ingested"}],
-        pa.schema([("run_date", pa.date32()), ("status", pa.string())])))
+        [{"run_date": date(2026, 11, 20), "status": "ingested", "observing_qmgr": "QM1",
+          "source_file": f"{DAY}/QM1/config_060000.mqsc", "capture_time": _at(6), "reason": None,
+          "ingested_at": _at(7)}],
+        pa.schema([("run_date", pa.date32()), ("status", pa.string()), ("observing_qmgr", pa.string()),
+                   ("source_file", pa.string()), ("capture_time", ts), ("reason", pa.string()),
+                   ("ingested_at", ts)])))
     write_deltalake(str(root / "gold" / "routing_replay"), pa.Table.from_pylist(  # what explain looks a message up in
-        [{"msg_id": "414D51", "run_date": date(2026, 11, 20), "sending_qmgr": "QM1"}],
+        [{"msg_id": MSG, "run_date": date(2026, 11, 20), "sending_qmgr": "QM1"}],
         pa.schema([("msg_id", pa.string()), ("run_date", pa.date32()), ("sending_qmgr", pa.string())])))
     return root
 
@@ -235,17 +240,19 @@ def test_a_lake_typed_with_an_escape_is_printed_escaped(capsys, tmp_path, comman
 
 
 def test_explain_escapes_the_sender_and_the_message_id_typed(capsys, lake):
-    code, out, err = _clwl(capsys, "explain", "414D51", "--lake", str(lake), "--sender", f"QM1{TITLE}")
+    code, out, err = _clwl(capsys, "explain", MSG, "--lake", str(lake), "--sender", f"QM1{TITLE}")
     assert (code, out) == (2, "")
-    assert err == f"clwl explain: message 414D51 is not in the published gold.routing_replay from QM1{SHOWN}\n"
+    assert err == f"clwl explain: message {MSG} is not in the published gold.routing_replay from QM1{SHOWN}\n"
     code, out, err = _clwl(capsys, "explain", f"414D51{TITLE}", "--lake", str(lake))
     assert (code, out) == (2, "")
-    assert err == f"clwl explain: message 414D51{SHOWN} is not in the published gold.routing_replay\n"
+    # Not a message id (issue 39 item 11): refused before the lake is read, the typed text escaped in the refusal.
+    assert err.startswith(f"clwl explain: '414D51{SHOWN}' is not a message id: an id has 48 hex digits")
+    assert "\x1b" not in err and "\x07" not in err and err.count("\n") == 1
 
 
 def test_explain_and_blast_name_the_lake_escaped(capsys, tmp_path, lake):
     moved = lake.rename(tmp_path / f"lake{TITLE}")
-    code, out, err = _clwl(capsys, "explain", "414D51", "--lake", str(moved), "--sender", f"QM1{TITLE}")
+    code, out, err = _clwl(capsys, "explain", MSG, "--lake", str(moved), "--sender", f"QM1{TITLE}")
     assert (code, out) == (2, "") and f"lake{SHOWN}" in err and err.count("\n") == 1
     code, out, err = _clwl(capsys, "blast", "--lake", str(moved), "--date", DAY)
     assert (code, out) == (2, "") and err.count("\n") == 1
@@ -286,7 +293,7 @@ def test_explain_readable_answer_is_escaped(capsys):
     row = {"put_time": datetime(2026, 11, 20, 6, tzinfo=UTC), "queue": QUEUE, "target_qmgr": None, "bind": "open",
            "length": 10, "profile": "default", "error": "MQRC_UNKNOWN_OBJECT_NAME", "reason_code": 2085,
            "trace": f"no instance of {QUEUE}"}
-    ex = Explanation(DAY, "QM1", "414D51", row, 3)
+    ex = Explanation(DAY, "QM1", MSG, row, 3)
     ex.differences = [f"the replay has {QUEUE}"]
     write_readable(ex)
     out, _ = capsys.readouterr()
