@@ -30,7 +30,7 @@ LAKE_COMMANDS = {
     "advise": ["advise", "--mqsc", str(SAMPLES / "2026-11-20" / "QM1"), "--queue", "APP.ORDERS",
                "--target", "QM1=20,QM2=50,QM3=30", "--date", "2026-11-20"],
     "blast": ["blast", "--date", "2026-11-20"],
-    "explain": ["explain", "m1"],
+    "explain": ["explain", "414D5120514D3120202020202020202000000000000000AB"],  # a well-formed id: a malformed one is refused first
     "published": ["published"],
     "query": ["query", "SELECT 1"],
 }
@@ -131,7 +131,7 @@ def lake(tmp_path) -> Path:
 
     root = tmp_path / "lake"
     deltalake.write_deltalake(str(root / "gold" / "routing_replay"), pa.table({
-        "run_date": pa.array([dt.date(2026, 11, 20)], pa.date32()), "sending_qmgr": ["QM1"], "msg_id": ["m1"]}))
+        "run_date": pa.array([dt.date(2026, 11, 20)], pa.date32()), "sending_qmgr": ["QM1"], "msg_id": ["414D5120514D3120202020202020202000000000000000AB"]}))
     write_published(root / "gold", {"routing_replay": 0})
     return root
 

@@ -9,6 +9,9 @@ import pytest
 
 from clwl.cli import main
 
+# A well-formed message id: explain refuses a malformed one before it looks at the lake.
+ID = "414D5120514D3120202020202020202000000000000000AB"
+
 NO_CREDENTIALS = "no S3 credentials: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY"
 
 
@@ -17,11 +20,11 @@ NO_CREDENTIALS = "no S3 credentials: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS
     (["ingest", "--lake", "s3://bucket/lake"], {}, NO_CREDENTIALS),
     (["run"], {"CLWL_LAKE": "s3://bucket/lake"}, NO_CREDENTIALS),
     (["query", "select 1", "--lake", "s3://bucket/lake"], {}, NO_CREDENTIALS),
-    (["explain", "00"], {"CLWL_LAKE": "s3://bucket/lake"}, NO_CREDENTIALS),
+    (["explain", ID], {"CLWL_LAKE": "s3://bucket/lake"}, NO_CREDENTIALS),
     (["published"], {"AWS_ACCESS_KEY_ID": "k"}, "AWS_SECRET_ACCESS_KEY is not set"),
     (["run", "--lake", "gs://bucket/lake"], {}, "the scheme gs:// is not supported for a lake"),
     (["query", "select 1"], {"CLWL_LAKE": "s3:/bucket"}, "s3:/bucket: not a lake location; did you mean s3://bucket?"),
-    (["explain", "00", "--lake", "s3//bucket"], {}, "not a lake location"),
+    (["explain", ID, "--lake", "s3//bucket"], {}, "not a lake location"),
 ])
 def test_an_object_store_lake_is_one_line_and_exit_2(argv, env, says, tmp_path, monkeypatch, capsys):
     monkeypatch.chdir(tmp_path)
@@ -46,7 +49,7 @@ def test_an_object_store_lake_is_one_line_and_exit_2(argv, env, says, tmp_path, 
     assert list(tmp_path.iterdir()) == []  # no folder named s3: (or anything else) was made
 
 
-@pytest.mark.parametrize("command", [["query", "SELECT 1"], ["published"], ["explain", "00"],
+@pytest.mark.parametrize("command", [["query", "SELECT 1"], ["published"], ["explain", ID],
                                      ["lint", "--date", "2026-11-20"], ["drift", "--date", "2026-11-20"],
                                      ["blast", "--date", "2026-11-20"], ["run"], ["ingest"]])
 @pytest.mark.parametrize("lake, says", [

@@ -41,6 +41,15 @@ DAY = "2026-11-20"
 T0 = dt.datetime(2026, 11, 20, 10, 0, tzinfo=dt.timezone.utc)
 KEYS = ("silver.message_events", "bronze.put_records", "silver.quarantine")
 ROOT = Path(__file__).resolve().parents[2]
+# The ingest of _ingest, in a child process (the same configuration, so the same files count as touched): the one
+# that SIGKILLs itself after a phase.
+INGEST_SCRIPT = """
+import sys
+from spark.config import PipelineConfig
+from spark.ingest import ingest
+ingest(PipelineConfig(lake=sys.argv[1], landing=sys.argv[2]), [sys.argv[3]], progress=lambda m: None)
+print("INGESTED", flush=True)
+"""
 
 
 def _put(minute: int, n: int) -> str:
@@ -154,13 +163,12 @@ def test_a_run_stopped_between_its_writes_is_completed_by_the_next(spark, tmp_pa
     shutil.rmtree(config.landing)
     _landing(config.landing, 2)
     if stop_after is not None:
-        # `clwl ingest` in a child process that SIGKILLs itself (and its Spark JVM) after the phase: no finally of
-        # ours runs, as with `kill -9` (issue 39 item 12).
+        # The ingest in a child process that SIGKILLs itself (and its Spark JVM) after the phase: no finally of ours
+        # runs, as with `kill -9` (issue 39 item 12).
         env = {**os.environ, STOP_AFTER_PHASE_ENV: str(stop_after),
                "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
-        proc = subprocess.run([sys.executable, "-m", "clwl", "ingest", "--landing", str(config.landing), "--lake",
-                               str(config.lake), "--date", DAY], env=env, capture_output=True, text=True,
-                              timeout=900, start_new_session=True)
+        proc = subprocess.run([sys.executable, "-c", INGEST_SCRIPT, str(config.lake), str(config.landing), DAY],
+                              env=env, capture_output=True, text=True, timeout=900, start_new_session=True)
         assert proc.returncode == -signal.SIGKILL, (proc.returncode, proc.stdout[-2000:], proc.stderr[-3000:])
         assert f"phase {stop_after} of its put rows' writes" in proc.stderr
         if stop_after == 1:  # kept -> held: b's msg 5 is in both tables meanwhile, and read once
