@@ -33,7 +33,7 @@ def lake(tmp_path) -> Path:
     history table explain reads once it has found the message."""
     root = tmp_path / "lake"
     deltalake.write_deltalake(str(root / "gold" / "routing_replay"), pa.table({
-        "run_date": pa.array([DAY], pa.date32()), "sending_qmgr": ["QM1"], "msg_id": ["m1"]}))
+        "run_date": pa.array([DAY], pa.date32()), "sending_qmgr": ["QM1"], "msg_id": [PRESENT]}))
     deltalake.write_deltalake(str(root / "silver" / "config_history"), pa.table({"observing_qmgr": ["QM1"]}))
     write_published(root / "gold", {"routing_replay": 0})
     return root
@@ -52,7 +52,12 @@ def query(lake: Path) -> tuple[int, str, str]:
     return clwl("query", "SELECT msg_id FROM routing_replay", "--lake", str(lake), "--format", "csv")
 
 
-def explain(lake: Path, msg_id: str = "M9") -> tuple[int, str, str]:
+PRESENT = "414D5120514D31202020202020202020000000000000006D"  # the one message the tiny lake holds
+# A well-formed message id the lake does not hold (explain refuses a malformed one before it reads the lake).
+ABSENT = "414D5120514D3120202020202020202000000000000000AB"
+
+
+def explain(lake: Path, msg_id: str = ABSENT) -> tuple[int, str, str]:
     return clwl("explain", msg_id, "--lake", str(lake))
 
 
@@ -69,9 +74,9 @@ def assert_one_line_naming(result: tuple[int, str, str], damaged: Path, command:
 def test_the_healthy_lake_is_read(lake):
     # The same lake undamaged: query answers, explain gets past every metadata read to the message lookup.
     rc, out, err = query(lake)
-    assert (rc, out.split()) == (0, ["msg_id", "m1"]), err
+    assert (rc, out.split()) == (0, ["msg_id", PRESENT]), err
     rc, out, err = explain(lake)
-    assert rc == 2 and err.strip() == "clwl explain: message M9 is not in the published gold.routing_replay", err
+    assert rc == 2 and err.strip() == f"clwl explain: message {ABSENT} is not in the published gold.routing_replay", err
 
 
 def _fifo(path: Path) -> None:
@@ -115,11 +120,11 @@ def test_a_fifo_in_a_gold_delta_log(lake, name):
 
 
 def test_a_fifo_in_a_silver_delta_log(lake):
-    # query registers every table; explain reads silver history once it has found the message (m1).
+    # query registers every table; explain reads silver history once it has found the message (PRESENT).
     fifo = lake / "silver" / "config_history" / "_delta_log" / "_last_checkpoint"
     os.mkfifo(fifo)
     assert_one_line_naming(query(lake), fifo, "query")
-    assert_one_line_naming(explain(lake, "m1"), fifo, "explain")
+    assert_one_line_naming(explain(lake, PRESENT), fifo, "explain")
 
 
 def test_the_report_reads_through_the_same_checks(lake):
