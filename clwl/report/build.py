@@ -60,7 +60,8 @@ def run_summary_section(day: Day, rep: Report) -> None:
             where = (day.validation_root / str(summary.get("run_id")) / day.run_date.isoformat()
                      if day.validation_root is not None else None)
             # Relative to the lake: the machine that ran it and where the lake sat there are no part of the result.
-            summary["validation_result"] = (str(where.relative_to(day.validation_root.parent))
+            # Built from its parts, not Path.relative_to: the lake may be on an object store (a LakeLocation).
+            summary["validation_result"] = ("/".join((day.validation_root.name, where.parent.name, where.name))
                                             if where is not None and where.exists() else "not recorded")
         status = fmt(summary.get("status"))
         rep.summary = [(k, fmt(summary.get(k)), k == "status" and status != "published")
