@@ -19,9 +19,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from clwl.algorithm import Request  # noqa: E402
-from clwl.model import ClusterChannel, ClusterView, QmgrAttributes, QueueInstance  # noqa: E402
-from clwl.router import Router  # noqa: E402
+from clwl.engine.algorithm import Request  # noqa: E402
+from clwl.engine.model import ClusterChannel, ClusterView, QmgrAttributes, QueueInstance  # noqa: E402
+from clwl.engine.router import Router  # noqa: E402
 
 
 def make_view(n: int) -> ClusterView:

@@ -41,9 +41,9 @@ def _canonical(value):
 
 
 def digest_lake(lake: Path) -> dict[str, dict]:
-    from clwl.lake import is_delta_table, open_delta
-    from clwl.published import read_published
-    from clwl.registry import VOLATILE_COLUMNS
+    from clwl.lake.door import is_delta_table, open_delta
+    from clwl.lake.published import read_published
+    from clwl.lake.registry import VOLATILE_COLUMNS
 
     out: dict[str, dict] = {}
     pub = read_published(lake / "gold")

@@ -20,7 +20,7 @@ What the scheduler's LocalExecutor does with `clwl_nightly`, task by task, each 
    the load average at the start and the end, which tasks started a driver JVM of their own. Checked: every task
    succeeded (its state in the metadata database), no task attached to the server started a JVM, every lake
    published the date (gold/_published.json and a `published` run_summary row), and the gold tables of every lake
-   equal the first's (tests/lake_compare.py comparable_rows over clwl.lake.GOLD_TABLES): "identical", else the
+   equal the first's (tests/lake_compare.py comparable_rows over clwl.lake.door.GOLD_TABLES): "identical", else the
    script fails naming the table.
 
 Each process's output is kept under <work>/logs/ (--keep DIR: the work folder, kept; else a temporary one, removed
@@ -154,7 +154,7 @@ def nightly_run(home: Path, work: Path, label: str, index: int, landing: Path, d
 
 
 def check_published(lake: Path, date: str) -> None:
-    from clwl.lake import Lake
+    from clwl.lake.door import Lake
     from tests.lake_compare import comparable_rows
 
     if date not in Lake(lake).published().dates:
@@ -165,7 +165,7 @@ def check_published(lake: Path, date: str) -> None:
 
 
 def check_identical(lakes: list[Path]) -> None:
-    from clwl.lake import GOLD_TABLES
+    from clwl.lake.door import GOLD_TABLES
     from tests.lake_compare import comparable_rows
 
     first, *others = lakes

@@ -65,7 +65,7 @@ def local_size(lake: Path) -> tuple[int, int]:
 
 
 def store_size(uri: str) -> tuple[int, int]:
-    from clwl.storage import lake_root, list_prefix
+    from clwl.lake.storage import lake_root, list_prefix
 
     listed = list_prefix(lake_root(uri))
     return len(listed), sum(size for _, size in listed)

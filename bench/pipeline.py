@@ -276,7 +276,7 @@ def samples_run(repeat: int) -> None:
 
 def unchanged_rerun_seconds(lake: Path, times: int = 3) -> list[float]:
     """`clwl run` on the samples into ``lake``, which already holds their published run: every date is
-    unchanged (clwl/fingerprint.py), so the process ends without starting Spark. Wall seconds of each, from the
+    unchanged (clwl/lake/fingerprint.py), so the process ends without starting Spark. Wall seconds of each, from the
     process start."""
     out = []
     for _ in range(times):
@@ -320,7 +320,7 @@ def main() -> None:
         spark = get_spark(config.master)
         print(f"  floor: bare read + Delta write of silver.message_events, median of 3: "
               f"{floor_seconds(spark, config, Path(tempfile.mkdtemp(prefix='clwl-floor-'))):.1f} s")
-        from clwl.lake import Lake
+        from clwl.lake.door import Lake
 
         query_latency(lake, max(Lake(lake).published().dates, default="2026-11-20"))
         return

@@ -38,10 +38,10 @@ def main() -> None:
 
     from test_replay_batch import _events, _micros, _timeline
 
-    from clwl.algorithm import Request
+    from clwl.engine.algorithm import Request
+    from clwl.engine.replay import SenderReplay, replay
+    from clwl.engine.router import Router
     from clwl.generate import GenerateOptions, generate
-    from clwl.replay import SenderReplay, replay
-    from clwl.router import Router
 
     root = Path(tempfile.mkdtemp(prefix="clwl-bench-replay-"))
     generate(GenerateOptions(out=str(root), quiet=True, seed=1, days=1, messages_per_day=a.messages))

@@ -2,7 +2,7 @@
 
 Params (validated by their JSON schema when the run is triggered): `run_date` (required), `cluster`,
 `sending_qmgrs`, `profile` (default|legacy|mq9), `whatif_name`, and the what-if overrides `channel_attrs`,
-`suspend`, `channel_state`, `queue_attrs` (see clwl/whatif.py).
+`suspend`, `channel_state`, `queue_attrs` (see clwl/analyses/whatif.py).
 
 - Without overrides, narrowing or a what-if name: ingest the day, replay, detect, validate and republish it to
   the gold tables (emitting the gold asset events, like clwl_nightly).
@@ -39,7 +39,7 @@ from clwl_dag_support import (
 
 def _plan():
     """(run, run_date) of the running task, from its params."""
-    from clwl.whatif import WhatIf
+    from clwl.analyses.whatif import WhatIf
     from spark.run import PipelineRun
 
     context = get_current_context()
@@ -71,7 +71,7 @@ def clwl_adhoc():
         try:
             p = adhoc_plan(get_current_context()["params"])
             if p["whatif"]:  # names the day's configuration does not know: refused, as `clwl run --what-if`
-                from clwl.whatif import WhatIf
+                from clwl.analyses.whatif import WhatIf
                 from spark.pipeline import check_whatif
 
                 check_whatif(pipeline_config(), [p["run_date"]], WhatIf.from_dict(p["whatif"]))

@@ -35,11 +35,7 @@ from typing import Any, Iterator, Mapping
 from airflow.sdk import Asset, Param, Variable, get_current_context
 from airflow.sdk.exceptions import AirflowFailException
 
-from clwl.days import RUN_DATE_NAME
-from clwl.lake import GOLD_TABLES, Lake, default_lake_location
-from clwl.landing import MQ_NAME_PATTERN  # MQ object names (queue managers, clusters)
-from clwl.storage import LakeLocation, is_object_store, lake_root
-from clwl.whatif import (
+from clwl.analyses.whatif import (
     CHANNEL_ATTRS_SCHEMA,
     CHANNEL_STATE_SCHEMA,
     NAME_PATTERN,
@@ -47,12 +43,16 @@ from clwl.whatif import (
     SUSPEND_SCHEMA,
     WhatIf,
 )
+from clwl.days import RUN_DATE_NAME
+from clwl.lake.door import GOLD_TABLES, Lake, default_lake_location
+from clwl.lake.storage import LakeLocation, is_object_store, lake_root
+from clwl.landing.layout import MQ_NAME_PATTERN  # MQ object names (queue managers, clusters)
 from spark.config import REPO_ROOT, PipelineConfig
 from spark.run import PipelineRun
 
 log = logging.getLogger(__name__)
 
-PROFILES = ("default", "legacy", "mq9")  # = sorted(clwl.algorithm.PROFILES); tests/dags checks both
+PROFILES = ("default", "legacy", "mq9")  # = sorted(clwl.engine.algorithm.PROFILES); tests/dags checks both
 TAGS_BASE = ["clwl", "mq"]
 
 VARIABLES = {"lake": "clwl_lake", "landing": "clwl_landing", "master": "clwl_spark_master", "remote": "clwl_spark_remote"}
@@ -75,7 +75,7 @@ DATE_PATTERN = RUN_DATE_NAME.pattern  # a run date, as clwl.days.RunDate checks 
 # ------------------------------------------------------------------------------------------------ parse time
 def env_lake() -> Path | LakeLocation:
     """The DAGs' lake when no Variable names one: CLWL_LAKE, else <checkout>/lake (what `clwl run` uses from the
-    checkout, whatever the worker's cwd): clwl.lake.default_lake_location with the checkout as its base. A local
+    checkout, whatever the worker's cwd): clwl.lake.door.default_lake_location with the checkout as its base. A local
     lake is made absolute; `s3://bucket/prefix` is a LakeLocation as given (a typo of one: StorageError, one line,
     when the DAG file is parsed)."""
     lake = default_lake_location(REPO_ROOT)
@@ -168,7 +168,7 @@ def spark_session(config: PipelineConfig):
                      shown_output=config.verbose, remote=config.remote, lake=config.lake)
 
 
-# A task that writes the lake holds its lock, <lake>/_lock (clwl/lakelock.py), so that two DAG runs, or a DAG run
+# A task that writes the lake holds its lock, <lake>/_lock (clwl/lake/lock.py), so that two DAG runs, or a DAG run
 # and `clwl run`, never write at the same time. Unlike the CLI, which stops at once, a task waits for it (telling
 # the log every minute), up to CLWL_LOCK_WAIT seconds when set, else LOCK_WAIT_SECONDS; then it fails (LakeBusy,
 # naming the holder) and is retried like any transient failure.
@@ -178,7 +178,7 @@ LOCK_WAIT_SECONDS = 3600
 @contextmanager
 def lake_writer(config: PipelineConfig) -> Iterator[None]:
     """Hold the lake lock for the block (the writing part of a task), after rolling back a killed publish."""
-    from clwl.lakelock import WAIT_ENV, lake_lock
+    from clwl.lake.lock import WAIT_ENV, lake_lock
 
     ti = get_current_context()["ti"]
     wait = float(os.environ[WAIT_ENV]) if os.environ.get(WAIT_ENV, "").strip() else LOCK_WAIT_SECONDS
@@ -202,7 +202,7 @@ def ingest_day(config: PipelineConfig, run_date: str) -> dict:
 
 def date_has_work(run: PipelineRun, run_date: str) -> bool:
     """False when the date's inputs, the run's options and the code are those its published run recorded
-    (clwl/fingerprint.py): the date stays as published, as `clwl run` leaves it, and the task says so."""
+    (clwl/lake/fingerprint.py): the date stays as published, as `clwl run` leaves it, and the task says so."""
     from spark.pipeline import date_before_run
 
     day = date_before_run(run, run_date)
@@ -213,8 +213,8 @@ def date_has_work(run: PipelineRun, run_date: str) -> bool:
 
 
 def replay_inputs(run: PipelineRun, run_date: str) -> dict:
-    """What the replay task read (clwl/fingerprint.py), taken under the lake lock: the publish records it."""
-    from clwl.fingerprint import date_inputs
+    """What the replay task read (clwl/lake/fingerprint.py), taken under the lake lock: the publish records it."""
+    from clwl.lake.fingerprint import date_inputs
 
     return date_inputs(run.lake, run_date, run.options)
 
@@ -275,7 +275,7 @@ ADHOC_PARAMS = {
                      description="default: the CLWL algorithm; legacy: pre-CLWL-attribute; mq9: MQ 9.0."),
     "whatif_name": Param(None, type=["null", "string"], pattern=NAME_PATTERN, title="What-if name",
                          description="Folder under <lake>/whatif/ (default: derived from the overrides)."),
-    # The what-if overrides: the same JSON Schema as `clwl run --what-if` (clwl/whatif.py, MQ's ranges).
+    # The what-if overrides: the same JSON Schema as `clwl run --what-if` (clwl/analyses/whatif.py, MQ's ranges).
     "channel_attrs": Param({}, **CHANNEL_ATTRS_SCHEMA, title="Channel attributes",
                            description='Per cluster-receiver channel: CLWLWGHT 1-99, CLWLPRTY / CLWLRANK / NETPRTY '
                                        '0-9, e.g. {"TO.QM2": {"CLWLWGHT": 20}}.'),

@@ -14,7 +14,7 @@ lake on an object store), which schedule clwl_reports. A blocked gate fails `pub
 expectations and the validation results folder; gold keeps its last good version.
 
 `changed` skips replay, detect, publish and report when the date's inputs (the silver rows it reads), the
-options and the code are those its published run recorded (clwl/fingerprint.py), as `clwl run` leaves such a
+options and the code are those its published run recorded (clwl/lake/fingerprint.py), as `clwl run` leaves such a
 date: a re-run of a night that brought nothing new costs the ingest's check only.
 """
 

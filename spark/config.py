@@ -1,7 +1,7 @@
 """The one configuration object for the pipeline's Spark jobs.
 
 Importable without pyspark (DAG files and the CLI read it), and it holds no credentials: the lake is a
-location (clwl/storage.py): a local or mounted folder (a Path), or ``s3://bucket/prefix`` (a LakeLocation) whose
+location (clwl/lake/storage.py): a local or mounted folder (a Path), or ``s3://bucket/prefix`` (a LakeLocation) whose
 credentials are read from the environment where they are used, never kept here.
 """
 
@@ -11,8 +11,8 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from clwl.lake import DEFAULT_LAKE, REPORTS, Lake, default_lake_location
-from clwl.storage import LakeLocation, is_object_store, lake_root
+from clwl.lake.door import DEFAULT_LAKE, REPORTS, Lake, default_lake_location
+from clwl.lake.storage import LakeLocation, is_object_store, lake_root
 
 #: The source checkout this package lives in (an editable install keeps it there).
 REPO_ROOT = Path(__file__).resolve().parents[1]
@@ -40,7 +40,7 @@ def expectations_dir() -> Path:
             return Path(dist.locate_file(f)).resolve().parent
     return checkout
 
-_ENV = {  # the lake's variable, CLWL_LAKE, is read by clwl.lake.default_lake_location (the one default)
+_ENV = {  # the lake's variable, CLWL_LAKE, is read by clwl.lake.door.default_lake_location (the one default)
     "landing": "CLWL_LANDING",
     "master": "CLWL_SPARK_MASTER",
     "remote": "CLWL_SPARK_REMOTE",

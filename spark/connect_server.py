@@ -23,7 +23,7 @@ import sys
 import time
 from pathlib import Path
 
-from clwl.storage import StorageError
+from clwl.lake.storage import StorageError
 from spark.config import PipelineConfig
 from spark.jars import SparkStartError, check_java, local_delta_jars, local_s3a_jars
 from spark.session import (

@@ -13,7 +13,7 @@ from pyspark.sql import DataFrame, SparkSession, Window
 from pyspark.sql import functions as F
 
 from clwl.days import run_day
-from clwl.lake import Lake
+from clwl.lake.door import Lake
 from spark.config import PipelineConfig
 from spark.quality import FAILURE_EXAMPLES, CheckResult, ExtraCheck, local_copy_of, row_count
 from spark.tables import read_table

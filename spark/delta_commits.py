@@ -20,8 +20,8 @@ import time
 import uuid
 from pathlib import Path
 
-from clwl.lake import is_delta_table, open_delta, read_lake_file
-from clwl.storage import (
+from clwl.lake.door import is_delta_table, open_delta, read_lake_file
+from clwl.lake.storage import (
     StorageConflict,
     copy_object,
     delete_object,
@@ -40,7 +40,7 @@ _PLAIN_PATH = re.compile(r"^[A-Za-z0-9_=./-]+$")
 
 
 def _where(location: str | Path):
-    """The table's location: a LakeLocation for ``s3://...``, else a Path (clwl.storage.lake_root)."""
+    """The table's location: a LakeLocation for ``s3://...``, else a Path (clwl.lake.storage.lake_root)."""
     return lake_root(location)
 
 

@@ -27,10 +27,10 @@ from typing import Iterable
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
+from clwl.analyses.distribution import explain, judge_count, judge_group
 from clwl.days import as_utc, day_bounds, run_day
-from clwl.distribution import explain, judge_count, judge_group
-from clwl.lake import Lake
-from clwl.replay import Snapshot
+from clwl.engine.replay import Snapshot
+from clwl.lake.door import Lake
 from spark.config import PipelineConfig
 from spark.tables import TABLES, read_table
 
@@ -76,7 +76,7 @@ def stuck_messages(spark: SparkSession, config: PipelineConfig, run_date: str, r
                .agg(F.min("capture_time").alias("seen_at"), F.first("xmitq").alias("seen_xmitq")))
     # The browses are small (the messages on transmission queues at capture times): broadcast them.
     r = replayed.join(F.broadcast(browsed), F.upper(replayed.msg_id) == browsed.b_msg_id, "left")
-    # The trace's departure, where its timing was compared with this row (clwl.observed.timing_agreement).
+    # The trace's departure, where its timing was compared with this row (clwl.analyses.observed.timing_agreement).
     left = F.when(F.col("timing_agrees").isNotNull(), F.col("observed_left_at"))
     # Stuck: it waited behind a channel that moved nothing and stayed there (stay_reason says why). A message
     # re-allocated away to a working channel waited too, but left the transmission queue (002): not stuck.

@@ -20,11 +20,11 @@ from typing import Callable, Optional
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
+from clwl.analyses.observed_columns import observed_day
+from clwl.analyses.whatif import WhatIf
 from clwl.days import run_day
-from clwl.fingerprint import code_digest
-from clwl.lake import GOLD_TABLES, REPORTS, RUN_INPUTS, Lake, unsettled
-from clwl.observed_columns import observed_day
-from clwl.whatif import WhatIf
+from clwl.lake.door import GOLD_TABLES, REPORTS, RUN_INPUTS, Lake, unsettled
+from clwl.lake.fingerprint import code_digest
 from spark.config import PipelineConfig
 from spark.detect import distribution, stuck_messages
 from spark.replay import ROUTING_REPLAY_OPTIONS, load_timelines, replay_messages
@@ -50,7 +50,7 @@ class DateOutcome:
     report_md: Optional[str] = None
     warnings: list[str] = field(default_factory=list)  # gold.run_summary.warnings (e.g. a day with no put record)
     started_at: Optional[datetime] = None
-    inputs: dict[str, str] = field(default_factory=dict)  # what the date is made from (clwl/fingerprint.py)
+    inputs: dict[str, str] = field(default_factory=dict)  # what the date is made from (clwl/lake/fingerprint.py)
     unchanged_since: Optional[str] = None  # the published run whose inputs these are: the date was left as it is
 
 
@@ -91,7 +91,7 @@ def replay_stage(spark: SparkSession, run: PipelineRun, run_date: str) -> int:
     if run.cluster:
         queues = sorted({i.queue for tl in timelines.values() for snap in tl for i in snap.view.instances
                          if run.cluster in i.clusters})
-    # The channel agents' trace, once per date on the driver (clwl.observed: a few rows per traced message,
+    # The channel agents' trace, once per date on the driver (clwl.analyses.observed: a few rows per traced message,
     # read with pyarrow), broadcast to the replay's tasks, which stamp the timing columns on the rows it saw.
     observed = observed_day(run.config.lake, run_date)
     replayed = replay_messages(spark, run.config, run_date, run.profile, timelines,
@@ -170,7 +170,7 @@ def publish_stage(spark: SparkSession, run: PipelineRun, run_date: str, inputs: 
 
     Holds the lake lock (re-entrant: `clwl run` already holds it; publish also locks a what-if output lake), and
     the publish is all or nothing for readers (`<out>/gold/_published.json`, see spark/publish.py)."""
-    from clwl.lakelock import lake_lock
+    from clwl.lake.lock import lake_lock
     from spark.publish import publish
 
     with lake_lock(run.config.lake, purpose=f"publish {run.run_id} {run_date}"):
@@ -195,8 +195,8 @@ def _pinned(spark: SparkSession, lake: Lake, key: str, run_date: str, version: O
 
 
 def report_stage(spark: Optional[SparkSession], run: PipelineRun, run_date: str) -> tuple[str, str]:
+    from clwl.lake.storage import is_object_store
     from clwl.report import write_report
-    from clwl.storage import is_object_store
 
     out = run.out
     if not is_object_store(out.reports):
@@ -222,7 +222,7 @@ def _write_report(write_report, run: PipelineRun, out: PipelineConfig, run_date:
 def _upload_report(local: Path, reports, html: Path, md: Path) -> tuple[str, str]:
     """Put every file of the local report folder ``local`` under ``reports`` (a location on the object store);
     where the report and summary are now."""
-    from clwl.storage import put_object
+    from clwl.lake.storage import put_object
 
     for f in sorted(p for p in local.rglob("*") if p.is_file()):
         put_object(reports / f.relative_to(local).as_posix(), f.read_bytes())
@@ -253,13 +253,13 @@ def run_pipeline(config: PipelineConfig, run_dates: Optional[list[str]] = None, 
                  cluster: Optional[str] = None, force: bool = False) -> RunOutcome:
     """`clwl run`: every stage for every run date (default: every date in the landing folder).
 
-    A date whose inputs (clwl/fingerprint.py: the rows it reads, the run's options, the code) are those its
+    A date whose inputs (clwl/lake/fingerprint.py: the rows it reads, the run's options, the code) are those its
     published run recorded is left as it is; ``force`` runs it all the same. When the landing folder holds
     nothing new either, no Spark session is started at all.
 
-    The whole run holds the lake lock `<lake>/_lock` (clwl/lakelock.py), taken before Spark starts: when another
-    writer holds it, clwl.lakelock.LakeBusy is raised at once (after $CLWL_LOCK_WAIT seconds, when set)."""
-    from clwl.lakelock import lake_lock
+    The whole run holds the lake lock `<lake>/_lock` (clwl/lake/lock.py), taken before Spark starts: when another
+    writer holds it, clwl.lake.lock.LakeBusy is raised at once (after $CLWL_LOCK_WAIT seconds, when set)."""
+    from clwl.lake.lock import lake_lock
 
     t0 = _time.perf_counter()
     run = PipelineRun(config, new_run_id(), profile, whatif, tuple(senders) if senders else None, cluster,
@@ -427,10 +427,10 @@ def _checked_days(run: PipelineRun, dates: list[str], code: str, ingest_first: b
 
 
 def date_before_run(run: PipelineRun, run_date: str, code: Optional[str] = None) -> DateOutcome:
-    """The date's outcome before its stages: its inputs now (clwl/fingerprint.py), and, when they are those its
+    """The date's outcome before its stages: its inputs now (clwl/lake/fingerprint.py), and, when they are those its
     published run recorded (and it is still published), that run's id in ``unchanged_since`` with the published
     counts (nothing to do). `clwl run` and the nightly DAG ask it; the publish records ``inputs``."""
-    from clwl.fingerprint import date_inputs
+    from clwl.lake.fingerprint import date_inputs
 
     day = DateOutcome(run_date, started_at=datetime.now(UTC))
     day.inputs = date_inputs(run.lake, run_date, run.options, code)
@@ -454,7 +454,7 @@ def date_before_run(run: PipelineRun, run_date: str, code: Optional[str] = None)
 
 def _report_there(html) -> bool:
     """Whether the report file is there (a local file, or an object on the store)."""
-    from clwl.storage import is_object_store, list_prefix
+    from clwl.lake.storage import is_object_store, list_prefix
 
     if not is_object_store(html):
         return html.is_file()
@@ -462,10 +462,10 @@ def _report_there(html) -> bool:
 
 
 def check_whatif(config: PipelineConfig, run_dates: list[str], whatif: WhatIf) -> None:
-    """:class:`clwl.whatif.WhatIfError` when ``whatif`` cannot run on ``run_dates``: a date with nothing ingested
+    """:class:`clwl.analyses.whatif.WhatIfError` when ``whatif`` cannot run on ``run_dates``: a date with nothing ingested
     (a what-if replays silver as it is), or a channel, queue manager or queue instance that no sending queue
     manager's configuration of that day knows. Reads silver history with deltalake: no Spark."""
-    from clwl.whatif import WhatIfError, unknown_names
+    from clwl.analyses.whatif import WhatIfError, unknown_names
 
     for d in run_dates:
         if not Lake(config.lake).exists("silver.config_history"):

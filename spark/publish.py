@@ -3,7 +3,7 @@
 `publish` validates every table first (its suite in expectations/, the silver suites of the tables that feed it,
 and the cross-table checks of spark/cross_checks.py). Only when everything passes does it write: each table to
 `<lake>/gold/<table>`, replacing only the run date's partition (Delta `replaceWhere`), in the order of
-`clwl.lake.GOLD_TABLES` (run_summary last, with the versions of the others in `table_versions`). A table whose
+`clwl.lake.door.GOLD_TABLES` (run_summary last, with the versions of the others in `table_versions`). A table whose
 frame is a staged table's rows as they are (`staged`) is published by committing those Parquet files to gold
 (spark/delta_commits.py) instead of writing its rows again. When anything fails it writes nothing to gold, so
 readers keep the last good published version.
@@ -16,12 +16,12 @@ If a write fails after validation passed, the run date's partition of the tables
 rewritten as it was in their previous version, and PublishError is raised: gold never mixes two runs.
 
 All or nothing, also when the process is killed: readers take each gold table at the version named in
-`<lake>/gold/_published.json` (clwl/published.py), which a publish replaces in one atomic step after its last
+`<lake>/gold/_published.json` (clwl/lake/published.py), which a publish replaces in one atomic step after its last
 gold commit. A commit after the pointer's version belongs to a publish that did not finish; the next publish
 first restores such a table to the pointer's version (`settle_gold`), so those rows never reach a later
 version; every command that writes the lake does the same first (`settle_before_writing`), so a plain Delta
 reader of the latest versions sees a killed publish only until the next write. The whole publish holds the lake
-lock (clwl/lakelock.py).
+lock (clwl/lake/lock.py).
 """
 
 from __future__ import annotations
@@ -43,10 +43,10 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from clwl.days import run_day
-from clwl.lake import GOLD_TABLES, VALIDATION, Lake, gold_tables, latest_version, unsettled
-from clwl.lakelock import lake_lock
-from clwl.published import read_published, write_published
-from clwl.storage import delete_prefix, is_object_store, put_object, read_object
+from clwl.lake.door import GOLD_TABLES, VALIDATION, Lake, gold_tables, latest_version, unsettled
+from clwl.lake.lock import lake_lock
+from clwl.lake.published import read_published, write_published
+from clwl.lake.storage import delete_prefix, is_object_store, put_object, read_object
 from spark.config import PipelineConfig
 from spark.cross_checks import SILVER_TABLES, default_cross_checks, events_for_run_date, silver_tables
 from spark.delta_commits import replace_partition_with_files
@@ -106,7 +106,7 @@ def publish(
     as ``{name: (path, version)}`` (publish_stage's pinned staging tables): gold takes that table's files of the
     run date in one commit, without rewriting their rows (spark/delta_commits.py), where the two tables allow
     it; otherwise, and for the others, the rows are written.
-    made_from: what the date was made from (clwl.fingerprint.date_inputs), recorded with the publish so that a run
+    made_from: what the date was made from (clwl.lake.fingerprint.date_inputs), recorded with the publish so that a run
     with the same inputs leaves the date as it is.
     """
     day = run_day(run_date)
@@ -208,7 +208,7 @@ def settle_gold(spark: SparkSession, config: PipelineConfig) -> dict[str, str]:
     publishes. A table folder the pointer does not name at all was created by a first publish that did not
     finish: it is removed. A lake without the pointer (from before it existed) gets one naming every gold table
     at its latest version. The pointer then names the RESTORE commits (the published files, at a new version), so
-    a table's latest version is its published one again (clwl.lake.unsettled is empty). Returns what was done
+    a table's latest version is its published one again (clwl.lake.door.unsettled is empty). Returns what was done
     per table ("restored from 7 to 5", "removed")."""
     gold = Lake(config.lake).layer("gold")
     pub = read_published(gold)
@@ -248,7 +248,7 @@ def settle_before_writing(config: PipelineConfig, session: Callable[[], SparkSes
                           progress: Callable[[str], object] = log.info) -> dict[str, str]:
     """At the start of every command that writes the lake (``clwl run``, ``clwl ingest``, a DAG task), under the
     lake lock: roll back what a killed publish left (:func:`settle_gold`), so that a reader of the latest versions
-    stops seeing it at the next write. The check is a listing (clwl.lake.unsettled); Spark (``session()``) is
+    stops seeing it at the next write. The check is a listing (clwl.lake.door.unsettled); Spark (``session()``) is
     asked for only when something is left."""
     left = unsettled(Lake(config.lake).layer("gold"))
     if not left:
@@ -263,7 +263,7 @@ def settle_before_writing(config: PipelineConfig, session: Callable[[], SparkSes
 def _commit_published(config: PipelineConfig, day: dt.date, run_id: str, versions: Mapping[str, int],
                       inputs: Mapping[str, str] | None = None) -> None:
     """Name the versions just written in `gold/_published.json` (one atomic replace): the publish's commit point,
-    with what the date was made from (clwl/fingerprint.py; none given: the date's earlier record is dropped, so
+    with what the date was made from (clwl/lake/fingerprint.py; none given: the date's earlier record is dropped, so
     the next run does it again)."""
     gold = Lake(config.lake).layer("gold")
     pub = read_published(gold)

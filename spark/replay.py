@@ -3,13 +3,13 @@
 Layout: one Spark task per sending queue manager (the routing state is per sender). silver.message_events is
 partitioned by run date and sender, so the task reads exactly its sender's files (their list comes from the
 Delta log, at one table version), sorts them into put order and streams them through
-``clwl.replay.SenderReplay`` with ``mapInArrow``, the routing state carried across Arrow batches (a per-key
+``clwl.engine.replay.SenderReplay`` with ``mapInArrow``, the routing state carried across Arrow batches (a per-key
 state machine: much faster than groupBy().applyInPandas). The output goes straight to the Delta write. This
 replaced `repartition` by sender + `sortWithinPartitions` + `mapInArrow`, which gave the same rows in the same
 order but spent more CPU in the JVM's read, shuffle, sort and Arrow conversion than in the routing itself
 (BENCHMARKS.md). The configuration timelines (small: a few rows per object and capture) are built once on the
 driver from silver history and shipped in the tasks' function (DataFrame functions only, no RDD: the same code
-runs attached to a Spark Connect server). Reading the inputs needs no Spark: clwl/silver.py (the timelines, each
+runs attached to a Spark Connect server). Reading the inputs needs no Spark: clwl/lake/silver.py (the timelines, each
 sender's files and its batches in put order), which `clwl explain` and the report use too.
 """
 
@@ -20,11 +20,11 @@ from typing import TYPE_CHECKING, Collection, Iterable, Iterator, Optional
 
 from pyspark.sql import DataFrame, SparkSession
 
-from clwl import silver
+from clwl.analyses.observed import ObservedMessage, timing_agreement
 from clwl.days import as_utc, day_bounds, run_day  # noqa: F401 - as_utc: tests take it from here
-from clwl.observed import ObservedMessage, timing_agreement
-from clwl.replay import PutEvent, SenderReplay, Snapshot
-from clwl.silver import (  # noqa: F401 - INPUT_COLUMNS, PUT_ORDER, timelines_from_rows: this module's readers' names
+from clwl.engine.replay import PutEvent, SenderReplay, Snapshot
+from clwl.lake import silver
+from clwl.lake.silver import (  # noqa: F401 - INPUT_COLUMNS, PUT_ORDER, timelines_from_rows: this module's readers' names
     BATCH_ROWS,
     INPUT_COLUMNS,
     PUT_ORDER,
@@ -32,7 +32,7 @@ from clwl.silver import (  # noqa: F401 - INPUT_COLUMNS, PUT_ORDER, timelines_fr
     sender_batches,
     timelines_from_rows,
 )
-from clwl.silver import put_event as _event
+from clwl.lake.silver import put_event as _event
 from spark.config import PipelineConfig
 from spark.tables import TABLES
 
@@ -50,7 +50,7 @@ TIMING_COLUMNS = ("observed_left_at", "observed_arrived_at", "observed_arrived_q
 
 
 def load_timelines(config: PipelineConfig, run_date: str, overrides=None) -> dict[str, list[Snapshot]]:
-    """:func:`clwl.silver.load_timelines` of the configuration's lake: built once on the driver, shipped to the tasks."""
+    """:func:`clwl.lake.silver.load_timelines` of the configuration's lake: built once on the driver, shipped to the tasks."""
     return silver.load_timelines(config.lake, run_date, overrides)
 
 
@@ -171,7 +171,7 @@ def _replay_partitions(timelines: dict[str, list[Snapshot]], run_date: date, end
         put_time = sub.column("put_time").cast(ts)
         targets, observed = blank(sub.column("target_qmgr")), blank(sub.column("observed_qmgr"))
         # The replay loop's columns and its waiting messages' events as the in-process replay takes them (one
-        # conversion, clwl.silver), so the pipeline and `clwl explain` route the same inputs.
+        # conversion, clwl.lake.silver), so the pipeline and `clwl explain` route the same inputs.
         codes, rows = rep.put_batch(*silver.put_columns(sub), silver.batch_event(sub))
         if rows:
             yield to_batch([out_row(qm, r) for r in rows])
@@ -245,7 +245,7 @@ def _replay_partitions(timelines: dict[str, list[Snapshot]], run_date: date, end
 
 def with_timing(batch: "pa.RecordBatch", observed: dict[str, ObservedMessage]) -> "pa.RecordBatch":
     """The replay's rows with the channel agents' trace: for each message the trace saw (by message id; few next
-    to the puts), when it left and arrived and :func:`clwl.observed.timing_agreement`'s verdict, the one rule
+    to the puts), when it left and arrived and :func:`clwl.analyses.observed.timing_agreement`'s verdict, the one rule
     (never restated as Spark columns). Rows it did not see keep their nulls; a batch with none is returned as
     it is. The lookup is a dict's, per row of the batch (a value set of the day's traced ids built per batch cost
     more than the replay itself at 1M traced messages); only the matched rows become Python objects."""
@@ -280,7 +280,7 @@ def with_timing(batch: "pa.RecordBatch", observed: dict[str, ObservedMessage]) -
 
 def sender_inputs(config: PipelineConfig, run_date: str, senders: Optional[Iterable[str]] = None
                   ) -> tuple[int, list[SenderInput]]:
-    """:func:`clwl.silver.sender_inputs` of the configuration's lake: each sender's files, from the Delta log."""
+    """:func:`clwl.lake.silver.sender_inputs` of the configuration's lake: each sender's files, from the Delta log."""
     return silver.sender_inputs(config.lake, run_date, senders)
 
 
@@ -294,7 +294,7 @@ def replay_messages(spark: SparkSession, config: PipelineConfig, run_date: str, 
     of silver.message_events, in put order, and streams them through the replay loop (mapInArrow; the state
     is carried across Arrow batches). ``senders`` / ``queues`` narrow the replay to some senders / queues.
     ``reference``: take the reference path (a PutEvent and a ReplayRow per message) instead of the fast one.
-    ``observed``: the day's channel agents' timeline (:func:`clwl.observed_columns.observed_day`, computed once on the
+    ``observed``: the day's channel agents' timeline (:func:`clwl.analyses.observed_columns.observed_day`, computed once on the
     driver and shipped with the timelines): the rows it saw get the timing columns (:func:`with_timing`)."""
     start, end = day_bounds(run_date)
     if timelines is None:

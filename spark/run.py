@@ -10,8 +10,8 @@ from dataclasses import dataclass, replace
 from functools import cached_property
 from typing import Callable, Optional
 
-from clwl.lake import REPORTS, Lake
-from clwl.whatif import WhatIf
+from clwl.analyses.whatif import WhatIf
+from clwl.lake.door import REPORTS, Lake
 from spark.config import PipelineConfig
 
 
@@ -19,7 +19,7 @@ from spark.config import PipelineConfig
 class PipelineRun:
     """``config``: how the run works (landing folder, Spark master, ...) and, unless ``lake`` is given, the lake
     it reads. ``lake``: the lake the run reads (its silver tables) and, unless it is a what-if run, writes (a
-    :class:`clwl.lake.Lake`; default: ``config.lake``; when given, ``config.lake`` is made to name it too).
+    :class:`clwl.lake.door.Lake`; default: ``config.lake``; when given, ``config.lake`` is made to name it too).
     ``whatif``: a what-if run writes everything it produces under ``<lake>/whatif/<name>/`` and never touches
     the published tables. ``senders`` / ``cluster`` narrow the replay (only in a what-if run: a part of a day
     must not replace the published day)."""
@@ -79,7 +79,7 @@ class PipelineRun:
 
     @property
     def options(self) -> dict:
-        """What the run was asked for, as it goes into each date's inputs (clwl/fingerprint.py)."""
+        """What the run was asked for, as it goes into each date's inputs (clwl/lake/fingerprint.py)."""
         return {"profile": self.profile, "whatif": None if self.whatif is None else
                 {"name": self.whatif.name, **self.whatif.overrides()},
                 "senders": list(self.senders or ()), "cluster": self.cluster}

@@ -172,8 +172,8 @@ def _delta_enabled(session: SparkSession) -> bool:
 
 
 S3A_FILESYSTEM = "org.apache.hadoop.fs.s3a.S3AFileSystem"
-#: The AWS SDK's providers S3A is given: the environment's key (what clwl.storage reads too), else the SDK's own
-#: chain (web identity, container endpoint, instance profile), which clwl.storage has already found configured.
+#: The AWS SDK's providers S3A is given: the environment's key (what clwl.lake.storage reads too), else the SDK's own
+#: chain (web identity, container endpoint, instance profile), which clwl.lake.storage has already found configured.
 ENV_CREDENTIALS = "software.amazon.awssdk.auth.credentials.EnvironmentVariableCredentialsProvider"
 CHAIN_CREDENTIALS = "software.amazon.awssdk.auth.credentials.DefaultCredentialsProvider"
 
@@ -181,11 +181,11 @@ CHAIN_CREDENTIALS = "software.amazon.awssdk.auth.credentials.DefaultCredentialsP
 def object_store_settings(lake: Any, env: Mapping[str, str] | None = None) -> dict[str, str]:
     """The Spark settings for a lake on an object store ({} for a local lake): the S3A connector serves both
     ``s3://`` (the lake's own URIs, unchanged) and ``s3a://``, with the endpoint, addressing style, region and TLS
-    of the environment (clwl.s3_env.s3_settings: StorageError, one line, for missing credentials or a bad
+    of the environment (clwl.lake.s3_env.s3_settings: StorageError, one line, for missing credentials or a bad
     endpoint). No secret goes into these settings (Spark logs and shows its configuration): S3A reads the key
     from the environment through the SDK's provider, in the driver and in each executor."""
-    from clwl.s3_env import s3_settings
-    from clwl.storage import is_object_store, lake_root
+    from clwl.lake.s3_env import s3_settings
+    from clwl.lake.storage import is_object_store, lake_root
 
     location = lake_root(lake) if lake is not None else None
     if not is_object_store(location):

@@ -1,13 +1,13 @@
 """The Spark side of the table registry: every Delta table of the lake as a :class:`Table`, the pure definition
-in clwl/registry.py (columns, partitioning, keys, Delta statistics columns) with its Spark ``StructType``
+in clwl/lake/registry.py (columns, partitioning, keys, Delta statistics columns) with its Spark ``StructType``
 (``.schema``, built from the registry's column types when first asked for), and the helpers that create, check
 and read the tables with Spark.
 
-Which tables exist and where they live is clwl/lake.py's (the map of the lake, pure Python); a table lives at
+Which tables exist and where they live is clwl/lake/door.py's (the map of the lake, pure Python); a table lives at
 ``<lake>/<layer>/<name>`` (``PipelineConfig.table_path``), and a run's gold tables are staged under
 ``<lake>/staging/<name>`` first. Jobs never spell a path or a schema themselves: they take
 ``TABLES["silver.quarantine"]`` and call :func:`path`, :func:`ensure_table` or :func:`read_table` (the one Spark
-read of a lake table; without Spark, clwl.lake.Lake reads versions and rows). The conventions
+read of a lake table; without Spark, clwl.lake.door.Lake reads versions and rows). The conventions
 (time zones, run_date, source_file, position, keys) are the registry's docstring.
 
 Importing the module loads no pyspark: the type classes are imported when a schema is first built, so a reader
@@ -19,9 +19,9 @@ from __future__ import annotations
 import functools
 from typing import TYPE_CHECKING, Iterable
 
-from clwl.lake import TABLE_KEYS, Lake, is_delta_table, open_delta
-from clwl.put_records import TABLE_PROPERTIES, VIEWS, view_sql
-from clwl.registry import SPECS, TableSpec, check_partitioning
+from clwl.lake.door import TABLE_KEYS, Lake, is_delta_table, open_delta
+from clwl.lake.put_records import TABLE_PROPERTIES, VIEWS, view_sql
+from clwl.lake.registry import SPECS, TableSpec, check_partitioning
 
 if TYPE_CHECKING:  # pragma: no cover
     from pyspark.sql.types import DataType, StructType
@@ -31,7 +31,7 @@ __all__ = ["INGEST_TABLES", "TABLES", "Table", "add_missing_columns", "check_par
 
 
 class Table(TableSpec):
-    """A table of the registry (clwl/registry.py) with its Spark schema."""
+    """A table of the registry (clwl/lake/registry.py) with its Spark schema."""
 
     @property
     def schema(self) -> "StructType":
@@ -39,7 +39,7 @@ class Table(TableSpec):
 
 
 def spark_type(name: str) -> "DataType":
-    """The Spark type of a registry column type (clwl.registry.TYPES), with its null rule."""
+    """The Spark type of a registry column type (clwl.lake.registry.TYPES), with its null rule."""
     from pyspark.sql import types as T
 
     simple = {"string": T.StringType(), "int": T.IntegerType(), "bigint": T.LongType(), "boolean": T.BooleanType(),
@@ -60,8 +60,8 @@ def _schema(key: str) -> "StructType":
 
 TABLES: dict[str, Table] = {k: Table(s.layer, s.name, s.fields, s.partition_by, s.keys, s.description,
                                      s.stats_columns) for k, s in SPECS.items()}
-if tuple(TABLES) != TABLE_KEYS:  # the lake's map (clwl/lake.py) and its schemas name the same tables
-    raise RuntimeError(f"spark/tables.py registers {sorted(set(TABLES) ^ set(TABLE_KEYS))} differently from clwl/lake.py")
+if tuple(TABLES) != TABLE_KEYS:  # the lake's map (clwl/lake/door.py) and its schemas name the same tables
+    raise RuntimeError(f"spark/tables.py registers {sorted(set(TABLES) ^ set(TABLE_KEYS))} differently from clwl/lake/door.py")
 #: The tables ingest writes (bronze and silver); gold tables are written per run date by replay/detect/publish.
 INGEST_TABLES: dict[str, Table] = {k: t for k, t in TABLES.items() if t.layer != "gold"}
 
@@ -174,9 +174,9 @@ def add_missing_columns(spark, t: Table, location: str) -> list[str]:
 
 def read_table(spark, lake, which: str | Table, version: int | None = None):
     """A table of the lake as a DataFrame, as of ``version`` (None: the latest): the one Spark read of a lake
-    table. ``lake``: a :class:`clwl.lake.Lake`, or a PipelineConfig (its lake); ``which``: a key
+    table. ``lake``: a :class:`clwl.lake.door.Lake`, or a PipelineConfig (its lake); ``which``: a key
     (``"silver.message_events"``, a staged gold table ``"staging.routing_replay"``) or a :class:`Table`. A table
-    read through a view (``bronze.put_records``: clwl.put_records) is the view, at the latest versions."""
+    read through a view (``bronze.put_records``: clwl.lake.put_records) is the view, at the latest versions."""
     key = which.key if isinstance(which, Table) else which
     if key in VIEWS:
         if version is not None:

@@ -131,14 +131,14 @@ def blocked_day_runs(tmp_path_factory) -> RunsAtOnce:
     (a minute or two on 2 cores) serves both.
 
     The second waits for the first's name in the lock file: two processes started at the same instant can meet the
-    lock between the first's flock and its writing its name, and that refusal names no holder (clwl/lakelock.py
+    lock between the first's flock and its writing its name, and that refusal names no holder (clwl/lake/lock.py
     _describe), which is not what the race test checks."""
     import os
     import subprocess
     import sys
     import time
 
-    from clwl.lakelock import read_holder
+    from clwl.lake.lock import read_holder
     from tests.spark.test_blocked_run_cli import DAY, blocked_landing
 
     base = tmp_path_factory.mktemp("blocked-day")

@@ -3,7 +3,7 @@ on a cluster, into a folder and onto an object store) must give the same rows, e
 between two runs by design (run ids, times, versions, durations), which are left out, as bench/lake_digest.py
 leaves them out.
 
-Reads go through clwl.lake (the one door to the lake), so a lake on an object store is read as a local one is (the
+Reads go through clwl.lake.door (the one door to the lake), so a lake on an object store is read as a local one is (the
 environment's AWS_* variables must point at its store).
 """
 
@@ -12,14 +12,14 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from clwl.lake import Lake
-from clwl.registry import VOLATILE_COLUMNS
-from clwl.storage import LakeLocation
+from clwl.lake.door import Lake
+from clwl.lake.registry import VOLATILE_COLUMNS
+from clwl.lake.storage import LakeLocation
 
 
 def comparable_rows(lake: Lake | Path | str | LakeLocation, key: str) -> list[str]:
     """The rows of table ``key`` (``"silver.message_events"``, ``"gold.routing_replay"``) without the
-    :data:`clwl.registry.VOLATILE_COLUMNS`, each as sorted-key JSON, sorted: equal lists mean equal tables, in any row order. A
+    :data:`clwl.lake.registry.VOLATILE_COLUMNS`, each as sorted-key JSON, sorted: equal lists mean equal tables, in any row order. A
     gold table is read at the version readers see (``gold/_published.json``), not at its latest commit."""
     lake = lake if isinstance(lake, Lake) else Lake(lake)
     version = lake.published_version(key) if key.startswith("gold.") else None

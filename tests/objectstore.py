@@ -49,7 +49,7 @@ class ObjectStore:
     ports: dict[str, int]
 
     def env(self) -> dict[str, str]:
-        """The environment a client of this store needs (clwl/storage.py reads exactly these)."""
+        """The environment a client of this store needs (clwl/lake/storage.py reads exactly these)."""
         return {"AWS_ACCESS_KEY_ID": self.access_key, "AWS_SECRET_ACCESS_KEY": self.secret_key,
                 "AWS_REGION": "us-east-1", "AWS_ENDPOINT_URL": self.endpoint, "AWS_ALLOW_HTTP": "true",
                 "AWS_VIRTUAL_HOSTED_STYLE_REQUEST": "false"}

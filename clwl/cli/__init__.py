@@ -75,7 +75,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     from clwl.cli.exit_codes import EXIT_INPUT
-    from clwl.lake_files import LakeFileError
+    from clwl.lake.lake_files import LakeFileError
 
     try:
         return args.func(args)

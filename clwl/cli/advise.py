@@ -1,6 +1,6 @@
 """``clwl advise``: CLWLWGHT values for a target share of one cluster queue (docs/advise.md).
 
-The advice is clwl.advise's (the engine's shares, the search, what blocks a target); this module reads the
+The advice is clwl.analyses.advise's (the engine's shares, the search, what blocks a target); this module reads the
 captures as ``clwl route`` does, prints the advice and, with ``--lake`` and ``--date``, the replay of that day.
 Nothing is ever applied: the commands are text to review.
 """
@@ -11,7 +11,6 @@ import argparse
 import json
 import sys
 
-from clwl.algorithm import PROFILES
 from clwl.cli.exit_codes import EXIT_INPUT, EXIT_OK
 from clwl.cli.options import (
     AT,
@@ -22,6 +21,7 @@ from clwl.cli.options import (
     landing_folder_refusal,
     report_captures,
 )
+from clwl.engine.algorithm import PROFILES
 from clwl.terminal import printable, say
 
 EPILOG = """example:
@@ -66,10 +66,10 @@ def _fail(message: str) -> int:
 
 
 def cmd_advise(args: argparse.Namespace) -> int:
-    from clwl.advise import AdviseError, advise, other_senders, parse_target, replayed_shares
-    from clwl.landing import MQ_NAME_RULE, is_mq_name
+    from clwl.analyses.advise import AdviseError, advise, other_senders, parse_target, replayed_shares
+    from clwl.engine.view import build_view, local_qmgr_name, read_captures
+    from clwl.landing.layout import MQ_NAME_RULE, is_mq_name
     from clwl.parse.common import InputError
-    from clwl.view import build_view, local_qmgr_name, read_captures
 
     if (args.lake is None) != (args.date is None):
         return _fail("--lake and --date go together: the replay needs both the lake and the day")
@@ -80,7 +80,7 @@ def cmd_advise(args: argparse.Namespace) -> int:
         lake = lake_location_to_read("advise", args.lake)
         if lake is None:
             return EXIT_INPUT
-        from clwl.lake import Lake
+        from clwl.lake.door import Lake
 
         if not Lake(lake).exists("silver.config_history"):
             return _fail(f"--lake: {lake} holds no silver.config_history (run clwl run on the landing first)")
@@ -139,8 +139,8 @@ def sibling_views(caps, at, local: str):
     manager folders: each folder's captures as ``clwl route`` reads them (the same ``--at``). (None, "") when the
     captures are not a landing folder: the other senders are not known. A folder that cannot be read is left out
     and named."""
+    from clwl.engine.view import build_view, is_landing_qmgr_folder, local_qmgr_name, read_captures
     from clwl.parse.common import InputError
-    from clwl.view import build_view, is_landing_qmgr_folder, local_qmgr_name, read_captures
 
     if not caps.landing:
         return None, ""
@@ -167,7 +167,7 @@ def lake_views(lake, date: str, local: str):
     """The other queue managers' configuration at the end of ``date`` in the lake (silver.config_history), when the
     captures are not a landing folder. (None, "") when the lake cannot give it."""
     from clwl.days import day_bounds
-    from clwl.silver import load_timelines
+    from clwl.lake.silver import load_timelines
 
     try:
         timelines = load_timelines(lake, date)
@@ -274,7 +274,7 @@ def print_advice(advice, replayed=None) -> None:
 def print_why_away(replayed) -> None:
     """Why the replayed day with the proposal lands away from the target: the messages CLWL did not place freely,
     by cause, and the share the target reaches on the others."""
-    from clwl.advise import CAUSE_WORDS, REPLAY_CAUSES
+    from clwl.analyses.advise import CAUSE_WORDS, REPLAY_CAUSES
 
     w = print
     free = replayed.free

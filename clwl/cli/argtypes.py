@@ -42,8 +42,8 @@ def iso_date(text: str) -> date:
 
 def capture_moment(text: str):
     """An argparse type: ``--at``, the moment whose latest captures a landing queue manager folder gives
-    (clwl.view.parse_capture_moment: HH:MM[:SS] UTC on the folder's date, or YYYY-MM-DDTHH:MM[:SS])."""
-    from clwl.view import parse_capture_moment  # here, not above: clwl generate loads none of the engine
+    (clwl.engine.view.parse_capture_moment: HH:MM[:SS] UTC on the folder's date, or YYYY-MM-DDTHH:MM[:SS])."""
+    from clwl.engine.view import parse_capture_moment  # here, not above: clwl generate loads none of the engine
 
     try:
         return parse_capture_moment(text)

@@ -1,7 +1,7 @@
 """``clwl blast --date D [--lake LAKE] [--algorithm PROFILE] [--json]``: the estate's single points of failure.
 
 For each queue manager and each cluster-sender channel of the day, the day's own traffic is replayed with it
-stopped for the busiest hour (clwl/blast.py, in-process: deltalake, pyarrow and the engine, no JVM), and the
+stopped for the busiest hour (clwl/analyses/blast.py, in-process: deltalake, pyarrow and the engine, no JVM), and the
 messages that would have been stuck, and why, are set against those that would simply have gone elsewhere.
 docs/blast.md explains the answer and its limits.
 """
@@ -12,9 +12,9 @@ import argparse
 import json
 import sys
 
-from clwl.algorithm import PROFILES
 from clwl.cli.exit_codes import EXIT_INPUT, EXIT_OK
 from clwl.cli.options import DATE, LAKE_LOCATION, aligned, lake_location_to_read
+from clwl.engine.algorithm import PROFILES
 from clwl.terminal import printable, say
 
 
@@ -42,8 +42,8 @@ def cmd_blast(args: argparse.Namespace) -> int:
     lake = lake_location_to_read("blast", args.lake)
     if lake is None:
         return EXIT_INPUT
-    from clwl.blast import BlastError, blast_radius
-    from clwl.lake import LakeFileError
+    from clwl.analyses.blast import BlastError, blast_radius
+    from clwl.lake.door import LakeFileError
 
     if args.date is None:
         print("clwl blast: --date is required: the run date to examine (YYYY-MM-DD)", file=sys.stderr)
@@ -61,7 +61,7 @@ def cmd_blast(args: argparse.Namespace) -> int:
 
 
 def write_readable(radius) -> None:
-    from clwl.blast import REASON_WORDS, case_counts, case_label, table_rows, top
+    from clwl.analyses.blast import REASON_WORDS, case_counts, case_label, table_rows, top
 
     out: list[str] = []  # one line each, escaped when written: queue, channel and application names are the lake's
     w = out.append

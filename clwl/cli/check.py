@@ -1,6 +1,6 @@
 """``clwl check LANDING [--date D] [--chstatus-interval MINUTES] [--json]``: the landing doctor, no Spark session.
 
-The work is clwl/check.py (the ingest's own discovery and parse task body, run in this process); this
+The work is clwl/analyses/check.py (the ingest's own discovery and parse task body, run in this process); this
 module prints it: per run date and queue manager each file with its format, records and what would be
 quarantined, then the gaps that weaken the replay, then one summary line (docs/cli-contract.md, ``clwl check``).
 """
@@ -44,8 +44,8 @@ def add_check_command(subparsers) -> argparse.ArgumentParser:
 
 
 def cmd_check(args: argparse.Namespace) -> int:
-    from clwl.check import check_landing
-    from clwl.landing import run_date_folders
+    from clwl.analyses.check import check_landing
+    from clwl.landing.layout import run_date_folders
     from spark.ingest import LandingError
 
     # A folder with no run date folder is never a clean bill of health: most often the wrong folder was given.

@@ -1,7 +1,7 @@
 """``clwl drift --date D [--lake LAKE] [--since D0] [--json]``: what changed in the configuration since the previous
 run date, and what it did to each queue's configured shares.
 
-The work is clwl/drift.py (silver.config_history through the lake's door, the engine's shares; no JVM); this
+The work is clwl/analyses/drift.py (silver.config_history through the lake's door, the engine's shares; no JVM); this
 module prints it: a table of changes, then the share effects, or one line saying nothing changed.
 """
 
@@ -43,7 +43,7 @@ def cmd_drift(args: argparse.Namespace) -> int:
     lake = lake_location_to_read("drift", args.lake)
     if lake is None:
         return EXIT_INPUT
-    from clwl.drift import DriftError, drift
+    from clwl.analyses.drift import DriftError, drift
 
     try:
         found = drift(lake, args.date, args.since)
@@ -75,7 +75,7 @@ def _pct(shares: dict[str, float], qmgr: str) -> str:
 
 def readable(found) -> str:
     """The drift as text: what was compared, the changes, the share effects, what is not compared."""
-    from clwl.drift import NOT_CONFIGURATION
+    from clwl.analyses.drift import NOT_CONFIGURATION
 
     out = [f"Configuration drift on {found.run_date}: the captures from {_t(found.baseline_at)} to "
            f"{_t(found.until)} UTC against the configuration in force at the end of {found.since}; "

@@ -1,6 +1,6 @@
 """``clwl explain MSG_ID [--lake DIR] [--date D] [--sender QM] [--json]``: one replayed message step by step.
 
-The work is clwl/explain.py (deltalake and the engine, no JVM); the trace is printed by ``clwl route
+The work is clwl/analyses/explain.py (deltalake and the engine, no JVM); the trace is printed by ``clwl route
 --explain``'s own formatting, so the two commands show a routing decision in the same words.
 """
 
@@ -68,8 +68,8 @@ def cmd_explain(args: argparse.Namespace) -> int:
     lake = lake_location_to_read("explain", args.lake, QUERY_MODULES)  # a folder, or s3://bucket/prefix
     if lake is None:
         return EXIT_INPUT
-    from clwl.explain import ExplainError, explain
-    from clwl.lake import LakeFileError
+    from clwl.analyses.explain import ExplainError, explain
+    from clwl.lake.door import LakeFileError
 
     try:
         ex = explain(lake, args.msg_id.strip(), args.date, args.sender)
@@ -90,8 +90,8 @@ def _t(v) -> str:
 
 
 def write_readable(ex) -> None:
+    from clwl.analyses.explain import states_at
     from clwl.cli.route import print_readable
-    from clwl.explain import states_at
 
     def w(line: str = "") -> None:  # one line, escaped: names, traces and remedies come from the lake
         sys.stdout.write(printable(line) + "\n")
@@ -206,7 +206,7 @@ def fate_lines(ex) -> list[str]:
     return lines
 
 
-#: How each traced record of a message reads (clwl.observed.FlowStep.kind).
+#: How each traced record of a message reads (clwl.analyses.observed.FlowStep.kind).
 FLOW_WORDS = {
     "put": lambda s: f"put      on {s.qmgr} to {s.queue}" + (f" by {s.application}" if s.application else ""),
     "left": lambda s: f"left     {s.qmgr}'s {s.queue} over {s.channel}" + (f" for {s.remote}" if s.remote else ""),
@@ -268,7 +268,7 @@ def sighting_lines(ex, first: str) -> list[str]:
     """A message the replay delivered at once but a browse later found on the transmission queue: the browse is
     the stronger evidence (the channel failed between two status captures), so its fate is what the report's
     stuck messages say: stuck, when it left the queue unknown."""
-    from clwl.explain import sighting_seen
+    from clwl.analyses.explain import sighting_seen
 
     r, s = ex.row, ex.sighting
     seen = sighting_seen(s)
@@ -296,6 +296,6 @@ def _stay(reason, detail) -> str:
 
 
 def _channel_state(ex, channel, at) -> str:
-    from clwl.explain import state_at
+    from clwl.analyses.explain import state_at
 
     return state_at(ex.timeline, channel, at)

@@ -1,6 +1,6 @@
 """``clwl lint (--mqsc PATH ... [--at TIME] | --lake LAKE --date D) [--json]``: configuration findings from the
 captures, once per object, a default weighed by the day's messages where they are known (the rules are
-clwl/lint.py's, docs/lint.md says what each means).
+clwl/analyses/lint.py's, docs/lint.md says what each means).
 
 Exit 0 when the lint ran, whether it found something or not (a finding is advice, not a failure); 2 when the
 input cannot be used: a missing folder, no captures, a date the lake does not hold, both or neither of --mqsc
@@ -55,7 +55,7 @@ def add_lint_command(subparsers) -> argparse.ArgumentParser:
 
 
 def _rule_names() -> Sequence[str]:
-    from clwl.lint import RULE_NAMES
+    from clwl.analyses.lint import RULE_NAMES
 
     return RULE_NAMES
 
@@ -83,8 +83,8 @@ def _lint_lake(args: argparse.Namespace) -> int:
     lake = lake_location_to_read("lint", args.lake)
     if lake is None:
         return EXIT_INPUT
-    from clwl.lake import LakeFileError
-    from clwl.lint import LintInputError, lint_lake
+    from clwl.analyses.lint import LintInputError, lint_lake
+    from clwl.lake.door import LakeFileError
 
     notes: list[str] = []
     try:
@@ -99,7 +99,7 @@ def _lint_lake(args: argparse.Namespace) -> int:
 
 def _expand(path: str) -> list[str]:
     """A landing date folder (queue manager folders under a YYYY-MM-DD folder) stands for each of them."""
-    from clwl.landing import is_run_date
+    from clwl.landing.layout import is_run_date
 
     p = Path(path)
     if p.is_dir() and is_run_date(p.name):
@@ -112,7 +112,7 @@ def _expand(path: str) -> list[str]:
 def _landing_day(paths: Sequence[str]) -> Optional[tuple[Path, str]]:
     """(landing folder, run date) when every path given is a landing date folder or queue manager folder of one
     and the same date: the day whose put files say where messages were put. None otherwise."""
-    from clwl.landing import is_run_date
+    from clwl.landing.layout import is_run_date
 
     days = set()
     for given in paths:
@@ -131,8 +131,7 @@ def _read_qmgr(path: str, at):
     is replaced by the one before it (the same kind; the other kind stays the latest), as the lake does (an
     ingest rejects the file and the configuration in force stays the previous capture's). (captures, one line
     per capture replaced)."""
-    from clwl.parse.common import InputError
-    from clwl.view import (
+    from clwl.engine.view import (
         CaptureMoment,
         Captures,
         LandingChoice,
@@ -141,6 +140,7 @@ def _read_qmgr(path: str, at):
         read_captures,
         select_landing_captures,
     )
+    from clwl.parse.common import InputError
 
     folder = Path(path)
     if not (folder.is_dir() and is_landing_qmgr_folder(folder)):
@@ -184,9 +184,9 @@ def _read_qmgr(path: str, at):
 
 
 def _lint_mqsc(args: argparse.Namespace) -> int:
-    from clwl.lint import count_puts, lint_captures
+    from clwl.analyses.lint import count_puts, lint_captures
+    from clwl.engine.view import local_qmgr_name
     from clwl.parse.common import InputError
-    from clwl.view import local_qmgr_name
 
     records: dict[str, list] = {}
     try:
@@ -202,7 +202,7 @@ def _lint_mqsc(args: argparse.Namespace) -> int:
                     # one queue manager of a date folder: the others are still worth linting
                     say(f"clwl lint: warning: {e} (queue manager not linted)", sys.stderr)
                     continue
-                report_captures("lint", caps)  # no view here: clwl.lint.observe builds each queue manager's
+                report_captures("lint", caps)  # no view here: clwl.analyses.lint.observe builds each queue manager's
                 for note in notes:
                     say(f"clwl lint: warning: {note}", sys.stderr)
                 if not caps.records:
@@ -213,7 +213,7 @@ def _lint_mqsc(args: argparse.Namespace) -> int:
     traffic, day, source = None, "", ""
     landing = _landing_day(args.mqsc)
     if landing is not None:
-        from clwl.check import put_traffic
+        from clwl.analyses.check import put_traffic
         from spark.ingest import LandingError
 
         root, day = landing
@@ -231,7 +231,7 @@ def _lint_mqsc(args: argparse.Namespace) -> int:
 def _refuse_landing_root(command: str, given: str) -> None:
     """A whole landing folder (run date folders in it) given as --mqsc: InputError naming the date folder to give
     instead (lint reads every queue manager of a date folder)."""
-    from clwl.landing import is_run_date
+    from clwl.landing.layout import is_run_date
     from clwl.parse.common import InputError
 
     p = Path(given)
@@ -246,7 +246,7 @@ def _refuse_landing_root(command: str, given: str) -> None:
 
 def _print(findings, as_json: bool, source: str, traffic: str = "") -> None:
     """The findings; ``traffic``: where the day's messages were counted from ("" when none were known)."""
-    from clwl.lint import NOTICE, RULE_NAMES, findings_json
+    from clwl.analyses.lint import NOTICE, RULE_NAMES, findings_json
 
     w = sys.stdout.write
     if as_json:
@@ -261,7 +261,7 @@ def _print(findings, as_json: bool, source: str, traffic: str = "") -> None:
     if not findings:
         w(f"No findings (linted: {source}).\n")
         return
-    qmgrs = list(dict.fromkeys(f.qmgr for f in findings))  # the findings' order (clwl.lint.sort_findings)
+    qmgrs = list(dict.fromkeys(f.qmgr for f in findings))  # the findings' order (clwl.analyses.lint.sort_findings)
     notices = sum(f.severity == NOTICE for f in findings)
     w(f"{len(findings)} finding(s) on {len(qmgrs)} queue manager(s) (linted: {source})"
       + (f"; {notices} of them notice(s): a default no message of the day went through (counted from {traffic})"

@@ -33,10 +33,10 @@ class Option:
 
 def lake_location(text: str):
     """--lake's value, for every command that reads or writes a lake: a local folder (a Path) or
-    ``s3://bucket/prefix`` (a clwl.storage.LakeLocation); a typo of a URI, an unsupported scheme, a bad bucket
+    ``s3://bucket/prefix`` (a clwl.lake.storage.LakeLocation); a typo of a URI, an unsupported scheme, a bad bucket
     name, credentials in the URI or an empty name is refused in one line (taken as a folder name, ``s3:/b``
     would make a local folder called ``s3:``, and ``""`` would be the working folder)."""
-    from clwl.storage import StorageError, lake_root
+    from clwl.lake.storage import StorageError, lake_root
 
     try:
         return lake_root(text)
@@ -85,7 +85,7 @@ TRACE_TZ = Option("--trace-tz", "time zone in which activity traces (amqsact out
 def no_run_dates(command: str, landing: Path) -> str:
     """The one line for a landing folder without run date folders, with what was probably meant: a run date
     folder or a queue manager folder given in its place (the folder above), or an empty folder."""
-    from clwl.landing import is_run_date
+    from clwl.landing.layout import is_run_date
 
     landing = Path(landing)
     hint = ""
@@ -110,7 +110,7 @@ def _suggest_qmgr(day_folder: Path, queue: str | None) -> tuple[str, str] | None
     from clwl.parse.common import InputError
 
     try:
-        from clwl.check import put_traffic
+        from clwl.analyses.check import put_traffic
 
         rows = [(s, q) for s, q, _, from_channel in put_traffic(day_folder.parent, day_folder.name) if not from_channel]
     except Exception:  # a landing the ingest's discovery refuses: no suggestion from put files
@@ -129,7 +129,7 @@ def _suggest_qmgr(day_folder: Path, queue: str | None) -> tuple[str, str] | None
 
     found = busiest(queue) if queue else None
     if found is None and queue:
-        from clwl.view import build_view, parse_capture_file, select_landing_captures
+        from clwl.engine.view import build_view, parse_capture_file, select_landing_captures
 
         for qm in sorted(names):
             try:
@@ -149,7 +149,7 @@ def landing_folder_refusal(command: str, given: str, queue: str | None = None, l
     ``--mqsc`` to a command that reads one queue manager's captures: in the command's own words, with a queue
     manager to give that sends (on ``queue``) or hosts ``queue``. None when ``given`` is no such folder (or a date
     folder holding ``local_qmgr``'s folder, which the command takes)."""
-    from clwl.landing import is_run_date
+    from clwl.landing.layout import is_run_date
 
     p = Path(given)
     if not p.is_dir():
@@ -179,9 +179,9 @@ def landing_folder_refusal(command: str, given: str, queue: str | None = None, l
 
 
 def report_captures(command: str, caps, view_problems: Iterable = ()) -> None:
-    """What reading ``--mqsc`` captures (clwl.view.read_captures) found, on stderr in every command's words: the
+    """What reading ``--mqsc`` captures (clwl.engine.view.read_captures) found, on stderr in every command's words: the
     landing captures chosen, the files not used, then the records not used (the captures', then ``view_problems``,
-    clwl.view.build_view's)."""
+    clwl.engine.view.build_view's)."""
     for choice in caps.landing:
         say(f"clwl {command}: {choice.describe()}", sys.stderr)
     for path, reason in caps.skipped:
@@ -196,7 +196,7 @@ LAKE_READERS = ("deltalake", "pyarrow")
 
 def lake_location_to_read(command: str, given: Any, modules: tuple[str, ...] = LAKE_READERS) -> Any:
     """The lake a command reads (``given``: its --lake; else $CLWL_LAKE, else ./lake): a Path or a
-    clwl.storage.LakeLocation; None once the one line saying why it cannot is on stderr: ``modules`` not
+    clwl.lake.storage.LakeLocation; None once the one line saying why it cannot is on stderr: ``modules`` not
     installed, a typo in $CLWL_LAKE, missing S3 credentials, or nothing there."""
     from clwl.cli.extras import missing_extra
 
@@ -204,9 +204,9 @@ def lake_location_to_read(command: str, given: Any, modules: tuple[str, ...] = L
     if problem:
         print(problem, file=sys.stderr)
         return None
-    from clwl.lake import default_lake_location
-    from clwl.lake_files import local_folder_exists
-    from clwl.storage import StorageError, has_prefix, is_object_store, storage_options
+    from clwl.lake.door import default_lake_location
+    from clwl.lake.lake_files import local_folder_exists
+    from clwl.lake.storage import StorageError, has_prefix, is_object_store, storage_options
 
     try:
         lake = given if given is not None else default_lake_location()

@@ -11,11 +11,11 @@ import sys
 from pathlib import Path
 from typing import Optional
 
-from clwl.algorithm import PROFILES
 from clwl.cli.exit_codes import EXIT_BLOCKED, EXIT_INPUT, EXIT_OK
 from clwl.cli.extras import INGEST_MODULES, RUN_MODULES, missing_extra
 from clwl.cli.options import DATES, LAKE_LOCATION, LANDING, MASTER, TRACE_TZ, VERBOSE, no_run_dates
-from clwl.landing import run_date_folders
+from clwl.engine.algorithm import PROFILES
+from clwl.landing.layout import run_date_folders
 from clwl.terminal import printable, say
 
 
@@ -73,7 +73,7 @@ def _prepare_spark(command: str, verbose: bool, lake=None) -> Optional[str]:
     """Before Spark starts: Java present, the Delta jars local (fetched once, with a progress line), and for a
     lake on an object store the S3A connector's jars too. The one line for stderr when Spark cannot start here,
     else None."""
-    from clwl.storage import is_object_store
+    from clwl.lake.storage import is_object_store
     from spark.jars import SparkStartError, check_java, local_delta_jars, local_s3a_jars
 
     try:
@@ -112,7 +112,7 @@ def add_run_command(subparsers) -> argparse.ArgumentParser:
 def _lake_problem(command: str, config) -> Optional[str]:
     """The one line when the lake's store cannot be used (no credentials, a bad endpoint, a store without
     conditional writes), before anything is written; None for a local lake or a usable store."""
-    from clwl.storage import StorageError, check_conditional_writes, is_object_store, storage_options
+    from clwl.lake.storage import StorageError, check_conditional_writes, is_object_store, storage_options
 
     if not is_object_store(config.lake):
         return None
@@ -127,7 +127,7 @@ def _lake_problem(command: str, config) -> Optional[str]:
 def _config(command: str, **given):
     """PipelineConfig.from_env with the command's options; (None, the one line) for a typo of $CLWL_LAKE or an
     object store that cannot be used."""
-    from clwl.storage import StorageError
+    from clwl.lake.storage import StorageError
     from spark.config import PipelineConfig  # no pyspark import: the config is plain Python
 
     try:
@@ -163,7 +163,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         return EXIT_INPUT
     whatif = None
     if args.what_if:
-        from clwl.whatif import WhatIfError, parse_whatif
+        from clwl.analyses.whatif import WhatIfError, parse_whatif
 
         try:  # refused before Spark starts: one line, exit 2
             whatif = parse_whatif(args.what_if)
@@ -171,9 +171,9 @@ def cmd_run(args: argparse.Namespace) -> int:
             say(f"clwl run: --what-if: {e}", sys.stderr)
             return EXIT_INPUT
 
-    from clwl.lake import LakeFileError
-    from clwl.lakelock import LakeLockError
-    from clwl.whatif import WhatIfError
+    from clwl.analyses.whatif import WhatIfError
+    from clwl.lake.door import LakeFileError
+    from clwl.lake.lock import LakeLockError
     from spark.pipeline import run_pipeline, unchanged_run
     from spark.session import SparkStartError
 
@@ -282,8 +282,8 @@ def cmd_ingest(args: argparse.Namespace) -> int:
         say(problem, sys.stderr)
         return EXIT_INPUT
 
-    from clwl.lake import LakeFileError
-    from clwl.lakelock import LakeLockError, lake_lock
+    from clwl.lake.door import LakeFileError
+    from clwl.lake.lock import LakeLockError, lake_lock
     from spark.ingest import LandingError, ingest  # starts nothing yet; the session starts inside ingest()
     from spark.session import SparkStartError
 

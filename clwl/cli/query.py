@@ -1,6 +1,6 @@
 """``clwl query SQL [--lake DIR] [--format table|csv|json] [--wide] [--whatif NAME] [--timeout SECONDS]
-[--memory MIB]``: the command; the engine is clwl.query (no JVM). ``clwl published [--lake DIR] [--json]``: what is published, and how any other reader reads
-exactly that (clwl.lake.reader_recipes)."""
+[--memory MIB]``: the command; the engine is clwl.lake.query (no JVM). ``clwl published [--lake DIR] [--json]``:
+what is published, and how any other reader reads exactly that (clwl.lake.door.reader_recipes)."""
 
 from __future__ import annotations
 
@@ -16,9 +16,9 @@ from clwl.cli.argtypes import whole_number
 from clwl.cli.exit_codes import EXIT_INPUT, EXIT_OK
 from clwl.cli.extras import QUERY_MODULES, missing_extra
 from clwl.cli.options import LAKE_LOCATION
-from clwl.lake import Lake, default_lake_location
-from clwl.lake_files import local_folder_exists
-from clwl.query import (
+from clwl.lake.door import Lake, default_lake_location
+from clwl.lake.lake_files import local_folder_exists
+from clwl.lake.query import (
     DEFAULT_MEMORY_MB,
     DEFAULT_TIMEOUT,
     FORMATS,
@@ -31,7 +31,7 @@ from clwl.query import (
     write_json,
     write_table,
 )
-from clwl.storage import StorageError, is_object_store, list_folders
+from clwl.lake.storage import StorageError, is_object_store, list_folders
 from clwl.terminal import say
 
 
@@ -82,7 +82,7 @@ def cmd_query(args: argparse.Namespace) -> int:
     if name is not None:
         import re
 
-        from clwl.whatif import NAME_PATTERN
+        from clwl.analyses.whatif import NAME_PATTERN
 
         if not re.match(NAME_PATTERN, name):
             say(f"clwl query: --whatif {name!r}: not a what-if name", sys.stderr)
@@ -126,7 +126,7 @@ _GRACE = 5.0
 @contextmanager
 def _watchdog(timeout: float, memory_mb: int) -> Iterator[None]:
     """End the process (one line, exit 2) when the query runs past ``timeout`` + a grace, or the process grows by
-    more than twice ``memory_mb``. The engine's alarm and memory pool stop most queries cleanly (clwl.query); what
+    more than twice ``memory_mb``. The engine's alarm and memory pool stop most queries cleanly (clwl.lake.query); what
     they cannot see, no Python can interrupt either: planning a large statement, one function call building a
     2 GB string (``repeat('x', 2000000000)``), all in native code without a point to stop at."""
     done = threading.Event()
@@ -170,7 +170,7 @@ def absent_dates(sql: str, lake) -> str | None:
     if not named:
         return None
     try:
-        from clwl.published import read_published
+        from clwl.lake.published import read_published
 
         held = set(read_published(Lake(lake).layer("gold")).dates)
         if not held:
@@ -207,7 +207,7 @@ def add_published_command(subparsers) -> argparse.ArgumentParser:
 def cmd_published(args: argparse.Namespace) -> int:
     import json
 
-    from clwl.lake import LakeFileError, reader_recipes
+    from clwl.lake.door import LakeFileError, reader_recipes
 
     try:
         lake = args.lake if args.lake is not None else default_lake_location()

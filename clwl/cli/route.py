@@ -1,4 +1,4 @@
-"""``clwl route``: docs/cli-contract.md to the letter. The routing itself is the engine's (clwl.router)."""
+"""``clwl route``: docs/cli-contract.md to the letter. The routing itself is the engine's (clwl.engine.router)."""
 
 from __future__ import annotations
 
@@ -9,18 +9,18 @@ from collections import Counter
 from dataclasses import replace
 from typing import Sequence
 
-from clwl.algorithm import MQRC_UNKNOWN_OBJECT_NAME, PROFILE_DOCS, PROFILES, Request
-from clwl.candidates import known_queue_names
+from clwl.analyses.lint import BindDecision, bind_decision
 from clwl.cli.argtypes import whole_number
 from clwl.cli.exit_codes import EXIT_INPUT, EXIT_OK, EXIT_UNROUTABLE
 from clwl.cli.options import AT, aligned, landing_folder_refusal, report_captures
-from clwl.lint import BindDecision, bind_decision
-from clwl.model import IGQ_DEFAULT_MAX_MESSAGE, MOVING_STATES, QSG_XMITQ
+from clwl.engine.algorithm import MQRC_UNKNOWN_OBJECT_NAME, PROFILE_DOCS, PROFILES, Request
+from clwl.engine.candidates import known_queue_names
+from clwl.engine.model import IGQ_DEFAULT_MAX_MESSAGE, MOVING_STATES, QSG_XMITQ
+from clwl.engine.router import AS_Q_DEF, Route, RouteError, Router
+from clwl.engine.view import build_view, local_qmgr_name, read_captures, unknown_object_hint
+from clwl.engine.xmitq import igq_evidence_gap
 from clwl.parse.common import InputError
-from clwl.router import AS_Q_DEF, Route, RouteError, Router
 from clwl.terminal import printable, say
-from clwl.view import build_view, local_qmgr_name, read_captures, unknown_object_hint
-from clwl.xmitq import igq_evidence_gap
 
 _positive, _nonnegative = whole_number(1), whole_number(0)
 _UNKNOWN_OBJECT = MQRC_UNKNOWN_OBJECT_NAME[1]

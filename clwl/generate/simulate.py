@@ -2,7 +2,7 @@
 
 This module is the generator's own reading of ``docs/algorithm.md`` (default profile) with the
 points that ``docs/cli-contract.md`` fixes. It deliberately imports nothing from the engine under test
-(``clwl.algorithm``, ``clwl.router``, ``clwl.state``, ``clwl.xmitq``): the pipeline agreeing with it must
+(``clwl.engine.algorithm``, ``clwl.engine.router``, ``clwl.engine.state``, ``clwl.engine.xmitq``): the pipeline agreeing with it must
 mean something.
 
 What the simulation assumes (recorded in ``_generate.json`` too):

@@ -57,7 +57,7 @@ from clwl.parse.common import InputError
 __all__ = [
     "ACTIVITY_TRACE_NAME_PATTERNS",
     "ORIGIN",  # clwl.parse.activity_trace_records's; imported from here by spark.ingest.message_events
-    "TraceState",  # clwl.parse.activity_trace_records's; imported from here by clwl.check and spark.ingest
+    "TraceState",  # clwl.parse.activity_trace_records's; imported from here by clwl.analyses.check and spark.ingest
     "is_activity_trace_name",
     "looks_like_amqsact",
     "parse_activity_trace_file",

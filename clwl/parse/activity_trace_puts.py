@@ -103,7 +103,7 @@ class TraceReader(OperationReader):
                 r.failed_puts += 1
             elif rec.api_environment == CHANNEL_AGENT:
                 # A receiving channel agent's put delivers a message that arrived over its channel: an arrival
-                # (clwl.observed), not a put the sending queue manager's CLWL algorithm chose for; as a put event
+                # (clwl.analyses.observed), not a put the sending queue manager's CLWL algorithm chose for; as a put event
                 # it would repeat the sender's message id on the receiving queue manager.
                 r.agent_puts += 1
             elif name == "MQPUT1":

@@ -10,7 +10,7 @@ groups (the messages behind a disclosure), configured against replayed against o
 ones routed by the engine itself: clwl/report/shares.py), the replay per queue, the channels (troubled ones
 first, transmission queue depth where browses exist); the technical run summary last.
 
-It runs without Spark: the lake is read with deltalake and pandas through clwl.lake (``read``), one run date
+It runs without Spark: the lake is read with deltalake and pandas through clwl.lake.door (``read``), one run date
 gathered into a :class:`Day`, and each section of :data:`SECTIONS` (``build``) fills its part of the
 :class:`Report` from it. pandas, matplotlib and jinja2 (the pipeline extra) are needed by this package only:
 nothing else of clwl imports it.

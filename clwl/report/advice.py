@@ -1,12 +1,12 @@
 """The four answers of issue 28 as sections of the report, after the day's facts and before the run summary:
 
-- **Configuration findings**: :func:`clwl.lint.lint_lake` for the run date (docs/lint.md);
-- **What changed since the previous day**: :func:`clwl.drift.drift`, its changes and what they did to the
+- **Configuration findings**: :func:`clwl.analyses.lint.lint_lake` for the run date (docs/lint.md);
+- **What changed since the previous day**: :func:`clwl.analyses.drift.drift`, its changes and what they did to the
   configured shares (docs/drift.md);
-- **Weights for an even split**: :func:`clwl.advise.advise` on the configuration at the end of the day (the
+- **Weights for an even split**: :func:`clwl.analyses.advise.advise` on the configuration at the end of the day (the
   timelines the Day already holds), for each sending queue manager and cluster queue that had messages and whose
   configured shares are not even across its hosting queue managers (docs/advise.md);
-- **Blast radius**: :func:`clwl.blast.blast_radius`, the first rows of its table (docs/blast.md).
+- **Blast radius**: :func:`clwl.analyses.blast.blast_radius`, the first rows of its table (docs/blast.md).
 
 Each section reads through the answer's own function (nothing here reads the lake itself) and fills one
 :class:`Answer` of ``Report.answers``. An answer that cannot be given (no such table, no captures of the date, a
@@ -24,8 +24,8 @@ from typing import Callable, Iterable, Mapping, Optional
 
 import pandas as pd
 
-from clwl.advise import Advice, AdviseError, advise, cluster_queue, other_senders
-from clwl.blast import (
+from clwl.analyses.advise import Advice, AdviseError, advise, cluster_queue, other_senders
+from clwl.analyses.blast import (
     REASON_WORDS,
     STUCK_REASONS,
     TABLE_HEADER,
@@ -37,10 +37,10 @@ from clwl.blast import (
     table_rows,
     top,
 )
-from clwl.drift import Drift, DriftError, drift
-from clwl.lint import RULE_NAMES, Finding, LintInputError, lint_lake
-from clwl.model import ClusterView
-from clwl.replay import Snapshot
+from clwl.analyses.drift import Drift, DriftError, drift
+from clwl.analyses.lint import RULE_NAMES, Finding, LintInputError, lint_lake
+from clwl.engine.model import ClusterView
+from clwl.engine.replay import Snapshot
 from clwl.report.model import Day, Report, TableView, table_view
 
 log = logging.getLogger(__name__)
@@ -384,7 +384,7 @@ _COUNTS = ("stuck", "went elsewhere")  # numbers, so that the table sorts them a
 
 def blast_answer(ans: Answer, radius: BlastRadius) -> None:
     """The hour, the most stuck cases told with their queues and applications, the table's first rows
-    (clwl.blast.table_rows: the cases that stuck or moved something, most stuck first) and the reasons' words."""
+    (clwl.analyses.blast.table_rows: the cases that stuck or moved something, most stuck first) and the reasons' words."""
     w = radius.window
     ans.lines.append(f"The busiest hour: {w.label} UTC ({w.messages} of the day's {radius.messages} messages were "
                      f"put then); {case_counts(radius)}.")

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any, Callable, Protocol
 
 from clwl.days import run_day
+from clwl.lake.storage import lake_root
 from clwl.report.advice import blast_section, drift_section, even_split_section, lint_section
 from clwl.report.agreement import MQ_COUNTS, agreement_section
 from clwl.report.channels import channels_section, evidence_section, xmitq_section
@@ -24,7 +25,6 @@ from clwl.report.read import WHATIF_COLS, gather
 from clwl.report.shares import replay_section, shares_section
 from clwl.report.stuck import stuck_section
 from clwl.report.timing import TIMING_COUNTS, timing_section
-from clwl.storage import lake_root
 
 TEMPLATES = Path(__file__).with_name("templates")  # package data: beside this module when installed too
 
@@ -167,7 +167,7 @@ def write_report(out: Places, run_date: dt.date | str, run_id: str, *, channel_s
     """Write ``<out.reports>/<run_date>/report.html`` and ``summary.md`` from ``out.lake``'s published gold tables.
 
     channel_status: the channel status timeline table (default ``<lake>/silver/channel_status``); the timeline
-    is left out, with a note, when it is absent. whatif (a clwl.whatif.WhatIf) and published (the main lake): a
+    is left out, with a note, when it is absent. whatif (a clwl.analyses.whatif.WhatIf) and published (the main lake): a
     what-if run's report, titled as one, listing its overrides and showing the published day beside it. The
     silver tables (configuration, browses) are the main lake's.
     """

@@ -9,9 +9,9 @@ import logging
 
 import pandas as pd
 
-from clwl.evidence import CHSTATUS_INTERVAL, ChstatusGap, accounting_gaps, chstatus_gaps
+from clwl.engine.xmitq import igq_evidence_gap
+from clwl.landing.evidence import CHSTATUS_INTERVAL, ChstatusGap, accounting_gaps, chstatus_gaps
 from clwl.report.model import MAX_FINDINGS, Chart, Day, Report, hmm, png, table_view
-from clwl.xmitq import igq_evidence_gap
 
 log = logging.getLogger(__name__)
 
@@ -219,7 +219,7 @@ def day_span(day: dt.date) -> tuple[dt.datetime, dt.datetime]:
 
 
 def chstatus_day_gaps(day: Day) -> list[ChstatusGap]:
-    """The run date's channel status gaps (clwl.evidence's rule, as ``clwl check`` and the ingest apply it): the
+    """The run date's channel status gaps (clwl.landing.evidence's rule, as ``clwl check`` and the ingest apply it): the
     capture times and each sender's puts of Day.seen; a sender with no capture has its whole day unseen."""
     if day.seen is None or not day.seen.chstatus_read:
         return []
@@ -248,7 +248,7 @@ def browse_evidence(day: Day) -> list[str]:
     """Messages a transmission queue browse found waiting although the channel status captures had their channel
     moving: the captures missed a failure between them. That is what the evidence lacked (the remedy: capture
     DISPLAY CHSTATUS more often), said here; why the messages stayed is their own cause, in the stuck section."""
-    from clwl.remedies import remedy
+    from clwl.analyses.remedies import remedy
 
     s = day.stuck_rows
     if s is None or s.empty or "observed_on_xmitq" not in s.columns:

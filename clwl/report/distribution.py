@@ -8,8 +8,8 @@ from typing import Any
 
 import pandas as pd
 
-from clwl.incidents import counts_text
-from clwl.remedies import distribution_remedy
+from clwl.analyses.incidents import counts_text
+from clwl.analyses.remedies import distribution_remedy
 from clwl.report.model import MAX_FINDINGS, MAX_QUEUE_CHARTS, Chart, Day, Report, clock, png, safe_file, table_view
 
 SOURCE_LABELS = {"accounting": "observed (receiver accounting, all senders)",
@@ -40,7 +40,7 @@ BOUND = "open"  # the bind of a put on a bind-on-open handle (silver.message_eve
 
 
 def who_and_remedy(dist: pd.DataFrame, skew: pd.DataFrame | None) -> pd.DataFrame:
-    """The unexpected rows with the interval's applications (counts) and the remedy (clwl.remedies), from the
+    """The unexpected rows with the interval's applications (counts) and the remedy (clwl.analyses.remedies), from the
     interval's puts per application and bind (Day.skew)."""
     out = dist.copy()
     apps, remedies = [], []

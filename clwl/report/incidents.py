@@ -1,4 +1,4 @@
-"""The incidents at the top of the findings (clwl/incidents.py's rules over the day's channel trouble), and the
+"""The incidents at the top of the findings (clwl/analyses/incidents.py's rules over the day's channel trouble), and the
 applications behind the stuck messages: the report's frames turned into the rules' plain records.
 
 Trouble windows come from three places, so that a channel that failed between two status captures still counts:
@@ -13,9 +13,9 @@ from typing import Any, Optional
 
 import pandas as pd
 
-from clwl.incidents import Delay, Incident, Trouble, counted, counts_text, incidents
-from clwl.model import ClusterView
-from clwl.remedies import BY_KEY, single_instance, stay_cause
+from clwl.analyses.incidents import Delay, Incident, Trouble, counted, counts_text, incidents
+from clwl.analyses.remedies import BY_KEY, single_instance, stay_cause
+from clwl.engine.model import ClusterView
 from clwl.report.channels import HEALTHY_STATES, channel_intervals
 from clwl.report.model import Chart, Day, Report, hmm, png, table_view
 
@@ -32,7 +32,7 @@ def view_at(day: Day, sender: str, at: Any) -> Optional[ClusterView]:
 
 
 def stuck_causes(day: Day) -> dict[str, str]:
-    """msg_id -> the cause key (clwl.remedies) a stuck message stayed for."""
+    """msg_id -> the cause key (clwl.analyses.remedies) a stuck message stayed for."""
     out = {}
     for _, r in day.stuck_rows.iterrows():
         browse = (pd.isna(r.get("channel_state")) or not r.get("channel_state")) and bool(r.get("observed_on_xmitq"))
@@ -44,10 +44,10 @@ def stuck_causes(day: Day) -> dict[str, str]:
 
 
 def bind_fixes(day: Day, causes: dict[str, str]) -> dict[str, str]:
-    """msg_id -> the fix of a message bound on open, with its object named (clwl.remedies.pinned_by on the sender's
+    """msg_id -> the fix of a message bound on open, with its object named (clwl.analyses.remedies.pinned_by on the sender's
     configuration at its wait and the put's bind): where the object already has DEFBIND(NOTFIXED) and the
     application asked for MQOO_BIND_ON_OPEN, the fix is the application's alone."""
-    from clwl.remedies import pinned_by
+    from clwl.analyses.remedies import pinned_by
 
     bound = {m for m, k in causes.items() if k == "bind-on-open"}
     puts = day.puts
@@ -125,7 +125,7 @@ def _span_channel(row: pd.Series) -> str:
 
 
 def troubles_and_delays(day: Day) -> tuple[list[Trouble], list[Delay]]:
-    """The day's trouble windows and delayed messages, as clwl.incidents takes them."""
+    """The day's trouble windows and delayed messages, as clwl.analyses.incidents takes them."""
     day_start = pd.Timestamp(day.run_date, tz="UTC")
     day_end = day_start + pd.Timedelta(days=1)
     receivers = _receivers(day)
@@ -199,9 +199,9 @@ def day_incidents(day: Day) -> list[Incident]:
 
 def channel_xmitqs(day: Day, inc: Incident) -> dict[tuple[str, str], str]:
     """(sender, channel) -> the transmission queue its messages went to at the incident's start: the engine's
-    resolution (clwl.xmitq.channel_xmitq: a matching CLCHNAME, DEFCLXQ, the queue a running channel still uses) on
+    resolution (clwl.engine.xmitq.channel_xmitq: a matching CLCHNAME, DEFCLXQ, the queue a running channel still uses) on
     the sender's configuration then; a channel the configuration does not show is left out."""
-    from clwl.xmitq import channel_xmitq
+    from clwl.engine.xmitq import channel_xmitq
 
     out = {}
     for sender, channel in inc.channels:
@@ -300,7 +300,7 @@ def _hours(t: Any, day_start: pd.Timestamp) -> float:
 def waiting_picture(day: Day, found: list[Incident], gaps: list[Any], delays: list[Delay]) -> Chart:
     """One picture of the day: messages waiting per channel (steps), the incidents shaded and numbered as in the
     findings, and below, per queue manager, its channel status captures as ticks with the unseen windows
-    (clwl.evidence's gaps) hatched, so thin evidence shows beside what it shows."""
+    (clwl.landing.evidence's gaps) hatched, so thin evidence shows beside what it shows."""
     from matplotlib.figure import Figure
     from matplotlib.patches import Patch
     from matplotlib.ticker import MaxNLocator

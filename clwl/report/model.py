@@ -120,7 +120,7 @@ class Report:
 
 @dataclass
 class Seen:
-    """What the day's evidence covered, for clwl/evidence.py's rules: chstatus, the run date's channel status
+    """What the day's evidence covered, for clwl/landing/evidence.py's rules: chstatus, the run date's channel status
     capture times per queue manager (chstatus_read False: bronze.capture_files not read); puts, each sender's
     first and last put; accounting, the queue managers with queue accounting records (None: no such table);
     quarantine, the records quarantined per source_file, level and reason (``records``)."""
@@ -148,7 +148,7 @@ class Day:
 
     Who and why (clwl.report.incidents): delayed: routing_replay's rows of the messages that waited
     (clwl.report.read.DELAYED_COLS; None: not read); puts: silver.message_events' rows of the delayed and stuck
-    messages with their ``application`` (clwl.incidents.application_of); skew: per unexpected destination-
+    messages with their ``application`` (clwl.analyses.incidents.application_of); skew: per unexpected destination-
     interval (sending_qmgr, queue, interval_start), the interval's puts per application and bind (messages)."""
 
     run_date: dt.date

@@ -10,8 +10,8 @@ from typing import Any
 
 import pandas as pd
 
+from clwl.engine.xmitq import igq_applies
 from clwl.report.model import Day, Report, table_view
-from clwl.xmitq import igq_applies
 
 PATH_COLS = ("sender", "group", "messages", "to_members", "igq", "too_large", "outside_group", "limit")
 

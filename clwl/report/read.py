@@ -1,7 +1,7 @@
 """Reading the lake for the report, without Spark: the published gold tables at the versions
-``gold/_published.json`` names (clwl/published.py), the silver tables it shows beside them, with deltalake and
-pandas through clwl.lake (:func:`open_delta`). Every column read is named from the table registry
-(clwl/registry.py).
+``gold/_published.json`` names (clwl/lake/published.py), the silver tables it shows beside them, with deltalake and
+pandas through clwl.lake.door (:func:`open_delta`). Every column read is named from the table registry
+(clwl/lake/registry.py).
 
 routing_replay (a row per message) is only ever read batch by batch into a small count cube (:func:`replay_cube`),
 never whole, and its disagreeing rows (agrees = false) through a pushed-down filter, keeping the first
@@ -19,12 +19,12 @@ from typing import Any, Callable, Sequence
 
 import pandas as pd
 
-from clwl.lake import GOLD_TABLES, is_delta_table, open_delta
-from clwl.registry import columns_of
+from clwl.lake.door import GOLD_TABLES, is_delta_table, open_delta
+from clwl.lake.registry import columns_of
+from clwl.lake.silver import table_path, trace_applications
+from clwl.lake.storage import lake_root
 from clwl.report.agreement import mq_counts
 from clwl.report.model import MAX_DISAGREEMENTS, Day, Seen, summary_row
-from clwl.silver import table_path, trace_applications
-from clwl.storage import lake_root
 
 log = logging.getLogger(__name__)
 
@@ -131,9 +131,9 @@ def combine(parts: list[pd.DataFrame]) -> pd.DataFrame:
 
 def read_gold(lake: Path, day: dt.date) -> dict[str, _Table]:
     """The run date's rows of the published gold tables of ``lake``, each at the version
-    ``<lake>/gold/_published.json`` names (clwl/published.py), so that all four come from one publish even while
+    ``<lake>/gold/_published.json`` names (clwl/lake/published.py), so that all four come from one publish even while
     another is being written. routing_replay comes back as its count cube (:func:`replay_cube`)."""
-    from clwl.published import read_published
+    from clwl.lake.published import read_published
 
     published = read_published(lake_root(lake) / "gold")  # read once: one consistent set of versions
     tables: dict[str, _Table] = {}
@@ -153,7 +153,7 @@ def destination_counts(lake: Path, day: dt.date) -> pd.DataFrame:
     version (failed puts as destination "(error)"). Two columns of the table, read with deltalake."""
     import pyarrow.compute as pc
 
-    from clwl.published import read_published
+    from clwl.lake.published import read_published
 
     published = read_published(lake_root(lake) / "gold")
     path = table_path(lake, "gold.routing_replay")
@@ -243,9 +243,9 @@ def read_delayed(lake: Path, day: dt.date, *, version: int | None) -> pd.DataFra
 
 
 def with_applications(lake: Path, day: dt.date, puts: pd.DataFrame) -> pd.DataFrame:
-    """``puts`` (message_events rows) with their ``application`` (clwl.incidents.application_of): the put file's
+    """``puts`` (message_events rows) with their ``application`` (clwl.analyses.incidents.application_of): the put file's
     application column, else the traced connection's ApplName, else the open handle's first field."""
-    from clwl.incidents import application_of
+    from clwl.analyses.incidents import application_of
 
     puts = puts.copy()
     given = puts[APPLICATION_COLUMN] if APPLICATION_COLUMN in puts.columns else pd.Series(None, index=puts.index)
@@ -304,7 +304,7 @@ def read_skew(lake: Path, day: dt.date, unexpected: pd.DataFrame) -> pd.DataFram
             ["messages"].sum().reset_index())
 
 
-# What the day's evidence covered (clwl.report.model.Seen; clwl/evidence.py's rules are applied to it).
+# What the day's evidence covered (clwl.report.model.Seen; clwl/landing/evidence.py's rules are applied to it).
 CAPTURE_COLS = columns_of("bronze.capture_files", "observing_qmgr", "capture_time")
 ACCOUNTING_COLS = columns_of("silver.queue_accounting", "qmgr")
 QUARANTINE_COLS = columns_of("silver.quarantine", "source_file", "level", "reason")
@@ -392,9 +392,9 @@ def gather(lake: Path, day: dt.date, run_id: str, *, silver_lake: Path | None = 
     silver_lake: the lake whose silver (and bronze) tables go with it (a what-if run's folder has none of its
     own: the main lake's; default ``lake``). channel_status: the channel status timeline table (default
     ``<silver_lake>/silver/channel_status``); the timeline is left out, with a note, when it is absent. whatif
-    (a clwl.whatif.WhatIf): a what-if run's report, its overrides applied to the configuration and the published
+    (a clwl.analyses.whatif.WhatIf): a what-if run's report, its overrides applied to the configuration and the published
     day (``silver_lake``'s) beside it."""
-    from clwl.silver import load_timelines
+    from clwl.lake.silver import load_timelines
 
     silver = lake_root(silver_lake) if silver_lake is not None else lake_root(lake)
     gold = read_gold(lake, day)

@@ -1,10 +1,10 @@
 """Configured shares beside the replayed and the observed ones, per sending queue manager, queue and destination,
 and the replay per queue.
 
-The configured share is the engine's (clwl/router.py, the algorithm of docs/algorithm.md), not a copy of some of
+The configured share is the engine's (clwl/engine/router.py, the algorithm of docs/algorithm.md), not a copy of some of
 its steps: for each configuration snapshot of the sending queue manager, with every channel's state taken as
 RUNNING (channel state is left out on purpose: the replayed share shows what outages did), a
-:class:`~clwl.router.Router` routes the queue's messages as an application on the sending queue manager puts them
+:class:`~clwl.engine.router.Router` routes the queue's messages as an application on the sending queue manager puts them
 (not fixed, not from a cluster channel), and each destination's share is the part of them it receives:
 
 - When the steps before 12 leave several candidates and nothing stateful remains (``Router.lru_prepared``: no
@@ -31,10 +31,10 @@ from typing import Any
 
 import pandas as pd
 
-from clwl.model import DEFAULT_CLWLWGHT, ClusterView
+from clwl.engine.model import DEFAULT_CLWLWGHT, ClusterView
+from clwl.engine.shares import engine_shares, steady
 from clwl.report.model import MAX_TABLE_ROWS, Day, Report, pct, table_view
 from clwl.report.read import NONE
-from clwl.shares import engine_shares, steady
 
 #: The columns of the configured shares (configured_shares).
 CONFIGURED_COLS = ["sending_qmgr", "queue", "interval_start", "interval_end", "interval", "qmgr", "channel", "ch_rank",

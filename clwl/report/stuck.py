@@ -9,11 +9,11 @@ from typing import Any, Callable
 
 import pandas as pd
 
-from clwl.remedies import alias_note, pinned_by, remedy, single_instance, stay_cause, step_of
+from clwl.analyses.remedies import alias_note, pinned_by, remedy, single_instance, stay_cause, step_of
 from clwl.report.incidents import application_by_msg, applications_text, view_at
 from clwl.report.model import MAX_FINDINGS, Day, Report, clock, hmm, table_view
 
-# What a not-reallocatable reason means, in words (clwl.replay's not_reallocatable_reason values).
+# What a not-reallocatable reason means, in words (clwl.engine.replay's not_reallocatable_reason values).
 BOUND_BY = {
     "bind-on-open": "opened with bind on open",
     "bind-on-group": "part of a message group",
@@ -122,7 +122,7 @@ STUCK_GROUP_COLS = ("sending_qmgr", "channel", "qmgr", "channel_state", "window"
 
 
 def group_remedy(day: Day, g: pd.DataFrame) -> str:
-    """The cause and remedy of one stuck group, from clwl.remedies' one table, with its objects named: the
+    """The cause and remedy of one stuck group, from clwl.analyses.remedies' one table, with its objects named: the
     queue, the channel, the named target queue manager and what pinned a bind on open (from the group's puts
     and the sender's configuration at its first wait)."""
     first = g.iloc[0]

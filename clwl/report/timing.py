@@ -1,8 +1,8 @@
 """Timing: the replay against the channel agents' trace (issue 29 item 2). Where the channel agents were traced,
 gold.routing_replay says when each message left its transmission queue and whether the replay's wait agrees
-(clwl.observed.timing_agreement: inside the replay's window, widened by TIMING_TOLERANCE). This section gives the
+(clwl.analyses.observed.timing_agreement: inside the replay's window, widened by TIMING_TOLERANCE). This section gives the
 run summary's counts beside the destination agreement, and lists the disagreements with their likely cause
-(clwl.observed.TIMING_CAUSES), read from the published table of the lake the report was gathered from."""
+(clwl.analyses.observed.TIMING_CAUSES), read from the published table of the lake the report was gathered from."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from typing import Optional
 
 import pandas as pd
 
-from clwl.observed import TIMING_CAUSES, TIMING_TOLERANCE
+from clwl.analyses.observed import TIMING_CAUSES, TIMING_TOLERANCE
 from clwl.report.agreement import mq_counts
 from clwl.report.model import MAX_DISAGREEMENTS, Day, Report, TableView, pct, table_view
 
@@ -36,7 +36,7 @@ def timing_counts(summary: dict) -> tuple[int, int, int] | None:
 def read_disagreements(lake: Path, day) -> pd.DataFrame | None:
     """The run date's routing_replay rows whose wait the trace contradicts (timing_agrees false), at the published
     version, by sending queue manager and put time; None when the table or its timing columns are not there."""
-    from clwl.lake import Lake
+    from clwl.lake.door import Lake
 
     lake = Lake(lake)
     version = lake.published_version("gold.routing_replay")

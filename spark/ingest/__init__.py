@@ -9,7 +9,7 @@ manager). A file's parser is chosen by its name (letter case ignored), then by i
 
 =====================================================  ======================================================
 ``config_HHMMSS.mqsc|.txt|.json|.jsonl``               runmqsc output or MQ REST runCommandJSON (told apart by
-``chstatus_HHMMSS.mqsc|.txt|.json|.jsonl``             content: ``clwl.view.parse_capture_file``)
+``chstatus_HHMMSS.mqsc|.txt|.json|.jsonl``             content: ``clwl.engine.view.parse_capture_file``)
 ``puts*.csv|.jsonl|.json``                             put records (``clwl.parse.puts``)
 ``xmitq_HHMMSS.amqsbcg|.dmpmqmsg|.txt``                transmission queue browse (``clwl.parse.xmitq``)
 ``*.amqsmon``                                          amqsmon queue accounting / statistics, channel statistics
@@ -62,7 +62,7 @@ How a run works (:func:`ingest`):
 
 Message events (:func:`message_jobs`): ``bronze.put_records`` is every put record a parser accepted (bronze is
 raw); ``silver.message_events`` -- what the replay routes -- takes each message once, on its own run date. Each
-put row is stored once (``clwl.put_records``): silver stores the rows it takes, with what bronze has of them, and
+put row is stored once (``clwl.lake.put_records``): silver stores the rows it takes, with what bronze has of them, and
 bronze's files only the rows held back, so a day without repeats writes its put rows once, to silver; every
 reader reads ``bronze.put_records`` as the view of the two. The rebuild writes bronze (the rows held back now,
 and still those held before), then silver, then bronze again when a row stopped being held back, so that every
@@ -118,8 +118,8 @@ and ``run`` (:func:`ingest`, the steps in order).
 """
 
 # What other code imports from spark.ingest (arrow_table and make_scratch are for tests).
+from clwl.landing.discovery import EXPECTED_NAMES, LandingError, LandingFile, classify_name, discover_landing
 from spark.ingest.history import build_histories, qmgr_history
-from spark.ingest.landing import EXPECTED_NAMES, LandingError, LandingFile, classify_name, discover_landing
 from spark.ingest.message_events import MESSAGE_LEVEL
 from spark.ingest.parse_step import TASK_BYTES, plan_tasks
 from spark.ingest.parse_tasks import (

@@ -20,8 +20,8 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Iterator
 
-from clwl.storage import Location, get_file, is_object_store, lake_root, put_file
-from spark.ingest.landing import LandingFile
+from clwl.lake.storage import Location, get_file, is_object_store, lake_root, put_file
+from clwl.landing.discovery import LandingFile
 from spark.session import is_remote, session_master
 
 #: Under the run's scratch folder: the staged copies of the landing files.

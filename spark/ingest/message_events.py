@@ -11,8 +11,8 @@ from datetime import datetime, timezone
 from typing import Iterable, NamedTuple
 
 from clwl.days import run_day
-from clwl.formats import PUT_FORMATS, SELF_CHECKED_FORMATS, TRACE_FORMAT
-from clwl.held_back import (
+from clwl.landing.formats import PUT_FORMATS, SELF_CHECKED_FORMATS, TRACE_FORMAT
+from clwl.landing.held_back import (
     DATE_REASON,
     DIFFERS,
     DUPLICATE_REASON,
@@ -38,7 +38,7 @@ MESSAGE_LEVEL = "message"
 PUT_PARSERS = PUT_FORMATS
 
 
-# SELF_CHECKED_FORMATS (clwl.formats): put file formats whose parser refuses a msg_id repeated within the file
+# SELF_CHECKED_FORMATS (clwl.landing.formats): put file formats whose parser refuses a msg_id repeated within the file
 # (clwl.parse.puts): a sender's day that only one such file has rows of can hold no repeated msg_id. An activity
 # trace has no such check.
 
@@ -102,7 +102,7 @@ def _file_order(config, files: Iterable[str], ingested_at: datetime) -> list[tup
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    from clwl.lake import Lake
+    from clwl.lake.door import Lake
 
     wanted = sorted(set(files))
     log = Lake(config.lake).rows("silver.ingest_files", ["source_file", "ingested_at", "ingest_run_id", "status"])
@@ -142,7 +142,7 @@ def _put_csv_row():
 
 
 # ----------------------------------------------------------------------------------------------------------
-# The application of a put: clwl.incidents.application_of as Spark columns (a Python UDF over every message
+# The application of a put: clwl.analyses.incidents.application_of as Spark columns (a Python UDF over every message
 # would cost more than the rest of the rebuild). tests/spark/test_put_application.py holds the two to one
 # table of cases.
 
@@ -150,7 +150,7 @@ def _put_csv_row():
 #: and so must the Spark rule (Spark's trim cuts blanks only).
 PY_SPACES = ("\t\n\x0b\x0c\r\x1c\x1d\x1e\x1f \x85\xa0\u1680" + "".join(map(chr, range(0x2000, 0x200B)))
              + "\u2028\u2029\u202f\u205f\u3000")
-#: An activity trace's open handle begins with its connection (Correl_id hex), not a name (clwl.incidents).
+#: An activity trace's open handle begins with its connection (Correl_id hex), not a name (clwl.analyses.incidents).
 _CONNECTION_ID = "\\A[0-9A-Fa-f]{32,}\\z"
 
 
@@ -162,7 +162,7 @@ def _stripped(column):
 
 
 def application_column(column, traced_appl_name, open_handle):
-    """:func:`clwl.incidents.application_of` as a Spark column: the put file's application (``column``), else the
+    """:func:`clwl.analyses.incidents.application_of` as a Spark column: the put file's application (``column``), else the
     trace's ApplName (``traced_appl_name``), else the first field of an ``application:pid:handle`` open handle
     (not a trace's connection id); each stripped, an empty one skipped; null when none names one."""
     from pyspark.sql import functions as F
@@ -193,7 +193,7 @@ def _with_application(spark, config, events, scope: MessageScope):
 
 def put_rows(spark, config, scope: MessageScope, frames: dict, where: str):
     """Every accepted put row of the scope's pairs, as bronze.put_records has them: the lake's (the view of
-    clwl.put_records) but those of the files this run touched, and this run's rows of those files (``frames``).
+    clwl.lake.put_records) but those of the files this run touched, and this run's rows of those files (``frames``).
     Reading the view again after the writes of :func:`message_jobs` began gives the same rows (a row in both of
     its tables is taken once), so Spark may recompute it."""
     from pyspark.sql import functions as F
@@ -217,7 +217,7 @@ def message_jobs(spark, config, scope: MessageScope, frames: dict, ingested_at: 
     A row is held back when its put time is not on its run date (UTC), or, among the others, when its msg_id was
     put before by the same sending queue manager on the same run date in an earlier copy: by file order
     (:func:`_file_order`: first ingest, then name), then position. The decision and its reasons are
-    clwl.held_back's, which clwl check applies in Python. One aggregation finds the repeated msg_ids,
+    clwl.landing.held_back's, which clwl check applies in Python. One aggregation finds the repeated msg_ids,
     over the pairs whose rows are in more than one file or in an activity trace (``scope.single`` cannot repeat
     one: 20 s of a 10M messages' ingest); only their rows are ranked (a window over msg_id)."""
     from pyspark.sql import Window
@@ -265,7 +265,7 @@ def message_jobs(spark, config, scope: MessageScope, frames: dict, ingested_at: 
 
 
 def _reason(template: str, **columns):
-    """A reason template of clwl.held_back as a Spark column: its literal text and the given columns, in order."""
+    """A reason template of clwl.landing.held_back as a Spark column: its literal text and the given columns, in order."""
     from pyspark.sql import functions as F
 
     parts = []

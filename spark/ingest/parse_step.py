@@ -10,56 +10,14 @@ import json
 import time
 from pathlib import Path
 
-from clwl import formats
-from spark.ingest.landing import LandingFile
+from clwl.landing.discovery import TASK_BYTES as TASK_BYTES
+from clwl.landing.discovery import LandingFile, plan_tasks
 from spark.ingest.landing_stage import stage_landing, tasks_read_the_store
 from spark.ingest.parse_tasks import ReconciliationError, parse_partition
 from spark.ingest.put_csv import PUT_RECORDS, PutCsvRead, read_put_csvs
 from spark.ingest.scratch import PARSED_TABLES
 from spark.session import code_zip, default_parallelism, is_remote, session_master
 from spark.tables import TABLES
-
-#: Parse tasks take files up to this many bytes together (0: one task per file). Measured on the 2-core target
-#: with the samples (73 files, 5 MB): a Python task costs ~0.13 CPU-s of its own, so one task per file spent
-#: ~10 CPU-s and ~10 s in parse tasks where two tasks spend 0.4 s. A file larger than this has a task of its own.
-TASK_BYTES = 32 << 20
-
-
-def _units(files: list[LandingFile]) -> list[list[LandingFile]]:
-    """Files that must be parsed together, in order: the activity trace files of one run date and queue manager
-    (a handle opened in one is used in the next: the parser's TraceState is handed on, in name order, so name
-    them so that name order is time order); every other file alone."""
-    traces: dict[tuple[str, str | None], list[LandingFile]] = {}
-    units: list[list[LandingFile]] = []
-    for f in files:
-        if formats.unit(f.parser) == formats.QMGR_DAY and not f.reject:
-            traces.setdefault((f.run_date, f.observing_qmgr), []).append(f)
-        else:
-            units.append([f])
-    units += [sorted(fs, key=lambda f: f.source_file) for fs in traces.values()]
-    return units
-
-
-def plan_tasks(files: list[LandingFile], parallelism: int, task_bytes: int = TASK_BYTES) -> list[list[LandingFile]]:
-    """The files of each parse task: at least ``parallelism`` tasks (if there are that many units), more when
-    the bytes call for it; biggest first, each to the task with the fewest bytes so far. A unit is one file, or
-    the activity trace files of one run date and queue manager, which stay together in name order
-    (:func:`_units`)."""
-    if not files:
-        return []
-    units = _units(files)
-    if task_bytes <= 0:
-        return units
-    size = {id(u): sum(max(f.size_bytes, 1) for f in u) for u in units}
-    total = sum(f.size_bytes for f in files)
-    n = min(len(units), max(parallelism, -(-total // task_bytes)))
-    tasks: list[list[LandingFile]] = [[] for _ in range(n)]
-    loads = [0] * n
-    for u in sorted(units, key=lambda u: (-size[id(u)], u[0].source_file)):
-        i = loads.index(min(loads))
-        tasks[i].extend(u)
-        loads[i] += size[id(u)]
-    return [t for t in tasks if t]
 
 
 def _ship_code(sc, master: str, spark=None) -> None:

@@ -12,10 +12,10 @@ import json
 import re
 from typing import Callable, Iterable, Iterator
 
-from clwl import formats
 from clwl.days import run_day
-from clwl.formats import TRACE_FORMAT as TRACE_FORMAT
-from spark.ingest.landing import LandingFile, unknown_format_reason
+from clwl.landing import formats
+from clwl.landing.discovery import LandingFile, unknown_format_reason
+from clwl.landing.formats import TRACE_FORMAT as TRACE_FORMAT
 from spark.ingest.scratch import QUARANTINE_TABLE, remove_scratch_file, write_scratch_file
 from spark.tables import TABLES
 
@@ -86,8 +86,8 @@ def attrs_hash(kind: str, attrs: dict[str, str | None]) -> str:
 
 
 def object_key(record) -> str:
-    """A stable text key of the object a record describes: ``clwl.view.record_identity`` without source and line."""
-    from clwl.view import record_identity
+    """A stable text key of the object a record describes: ``clwl.engine.view.record_identity`` without source and line."""
+    from clwl.engine.view import record_identity
 
     ident = record_identity(record)
     if record.kind not in ("CLUSQMGR", "QCLUSTER", "QMGR", "QLOCAL", "QALIAS", "QREMOTE", "QMODEL", "CHSTATUS",
@@ -190,7 +190,7 @@ def _column_checks(key: str) -> tuple[tuple[int, str, str, int, int], ...]:
     """(index, column, what, lo, hi) of the columns of a table whose values Arrow may refuse: integers beyond the
     column's range, text with a lone surrogate (in strings, string maps and string arrays). From the registry, not
     Spark's types: clwl check runs this parse body without pyspark."""
-    from clwl.registry import spec
+    from clwl.lake.registry import spec
 
     return spec(key).value_checks()
 
@@ -248,8 +248,8 @@ def _row_raw(key: str, row: tuple) -> str:
 
 
 def _parse_capture(out: _Out) -> None:
+    from clwl.engine.view import parse_capture_file
     from clwl.parse.mqsc import read_text_file
-    from clwl.view import parse_capture_file
 
     s = out.spec
     cap = parse_capture_file(s.path)
@@ -488,7 +488,7 @@ def _parse_amqsevt_json(out: _Out, tz: str | None = None, state=None) -> None:
 
 @functools.lru_cache(maxsize=None)
 def _entry_point(name: str) -> Callable:
-    """A format's parse entry point (``clwl.formats.Format.parse``, ``"module:function"``), imported once."""
+    """A format's parse entry point (``clwl.landing.formats.Format.parse``, ``"module:function"``), imported once."""
     import importlib
 
     module, _, function = formats.get(name).parse.partition(":")

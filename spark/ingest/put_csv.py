@@ -44,12 +44,12 @@ from dataclasses import dataclass, field
 from typing import Callable, NamedTuple
 from urllib.parse import unquote, urlparse
 
-from clwl import formats
+from clwl.landing import formats
+from clwl.landing.discovery import LandingFile
 from clwl.parse.common import InputError
 from clwl.parse.put_record import APPLICATION_MAX, BINDS, PUT_COLUMNS, PutColumn
 from clwl.parse.put_rows import BOOL_WORDS, HEX_BYTES, HEX_DIGITS, MQ_NAME_CHARS, NAME_MAX
 from clwl.parse.puts import CsvHeader, csv_header
-from spark.ingest.landing import LandingFile
 from spark.tables import TABLES
 
 # On only when asked (``CLWL_PUT_CSV_READER=spark``, spark.config.PipelineConfig.put_csv_reader): by default every
@@ -57,7 +57,7 @@ from spark.tables import TABLES
 # reader with the parser's checks costs about 1.7 times the parser's CPU per record (its tokenizer and Parquet
 # writer alone cost about what the whole Python parse does), so it is not the default there.
 PUT_RECORDS = "bronze.put_records"
-#: The name the put CSV format logs (``clwl.formats``), and the only one read here.
+#: The name the put CSV format logs (``clwl.landing.formats``), and the only one read here.
 CSV = formats.PUT_CSV_FORMAT
 #: The scratch sub-folder the fast path's rows are written to (not one of the parsed tables).
 SCRATCH_FOLDER = "_put_csv"

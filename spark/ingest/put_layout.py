@@ -1,9 +1,9 @@
 """The one lake migration of the put rows: a lake whose bronze.put_records stores every accepted put row (made
-before each put row was stored once, clwl.put_records) is brought to the layout where it stores only the rows
+before each put row was stored once, clwl.lake.put_records) is brought to the layout where it stores only the rows
 held back from silver.message_events.
 
-The view of clwl.put_records reads either layout right, so readers never wait for this; the ingest runs it once,
-first, when the table lacks :data:`clwl.put_records.LAYOUT_PROPERTY`. It rebuilds the message events of every
+The view of clwl.lake.put_records reads either layout right, so readers never wait for this; the ingest runs it once,
+first, when the table lacks :data:`clwl.lake.put_records.LAYOUT_PROPERTY`. It rebuilds the message events of every
 (run date, sending queue manager) the lake holds put rows of, by the ingest's own rebuild with no file touched:
 the same decisions, silver gains what bronze had of each row (``application_given``, ``ingest_run_id``), and
 bronze is left with the held-back rows. The rebuild's writes keep every row in the lake at every commit, and the
@@ -14,8 +14,8 @@ from __future__ import annotations
 import time
 from datetime import datetime
 
-from clwl.lake import open_delta
-from clwl.put_records import LAYOUT, LAYOUT_PROPERTY
+from clwl.lake.door import open_delta
+from clwl.lake.put_records import LAYOUT, LAYOUT_PROPERTY
 from spark.ingest.message_events import message_jobs, scope_of_put_files, write_phases
 from spark.tables import path, read
 

@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-import os
 import time
 from datetime import datetime, timezone
 from typing import Callable
 
+from clwl.landing.discovery import TRACE_TZ_ENV as TRACE_TZ_ENV
+from clwl.landing.discovery import discover_landing, trace_zone
 from clwl.terminal import printable
 from spark.config import PipelineConfig
-from spark.ingest.landing import discover_landing
 from spark.ingest.parse_step import TASK_BYTES, parse_files
 from spark.ingest.parse_tasks import ReconciliationError
 from spark.ingest.put_layout import migrate_put_records
@@ -26,32 +26,12 @@ from spark.ingest.scratch import make_scratch, remove_scratch
 from spark.ingest.write_step import write_tables
 from spark.tables import ensure_tables
 
-#: Environment variable: the time zone (IANA name, e.g. ``Europe/London``) in which the local OperationDate /
-#: OperationTime of activity traces are read, when a put has no High Res Time (LOW level). Default UTC.
-TRACE_TZ_ENV = "CLWL_TRACE_TZ"
-
-
-def trace_zone(trace_tz: str | None = None) -> str:
-    """The zone activity traces are read in: ``trace_tz``, else $CLWL_TRACE_TZ, else UTC. ValueError for a name
-    that is no known zone (before anything is read)."""
-    from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
-
-    zone = (trace_tz or os.environ.get(TRACE_TZ_ENV) or "UTC").strip()
-    if zone.upper() == "UTC":
-        return "UTC"
-    try:
-        ZoneInfo(zone)
-    except (ZoneInfoNotFoundError, ValueError):
-        raise ValueError(f"unknown time zone {zone!r} for activity traces ({TRACE_TZ_ENV} or trace_tz): expected "
-                         "an IANA name such as Europe/London, or UTC") from None
-    return zone
-
 
 def ingest_pending(config: PipelineConfig, run_dates: list[str] | None = None, trace_tz: str | None = None) -> bool:
     """Whether :func:`ingest` of these run dates would read or remove any file (a new, changed or gone file, or
     code that reads files differently), decided as the ingest decides it, without Spark: the landing folder's
     files and the run log read with deltalake. A lake without the run log has everything to ingest."""
-    from clwl.lake import Lake
+    from clwl.lake.door import Lake
 
     if not Lake(config.lake).exists("silver.ingest_files"):
         return True

@@ -10,12 +10,12 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 
-from clwl import formats
 from clwl.days import run_day
+from clwl.landing import formats
+from clwl.landing.discovery import LandingFile
+from clwl.landing.totals import RecordTotals
 from clwl.terminal import printable
-from clwl.totals import RecordTotals
 from spark.config import PipelineConfig
-from spark.ingest.landing import LandingFile
 from spark.tables import TABLES, path
 
 
@@ -75,7 +75,7 @@ class IngestSummary(RecordTotals):
 
 
 # The code that turns files into rows: the parsers (every module under clwl/parse/, the format registry and every
-# module a format names (clwl.formats.modules: clwl.view, ...), with every clwl module they import, found from
+# module a format names (clwl.landing.formats.modules: clwl.engine.view, ...), with every clwl module they import, found from
 # their source: a hand-kept list once missed clwl/parse/zos.py), spark.tables and every module of this package
 # (spark/ingest/*.py). A change to any of them reads every file again.
 @functools.lru_cache(maxsize=1)
@@ -86,7 +86,7 @@ def _code_modules() -> tuple[str, ...]:
     ingest = tuple("spark.ingest" if p.stem == "__init__" else f"spark.ingest.{p.stem}"
                    for p in sorted(Path(__file__).parent.glob("*.py")))
     other = tuple(m for m in named if not m.startswith("clwl.") and m not in ingest)
-    return (*parser_modules("clwl.formats", *(m for m in named if m.startswith("clwl."))), "spark.tables",
+    return (*parser_modules("clwl.landing.formats", *(m for m in named if m.startswith("clwl."))), "spark.tables",
             *other, *ingest)
 
 
@@ -114,7 +114,7 @@ def latest_log_rows(config: PipelineConfig, dates: list[str]) -> dict[str, dict]
     JVM's first Delta read, seconds before anything else could start."""
     if not dates:
         return {}
-    from clwl.lake import Lake
+    from clwl.lake.door import Lake
 
     rows = Lake(config.lake).rows("silver.ingest_files", filters=[
         ("run_date", "in", [run_day(d) for d in sorted(set(dates))])]).to_pylist()
@@ -176,10 +176,10 @@ def report_plan(progress, dates: list[str], files: list[LandingFile], todo: list
 
 
 def chstatus_notes(run_date: str, files: list[LandingFile]) -> list[str]:
-    """The run date's channel status gaps as the plan sees them (clwl.evidence's rule, the one ``clwl check``
+    """The run date's channel status gaps as the plan sees them (clwl.landing.evidence's rule, the one ``clwl check``
     and the report apply): from the chstatus capture files' names, a queue manager with put files counted as a
     sender whose put times are not read yet (so only the stretches between captures, and no capture at all)."""
-    from clwl.evidence import chstatus_gaps
+    from clwl.landing.evidence import chstatus_gaps
 
     usable = [f for f in files if not f.reject and f.observing_qmgr]
     captures: dict[str, list[datetime]] = {}

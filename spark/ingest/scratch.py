@@ -1,6 +1,6 @@
 """The run's scratch folder ``<lake>/_ingest/<run_id>/``: where the parse tasks leave their rows for the driver,
 and the clean-up of the folders of runs that are no longer running. On the lake's storage (a local folder or a
-prefix of an object store, through clwl.storage), so that executors on other hosts can write it."""
+prefix of an object store, through clwl.lake.storage), so that executors on other hosts can write it."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import time
 from datetime import datetime, timezone
 from pathlib import Path
 
-from clwl.storage import (
+from clwl.lake.storage import (
     Location,
     arrow_filesystem,
     delete_object,
@@ -64,7 +64,7 @@ def _scratch_is_stale(config: PipelineConfig, folder: Location) -> bool:
     owner ran on this host and whose process is gone; else one older than SCRATCH_STALE_SECONDS."""
     import socket
 
-    from clwl.lakelock import holds_lock
+    from clwl.lake.lock import holds_lock
 
     if holds_lock(config.lake):
         return True

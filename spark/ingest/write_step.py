@@ -7,16 +7,16 @@ from __future__ import annotations
 import time
 from datetime import datetime
 
-from clwl import formats
-from clwl.lake import Lake
+from clwl.lake.door import Lake
+from clwl.landing import formats
+from clwl.landing.discovery import LandingFile, classify_name
 from spark.ingest.history import build_histories, split_histories
-from spark.ingest.landing import LandingFile, classify_name
 from spark.ingest.message_events import MessageScope, message_jobs, message_scope, write_phases
 from spark.ingest.scratch import QUARANTINE_TABLE
 from spark.ingest.writes import run_writes, sql_in
 from spark.tables import TABLES, read
 
-# The tables a file of each format feeds: clwl.formats.feeds (silver.quarantine is fed by every file). A file
+# The tables a file of each format feeds: clwl.landing.formats.feeds (silver.quarantine is fed by every file). A file
 # feeding these has the history of its observing queue manager rebuilt.
 _HISTORY_SOURCES = ("bronze.capture_files", "bronze.mqsc_objects")
 

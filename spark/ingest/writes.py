@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Iterable
 
-from clwl.lake import Lake
+from clwl.lake.door import Lake
 from spark.tables import TABLES, path
 
 

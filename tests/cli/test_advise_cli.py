@@ -1,7 +1,7 @@
 """`clwl advise` end to end: its proposal, written into the capture files, gives the shares it reports through
 `clwl route`; bad input is one line and exit 2; `--lake --date` replays the day before and after.
 
-Why `clwl route --count N` must give exactly the achieved shares (docs/algorithm.md step 12, clwl/shares.py):
+Why `clwl route --count N` must give exactly the achieved shares (docs/algorithm.md step 12, clwl/engine/shares.py):
 every DestSeqFactor starts at zero, each choice adds 1000 / CLWLWGHT to the chosen channel's, and the lowest
 goes next; after W messages, W the sum of the weights in the rotation, each channel has been chosen exactly its
 weight's number of times. So routing 2W messages counts 2w for each channel: the share w / W exactly, which is
@@ -175,7 +175,7 @@ def test_lake_replay_shows_the_day_before_and_after(samples_lake, capsys):
     """The published samples, 2026-11-20, QM1's puts to APP.ORDERS replayed as captured (the published
     gold.routing_replay's final destinations, message for message) and with the proposal for QM1 20, QM2 50,
     QM3 30 (TO.QM1 32, TO.QM3 48: the sample test above): the same messages, other destinations."""
-    from clwl.lake import Lake, read_rows
+    from clwl.lake.door import Lake, read_rows
 
     advice = advise_json(capsys, "--mqsc", str(samples_lake.landing / "2026-11-20" / "QM1"), "--queue", "APP.ORDERS",
                          "--target", "QM1=20,QM2=50,QM3=30", "--lake", str(samples_lake.lake),

@@ -514,7 +514,7 @@ def test_importing_the_check_loads_only_the_standard_library_and_clwl():
     import subprocess
     import sys
 
-    code = BLOCK_PYSPARK + ("import clwl.check, json\n"
+    code = BLOCK_PYSPARK + ("import clwl.analyses.check, json\n"
                             "print(json.dumps(sorted(m for m in sys.modules if m.split('.')[0] in "
                             "('spark', 'pyspark', 'py4j', 'pandas', 'pyarrow', 'deltalake'))))\n")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=120)
@@ -523,9 +523,9 @@ def test_importing_the_check_loads_only_the_standard_library_and_clwl():
 
 
 def test_the_registry_checks_each_value_as_the_ingest_does():
-    """clwl.registry.TableSpec.value_checks is what the ingest's parse body (spark/ingest/parse_tasks.py,
+    """clwl.lake.registry.TableSpec.value_checks is what the ingest's parse body (spark/ingest/parse_tasks.py,
     _column_checks) derives from pyspark's schemas, for every table: the same ranges and text columns."""
-    from clwl.registry import SPECS
+    from clwl.lake.registry import SPECS
     from spark.ingest.parse_tasks import _column_checks
 
     for key, spec in SPECS.items():
@@ -570,9 +570,9 @@ def test_a_folder_without_run_dates_is_never_a_clean_bill_of_health(capsys, tmp_
 
 def test_the_samples_qm4_gap_is_the_evidence_rules_own_sentence(capsys):
     """Issue 27 item 5: QM4's chstatus captures on 2026-11-20 are at 06:00 and 18:00 (its folder's file names), 720
-    min apart. ``clwl check --json`` reports the gap in the words of clwl.evidence.chstatus_gap, the function the
+    min apart. ``clwl check --json`` reports the gap in the words of clwl.landing.evidence.chstatus_gap, the function the
     ingest's plan and the report call too."""
-    from clwl.evidence import chstatus_gap
+    from clwl.landing.evidence import chstatus_gap
 
     assert main(["check", str(SAMPLES), "--date", DAY, "--json"]) in (0, 1)
     gaps = [g for g in json.loads(capsys.readouterr().out)["gaps"] if g["qmgr"] == "QM4"]

@@ -178,7 +178,7 @@ def test_a_message_released_when_its_channel_runs_again(lake, capsys):
 
 
 def test_unknown_and_ambiguous_messages_are_one_line_exit_2(lake, capsys, tmp_path):
-    from clwl.explain import ExplainError, pick_row
+    from clwl.analyses.explain import ExplainError, pick_row
 
     root, _ = lake
     code, out, err = _clwl(capsys, "explain", "00" * 24, "--lake", str(root))
@@ -208,7 +208,7 @@ def test_unknown_and_ambiguous_messages_are_one_line_exit_2(lake, capsys, tmp_pa
 
 def test_no_spark_session_is_started(lake):
     """In a fresh process (this one holds the module's Spark session) where pyspark cannot be imported at all: the
-    command answers all the same (clwl/explain.py reads the lake with deltalake and routes with the engine)."""
+    command answers all the same (clwl/analyses/explain.py reads the lake with deltalake and routes with the engine)."""
     import subprocess
     import sys
 

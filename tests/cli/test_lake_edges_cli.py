@@ -127,7 +127,7 @@ def lake(tmp_path) -> Path:
     """A published lake written by deltalake itself (no Spark): gold.routing_replay named by _published.json."""
     pa = pytest.importorskip("pyarrow")
     deltalake = pytest.importorskip("deltalake")
-    from clwl.published import write_published
+    from clwl.lake.published import write_published
 
     root = tmp_path / "lake"
     deltalake.write_deltalake(str(root / "gold" / "routing_replay"), pa.table({
@@ -150,8 +150,8 @@ def test_an_integer_of_5000_digits_in_the_lock_file_is_still_a_refusal_naming_th
     """The lock file is read by the writers only (clwl run, clwl ingest, the DAG tasks: lake_lock, before Spark
     starts), to say who holds the lake: a file they cannot read says nobody, it never stops them with a
     traceback. read_lake_json itself says why in one line."""
-    from clwl.lake_files import LakeFileError, read_lake_json
-    from clwl.lakelock import LakeBusy, lake_lock, lock_path, read_holder
+    from clwl.lake.lake_files import LakeFileError, read_lake_json
+    from clwl.lake.lock import LakeBusy, lake_lock, lock_path, read_holder
 
     lake = tmp_path / "lake"
     lake.mkdir()

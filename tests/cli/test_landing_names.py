@@ -1,5 +1,5 @@
 """Names that are not MQ names (issue 25 item 6): a run date folder's folder is a queue manager only when its name
-is a valid MQ queue manager name (clwl.landing.is_mq_name: 1-48 of A-Z a-z 0-9 . _ / %, ASCII). A lookalike
+is a valid MQ queue manager name (clwl.landing.layout.is_mq_name: 1-48 of A-Z a-z 0-9 . _ / %, ASCII). A lookalike
 (``QＭ١``: a fullwidth M and an Arabic-Indic one) or a name with a terminal escape sequence is skipped with its
 reason, its files never read as a queue manager: a copy of QM5's puts in it once held QM5's own rows back as
 duplicates. Names found in the file system reach the terminal with their control characters escaped
@@ -19,9 +19,9 @@ from pathlib import Path
 import pytest
 
 from clwl.cli import main
-from clwl.landing import is_mq_name
+from clwl.landing.discovery import discover_landing
+from clwl.landing.layout import is_mq_name
 from clwl.terminal import printable
-from spark.ingest.landing import discover_landing
 from tests.handmade import PUTS_HEADER, chstatus_capture, config_capture, msg, put_row, write_day
 
 DAY = "2026-11-20"

@@ -18,8 +18,8 @@ from pathlib import Path
 
 import pytest
 
+from clwl.analyses.lint import RULE_NAMES
 from clwl.cli import main
-from clwl.lint import RULE_NAMES
 from tests.handmade import chstatus_capture, config_capture
 
 KEYS = ["rule", "qmgr", "object", "detail", "remedy", "severity", "seen_by"]

@@ -85,7 +85,7 @@ def test_without_java_one_line_and_exit_2(tmp_path, command, java_home):
 def test_the_first_line_comes_before_spark_starts(tmp_path):
     """The tool's own first line within 10 s of the start, before any Spark work. The test holds the lake's lock,
     so the run stops right after that line (exit 2, one line naming the holder) and no JVM ever starts."""
-    from clwl.lakelock import lake_lock
+    from clwl.lake.lock import lake_lock
 
     env = {k: v for k, v in os.environ.items()
            if k not in ("CLWL_SPARK_VERBOSE", "CLWL_LOCK_WAIT", "CLWL_SPARK_MASTER")}

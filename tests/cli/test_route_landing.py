@@ -37,7 +37,7 @@ from pathlib import Path
 import pytest
 
 from clwl.cli import main
-from clwl.view import parse_capture_moment, read_captures, select_landing_captures
+from clwl.engine.view import parse_capture_moment, read_captures, select_landing_captures
 
 LANDING = Path(__file__).resolve().parents[1] / "fixtures" / "cli" / "landing"
 DAY = LANDING / "2026-11-21"

@@ -17,9 +17,9 @@ from pathlib import Path
 import pytest
 
 from clwl.cli import main
+from clwl.engine.view import record_identity
 from clwl.parse.common import MqscRecord
 from clwl.terminal import printable
-from clwl.view import record_identity
 from tests.handmade import chstatus_capture, config_capture, write_day
 
 TITLE = "\x1b]0;PWNED\x07"  # ESC ] 0 ; PWNED BEL: sets the terminal's title
@@ -273,7 +273,7 @@ def test_published_lines_are_escaped(capsys, tmp_path):
 def test_blast_readable_answer_is_escaped(capsys):
     from collections import Counter
 
-    from clwl.blast import blast_radius_of_events
+    from clwl.analyses.blast import blast_radius_of_events
     from clwl.cli.blast import write_readable
     from tests.unit.test_blast import DAY as DAY_OF_BLAST
     from tests.unit.test_blast import QM1, qm1_day
@@ -287,8 +287,8 @@ def test_blast_readable_answer_is_escaped(capsys):
 
 
 def test_explain_readable_answer_is_escaped(capsys):
+    from clwl.analyses.explain import Explanation
     from clwl.cli.explain import write_readable
-    from clwl.explain import Explanation
 
     row = {"put_time": datetime(2026, 11, 20, 6, tzinfo=UTC), "queue": QUEUE, "target_qmgr": None, "bind": "open",
            "length": 10, "profile": "default", "error": "MQRC_UNKNOWN_OBJECT_NAME", "reason_code": 2085,

@@ -6,7 +6,7 @@ from __future__ import annotations
 import datetime as dt
 from pathlib import Path
 
-from clwl.lake import GOLD_TABLES
+from clwl.lake.door import GOLD_TABLES
 
 ROOT = Path(__file__).resolve().parents[2]
 DAGS = ROOT / "dags"
@@ -45,7 +45,7 @@ def task_states(dag_run) -> dict[str, str]:
 
 def delta_versions(root: Path, exclude: tuple[str, ...] = ()) -> dict[str, int]:
     """Delta version of every table under `root` (relative path -> version), skipping `exclude` prefixes."""
-    from clwl.lake import latest_version
+    from clwl.lake.door import latest_version
 
     out = {}
     for log_dir in sorted(root.rglob("_delta_log")):

@@ -160,7 +160,7 @@ def test_adhoc_refuses_a_trailing_newline_and_a_number_that_is_not_an_integer(da
 
 
 def test_profiles_enum_matches_the_algorithm():
-    from clwl.algorithm import PROFILES
+    from clwl.engine.algorithm import PROFILES
     from clwl_dag_support import PROFILES as DAG_PROFILES
 
     assert sorted(DAG_PROFILES) == sorted(PROFILES)
@@ -179,7 +179,7 @@ def test_adhoc_plan_what_if_or_republish():
     assert adhoc_plan({"run_date": "2026-11-20", "whatif_name": "base"})["whatif"] == {"name": "base"}
     with pytest.raises(ValueError):
         adhoc_plan({"run_date": ""})
-    # A typo never makes a plain re-run; values are checked with the CLI's schema (clwl/whatif.py).
+    # A typo never makes a plain re-run; values are checked with the CLI's schema (clwl/analyses/whatif.py).
     for bad in ({"channel_attr": {"TO.QM2": {"CLWLWGHT": 20}}}, {"channel_attrs": {"TO.QM2": {"CLWLWGHT": "abc"}}},
                 {"channel_attrs": {"TO.QM2": {"CLWLWGHT": 100}}}, {"channel_state": {"TO.QM3": "DOWN"}}):
         with pytest.raises(ValueError):
@@ -191,7 +191,7 @@ def test_adhoc_params_use_the_what_if_schema():
     refused when the run is triggered too."""
     import jsonschema
 
-    from clwl.whatif import OVERRIDES
+    from clwl.analyses.whatif import OVERRIDES
     from clwl_dag_support import ADHOC_PARAMS
 
     for key, schema in OVERRIDES.items():

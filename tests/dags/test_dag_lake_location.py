@@ -46,7 +46,7 @@ def parse_dags(lake: str) -> dict:
 def test_the_dag_files_parse_with_a_lake_on_a_store_and_name_its_tables(airflow_db):
     """CLWL_LAKE=s3://clwl-lake/nightly/lake: every DAG file imports, and the gold Assets that clwl_nightly and
     clwl_adhoc publish and clwl_reports is scheduled on are s3://clwl-lake/nightly/lake/gold/<table>, one per gold
-    table in clwl.lake.GOLD_TABLES's order."""
+    table in clwl.lake.door.GOLD_TABLES's order."""
     parsed = parse_dags(STORE_LAKE)
     assert parsed["import_errors"] == {}
     expected = [f"{STORE_LAKE}/gold/{t}" for t in GOLD]
@@ -56,7 +56,7 @@ def test_the_dag_files_parse_with_a_lake_on_a_store_and_name_its_tables(airflow_
 
 
 def test_env_lake_is_the_location_for_a_store_and_an_absolute_folder_otherwise(monkeypatch, tmp_path):
-    from clwl.storage import LakeLocation
+    from clwl.lake.storage import LakeLocation
     from clwl_dag_support import env_lake, gold_assets, parse_time_lake, pipeline_config, table_uri
 
     monkeypatch.setenv("CLWL_LAKE", "s3://b-1/p/q")
@@ -75,7 +75,7 @@ def test_env_lake_is_the_location_for_a_store_and_an_absolute_folder_otherwise(m
 
 
 def test_a_mistyped_store_lake_is_one_line_never_a_folder_named_s3(monkeypatch, tmp_path):
-    from clwl.storage import StorageError
+    from clwl.lake.storage import StorageError
     from clwl_dag_support import env_lake
 
     monkeypatch.chdir(tmp_path)

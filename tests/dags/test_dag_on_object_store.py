@@ -20,8 +20,8 @@ import sys
 
 import pytest
 
-from clwl.lake import GOLD_TABLES, Lake
-from clwl.storage import lake_root, list_prefix
+from clwl.lake.door import GOLD_TABLES, Lake
+from clwl.lake.storage import lake_root, list_prefix
 from tests.lake_compare import comparable_rows
 from dagtest_support import DAGS, ROOT, RUN_DATE
 

@@ -91,7 +91,7 @@ def test_a_nightly_rerun_with_nothing_new_publishes_nothing(nightly_run):
     the date's inputs are those its published run recorded (gold/_published.json "inputs", written by the
     first run's publish from what its replay read): `changed` short-circuits, replay, detect, publish and
     report are skipped, and no gold table gains a version."""
-    from clwl.published import read_published
+    from clwl.lake.published import read_published
 
     lake = nightly_run["lake"]
     recorded = read_published(lake / "gold").inputs[RUN_DATE]

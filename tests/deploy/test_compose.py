@@ -389,11 +389,11 @@ def test_airflow_services_share_the_common_anchor(compose_text, services):
 
 def test_the_lake_is_on_the_object_store_by_default(compose, services):
     """Every Airflow and Spark container (the driver in airflow-scheduler and spark-connect, the executors under
-    spark-worker) reads, through clwl/s3_env.py's s3_settings, one lake: s3://<the bucket the store makes>/lake
+    spark-worker) reads, through clwl/lake/s3_env.py's s3_settings, one lake: s3://<the bucket the store makes>/lake
     at the store's S3 port, plain HTTP allowed (the compose network), path-style addressing, and the access key the
     store itself was given. No lake volume is shared any more."""
-    from clwl.s3_env import s3_settings
-    from clwl.storage import LakeLocation, lake_root
+    from clwl.lake.s3_env import s3_settings
+    from clwl.lake.storage import LakeLocation, lake_root
 
     values = required_values(compose)
     command = [interpolated(str(c), values) for c in services[STORE]["command"]]
@@ -590,7 +590,7 @@ def test_the_connect_server_reaches_a_lake_on_the_object_store(monkeypatch):
     server itself gets the S3A connector: its jars after the Delta jars, and the settings get_spark gives a session
     of its own (spark.session.object_store_settings), no key among them (the key stays in its environment). A
     local lake gets neither, and a store lake without credentials is one line, not a server without S3."""
-    from clwl.storage import StorageError
+    from clwl.lake.storage import StorageError
     from spark.connect_server import server_command
     from spark.session import S3A_FILESYSTEM
 

@@ -146,7 +146,7 @@ def trace_files() -> dict[str, str]:
 
 
 def test_a_traced_day_replays_every_put_and_compares_it_with_mq(spark, tmp_path):
-    from clwl.lake import Lake
+    from clwl.lake.door import Lake
     from spark.config import PipelineConfig
     from spark.pipeline import run_pipeline
 
@@ -161,7 +161,7 @@ def test_a_traced_day_replays_every_put_and_compares_it_with_mq(spark, tmp_path)
     (day,) = outcome.dates
     assert day.published, day.failures  # two disagreements, and the gate still passes
 
-    def table(layer: str, name: str):  # through clwl.lake: bronze.put_records is a view
+    def table(layer: str, name: str):  # through clwl.lake.door: bronze.put_records is a view
         return Lake(config.lake).rows(f"{layer}.{name}").to_pandas()
 
     ids = {n: msg_id(n).hex().upper() for n in range(1, 6)}

@@ -16,7 +16,7 @@ QM1's statistics.amqsmon (amqsmon's printed shape, as tests/fixtures/amqsmon/cha
                TO.QM1 ClusRcvr MsgCount 7   -> a receiving channel: not compared
   10:30-11:00  TO.QM2 ClusSdr MsgCount 3    -> after the replay's last put and delivery (10:26): not compared
 
-Verdicts (clwl.distribution.judge_count: z = max(0, |o - e| - 0.5) / sqrt(max(e, 1)), p = erfc(z / sqrt 2),
+Verdicts (clwl.analyses.distribution.judge_count: z = max(0, |o - e| - 0.5) / sqrt(max(e, 1)), p = erfc(z / sqrt 2),
 unexpected below 0.01):
   TO.QM2: z = 0 -> p = 1.0 -> expected, "as the configuration predicts" (observed not above expected: no caveat)
   TO.QM3: z = 24.5 / sqrt(20) = 5.48 -> p = 4.3e-8 -> unexpected; observed 45 > 20: the explanation carries the

@@ -20,7 +20,7 @@ SAMPLES = REPO_ROOT / "samples" / "landing"
 def test_clwl_run_on_the_samples_publishes_every_date(samples_lake):
     """The run itself is the session's shared one (tests/conftest.py ``samples_lake``: `clwl run --landing
     samples/landing --lake L`, every date); it exited 0, or the fixture failed."""
-    from clwl.lake import Lake
+    from clwl.lake.door import Lake
 
     dates = sorted(p.name for p in SAMPLES.iterdir() if p.is_dir())
     assert len(dates) >= 2, dates

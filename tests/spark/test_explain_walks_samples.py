@@ -40,7 +40,7 @@ def _explain(lake, msg_id: str, *extra: str) -> tuple[int, str]:
 def test_explain_tells_every_stuck_message_of_the_samples_as_the_report_does(samples_lake):
     import pandas as pd
 
-    from clwl.lake import Lake
+    from clwl.lake.door import Lake
     from clwl.report.stuck import _released
 
     lake = Lake(samples_lake.lake)
@@ -90,7 +90,7 @@ def test_explain_tells_every_stuck_message_of_the_samples_as_the_report_does(sam
 
 
 def test_a_message_the_report_does_not_list_says_so(samples_lake):
-    from clwl.lake import Lake
+    from clwl.lake.door import Lake
 
     lake = Lake(samples_lake.lake)
     stuck = {r["msg_id"] for r in lake.rows("gold.stuck_messages", ["msg_id"],

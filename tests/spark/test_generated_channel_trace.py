@@ -6,7 +6,7 @@ agents' MQGETs of every message the simulation sends over a channel, at the time
 over a running channel, one second before the capture that shows the channel back after an outage, and, for the
 injected stops, at the restart of a channel that stopped after one status capture of its sending queue manager and
 restarted before the next (both captures show it RUNNING, so the replay delivers those messages at once). The
-replay's timing (clwl.observed.timing_agreement, docs/activity-trace.md) compares each message's traced departure
+replay's timing (clwl.analyses.observed.timing_agreement, docs/activity-trace.md) compares each message's traced departure
 with the window the replay gives it, widened by TIMING_TOLERANCE (60 s). So gold.routing_replay must disagree on
 timing exactly on the injected stops' messages that left more than the tolerance after their put, with the cause
 "stopped-between-captures", and agree on every other traced message: the held ones too (they leave at the
@@ -20,8 +20,8 @@ from datetime import datetime
 
 import pytest
 
+from clwl.analyses.observed import TIMING_TOLERANCE
 from clwl.generate import GenerateOptions, generate
-from clwl.observed import TIMING_TOLERANCE
 from spark.config import PipelineConfig
 from spark.pipeline import run_pipeline
 

@@ -24,7 +24,7 @@ import sys
 import pytest
 
 from clwl.generate import GenerateOptions, generate
-from clwl.lake import GOLD_TABLES, SILVER_TABLES, Lake
+from clwl.lake.door import GOLD_TABLES, SILVER_TABLES, Lake
 from spark.config import REPO_ROOT, PipelineConfig
 from spark.pipeline import run_pipeline
 from tests.lake_compare import comparable_rows

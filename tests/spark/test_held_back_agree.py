@@ -1,5 +1,5 @@
 """`clwl check` and the ingest hold back the same put rows for the same reasons (issue 26 item 2): both apply
-clwl.held_back, the check in Python over the landing folder, the ingest in Spark over bronze. One landing, one
+clwl.landing.held_back, the check in Python over the landing folder, the ingest in Spark over bronze. One landing, one
 date, sender QM1, three put files read in name order (a fresh lake ingests them all in one run, so copies are kept
 by file name, then position):
 
@@ -8,7 +8,7 @@ by file name, then position):
   length (a duplicate: "it differs in length"), then msg 5;
 - puts_c.csv: msg 5 again, to another queue (it differs in queue).
 
-Held back, by the rules of clwl.held_back: a.csv line 5 (date), b.csv lines 2 and 3, c.csv line 2: four rows, each
+Held back, by the rules of clwl.landing.held_back: a.csv line 5 (date), b.csv lines 2 and 3, c.csv line 2: four rows, each
 with the reason text the ingest writes to silver.quarantine, and the check prints the same four.
 """
 
@@ -42,8 +42,8 @@ def _landing(root):
 
 
 def test_check_and_ingest_hold_back_the_same_rows_with_the_same_reasons(spark, tmp_path):
-    from clwl.check import check_landing
-    from clwl.lake import Lake
+    from clwl.analyses.check import check_landing
+    from clwl.lake.door import Lake
     from spark.ingest import ingest
 
     landing = _landing(tmp_path / "landing")

@@ -105,9 +105,9 @@ def rows(cfg: PipelineConfig, key: str, **equal) -> list[dict]:
     """A table read back without a JVM (deltalake), as dicts; ``equal``: column == value filters."""
     import deltalake
 
-    from clwl.lake import Lake
+    from clwl.lake.door import Lake
 
-    out = (Lake(cfg.lake).rows(key) if key == "bronze.put_records"  # a view (clwl.put_records)
+    out = (Lake(cfg.lake).rows(key) if key == "bronze.put_records"  # a view (clwl.lake.put_records)
            else deltalake.DeltaTable(path(cfg, key)).to_pyarrow_table()).to_pylist()
     return [r for r in out if all(r[k] == v for k, v in equal.items())]
 
@@ -269,7 +269,7 @@ def test_samples_tables_read_without_a_jvm_have_unique_keys_and_no_deletion_vect
     # The samples hold no channel statistics (tests/spark/test_channel_statistics.py ingests them): those tables
     # are created, empty; every other ingest table has rows (bronze.activity_operations: QM5's channel agents).
     no_samples = {"bronze.channel_statistics", "silver.channel_statistics"}
-    from clwl.lake import Lake
+    from clwl.lake.door import Lake
 
     for key, t in INGEST_TABLES.items():
         dt = deltalake.DeltaTable(path(cfg, key))

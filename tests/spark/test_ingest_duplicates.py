@@ -57,9 +57,9 @@ def puts(landing: Path, name: str, rows: list[str], day: str = DAY) -> Path:
 def rows(cfg: PipelineConfig, key: str, **equal) -> list[dict]:
     import deltalake
 
-    from clwl.lake import Lake
+    from clwl.lake.door import Lake
 
-    out = (Lake(cfg.lake).rows(key) if key == "bronze.put_records"  # a view (clwl.put_records)
+    out = (Lake(cfg.lake).rows(key) if key == "bronze.put_records"  # a view (clwl.lake.put_records)
            else deltalake.DeltaTable(path(cfg, key)).to_pyarrow_table()).to_pylist()
     return [r for r in out if all(r[k] == v for k, v in equal.items())]
 

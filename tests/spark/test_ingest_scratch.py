@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from clwl.lakelock import lake_lock
+from clwl.lake.lock import lake_lock
 from spark.config import REPO_ROOT, PipelineConfig
 
 DAY = "2026-11-20"

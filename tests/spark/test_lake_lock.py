@@ -21,14 +21,14 @@ from pathlib import Path
 
 import pytest
 
-from clwl.lakelock import LakeBusy, holds_lock, lake_lock
+from clwl.lake.lock import LakeBusy, holds_lock, lake_lock
 from spark.config import REPO_ROOT
 from tests.handmade import DAY
 
 SAMPLES = REPO_ROOT / "samples" / "landing"
 HOLDER = """
 import sys
-from clwl.lakelock import lake_lock
+from clwl.lake.lock import lake_lock
 
 with lake_lock(sys.argv[1], purpose="test holder"):
     print("held", flush=True)

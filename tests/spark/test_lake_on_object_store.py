@@ -29,8 +29,8 @@ import sys
 import pytest
 
 from clwl.cli import main
-from clwl.lake import GOLD_TABLES, SILVER_TABLES, Lake, unsettled
-from clwl.lakelock import MIN_LEASE_SECONDS
+from clwl.lake.door import GOLD_TABLES, SILVER_TABLES, Lake, unsettled
+from clwl.lake.lock import MIN_LEASE_SECONDS
 from spark.config import REPO_ROOT
 from tests.lake_compare import comparable_rows
 
@@ -175,9 +175,9 @@ PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 
 
 def _report(lake: Lake, day: str) -> dict[str, str | bytes]:
-    """The files of ``day``'s report in the lake (local or on the store, read alike through clwl.storage), text
+    """The files of ``day``'s report in the lake (local or on the store, read alike through clwl.lake.storage), text
     normalised (REPORT_VOLATILE), charts as their first bytes."""
-    from clwl.storage import list_prefix, read_object
+    from clwl.lake.storage import list_prefix, read_object
 
     folder = lake.layer("reports") / day
     files: dict[str, str | bytes] = {}
@@ -216,7 +216,7 @@ def test_the_report_on_the_store_is_the_local_lakes(samples_lake, store_lake, ob
 
 
 def test_a_second_writer_is_refused_in_one_line_while_the_lease_is_held(store_lake, object_store, monkeypatch):
-    from clwl.lakelock import lake_lock
+    from clwl.lake.lock import lake_lock
 
     object_store.use(monkeypatch)
     with lake_lock(store_lake, purpose="the first writer"):
@@ -231,7 +231,7 @@ def test_a_publish_killed_after_a_gold_commit_leaves_readers_on_the_published_ru
     """Runs last in the module (it publishes the day again). The day's staged tables are still there from the
     module's run: a publish of them (under their own run id, which the quality gate checks) is killed right after
     its second gold commit."""
-    from clwl.query import run_query
+    from clwl.lake.query import run_query
 
     object_store.use(monkeypatch)
     lake = Lake(store_lake)
@@ -255,7 +255,7 @@ def test_a_publish_killed_after_a_gold_commit_leaves_readers_on_the_published_ru
     assert n.column("n").to_pylist()[0] > 0
 
     # The killed writer's lease stays until it expires (no kernel releases it on a store): the next writer waits
-    # for that, then takes the lease over (clwl/lakelock.py), settles the killed publish and publishes.
+    # for that, then takes the lease over (clwl/lake/lock.py), settles the killed publish and publishes.
     done = subprocess.run([sys.executable, str(script), store_lake, landing, DAY, run_id],
                           env=_env(object_store, CLWL_LOCK_WAIT=str(TEST_LEASE + 60)), capture_output=True,
                           text=True, timeout=900, cwd=REPO_ROOT)

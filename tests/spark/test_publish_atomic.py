@@ -27,7 +27,7 @@ from pathlib import Path
 
 import pytest
 
-from clwl.lake import GOLD_TABLES
+from clwl.lake.door import GOLD_TABLES
 from spark.config import REPO_ROOT, PipelineConfig
 
 pytestmark = [pytest.mark.spark, pytest.mark.slow]
@@ -120,7 +120,7 @@ def _one_run(runs: dict, run: str) -> bool:
 
 
 def _summary(lake: Path) -> list[dict]:
-    from clwl.query import run_query
+    from clwl.lake.query import run_query
 
     return run_query(f"SELECT run_id, messages_replayed, messages_stuck, distribution_unexpected, table_versions "
                      f"FROM run_summary WHERE run_date = DATE '{DAY}'", lake).to_pylist()
@@ -138,7 +138,7 @@ def _summary(lake: Path) -> list[dict]:
                                         pytest.param(3, marks=pytest.mark.extended), 4],
                          ids=lambda n: f"kill-after-gold-commit-{n}")
 def test_a_publish_killed_at_a_gold_commit_leaves_gold_on_one_run(spark, prepared, tmp_path, kill_after):
-    from clwl.query import run_query
+    from clwl.lake.query import run_query
     from clwl.report.read import read_gold
     from spark.pipeline import publish_stage
     from spark.run import PipelineRun
@@ -222,7 +222,7 @@ def test_a_publish_killed_at_a_gold_commit_leaves_gold_on_one_run(spark, prepare
         lines: list[str] = []
         done = settle_before_writing(config, lambda: spark, lines.append)
         assert set(done) == beyond and "a publish did not finish" in lines[0], (done, lines)
-    from clwl.lake import unsettled
+    from clwl.lake.door import unsettled
 
     assert unsettled(gold) == []
     for t in GOLD[:3]:

@@ -1,6 +1,6 @@
 """silver.message_events.application (issue 27 item 3): who put each message, by one rule.
 
-The rule is clwl.incidents.application_of: the put file's optional ``application`` column when given, else for
+The rule is clwl.analyses.incidents.application_of: the put file's optional ``application`` column when given, else for
 a traced put the activity trace's ApplName, else the first field of an open handle of the form
 ``application:pid:handle`` (not a trace's connection id); each name stripped, a blank one skipped. The ingest
 applies it as Spark columns (spark.ingest.message_events.application_column): the first test holds the two to
@@ -31,7 +31,7 @@ from pathlib import Path
 
 import pytest
 
-from clwl.incidents import application_of
+from clwl.analyses.incidents import application_of
 from spark.config import REPO_ROOT, PipelineConfig
 from spark.ingest.message_events import PY_SPACES
 
@@ -67,7 +67,7 @@ def quiet(_line: str) -> None:
 
 
 def table(cfg: PipelineConfig, key: str) -> list[dict]:
-    from clwl.lake import Lake
+    from clwl.lake.door import Lake
 
     return Lake(cfg.lake).rows(key).to_pylist()
 
@@ -151,11 +151,11 @@ def landing_of(root: Path) -> Path:
 def drop_the_column(spark, cfg: PipelineConfig, key: str) -> None:
     """The table as a version before the column wrote it: the same rows, the column dropped. That version stored
     every put row in bronze too, and silver had none of the columns it now keeps for bronze's view
-    (clwl.put_records): bronze's files are given the view's rows back and lose the layout property."""
+    (clwl.lake.put_records): bronze's files are given the view's rows back and lose the layout property."""
     import deltalake
 
-    from clwl.put_records import LAYOUT_PROPERTY
-    from clwl.registry import spec
+    from clwl.lake.put_records import LAYOUT_PROPERTY
+    from clwl.lake.registry import spec
     from spark.tables import path, read_table
 
     where = path(cfg, key)
@@ -178,7 +178,7 @@ def test_message_events_name_the_application_from_each_source_and_an_old_lake_ta
     the column where the registry has it (after observed_xmitq) and rebuild the day with its applications."""
     import deltalake
 
-    from clwl.registry import spec
+    from clwl.lake.registry import spec
     from spark.ingest import ingest
     from spark.tables import path
 

@@ -1,9 +1,9 @@
 """Each put row is stored once (issue 30 item 3): silver.message_events stores the rows the replay takes, the
 files of bronze.put_records only the rows held back from it, and every reader reads bronze.put_records as the
-view of clwl.put_records (silver's rows as bronze had them, then the held-back rows).
+view of clwl.lake.put_records (silver's rows as bronze had them, then the held-back rows).
 
 One hand-made day, sender QM1 (tests/handmade.py), two put files; a fresh lake reads both in one run, so copies are
-kept by file name, then line (docs/tables.md, silver.message_events; clwl.held_back):
+kept by file name, then line (docs/tables.md, silver.message_events; clwl.landing.held_back):
 
 run 1   puts_a.csv  line 2 msg 1, line 3 msg 2, line 4 msg 3 (10:00-10:02), line 5 msg 4 put the day before;
         puts_b.csv  (with the optional application column, "billing") line 2 msg 3 again, line 3 msg 5, line 4 msg 6.
@@ -78,14 +78,14 @@ def _ingest(spark, config):
 
 def _stored(config) -> list[tuple[str, int]]:
     """The rows bronze.put_records' own files hold: (file name, line)."""
-    from clwl.lake import Lake
+    from clwl.lake.door import Lake
 
     rows = Lake(config.lake).open("bronze.put_records").to_pyarrow_table().to_pylist()
     return sorted((r["source_file"].rsplit("/", 1)[1], r["position"]) for r in rows)
 
 
 def _held(config) -> list[tuple[str, int]]:
-    from clwl.lake import Lake
+    from clwl.lake.door import Lake
 
     rows = Lake(config.lake).rows("silver.quarantine").to_pylist()
     return sorted((r["source_file"].rsplit("/", 1)[1], r["position"]) for r in rows if r["level"] == "message")
@@ -122,7 +122,7 @@ def _copy(run1, tmp_path) -> PipelineConfig:
 def test_a_day_stores_each_put_row_once_and_the_view_reads_them_all(run1):
     """Run 1 (module docstring): silver holds five rows, bronze's files the two held back, the view seven: per
     file read = accepted + quarantined still (4 = 4 + 0 and 3 = 3 + 0 accepted by the parser; two of them held)."""
-    from clwl.lake import Lake
+    from clwl.lake.door import Lake
 
     config = run1
     lake = Lake(config.lake)
@@ -145,8 +145,8 @@ def test_a_day_stores_each_put_row_once_and_the_view_reads_them_all(run1):
     assert {r["format"] for r in view} == {"csv"}
     runs = {r["ingest_run_id"] for r in view}
     assert len(runs) == 1 and None not in runs
-    # the same view through clwl query (DataFusion) as through clwl.lake
-    from clwl.query import run_query
+    # the same view through clwl query (DataFusion) as through clwl.lake.door
+    from clwl.lake.query import run_query
 
     assert run_query("SELECT count(*) AS n FROM bronze_put_records", config.lake).to_pylist() == [{"n": 7}]
 
@@ -183,8 +183,8 @@ def test_a_lake_of_the_earlier_layout_is_read_right_and_migrated_once(spark, tmp
     two columns it now carries for bronze, no layout property): the view still reads seven rows; the next ingest,
     with nothing new to read, migrates it once (it says so), leaving bronze's files with the two held rows and
     every table as before; the ingest after that does not migrate again."""
-    from clwl.lake import Lake
-    from clwl.put_records import LAYOUT_PROPERTY
+    from clwl.lake.door import Lake
+    from clwl.lake.put_records import LAYOUT_PROPERTY
     from spark.ingest.put_layout import migrated
     from spark.tables import path, read_table
 
@@ -216,7 +216,7 @@ def test_a_lake_of_the_earlier_layout_is_read_right_and_migrated_once(spark, tmp
 def test_the_samples_write_no_put_row_to_bronze(samples_lake):
     """The samples hold back nothing: every put row is in silver only, and bronze.put_records was never
     written after its creation (version 0), yet reads every accepted put row."""
-    from clwl.lake import Lake
+    from clwl.lake.door import Lake
 
     lake = Lake(samples_lake.lake)
     assert lake.version("bronze.put_records") == 0

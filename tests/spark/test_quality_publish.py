@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from clwl.lake import GOLD_TABLES
+from clwl.lake.door import GOLD_TABLES
 from spark.config import PipelineConfig
 
 pytestmark = pytest.mark.spark

@@ -47,7 +47,7 @@ def connect_server(tmp_path):
 
 
 def _gold(lake: Path, table: str, keys: list[str]):
-    from clwl.lake import Lake
+    from clwl.lake.door import Lake
 
     df = Lake(lake).rows(f"gold.{table}").to_pandas()
     return df.sort_values(["run_date", *keys]).reset_index(drop=True)

@@ -44,7 +44,7 @@ from pathlib import Path
 import pyspark
 import pytest
 
-from clwl.lake import GOLD_TABLES, Lake
+from clwl.lake.door import GOLD_TABLES, Lake
 from tests.lake_compare import comparable_rows
 
 ROOT = Path(__file__).resolve().parents[2]

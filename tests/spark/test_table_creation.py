@@ -43,7 +43,7 @@ def _checksum0(location: str) -> dict:
 def test_every_table_is_created_as_spark_creates_it(spark, tmp_path):
     from delta.tables import DeltaTable
 
-    from clwl.put_records import TABLE_PROPERTIES
+    from clwl.lake.put_records import TABLE_PROPERTIES
     from spark.tables import TABLES, ensure_tables, path
 
     ours, sparks = PipelineConfig(lake=tmp_path / "ours"), PipelineConfig(lake=tmp_path / "spark")
@@ -54,7 +54,7 @@ def test_every_table_is_created_as_spark_creates_it(spark, tmp_path):
             builder = builder.partitionedBy(*t.partition_by)
         if t.stats_columns:
             builder = builder.property("delta.dataSkippingStatsColumns", ",".join(t.stats_columns))
-        for name, value in TABLE_PROPERTIES.get(key, {}).items():  # bronze.put_records' layout (clwl.put_records)
+        for name, value in TABLE_PROPERTIES.get(key, {}).items():  # bronze.put_records' layout (clwl.lake.put_records)
             builder = builder.property(name, value)
         builder.comment(t.description).execute()
         assert _version0(path(ours, key)) == _version0(path(sparks, key)), key

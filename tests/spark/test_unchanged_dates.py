@@ -2,7 +2,7 @@
 left as it is, and each input, changed alone, makes the date run again.
 
 The estate is the hand-made re-allocation day (tests/handmade.py), in a lake of this module's own (the test
-changes its landing). What a date's inputs are is clwl/fingerprint.py's docstring: the data files of its
+changes its landing). What a date's inputs are is clwl/lake/fingerprint.py's docstring: the data files of its
 partitions, the configuration and status histories up to the end of the day, its quarantine and ingest-log rows,
 the run's options and the code. Each step below changes one of them and checks which digest moved.
 """
@@ -33,7 +33,7 @@ def published(spark, tmp_path_factory):
 
 
 def _gold_versions(config) -> dict:
-    from clwl.lake import GOLD_TABLES, Lake
+    from clwl.lake.door import GOLD_TABLES, Lake
 
     lake = Lake(config.lake)
     return {t: lake.version(f"gold.{t}") for t in GOLD_TABLES}
@@ -41,7 +41,7 @@ def _gold_versions(config) -> dict:
 
 def _changed(config, profile: str = "default", whatif=None) -> list[str]:
     """The digests of DAY that differ from what its published run recorded."""
-    from clwl.fingerprint import changed
+    from clwl.lake.fingerprint import changed
     from spark.pipeline import date_before_run
     from spark.run import PipelineRun
 
@@ -54,7 +54,7 @@ def test_nothing_changed_nothing_runs(published, spark, capsys):
     """A second `clwl run` of the same landing: nothing to ingest, every digest equal, so the date is reported
     unchanged since the first run, without Spark, and no gold table gains a version. --force runs it."""
     from clwl.cli import main
-    from clwl.published import read_published
+    from clwl.lake.published import read_published
     from spark.pipeline import unchanged_run
 
     config, first = published
@@ -74,7 +74,7 @@ def test_nothing_changed_nothing_runs(published, spark, capsys):
 def test_each_option_is_an_input(published):
     """Another algorithm profile, or a what-if, is another result: the options digest differs (a what-if's own
     lake has no publish of the date yet, so everything is new there)."""
-    from clwl.whatif import WhatIf
+    from clwl.analyses.whatif import WhatIf
 
     config, _ = published
     assert _changed(config, profile="legacy") == ["options"]
@@ -88,7 +88,7 @@ def test_a_changed_put_file_then_a_changed_capture_run_the_date_again(published,
     only held-back rows, and none is held back here),
     so the run replays the date and publishes a new run. Then a capture's CLWLWGHT: silver.config_history
     differs. Finally --force runs a date that is unchanged."""
-    from clwl.published import read_published
+    from clwl.lake.published import read_published
     from spark.ingest import ingest
     from spark.pipeline import run_pipeline, unchanged_run
 

@@ -28,8 +28,8 @@ def published(reallocation_lake):
 
 def test_a_whatif_writes_only_under_its_folder_and_reaches_its_tables(published, spark, capsys):
     from clwl.cli import main as clwl_main
-    from clwl.published import read_published
-    from clwl.query import run_query
+    from clwl.lake.published import read_published
+    from clwl.lake.query import run_query
 
     lake = published.lake
     before, versions = _files(lake), read_published(lake / "gold").tables

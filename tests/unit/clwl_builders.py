@@ -8,7 +8,7 @@ Conventions used by every test that imports this module:
 - ``inst("QM2")`` is QM2's instance of queue ``Q1`` in CL1 (PUT(ENABLED), CLWLRANK 0, CLWLPRTY 0);
 - an instance whose queue manager is the local one is marked ``local=True`` by ``make_view``;
 - trace labels are ``QMGR/CHANNEL`` for a remote destination and ``QMGR/local`` for the local instance
-  (``clwl.algorithm.Candidate.label``).
+  (``clwl.engine.algorithm.Candidate.label``).
 """
 
 from __future__ import annotations
@@ -17,8 +17,8 @@ from dataclasses import replace
 from fractions import Fraction
 from typing import Iterable, Optional, Sequence
 
-from clwl.algorithm import Request
-from clwl.model import (
+from clwl.engine.algorithm import Request
+from clwl.engine.model import (
     IGQ_DEFAULT_MAX_MESSAGE,
     ClusterChannel,
     ClusterView,
@@ -28,7 +28,7 @@ from clwl.model import (
     QueueInstance,
     RemoteDefinition,
 )
-from clwl.router import Route, RouteError, Router, TraceEntry
+from clwl.engine.router import Route, RouteError, Router, TraceEntry
 
 LOCAL = "QM1"
 CL = "CL1"

@@ -1,11 +1,11 @@
-"""clwl.advise on hand-made estates (tests/handmade.py: runmqsc output of QM1's view, one cluster CL1, every channel
+"""clwl.analyses.advise on hand-made estates (tests/handmade.py: runmqsc output of QM1's view, one cluster CL1, every channel
 RUNNING, every CLUSRCVR CLWLWGHT(50) unless a test says otherwise).
 
-The share arithmetic every expectation below rests on (docs/algorithm.md step 12, clwl/shares.py): with step 12
+The share arithmetic every expectation below rests on (docs/algorithm.md step 12, clwl/engine/shares.py): with step 12
 alone deciding, each choice adds 1000 / CLWLWGHT to the chosen channel's DestSeqFactor and the lowest goes next,
 so after W messages (W the sum of the weights in the rotation) each channel was chosen exactly its weight's
 number of times: a queue manager's share is the sum of its channels' weights over W. The search
-(clwl.advise.choose_totals) gives the largest target's queue manager (the anchor) every total s its channels
+(clwl.analyses.advise.choose_totals) gives the largest target's queue manager (the anchor) every total s its channels
 allow and the others round(s x their target / the anchor's), and keeps the best by: largest residual, sum of
 residuals, fewest other queues over the changed channels, fewest queue managers changed, sum of weights nearest
 today's, smaller sum.
@@ -17,7 +17,7 @@ from fractions import Fraction
 
 import pytest
 
-from clwl.advise import (
+from clwl.analyses.advise import (
     AdviseError,
     Weight,
     advise,
@@ -27,8 +27,8 @@ from clwl.advise import (
     split_total,
     with_weights,
 )
-from clwl.shares import engine_shares
-from clwl.view import build_view, read_captures
+from clwl.engine.shares import engine_shares
+from clwl.engine.view import build_view, read_captures
 from tests.handmade import config_capture
 
 TWO = {"QM2": {}, "QM3": {}}

@@ -1,7 +1,7 @@
 """``clwl advise`` says who else moves, and why a replayed day lands away from the target (issue 39, item 8), on
 hand-made estates (tests/handmade.py, runmqsc's printed shape; one cluster CL1, every channel RUNNING unless said).
 
-The arithmetic (docs/algorithm.md, step 12; clwl/shares.py): with step 12 alone deciding, a destination's long-run
+The arithmetic (docs/algorithm.md, step 12; clwl/engine/shares.py): with step 12 alone deciding, a destination's long-run
 share is its channels' CLWLWGHT over the total weight of the rotation. Each choice adds 1000 / CLWLWGHT to the
 chosen destination's DestSeqFactor, the lowest factor goes next and a tie goes to the one chosen longer ago
 (DestSeqNumber), then by name. A cluster receiver advertises one CLWLWGHT to every queue manager in the cluster, so
@@ -17,12 +17,12 @@ from pathlib import Path
 
 import pytest
 
-from clwl.advise import Replayed, advise, other_senders, replay_counts, with_receiver_weights
+from clwl.analyses.advise import Replayed, advise, other_senders, replay_counts, with_receiver_weights
 from clwl.cli import main
 from clwl.cli.advise import print_why_away
+from clwl.engine.replay import PutEvent, timeline_from_captures
+from clwl.engine.view import build_view
 from clwl.parse.mqsc import parse_mqsc_text
-from clwl.replay import PutEvent, timeline_from_captures
-from clwl.view import build_view
 from tests.handmade import chstatus_capture, config_capture, write_day
 
 DAY = "2026-11-20"

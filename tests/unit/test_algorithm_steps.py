@@ -40,8 +40,8 @@ from clwl_builders import (  # noqa: E402
     steps_in_trace,
 )
 
-from clwl.algorithm import PROFILES  # noqa: E402
-from clwl.router import Route, RouteError, Router  # noqa: E402
+from clwl.engine.algorithm import PROFILES  # noqa: E402
+from clwl.engine.router import Route, RouteError, Router  # noqa: E402
 
 
 def explain(router, request=None, **kw):

@@ -1,4 +1,4 @@
-"""The blast radius (clwl/blast.py) on hand-made estates: which messages one stopped hour leaves stuck, why, and
+"""The blast radius (clwl/analyses/blast.py) on hand-made estates: which messages one stopped hour leaves stuck, why, and
 which go elsewhere.
 
 The estate (tests/handmade.py, runmqsc's printed shape): QM1 sends; its view at 06:00 holds TO.QM2 and TO.QM3,
@@ -17,7 +17,7 @@ from datetime import datetime, timedelta, timezone
 
 import pytest
 
-from clwl.blast import (
+from clwl.analyses.blast import (
     STOPPED_STATE,
     STUCK_REASONS,
     BlastError,
@@ -31,9 +31,9 @@ from clwl.blast import (
     table_rows,
     with_bounds,
 )
-from clwl.model import MOVING_STATES
+from clwl.engine.model import MOVING_STATES
+from clwl.engine.replay import replay, timeline_from_captures
 from clwl.parse.mqsc import parse_mqsc_text
-from clwl.replay import replay, timeline_from_captures
 from tests.handmade import chstatus_capture, config_capture
 
 DAY = "2026-11-20"
@@ -324,7 +324,7 @@ def test_a_stop_that_meets_the_days_own_outage_reports_both_apart():
 def test_the_readable_output_and_the_report_count_the_cases_alike(capsys):
     """The estate of the first test: 4 cases (QM2, QM3, TO.QM2 of QM1, TO.QM3 of QM1): QM2's two leave messages
     stuck, QM3's two only send messages elsewhere, none changes nothing; 2 replays (each channel set once). The
-    readable output and the report say it in the same sentence (clwl.blast.case_counts)."""
+    readable output and the report say it in the same sentence (clwl.analyses.blast.case_counts)."""
     from clwl.cli.blast import write_readable
     from clwl.report.advice import Answer, blast_answer
 

@@ -5,7 +5,7 @@ amqsmon, amqsact, dmpmqmsg, amqsbcg and curl are stub scripts written here. The 
 own shapes, taken from the bundled samples (samples/landing) and the parser fixtures (tests/fixtures); runmqsc's
 stub answers only the DISPLAY commands it has a canned answer for (anything else ends it with exit status 20, as
 a real failure would), so the commands the kit sends are checked too. Every file the kit writes must land at
-<landing>/<YYYY-MM-DD>/<QM>/<name> with a name spark.ingest.landing.classify_name gives the right reader, parse
+<landing>/<YYYY-MM-DD>/<QM>/<name> with a name clwl.landing.discovery.classify_name gives the right reader, parse
 with zero problems through the clwl parsers, and be ingested (spark.ingest.parse_tasks.parse_landing_file, the
 ingest's per-file step, no Spark session needed) with nothing quarantined.
 """
@@ -22,11 +22,11 @@ from pathlib import Path
 
 import pytest
 
+from clwl.engine.view import parse_capture_file
+from clwl.landing.discovery import classify_name, discover_landing
 from clwl.parse.activity_trace import parse_activity_trace_file
 from clwl.parse.amqsmon import parse_amqsmon_file
 from clwl.parse.xmitq import parse_xmitq_file
-from clwl.view import parse_capture_file
-from spark.ingest.landing import classify_name, discover_landing
 from spark.ingest.parse_tasks import covered_kinds, parse_landing_file
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -18,8 +18,8 @@ import deltalake  # noqa: E402
 import pyarrow as pa  # noqa: E402
 import pytest
 
-from clwl.lake import MAX_METADATA_BYTES, LakeFileError, check_delta_log, read_lake_file  # noqa: E402
-from clwl.published import POINTER_FILE, write_published  # noqa: E402
+from clwl.lake.door import MAX_METADATA_BYTES, LakeFileError, check_delta_log, read_lake_file  # noqa: E402
+from clwl.lake.published import POINTER_FILE, write_published  # noqa: E402
 
 DAY = dt.date(2026, 11, 20)
 TIMEOUT = 60  # seconds: a reader that blocks on a FIFO fails the test here instead of hanging the suite
@@ -132,7 +132,7 @@ def test_the_report_reads_through_the_same_checks(lake):
     fifo = lake / "gold" / "routing_replay" / "_delta_log" / "_last_checkpoint"
     os.mkfifo(fifo)
     code = ("import datetime, sys\n"
-            "from clwl.lake import LakeFileError\n"
+            "from clwl.lake.door import LakeFileError\n"
             "from pathlib import Path\n"
             "from clwl.report.read import read_gold\n"
             "try:\n"

@@ -1,4 +1,4 @@
-"""The distribution verdicts (clwl/distribution.py), pure: no Spark.
+"""The distribution verdicts (clwl/analyses/distribution.py), pure: no Spark.
 
 Expected values are derived by hand from the definitions, as written beside each case."""
 
@@ -9,7 +9,7 @@ from datetime import datetime, timezone
 
 import pytest
 
-from clwl.distribution import ALPHA, MIN_GROUP, chi_square_sf, explain, judge_count, judge_group
+from clwl.analyses.distribution import ALPHA, MIN_GROUP, chi_square_sf, explain, judge_count, judge_group
 
 T0 = datetime(2026, 11, 20, 10, tzinfo=timezone.utc)
 T1 = datetime(2026, 11, 20, 11, tzinfo=timezone.utc)

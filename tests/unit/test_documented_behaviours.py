@@ -31,8 +31,8 @@ from clwl_builders import (  # noqa: E402
     xmitq,
 )
 
-from clwl.model import QSG_XMITQ  # noqa: E402
-from clwl.router import Route, RouteError, Router  # noqa: E402
+from clwl.engine.model import QSG_XMITQ  # noqa: E402
+from clwl.engine.router import Route, RouteError, Router  # noqa: E402
 
 
 def test_b1_default_round_robin_10_puts_over_3_instances():

@@ -19,7 +19,7 @@ start, 2026-11-20 00:00 UTC, the end of 2026-11-19). Every version below opens a
 The configured shares of APP.Q on QM1 (docs/algorithm.md): step 1 drops PUT(DISABLED) instances; with several
 candidates left and nothing stateful (CLWLMRUC above the number of channels), step 12 chooses the least recently
 used and adds 1000 / CLWLWGHT to the chosen one's DestSeqFactor, so each candidate i gets w_i / W of the messages
-(clwl/shares.py's docstring), W the sum of the candidates' weights:
+(clwl/engine/shares.py's docstring), W the sum of the candidates' weights:
 
   baseline  QM2 50, QM3 50 of W 100                       50 % / 50 %
   09:00     QM2 75, QM3 50 of W 125                       60 % / 40 %
@@ -37,8 +37,7 @@ from datetime import datetime, timezone
 
 import pytest
 
-from clwl.cli.drift import readable
-from clwl.drift import (
+from clwl.analyses.drift import (
     ABSENT,
     FLAG,
     NOT_SHOWN,
@@ -51,8 +50,9 @@ from clwl.drift import (
     object_label,
     versions_by_qmgr,
 )
+from clwl.cli.drift import readable
+from clwl.engine.view import record_identity
 from clwl.parse.common import MqscRecord
-from clwl.view import record_identity
 
 DAY = "2026-11-20"
 UTC = timezone.utc
@@ -67,7 +67,7 @@ BASE = at(19, 6)
 
 def row(kind: str, attrs: dict, valid_from: datetime = BASE, valid_to: datetime | None = None,
         qmgr: str = "QM1") -> dict:
-    """A silver.config_history row: its object_key is the ingest's (clwl/view.py record_identity, joined)."""
+    """A silver.config_history row: its object_key is the ingest's (clwl/engine/view.py record_identity, joined)."""
     key = "|".join(str(p) for p in record_identity(MqscRecord(kind, attrs, "", 0)))
     stamp = valid_from.strftime("%H%M%S")
     return {"observing_qmgr": qmgr, "kind": kind, "object_key": key, "attrs": attrs, "valid_from": valid_from,
@@ -251,7 +251,7 @@ def test_attribute_values_shown_and_not_configuration():
 
 
 def _drift_with(changes):
-    from clwl.drift import Drift
+    from clwl.analyses.drift import Drift
 
     return Drift(DAY, "2026-11-19", at(20, 0), at(21, 0), ("QM1",), changes=changes)
 

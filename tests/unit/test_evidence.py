@@ -1,4 +1,4 @@
-"""The gap rules' one home (clwl/evidence.py), and that ``clwl check``, the ingest's plan and the report all call
+"""The gap rules' one home (clwl/landing/evidence.py), and that ``clwl check``, the ingest's plan and the report all call
 it (issue 27 item 5). Expected values follow the rule in the module's docstring: consecutive channel status
 captures further apart than the interval leave an unseen stretch; for a sender, so do first put to first capture
 and last capture to last put; a sender without captures has its whole day (or its puts) unseen."""
@@ -8,11 +8,11 @@ from __future__ import annotations
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
-import clwl.check
+import clwl.analyses.check
 import clwl.report.channels
 import spark.ingest.run_log
-from clwl.evidence import accounting_gaps, chstatus_gap, chstatus_gaps
-from spark.ingest.landing import LandingFile
+from clwl.landing.discovery import LandingFile
+from clwl.landing.evidence import accounting_gaps, chstatus_gap, chstatus_gaps
 from spark.ingest.run_log import chstatus_notes
 
 
@@ -76,9 +76,9 @@ def test_a_receiver_without_queue_accounting_is_named():
 
 def test_check_the_ingest_and_the_report_call_the_one_rule():
     """One home: the three callers import the same function (no copy of the rule)."""
-    assert clwl.check.chstatus_gaps is chstatus_gaps
+    assert clwl.analyses.check.chstatus_gaps is chstatus_gaps
     assert clwl.report.channels.chstatus_gaps is chstatus_gaps
-    assert clwl.check.accounting_gaps is accounting_gaps and clwl.report.channels.accounting_gaps is accounting_gaps
+    assert clwl.analyses.check.accounting_gaps is accounting_gaps and clwl.report.channels.accounting_gaps is accounting_gaps
     assert "chstatus_gaps" in Path(spark.ingest.run_log.__file__).read_text()
 
 

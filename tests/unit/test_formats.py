@@ -1,4 +1,4 @@
-"""The landing format registry (clwl.formats) is the formats' one home (issue 26 item 1): no code under spark/ names
+"""The landing format registry (clwl.landing.formats) is the formats' one home (issue 26 item 1): no code under spark/ names
 a format, every format discovery gives is an entry, and an entry holds what the ingest and ``clwl check`` need."""
 
 from __future__ import annotations
@@ -10,9 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from clwl import formats, registry
+from clwl.lake import registry
+from clwl.landing import formats
+from clwl.landing.discovery import classify_name
 from spark.ingest import discover_landing
-from spark.ingest.landing import classify_name
 
 ROOT = Path(__file__).resolve().parents[2]
 SAMPLES = ROOT / "samples" / "landing"

@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from clwl.cli.generate import add_generate_command
+from clwl.engine.view import build_view, parse_capture_file
 from clwl.generate import GenerateOptions, generate
 from clwl.generate.estate import App, ConfigState, Estate, Instance, QMgr, Queue
 from clwl.generate.simulate import SenderRouter
@@ -23,7 +24,6 @@ from clwl.parse.amqsmon import parse_amqsmon_file
 from clwl.parse.common import InputError
 from clwl.parse.puts import parse_puts_file
 from clwl.parse.xmitq import parse_xmitq_file
-from clwl.view import build_view, parse_capture_file
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -398,7 +398,7 @@ def test_weight_change_resets_the_factors():
 
 
 def test_the_simulation_does_not_use_the_engine_under_test():
-    banned = {"clwl.algorithm", "clwl.router", "clwl.state", "clwl.xmitq", "clwl.model", "clwl.view"}
+    banned = {"clwl.engine.algorithm", "clwl.engine.router", "clwl.engine.state", "clwl.engine.xmitq", "clwl.engine.model", "clwl.engine.view"}
     for path in (ROOT / "clwl" / "generate").glob("*.py"):
         tree = ast.parse(path.read_text())
         for node in ast.walk(tree):
@@ -407,8 +407,8 @@ def test_the_simulation_does_not_use_the_engine_under_test():
             for n in names:
                 assert n not in banned and not n.startswith(("pyspark", "airflow")), (path.name, n)
     code = ("import sys, clwl.cli.generate, clwl.generate.landing; "
-            "print(sorted(m for m in sys.modules if m.startswith(('clwl.algorithm', 'clwl.router', 'clwl.state', "
-            "'clwl.xmitq', 'pyspark', 'airflow'))))")
+            "print(sorted(m for m in sys.modules if m.startswith(('clwl.engine.algorithm', 'clwl.engine.router', 'clwl.engine.state', "
+            "'clwl.engine.xmitq', 'pyspark', 'airflow'))))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True)
     assert out.stdout.strip() == "[]"
 
@@ -487,7 +487,7 @@ def test_ground_truth_file_is_written_and_describes_the_run(estate):
 
 
 def _sender_timeline(root: Path, qm: str):
-    from clwl.replay import timeline_from_captures
+    from clwl.engine.replay import timeline_from_captures
     caps = []
     for day in sorted(p for p in root.iterdir() if p.is_dir()):
         for f in sorted((day / qm).glob("*")):
@@ -502,9 +502,9 @@ def test_partition_reallocates_eligible_waiting_messages_as_the_replay_does(tmp_
     """--partitions: one sender's channels to every host of a queue retry together (messages wait, step 12
     still rotating among them); one comes back at a capture while the others still retry: the eligible waiting
     messages move to it, the bound / named ones stay until their channel runs again. The replay
-    (clwl/replay.py), fed the generated captures and puts, re-allocates exactly the messages the ground truth
+    (clwl/engine/replay.py), fed the generated captures and puts, re-allocates exactly the messages the ground truth
     lists, to the same destinations; none of them stayed."""
-    from clwl.replay import PutEvent, replay
+    from clwl.engine.replay import PutEvent, replay
 
     root = tmp_path / "landing"
     truth = _generate(root, seed=11, days=2, messages_per_day=6000, partitions=2.0, observed_every=1,

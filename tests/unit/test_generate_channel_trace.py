@@ -3,7 +3,7 @@
 
 What is checked, on an estate with outages (held messages leave at the release) and partitions (waiting messages
 leave, some re-allocated, when their channel or another runs): the agents' trace files parse through clwl.parse
-with no problem; clwl.observed's timeline holds exactly the messages the simulation sent over a channel and
+with no problem; clwl.analyses.observed's timeline holds exactly the messages the simulation sent over a channel and
 delivered (the puts.csv rows with an observed channel, less the ones still held at the end of the estate), each
 leaving the sending queue manager over the row's channel for the row's queue manager and arriving there,
 committed; a message leaves 2 ms after its put unless it waited. And the injected stops: what a reader of the
@@ -21,9 +21,9 @@ from pathlib import Path
 
 import pytest
 
+from clwl.analyses.observed import observed_timeline
 from clwl.cli.generate import add_generate_command, cmd_generate
 from clwl.generate import GenerateOptions, generate
-from clwl.observed import observed_timeline
 from clwl.parse.activity_trace import parse_activity_trace_file
 from clwl.parse.activity_trace_json import parse_amqsevt_json_file
 from clwl.parse.mqsc import parse_mqsc_file

@@ -9,7 +9,7 @@ the IGQ rule (IBM, "Clustering with intra-group queuing"; docs/algorithm.md):
     limit: min(the structure's largest message, MAXMSGL of SYSTEM.QSG.TRANSMIT.QUEUE) less the 428-byte MQXQH;
     otherwise the cluster path (or the local instance); the destination itself is chosen as without IGQ.
 
-and the project's replay (clwl/replay.py, fed the generated captures and put records) agrees with every one.
+and the project's replay (clwl/engine/replay.py, fed the generated captures and put records) agrees with every one.
 """
 
 from __future__ import annotations
@@ -24,11 +24,11 @@ from pathlib import Path
 import pytest
 
 from clwl.cli.generate import add_generate_command
+from clwl.engine.replay import PutEvent, replay, timeline_from_captures
+from clwl.engine.view import build_view, parse_capture_file
 from clwl.generate import GenerateOptions, generate
 from clwl.parse.common import InputError
 from clwl.parse.puts import parse_puts_file
-from clwl.replay import PutEvent, replay, timeline_from_captures
-from clwl.view import build_view, parse_capture_file
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from test_generate import _parse_all, accounted, undelivered_by_receiver  # noqa: E402
@@ -128,7 +128,7 @@ def test_the_group_its_igq_settings_and_limit_from_the_captures(estate):
     QM03 (ENABLED) and QM05 (DISABLED: a receiver's setting plays no part), in QSG1; QM04, QM06, QM07, FR1 and FR2
     stay distributed. The default structure is CFLEVEL(3) (IBM's example): 64,512 bytes, MAXMSGL(64512), so the
     limit is 64,512 - 428 = 64,084 bytes. Each member's captures are z/OS CSQUTIL output whose DISPLAY QMGR shows
-    QSGNAME(QSG1) and its IGQ, whose DISPLAY GROUP lists the four, and whose view (clwl.view.build_view) has the
+    QSGNAME(QSG1) and its IGQ, whose DISPLAY GROUP lists the four, and whose view (clwl.engine.view.build_view) has the
     other three as its group and 64,084 as its limit, decided by the structure."""
     root, truth = estate
     q = truth["qsg"]
@@ -260,7 +260,7 @@ def test_observed_xmitq_follows_the_igq_rule(estate, parsed):
 
 
 def test_the_replay_agrees_with_every_observed_transmission_queue(estate, parsed):
-    """clwl/replay.py, each sender replayed against its own captures (its DISPLAY GROUP gives the group, its
+    """clwl/engine/replay.py, each sender replayed against its own captures (its DISPLAY GROUP gives the group, its
     DISPLAY QLOCAL and CFSTRUCT the limit), chooses the same destination and the same transmission queue as the
     generator for every one of the 12,000 rows (100 % agreement), with path ``igq`` exactly on the rows the rule
     picks, per sender as the ground truth counts them."""
@@ -313,12 +313,12 @@ def _history_rows(root: Path) -> tuple[list[dict], list[dict]]:
 
 
 def test_the_pipeline_replay_knows_the_group_from_every_queue_managers_qsgname(estate, parsed):
-    """The pipeline's own timelines (clwl.silver.timelines_from_rows: the group of each sender from every queue
-    manager of the date whose DISPLAY QMGR shows QSGNAME(QSG1), clwl.qsg), fed this landing's captures without
+    """The pipeline's own timelines (clwl.lake.silver.timelines_from_rows: the group of each sender from every queue
+    manager of the date whose DISPLAY QMGR shows QSGNAME(QSG1), clwl.engine.qsg), fed this landing's captures without
     DISPLAY GROUP, give every sender QM01, QM02, QM03 and QM05 as its group, and the replay of each day agrees with
     every observed transmission queue: the same 2,762 igq rows as the rule."""
     from clwl.days import day_bounds
-    from clwl.silver import timelines_from_rows
+    from clwl.lake.silver import timelines_from_rows
 
     root, truth = estate
     puts = parsed[0]

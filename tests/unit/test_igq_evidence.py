@@ -12,15 +12,15 @@ from __future__ import annotations
 
 from datetime import datetime, timezone
 
-from clwl.check import check_landing
+from clwl.analyses.check import check_landing
+from clwl.analyses.lint import lint_captures
 from clwl.cli import main
-from clwl.lint import lint_captures
-from clwl.model import QSG_XMITQ, SCTQ
+from clwl.engine.model import QSG_XMITQ, SCTQ
+from clwl.engine.qsg import membership_from_history
+from clwl.engine.replay import timeline_from_history
+from clwl.engine.view import build_view
+from clwl.engine.xmitq import delivery, igq_limit
 from clwl.parse.zos import parse_zos_text
-from clwl.qsg import membership_from_history
-from clwl.replay import timeline_from_history
-from clwl.view import build_view
-from clwl.xmitq import delivery, igq_limit
 from tests.handmade import IGQ_DAY, MB, igq_landing, write_day, zos_config_capture
 
 QUEUES = {"APP.Q": ["MQ3A"]}
@@ -141,7 +141,7 @@ def test_lint_finds_igq_that_carries_nothing(tmp_path):
 
 
 def _read(path):
-    from clwl.view import parse_capture_file
+    from clwl.engine.view import parse_capture_file
 
     return parse_capture_file(path).records
 
@@ -151,7 +151,7 @@ def test_lint_counts_the_messages_too_large_for_the_shared_queue():
     of QSG1, 7 of them over 64,084 bytes (MAXMSGL 64,512 less the MQXQH): more than half, a finding naming the
     count and the MAXMSGL that decided, with ALTER QLOCAL(SYSTEM.QSG.TRANSMIT.QUEUE) MAXMSGL as the fix. 5 of 10 is
     not most: no finding."""
-    from clwl.lint import lint_observations, observe
+    from clwl.analyses.lint import lint_observations, observe
 
     recs = _records(zos_config_capture("MQ1A", "QSG1", True, ["MQ3A"], QUEUES, qsg_xmitq_maxmsgl=64_512))
     obs = [observe("MQ1A", recs), observe("MQ3A", _records(zos_config_capture("MQ3A", "QSG1", False, ["MQ1A"],

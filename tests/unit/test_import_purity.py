@@ -72,7 +72,7 @@ def _engine_modules() -> dict[str, Path]:
 def test_the_walk_finds_the_engine_and_the_command_line():
     # Guards the tests below against passing on an empty walk.
     engine, everything = _engine_modules(), _modules("clwl")
-    assert {"clwl", "clwl.router", "clwl.query", "clwl.parse", "clwl.generate", "clwl.generate.landing"} <= set(engine)
+    assert {"clwl", "clwl.engine.router", "clwl.lake.query", "clwl.parse", "clwl.generate", "clwl.generate.landing"} <= set(engine)
     assert {"clwl.cli", "clwl.cli.route", "clwl.cli.pipeline", "clwl.cli.query", "clwl.cli.generate",
             "clwl.cli.argtypes", "clwl.cli.exit_codes", "clwl.__main__"} <= set(everything) - set(engine)
 
@@ -94,13 +94,11 @@ def test_importing_every_engine_module_loads_no_spark_airflow_or_command_line():
     assert json.loads(proc.stdout) == {"heavy": [], "cli": [], "missing": []}
 
 
-# The one engine module that reaches into spark/: ``clwl check`` runs the ingest's own discovery and parse task
-# body, the pure parts of the ingest, which stay in its package (spark/ingest/landing.py, parse_tasks.py, the
-# trace zone of run.py), imported inside its functions so that importing clwl.check loads none of it; pyspark never
-# (tests/cli/test_check.py runs the check with pyspark blocked).
-PURE_INGEST = {"clwl.check": {"spark.ingest", "spark.ingest.LandingFile", "spark.ingest.discover_landing",
-                              "spark.ingest.parse_landing_file", "spark.ingest.plan_tasks", "spark.ingest.run",
-                              "spark.ingest.run.trace_zone"}}
+# The one module below the command line that reaches into spark/: ``clwl check`` runs the ingest's own parse task
+# body (spark/ingest/parse_tasks.py, whose rows are built against the Spark tables' schemas), imported inside its
+# function so that importing clwl.analyses.check loads none of it; pyspark never (tests/cli/test_check.py runs the
+# check with pyspark blocked). The ingest's discovery, task plan and trace zone live in clwl.landing.discovery.
+PURE_INGEST = {"clwl.analyses.check": {"spark.ingest", "spark.ingest.parse_landing_file"}}
 
 
 def test_no_engine_module_imports_spark_airflow_or_the_command_line_even_lazily():
@@ -112,15 +110,16 @@ def test_no_engine_module_imports_spark_airflow_or_the_command_line_even_lazily(
         if wrong:
             bad[module] = wrong
     assert bad == {}
-    assert {n for n in _imports("clwl.check", ROOT / "clwl" / "check.py") if n.startswith("spark")} \
-        == PURE_INGEST["clwl.check"]  # the allowance is used, and no more of spark/ than it names
+    assert {n for n in _imports("clwl.analyses.check", ROOT / "clwl" / "analyses" / "check.py")
+            if n.startswith("spark")} \
+        == PURE_INGEST["clwl.analyses.check"]  # the allowance is used, and no more of spark/ than it names
 
 
 # Only the report needs the pipeline extra's pandas, matplotlib and jinja2; the readers of the lake that run
 # without Spark (clwl check, clwl explain, the silver readers, the table registry) load nothing beyond the
 # standard library and clwl when imported (deltalake and pyarrow when they read).
 REPORT_ONLY = ("pandas", "matplotlib", "jinja2")
-LIGHT = ("clwl.check", "clwl.explain", "clwl.silver", "clwl.registry")
+LIGHT = ("clwl.analyses.check", "clwl.analyses.explain", "clwl.lake.silver", "clwl.lake.registry")
 
 
 def test_only_the_report_package_imports_pandas_matplotlib_or_jinja2():
@@ -208,7 +207,7 @@ def test_no_import_cycle_passes_through_the_command_line():
     graph = _import_graph()
     assert _cycles_through_the_command_line(graph) == []
     # Not empty by accident: the command line reaches the engine and the pipeline.
-    assert {"clwl.router", "clwl.query", "spark.pipeline", "spark.ingest"} <= _reaches(graph, "clwl.cli")
+    assert {"clwl.engine.router", "clwl.lake.query", "spark.pipeline", "spark.ingest"} <= _reaches(graph, "clwl.cli")
 
 
 def test_the_cycle_check_sees_the_old_cycle():
@@ -301,18 +300,18 @@ def test_the_oracles_reach_nothing_of_the_engine():
     # keeps them from is there to be found.
     assert {"clwl.generate.estate", "clwl.generate.render"} <= _reaches(graph, "clwl.generate.simulate")
     assert {"clwl.generate.render", "clwl.generate.estate"} <= starts["samples/make_samples.py"]
-    assert {"clwl.algorithm", "clwl.router", "clwl.replay", "clwl.candidates", "clwl.state", "clwl.view",
-            "clwl.xmitq", "clwl.whatif", "clwl.parse.puts"} <= {m for m in graph if _is_engine(m)}
+    assert {"clwl.engine.algorithm", "clwl.engine.router", "clwl.engine.replay", "clwl.engine.candidates", "clwl.engine.state", "clwl.engine.view",
+            "clwl.engine.xmitq", "clwl.analyses.whatif", "clwl.parse.puts"} <= {m for m in graph if _is_engine(m)}
 
 
 def test_the_oracle_check_sees_an_engine_import_two_steps_away():
-    # simulate -> estate -> (lazily) clwl.router: the kind of shortcut that would make the oracle agree by
+    # simulate -> estate -> (lazily) clwl.engine.router: the kind of shortcut that would make the oracle agree by
     # construction. Imports of the generator's own modules and of the empty clwl package are fine.
     graph = {"clwl": set(), "clwl.generate": {"clwl"}, "clwl.generate.simulate": {"clwl.generate.estate"},
-             "clwl.generate.estate": {"clwl", "clwl.generate", "clwl.router"}, "clwl.router": {"clwl.algorithm"},
-             "clwl.algorithm": set(), "clwl.cli": set()}
+             "clwl.generate.estate": {"clwl", "clwl.generate", "clwl.engine.router"}, "clwl.engine.router": {"clwl.engine.algorithm"},
+             "clwl.engine.algorithm": set(), "clwl.cli": set()}
     assert _shared_with_the_engine(graph, {"sim": {"clwl.generate.simulate"}}) == {
-        "sim": ["clwl.algorithm", "clwl.router"]}
+        "sim": ["clwl.engine.algorithm", "clwl.engine.router"]}
     assert _shared_with_the_engine(graph, {"cli": {"clwl.cli"}}) == {"cli": ["clwl.cli"]}
 
 
@@ -353,8 +352,8 @@ def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
     return sorted(list(c) for c in cycles if len(c) > 1)
 
 
-# Cycles still there, each waiting for its modules' owner: clwl.lake's Lake.published imports clwl.published (in
-# the method), which imports clwl.lake (80205fd). No new one.
+# Cycles still there, each waiting for its modules' owner: clwl.lake.door's Lake.published imports clwl.lake.published (in
+# the method), which imports clwl.lake.door (80205fd). No new one.
 KNOWN_CYCLES: list[list[str]] = []
 
 
@@ -370,7 +369,7 @@ def test_the_cycle_check_sees_the_runmqsc_zos_cycle():
     # The shape of the cycle the shared lexer removed (issue 26 item 5): clwl.parse.zos imported the scanner from
     # clwl.parse.mqsc, which imported clwl.parse.zos (in a function) to hand it z/OS output.
     graph = {"clwl.parse.common": set(), "clwl.parse.mqsc": {"clwl.parse.common", "clwl.parse.zos"},
-             "clwl.parse.zos": {"clwl.parse.common", "clwl.parse.mqsc"}, "clwl.view": {"clwl.parse.mqsc"}}
+             "clwl.parse.zos": {"clwl.parse.common", "clwl.parse.mqsc"}, "clwl.engine.view": {"clwl.parse.mqsc"}}
     assert _cycles(graph) == [["clwl.parse.mqsc", "clwl.parse.zos"]]
 
 
@@ -400,3 +399,72 @@ def test_no_new_private_name_is_imported_across_modules():
     assert {k: v for k, v in found.items() if k not in STILL_IMPORTED_PRIVATE} == {}
     # The parsers share through public names (clwl.parse.runmqsc_lexer, clwl.parse.record_kinds).
     assert [k for k in found if k[0].startswith("clwl.parse")] == []
+
+
+# ----------------------------------------------------------------------------------------------------------
+# The wings of clwl/ and their floors (README, "Architecture")
+
+#: Bottom to top. A module may import its own wing and any wing on a lower floor, never one above: the engine
+#: stands on the landing's formats and the parsers, the lake's readers build the engine's timelines, the analyses
+#: read the lake, the report draws the analyses, and the pipeline (spark/), the DAGs and the command line sit on
+#: top. ``base`` is what every floor uses: clwl/__init__.py, the run dates, the terminal rule, the MQSC keywords.
+FLOORS = ("base", "parse", "landing", "engine", "lake", "analyses", "report", "pipeline", "command line")
+WINGS = {"parse": "parse", "landing": "landing", "engine": "engine", "lake": "lake", "analyses": "analyses",
+         "report": "report", "generate": "generator", "cli": "command line"}
+#: The generator stands apart: it shares nothing with the code it checks (the oracle tests above); only the
+#: command line imports it.
+MAX_TOP_MODULES = 12
+
+
+def _wing(module: str) -> str:
+    parts = module.split(".")
+    if parts[0] == "spark":
+        return "pipeline"
+    if parts[0] == "dags" or parts[:2] == ["clwl", "__main__"]:
+        return "command line"
+    return WINGS.get(parts[1], "base") if len(parts) > 1 else "base"
+
+
+def _upward_imports(graph: dict[str, set[str]]) -> list[tuple[str, str]]:
+    floor = {w: i for i, w in enumerate(FLOORS)}
+    bad = []
+    for module, targets in graph.items():
+        a = _wing(module)
+        for target in targets:
+            b = _wing(target)
+            if a == b or (module, target) in ALLOWED_UPWARD:
+                continue
+            if "generator" in (a, b):
+                if b == "generator" and a != "command line" or a == "generator" and b != "base":
+                    bad.append((module, target))
+            elif floor[b] > floor[a]:
+                bad.append((module, target))
+    return sorted(bad)
+
+
+#: The one import that runs up a floor, inside a function: ``clwl check`` parses each file with the ingest's own
+#: task body (see PURE_INGEST).
+ALLOWED_UPWARD = {("clwl.analyses.check", "spark.ingest")}
+
+
+def test_no_import_runs_up_a_floor():
+    graph = _module_graph()
+    assert _upward_imports(graph) == []
+    # Not empty by accident: every wing is there, and the floors are crossed downward.
+    assert {_wing(m) for m in graph} == set(FLOORS) | {"generator"}
+    assert ("clwl.lake.silver", "clwl.engine.replay") in {(m, t) for m, ts in graph.items() for t in ts}
+
+
+def test_the_floor_check_sees_an_upward_import():
+    graph = {"clwl.engine.router": {"clwl.analyses.lint"}, "clwl.analyses.lint": {"clwl.engine.router"},
+             "clwl.lake.door": {"spark.tables"}, "clwl.generate.simulate": {"clwl.engine.router"}}
+    assert _upward_imports(graph) == [("clwl.engine.router", "clwl.analyses.lint"),
+                                      ("clwl.generate.simulate", "clwl.engine.router"),
+                                      ("clwl.lake.door", "spark.tables")]
+
+
+def test_clwl_keeps_few_modules_beside_its_wings():
+    top = sorted(p.name for p in (ROOT / "clwl").glob("*.py"))
+    assert len(top) <= MAX_TOP_MODULES, top
+    wings = sorted(p.name for p in (ROOT / "clwl").iterdir() if (p / "__init__.py").is_file())
+    assert wings == ["analyses", "cli", "engine", "generate", "lake", "landing", "parse", "report"]

@@ -1,5 +1,5 @@
-"""The incident rules (clwl/incidents.py, docs/diagnosis.md "Incidents") on hand-made days of channel trouble, and
-the application behind a put (clwl.incidents.application_of). No Spark, no lake.
+"""The incident rules (clwl/analyses/incidents.py, docs/diagnosis.md "Incidents") on hand-made days of channel trouble, and
+the application behind a put (clwl.analyses.incidents.application_of). No Spark, no lake.
 
 The estate of every test: senders QM1, QM5 and QM6, each with one cluster-sender channel TO.<qmgr> per receiving
 queue manager QM2, QM3 and QM4 (the channels that carry their messages: the workload channels). Times are on
@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from datetime import datetime, timezone
 
-from clwl.incidents import (
+from clwl.analyses.incidents import (
     CHANNEL,
     RECEIVER,
     SENDER,
@@ -150,7 +150,7 @@ def test_a_one_channel_sender_losing_its_channel_is_a_channel_incident():
     """Rule 2 needs at least two workload channels: QM7 sends over TO.QM2 alone, and it is down 10:00-11:00. Every
     workload channel of QM7 failed, but one channel is no evidence of the sender's side: a channel incident (rule 4),
     whose advice is the channel's DISPLAY CHSTATUS, not QM7's network (issue 39 item 12: the guard
-    ``if len(channels) < 2: continue`` in clwl/incidents.py must not be lost)."""
+    ``if len(channels) < 2: continue`` in clwl/analyses/incidents.py must not be lost)."""
     found = incidents([Trouble("QM7", "TO.QM2", "QM2", at(10), at(11))], {"QM7": {"TO.QM2"}})
     assert [(i.side, i.subject) for i in found] == [(CHANNEL, "QM2")]
 

@@ -28,16 +28,16 @@ def test_the_code_modules_hold_every_parser_module_and_all_they_import():
     missing = {m: sorted(n for n in _imports(m, engine[m]) if n in engine and n not in covered)
                for m in covered if m in engine}
     assert {m: n for m, n in missing.items() if n} == {}
-    # clwl.model is in only because clwl.view imports it: the closure, not a list.
-    assert "clwl.model" in covered and "clwl.model" not in parser_modules()
-    assert {"clwl.view", "spark.tables", "spark.ingest", "spark.ingest.parse_tasks"} <= covered
+    # clwl.engine.model is in only because clwl.engine.view imports it: the closure, not a list.
+    assert "clwl.engine.model" in covered and "clwl.engine.model" not in parser_modules()
+    assert {"clwl.engine.view", "spark.tables", "spark.ingest", "spark.ingest.parse_tasks"} <= covered
 
 
 def test_parser_modules_follow_imports_inside_functions():
-    # clwl.view imports the runmqsc and REST parsers inside a function; what they import is in too.
-    assert {"clwl.view", "clwl.model", "clwl.parse.mqsc", "clwl.parse.rest"} <= set(parser_modules("clwl.view"))
+    # clwl.engine.view imports the runmqsc and REST parsers inside a function; what they import is in too.
+    assert {"clwl.engine.view", "clwl.engine.model", "clwl.parse.mqsc", "clwl.parse.rest"} <= set(parser_modules("clwl.engine.view"))
     assert parser_modules() == tuple(sorted(parser_modules()))
-    assert not any(m.startswith(("spark", "clwl.cli")) for m in parser_modules("clwl.view"))
+    assert not any(m.startswith(("spark", "clwl.cli")) for m in parser_modules("clwl.engine.view"))
 
 
 @pytest.mark.parametrize("module", PARSE_MODULES)

@@ -1,4 +1,4 @@
-"""The lake's door (clwl/lake.py): tables by key, their latest and published versions, their rows with filters,
+"""The lake's door (clwl/lake/door.py): tables by key, their latest and published versions, their rows with filters,
 the rows a commit wrote, the one default lake; and that no other product module opens a Delta table itself.
 Pure: tiny tables written by deltalake, no JVM."""
 
@@ -16,9 +16,9 @@ import deltalake  # noqa: E402
 import pyarrow as pa  # noqa: E402
 import pytest
 
-from clwl import lake as lake_module
-from clwl.lake import DEFAULT_LAKE, Lake, LakeFileError, default_lake_location, read_rows, rows_committed
-from clwl.published import write_published
+from clwl.lake import door as lake_module
+from clwl.lake.door import DEFAULT_LAKE, Lake, LakeFileError, default_lake_location, read_rows, rows_committed
+from clwl.lake.published import write_published
 from spark.config import PipelineConfig
 from spark.run import PipelineRun
 
@@ -144,7 +144,7 @@ def test_the_run_takes_the_lake(tmp_path):
     assert other.staging("distribution") == str(tmp_path / "other" / "staging" / "distribution")
     assert other.reads("silver.message_events") == str(tmp_path / "other" / "silver" / "message_events")
 
-    from clwl.whatif import WhatIf
+    from clwl.analyses.whatif import WhatIf
 
     whatif = PipelineRun(config, "run-3", whatif=WhatIf.from_dict({"name": "w20"}))
     assert whatif.out_lake == Lake(tmp_path / "main" / "whatif" / "w20") == Lake(whatif.out.lake)
@@ -155,13 +155,13 @@ def test_the_run_takes_the_lake(tmp_path):
 # ------------------------------------------------------------------------------------------ one door only
 #: The modules that may open a Delta table with deltalake themselves: the door, and the commit helpers (which
 #: write Delta commits and read the two tables' logs for it).
-DOORS = {"clwl/lake.py", "spark/delta_commits.py"}
+DOORS = {"clwl/lake/door.py", "spark/delta_commits.py"}
 
 
 def _delta_table_calls(path: Path) -> list[int]:
     """Lines of ``path`` that construct a ``deltalake.DeltaTable``: ``DeltaTable(...)``, ``deltalake.DeltaTable(...)``,
     or a call of a name ``from deltalake import DeltaTable as X`` bound; or that derive a class from it (the door's
-    own tables are such a class, clwl.lake.open_delta)."""
+    own tables are such a class, clwl.lake.door.open_delta)."""
     tree = ast.parse(path.read_text(), str(path))
     names = {"DeltaTable"}
     for node in ast.walk(tree):
@@ -182,10 +182,10 @@ def _delta_table_calls(path: Path) -> list[int]:
 
 def test_only_the_door_opens_a_delta_table():
     sources = sorted(p for top in ("clwl", "spark", "dags", "bench") for p in (ROOT / top).rglob("*.py"))
-    assert len(sources) > 50 and ROOT / "clwl" / "lake.py" in sources  # the walk found the product
+    assert len(sources) > 50 and ROOT / "clwl" / "lake" / "door.py" in sources  # the walk found the product
     found = {str(p.relative_to(ROOT)): lines for p in sources if (lines := _delta_table_calls(p))}
     assert set(found) <= DOORS, {k: v for k, v in found.items() if k not in DOORS}
-    assert "clwl/lake.py" in found  # open_delta: the test would notice the door itself moving
+    assert "clwl/lake/door.py" in found  # open_delta: the test would notice the door itself moving
 
 
 def test_the_door_loads_no_deltalake_until_a_table_is_opened():

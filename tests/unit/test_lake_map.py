@@ -1,4 +1,4 @@
-"""The map of the lake (clwl/lake.py), the table registry built on it (spark/tables.py: schemas only, no JVM)
+"""The map of the lake (clwl/lake/door.py), the table registry built on it (spark/tables.py: schemas only, no JVM)
 and the run object (spark/run.py) that computes where a run reads and writes."""
 
 from __future__ import annotations
@@ -7,8 +7,8 @@ from types import SimpleNamespace
 
 import pytest
 
-from clwl import lake
-from clwl.whatif import WhatIf
+from clwl.analyses.whatif import WhatIf
+from clwl.lake import door as lake
 from spark.config import PipelineConfig
 from spark.run import PipelineRun
 from spark.tables import INGEST_TABLES, TABLES

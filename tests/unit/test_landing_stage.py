@@ -13,9 +13,9 @@ import tempfile
 
 import pytest
 
-from clwl.storage import lake_root, list_prefix
+from clwl.lake.storage import lake_root, list_prefix
+from clwl.landing.discovery import discover_landing
 from spark.config import REPO_ROOT
-from spark.ingest.landing import discover_landing
 from spark.ingest.landing_stage import STAGED, LandingNotHere, readable_here, stage_landing
 from spark.ingest.parse_tasks import parse_landing_file
 

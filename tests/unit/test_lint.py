@@ -1,4 +1,4 @@
-"""clwl/lint.py: every rule on a hand-made estate that triggers it and one that does not.
+"""clwl/analyses/lint.py: every rule on a hand-made estate that triggers it and one that does not.
 
 Estates: tests/handmade.py's ``config_capture`` (DISPLAY QMGR, CLUSQMGR(*), QCLUSTER(*) in runmqsc's printed
 shape; one cluster CL1; every remote queue manager reached by its auto-defined CLUSSDR TO.<QM>, RUNNING,
@@ -13,7 +13,7 @@ algorithm as docs/algorithm.md states it (profile default: "The steps", "Binding
 - workload attributes on a manual CLUSSDR are ignored: MQ uses what the destination's CLUSRCVR advertises
   (pitfall 1; DISPLAY CLUSQMGR shows the CLUSRCVR's values).
 - DEFBIND's default is OPEN (pitfall 2); a QALIAS's DEFBIND wins over its base queue's.
-Where a rule's consequence can be replayed, the engine (clwl.router) is asked too, so lint and replay agree.
+Where a rule's consequence can be replayed, the engine (clwl.engine.router) is asked too, so lint and replay agree.
 """
 
 from __future__ import annotations
@@ -21,9 +21,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from clwl.algorithm import Request
-from clwl.candidates import queue_defbind
-from clwl.lint import (
+from clwl.analyses.lint import (
     RULE_NAMES,
     RULES,
     Finding,
@@ -34,8 +32,10 @@ from clwl.lint import (
     observe,
     sort_findings,
 )
-from clwl.router import AS_Q_DEF, Router
-from clwl.view import build_view, read_captures
+from clwl.engine.algorithm import Request
+from clwl.engine.candidates import queue_defbind
+from clwl.engine.router import AS_Q_DEF, Router
+from clwl.engine.view import build_view, read_captures
 from tests.handmade import _record, _runmqsc, config_capture
 
 EXPECTED_RULES = ("clussdr-workload-attrs", "local-instance-wins", "bind-on-open-default", "alias-overrides-bind",

@@ -18,13 +18,13 @@ import datetime as dt
 
 import pytest
 
-from clwl.advise import advise, weighted_channel
-from clwl.algorithm import Request
-from clwl.replay import Snapshot
+from clwl.analyses.advise import advise, weighted_channel
+from clwl.engine.algorithm import Request
+from clwl.engine.replay import Snapshot
+from clwl.engine.router import Router
+from clwl.engine.shares import engine_shares, steady
+from clwl.engine.view import build_view, read_captures
 from clwl.report.shares import configured_shares
-from clwl.router import Router
-from clwl.shares import engine_shares, steady
-from clwl.view import build_view, read_captures
 from tests.handmade import config_capture
 
 SIX = dt.datetime(2026, 11, 20, 6, tzinfo=dt.timezone.utc)

@@ -1,4 +1,4 @@
-"""The observed timeline of messages over channels, from the channel agents' activity trace (clwl/observed.py).
+"""The observed timeline of messages over channels, from the channel agents' activity trace (clwl/analyses/observed.py).
 
 The traces are the fixtures tests/fixtures/amqsact_trace/mca_sender_qm1.amqsact (QM1's cluster-sender agents) and
 mca_receiver_qm2.amqsact (QM2's cluster-receiver agent), parsed by the amqsact parser; the cases the fixtures do
@@ -12,9 +12,9 @@ import random
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
-from clwl.observed import channel_events, observed_timeline
+from clwl.analyses.observed import channel_events, observed_timeline
+from clwl.lake.registry import spec
 from clwl.parse.activity_trace import parse_activity_trace_file
-from clwl.registry import spec
 
 FIX = Path(__file__).resolve().parent.parent / "fixtures" / "amqsact_trace"
 SCTQ = "SYSTEM.CLUSTER.TRANSMIT.QUEUE"

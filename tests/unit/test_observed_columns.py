@@ -1,9 +1,9 @@
-"""The day's observed timeline over Arrow columns (clwl/observed_columns.py) gives exactly the row-at-a-time
-answer (clwl.observed.observed_timeline): on the channel agents' fixtures, and on generated traces that mix
+"""The day's observed timeline over Arrow columns (clwl/analyses/observed_columns.py) gives exactly the row-at-a-time
+answer (clwl.analyses.observed.observed_timeline): on the channel agents' fixtures, and on generated traces that mix
 everything the rules look at (units of work settled by MQCMIT, MQBACK, failed MQCMIT, MQDISC good and failed,
 events left open, browses, failed calls, client connections, missing times and sequence numbers, one message id
 got or put several times, ties in time). The row-at-a-time path is the reference: its rules are written one
-function each in clwl/observed.py and derived there."""
+function each in clwl/analyses/observed.py and derived there."""
 
 from __future__ import annotations
 
@@ -13,8 +13,8 @@ from datetime import datetime, timedelta, timezone
 import pyarrow as pa
 import pytest
 
-from clwl.observed import observed_timeline
-from clwl.observed_columns import observed_timeline_columns
+from clwl.analyses.observed import observed_timeline
+from clwl.analyses.observed_columns import observed_timeline_columns
 from tests.unit.test_observed import _lake_rows, _traced
 
 T0 = datetime(2026, 11, 20, 10, 0, tzinfo=timezone.utc)

@@ -443,7 +443,7 @@ def test_receiver_agent_puts_carry_the_message_id_and_the_target_queue():
     QM2, Open_options 10256 = 0x2000 FAIL_IF_QUIESCING + 0x800 SET_ALL_CONTEXT + 0x10 OUTPUT: no bind option ->
     as_q_def) and puts msg 1 at 10:15:30.230000, then MQPUT1s msg 4 to ORDERS.IN at .231000, then commits.
     The MsgIds are the application's (counter 1 and 4: the ones in the sender's transmission headers). Both puts
-    are a channel agent's (API Environment MQXE_MCA): arrivals (clwl.observed), not put events: the sender's put
+    are a channel agent's (API Environment MQXE_MCA): arrivals (clwl.analyses.observed), not put events: the sender's put
     of each id is the one the CLWL algorithm chose for, and a second event would repeat its id on QM2."""
     r = _parse("mca_receiver_qm2.amqsact")
     assert r.problems == [] and r.notes == []

@@ -18,7 +18,7 @@ from typing import Callable
 
 import pytest
 
-from clwl.observed import observed_timeline
+from clwl.analyses.observed import observed_timeline
 from clwl.parse.activity_trace import parse_activity_trace_text
 from clwl.parse.activity_trace_json import parse_amqsevt_json_text
 from clwl.parse.amqsmon import parse_amqsmon_text

@@ -594,7 +594,7 @@ def test_csqutil_command_output_gives_the_qsg_attributes_and_cluster_records():
 
 
 def test_zos_capture_feeds_the_igq_path():
-    from clwl.view import build_view
+    from clwl.engine.view import build_view
 
     cap = parse_mqsc_file(ZOS / "csqutil_mq1a.txt")
     view, problems = build_view(cap.records, "MQ1A")

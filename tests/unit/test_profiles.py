@@ -28,8 +28,8 @@ import pytest
 sys.path.insert(0, str(Path(__file__).parent))
 from clwl_builders import chan, counts, eliminated_at, inst, make_view, qmgrs, req, route_n, spread_view  # noqa: E402
 
-from clwl.algorithm import PROFILES  # noqa: E402
-from clwl.router import Route, RouteError, Router  # noqa: E402
+from clwl.engine.algorithm import PROFILES  # noqa: E402
+from clwl.engine.router import Route, RouteError, Router  # noqa: E402
 
 
 def test_profiles_known():

@@ -35,8 +35,8 @@ from hypothesis import strategies as st
 sys.path.insert(0, str(Path(__file__).parent))
 from clwl_builders import chan, inst, make_view, req  # noqa: E402
 
-from clwl.model import state_tier  # noqa: E402
-from clwl.router import Route, RouteError, Router  # noqa: E402
+from clwl.engine.model import state_tier  # noqa: E402
+from clwl.engine.router import Route, RouteError, Router  # noqa: E402
 
 STATES = ["INACTIVE", "RUNNING", "BINDING", "INITIALIZING", "STARTING", "STOPPING", "RETRYING", "REQUESTING",
           "PAUSED", "STOPPED", "SWITCHING"]

@@ -19,7 +19,7 @@ import pyarrow as pa
 import pytest
 
 from clwl.cli.query import add_query_command
-from clwl.query import MAX_CELL, _replace_string_literal, _with_seconds, discover_tables
+from clwl.lake.query import MAX_CELL, _replace_string_literal, _with_seconds, discover_tables
 
 DAY = dt.date(2026, 11, 20)
 UTC = dt.timezone.utc

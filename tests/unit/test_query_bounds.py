@@ -15,8 +15,8 @@ import deltalake
 import pyarrow as pa
 import pytest
 
-from clwl.published import write_published
-from clwl.query import QueryError, run_query
+from clwl.lake.published import write_published
+from clwl.lake.query import QueryError, run_query
 
 SERIES = "SELECT count(*) AS n FROM generate_series(1, 100000000000)"
 ENDLESS_CTE = "WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM r) SELECT count(*) AS n FROM r"

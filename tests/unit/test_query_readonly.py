@@ -21,8 +21,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from clwl.published import write_published
-from clwl.query import (
+from clwl.lake.published import write_published
+from clwl.lake.query import (
     MAX_NESTING,
     MAX_OPERATOR_MARKS,
     MAX_OPERATORS,
@@ -83,7 +83,7 @@ ATTACKS = {
     "execute": "EXECUTE p",
     "deallocate": "DEALLOCATE p",
     "url table": "SELECT * FROM '{gold_file}'",
-    # bronze.put_records is a view over two tables (clwl/put_records.py): nothing writes through it either.
+    # bronze.put_records is a view over two tables (clwl/lake/put_records.py): nothing writes through it either.
     "copy the view out": "COPY put_records TO '{out}/copied.csv' STORED AS CSV",
     "insert into the view": "INSERT INTO put_records SELECT * FROM put_records",
     "explain analyze copy of the view, nested comment":
@@ -216,7 +216,7 @@ def test_a_cell_cannot_drive_the_terminal(tmp_path):
     import io
     import json
 
-    from clwl.query import write_json, write_table
+    from clwl.lake.query import write_json, write_table
 
     value = "QM1/\x1b]0;owned\x07puts\u202e.csv"
     table = pa.table({"source_file": [value]})
@@ -254,7 +254,7 @@ def test_no_spelling_of_a_long_chain_passes(hider, links, closer, upper):
 def test_the_attacks_on_a_lake_on_the_object_store(object_store, monkeypatch, tmp_path):
     """The same on a lake in the object store (tests/objectstore.py): the bypass spellings are refused before the
     engine, the writes by it, a COPY into the bucket included, and no object of the store changes."""
-    from clwl.storage import lake_root, list_prefix, storage_options
+    from clwl.lake.storage import lake_root, list_prefix, storage_options
 
     object_store.use(monkeypatch)
     monkeypatch.chdir(tmp_path)

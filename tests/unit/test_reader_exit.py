@@ -4,8 +4,8 @@ With deltalake's default file system for a table's files (one written in Python,
 ``deltalake.fs.DeltaStorageHandler``), Arrow's I/O threads call into Python after a read has returned, and a
 process that exits meanwhile dies at exit after printing its result: "terminate called without an active
 exception" (exit 134), a segmentation fault (139) or a hang in Arrow's thread pool shutdown; after one plain read
-in 30 to one in 3, and after most reads that stop early. clwl.lake.open_delta reads a local table's files with Arrow's
-own file system, and ``clwl published`` prints a deltalake statement that does the same (clwl.lake.open_delta
+in 30 to one in 3, and after most reads that stop early. clwl.lake.door.open_delta reads a local table's files with Arrow's
+own file system, and ``clwl published`` prints a deltalake statement that does the same (clwl.lake.door.open_delta
 says why). Here each of those reads runs in fresh interpreters, many times over: one abort, crash or hang fails.
 """
 
@@ -21,8 +21,8 @@ import pyarrow as pa
 import pytest
 from deltalake import write_deltalake
 
-from clwl.lake import Lake
-from clwl.published import write_published
+from clwl.lake.door import Lake
+from clwl.lake.published import write_published
 
 #: Fresh processes. On the broken path 15 of 20 such processes died (and the first of 30 in each of three tries):
 #: 30 runs miss it with odds far below one in a million.
@@ -50,13 +50,13 @@ CHILD = """
 import datetime, sys
 import pyarrow.fs
 from deltalake import DeltaTable
-from clwl.lake import Lake
-from clwl.lake import reader_recipes
+from clwl.lake.door import Lake
+from clwl.lake.door import reader_recipes
 
 lake = Lake(sys.argv[1])
 key = "gold.routing_replay"
 version = lake.published_version(key)
-table = lake.open(key, version)  # clwl.lake.open_delta
+table = lake.open(key, version)  # clwl.lake.door.open_delta
 recipe = reader_recipes(lake.layer("gold"))["tables"]["routing_replay"]["deltalake"]  # what clwl published prints
 counts = [
     table.to_pyarrow_table().num_rows,

@@ -1,6 +1,6 @@
-"""Causes and remedies (clwl/remedies.py, docs/diagnosis.md "Causes and remedies"): one table, the cause of each
+"""Causes and remedies (clwl/analyses/remedies.py, docs/diagnosis.md "Causes and remedies"): one table, the cause of each
 stay reason, the object that pinned a bind on open, and the remedies of unexpected distributions. Hand-made views
-(clwl.model objects); the DEFBIND order is MQ's (docs/algorithm.md; the reference's "MQOPEN option for cluster
+(clwl.engine.model objects); the DEFBIND order is MQ's (docs/algorithm.md; the reference's "MQOPEN option for cluster
 queue": a QALIAS's DEFBIND overrides the base queue's, MQ's default DEFBIND is OPEN)."""
 
 from __future__ import annotations
@@ -8,10 +8,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from clwl import algorithm, held_back
-from clwl.candidates import defbind_source, queue_defbind
-from clwl.model import ClusterView, LocalAlias, LocalQueue, QmgrAttributes, QueueInstance, RemoteDefinition
-from clwl.remedies import (
+from clwl.analyses.remedies import (
     BY_KEY,
     HELD_BACK,
     REMEDIES,
@@ -21,6 +18,10 @@ from clwl.remedies import (
     remedy,
     stay_cause,
 )
+from clwl.engine import algorithm
+from clwl.engine.candidates import defbind_source, queue_defbind
+from clwl.engine.model import ClusterView, LocalAlias, LocalQueue, QmgrAttributes, QueueInstance, RemoteDefinition
+from clwl.landing import held_back
 
 DOCS = Path(__file__).resolve().parents[2] / "docs" / "diagnosis.md"
 
@@ -41,7 +42,7 @@ def test_one_table_with_unique_keys_each_documented():
 
 
 def test_every_step_of_the_algorithm_has_a_cause():
-    """A still-most-favourable message's stay reason names the step that decided it (clwl/algorithm.py); every
+    """A still-most-favourable message's stay reason names the step that decided it (clwl/engine/algorithm.py); every
     step id of every profile maps to a cause in the table."""
     ids = {s.id for steps in algorithm.PROFILES.values() for s in steps}
     assert ids <= set(STEP_CAUSES)
@@ -69,7 +70,7 @@ def test_the_stay_reasons_map_to_their_causes():
 def test_the_defbind_source_follows_mqs_order_and_agrees_with_the_engine():
     """An alias's DEFBIND wins (ALIAS.ORDERS DEFBIND(OPEN) over its target's NOTFIXED), then a local queue's, then
     the cluster queue's as its instances advertise it; instances that disagree: MQ's default OPEN. Each time the
-    value is the one clwl.candidates.queue_defbind takes for MQOO_BIND_AS_Q_DEF."""
+    value is the one clwl.engine.candidates.queue_defbind takes for MQOO_BIND_AS_Q_DEF."""
     v = view(aliases=(LocalAlias("ALIAS.ORDERS", "APP.ORDERS", "OPEN"),),
              local_queues=(LocalQueue("LOCAL.Q", defbind="GROUP"),))
     cases = {"ALIAS.ORDERS": ("QALIAS", "OPEN"), "LOCAL.Q": ("QLOCAL", "GROUP"), "APP.ORDERS": ("QCLUSTER", "NOTFIXED")}
@@ -100,7 +101,7 @@ def test_bind_on_open_names_what_pinned_it():
 
 
 def test_a_named_queue_manager_alias_is_said_to_be_one():
-    from clwl.remedies import alias_note
+    from clwl.analyses.remedies import alias_note
 
     v = view(remotes=(RemoteDefinition("ORDERS.GW", "", "QM3"),))
     assert alias_note(v, "ORDERS.GW", "QM3") == ", a queue-manager alias (QREMOTE) resolving to QM3"
@@ -111,7 +112,7 @@ def test_a_named_queue_manager_alias_is_said_to_be_one():
 
 
 def test_an_unexpected_distribution_gets_its_causes():
-    """The explanation's notes (clwl.distribution.explain) name a change in the interval: a change between
+    """The explanation's notes (clwl.analyses.distribution.explain) name a change in the interval: a change between
     captures; puts bound on open in the interval: bound handles; neither: not in the captures."""
     changed = ("observed 9 against 5.0 expected; the configuration in force (CLWLWGHT QM2 80, QM3 50; channel "
                "TO.QM3 RETRYING at 14:00) does not account for it")
@@ -136,8 +137,8 @@ def test_clwl_explain_prints_the_remedy_of_the_same_table():
     a message that never stayed has none."""
     from datetime import datetime, timezone
 
-    from clwl.explain import stay_remedy
-    from clwl.replay import Snapshot
+    from clwl.analyses.explain import stay_remedy
+    from clwl.engine.replay import Snapshot
 
     t = datetime(2026, 11, 20, 14, tzinfo=timezone.utc)
     timeline = [Snapshot(datetime(2026, 11, 20, 12, tzinfo=timezone.utc), view())]

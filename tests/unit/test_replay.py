@@ -1,4 +1,4 @@
-"""The replay of a sending queue manager (clwl/replay.py): time-ordered configuration, re-allocation, holds."""
+"""The replay of a sending queue manager (clwl/engine/replay.py): time-ordered configuration, re-allocation, holds."""
 
 from __future__ import annotations
 
@@ -9,13 +9,13 @@ from pathlib import Path
 
 import pytest
 
-from clwl.algorithm import Request
-from clwl.model import ClusterChannel, ClusterView, QmgrAttributes, QueueInstance
+from clwl.engine.algorithm import Request
+from clwl.engine.model import ClusterChannel, ClusterView, QmgrAttributes, QueueInstance
+from clwl.engine.replay import PutEvent, Snapshot, replay, timeline_from_captures
+from clwl.engine.router import Router
 from clwl.parse.mqsc import parse_mqsc_file
 from clwl.parse.puts import parse_puts_file
 from clwl.parse.rest import parse_rest_file
-from clwl.replay import PutEvent, Snapshot, replay, timeline_from_captures
-from clwl.router import Router
 
 ROOT = Path(__file__).resolve().parents[2]
 LANDING = ROOT / "samples" / "landing"
@@ -203,7 +203,7 @@ def test_agreement_compares_the_traced_put_with_the_first_destination():
     queue manager and is no MQI call): the replay's first destination."""
     from datetime import datetime, timezone
 
-    from clwl.replay import ReplayRow
+    from clwl.engine.replay import ReplayRow
 
     t = datetime(2026, 11, 20, 10, tzinfo=timezone.utc)
 

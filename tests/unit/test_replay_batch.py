@@ -15,11 +15,11 @@ from pathlib import Path
 
 import pytest
 
+from clwl.engine.model import ClusterChannel, ClusterView, QmgrAttributes, QueueInstance
+from clwl.engine.replay import PutEvent, SenderReplay, Snapshot, replay, timeline_from_captures
 from clwl.generate import GenerateOptions, generate
-from clwl.model import ClusterChannel, ClusterView, QmgrAttributes, QueueInstance
 from clwl.parse.mqsc import parse_mqsc_file
 from clwl.parse.puts import parse_puts_file
-from clwl.replay import PutEvent, SenderReplay, Snapshot, replay, timeline_from_captures
 
 FIELDS = ("qmgr", "channel", "xmitq", "path", "decided_by", "reallocatable", "not_reallocatable_reason", "trace",
           "error", "reason_code", "config_time", "reallocations", "final_qmgr", "final_channel", "final_xmitq",

@@ -10,7 +10,7 @@ DEFBIND(NOTFIXED):
   Q1 on QM2, QM3 and QM4, QM4's instance PUT(DISABLED);   Q2 on QM3 and QM4;   Q3 on QM2 only.
 
 Shares from QM1 (docs/algorithm.md): step 1 drops a PUT(DISABLED) instance; with several candidates left and
-nothing stateful, step 12 gives each candidate its weight over the candidates' total (clwl/shares.py). So Q1:
+nothing stateful, step 12 gives each candidate its weight over the candidates' total (clwl/engine/shares.py). So Q1:
 QM2 80/130 = 61.5 %, QM3 50/130 = 38.5 %, QM4 0 %; Q2: QM3 and QM4 50/100 = 50 % each (even); Q3: QM2 100 %
 (one host)."""
 
@@ -23,12 +23,13 @@ from datetime import datetime, timezone
 import pandas as pd
 import pytest
 
-from clwl.blast import PutEvent, blast_radius_of_events
-from clwl.drift import drift_from_rows
-from clwl.lint import lint_captures
+from clwl.analyses.blast import PutEvent, blast_radius_of_events
+from clwl.analyses.drift import drift_from_rows
+from clwl.analyses.lint import lint_captures
+from clwl.engine.replay import timeline_from_captures
+from clwl.engine.view import record_identity
 from clwl.parse.common import MqscRecord
 from clwl.parse.mqsc import parse_mqsc_text
-from clwl.replay import timeline_from_captures
 from clwl.report import Day, Report, build_report, render_html, render_md
 from clwl.report.advice import (
     MAX_ADVICE_ROWS,
@@ -42,7 +43,6 @@ from clwl.report.advice import (
     even_target,
     lint_answer,
 )
-from clwl.view import record_identity
 from tests.handmade import chstatus_capture, config_capture
 
 DAY = dt.date(2026, 11, 20)
@@ -165,7 +165,7 @@ def test_the_findings_are_counted_per_rule_and_tabled_with_their_remedy():
 
 # -- what changed ------------------------------------------------------------------------------------------------------
 def history_row(kind: str, attrs: dict, valid_from: datetime, valid_to: datetime | None = None) -> dict:
-    """A silver.config_history row of QM1 (its object_key the ingest's, clwl/view.py record_identity)."""
+    """A silver.config_history row of QM1 (its object_key the ingest's, clwl/engine/view.py record_identity)."""
     key = "|".join(str(p) for p in record_identity(MqscRecord(kind, attrs, "", 0)))
     return {"observing_qmgr": "QM1", "kind": kind, "object_key": key, "attrs": attrs, "valid_from": valid_from,
             "valid_to": valid_to, "source_file": f"{valid_from:%Y-%m-%d}/QM1/config_{valid_from:%H%M%S}.mqsc"}

@@ -9,7 +9,7 @@ import re
 
 import pandas as pd
 
-from clwl.incidents import Delay
+from clwl.analyses.incidents import Delay
 from clwl.report.build import TEMPLATES, build_report, render_html, render_md
 from clwl.report.channels import channel_intervals, channel_trouble, chstatus_day_gaps, evidence_findings
 from clwl.report.distribution import chart_counts, distribution_note
@@ -89,8 +89,8 @@ def test_the_report_says_what_it_could_not_see():
     """QM4 puts from 09:00 to 17:00 with captures at 06:00 and 18:00 (720 min apart, as in the samples); QM2 puts
     without any capture (its whole day unseen); QM3 hosts APP.Q without queue accounting; 3 records quarantined
     from two files."""
-    from clwl.model import ClusterChannel, ClusterView, QmgrAttributes, QueueInstance
-    from clwl.replay import Snapshot
+    from clwl.engine.model import ClusterChannel, ClusterView, QmgrAttributes, QueueInstance
+    from clwl.engine.replay import Snapshot
 
     v = ClusterView(QmgrAttributes("QM4"), channels=(ClusterChannel("TO.QM3", "QM3", frozenset({"C"})),),
                     instances=(QueueInstance("APP.Q", "QM3", frozenset({"C"})),))

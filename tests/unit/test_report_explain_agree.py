@@ -1,6 +1,6 @@
 """`clwl explain` and the report tell the same fate (issue 27 item 6): a message the replay delivered at once, its
 channel RUNNING in the last status capture, but that a 15:30 browse found on the transmission queue, is stuck with
-its release unknown in both, with the same browse time, and both give the remedy of clwl.remedies' one table
+its release unknown in both, with the same browse time, and both give the remedy of clwl.analyses.remedies' one table
 ("between-captures"). No lake: the report from a hand-made Day, explain's fate from the same rows."""
 
 from __future__ import annotations
@@ -9,9 +9,9 @@ import datetime as dt
 
 import pandas as pd
 
+from clwl.analyses.explain import Explanation
+from clwl.analyses.remedies import remedy
 from clwl.cli.explain import fate_lines
-from clwl.explain import Explanation
-from clwl.remedies import remedy
 from clwl.report import Day, build_report
 from clwl.report.read import combine
 

@@ -10,8 +10,8 @@ import re
 import pandas as pd
 import pytest
 
-from clwl.model import ClusterChannel, ClusterView, QmgrAttributes, QueueInstance
-from clwl.replay import Snapshot
+from clwl.engine.model import ClusterChannel, ClusterView, QmgrAttributes, QueueInstance
+from clwl.engine.replay import Snapshot
 from clwl.report import SECTIONS, TEMPLATES, Day, Report, build_report, render_html, render_md
 from clwl.report.agreement import DISAGREEMENT_COLS, agreement_findings, low_trace_sentence, mq_counts
 from clwl.report.model import MAX_DISAGREEMENTS, hmm
@@ -217,7 +217,7 @@ def test_the_sections_are_named_in_reading_order():
 
 def test_the_incidents_come_first_in_the_findings_with_the_side_to_look_at(rendered):
     """stuck_frame's two channels of QM1 are in trouble in disjoint windows (TO.QM3 13:50-17:00, TO.QM2 from 22:00)
-    and no other sender is involved: two channel incidents (clwl/incidents.py rule 4), not one at QM1's side (its
+    and no other sender is involved: two channel incidents (clwl/analyses/incidents.py rule 4), not one at QM1's side (its
     workload channels TO.QM2, TO.QM3, TO.QM4 never all fail together), in start order, before what is stuck."""
     rep, html, md = rendered
     findings = text_of(html[html.index("<h2>Findings</h2>"):html.index("</section>")])
@@ -231,7 +231,7 @@ def test_the_incidents_come_first_in_the_findings_with_the_side_to_look_at(rende
 
 
 def test_each_stuck_group_ends_with_its_remedy_from_the_one_table(rendered):
-    """The stuck groups' last column is clwl.remedies' sentence for the group's cause: M-1/M-2 bind on open (no
+    """The stuck groups' last column is clwl.analyses.remedies' sentence for the group's cause: M-1/M-2 bind on open (no
     puts handed in, so the put file's bind cannot tell the MQOPEN option from DEFBIND: both named), M-4 a named
     target queue manager, M-5 a browse after the replay delivered it (the channel failed between captures)."""
     rep, _, _ = rendered

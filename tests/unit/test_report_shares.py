@@ -31,10 +31,10 @@ import pandas as pd
 import pytest
 
 from clwl.cli import main
-from clwl.replay import Snapshot
+from clwl.engine.replay import Snapshot
+from clwl.engine.shares import engine_shares
+from clwl.engine.view import build_view, local_qmgr_name, parse_capture_moment, read_captures
 from clwl.report.shares import configured_shares
-from clwl.shares import engine_shares
-from clwl.view import build_view, local_qmgr_name, parse_capture_moment, read_captures
 from tests.handmade import _record, _runmqsc
 
 DAY = dt.date(2026, 11, 20)
@@ -143,7 +143,7 @@ def test_weights_give_exact_shares_that_routing_a_multiple_of_their_sum_reproduc
 
 def test_a_put_that_fails_has_no_configured_share(tmp_path):
     """Every instance PUT(DISABLED) is 2268 for the engine: no destination has a share."""
-    from clwl.model import ClusterChannel, ClusterView, QmgrAttributes, QueueInstance
+    from clwl.engine.model import ClusterChannel, ClusterView, QmgrAttributes, QueueInstance
 
     view = ClusterView(QmgrAttributes("QM1"), channels=(ClusterChannel("TO.QM2", "QM2", frozenset({"CL1"})),),
                        instances=(QueueInstance(QUEUE, "QM2", frozenset({"CL1"}), put_enabled=False),),

@@ -10,7 +10,7 @@ import pytest
 
 from clwl.cli.argtypes import run_date
 from clwl.days import RunDate, RunDateOutOfRange, day_bounds, run_day
-from clwl.landing import is_run_date
+from clwl.landing.layout import is_run_date
 
 BAD = ["20261120", "2026-W47-5", "2026-02-30", "2026-11-20\n", "2026-11-2", " 2026-11-20",
        "\u0662\u0660\u0662\u0666-11-20", "2026-11-20T00:00", ""]
@@ -53,7 +53,7 @@ def test_the_first_and_last_days_python_has_are_not_run_dates(text):
 
 
 def test_the_first_and_last_run_dates_have_a_day_and_a_day_before():
-    from clwl.drift import window
+    from clwl.analyses.drift import window
 
     assert day_bounds("9999-12-30")[1] == datetime(9999, 12, 31, tzinfo=timezone.utc)
     assert window("9999-12-30")[0] == "9999-12-29"

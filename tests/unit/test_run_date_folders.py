@@ -1,12 +1,12 @@
-"""The landing folder's run dates have one definition (clwl.landing.is_run_date): the command line's list of
+"""The landing folder's run dates have one definition (clwl.landing.layout.is_run_date): the command line's list of
 dates, `clwl check`'s search for earlier configuration and the ingest's discovery take the same folders. A name
 that date.fromisoformat reads but that is not YYYY-MM-DD (an ISO week date, the basic format) is not a run date:
 discovery skips it, so the command line must not ask the ingest for it."""
 
 from __future__ import annotations
 
-from clwl.landing import is_run_date, run_date_folders
-from spark.ingest.landing import discover_landing
+from clwl.landing.discovery import discover_landing
+from clwl.landing.layout import is_run_date, run_date_folders
 
 
 def test_the_command_line_and_discovery_take_the_same_folders(tmp_path):

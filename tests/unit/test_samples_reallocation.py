@@ -1,4 +1,4 @@
-"""The sample estate re-allocates messages, and the replay (clwl/replay.py) agrees with the generator about them.
+"""The sample estate re-allocates messages, and the replay (clwl/engine/replay.py) agrees with the generator about them.
 
 samples/make_samples.py scripts a network outage on 2026-11-20: QM5's channels TO.QM2, TO.QM3 and TO.QM4 go
 RETRYING at 09:52, so the eligible APP.BILLING messages of the 10:05-10:50 burst wait behind all three (step 12
@@ -17,9 +17,9 @@ import sys
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
+from clwl.engine.replay import PutEvent, replay, timeline_from_captures
 from clwl.parse.mqsc import parse_mqsc_file
 from clwl.parse.puts import parse_puts_file
-from clwl.replay import PutEvent, replay, timeline_from_captures
 
 ROOT = Path(__file__).resolve().parents[2]
 LANDING = ROOT / "samples" / "landing"

@@ -31,8 +31,8 @@ from clwl_builders import (  # noqa: E402
     spread_view,
 )
 
-from clwl.router import Router  # noqa: E402
-from clwl.state import RoutingState  # noqa: E402
+from clwl.engine.router import Router  # noqa: E402
+from clwl.engine.state import RoutingState  # noqa: E402
 
 
 def two_qm_view(qm3_channel=None, **kw):
@@ -254,8 +254,8 @@ def test_bind_as_q_def_takes_the_queue_definitions_defbind():
     """MQOO_BIND_AS_Q_DEF means the DEFBIND of the queue definition the open resolves through: a local alias's
     DEFBIND overrides its target's (IBM, "MQOPEN option for cluster queue": CLQ1 DEFBIND(OPEN) opened through
     ACLQ1 DEFBIND(NOTFIXED) is not fixed); a cluster queue's as its instances advertise it; OPEN by default."""
-    from clwl.candidates import queue_defbind
-    from clwl.model import ClusterView, LocalAlias, QmgrAttributes, QueueInstance
+    from clwl.engine.candidates import queue_defbind
+    from clwl.engine.model import ClusterView, LocalAlias, QmgrAttributes, QueueInstance
 
     inst = lambda q, qm, d: QueueInstance(q, qm, frozenset({"CL1"}), defbind=d)  # noqa: E731
     view = ClusterView(QmgrAttributes("QM1"),

@@ -1,4 +1,4 @@
-"""The lake on object storage (clwl/storage.py, and the pointer, lease and Delta reads built on it): locations and
+"""The lake on object storage (clwl/lake/storage.py, and the pointer, lease and Delta reads built on it): locations and
 their one-line errors without a server; the promises against a real S3-compatible server (the session's SeaweedFS,
 tests/objectstore.py, marked ``objectstore``)."""
 
@@ -15,11 +15,11 @@ from pathlib import Path
 
 import pytest
 
-from clwl.lake import Lake, default_lake_location
-from clwl.lakelock import LakeBusy, LakeLockError, lake_lock, read_holder
-from clwl.published import PublishedConflict, read_published, write_published
-from clwl.s3_env import s3_settings
-from clwl.storage import (
+from clwl.lake.door import Lake, default_lake_location
+from clwl.lake.lock import LakeBusy, LakeLockError, lake_lock, read_holder
+from clwl.lake.published import PublishedConflict, read_published, write_published
+from clwl.lake.s3_env import s3_settings
+from clwl.lake.storage import (
     LakeLocation,
     StorageConflict,
     StorageError,
@@ -231,7 +231,7 @@ def test_the_pointer_is_replaced_atomically_and_a_lost_race_is_refused(object_st
 
 _HOLDER = textwrap.dedent("""
     import sys
-    from clwl.lakelock import lake_lock
+    from clwl.lake.lock import lake_lock
     with lake_lock(sys.argv[1], purpose="holder test"):
         print("held", flush=True)
         sys.stdin.read()
@@ -330,7 +330,7 @@ def test_a_lake_command_without_credentials_never_calls_out(monkeypatch):
 def test_the_lease_comes_from_clwl_lease_seconds(object_store, monkeypatch):
     """$CLWL_LEASE_SECONDS sets the lease a writer takes (the expiry it writes is that far ahead); a value that is
     not a number, or outside 15-3600 s (a renewal every third must fit a store's round trip), is one line."""
-    from clwl.lakelock import MIN_LEASE_SECONDS
+    from clwl.lake.lock import MIN_LEASE_SECONDS
 
     object_store.use(monkeypatch)
     uri = object_store.lake_uri("lease-env")

@@ -7,7 +7,7 @@ import hashlib
 
 import pytest
 
-from clwl.storage import StorageError
+from clwl.lake.storage import StorageError
 from spark.jars import (
     AWS_SDK_FOR_HADOOP,
     PROVIDED_BY_PYSPARK,
@@ -113,7 +113,7 @@ def test_the_s3a_jars_have_a_folder_of_their_own_and_the_delta_folder_is_unchang
 @pytest.mark.objectstore
 def test_a_folder_of_the_lake_on_the_store_exists_once_something_is_under_it(object_store, monkeypatch):
     """The report asks ``exists()`` of the validation folder it names: on the store, a non-empty prefix."""
-    from clwl.storage import lake_root, put_object
+    from clwl.lake.storage import lake_root, put_object
 
     object_store.use(monkeypatch)
     lake = lake_root(object_store.lake_uri())

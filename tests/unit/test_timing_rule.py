@@ -1,5 +1,5 @@
-"""The replay's wait against the channel agents' trace (issue 29 item 2: clwl.observed.timing_agreement) and one
-message followed across queue managers (item 3: clwl.observed.message_flow).
+"""The replay's wait against the channel agents' trace (issue 29 item 2: clwl.analyses.observed.timing_agreement) and one
+message followed across queue managers (item 3: clwl.analyses.observed.message_flow).
 
 The rule (docs/diagnosis.md, "Timing: the replay against the channel agents' trace"): the replay gives each
 message a window for leaving its transmission queue: its put time when it delivered it at once; from when it
@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from clwl.observed import (
+from clwl.analyses.observed import (
     TIMING_CAUSES,
     TIMING_TOLERANCE,
     ObservedMessage,
@@ -130,7 +130,7 @@ def test_the_estates_observed_departures_against_its_replay(traced):
     """The estate's traced messages against what its replay does (tests/spark/test_timing_agreement.py derives
     the replay): M1 at once 06:10, left 06:10:01 (agrees); M2 at once 06:40, left 08:00:03 (stopped between
     captures); M4 waited 07:10-08:00, left 08:00:04 (agrees); M6 held from 07:40 to the end, left 08:40:02."""
-    from clwl.observed import observed_timeline
+    from clwl.analyses.observed import observed_timeline
 
     seen = {k.upper(): v for k, v in observed_timeline(traced).items()}
     assert sorted(seen) == sorted(msg(n) for n in (1, 2, 3, 4, 6))

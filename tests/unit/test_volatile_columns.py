@@ -1,10 +1,10 @@
-"""The columns two runs of one landing may differ in (clwl.registry.VOLATILE_COLUMNS) are named exactly (issue 39
+"""The columns two runs of one landing may differ in (clwl.lake.registry.VOLATILE_COLUMNS) are named exactly (issue 39
 item 12): a pattern such as ``seconds$`` also dropped gold.stuck_messages.age_seconds, a result, from every lake
 comparison, so a wrong age could never fail one."""
 
 from __future__ import annotations
 
-from clwl.registry import SPECS, VOLATILE_COLUMNS
+from clwl.lake.registry import SPECS, VOLATILE_COLUMNS
 from tests import lake_compare
 
 

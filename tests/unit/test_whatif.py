@@ -1,4 +1,4 @@
-"""What-if overrides (clwl/whatif.py): one schema for the command line and the DAG; unknown keys, names and
+"""What-if overrides (clwl/analyses/whatif.py): one schema for the command line and the DAG; unknown keys, names and
 out-of-range values refused with one line; the ranges are MQ's (CLWLWGHT 1-99; CLWLPRTY, CLWLRANK, NETPRTY
 0-9; the documented channel states)."""
 
@@ -9,8 +9,7 @@ from datetime import datetime, timedelta, timezone
 
 import pytest
 
-from clwl.landing import MQ_NAME_PATTERN
-from clwl.whatif import (
+from clwl.analyses.whatif import (
     CHANNEL_ATTRS_SCHEMA,
     CHANNEL_STATE_SCHEMA,
     OVERRIDES,
@@ -21,6 +20,7 @@ from clwl.whatif import (
     parse_whatif,
     unknown_names,
 )
+from clwl.landing.layout import MQ_NAME_PATTERN
 from tests.handmade import config_capture
 
 
@@ -212,7 +212,7 @@ def test_every_name_pattern_is_anchored_at_the_very_end():
     """Each pattern of the schema refuses its valid text with a newline after it (Python's "$" takes that)."""
     import re
 
-    from clwl.whatif import CHANNEL_NAME_PATTERN, INSTANCE_PATTERN, NAME_PATTERN
+    from clwl.analyses.whatif import CHANNEL_NAME_PATTERN, INSTANCE_PATTERN, NAME_PATTERN
 
     for pattern, valid in ((NAME_PATTERN, "w80"), (CHANNEL_NAME_PATTERN, "TO.QM2"),
                            (INSTANCE_PATTERN, "APP.ORDERS@QM4"), (MQ_NAME_PATTERN, "QM4"),

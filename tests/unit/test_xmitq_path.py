@@ -23,9 +23,9 @@ import pytest
 sys.path.insert(0, str(Path(__file__).parent))
 from clwl_builders import SCTQ, chan, inst, make_view, req, route_n, xmitq  # noqa: E402
 
-from clwl.model import IGQ_DEFAULT_MAX_MESSAGE, QSG_XMITQ, LocalQueue  # noqa: E402
-from clwl.router import Router  # noqa: E402
-from clwl.xmitq import channel_xmitq, clchname_matches, configured_xmitq, delivery  # noqa: E402
+from clwl.engine.model import IGQ_DEFAULT_MAX_MESSAGE, QSG_XMITQ, LocalQueue  # noqa: E402
+from clwl.engine.router import Router  # noqa: E402
+from clwl.engine.xmitq import channel_xmitq, clchname_matches, configured_xmitq, delivery  # noqa: E402
 
 EXAMPLE_003 = [xmitq("CLUSTER.XMITQ1", "AAA.*"), xmitq("CLUSTER.XMITQ2", "AAA.BBB")]
 

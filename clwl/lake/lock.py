@@ -1,0 +1,340 @@
+"""One writer per lake: the lock file ``<lake>/_lock``, held with ``fcntl.flock`` while a process writes the lake.
+
+``clwl run`` (spark.pipeline.run_pipeline), ``clwl ingest``, every publish (spark.publish.publish) and the
+Airflow tasks that write take it. A second writer does not wait by default: it stops at once with
+:class:`LakeBusy`, whose message is one line naming the holder (process id, host, what it runs, since when);
+the CLI prints it and exits 2. ``CLWL_LOCK_WAIT=<seconds>`` (or ``wait=``) makes it wait that long instead
+(the Airflow tasks wait, see dags/clwl_dag_support.py).
+
+The lock is the kernel's: it goes with the process, so a killed writer never leaves a stale lock behind (the
+file stays, holding only the last holder's description). Within one process the lock is re-entrant (run_pipeline
+holds it and the publish it calls takes it again). ``flock`` serialises processes on one host and, on most
+network file systems that support it (NFS v4, CephFS), across hosts; a lake on storage without ``flock``
+support gets :class:`LakeLockError`.
+
+A lake on an object store (``s3://bucket/prefix``, clwl/lake/storage.py) has no ``flock``: there the lock is a lease,
+the object ``<lake>/_lock``, created with a conditional put (``If-None-Match: *``, so two writers cannot both
+create it) and holding the holder's process id, host, purpose and expiry. A thread renews it every third of
+:data:`LEASE_SECONDS` by a put conditional on the ETag it wrote last; a writer that finds a lease past its expiry
+(its holder died without releasing it) takes it over the same way, conditional on the stale lease's ETag, so
+of two such writers one wins. Release marks the lease released (conditionally, again): it is not deleted,
+since S3 has no conditional delete and a plain one could remove the lease a next writer just took. A holder
+whose lease was taken over meanwhile (it could not renew for a whole lease: a stalled process, a lost network)
+is told at the end of its block (LakeLockError). Expiry is read against the reader's clock: the hosts' clocks
+must agree to well within a lease (seconds, as NTP keeps them).
+
+Importable without pyspark (the CLI, `clwl query` and the DAG files use it).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import errno
+import fcntl
+import json
+import os
+import socket
+import threading
+import time
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Callable, Iterator, Optional
+
+from clwl.lake.door import LOCK_FILE, read_lake_json
+from clwl.lake.storage import (
+    LakeLocation,
+    StorageConflict,
+    StorageError,
+    check_conditional_writes,
+    is_object_store,
+    lake_root,
+    put_if_absent,
+    read_object,
+    replace_if_match,
+)
+
+WAIT_ENV = "CLWL_LOCK_WAIT"
+#: How long a lease on an object store lasts without renewal (renewed every third of it while held).
+LEASE_SECONDS = 120.0
+#: Sets the lease for the process (seconds): shorter lets the next writer take over sooner after a holder died,
+#: at more renewals while held; it must stay well above the clock difference between hosts and a renewal's time.
+LEASE_ENV = "CLWL_LEASE_SECONDS"
+#: The shortest lease accepted: a renewal every third of it must fit a slow store's round trip.
+MIN_LEASE_SECONDS = 15.0
+
+_held: dict[str, list] = {}  # lock file path -> [fd, depth]: the locks this process holds
+_guard = threading.Lock()
+
+
+class LakeLockError(RuntimeError):
+    """The lake lock cannot be taken (one line, for stderr)."""
+
+
+class LakeBusy(LakeLockError):
+    """Another process holds the lake lock."""
+
+    def __init__(self, message: str, holder: dict):
+        super().__init__(message)
+        self.holder = holder
+
+
+def lock_path(lake: Path | str | LakeLocation) -> Path | LakeLocation:
+    root = lake_root(lake)
+    if is_object_store(root):
+        return root / LOCK_FILE
+    return Path(lake).expanduser().absolute() / LOCK_FILE
+
+
+def holds_lock(lake: Path | str) -> bool:
+    """Whether this process holds the lake's lock."""
+    with _guard:
+        return str(lock_path(lake)) in _held
+
+
+def _wait_default() -> float:
+    raw = os.environ.get(WAIT_ENV, "").strip()
+    try:
+        return max(0.0, float(raw)) if raw else 0.0
+    except ValueError:
+        raise LakeLockError(f"{WAIT_ENV}={raw!r}: not a number of seconds") from None
+
+
+def _lease_default() -> float:
+    raw = os.environ.get(LEASE_ENV, "").strip()
+    if not raw:
+        return LEASE_SECONDS
+    try:
+        seconds = float(raw)
+    except ValueError:
+        raise LakeLockError(f"{LEASE_ENV}={raw!r}: not a number of seconds") from None
+    if not MIN_LEASE_SECONDS <= seconds <= 3600:
+        raise LakeLockError(f"{LEASE_ENV}={raw!r}: a lease must last {MIN_LEASE_SECONDS:.0f} to 3600 seconds")
+    return seconds
+
+
+def _describe(holder: dict) -> str:
+    if not holder:
+        return "another process (it has not written its name into the lock file yet)"
+    until = f", lease until {holder['expires']}" if holder.get("expires") else ""
+    return (f"pid {holder.get('pid', '?')} on {holder.get('host', '?')} ({holder.get('purpose') or 'clwl'}), "
+            f"since {holder.get('since', '?')}{until}")
+
+
+def read_holder(lake: Path | str) -> dict:
+    """What the lock file (the lease object) says about its (last) holder; {} when it says nothing readable."""
+    path = lock_path(lake)
+    if is_object_store(path):
+        try:
+            return _lease_record(read_object(path).data)
+        except (OSError, ValueError):
+            return {}
+    try:
+        data = read_lake_json(path)  # bounded: never a FIFO's hang; empty: not JSON, {}
+        return data if isinstance(data, dict) else {}
+    except (OSError, ValueError):
+        return {}
+
+
+@contextmanager
+def lake_lock(lake: Path | str | LakeLocation, *, purpose: str = "clwl", wait: Optional[float] = None,
+              progress: Optional[Callable[[str], object]] = None,
+              lease_seconds: Optional[float] = None) -> Iterator[Path | LakeLocation]:
+    """Hold ``<lake>/_lock`` for the block (creating the lake folder if needed; on an object store, a lease).
+
+    wait: seconds to wait for another holder (default ``$CLWL_LOCK_WAIT``, else 0: :class:`LakeBusy` at once).
+    progress: told once when the call starts waiting, then every minute.
+    lease_seconds: an object store's lease (default ``$CLWL_LEASE_SECONDS``, else :data:`LEASE_SECONDS`).
+    """
+    path = lock_path(lake)
+    key = str(path)
+    with _guard:
+        if key in _held:
+            _held[key][1] += 1
+            reentered = True
+        else:
+            reentered = False
+    if reentered:
+        try:
+            yield path
+        finally:
+            with _guard:
+                _held[key][1] -= 1
+        return
+
+    limit = _wait_default() if wait is None else max(0.0, float(wait))
+    if is_object_store(path):
+        with _lease_lock(path, purpose, limit, progress, _lease_default() if lease_seconds is None else lease_seconds):
+            yield path
+        return
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(key, os.O_RDWR | os.O_CREAT, 0o664)
+    except OSError as exc:
+        raise LakeLockError(f"cannot open the lake lock {path}: {exc.strerror or exc}") from None
+    try:
+        deadline = time.monotonic() + limit
+        told: Optional[float] = None
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except OSError as exc:
+                if exc.errno not in (errno.EWOULDBLOCK, errno.EAGAIN, errno.EACCES):
+                    raise LakeLockError(f"cannot lock {path}: {exc.strerror or exc} (does the lake's storage "
+                                        f"support flock?)") from None
+            holder = read_holder(lake)
+            now = time.monotonic()
+            if now >= deadline:
+                waited = f" after waiting {limit:.0f} s" if limit else ""
+                raise LakeBusy(f"the lake {path.parent} is in use by {_describe(holder)}{waited}; only one "
+                               f"writer at a time (lock file {path})", holder)
+            if progress is not None and (told is None or now - told >= 60):
+                progress(f"waiting for the lake {path.parent}: in use by {_describe(holder)} "
+                         f"(up to {deadline - now:.0f} s more)")
+                told = now
+            time.sleep(min(1.0, max(0.05, deadline - now)))
+        info = {"pid": os.getpid(), "host": socket.gethostname(), "purpose": purpose,
+                "since": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")}
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, (json.dumps(info) + "\n").encode("utf-8"), 0)
+        with _guard:
+            _held[key] = [fd, 1]
+    except BaseException:
+        os.close(fd)  # also releases the flock, if taken
+        raise
+    try:
+        yield path
+    finally:
+        with _guard:
+            _held.pop(key, None)
+        os.close(fd)  # releases the lock; the file stays (removing it would race with the next holder)
+
+
+# ------------------------------------------------------------------------------------ the object-store lease
+def _lease_record(raw: bytes) -> dict:
+    data = json.loads(raw.decode("utf-8"))
+    if not isinstance(data, dict):
+        raise ValueError("not a JSON object")
+    return data
+
+
+def _lease_bytes(info: dict, seconds: float) -> bytes:
+    expires = time.time() + seconds
+    record = {**info, "expires_at": expires,
+              "expires": dt.datetime.fromtimestamp(expires, dt.timezone.utc).isoformat(timespec="seconds")}
+    return (json.dumps(record) + "\n").encode("utf-8")
+
+
+def _lease_open(holder: dict) -> bool:
+    """Whether a lease record still holds the lake: not released and not past its expiry."""
+    try:
+        return not holder.get("released") and float(holder.get("expires_at", 0)) > time.time()
+    except (TypeError, ValueError):
+        return False
+
+
+def _try_lease(path: LakeLocation, info: dict, seconds: float) -> tuple[Optional[str], dict]:
+    """One attempt: (the ETag of our new lease, {}) or (None, the holder that has it)."""
+    try:
+        return put_if_absent(path, _lease_bytes(info, seconds)), {}
+    except StorageConflict:
+        pass
+    try:
+        current = read_object(path)
+    except FileNotFoundError:  # removed by hand meanwhile: the next attempt creates it
+        return None, {}
+    try:
+        holder = _lease_record(current.data)
+    except (UnicodeDecodeError, ValueError, RecursionError):
+        raise LakeLockError(f"the lake lease {path} is not a lease record (damaged?); remove it if no writer is "
+                            f"running") from None
+    if _lease_open(holder):
+        return None, holder
+    try:  # released or expired: take it over, conditional on exactly the version read
+        return replace_if_match(path, _lease_bytes(info, seconds), current.etag), {}
+    except StorageConflict:  # another writer took it over first
+        return None, holder
+
+
+class _Lease:
+    """A lease held: renewed by a daemon thread until released."""
+
+    def __init__(self, path: LakeLocation, info: dict, etag: str, seconds: float):
+        self.path, self.info, self.etag, self.seconds = path, info, etag, seconds
+        self.expires = time.time() + seconds
+        self.lost: Optional[str] = None
+        self._stop = threading.Event()
+        self._mutex = threading.Lock()
+        self._thread = threading.Thread(target=self._run, name=f"clwl-lease {path}", daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        while not self._stop.wait(self.seconds / 3):
+            self.renew()
+
+    def renew(self) -> None:
+        with self._mutex:
+            if self.lost is not None:
+                return
+            try:
+                self.etag = replace_if_match(self.path, _lease_bytes(self.info, self.seconds), self.etag)
+                self.expires = time.time() + self.seconds
+            except StorageConflict:
+                self.lost = (f"the lake lease {self.path} was taken over by {_describe(read_holder(self.path.parent))}"
+                             f" while this process held it (not renewed within {self.seconds:.0f} s)")
+            except StorageError as exc:  # the store is unreachable: retried at the next renewal, until expiry
+                if time.time() >= self.expires:
+                    self.lost = f"the lake lease {self.path} expired: it could not be renewed ({exc})"
+
+    def release(self) -> Optional[str]:
+        """Stop renewing and mark the lease released; what went wrong, if it was lost."""
+        self._stop.set()
+        self._thread.join()
+        with self._mutex:
+            if self.lost is None:
+                info = {**self.info, "released": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")}
+                try:
+                    replace_if_match(self.path, _lease_bytes(info, 0), self.etag)
+                except StorageConflict:
+                    self.lost = f"the lake lease {self.path} was taken over by another writer before it was released"
+                except StorageError:  # left to expire: the next writer takes it over then
+                    pass
+            return self.lost
+
+
+@contextmanager
+def _lease_lock(path: LakeLocation, purpose: str, limit: float, progress: Optional[Callable[[str], object]],
+                seconds: float) -> Iterator[LakeLocation]:
+    if seconds <= 0:
+        raise LakeLockError(f"lease of {seconds} s: a lease must last a positive number of seconds")
+    check_conditional_writes(path.parent)  # a store that ignored If-None-Match would let two writers in
+    key = str(path)
+    info = {"pid": os.getpid(), "host": socket.gethostname(), "purpose": purpose,
+            "since": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"), "lease_seconds": seconds}
+    deadline = time.monotonic() + limit
+    told: Optional[float] = None
+    while True:
+        etag, holder = _try_lease(path, info, seconds)
+        if etag is not None:
+            break
+        now = time.monotonic()
+        if now >= deadline:
+            waited = f" after waiting {limit:.0f} s" if limit else ""
+            raise LakeBusy(f"the lake {path.parent} is in use by {_describe(holder)}{waited}; only one writer at a "
+                           f"time (lease {path})", holder)
+        if progress is not None and (told is None or now - told >= 60):
+            progress(f"waiting for the lake {path.parent}: in use by {_describe(holder)} "
+                     f"(up to {deadline - now:.0f} s more)")
+            told = now
+        time.sleep(min(1.0, max(0.05, deadline - now)))
+    lease = _Lease(path, info, etag, seconds)
+    with _guard:
+        _held[key] = [lease, 1]
+    try:
+        yield path
+    finally:
+        with _guard:
+            _held.pop(key, None)
+        lost = lease.release()
+    if lost is not None:
+        raise LakeLockError(lost)
