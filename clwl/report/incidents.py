@@ -303,35 +303,19 @@ def waiting_picture(day: Day, found: list[Incident], gaps: list[Any], delays: li
     (clwl.landing.evidence's gaps) hatched, so thin evidence shows beside what it shows."""
     from matplotlib.figure import Figure
     from matplotlib.patches import Patch
-    from matplotlib.ticker import MaxNLocator
 
     day_start = pd.Timestamp(day.run_date, tz="UTC")
     steps = waiting_steps(delays, day.run_date)
     seen = day.seen
     qmgrs = sorted(set(seen.chstatus) | set(seen.puts)) if seen is not None else []
-    fig = Figure(figsize=(11, 4.2 + 0.28 * len(qmgrs)), layout="constrained")
-    top, bottom = fig.subplots(2, 1, sharex=True, height_ratios=[3, max(1, 0.35 * len(qmgrs))])
-    colours = [f"C{i}" for i in range(10) if i != 3]  # C3 is red: the incidents' colour
-    for i, (label, st) in enumerate(steps.items()):
-        top.step([_hours(t, day_start) for t, _ in st] + [24.0], [n for _, n in st] + [st[-1][1]], where="post",
-                 color=colours[i % len(colours)], label=label, linewidth=1.6)
-    for n, inc in enumerate(found, 1):
-        a, b = _hours(inc.start, day_start), _hours(inc.end, day_start)
-        top.axvspan(a, max(b, a + 0.05), color="#c62828", alpha=0.12, linewidth=0)
-        top.text(a, 1.0, f" {n}", transform=top.get_xaxis_transform(), va="top", fontsize=8, color="#c62828")
-    if not steps:
-        top.text(12, 0.5, "no message waited on a transmission queue", ha="center", va="center", color="#616161")
-    top.set_ylabel("messages waiting")
-    top.set_ylim(bottom=0)
-    top.yaxis.set_major_locator(MaxNLocator(integer=True))
-    top.grid(alpha=0.3)
-    handles, labels = top.get_legend_handles_labels()
-    if found:
-        handles.append(Patch(color="#c62828", alpha=0.12))
-        labels.append("incident (numbered as in the findings)")
-    if handles:
-        top.legend(handles, labels, loc="upper left", bbox_to_anchor=(1.01, 1), fontsize=8, title="sender \u2192 channel")
-    top.set_title(f"Messages waiting per channel, {day.run_date.isoformat()} (UTC)")
+    if not steps and not found:  # a healthy day: its sentence says so; the picture keeps only what was seen
+        fig = Figure(figsize=(11, 1.2 + 0.28 * len(qmgrs)), layout="constrained")
+        top, bottom = None, fig.subplots(1, 1)
+        bottom.set_title(f"Channel status captures, {day.run_date.isoformat()} (UTC): no message waited")
+    else:
+        fig = Figure(figsize=(11, 4.2 + 0.28 * len(qmgrs)), layout="constrained")
+        top, bottom = fig.subplots(2, 1, sharex=True, height_ratios=[3, max(1, 0.35 * len(qmgrs))])
+        _draw_waiting(top, steps, found, day, day_start)
     unseen = {}
     for g in gaps:
         unseen.setdefault(g.qmgr, []).extend(g.unseen)
@@ -357,9 +341,42 @@ def waiting_picture(day: Day, found: list[Incident], gaps: list[Any], delays: li
     bottom.set_xticks(range(0, 25, 2))
     bottom.set_xlabel(f"hour of {day.run_date.isoformat()} (UTC)")
     bottom.grid(axis="x", alpha=0.3)
+    if top is None:
+        return Chart("Channel status captures (no message waited)", png(fig), "messages_waiting.png",
+                     "Channel status captures over the run date as ticks, unseen windows hatched; no message waited")
     return Chart("Messages waiting per channel", png(fig), "messages_waiting.png",
                  "Messages waiting per channel over the run date, incidents shaded, channel status captures as "
                  "ticks and unseen windows hatched")
+
+
+def _draw_waiting(top: Any, steps: dict, found: list[Incident], day: Day, day_start: pd.Timestamp) -> None:
+    """The upper panel: messages waiting per channel as steps, the incidents shaded and numbered."""
+    from matplotlib.patches import Patch
+    from matplotlib.ticker import MaxNLocator
+
+    colours = [f"C{i}" for i in range(10) if i != 3]  # C3 is red: the incidents' colour
+    for i, (label, st) in enumerate(steps.items()):
+        top.step([_hours(t, day_start) for t, _ in st] + [24.0], [n for _, n in st] + [st[-1][1]], where="post",
+                 color=colours[i % len(colours)], label=label, linewidth=1.6)
+    for n, inc in enumerate(found, 1):
+        a, b = _hours(inc.start, day_start), _hours(inc.end, day_start)
+        top.axvspan(a, max(b, a + 0.05), color="#c62828", alpha=0.12, linewidth=0)
+        top.text(a, 1.0, f" {n}", transform=top.get_xaxis_transform(), va="top", fontsize=8, color="#c62828")
+    if not steps:
+        top.text(12, 0.5, "no message waited on a transmission queue", ha="center", va="center", color="#616161")
+    top.set_ylabel("messages waiting")
+    top.set_ylim(bottom=0)
+    top.yaxis.set_major_locator(MaxNLocator(integer=True))
+    top.grid(alpha=0.3)
+    handles, labels = top.get_legend_handles_labels()
+    if found:
+        handles.append(Patch(color="#c62828", alpha=0.12))
+        labels.append("incident (numbered as in the findings)")
+    if handles:
+        # A message only a browse saw is known to wait until that browse, not after it: the legend says so.
+        top.legend(handles, labels, loc="upper left", bbox_to_anchor=(1.01, 1), fontsize=8,
+                   title="sender \u2192 channel\n(a message a browse saw\ncounts until the browse)")
+    top.set_title(f"Messages waiting per channel, {day.run_date.isoformat()} (UTC)")
 
 
 def plt_line(marker: str):

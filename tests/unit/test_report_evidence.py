@@ -153,6 +153,28 @@ def test_the_picture_opens_the_findings_and_the_stuck_rows_sit_behind_disclosure
     assert stuck_part.index("<details><summary>The 1 groups") < stuck_part.index('id="stuck-groups"')
 
 
+def _png_size(png: bytes) -> tuple[int, int]:
+    # PNG: the IHDR chunk follows the 8-byte signature; width and height are its first two big-endian words
+    return int.from_bytes(png[16:20], "big"), int.from_bytes(png[20:24], "big")
+
+
+def test_a_healthy_day_draws_no_empty_waiting_panel_and_a_troubled_day_keeps_it():
+    """Issue 39 item 6: a healthy day opens with its all-clear sentence, not an empty chart. Same captures (QM5 at
+    06:00 and 10:00, puts 10:00-16:00) on both days; the healthy day has no stuck row, so its picture is the
+    capture strip alone (1.2 in plus 0.28 in per queue manager: under half the troubled day's 4.2 + 0.28), and the
+    troubled day (one message stuck behind QM5 TO.QM3 from 10:20) keeps the waiting panel above it."""
+    seen = Seen(chstatus={"QM5": [at(6).to_pydatetime(), at(10).to_pydatetime()]},
+                puts={"QM5": (at(10).to_pydatetime(), at(16).to_pydatetime())}, accounting=set())
+    healthy = build_report(day(channel_status=status_rows().iloc[:1], seen=seen))
+    troubled = build_report(day(stuck=pd.DataFrame([stuck_row("M1", "QM5", "TO.QM3", at(10, 20), 6000)]),
+                                channel_status=status_rows(), seen=seen))
+    (w1, h1), (w2, h2) = _png_size(healthy.picture.png), _png_size(troubled.picture.png)
+    assert w1 == w2 and h1 < h2 / 2
+    findings = render_html(healthy)
+    findings = findings[findings.index('id="findings"'):]
+    assert findings.index("No channel trouble on 2026-11-20") < findings.index(healthy.picture.alt)
+
+
 # ---------------------------------------------------------------------------------------------- item 9
 
 
