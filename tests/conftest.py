@@ -38,22 +38,30 @@ class PublishedSamples:
 
 
 @pytest.fixture(scope="session")
-def samples_lake(spark, tmp_path_factory) -> PublishedSamples:
+def samples_lake(request, tmp_path_factory) -> PublishedSamples:
     """The bundled samples, published once for the whole session (several test files read them; one run costs
-    about a minute on 2 cores)."""
-    import contextlib
-    import io
-
-    from clwl.cli import main
+    about a minute on 2 cores), and kept for the next session of the same code (tests/lake_cache.py: `make
+    test-extended` reads the lake `make test` built; Spark starts only when the lake is built)."""
     from spark.config import REPO_ROOT
+    from tests.lake_cache import kept_lake
 
     landing = REPO_ROOT / "samples" / "landing"
-    lake = tmp_path_factory.mktemp("samples") / "lake"
-    out = io.StringIO()
-    with contextlib.redirect_stdout(out):
-        code = main(["run", "--landing", str(landing), "--lake", str(lake)])
-    assert code == 0, out.getvalue()[-3000:]
-    return PublishedSamples(lake, landing, out.getvalue())
+
+    def build(lake: Path) -> str:
+        import contextlib
+        import io
+
+        from clwl.cli import main
+
+        request.getfixturevalue("spark")  # the session's JVM, shared with the other Spark tests
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out):
+            code = main(["run", "--landing", str(landing), "--lake", str(lake)])
+        assert code == 0, out.getvalue()[-3000:]
+        return out.getvalue()
+
+    lake, output, _ = kept_lake(request.config, "samples", tmp_path_factory.mktemp("samples"), build)
+    return PublishedSamples(lake, landing, output)
 
 
 SAMPLES_DAY = "2026-11-20"

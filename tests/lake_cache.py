@@ -1,0 +1,81 @@
+"""A lake a session fixture builds, kept between test sessions for exactly the code that built it.
+
+`make test` and `make test-extended` are two pytest sessions; both read the samples lake that `clwl run` publishes
+(tests/conftest.py ``samples_lake``), and building it is a pipeline run of minutes on 2 cores. The first session
+keeps a copy under pytest's cache folder (``.pytest_cache/d/clwl-lakes/``), named by a digest of everything that
+decides the lake's content: the product's code (clwl/, spark/, expectations/), the samples, the dependency pins,
+the fixture's own module, the Python and pyspark versions and the ``CLWL_*`` / ``SPARK_*`` environment. Change any
+of them and the digest changes, so the next session builds afresh. Every session gets its own copy of the kept
+lake (a consumer can never alter the kept one), with the run's printed output naming that copy.
+
+Without pytest's cache (``-p no:cacheprovider``) nothing is kept: each session builds, as before.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import platform
+import shutil
+from pathlib import Path
+from typing import Any, Callable
+
+ROOT = Path(__file__).resolve().parents[1]
+#: What decides a lake's content besides the fixture's arguments: the product, its inputs, its pins.
+SOURCES = ("clwl", "spark", "expectations", "samples", "pyproject.toml", "constraints.txt", "tests/conftest.py",
+           "tests/lake_cache.py")
+
+
+def code_digest(extra: str = "") -> str:
+    """A digest of :data:`SOURCES` (file names and bytes, in sorted order; caches and compiled files left out), the
+    interpreter and pyspark versions, the ``CLWL_*`` and ``SPARK_*`` environment, and ``extra``."""
+    h = hashlib.sha256()
+    for name in SOURCES:
+        base = ROOT / name
+        files = [base] if base.is_file() else sorted(p for p in base.rglob("*") if p.is_file())
+        for p in files:
+            if "__pycache__" in p.parts or p.suffix in (".pyc", ".pyo"):
+                continue
+            h.update(p.relative_to(ROOT).as_posix().encode() + b"\0" + p.read_bytes() + b"\0")
+    try:
+        from importlib.metadata import version
+
+        h.update(version("pyspark").encode())
+    except Exception:  # noqa: BLE001  (no pyspark: the digest just lacks it; the build would fail anyway)
+        pass
+    h.update(platform.python_version().encode() + str(ROOT).encode())
+    env = sorted((k, v) for k, v in os.environ.items() if k.startswith(("CLWL_", "SPARK_")))
+    h.update(repr(env).encode() + extra.encode())
+    return h.hexdigest()[:24]
+
+
+def kept_lake(config: Any, name: str, target: Path, build: Callable[[Path], str]) -> tuple[Path, str, bool]:
+    """The lake ``build(lake) -> printed output`` makes at ``target / "lake"``, from pytest's cache when a session
+    kept one for the same digest. Returns (lake, output, from_cache). ``config``: the pytest config (its
+    ``cache`` may be None)."""
+    lake = target / "lake"
+    cache = getattr(config, "cache", None)
+    if cache is None:
+        return lake, build(lake), False
+    kept = Path(cache.mkdir("clwl-lakes")) / f"{name}-{code_digest(name)}"
+    if (kept / "complete").is_file():
+        shutil.copytree(kept / "lake", lake, symlinks=True)
+        output = (kept / "output.txt").read_text(encoding="utf-8")
+        old = (kept / "built_at.txt").read_text(encoding="utf-8")
+        return lake, output.replace(old, str(lake)), True
+    output = build(lake)
+    # Kept only when complete: a copy in a scratch folder, renamed into place, with its marker written last.
+    for stale in Path(cache.mkdir("clwl-lakes")).glob(f"{name}-*"):
+        shutil.rmtree(stale, ignore_errors=True)
+    scratch = kept.with_name(kept.name + f".part{os.getpid()}")
+    shutil.rmtree(scratch, ignore_errors=True)
+    shutil.copytree(lake, scratch / "lake", symlinks=True)
+    (scratch / "output.txt").write_text(output, encoding="utf-8")
+    (scratch / "built_at.txt").write_text(str(lake), encoding="utf-8")
+    try:
+        scratch.rename(kept)
+    except OSError:  # another session kept the same lake meanwhile
+        shutil.rmtree(scratch, ignore_errors=True)
+        return lake, output, False
+    (kept / "complete").write_text("", encoding="utf-8")
+    return lake, output, False
