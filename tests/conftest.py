@@ -68,25 +68,34 @@ SAMPLES_DAY = "2026-11-20"
 
 
 @pytest.fixture(scope="session")
-def samples_day_run(spark, tmp_path_factory):
+def samples_day_run(request, tmp_path_factory):
     """`clwl run` (spark.pipeline.run_pipeline) of one sample date, 2026-11-20, from samples/landing into a fresh
-    lake, once for the session: ``.config`` (PipelineConfig: ``.lake``, ``.landing``) and ``.outcome`` (its
-    RunOutcome). Readers only; a test that writes copies the lake (and a landing of its own). Shared by
-    tests/dags/test_dag_runs.py (what the nightly DAG must publish) and tests/spark/test_publish_atomic.py (run 1,
-    published), each a run of half a minute to a minute on 2 cores. ``source_file`` is relative to the landing
-    root, so a copy of samples/landing gives the same rows."""
-    import time
-
+    lake, once for the session (and kept for the next session of the same code, as ``samples_lake``):
+    ``.config`` (PipelineConfig: ``.lake``, ``.landing``) and ``.outcome`` (its RunOutcome). Readers only; a test
+    that writes copies the lake (and a landing of its own). Shared by tests/dags/test_dag_runs.py (what the nightly
+    DAG must publish) and tests/spark/test_publish_atomic.py (run 1, published), each a run of half a minute to a
+    minute on 2 cores. ``source_file`` is relative to the landing root, so a copy of samples/landing gives the
+    same rows."""
     from spark.config import REPO_ROOT, PipelineConfig
-    from spark.pipeline import run_pipeline
+    from tests.lake_cache import kept_lake
 
-    config = PipelineConfig(lake=tmp_path_factory.mktemp("samples-day") / "lake",
-                            landing=REPO_ROOT / "samples" / "landing")
-    t0 = time.perf_counter()
-    outcome = run_pipeline(config, [SAMPLES_DAY], spark=spark, progress=lambda m: None)
-    assert outcome.published and outcome.dates[0].published, outcome
-    print(f"clwl run of {SAMPLES_DAY} (samples_day_run): {time.perf_counter() - t0:.1f} s {outcome.seconds}")
-    return SimpleNamespace(config=config, outcome=outcome)
+    landing = REPO_ROOT / "samples" / "landing"
+
+    def build(lake: Path):
+        import time
+
+        from spark.pipeline import run_pipeline
+
+        spark = request.getfixturevalue("spark")
+        t0 = time.perf_counter()
+        outcome = run_pipeline(PipelineConfig(lake=lake, landing=landing), [SAMPLES_DAY], spark=spark,
+                               progress=lambda m: None)
+        assert outcome.published and outcome.dates[0].published, outcome
+        print(f"clwl run of {SAMPLES_DAY} (samples_day_run): {time.perf_counter() - t0:.1f} s {outcome.seconds}")
+        return outcome
+
+    lake, outcome, _ = kept_lake(request.config, "samples-day", tmp_path_factory.mktemp("samples-day"), build)
+    return SimpleNamespace(config=PipelineConfig(lake=lake, landing=landing), outcome=outcome)
 
 
 @pytest.fixture(scope="session")

@@ -49,33 +49,55 @@ def code_digest(extra: str = "") -> str:
     return h.hexdigest()[:24]
 
 
-def kept_lake(config: Any, name: str, target: Path, build: Callable[[Path], str]) -> tuple[Path, str, bool]:
-    """The lake ``build(lake) -> printed output`` makes at ``target / "lake"``, from pytest's cache when a session
-    kept one for the same digest. Returns (lake, output, from_cache). ``config``: the pytest config (its
+def relocate(value: Any, old: str, new: str) -> Any:
+    """``value`` with every text or path that starts with ``old`` (where the lake was built) starting with ``new``
+    instead: strings, paths, and those inside lists, tuples, dicts and dataclasses (rebuilt, not altered)."""
+    import dataclasses
+
+    if isinstance(value, str):
+        return new + value[len(old):] if value.startswith(old) else value.replace(old, new)
+    if isinstance(value, Path):
+        return Path(relocate(str(value), old, new))
+    if isinstance(value, (list, tuple)):
+        return type(value)(relocate(v, old, new) for v in value)
+    if isinstance(value, dict):
+        return {k: relocate(v, old, new) for k, v in value.items()}
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return dataclasses.replace(value, **{f.name: relocate(getattr(value, f.name), old, new)
+                                             for f in dataclasses.fields(value) if f.init})
+    return value
+
+
+def kept_lake(config: Any, name: str, target: Path, build: Callable[[Path], Any]) -> tuple[Path, Any, bool]:
+    """The lake ``build(lake) -> result`` makes at ``target / "lake"`` (``result``: what the build printed or
+    returned; picklable), from pytest's cache when a session kept one for the same digest, with the paths in
+    ``result`` naming this session's copy. Returns (lake, result, from_cache). ``config``: the pytest config (its
     ``cache`` may be None)."""
+    import pickle
+
     lake = target / "lake"
     cache = getattr(config, "cache", None)
     if cache is None:
         return lake, build(lake), False
-    kept = Path(cache.mkdir("clwl-lakes")) / f"{name}-{code_digest(name)}"
+    folder = Path(cache.mkdir("clwl-lakes"))
+    kept = folder / f"{name}-{code_digest(name)}"
     if (kept / "complete").is_file():
         shutil.copytree(kept / "lake", lake, symlinks=True)
-        output = (kept / "output.txt").read_text(encoding="utf-8")
-        old = (kept / "built_at.txt").read_text(encoding="utf-8")
-        return lake, output.replace(old, str(lake)), True
-    output = build(lake)
+        result = pickle.loads((kept / "result.pickle").read_bytes())
+        return lake, relocate(result, (kept / "built_at.txt").read_text(encoding="utf-8"), str(lake)), True
+    result = build(lake)
     # Kept only when complete: a copy in a scratch folder, renamed into place, with its marker written last.
-    for stale in Path(cache.mkdir("clwl-lakes")).glob(f"{name}-*"):
+    for stale in folder.glob(f"{name}-*"):
         shutil.rmtree(stale, ignore_errors=True)
     scratch = kept.with_name(kept.name + f".part{os.getpid()}")
     shutil.rmtree(scratch, ignore_errors=True)
     shutil.copytree(lake, scratch / "lake", symlinks=True)
-    (scratch / "output.txt").write_text(output, encoding="utf-8")
+    (scratch / "result.pickle").write_bytes(pickle.dumps(result))
     (scratch / "built_at.txt").write_text(str(lake), encoding="utf-8")
     try:
         scratch.rename(kept)
     except OSError:  # another session kept the same lake meanwhile
         shutil.rmtree(scratch, ignore_errors=True)
-        return lake, output, False
+        return lake, result, False
     (kept / "complete").write_text("", encoding="utf-8")
-    return lake, output, False
+    return lake, result, False
