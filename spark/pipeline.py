@@ -310,8 +310,26 @@ def _publish(spark: SparkSession, run: PipelineRun, day: DateOutcome):
 
 
 def _report(spark: SparkSession, run: PipelineRun, day: DateOutcome):
+    _kill_before_report()
     day.report_html, day.report_md = report_stage(spark, run, day.run_date)
     return [], None
+
+
+# Test-only fault injection (tests/spark/test_object_store_kills.py), inert unless the variable is set: with
+# CLWL_TEST_KILL_BEFORE_REPORT=1 the process SIGKILLs itself (its process group when it leads one, taking the Spark
+# JVM along) after a date's publish moved the published pointer, before its report is written, as `kill -9` would.
+_KILL_BEFORE_REPORT_ENV = "CLWL_TEST_KILL_BEFORE_REPORT"
+
+
+def _kill_before_report() -> None:
+    import os
+    import signal
+
+    if os.environ.get(_KILL_BEFORE_REPORT_ENV, "").strip() != "1":
+        return
+    if os.getpgrp() == os.getpid():
+        os.killpg(os.getpgrp(), signal.SIGKILL)
+    os.kill(os.getpid(), signal.SIGKILL)
 
 
 DATE_STAGES = (
