@@ -205,7 +205,7 @@ def date_has_work(run: PipelineRun, run_date: str) -> bool:
     (clwl/lake/fingerprint.py): the date stays as published, as `clwl run` leaves it, and the task says so. Its
     report is written again when it is not the published run's (a run killed between its publish and its report),
     as `clwl run` does."""
-    from spark.pipeline import report_published_run, date_before_run
+    from spark.pipeline import date_before_run, report_published_run
 
     day = date_before_run(run, run_date)
     if day.unchanged_since:
