@@ -206,7 +206,7 @@ def test_a_run_killed_before_its_report_gets_its_report_from_the_next_run(store,
     assert report_run_id(reports, DAY) == "run-previous"  # what the kill left: the previous run's report
     holder = read_holder(lake)
     assert holder["pid"] == killed.pid and not holder.get("released")
-    assert holder["expires_at"] > time.time() + 3000
+    assert holder["expires_at"] > time.time() + 600  # renewed every 1200 s: far from expiring
 
     again = subprocess.run(run, env=_env(store), capture_output=True, text=True, timeout=600, cwd=REPO_ROOT)
     assert again.returncode == 0, (again.stdout[-3000:], again.stderr[-3000:])
