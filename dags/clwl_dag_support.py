@@ -202,12 +202,18 @@ def ingest_day(config: PipelineConfig, run_date: str) -> dict:
 
 def date_has_work(run: PipelineRun, run_date: str) -> bool:
     """False when the date's inputs, the run's options and the code are those its published run recorded
-    (clwl/lake/fingerprint.py): the date stays as published, as `clwl run` leaves it, and the task says so."""
-    from spark.pipeline import date_before_run
+    (clwl/lake/fingerprint.py): the date stays as published, as `clwl run` leaves it, and the task says so. Its
+    report is written again when it is not the published run's (a run killed between its publish and its report),
+    as `clwl run` does."""
+    from spark.pipeline import date_before_run, report_published_run
 
     day = date_before_run(run, run_date)
     if day.unchanged_since:
         log.info("%s: unchanged since %s, published as is", run_date, day.unchanged_since)
+        if day.report_of is not None:
+            with lake_writer(run.config):
+                day = date_before_run(run, run_date)  # again, under the lock
+                report_published_run(run, day, log.info)
         return False
     return True
 

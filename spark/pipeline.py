@@ -23,7 +23,7 @@ from pyspark.sql import functions as F
 from clwl.analyses.observed_columns import observed_day
 from clwl.analyses.whatif import WhatIf
 from clwl.days import run_day
-from clwl.lake.door import GOLD_TABLES, REPORTS, RUN_INPUTS, Lake, unsettled
+from clwl.lake.door import GOLD_TABLES, RUN_INPUTS, Lake, unsettled
 from clwl.lake.fingerprint import code_digest
 from spark.config import PipelineConfig
 from spark.detect import distribution, stuck_messages
@@ -52,6 +52,9 @@ class DateOutcome:
     started_at: Optional[datetime] = None
     inputs: dict[str, str] = field(default_factory=dict)  # what the date is made from (clwl/lake/fingerprint.py)
     unchanged_since: Optional[str] = None  # the published run whose inputs these are: the date was left as it is
+    # An unchanged date whose report is not its published run's (a run killed between its publish and its report):
+    # the run the report there was made for ("" when there is none). The run writes the report again.
+    report_of: Optional[str] = None
 
 
 @dataclass
@@ -222,9 +225,11 @@ def _write_report(write_report, run: PipelineRun, out: PipelineConfig, run_date:
 def _upload_report(local: Path, reports, html: Path, md: Path) -> tuple[str, str]:
     """Put every file of the local report folder ``local`` under ``reports`` (a location on the object store);
     where the report and summary are now."""
+    from clwl.lake.reports import MARKER
     from clwl.lake.storage import put_object
 
-    for f in sorted(p for p in local.rglob("*") if p.is_file()):
+    # The marker last (clwl/lake/reports.py): a report cut short by a kill is not taken for the run's.
+    for f in sorted((p for p in local.rglob("*") if p.is_file()), key=lambda p: (p.name == MARKER, str(p))):
         put_object(reports / f.relative_to(local).as_posix(), f.read_bytes())
     return (str(reports / html.relative_to(local).as_posix()), str(reports / md.relative_to(local).as_posix()))
 
@@ -250,7 +255,7 @@ def landing_dates(config: PipelineConfig) -> list[str]:
 def run_pipeline(config: PipelineConfig, run_dates: Optional[list[str]] = None, profile: str = "default",
                  whatif: Optional[WhatIf] = None, spark: Optional[SparkSession] = None,
                  progress: Progress = print, ingest_first: bool = True, senders: Optional[list[str]] = None,
-                 cluster: Optional[str] = None, force: bool = False) -> RunOutcome:
+                 cluster: Optional[str] = None, force: bool = False, run_id: Optional[str] = None) -> RunOutcome:
     """`clwl run`: every stage for every run date (default: every date in the landing folder).
 
     A date whose inputs (clwl/lake/fingerprint.py: the rows it reads, the run's options, the code) are those its
@@ -258,11 +263,12 @@ def run_pipeline(config: PipelineConfig, run_dates: Optional[list[str]] = None, 
     nothing new either, no Spark session is started at all.
 
     The whole run holds the lake lock `<lake>/_lock` (clwl/lake/lock.py), taken before Spark starts: when another
-    writer holds it, clwl.lake.lock.LakeBusy is raised at once (after $CLWL_LOCK_WAIT seconds, when set)."""
+    writer holds it, clwl.lake.lock.LakeBusy is raised at once (after $CLWL_LOCK_WAIT seconds, when set).
+    ``run_id``: the run's id when the caller made it (`clwl run` takes the lock under it before Spark starts)."""
     from clwl.lake.lock import lake_lock
 
     t0 = _time.perf_counter()
-    run = PipelineRun(config, new_run_id(), profile, whatif, tuple(senders) if senders else None, cluster,
+    run = PipelineRun(config, run_id or new_run_id(), profile, whatif, tuple(senders) if senders else None, cluster,
                       force=force)
     with lake_lock(config.lake, purpose=f"clwl run {run.run_id}", progress=progress):
         outcome = _run_pipeline(run, run_dates, spark, progress, ingest_first)
@@ -304,8 +310,26 @@ def _publish(spark: SparkSession, run: PipelineRun, day: DateOutcome):
 
 
 def _report(spark: SparkSession, run: PipelineRun, day: DateOutcome):
+    _kill_before_report()
     day.report_html, day.report_md = report_stage(spark, run, day.run_date)
     return [], None
+
+
+# Test-only fault injection (tests/spark/test_object_store_kills.py), inert unless the variable is set: with
+# CLWL_TEST_KILL_BEFORE_REPORT=1 the process SIGKILLs itself (its process group when it leads one, taking the Spark
+# JVM along) after a date's publish moved the published pointer, before its report is written, as `kill -9` would.
+_KILL_BEFORE_REPORT_ENV = "CLWL_TEST_KILL_BEFORE_REPORT"
+
+
+def _kill_before_report() -> None:
+    import os
+    import signal
+
+    if os.environ.get(_KILL_BEFORE_REPORT_ENV, "").strip() != "1":
+        return
+    if os.getpgrp() == os.getpid():
+        os.killpg(os.getpgrp(), signal.SIGKILL)
+    os.kill(os.getpid(), signal.SIGKILL)
 
 
 DATE_STAGES = (
@@ -367,12 +391,15 @@ def _run_pipeline(run: PipelineRun, run_dates: Optional[list[str]], spark: Optio
     if checked is not None and all(day.unchanged_since for day in checked):  # nothing to do: no Spark at all
         for day in checked:
             progress(f"{day.run_date}: unchanged since {day.unchanged_since}, published as is")
+            report_published_run(run, day, progress)
         outcome.dates = checked
         return outcome
     spark = spark or get_spark(config.master, shown_output=config.verbose, lake=config.lake)
     from spark.publish import settle_before_writing
 
-    settle_before_writing(config, lambda: spark, progress)  # a killed publish is rolled back at the next write
+    t = _time.perf_counter()
+    if settle_before_writing(config, lambda: spark, progress):  # a killed publish is rolled back at the next write
+        outcome.seconds["rollback"] = _time.perf_counter() - t  # in the run's time breakdown
     if ingest_first:
         progress(f"[1/{total}] ingest {len(dates)} date(s) from {config.landing}")
         outcome.ingest = _timed(outcome.seconds, "ingest", lambda: (ingest(
@@ -384,6 +411,7 @@ def _run_pipeline(run: PipelineRun, run_dates: Optional[list[str]], spark: Optio
         day.started_at = datetime.now(UTC)
         if day.unchanged_since and not run.force:
             progress(f"{d}: unchanged since {day.unchanged_since}, published as is")
+            report_published_run(run, day, progress)
             outcome.dates.append(day)
             continue
         day.unchanged_since = None
@@ -404,16 +432,43 @@ def _run_pipeline(run: PipelineRun, run_dates: Optional[list[str]], spark: Optio
 
 
 def unchanged_run(config: PipelineConfig, run_dates: list[str], profile: str = "default",
-                  whatif: Optional[WhatIf] = None) -> Optional[RunOutcome]:
+                  whatif: Optional[WhatIf] = None, progress: Progress = print) -> Optional[RunOutcome]:
     """The outcome of `clwl run` when it has nothing to do (every date as its published run left it, nothing new
     to ingest, no publish to settle), found without Spark and without the lake lock (it only reads); None when
-    the run has work. `clwl run` asks before it prepares Spark; run_pipeline asks again under the lock."""
+    the run has work. `clwl run` asks before it prepares Spark; run_pipeline asks again under the lock.
+
+    A date whose report is not its published run's (a run killed after its publish, before its report) has its
+    report written again here, as the published run's, under the lake lock and without Spark."""
     t0 = _time.perf_counter()
+    code = code_digest()
     run = PipelineRun(config, new_run_id(), profile, whatif)
-    days = _checked_days(run, run_dates, code_digest(), ingest_first=whatif is None)
+    days = _checked_days(run, run_dates, code, ingest_first=whatif is None)
     if days is None or not all(day.unchanged_since for day in days):
         return None
+    if any(day.report_of is not None for day in days):
+        from clwl.lake.lock import lake_lock
+
+        with lake_lock(config.lake, purpose=f"clwl run {run.run_id} (reports)", progress=progress):
+            days = _checked_days(run, run_dates, code, ingest_first=whatif is None)  # again, under the lock
+            if days is None or not all(day.unchanged_since for day in days):
+                return None
+            for day in days:
+                report_published_run(run, day, progress)
     return RunOutcome(run.run_id, days, seconds={"check": _time.perf_counter() - t0})
+
+
+def report_published_run(run: PipelineRun, day: DateOutcome, progress: Progress) -> None:
+    """An unchanged date whose report is not its published run's (``day.report_of``): write the report again,
+    as the published run's (the report reads the published gold tables and that run's validation results, with
+    deltalake and pandas: no Spark). The caller holds the lake lock."""
+    from dataclasses import replace
+
+    if day.report_of is None or not day.unchanged_since:
+        return
+    was = f"the report there is run {day.report_of}'s" if day.report_of else "it has no report"
+    progress(f"{day.run_date}: {was}, not the published run's: writing the report of {day.unchanged_since}")
+    day.report_html, day.report_md = report_stage(None, replace(run, run_id=day.unchanged_since), day.run_date)
+    day.report_of = None
 
 
 def _checked_days(run: PipelineRun, dates: list[str], code: str, ingest_first: bool) -> Optional[list[DateOutcome]]:
@@ -446,19 +501,17 @@ def date_before_run(run: PipelineRun, run_date: str, code: Optional[str] = None)
             row = summary[-1]
             day.messages, day.stuck = row["messages_replayed"] or 0, row["messages_stuck"] or 0
             day.unexpected, day.warnings = row["distribution_unexpected"] or 0, [w for w in [row["warnings"]] if w]
-        report = run.out_lake.layer(REPORTS) / run_day(run_date).isoformat()
-        if _report_there(report / "report.html"):
-            day.report_html, day.report_md = str(report / "report.html"), str(report / "summary.md")
+        # The date is done when its report is the published run's own (clwl/lake/reports.py): a run killed after
+        # its publish, before its report, left the previous run's report there, or none.
+        from clwl.lake.reports import REPORT_HTML, SUMMARY_MD, report_folder, report_run_id
+
+        report = report_folder(run.out.reports, run_day(run_date).isoformat())
+        made_for = report_run_id(run.out.reports, run_day(run_date).isoformat())
+        if made_for == run_id:
+            day.report_html, day.report_md = str(report / REPORT_HTML), str(report / SUMMARY_MD)
+        else:
+            day.report_of = made_for or ""
     return day
-
-
-def _report_there(html) -> bool:
-    """Whether the report file is there (a local file, or an object on the store)."""
-    from clwl.lake.storage import is_object_store, list_prefix
-
-    if not is_object_store(html):
-        return html.is_file()
-    return any(name == html.name for name, _ in list_prefix(html.parent))
 
 
 def check_whatif(config: PipelineConfig, run_dates: list[str], whatif: WhatIf) -> None:

@@ -47,6 +47,7 @@ def build_parser() -> argparse.ArgumentParser:
     from clwl.cli.lint import add_lint_command
     from clwl.cli.pipeline import add_ingest_command, add_run_command
     from clwl.cli.query import add_published_command, add_query_command
+    from clwl.cli.report import add_report_command
     from clwl.cli.route import add_route_command
 
     p = _Parser(prog="clwl", description="Replay IBM MQ cluster workload management routing.")
@@ -59,6 +60,7 @@ def build_parser() -> argparse.ArgumentParser:
         add_ingest_command,
         add_query_command,
         add_published_command,
+        add_report_command,
         add_check_command,
         add_lint_command,
         add_drift_command,

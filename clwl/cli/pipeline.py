@@ -8,6 +8,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Optional
 
@@ -54,6 +55,30 @@ def _start(command: str, args: argparse.Namespace, dates: list[str], landing: Pa
         progress(f"clwl {command}: {_dates_label(dates)} from {landing} into {config.lake}; "
                  f"starting Spark ({config.master})")
     return _prepare_spark(command, config.verbose, config.lake)
+
+
+def _java_problem(command: str, config) -> Optional[str]:
+    """The one line when Spark cannot start here for want of Java (asked before the lake lock is taken, so that a
+    machine without Java leaves no lake folder behind), else None."""
+    if getattr(config, "remote", None):
+        return None
+    from spark.jars import SparkStartError, check_java
+
+    try:
+        check_java()
+    except SparkStartError as e:
+        return f"clwl {command}: {e}"
+    return None
+
+
+@contextmanager
+def _writer(command: str, config, purpose: str):
+    """The lake lock for the whole command, taken before Spark starts (and before "starting Spark" is printed):
+    a busy lake is one line and exit 2 at once, however long Spark would take to start (clwl/lake/lock.py)."""
+    from clwl.lake.lock import lake_lock
+
+    with lake_lock(config.lake, purpose=purpose, progress=progress):
+        yield
 
 
 def _zone_problem(command: str, args: argparse.Namespace) -> Optional[str]:
@@ -174,7 +199,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     from clwl.analyses.whatif import WhatIfError
     from clwl.lake.door import LakeFileError
     from clwl.lake.lock import LakeLockError
-    from spark.pipeline import run_pipeline, unchanged_run
+    from spark.pipeline import new_run_id, run_pipeline, unchanged_run
     from spark.session import SparkStartError
 
     outcome = None
@@ -184,21 +209,28 @@ def cmd_run(args: argparse.Namespace) -> int:
         return EXIT_INPUT
     if not args.force:
         try:  # nothing new and every date as published: said in seconds, without starting Spark
-            outcome = unchanged_run(config, dates, args.algorithm, whatif)
-        except LakeFileError as e:
+            outcome = unchanged_run(config, dates, args.algorithm, whatif, progress=progress)
+        except (LakeFileError, LakeLockError) as e:  # a report to write again needs the lake lock
             say(f"clwl run: {e}", sys.stderr)
             return EXIT_INPUT
     if outcome is not None:
         for d in outcome.dates:
             progress(f"{d.run_date}: unchanged since {d.unchanged_since}, published as is (--force runs it again)")
         return _print_outcome(outcome)
-    problem = _start("run", args, dates, landing, config)
+    problem = _java_problem("run", config)
     if problem:
         say(problem, sys.stderr)
         return EXIT_INPUT
 
+    run_id = new_run_id()
     try:
-        outcome = run_pipeline(config, args.dates, args.algorithm, whatif, progress=progress, force=args.force)
+        with _writer("run", config, f"clwl run {run_id}"):  # the lake first: a busy lake starts no Spark
+            problem = _start("run", args, dates, landing, config)
+            if problem:
+                say(problem, sys.stderr)
+                return EXIT_INPUT
+            outcome = run_pipeline(config, args.dates, args.algorithm, whatif, progress=progress, force=args.force,
+                                   run_id=run_id)
     # another writer holds <lake>/_lock; the JVM exited at start; a damaged lake metadata file, named
     except (LakeLockError, SparkStartError, LakeFileError) as e:
         say(f"clwl run: {e}", sys.stderr)
@@ -277,18 +309,22 @@ def cmd_ingest(args: argparse.Namespace) -> int:
         say(no_run_dates("ingest", landing), sys.stderr)
         return EXIT_INPUT
 
-    problem = _start("ingest", args, dates, landing, config)
+    problem = _zone_problem("ingest", args) or _java_problem("ingest", config)
     if problem:
         say(problem, sys.stderr)
         return EXIT_INPUT
 
     from clwl.lake.door import LakeFileError
-    from clwl.lake.lock import LakeLockError, lake_lock
+    from clwl.lake.lock import LakeLockError
     from spark.ingest import LandingError, ingest  # starts nothing yet; the session starts inside ingest()
     from spark.session import SparkStartError
 
     try:
-        with lake_lock(config.lake, purpose="clwl ingest", progress=progress):
+        with _writer("ingest", config, "clwl ingest"):  # the lake first: a busy lake starts no Spark
+            problem = _start("ingest", args, dates, landing, config)
+            if problem:
+                say(problem, sys.stderr)
+                return EXIT_INPUT
             summary = ingest(config, run_dates=args.dates, force=args.force, progress=progress)
     # LakeLockError: another writer holds the lake; LakeFileError: a damaged lake metadata file, named
     except (LandingError, LakeLockError, SparkStartError, LakeFileError) as exc:

@@ -23,6 +23,13 @@ whose lease was taken over meanwhile (it could not renew for a whole lease: a st
 is told at the end of its block (LakeLockError). Expiry is read against the reader's clock: the hosts' clocks
 must agree to well within a lease (seconds, as NTP keeps them).
 
+A lease whose holder was killed (``kill -9``, a crash) would block every writer until it expires. The lease
+records, besides the holder's pid and host, the process's start time, the host's boot id and the pid namespace
+(where the system tells them: /proc on Linux); a writer on the same host, boot and pid namespace whose holder's
+pid is gone, or is now another process (a start time that differs: the pid was reused), takes the lease over at
+once, as it takes over an expired one (:func:`holder_gone`). A holder on another host cannot be seen from here:
+the refusal says when its lease expires and that ``CLWL_LOCK_WAIT`` waits for it.
+
 Importable without pyspark (the CLI, `clwl query` and the DAG files use it).
 """
 
@@ -115,9 +122,115 @@ def _lease_default() -> float:
 def _describe(holder: dict) -> str:
     if not holder:
         return "another process (it has not written its name into the lock file yet)"
-    until = f", lease until {holder['expires']}" if holder.get("expires") else ""
     return (f"pid {holder.get('pid', '?')} on {holder.get('host', '?')} ({holder.get('purpose') or 'clwl'}), "
-            f"since {holder.get('since', '?')}{until}")
+            f"since {holder.get('since', '?')}")
+
+
+def _lease_expiry(holder: dict) -> str:
+    """When a lease record expires, in the refusal's words: ``its lease expires at T (in N s) unless ...``."""
+    try:
+        left = float(holder.get("expires_at", 0)) - time.time()
+    except (TypeError, ValueError):
+        left = None
+    when = holder.get("expires") or "?"
+    if left is None:
+        return f"its lease expires at {when}"
+    if _judged_here(holder):
+        alive = "its process is running on this host"
+    else:
+        alive = "if that process is gone, the next writer takes the lease over then"
+    return f"its lease expires at {when} (in {max(0.0, left):.0f} s) unless renewed; {alive}"
+
+
+_WAIT_HINT = f"set {WAIT_ENV}=<seconds> to wait for it"
+
+
+# ------------------------------------------------------------------------------- is the holder still running?
+def _read_proc(path: str) -> Optional[str]:
+    try:
+        with open(path, encoding="ascii", errors="replace") as fh:
+            return fh.read(4096)
+    except OSError:
+        return None
+
+
+def process_start(pid: int) -> Optional[str]:
+    """When the process ``pid`` started, in the kernel's clock ticks since boot (Linux: field 22 of
+    /proc/<pid>/stat), as text; None where the system does not say (or there is no such process). With the boot
+    id it names one process for good: a pid is reused, a (pid, start time) pair within one boot is not."""
+    stat = _read_proc(f"/proc/{int(pid)}/stat")
+    if not stat or ")" not in stat:
+        return None
+    fields = stat.rsplit(")", 1)[1].split()
+    return fields[19] if len(fields) > 19 else None  # fields[0] is field 3 (state): starttime is field 22
+
+
+def _boot_id() -> Optional[str]:
+    text = _read_proc("/proc/sys/kernel/random/boot_id")
+    return (text.strip() or None) if text else None
+
+
+def _pid_namespace() -> Optional[str]:
+    try:
+        return os.readlink("/proc/self/ns/pid")
+    except OSError:
+        return None
+
+
+def _pid_running(pid: int) -> bool:
+    """Whether a process ``pid`` runs (a zombie, killed and not yet reaped by its parent, does not)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # there, owned by another user
+        pass
+    except (OverflowError, ValueError):
+        return False
+    stat = _read_proc(f"/proc/{int(pid)}/stat")
+    return not (stat and ")" in stat and stat.rsplit(")", 1)[1].split()[:1] == ["Z"])
+
+
+def _judged_here(holder: dict) -> bool:
+    """Whether this process can tell if the holder still runs: the same host and, where the lease recorded
+    them, the same boot and pid namespace."""
+    if not holder or holder.get("host") != socket.gethostname():
+        return False
+    return all(holder.get(key) is None or holder.get(key) == ours
+               for key, ours in (("boot_id", _boot_id()), ("pid_ns", _pid_namespace())))
+
+
+def _process_identity() -> dict:
+    """What a lease records so that a writer on the same host can tell whether its holder still runs."""
+    ident = {"pid": os.getpid(), "host": socket.gethostname()}
+    for key, value in (("started", process_start(os.getpid())), ("boot_id", _boot_id()),
+                       ("pid_ns", _pid_namespace())):
+        if value is not None:
+            ident[key] = value
+    return ident
+
+
+def holder_gone(holder: dict) -> Optional[str]:
+    """Why the lease's holder is known to be gone (one phrase), or None when it may still run: only a holder on
+    this host (same host name and, where recorded, the same boot and pid namespace) can be judged. It is gone when
+    its pid is not running, or runs a process that started at another time than the holder (the pid was reused);
+    a lease that recorded no start time is judged by its pid alone."""
+    if not _judged_here(holder):  # another host, another boot of a host of that name, another container
+        return None
+    try:
+        pid = int(holder.get("pid"))
+    except (TypeError, ValueError):
+        return None
+    if pid <= 0:
+        return None
+    if pid == os.getpid() and holder.get("started") in (None, process_start(pid)):
+        return None  # this very process (a lease it holds is re-entered, never taken over)
+    if not _pid_running(pid):
+        return f"pid {pid} on this host is gone"
+    started = holder.get("started")
+    if started is not None and process_start(pid) not in (None, started):
+        return f"pid {pid} on this host is another process now (the holder's is gone)"
+    return None
 
 
 def read_holder(lake: Path | str) -> dict:
@@ -187,7 +300,7 @@ def lake_lock(lake: Path | str | LakeLocation, *, purpose: str = "clwl", wait: O
             if now >= deadline:
                 waited = f" after waiting {limit:.0f} s" if limit else ""
                 raise LakeBusy(f"the lake {path.parent} is in use by {_describe(holder)}{waited}; only one "
-                               f"writer at a time (lock file {path})", holder)
+                               f"writer at a time: {_WAIT_HINT} (lock file {path})", holder)
             if progress is not None and (told is None or now - told >= 60):
                 progress(f"waiting for the lake {path.parent}: in use by {_describe(holder)} "
                          f"(up to {deadline - now:.0f} s more)")
@@ -233,27 +346,33 @@ def _lease_open(holder: dict) -> bool:
         return False
 
 
-def _try_lease(path: LakeLocation, info: dict, seconds: float) -> tuple[Optional[str], dict]:
-    """One attempt: (the ETag of our new lease, {}) or (None, the holder that has it)."""
+def _try_lease(path: LakeLocation, info: dict, seconds: float) -> tuple[Optional[str], dict, Optional[str]]:
+    """One attempt: (the ETag of our new lease, the holder it was taken over from or {}, why it could be taken
+    over when its holder had not released it) or (None, the holder that has it, None)."""
     try:
-        return put_if_absent(path, _lease_bytes(info, seconds)), {}
+        return put_if_absent(path, _lease_bytes(info, seconds)), {}, None
     except StorageConflict:
         pass
     try:
         current = read_object(path)
     except FileNotFoundError:  # removed by hand meanwhile: the next attempt creates it
-        return None, {}
+        return None, {}, None
     try:
         holder = _lease_record(current.data)
     except (UnicodeDecodeError, ValueError, RecursionError):
         raise LakeLockError(f"the lake lease {path} is not a lease record (damaged?); remove it if no writer is "
                             f"running") from None
+    why = None
     if _lease_open(holder):
-        return None, holder
-    try:  # released or expired: take it over, conditional on exactly the version read
-        return replace_if_match(path, _lease_bytes(info, seconds), current.etag), {}
+        why = holder_gone(holder)
+        if why is None:
+            return None, holder, None
+    elif not holder.get("released"):
+        why = "its lease expired"
+    try:  # released, expired or its holder gone: take it over, conditional on exactly the version read
+        return replace_if_match(path, _lease_bytes(info, seconds), current.etag), holder, why
     except StorageConflict:  # another writer took it over first
-        return None, holder
+        return None, holder, None
 
 
 class _Lease:
@@ -309,19 +428,21 @@ def _lease_lock(path: LakeLocation, purpose: str, limit: float, progress: Option
         raise LakeLockError(f"lease of {seconds} s: a lease must last a positive number of seconds")
     check_conditional_writes(path.parent)  # a store that ignored If-None-Match would let two writers in
     key = str(path)
-    info = {"pid": os.getpid(), "host": socket.gethostname(), "purpose": purpose,
+    info = {**_process_identity(), "purpose": purpose,
             "since": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"), "lease_seconds": seconds}
     deadline = time.monotonic() + limit
     told: Optional[float] = None
     while True:
-        etag, holder = _try_lease(path, info, seconds)
+        etag, holder, why = _try_lease(path, info, seconds)
         if etag is not None:
+            if why is not None and progress is not None:
+                progress(f"the lake {path.parent}: took over the lease of {_describe(holder)}: {why}")
             break
         now = time.monotonic()
         if now >= deadline:
             waited = f" after waiting {limit:.0f} s" if limit else ""
-            raise LakeBusy(f"the lake {path.parent} is in use by {_describe(holder)}{waited}; only one writer at a "
-                           f"time (lease {path})", holder)
+            raise LakeBusy(f"the lake {path.parent} is in use by {_describe(holder)}{waited}; {_lease_expiry(holder)};"
+                           f" only one writer at a time: {_WAIT_HINT} (lease {path})", holder)
         if progress is not None and (told is None or now - told >= 60):
             progress(f"waiting for the lake {path.parent}: in use by {_describe(holder)} "
                      f"(up to {deadline - now:.0f} s more)")

@@ -37,7 +37,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterator, Mapping
 
 from clwl.lake.lake_files import MAX_METADATA_BYTES, StorageConflict, StorageError, read_lake_file
-from clwl.lake.s3_env import ENV_ACCESS_KEY, ENV_SECRET_KEY, S3Settings, s3_settings
+from clwl.lake.s3_env import ENV_ACCESS_KEY, ENV_ENDPOINT, ENV_SECRET_KEY, S3Settings, s3_settings
 
 #: Schemes of an object store this lake can live on.
 OBJECT_SCHEMES = ("s3",)
@@ -209,15 +209,53 @@ def _store(location: LakeLocation) -> Any:
     return _s3_store(location.bucket, s3_settings())
 
 
+#: How S3 says a request was refused for its credentials or the policy, when the client reports a generic error.
+_DENIED = re.compile(r"status code: 40[13]\b|<Code>(AccessDenied|SignatureDoesNotMatch|InvalidAccessKeyId|"
+                     r"InvalidToken|ExpiredToken|AllAccessDisabled)</Code>")
+
+
+def no_bucket(location: Any) -> StorageError:
+    """The one line for a lake whose bucket is not on the store (the lake never creates a bucket)."""
+    return StorageError(f"{location}: bucket {location.bucket} does not exist (the lake never creates buckets: "
+                        f"create it, or check the name and {ENV_ENDPOINT})")
+
+
+def check_bucket(root: "LakeLocation") -> None:
+    """Refuse (StorageError, one line: ``bucket X does not exist``, access denied, ...) a lake whose bucket is not
+    there, before anything is written: some S3-compatible servers create a bucket on the first put into it, and
+    the lake must never do that. One list request of at most one key; checked once per bucket and process."""
+    if root.bucket in _checked_buckets:
+        return
+    import obstore
+    from obstore import exceptions as obe
+
+    try:
+        listing: Iterator = iter(obstore.list(_store(root), f"{root.key}/" if root.key else None, chunk_size=1))
+        next(listing, None)
+    except obe.BaseError as exc:
+        raise _one_line(root, exc) from None
+    except FileNotFoundError as exc:  # obstore's NotFound for a missing bucket
+        raise _one_line(root, exc) from None
+    _checked_buckets.add(root.bucket)
+
+
+_checked_buckets: set[str] = set()
+
+
 def _one_line(location: Any, exc: BaseException) -> StorageError:
     """An obstore error as one line naming the location (its message runs to a page of debug output)."""
     from obstore import exceptions as obe
 
-    first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-    if isinstance(exc, (obe.PermissionDeniedError, obe.UnauthenticatedError)):
+    text = str(exc)
+    first = text.strip().splitlines()[0] if text.strip() else type(exc).__name__
+    bucket = getattr(location, "bucket", None)
+    if "<Code>NoSuchBucket</Code>" in text or "NoSuchBucket" in first:
+        return no_bucket(location)
+    # A list request's refusal comes as a generic error: its status (403) or S3's code says what a get's says.
+    if isinstance(exc, (obe.PermissionDeniedError, obe.UnauthenticatedError)) or _DENIED.search(text):
         return StorageError(f"{location}: access denied by the store (check {ENV_ACCESS_KEY}, "
-                            f"{ENV_SECRET_KEY} and the bucket's policy)")
-    status = re.search(r"status code: (\d{3}[^:<]*)", str(exc))
+                            f"{ENV_SECRET_KEY} and the policy of the bucket {bucket})")
+    status = re.search(r"status code: (\d{3}[^:<]*)", text)
     why = status.group(1).strip() if status else first[:200]
     return StorageError(f"{location}: the object store refused or could not be reached ({why})")
 
@@ -329,6 +367,7 @@ def check_conditional_writes(root: LakeLocation) -> None:
     key = (root.bucket, root.key)
     if key in _checked_stores:
         return
+    check_bucket(root)  # before the probe's put: a server that makes buckets on the fly must not make the lake's
     probe = root / "_conditional_probe"
     import obstore
     from obstore import exceptions as obe

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any, Callable, Protocol
 
 from clwl.days import run_day
+from clwl.lake.reports import MARKER, marker_bytes
 from clwl.lake.storage import lake_root
 from clwl.report.advice import blast_section, drift_section, even_split_section, lint_section
 from clwl.report.agreement import MQ_COUNTS, agreement_section
@@ -184,4 +185,7 @@ def write_report(out: Places, run_date: dt.date | str, run_id: str, *, channel_s
     html_path, md_path = folder / "report.html", folder / "summary.md"
     html_path.write_text(render_html(rep), encoding="utf-8")
     md_path.write_text(render_md(rep), encoding="utf-8")
+    # Last: the run the report was made for (clwl/lake/reports.py), so that a report left half-written, or a
+    # previous run's, is never taken for the published run's.
+    (folder / MARKER).write_bytes(marker_bytes(run_id, day.isoformat()))
     return html_path, md_path

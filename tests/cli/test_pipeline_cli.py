@@ -82,9 +82,9 @@ def test_without_java_one_line_and_exit_2(tmp_path, command, java_home):
     assert time.monotonic() - started < 20
 
 
-def test_the_first_line_comes_before_spark_starts(tmp_path):
-    """The tool's own first line within 10 s of the start, before any Spark work. The test holds the lake's lock,
-    so the run stops right after that line (exit 2, one line naming the holder) and no JVM ever starts."""
+def test_a_busy_lake_is_refused_before_spark_is_even_mentioned(tmp_path):
+    """The lake's lock comes before Spark (issue 40 item 7): with the lock held by another process, `clwl run`
+    says only the one line naming the holder, within 10 s, exit 2, and never "starting Spark"."""
     from clwl.lake.lock import lake_lock
 
     env = {k: v for k, v in os.environ.items()
@@ -95,13 +95,13 @@ def test_the_first_line_comes_before_spark_starts(tmp_path):
         proc = subprocess.Popen([sys.executable, "-m", "clwl", "run", "--landing", str(SAMPLES), "--lake", str(lake),
                                  "--date", "2026-11-20"], cwd=tmp_path, env=env, stdout=subprocess.PIPE,
                                 stderr=subprocess.PIPE, text=True)
-        first = proc.stdout.readline()
+        first = proc.stderr.readline()
         elapsed = time.monotonic() - started
         out, err = proc.communicate(timeout=300)
-    assert first == f"clwl run: 2026-11-20 from {SAMPLES} into {lake}; starting Spark (local[2])\n"
-    assert elapsed < 10, f"first line after {elapsed:.1f} s"
-    assert proc.returncode == 2 and out == ""
-    assert len(err.splitlines()) == 1 and "test_pipeline_cli" in err
+    assert first.startswith(f"clwl run: the lake {lake} is in use by pid {os.getpid()} ")
+    assert "test_pipeline_cli" in first and "CLWL_LOCK_WAIT=<seconds>" in first
+    assert elapsed < 10, f"refused after {elapsed:.1f} s"
+    assert proc.returncode == 2 and out == "" and err == ""
 
 
 def test_verbose_is_an_option_of_run_and_ingest(capsys):
