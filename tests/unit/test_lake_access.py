@@ -17,7 +17,15 @@ import pyarrow as pa  # noqa: E402
 import pytest
 
 from clwl.lake import door as lake_module
-from clwl.lake.door import DEFAULT_LAKE, Lake, LakeFileError, default_lake_location, read_rows, rows_committed
+from clwl.lake.door import (
+    DEFAULT_LAKE,
+    Lake,
+    LakeFileError,
+    default_lake_location,
+    read_rows,
+    rows_committed,
+    snapshot,
+)
 from clwl.lake.published import write_published
 from spark.config import PipelineConfig
 from spark.run import PipelineRun
@@ -80,6 +88,50 @@ def test_versions_rows_and_commits(tiny):
     assert tiny.rows_committed("silver.ingest_files", 0) == 3
     with pytest.raises(LookupError):
         tiny.rows_committed("silver.ingest_files", 2)
+
+
+def test_one_version_opened_once(tiny):
+    """A snapshot answers everything of the version it opened, however the table moves on meanwhile."""
+    files = tiny.table("silver.ingest_files")
+    snap = snapshot(files, 0)
+    assert snap.version == 0 and tiny.snapshot("silver.ingest_files").version == 1
+    assert snap.columns == ("run_date", "source_file", "n") and [f.name for f in snap.schema.fields] == list(snap.columns)
+    assert snap.partition_columns == ("run_date",) and isinstance(snap.configuration, dict)
+    assert sorted(snap.rows(["n"]).column("n").to_pylist()) == [1, 2, 3]
+    latest = snapshot(files)
+    _write(files, {"run_date": [D1], "source_file": ["f"], "n": [6]})  # version 2, after the open
+    assert latest.version == 1 and latest.rows().num_rows == 5
+
+    import pyarrow.dataset as ds
+
+    day2 = [("run_date", "=", D2)]
+    assert sorted(latest.rows(["source_file"], day2).column("source_file").to_pylist()) == ["c", "d", "e"]
+    assert latest.rows(filters=ds.field("n") > 3).num_rows == 2  # an expression, as the DNF filters are
+    batches = list(latest.batches(["n"], day2, batch_size=1))
+    assert all(b.num_rows <= 1 and b.schema.names == ["n"] for b in batches)
+    assert sorted(v for b in batches for v in b.column("n").to_pylist()) == [3, 4, 5]
+    assert sum(b.num_rows for b in latest.batches(filters=ds.field("n") >= 2)) == 4
+    assert sum(b.num_rows for b in snapshot(files, 2).batches()) == 6
+
+
+def test_the_files_of_a_partition(tiny):
+    files = snapshot(tiny.table("silver.ingest_files"), 1).files()
+    assert len(files) == 3 and {f.partition["run_date"] for f in files} == {D1, D2}  # typed, as the schema
+    assert sum(f.num_records for f in files) == 5 and all(f.size_bytes > 0 for f in files)
+    day2 = snapshot(tiny.table("silver.ingest_files")).files({"run_date": D2})
+    assert sum(f.num_records for f in day2) == 3 and all(f.path.startswith("run_date=2026-11-21/") for f in day2)
+    assert tiny.files("silver.ingest_files", {"run_date": D2}) == sorted((f.path, f.size_bytes) for f in day2)
+    assert tiny.files("silver.ingest_files") == sorted((f.path, f.size_bytes) for f in files)
+    with pytest.raises(KeyError):
+        snapshot(tiny.table("silver.ingest_files")).files({"sending_qmgr": "QM1"})  # not a partition column
+
+
+def test_a_snapshot_registered_with_datafusion(tiny):
+    from datafusion import SessionContext
+
+    ctx = SessionContext()
+    tiny.snapshot("silver.ingest_files", 0).register(ctx, "files")
+    assert ctx.sql("SELECT count(*) AS n FROM files").to_arrow_table().column("n").to_pylist() == [3]
 
 
 def _commit(table: Path, version: int, metrics: dict | None) -> None:
