@@ -84,3 +84,31 @@ def test_the_rows_of_some_senders_and_the_destinations(tmp_path):
     assert isinstance(counts, pd.DataFrame) and list(counts.columns) == ["queue", "qmgr", "messages"]
     assert sorted(map(tuple, counts.itertuples(index=False))) == [("Q1", "(error)", 1), ("Q1", "QM2", 2),
                                                                   ("Q2", "QM4", 1)]
+
+
+def test_the_timing_disagreements_at_the_published_version(tmp_path):
+    from clwl.lake.published import write_published
+    from clwl.report.timing import TIMING_READ, read_disagreements
+
+    lake = tmp_path / "lake"
+    assert read_disagreements(lake, D1) is None  # no table
+    path = table_path(lake, "gold.routing_replay")
+    deltalake.write_deltalake(path, _replay([(D1, "QM1", "a", "Q1", "QM2", True, None)]), partition_by=["run_date"])
+    assert read_disagreements(lake, D1) is None  # published before the timing columns
+
+    def timed(rows: list[tuple]) -> pa.Table:
+        t = _replay([r[:-1] for r in rows])
+        extra = {c: pa.nulls(len(rows), pa.string()) for c in TIMING_READ if c not in t.column_names}
+        t = pa.table({**{c: t.column(c) for c in t.column_names}, **extra})
+        return t.set_column(t.schema.get_field_index("timing_agrees"), "timing_agrees",
+                            pa.array([r[-1] for r in rows], pa.bool_()))
+
+    deltalake.write_deltalake(path, timed([(D1, "QM3", "b", "Q1", "QM2", True, None, False),
+                                           (D1, "QM1", "c", "Q1", "QM2", True, None, False),
+                                           (D2, "QM1", "d", "Q1", "QM2", True, None, False),
+                                           (D1, "QM1", "e", "Q1", "QM2", True, None, True)]),
+                              mode="overwrite", schema_mode="overwrite", partition_by=["run_date"])
+    wrong = read_disagreements(lake, D1)
+    assert list(wrong.columns) == list(TIMING_READ) and list(wrong["msg_id"]) == ["c", "b"]
+    write_published(lake / "gold", {"routing_replay": 0})
+    assert read_disagreements(lake, D1) is None  # the published version has no timing columns
