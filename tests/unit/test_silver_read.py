@@ -43,3 +43,13 @@ def test_a_table_partitioned_otherwise_is_refused(tmp_path):
     _write(table_path(lake, "silver.message_events"), [(D1, "QM1", "a")], partition_by=("run_date",))
     with pytest.raises(RuntimeError, match="partitioned by"):
         sender_inputs(lake, "2026-11-20")
+
+
+def test_the_run_dates_blast_offers(tmp_path):
+    """clwl.analyses.blast_traffic.run_dates: the run dates silver.message_events holds, from its log alone."""
+    from clwl.analyses.blast_traffic import run_dates
+
+    lake = tmp_path / "lake"
+    path = table_path(lake, "silver.message_events")
+    _write(path, [(D2, "QM1", "a"), (D1, "QM2", "b"), (D2, "QM3", "c")])
+    assert run_dates(lake) == ["2026-11-20", "2026-11-21"]
