@@ -269,3 +269,25 @@ def test_a_snapshot_on_the_object_store(object_store, monkeypatch):
     ctx = SessionContext()
     snap.register(ctx, "summary")
     assert ctx.sql("SELECT sum(messages) AS n FROM summary").to_arrow_table().column("n").to_pylist() == [16]
+
+
+def _open_delta_calls(path: Path) -> list[int]:
+    """Lines of ``path`` that call ``open_delta`` (the raw ``deltalake.DeltaTable``): by its name, a name an import
+    of it bound (``from clwl.lake.door import open_delta as od``), or as an attribute (``door.open_delta(...)``)."""
+    tree = ast.parse(path.read_text(), str(path))
+    names = {"open_delta"}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom):
+            names.update(a.asname or a.name for a in node.names if a.name == "open_delta")
+    return [node.lineno for node in ast.walk(tree) if isinstance(node, ast.Call) and (
+        (isinstance(node.func, ast.Name) and node.func.id in names)
+        or (isinstance(node.func, ast.Attribute) and node.func.attr == "open_delta"))]
+
+
+def test_open_delta_is_called_by_the_door_and_the_commit_helpers_only():
+    """One door to Delta (issue 41 item 3): every other module reads through clwl.lake.door's Lake, snapshot,
+    read_rows and files (batched reads with columns, filters and a version; the files of one partition; the
+    published version), so open_delta( stands in the door and in spark/delta_commits.py alone."""
+    sources = sorted(p for top in ("clwl", "spark", "dags", "bench") for p in (ROOT / top).rglob("*.py"))
+    found = {str(p.relative_to(ROOT)): lines for p in sources if (lines := _open_delta_calls(p))}
+    assert set(found) == DOORS, found
