@@ -41,7 +41,7 @@ def _canonical(value):
 
 
 def digest_lake(lake: Path) -> dict[str, dict]:
-    from clwl.lake.door import is_delta_table, open_delta
+    from clwl.lake.door import is_delta_table, read_rows
     from clwl.lake.published import read_published
     from clwl.lake.registry import VOLATILE_COLUMNS
 
@@ -51,7 +51,7 @@ def digest_lake(lake: Path) -> dict[str, dict]:
         for table in sorted(p for p in (lake / layer).iterdir() if is_delta_table(p)) if (lake / layer).is_dir() \
                 else ():
             version = pub.version(table.name) if layer == "gold" else None
-            data = open_delta(table, version).to_pyarrow_table()  # Arrow's file system: no abort at exit
+            data = read_rows(table, version=version)  # Arrow's file system: no abort at exit
             # Columns that change from run to run of the same code, by exact name (the registry's one list).
             kept = [c for c in data.column_names if c not in VOLATILE_COLUMNS]
             rows = sorted(json.dumps(_canonical(r), sort_keys=True, default=str)

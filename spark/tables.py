@@ -19,7 +19,7 @@ from __future__ import annotations
 import functools
 from typing import TYPE_CHECKING, Iterable
 
-from clwl.lake.door import TABLE_KEYS, Lake, is_delta_table, open_delta
+from clwl.lake.door import TABLE_KEYS, Lake, is_delta_table, snapshot
 from clwl.lake.put_records import TABLE_PROPERTIES, VIEWS, view_sql
 from clwl.lake.registry import SPECS, TableSpec, check_partitioning
 
@@ -146,7 +146,7 @@ def add_missing_columns(spark, t: Table, location: str) -> list[str]:
     missing nullable column where the registry has it (its old rows read null; they are filled when their file
     is ingested again). A missing column that may not be null, or a column whose type changed, cannot be
     merged: say so plainly, as for partitioning. Returns the columns added."""
-    have = {f.name: f for f in open_delta(location).schema().fields}
+    have = {f.name: f for f in snapshot(location).schema.fields}
     missing = [(i, f) for i, f in enumerate(t.schema.fields) if f.name not in have]
     for f in t.schema.fields:
         if f.name in have and type(have[f.name].type).__name__ == "PrimitiveType":

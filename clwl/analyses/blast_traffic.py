@@ -160,13 +160,11 @@ def split_table(sender: str, table, window: Window, batch_rows: int) -> SenderDa
 # -- from the lake --------------------------------------------------------------------------------------------
 def run_dates(lake: Path | str) -> list[str]:
     """The run dates silver.message_events holds messages of, from its Delta log (no data read)."""
-    import pyarrow as pa
-
-    from clwl.lake.door import open_delta
+    from clwl.lake.door import snapshot
     from clwl.lake.silver import table_path
 
-    actions = pa.table(open_delta(table_path(lake, "silver.message_events")).get_add_actions(flatten=True))
-    return sorted({str(d) for d in actions.column("partition.run_date").to_pylist() if d is not None})
+    files = snapshot(table_path(lake, "silver.message_events")).files()
+    return sorted({str(d) for f in files if (d := f.partition["run_date"]) is not None})
 
 
 def hours_of(files: Sequence[str]) -> Counter:

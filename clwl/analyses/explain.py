@@ -33,7 +33,7 @@ from clwl.days import as_utc, day_bounds, run_day
 from clwl.engine.algorithm import Request
 from clwl.engine.replay import PutEvent, ReplayRow, SenderReplay, Snapshot
 from clwl.engine.router import Route, RouteError
-from clwl.lake.door import LakeFileError, is_delta_table, open_delta
+from clwl.lake.door import LakeFileError, is_delta_table, snapshot
 from clwl.lake.published import PublishedError, read_published
 from clwl.lake.silver import batch_event, load_timelines, put_columns, put_event, sender_batches, sender_inputs
 from clwl.lake.storage import lake_root
@@ -185,7 +185,7 @@ def find_rows(lake: Path, msg_id: str, run_date: Optional[str] = None) -> tuple[
         raise ExplainError(f"no published gold.routing_replay in {lake} (run `clwl run` first, or name the lake "
                            "with --lake)")
     try:
-        table = open_delta(path, pub.version("routing_replay"))
+        table = snapshot(path, pub.version("routing_replay"))
     except LakeFileError as e:
         raise ExplainError(str(e)) from None
     except Exception as e:  # deltalake's own refusal of a damaged log: one line, not a traceback
@@ -194,9 +194,9 @@ def find_rows(lake: Path, msg_id: str, run_date: Optional[str] = None) -> tuple[
     where = ds.field("msg_id").isin(ids)
     if run_date is not None:
         where = where & (ds.field("run_date") == run_day(run_date))
-    rows = table.to_pyarrow_dataset().to_table(filter=where).to_pylist()
+    rows = table.rows(filters=where).to_pylist()
     rows.sort(key=lambda r: (r["run_date"], r["sending_qmgr"]))
-    return rows, table.version()
+    return rows, table.version
 
 
 def find_stuck(lake: Path, row: dict) -> Optional[dict]:
@@ -210,12 +210,12 @@ def find_stuck(lake: Path, row: dict) -> Optional[dict]:
         pub = read_published(gold)
         if not is_delta_table(path) or not pub.visible("stuck_messages"):
             return None
-        table = open_delta(path, pub.version("stuck_messages"))
+        table = snapshot(path, pub.version("stuck_messages"))
     except (PublishedError, LakeFileError):
         return None
     where = ((ds.field("msg_id") == row["msg_id"]) & (ds.field("run_date") == row["run_date"])
              & (ds.field("sending_qmgr") == row["sending_qmgr"]))
-    found = table.to_pyarrow_dataset().to_table(filter=where).to_pylist()
+    found = table.rows(filters=where).to_pylist()
     return found[0] if found else None
 
 

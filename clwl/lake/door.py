@@ -19,10 +19,13 @@ from this module.
 
 It is also the lake's one door for everything read without Spark (deltalake, imported only when a table is
 opened): :class:`Lake` (a lake root: its folders, its tables by key, their latest and published versions, their
-rows with filters, the rows a commit wrote), the same by table folder (:func:`open_delta`, :func:`latest_version`,
-:func:`read_rows`, :func:`rows_committed`), and :func:`default_lake_location`, the one reading of ``$CLWL_LAKE``. Spark
-reads a table through ``spark.tables.read_table``; only spark/delta_commits.py (which writes Delta commits
-itself) opens a table with deltalake on its own.
+rows with filters, the rows a commit wrote, the files of a partition), the same by table folder
+(:func:`latest_version`, :func:`read_rows`, :func:`rows_committed`), :func:`snapshot` (one version of a table opened
+once: its version, columns, schema and properties, its rows whole or batch by batch with columns and filters, its
+files, its registration with DataFusion), and :func:`default_lake_location`, the one reading of ``$CLWL_LAKE``. Spark
+reads a table through ``spark.tables.read_table``. :func:`open_delta` (the raw ``deltalake.DeltaTable``) is this
+module's own: only spark/delta_commits.py (which writes Delta commits itself) calls it elsewhere
+(tests/unit/test_lake_access.py).
 """
 
 from __future__ import annotations
@@ -31,7 +34,7 @@ import functools
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Sequence
+from typing import TYPE_CHECKING, Any, Iterator, NamedTuple, Sequence
 
 # The lake's own metadata files are read through clwl.lake.lake_files (regular files of bounded size, Delta logs checked
 # for FIFOs); the readers find its names here too (``as`` marks them as re-exported).
@@ -186,13 +189,109 @@ def latest_version(path: Path | str) -> int | None:
     return max(versions) if versions else None
 
 
-def read_rows(table: Path | str, columns: Sequence[str] | None = None, filters: Any = None,
+def read_rows(table: Path | str | LakeLocation, columns: Sequence[str] | None = None, filters: Any = None,
               version: int | None = None) -> "pyarrow.Table":
     """The rows of the Delta table at ``table`` (at ``version``; None: the latest) as a pyarrow Table: only
     ``columns`` (None: all), only the rows ``filters`` selects (deltalake's DNF filters, e.g. ``[("run_date",
-    "=", day)]``, applied to the partition values first, so the files of other partitions are not read)."""
-    return open_delta(table, version).to_pyarrow_table(columns=list(columns) if columns is not None else None,
-                                                      filters=filters)
+    "=", day)]``, or a ``pyarrow.dataset`` expression; applied to the partition values and the files' statistics
+    first, so the files of other partitions are not read). The whole answer is held: a table with a row per
+    message is read with :meth:`Snapshot.batches`."""
+    return snapshot(table, version).rows(columns, filters)
+
+
+#: Rows per batch of :meth:`Snapshot.batches` when the caller does not say.
+BATCH_ROWS = 1 << 18
+
+
+class DataFile(NamedTuple):
+    """A data file of a table version, from its add action in the Delta log: ``path`` as the log names it
+    (relative to the table, partition values percent-encoded), its size, its rows (None: the log has no
+    statistics of it) and its partition values by column, typed as the table's schema types them."""
+
+    path: str
+    size_bytes: int
+    num_records: int | None
+    partition: dict[str, Any]
+
+
+class Snapshot:
+    """One version of a Delta table, opened once (:func:`snapshot`): what the readers ask of it. Every answer
+    is of that version, so a reader that checks the columns, reads the rows and reports the version read gets
+    all three from the same commit even while a writer commits the next one."""
+
+    def __init__(self, table: Path | str | LakeLocation, version: int | None = None) -> None:
+        self.location = table
+        self._delta = open_delta(table, version)
+
+    @property
+    def version(self) -> int:
+        """The version opened (the latest when none was asked for)."""
+        return self._delta.version()
+
+    @property
+    def schema(self) -> Any:
+        """The table's schema as deltalake gives it (``deltalake.Schema``: fields with name, type, nullable)."""
+        return self._delta.schema()
+
+    @property
+    def columns(self) -> tuple[str, ...]:
+        """The table's column names, in the schema's order."""
+        return tuple(f.name for f in self._delta.schema().fields)
+
+    @property
+    def partition_columns(self) -> tuple[str, ...]:
+        """The columns the table is partitioned by, from its metadata."""
+        return tuple(self._delta.metadata().partition_columns)
+
+    @property
+    def configuration(self) -> dict[str, str]:
+        """The table's properties (``TBLPROPERTIES``), from its metadata."""
+        return dict(self._delta.metadata().configuration)
+
+    def rows(self, columns: Sequence[str] | None = None, filters: Any = None) -> "pyarrow.Table":
+        """The rows as one pyarrow Table (:func:`read_rows`): ``columns`` (None: all), ``filters`` (DNF filters or
+        a ``pyarrow.dataset`` expression)."""
+        return self._delta.to_pyarrow_table(columns=list(columns) if columns is not None else None, filters=filters)
+
+    def batches(self, columns: Sequence[str] | None = None, filters: Any = None,
+                batch_size: int = BATCH_ROWS) -> "Iterator[pyarrow.RecordBatch]":
+        """The rows batch by batch (at most ``batch_size`` rows each, some possibly empty), read as they are
+        asked for: only one batch's worth is held at a time. ``columns`` and ``filters`` as :meth:`rows`."""
+        from pyarrow.parquet import filters_to_expression
+
+        expr = filters_to_expression(filters) if filters is not None else None
+        yield from self._delta.to_pyarrow_dataset().to_batches(
+            columns=list(columns) if columns is not None else None, filter=expr, batch_size=batch_size)
+
+    def files(self, partition: dict[str, Any] | None = None) -> list[DataFile]:
+        """The version's data files (:class:`DataFile`), in the log's order; only those of ``partition``
+        (``{"run_date": day}``; KeyError for a column the table is not partitioned by) when given. From the Delta
+        log alone: no row is read."""
+        import pyarrow as pa
+
+        actions = pa.table(self._delta.get_add_actions(flatten=True))
+        parts = [c for c in actions.column_names if c.startswith("partition.")]
+        want = {f"partition.{k}": v for k, v in (partition or {}).items()}
+        cols = {c: actions.column(c).to_pylist() for c in ("path", "size_bytes", "num_records", *parts, *want)}
+        return [DataFile(p, int(n), cols["num_records"][i], {c[len("partition."):]: cols[c][i] for c in parts})
+                for i, (p, n) in enumerate(zip(cols["path"], cols["size_bytes"]))
+                if all(cols[c][i] == v for c, v in want.items())]
+
+    def register(self, ctx: Any, name: str) -> None:
+        """Registers this version as ``name`` with the DataFusion ``SessionContext`` ``ctx``. A local table goes
+        in as deltalake's own table provider (DataFusion scans its files itself, pruned by the query's
+        predicates); a table on an object store as its pyarrow dataset, scanned by Arrow's own S3 file system
+        (:func:`open_delta`): the engine's provider would need a store of its own, and it has none."""
+        if _object_location(self.location) is not None:
+            ctx.register_dataset(name, self._delta.to_pyarrow_dataset())
+        else:
+            ctx.register_table(name, self._delta)
+
+
+def snapshot(table: Path | str | LakeLocation, version: int | None = None) -> Snapshot:
+    """The Delta table at ``table`` at ``version`` (None: the latest), opened once, its log checked first
+    (:func:`open_delta`): its version, columns, rows (whole or batch by batch) and files."""
+    return Snapshot(table, version)
 
 
 def rows_committed(table: Path | str, version: int | None = None) -> int:
@@ -309,6 +408,11 @@ class Lake:
         """The table as a ``deltalake.DeltaTable`` at ``version`` (None: the latest), its log checked first."""
         return open_delta(self.table(key), version)
 
+    def snapshot(self, key: str, version: int | None = None) -> Snapshot:
+        """The table at ``version`` (None: the latest), opened once (:func:`snapshot`): its version, columns, rows
+        (whole or batch by batch) and files."""
+        return snapshot(self.table(key), version)
+
     def rows(self, key: str, columns: Sequence[str] | None = None, filters: Any = None,
              version: int | None = None) -> "pyarrow.Table":
         """The table's rows as a pyarrow Table (:func:`read_rows`): ``columns``, ``filters``, ``version``. A table
@@ -346,14 +450,7 @@ class Lake:
         """The data files of the table's latest version, as (path in the table, size in bytes), sorted; only
         those of ``partition`` (``{"run_date": day}``) when given. From the Delta log alone: no row is read.
         A Delta data file is never rewritten in place, so the list names exactly the rows the table holds."""
-        actions = open_delta(self.table(key)).get_add_actions(flatten=True)
-        import pyarrow as pa
-
-        tab = pa.table(actions)
-        want = {f"partition.{k}": v for k, v in (partition or {}).items()}
-        cols = {c: tab.column(c).to_pylist() for c in ("path", "size_bytes", *want)}
-        return sorted((p, int(n)) for i, (p, n) in enumerate(zip(cols["path"], cols["size_bytes"]))
-                      if all(cols[c][i] == v for c, v in want.items()))
+        return sorted((f.path, f.size_bytes) for f in snapshot(self.table(key)).files(partition))
 
 
 # ------------------------------------------------------------------ the published state, for other readers

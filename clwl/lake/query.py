@@ -32,7 +32,7 @@ from clwl.lake.door import (
     Lake,
     LakeFileError,
     is_delta_table,
-    open_delta,
+    snapshot,
 )
 from clwl.lake.put_records import STORED_SUFFIX, VIEWS, view_sql
 from clwl.lake.storage import has_prefix, is_object_store, lake_root, list_folders
@@ -334,10 +334,7 @@ def _answer(sql: str, lake: Path, memory_mb: int):
                 continue
             version = published.version(path.name)
         try:  # the log checked first: deltalake reads it itself, and a FIFO there would hang it
-            if is_object_store(lake):  # scanned by Arrow's own S3 file system (open_delta): the engine's own
-                ctx.register_dataset(name, open_delta(path, version).to_pyarrow_dataset())  # has no store
-            else:
-                ctx.register_table(name, open_delta(path, version))
+            snapshot(path, version).register(ctx, name)  # on an object store: scanned by Arrow's own S3 file system
         except LakeFileError as exc:  # names the damaged file already
             raise QueryError(str(exc)) from None
         except Exception as exc:

@@ -593,10 +593,10 @@ def columns_of(key: str, *names: str) -> tuple[str, ...]:
 
 def check_partitioning(t: TableSpec, location: str) -> None:
     """A lake made by an earlier version may partition a table differently; writing to it would fail deep
-    inside Delta, so say so plainly (deltalake reads the table's metadata, through clwl.lake.door.open_delta)."""
-    from clwl.lake.door import open_delta
+    inside Delta, so say so plainly (deltalake reads the table's metadata, through clwl.lake.door.snapshot)."""
+    from clwl.lake.door import snapshot
 
-    have = tuple(open_delta(location).metadata().partition_columns)
+    have = snapshot(location).partition_columns
     if have != t.partition_by:
         raise RuntimeError(f"{location}: this Delta table is partitioned by ({', '.join(have)}) but this version of "
                            f"clwl-analytics partitions {t.key} by ({', '.join(t.partition_by)}); move the table "

@@ -99,9 +99,9 @@ def _history_rows(lake: Path | str, key: str, columns: tuple[str, ...], end: dat
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    from clwl.lake.door import open_delta
+    from clwl.lake.door import read_rows
 
-    tab = open_delta(table_path(lake, key)).to_pyarrow_table(columns=list(columns))
+    tab = read_rows(table_path(lake, key), columns)
     tab = tab.filter(pc.less(tab.column("valid_from"), pa.scalar(end, tab.schema.field("valid_from").type)))
     rows = tab.to_pylist()
     rows.sort(key=lambda r: tuple("" if r[c] is None else str(r[c]) for c in columns))
@@ -155,29 +155,25 @@ def sender_inputs(lake: Path | str, run_date: str, senders: Optional[Iterable[st
                   ) -> tuple[int, list[SenderInput]]:
     """The Delta version of silver.message_events and ``run_date``'s files per sending queue manager, largest
     first. From the Delta log alone (the table is partitioned by run date and sender): no data is read."""
-    import pyarrow as pa
-
-    from clwl.lake.door import open_delta
+    from clwl.lake.door import snapshot
 
     root = table_path(lake, "silver.message_events")
-    table = open_delta(root)  # its log checked before check_partitioning's deltalake reads it too
+    table = snapshot(root)  # its log checked before check_partitioning's deltalake reads it too
     check_partitioning(spec("silver.message_events"), root)
-    actions = pa.table(table.get_add_actions(flatten=True)).to_pydict()
-    day = run_day(run_date)
     wanted = set(senders) if senders else None
     files: dict[str, list[str]] = defaultdict(list)
     counts: dict[str, int] = defaultdict(int)
-    for rel, n, d, qm in zip(actions["path"], actions["num_records"], actions["partition.run_date"],
-                             actions["partition.sending_qmgr"]):
-        if d != day or (wanted is not None and qm not in wanted):
+    for f in table.files({"run_date": run_day(run_date)}):
+        qm = f.partition["sending_qmgr"]
+        if wanted is not None and qm not in wanted:
             continue
         # Add-action paths are relative URIs: partition values are percent-encoded in them.
-        files[qm].append(os.path.join(root, unquote(rel)))
-        counts[qm] += int(n or 0)
+        files[qm].append(os.path.join(root, unquote(f.path)))
+        counts[qm] += int(f.num_records or 0)
     inputs = [SenderInput(qm, counts[qm], tuple(sorted(fs))) for qm, fs in files.items()]
     # Largest first: Spark starts the tasks in this order, so the longest replays do not start last.
     inputs.sort(key=lambda s: (-s.messages, s.sending_qmgr))
-    return table.version(), inputs
+    return table.version, inputs
 
 
 def sender_batches(sender: SenderInput, queues: Optional[Collection[str]] = None,

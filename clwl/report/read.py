@@ -1,6 +1,6 @@
 """Reading the lake for the report, without Spark: the published gold tables at the versions
 ``gold/_published.json`` names (clwl/lake/published.py), the silver tables it shows beside them, with deltalake and
-pandas through clwl.lake.door (:func:`open_delta`). Every column read is named from the table registry
+pandas through clwl.lake.door (:func:`~clwl.lake.door.snapshot`, :func:`~clwl.lake.door.read_rows`). Every column read is named from the table registry
 (clwl/lake/registry.py).
 
 routing_replay (a row per message) is only ever read batch by batch into a small count cube (:func:`replay_cube`),
@@ -19,7 +19,7 @@ from typing import Any, Callable, Sequence
 
 import pandas as pd
 
-from clwl.lake.door import GOLD_TABLES, is_delta_table, open_delta
+from clwl.lake.door import GOLD_TABLES, is_delta_table, read_rows, snapshot
 from clwl.lake.registry import columns_of
 from clwl.lake.silver import table_path, trace_applications
 from clwl.lake.storage import lake_root
@@ -49,20 +49,16 @@ def read_table(path: str, day: dt.date, name: str, *, by_date: bool = True, load
     messages, reading routing_replay's overview columns into pandas took the driver to 1.8 GiB)."""
     if not is_delta_table(path):
         return _Table(name, path, pd.DataFrame(), None, "not published")
-    t = open_delta(path, version)
+    t = snapshot(path, version)
     if not load:
-        return _Table(name, path, pd.DataFrame(), t.version())
-    cols = [f.name for f in t.schema().fields]
+        return _Table(name, path, pd.DataFrame(), t.version)
+    cols = t.columns
     filters = [("run_date", "=", day)] if by_date and "run_date" in cols else None
     wanted = [c for c in columns if c in cols] if columns else None
     if reduce is not None:
-        import pyarrow.dataset as pads
-
-        expr = (pads.field("run_date") == pads.scalar(day)) if filters else None
-        parts = [reduce(b.to_pandas()) for b in t.to_pyarrow_dataset().to_batches(
-            columns=wanted, filter=expr, batch_size=BATCH_ROWS) if b.num_rows]
-        return _Table(name, path, combine(parts), t.version())
-    return _Table(name, path, t.to_pandas(filters=filters, columns=wanted), t.version())
+        parts = [reduce(b.to_pandas()) for b in t.batches(wanted, filters, batch_size=BATCH_ROWS) if b.num_rows]
+        return _Table(name, path, combine(parts), t.version)
+    return _Table(name, path, t.rows(wanted, filters).to_pandas(), t.version)
 
 
 BATCH_ROWS = 1 << 18  # rows per batch when a table is summarised or filtered batch by batch
@@ -111,8 +107,7 @@ def read_igq_rows(lake: Path, day: dt.date, senders: Sequence[str], version: int
     published ``version``: sending_qmgr is a statistics column, so the files of other senders are skipped."""
     path = table_path(lake, "gold.routing_replay")
     cols = list(columns_of("gold.routing_replay", "sending_qmgr", "qmgr", "path", "length", "config_time"))
-    return open_delta(path, version).to_pyarrow_table(
-        columns=cols, filters=[("run_date", "=", day), ("sending_qmgr", "in", list(senders))]).to_pandas()
+    return read_rows(path, cols, [("run_date", "=", day), ("sending_qmgr", "in", list(senders))], version).to_pandas()
 
 
 def iso(times: pd.Series) -> pd.Series:
@@ -159,8 +154,8 @@ def destination_counts(lake: Path, day: dt.date) -> pd.DataFrame:
     path = table_path(lake, "gold.routing_replay")
     if not is_delta_table(path) or not published.visible("routing_replay"):
         return pd.DataFrame(columns=["queue", "qmgr", "messages"])
-    t = open_delta(path, published.version("routing_replay")).to_pyarrow_table(
-        columns=list(columns_of("gold.routing_replay", "queue", "final_qmgr")), filters=[("run_date", "=", day)])
+    t = read_rows(path, columns_of("gold.routing_replay", "queue", "final_qmgr"), [("run_date", "=", day)],
+                  published.version("routing_replay"))
     t = t.set_column(1, "qmgr", pc.fill_null(t.column("final_qmgr"), "(error)"))
     return t.group_by(["queue", "qmgr"]).aggregate([("qmgr", "count")]).rename_columns(
         ["queue", "qmgr", "messages"]).to_pandas()
@@ -179,10 +174,10 @@ def fold(path: str, day: dt.date, columns: Sequence[str], where: Sequence[tuple[
     if not is_delta_table(path):
         return None, None
     needed = {"run_date", *(c for c, _, _ in where)}
-    t = open_delta(path, version)
-    present = {f.name for f in t.schema().fields}
+    t = snapshot(path, version)
+    present = set(t.columns)
     if not needed <= present:
-        return None, t.version()
+        return None, t.version
     columns = [c for c in columns if c in present]
     expr = pads.field("run_date") == pads.scalar(day)
     for col, op, value in where:
@@ -191,10 +186,10 @@ def fold(path: str, day: dt.date, columns: Sequence[str], where: Sequence[tuple[
                  else f.is_valid() if op == "is not null"
                  else (f != pads.scalar(value)) | f.is_null())
     state = start
-    for batch in t.to_pyarrow_dataset().to_batches(columns=list(columns), filter=expr, batch_size=BATCH_ROWS):
+    for batch in t.batches(columns, expr, batch_size=BATCH_ROWS):
         if batch.num_rows:
             state = step(state, batch.to_pandas())
-    return state, t.version()
+    return state, t.version
 
 
 # The disagreements: routing_replay's columns (clwl.report.agreement shows them under the query's names), and

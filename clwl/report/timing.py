@@ -42,11 +42,10 @@ def read_disagreements(lake: Path, day) -> pd.DataFrame | None:
     version = lake.published_version("gold.routing_replay")
     if version is None:
         return None
-    table = lake.open("gold.routing_replay", version)
-    if "timing_agrees" not in {f.name for f in table.schema().fields}:
+    table = lake.snapshot("gold.routing_replay", version)
+    if "timing_agrees" not in table.columns:
         return None
-    rows = table.to_pyarrow_table(columns=list(TIMING_READ),
-                                  filters=[("run_date", "=", day), ("timing_agrees", "=", False)]).to_pandas()
+    rows = table.rows(TIMING_READ, [("run_date", "=", day), ("timing_agrees", "=", False)]).to_pandas()
     return rows.sort_values(["sending_qmgr", "put_time"]).reset_index(drop=True)
 
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 import time
 from datetime import datetime
 
-from clwl.lake.door import open_delta
+from clwl.lake.door import snapshot
 from clwl.lake.put_records import LAYOUT, LAYOUT_PROPERTY
 from spark.ingest.message_events import message_jobs, scope_of_put_files, write_phases
 from spark.tables import path, read
@@ -24,7 +24,7 @@ KEY = "bronze.put_records"
 
 def migrated(config) -> bool:
     """Whether the lake's bronze.put_records stores only the held-back rows (from its Delta log, no Spark)."""
-    return open_delta(path(config, KEY)).metadata().configuration.get(LAYOUT_PROPERTY) == LAYOUT
+    return snapshot(path(config, KEY)).configuration.get(LAYOUT_PROPERTY) == LAYOUT
 
 
 def migrate_put_records(spark, config, progress, run_id: str, ingested_at: datetime) -> bool:

@@ -17,7 +17,15 @@ import pyarrow as pa  # noqa: E402
 import pytest
 
 from clwl.lake import door as lake_module
-from clwl.lake.door import DEFAULT_LAKE, Lake, LakeFileError, default_lake_location, read_rows, rows_committed
+from clwl.lake.door import (
+    DEFAULT_LAKE,
+    Lake,
+    LakeFileError,
+    default_lake_location,
+    read_rows,
+    rows_committed,
+    snapshot,
+)
 from clwl.lake.published import write_published
 from spark.config import PipelineConfig
 from spark.run import PipelineRun
@@ -80,6 +88,50 @@ def test_versions_rows_and_commits(tiny):
     assert tiny.rows_committed("silver.ingest_files", 0) == 3
     with pytest.raises(LookupError):
         tiny.rows_committed("silver.ingest_files", 2)
+
+
+def test_one_version_opened_once(tiny):
+    """A snapshot answers everything of the version it opened, however the table moves on meanwhile."""
+    files = tiny.table("silver.ingest_files")
+    snap = snapshot(files, 0)
+    assert snap.version == 0 and tiny.snapshot("silver.ingest_files").version == 1
+    assert snap.columns == ("run_date", "source_file", "n") and [f.name for f in snap.schema.fields] == list(snap.columns)
+    assert snap.partition_columns == ("run_date",) and isinstance(snap.configuration, dict)
+    assert sorted(snap.rows(["n"]).column("n").to_pylist()) == [1, 2, 3]
+    latest = snapshot(files)
+    _write(files, {"run_date": [D1], "source_file": ["f"], "n": [6]})  # version 2, after the open
+    assert latest.version == 1 and latest.rows().num_rows == 5
+
+    import pyarrow.dataset as ds
+
+    day2 = [("run_date", "=", D2)]
+    assert sorted(latest.rows(["source_file"], day2).column("source_file").to_pylist()) == ["c", "d", "e"]
+    assert latest.rows(filters=ds.field("n") > 3).num_rows == 2  # an expression, as the DNF filters are
+    batches = list(latest.batches(["n"], day2, batch_size=1))
+    assert all(b.num_rows <= 1 and b.schema.names == ["n"] for b in batches)
+    assert sorted(v for b in batches for v in b.column("n").to_pylist()) == [3, 4, 5]
+    assert sum(b.num_rows for b in latest.batches(filters=ds.field("n") >= 2)) == 4
+    assert sum(b.num_rows for b in snapshot(files, 2).batches()) == 6
+
+
+def test_the_files_of_a_partition(tiny):
+    files = snapshot(tiny.table("silver.ingest_files"), 1).files()
+    assert len(files) == 3 and {f.partition["run_date"] for f in files} == {D1, D2}  # typed, as the schema
+    assert sum(f.num_records for f in files) == 5 and all(f.size_bytes > 0 for f in files)
+    day2 = snapshot(tiny.table("silver.ingest_files")).files({"run_date": D2})
+    assert sum(f.num_records for f in day2) == 3 and all(f.path.startswith("run_date=2026-11-21/") for f in day2)
+    assert tiny.files("silver.ingest_files", {"run_date": D2}) == sorted((f.path, f.size_bytes) for f in day2)
+    assert tiny.files("silver.ingest_files") == sorted((f.path, f.size_bytes) for f in files)
+    with pytest.raises(KeyError):
+        snapshot(tiny.table("silver.ingest_files")).files({"sending_qmgr": "QM1"})  # not a partition column
+
+
+def test_a_snapshot_registered_with_datafusion(tiny):
+    from datafusion import SessionContext
+
+    ctx = SessionContext()
+    tiny.snapshot("silver.ingest_files", 0).register(ctx, "files")
+    assert ctx.sql("SELECT count(*) AS n FROM files").to_arrow_table().column("n").to_pylist() == [3]
 
 
 def _commit(table: Path, version: int, metrics: dict | None) -> None:
@@ -192,3 +244,50 @@ def test_the_door_loads_no_deltalake_until_a_table_is_opened():
     tree = ast.parse(Path(lake_module.__file__).read_text())
     top = [n for n in tree.body if isinstance(n, (ast.Import, ast.ImportFrom))]
     assert not any("deltalake" in ast.unparse(n) or "pyarrow" in ast.unparse(n) for n in top)
+
+
+@pytest.mark.objectstore
+def test_a_snapshot_on_the_object_store(object_store, monkeypatch):
+    """The same door on s3://: batch by batch, the files of a partition, DataFusion (as a pyarrow dataset scanned by
+    Arrow's own S3 file system: the engine's own table provider has no store)."""
+    from datafusion import SessionContext
+
+    from clwl.lake.storage import storage_options
+
+    object_store.use(monkeypatch)
+    lake = Lake(object_store.lake_uri())
+    table = lake.table("gold.run_summary")
+    rows = pa.table({"run_date": ["2026-11-19", "2026-11-20", "2026-11-20"], "messages": [3, 5, 8]})
+    deltalake.write_deltalake(str(table), rows, partition_by=["run_date"], storage_options=storage_options(table))
+    deltalake.write_deltalake(str(table), rows.slice(0, 1), mode="append", storage_options=storage_options(table))
+    snap = lake.snapshot("gold.run_summary", 0)
+    assert snap.version == 0 and snap.columns == ("run_date", "messages")
+    assert sorted(v for b in snap.batches(["messages"], batch_size=1) for v in b.column("messages").to_pylist()) \
+        == [3, 5, 8]
+    assert sum(f.num_records for f in snap.files({"run_date": "2026-11-20"})) == 2
+    assert len(lake.files("gold.run_summary")) == 3  # the latest version: the append's file too
+    ctx = SessionContext()
+    snap.register(ctx, "summary")
+    assert ctx.sql("SELECT sum(messages) AS n FROM summary").to_arrow_table().column("n").to_pylist() == [16]
+
+
+def _open_delta_calls(path: Path) -> list[int]:
+    """Lines of ``path`` that call ``open_delta`` (the raw ``deltalake.DeltaTable``): by its name, a name an import
+    of it bound (``from clwl.lake.door import open_delta as od``), or as an attribute (``door.open_delta(...)``)."""
+    tree = ast.parse(path.read_text(), str(path))
+    names = {"open_delta"}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom):
+            names.update(a.asname or a.name for a in node.names if a.name == "open_delta")
+    return [node.lineno for node in ast.walk(tree) if isinstance(node, ast.Call) and (
+        (isinstance(node.func, ast.Name) and node.func.id in names)
+        or (isinstance(node.func, ast.Attribute) and node.func.attr == "open_delta"))]
+
+
+def test_open_delta_is_called_by_the_door_and_the_commit_helpers_only():
+    """One door to Delta (issue 41 item 3): every other module reads through clwl.lake.door's Lake, snapshot,
+    read_rows and files (batched reads with columns, filters and a version; the files of one partition; the
+    published version), so open_delta( stands in the door and in spark/delta_commits.py alone."""
+    sources = sorted(p for top in ("clwl", "spark", "dags", "bench") for p in (ROOT / top).rglob("*.py"))
+    found = {str(p.relative_to(ROOT)): lines for p in sources if (lines := _open_delta_calls(p))}
+    assert set(found) == DOORS, found
