@@ -5,6 +5,9 @@ tasks on one runner, clwl/cli/task.py's LakeTask (the shape of dbt-core's BaseTa
 and the date, turns one error class into one line and exit 2, and prints --json or text; each command's module
 is its task, one compute call and its printing. Their outputs and exit codes are pinned by tests/cli and
 tests/unit/test_query*.py; here, that they run on the runner and leave its work to it.
+
+Item 7, in part: the parsers open their input one way (clwl.parse.common.open_input), each saying a file it cannot
+read in the words it always has.
 """
 
 from __future__ import annotations
@@ -139,4 +142,68 @@ def test_the_runner_says_a_missing_extra_as_the_pipeline_commands_do(tmp_path, c
     assert Needs.main(_args(tmp_path)) == 2
     assert capsys.readouterr().err == ("clwl echo: needs the pipeline extra (clwl_no_such_module not installed); "
                                        "install it with: pip install 'clwl-analytics[pipeline]'\n")
+
+
+# -- item 7: one input opener for the parsers ----------------------------------------------------------------
+
+def _file_parsers():
+    from clwl.parse.activity_trace import parse_activity_trace_file
+    from clwl.parse.activity_trace_json import parse_amqsevt_json_file
+    from clwl.parse.amqsmon import parse_amqsmon_file
+    from clwl.parse.mqsc import parse_mqsc_file
+    from clwl.parse.puts import parse_puts_file
+    from clwl.parse.rest import parse_rest_file
+    from clwl.parse.xmitq import parse_xmitq_file
+
+    return {"runmqsc": parse_mqsc_file, "rest": parse_rest_file, "puts": parse_puts_file,
+            "amqsact": parse_activity_trace_file, "amqsevt": parse_amqsevt_json_file, "amqsmon": parse_amqsmon_file,
+            "xmitq": parse_xmitq_file}
+
+
+#: What each parser says of a file it cannot read: the captures' words (runmqsc and MQ REST share one reader),
+#: and the others'.
+CAPTURE_WORDS = ("no such file", "is a directory, not a file", "permission denied", "cannot be read")
+OTHER_WORDS = ("file not found", "is a directory, not a file", "cannot read: Permission denied", "cannot read")
+
+
+@pytest.mark.parametrize("parser", ["runmqsc", "rest", "puts", "amqsact", "amqsevt", "amqsmon", "xmitq"])
+def test_every_parser_says_an_unreadable_file_in_its_words(parser, tmp_path, monkeypatch):
+    import builtins
+
+    from clwl.parse.common import InputError
+
+    parse = _file_parsers()[parser]
+    missing, directory, denied, other = CAPTURE_WORDS if parser in ("runmqsc", "rest") else OTHER_WORDS
+    name = "x.csv" if parser == "puts" else "x.txt"
+
+    def reason(path) -> str:
+        with pytest.raises(InputError) as caught:
+            parse(path)
+        assert caught.value.path == str(path)
+        return caught.value.reason
+
+    assert reason(tmp_path / name) == missing
+    folder = tmp_path / ("d.csv" if parser == "puts" else "d")
+    folder.mkdir()
+    assert reason(folder) == directory
+    too_long = tmp_path / ("a" * 300 + name)
+    assert reason(too_long) == f"{other}: File name too long"
+    (tmp_path / name).write_text("")
+
+    def refuse(*args, **kwargs):
+        raise PermissionError(13, "Permission denied")
+
+    monkeypatch.setattr(builtins, "open", refuse)
+    monkeypatch.setattr(Path, "open", refuse)
+    monkeypatch.setattr(Path, "read_bytes", refuse)
+    assert reason(tmp_path / name) == denied
+
+
+def test_only_the_opener_maps_an_oserror_in_the_parsers():
+    mappers = sorted(p.name for p in (ROOT / "clwl" / "parse").glob("*.py")
+                     if any(isinstance(n, ast.ExceptHandler) and n.type is not None
+                            and "Error" in ast.unparse(n.type) and any(e in ast.unparse(n.type) for e in (
+                                "OSError", "FileNotFoundError", "IsADirectoryError", "PermissionError"))
+                            for n in ast.walk(ast.parse(p.read_text()))))
+    assert mappers == ["common.py"]
 
