@@ -28,7 +28,7 @@ from clwl.lake.fingerprint import code_digest
 from spark.config import PipelineConfig
 from spark.detect import distribution, stuck_messages
 from spark.replay import ROUTING_REPLAY_OPTIONS, load_timelines, replay_messages
-from spark.run import PipelineRun
+from spark.run import PipelineRun, new_run_id
 from spark.tables import TABLES, read_table
 
 UTC = timezone.utc
@@ -262,7 +262,7 @@ def run_pipeline(config: PipelineConfig, run_dates: Optional[list[str]] = None, 
     from clwl.lake.lock import lake_lock
 
     t0 = _time.perf_counter()
-    run = PipelineRun(config, new_run_id(), profile, whatif, tuple(senders) if senders else None, cluster,
+    run = PipelineRun(config, new_run_id("run"), profile, whatif, tuple(senders) if senders else None, cluster,
                       force=force)
     with lake_lock(config.lake, purpose=f"clwl run {run.run_id}", progress=progress):
         outcome = _run_pipeline(run, run_dates, spark, progress, ingest_first)
@@ -409,7 +409,7 @@ def unchanged_run(config: PipelineConfig, run_dates: list[str], profile: str = "
     to ingest, no publish to settle), found without Spark and without the lake lock (it only reads); None when
     the run has work. `clwl run` asks before it prepares Spark; run_pipeline asks again under the lock."""
     t0 = _time.perf_counter()
-    run = PipelineRun(config, new_run_id(), profile, whatif)
+    run = PipelineRun(config, new_run_id("run"), profile, whatif)
     days = _checked_days(run, run_dates, code_digest(), ingest_first=whatif is None)
     if days is None or not all(day.unchanged_since for day in days):
         return None
@@ -483,10 +483,4 @@ def check_whatif(config: PipelineConfig, run_dates: list[str], whatif: WhatIf) -
         unknown = unknown_names(whatif, channels, qmgrs, instances)
         if unknown:
             raise WhatIfError(f"what-if {whatif.name}: not in the configuration of {d}: {', '.join(unknown)}")
-
-
-def new_run_id() -> str:
-    import uuid
-
-    return f"run-{datetime.now(UTC):%Y%m%dT%H%M%S}-{uuid.uuid4().hex[:8]}"
 

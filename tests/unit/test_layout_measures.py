@@ -7,7 +7,7 @@ is its task, one compute call and its printing. Their outputs and exit codes are
 tests/unit/test_query*.py; here, that they run on the runner and leave its work to it.
 
 Item 7, in part: the parsers open their input one way (clwl.parse.common.open_input), each saying a file it cannot
-read in the words it always has.
+read in the words it always has; every run id is made by one function (spark.run.new_run_id).
 """
 
 from __future__ import annotations
@@ -207,3 +207,30 @@ def test_only_the_opener_maps_an_oserror_in_the_parsers():
                             for n in ast.walk(ast.parse(p.read_text()))))
     assert mappers == ["common.py"]
 
+
+# -- item 7: one new_run_id ------------------------------------------------------------------------------------
+
+def test_one_new_run_id_makes_every_run_id():
+    import re
+    from datetime import datetime, timezone
+
+    from spark.run import new_run_id
+
+    at = datetime(2026, 11, 20, 6, 0, 5, tzinfo=timezone.utc)
+    assert re.fullmatch(r"run-20261120T060005-[0-9a-f]{8}", new_run_id("run", at))
+    assert re.fullmatch(r"ingest-\d{8}T\d{6}-[0-9a-f]{8}", new_run_id("ingest"))
+    assert new_run_id("run", at) != new_run_id("run", at)
+    with pytest.raises(ValueError, match="not a kind of run"):
+        new_run_id("Run")
+    # nothing else in clwl/, spark/ or dags/ spells a run id (<kind>-<time>-...) or defines its own maker
+    makers, spelled = [], []
+    for folder in ("clwl", "spark", "dags"):
+        for path in sorted((ROOT / folder).rglob("*.py")):
+            tree = ast.parse(path.read_text(), str(path))
+            rel = str(path.relative_to(ROOT))
+            makers += [f"{rel}:{n.name}" for n in ast.walk(tree)
+                       if isinstance(n, ast.FunctionDef) and n.name.endswith("run_id") and n.name != "pipeline_run_id"]
+            spelled += [f"{rel}:{n.lineno}" for n in ast.walk(tree) if isinstance(n, ast.JoinedStr) and n.values
+                        and isinstance(n.values[0], ast.Constant) and re.fullmatch(r"(run|ingest)-", str(n.values[0].value))]
+    assert makers == ["spark/run.py:new_run_id"]
+    assert spelled == []
