@@ -28,7 +28,7 @@ from clwl.lake.fingerprint import code_digest
 from spark.config import PipelineConfig
 from spark.detect import distribution, stuck_messages
 from spark.replay import ROUTING_REPLAY_OPTIONS, load_timelines, replay_messages
-from spark.run import PipelineRun
+from spark.run import PipelineRun, new_run_id
 from spark.tables import TABLES, read_table
 
 UTC = timezone.utc
@@ -268,7 +268,8 @@ def run_pipeline(config: PipelineConfig, run_dates: Optional[list[str]] = None, 
     from clwl.lake.lock import lake_lock
 
     t0 = _time.perf_counter()
-    run = PipelineRun(config, run_id or new_run_id(), profile, whatif, tuple(senders) if senders else None, cluster,
+    run = PipelineRun(config, run_id or new_run_id("run"), profile, whatif, tuple(senders) if senders else None,
+                      cluster,
                       force=force)
     with lake_lock(config.lake, purpose=f"clwl run {run.run_id}", progress=progress):
         outcome = _run_pipeline(run, run_dates, spark, progress, ingest_first)
@@ -441,7 +442,7 @@ def unchanged_run(config: PipelineConfig, run_dates: list[str], profile: str = "
     report written again here, as the published run's, under the lake lock and without Spark."""
     t0 = _time.perf_counter()
     code = code_digest()
-    run = PipelineRun(config, new_run_id(), profile, whatif)
+    run = PipelineRun(config, new_run_id("run"), profile, whatif)
     days = _checked_days(run, run_dates, code, ingest_first=whatif is None)
     if days is None or not all(day.unchanged_since for day in days):
         return None
@@ -503,10 +504,10 @@ def date_before_run(run: PipelineRun, run_date: str, code: Optional[str] = None)
             day.unexpected, day.warnings = row["distribution_unexpected"] or 0, [w for w in [row["warnings"]] if w]
         # The date is done when its report is the published run's own (clwl/lake/reports.py): a run killed after
         # its publish, before its report, left the previous run's report there, or none.
-        from clwl.lake.reports import REPORT_HTML, SUMMARY_MD, report_folder, report_run_id
+        from clwl.lake.reports import REPORT_HTML, SUMMARY_MD, report_folder, report_made_for
 
         report = report_folder(run.out.reports, run_day(run_date).isoformat())
-        made_for = report_run_id(run.out.reports, run_day(run_date).isoformat())
+        made_for = report_made_for(run.out.reports, run_day(run_date).isoformat())
         if made_for == run_id:
             day.report_html, day.report_md = str(report / REPORT_HTML), str(report / SUMMARY_MD)
         else:
@@ -536,10 +537,4 @@ def check_whatif(config: PipelineConfig, run_dates: list[str], whatif: WhatIf) -
         unknown = unknown_names(whatif, channels, qmgrs, instances)
         if unknown:
             raise WhatIfError(f"what-if {whatif.name}: not in the configuration of {d}: {', '.join(unknown)}")
-
-
-def new_run_id() -> str:
-    import uuid
-
-    return f"run-{datetime.now(UTC):%Y%m%dT%H%M%S}-{uuid.uuid4().hex[:8]}"
 

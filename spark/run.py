@@ -6,13 +6,29 @@ output lake, the staging paths or the what-if folder itself. Importable without 
 
 from __future__ import annotations
 
+import uuid
 from dataclasses import dataclass, replace
+from datetime import datetime, timezone
 from functools import cached_property
 from typing import Callable, Optional
 
 from clwl.analyses.whatif import WhatIf
 from clwl.lake.door import REPORTS, Lake
 from spark.config import PipelineConfig
+
+#: The kinds of run that make their own id: ``clwl run`` (and what-if runs), an ingest. A DAG run's id is derived
+#: from Airflow's (dags/clwl_dag_support.py, pipeline_run_id): every task of the run must find the same one.
+RUN_KINDS = ("run", "ingest")
+
+
+def new_run_id(kind: str, now: Optional[datetime] = None) -> str:
+    """A new run's id, the one way every run makes one: ``<kind>-<UTC time, YYYYmmddTHHMMSS>-<8 hex digits>``
+    (``run-20261120T060000-1a2b3c4d``): unique, sorting by start time within a kind, and safe as a folder name
+    (<lake>/validation/<run_id>). ``kind``: one of :data:`RUN_KINDS`; ``now``: the start (default: now)."""
+    if kind not in RUN_KINDS:
+        raise ValueError(f"not a kind of run: {kind!r} (kinds: {', '.join(RUN_KINDS)})")
+    now = now or datetime.now(timezone.utc)
+    return f"{kind}-{now:%Y%m%dT%H%M%S}-{uuid.uuid4().hex[:8]}"
 
 
 @dataclass(frozen=True)

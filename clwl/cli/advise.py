@@ -8,19 +8,11 @@ Nothing is ever applied: the commands are text to review.
 from __future__ import annotations
 
 import argparse
-import json
-import sys
+from dataclasses import dataclass
+from typing import Any, Optional
 
-from clwl.cli.exit_codes import EXIT_INPUT, EXIT_OK
-from clwl.cli.options import (
-    AT,
-    DATE,
-    LAKE_LOCATION,
-    aligned,
-    lake_location_to_read,
-    landing_folder_refusal,
-    report_captures,
-)
+from clwl.cli.options import AT, DATE, LAKE_LOCATION, aligned, landing_folder_refusal, report_captures
+from clwl.cli.task import LakeTask, TaskError
 from clwl.engine.algorithm import PROFILES
 from clwl.terminal import printable, say
 
@@ -56,78 +48,92 @@ def add_advise_command(subparsers) -> argparse.ArgumentParser:
                               "s3://bucket/prefix on an object store")
     DATE.add(a, help="the run date to replay (with --lake)")
     a.add_argument("--json", action="store_true", help="one JSON object")
-    a.set_defaults(func=cmd_advise)
+    a.set_defaults(func=AdviseTask.main)
     return a
 
 
-def _fail(message: str) -> int:
-    say(f"clwl advise: {message}", sys.stderr)
-    return EXIT_INPUT
+@dataclass
+class Advised:
+    """The advice, and the replay of the lake's day with it (None without --lake)."""
+
+    advice: Any
+    replayed: Optional[Any] = None
 
 
-def cmd_advise(args: argparse.Namespace) -> int:
-    from clwl.analyses.advise import AdviseError, advise, other_senders, parse_target, replayed_shares
-    from clwl.engine.view import build_view, local_qmgr_name, read_captures
-    from clwl.landing.layout import MQ_NAME_RULE, is_mq_name
-    from clwl.parse.common import InputError
+class AdviseTask(LakeTask):
+    command = "advise"
 
-    if (args.lake is None) != (args.date is None):
-        return _fail("--lake and --date go together: the replay needs both the lake and the day")
-    if args.local_qmgr is not None and not is_mq_name(args.local_qmgr):
-        return _fail(f"--local-qmgr: {_quoted(args.local_qmgr)} is not a valid MQ queue manager name ({MQ_NAME_RULE})")
-    lake = None
-    if args.lake is not None:  # checked before the advice is worked out: a wrong lake is one line at once
-        lake = lake_location_to_read("advise", args.lake)
-        if lake is None:
-            return EXIT_INPUT
+    def check(self) -> None:
+        from clwl.landing.layout import MQ_NAME_RULE, is_mq_name
+
+        args = self.args
+        if (args.lake is None) != (args.date is None):
+            raise TaskError("--lake and --date go together: the replay needs both the lake and the day")
+        if args.local_qmgr is not None and not is_mq_name(args.local_qmgr):
+            raise TaskError(f"--local-qmgr: {_quoted(args.local_qmgr)} is not a valid MQ queue manager name "
+                            f"({MQ_NAME_RULE})")
+
+    def reads_lake(self) -> bool:
+        return self.args.lake is not None  # checked before the advice is worked out: a wrong lake is one line at once
+
+    def resolve_lake(self):
         from clwl.lake.door import Lake
 
+        lake = super().resolve_lake()
         if not Lake(lake).exists("silver.config_history"):
-            return _fail(f"--lake: {lake} holds no silver.config_history (run clwl run on the landing first)")
-    for given in args.mqsc:  # a landing date folder: advise's own words, and a queue manager that sends or hosts
-        refused = landing_folder_refusal("advise", given, args.queue, args.local_qmgr)
-        if refused:
-            return _fail(refused)
-    try:
+            raise TaskError(f"--lake: {lake} holds no silver.config_history (run clwl run on the landing first)")
+        return lake
+
+    def failures(self):
+        from clwl.analyses.advise import AdviseError
+        from clwl.parse.common import InputError
+
+        return (AdviseError, InputError)
+
+    def compute(self) -> Advised:
+        from clwl.analyses.advise import AdviseError, advise, other_senders, parse_target, replayed_shares
+        from clwl.engine.view import build_view, local_qmgr_name, read_captures
+        from clwl.landing.layout import MQ_NAME_RULE, is_mq_name
+
+        args, lake = self.args, self.lake
+        for given in args.mqsc:  # a landing date folder: advise's own words, and a queue manager that sends or hosts
+            refused = landing_folder_refusal("advise", given, args.queue, args.local_qmgr)
+            if refused:
+                raise TaskError(refused)
         target = parse_target(args.target)
         caps = read_captures(args.mqsc, args.at, args.local_qmgr)
         local = local_qmgr_name(caps, args.local_qmgr)
-    except (AdviseError, InputError) as e:
-        return _fail(str(e))
-    if not is_mq_name(local):  # a folder's name, or a banner's: it goes into the runmqsc commands printed
-        return _fail(f"the sending queue manager's name {_quoted(local)} (from the captures) is not a valid MQ "
-                     f"queue manager name ({MQ_NAME_RULE}); name it with --local-qmgr")
-    view, view_problems = build_view(caps.records, local)
-    report_captures("advise", caps, view_problems)
-    try:
+        if not is_mq_name(local):  # a folder's name, or a banner's: it goes into the runmqsc commands printed
+            raise TaskError(f"the sending queue manager's name {_quoted(local)} (from the captures) is not a valid "
+                            f"MQ queue manager name ({MQ_NAME_RULE}); name it with --local-qmgr")
+        view, view_problems = build_view(caps.records, local)
+        report_captures("advise", caps, view_problems)
         advice = advise(view, args.queue, target, args.algorithm)
-    except AdviseError as e:
-        return _fail(str(e))
-    views, source = sibling_views(caps, args.at, local)
-    if views is None and lake is not None:
-        views, source = lake_views(lake, args.date, local)
-    if views is not None:
-        advice.other_senders = other_senders(views, advice.receiver_weights(), args.algorithm)
-        advice.other_senders_from = source
-
-    replayed = None
-    if lake is not None:
+        views, source = sibling_views(caps, args.at, local)
+        if views is None and lake is not None:
+            views, source = lake_views(lake, self.date, local)
+        if views is not None:
+            advice.other_senders = other_senders(views, advice.receiver_weights(), args.algorithm)
+            advice.other_senders_from = source
+        if lake is None:
+            return Advised(advice)
         try:
-            replayed = replayed_shares(lake, args.date, local, advice.queue, advice.weights(), args.algorithm,
+            replayed = replayed_shares(lake, self.date, local, advice.queue, advice.weights(), args.algorithm,
                                        advice.target, advice.achieved)
-        except AdviseError as e:
-            return _fail(str(e))
+        except AdviseError:  # a day without the sender's configuration or messages, said in advise's words
+            raise
         except Exception as e:  # a lake that cannot be read: one line, not a traceback
-            return _fail(f"--lake: {lake}: cannot replay {args.date}: {' '.join(str(e).split())[:300]}")
+            raise TaskError(f"--lake: {lake}: cannot replay {self.date}: {' '.join(str(e).split())[:300]}") from None
+        return Advised(advice, replayed)
 
-    if args.json:
-        out = advice.as_dict()
-        if replayed is not None:
-            out["replay"] = replayed.as_dict()
-        print(json.dumps(out))
-    else:
-        print_advice(advice, replayed)
-    return EXIT_OK
+    def json_document(self, advised: Advised) -> dict:
+        out = advised.advice.as_dict()
+        if advised.replayed is not None:
+            out["replay"] = advised.replayed.as_dict()
+        return out
+
+    def render_text(self, advised: Advised) -> None:
+        print_advice(advised.advice, advised.replayed)
 
 
 def _quoted(name: str) -> str:

@@ -9,13 +9,12 @@ docs/blast.md explains the answer and its limits.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 
-from clwl.cli.exit_codes import EXIT_INPUT, EXIT_OK
-from clwl.cli.options import DATE, LAKE_LOCATION, aligned, lake_location_to_read
+from clwl.cli.options import DATE, LAKE_LOCATION, aligned
+from clwl.cli.task import LakeTask
 from clwl.engine.algorithm import PROFILES
-from clwl.terminal import printable, say
+from clwl.terminal import printable
 
 
 def add_blast_command(subparsers) -> argparse.ArgumentParser:
@@ -34,30 +33,29 @@ def add_blast_command(subparsers) -> argparse.ArgumentParser:
     b.add_argument("--algorithm", choices=sorted(PROFILES), default="default", metavar="PROFILE",
                    help="algorithm profile of the replays: " + ", ".join(sorted(PROFILES)) + " (default: default)")
     b.add_argument("--json", action="store_true", help="one JSON object")
-    b.set_defaults(func=cmd_blast)
+    b.set_defaults(func=BlastTask.main)
     return b
 
 
-def cmd_blast(args: argparse.Namespace) -> int:
-    lake = lake_location_to_read("blast", args.lake)
-    if lake is None:
-        return EXIT_INPUT
-    from clwl.analyses.blast import BlastError, blast_radius
-    from clwl.lake.door import LakeFileError
+class BlastTask(LakeTask):
+    command = "blast"
+    date_required = "--date is required: the run date to examine (YYYY-MM-DD)"
 
-    if args.date is None:
-        print("clwl blast: --date is required: the run date to examine (YYYY-MM-DD)", file=sys.stderr)
-        return EXIT_INPUT
-    try:
-        radius = blast_radius(lake, args.date, args.algorithm)
-    except (BlastError, LakeFileError) as e:
-        say(f"clwl blast: {e}", sys.stderr)
-        return EXIT_INPUT
-    if args.json:
-        sys.stdout.write(json.dumps(radius.to_json()) + "\n")
-    else:
+    def failures(self):
+        from clwl.analyses.blast import BlastError
+
+        return (BlastError,)
+
+    def compute(self):
+        from clwl.analyses.blast import blast_radius
+
+        return blast_radius(self.lake, self.date, self.args.algorithm)
+
+    def json_document(self, radius) -> dict:
+        return radius.to_json()
+
+    def render_text(self, radius) -> None:
         write_readable(radius)
-    return EXIT_OK
 
 
 def write_readable(radius) -> None:

@@ -8,13 +8,12 @@ module prints it: a table of changes, then the share effects, or one line saying
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from datetime import datetime
 
-from clwl.cli.exit_codes import EXIT_INPUT, EXIT_OK
-from clwl.cli.options import DATE, LAKE_LOCATION, aligned, lake_location_to_read
-from clwl.terminal import printable, say
+from clwl.cli.options import DATE, LAKE_LOCATION, aligned
+from clwl.cli.task import LakeTask
+from clwl.terminal import printable
 
 
 def add_drift_command(subparsers) -> argparse.ArgumentParser:
@@ -35,26 +34,28 @@ def add_drift_command(subparsers) -> argparse.ArgumentParser:
                    help="compare with the configuration in force at the end of this earlier run date (default: "
                         "the day before --date); every change after it, up to the end of --date, is listed")
     d.add_argument("--json", action="store_true", help="one JSON object (timestamps ISO-8601, shares in percent)")
-    d.set_defaults(func=cmd_drift)
+    d.set_defaults(func=DriftTask.main)
     return d
 
 
-def cmd_drift(args: argparse.Namespace) -> int:
-    lake = lake_location_to_read("drift", args.lake)
-    if lake is None:
-        return EXIT_INPUT
-    from clwl.analyses.drift import DriftError, drift
+class DriftTask(LakeTask):
+    command = "drift"
 
-    try:
-        found = drift(lake, args.date, args.since)
-    except DriftError as e:
-        say(f"clwl drift: {e}", sys.stderr)
-        return EXIT_INPUT
-    if args.json:
-        sys.stdout.write(json.dumps(found.as_dict()) + "\n")
-    else:
+    def failures(self):
+        from clwl.analyses.drift import DriftError
+
+        return (DriftError,)
+
+    def compute(self):
+        from clwl.analyses.drift import drift
+
+        return drift(self.lake, self.date, self.args.since)
+
+    def json_document(self, found) -> dict:
+        return found.as_dict()
+
+    def render_text(self, found) -> None:
         sys.stdout.write(readable(found))
-    return EXIT_OK
 
 
 # -- the readable answer ----------------------------------------------------------------------------------------

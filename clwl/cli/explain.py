@@ -7,15 +7,14 @@ The work is clwl/analyses/explain.py (deltalake and the engine, no JVM); the tra
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from datetime import datetime
 from types import SimpleNamespace
 
-from clwl.cli.exit_codes import EXIT_INPUT, EXIT_OK
 from clwl.cli.extras import QUERY_MODULES
-from clwl.cli.options import DATE, LAKE_LOCATION, lake_location_to_read
-from clwl.terminal import printable, say
+from clwl.cli.options import DATE, LAKE_LOCATION
+from clwl.cli.task import LakeTask, TaskError
+from clwl.terminal import printable
 
 #: stay_detail of a message that could not be re-allocated, in words (docs/tables.md, not_reallocatable_reason).
 NOT_ELIGIBLE = {
@@ -43,7 +42,7 @@ def add_explain_command(subparsers) -> argparse.ArgumentParser:
     DATE.add(e, help="the run date (needed when the message was replayed on several dates)")
     e.add_argument("--sender", metavar="QMNAME", help="the sending queue manager (when several sent that id)")
     e.add_argument("--json", action="store_true", help="one JSON object (timestamps ISO-8601)")
-    e.set_defaults(func=cmd_explain)
+    e.set_defaults(func=ExplainTask.main)
     return e
 
 
@@ -60,27 +59,30 @@ def malformed_id(text: str) -> str | None:
             f"gold.routing_replay.msg_id), and {what}")
 
 
-def cmd_explain(args: argparse.Namespace) -> int:
-    problem = malformed_id(args.msg_id.strip())
-    if problem:  # before the lake is read: a mistyped id is one line at once
-        print(f"clwl explain: {problem}", file=sys.stderr)
-        return EXIT_INPUT
-    lake = lake_location_to_read("explain", args.lake, QUERY_MODULES)  # a folder, or s3://bucket/prefix
-    if lake is None:
-        return EXIT_INPUT
-    from clwl.analyses.explain import ExplainError, explain
-    from clwl.lake.door import LakeFileError
+class ExplainTask(LakeTask):
+    command = "explain"
+    readers = QUERY_MODULES
 
-    try:
-        ex = explain(lake, args.msg_id.strip(), args.date, args.sender)
-    except (ExplainError, LakeFileError) as e:  # LakeFileError: a damaged silver table, named
-        say(f"clwl explain: {e}", sys.stderr)
-        return EXIT_INPUT
-    if args.json:
-        sys.stdout.write(json.dumps(ex.to_json()) + "\n")
-    else:
+    def check(self) -> None:
+        problem = malformed_id(self.args.msg_id.strip())
+        if problem:  # before the lake is read: a mistyped id is one line at once
+            raise TaskError(problem)
+
+    def failures(self):
+        from clwl.analyses.explain import ExplainError
+
+        return (ExplainError,)
+
+    def compute(self):
+        from clwl.analyses.explain import explain
+
+        return explain(self.lake, self.args.msg_id.strip(), self.date, self.args.sender)
+
+    def json_document(self, ex) -> dict:
+        return ex.to_json()
+
+    def render_text(self, ex) -> None:
         write_readable(ex)
-    return EXIT_OK
 
 
 def _t(v) -> str:

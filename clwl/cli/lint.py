@@ -10,18 +10,17 @@ and --lake.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import textwrap
 from collections import Counter
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from datetime import time as dtime
 from pathlib import Path
 from typing import Optional, Sequence
 
-from clwl.cli.exit_codes import EXIT_INPUT, EXIT_OK
-from clwl.cli.options import AT, DATE, LAKE_LOCATION, lake_location_to_read, report_captures
+from clwl.cli.options import AT, DATE, LAKE_LOCATION, report_captures
+from clwl.cli.task import LakeTask, TaskError
 from clwl.terminal import printable, say
 
 WRAP = 110  # readable lines: detail and remedy wrapped under the rule name
@@ -50,7 +49,7 @@ def add_lint_command(subparsers) -> argparse.ArgumentParser:
     DATE.add(p, help="the run date (with --lake): each queue manager's last configuration of the day")
     p.add_argument("--json", action="store_true",
                    help='one JSON document: {"findings": [{"rule", "qmgr", "object", "detail", "remedy"}, ...]}')
-    p.set_defaults(func=cmd_lint)
+    p.set_defaults(func=LintTask.main)
     return p
 
 
@@ -60,41 +59,62 @@ def _rule_names() -> Sequence[str]:
     return RULE_NAMES
 
 
-def _fail(message: str) -> int:
-    say(f"clwl lint: {message}", sys.stderr)
-    return EXIT_INPUT
+@dataclass(frozen=True)
+class Linted:
+    """What one lint found: the findings, what was linted, and where the day's messages were counted from ("" when
+    none were known)."""
+
+    findings: list
+    source: str
+    traffic: str = ""
 
 
-def cmd_lint(args: argparse.Namespace) -> int:
-    if args.mqsc and (args.lake is not None or args.date is not None):
-        return _fail("give either --mqsc PATH (captures) or --lake LAKE --date YYYY-MM-DD (a run date), not both")
-    if args.mqsc:
-        return _lint_mqsc(args)
-    if args.at is not None:
-        return _fail("--at chooses among the captures of --mqsc landing folders; none was given")
-    if args.date is None:
-        what = "--lake needs --date YYYY-MM-DD" if args.lake is not None else \
-            "give --mqsc PATH (captures) or --lake LAKE --date YYYY-MM-DD (a run date)"
-        return _fail(what)
-    return _lint_lake(args)
+class LintTask(LakeTask):
+    command = "lint"
 
+    def check(self) -> None:
+        args = self.args
+        if args.mqsc and (args.lake is not None or args.date is not None):
+            raise TaskError("give either --mqsc PATH (captures) or --lake LAKE --date YYYY-MM-DD (a run date), not "
+                            "both")
+        if args.mqsc:
+            return
+        if args.at is not None:
+            raise TaskError("--at chooses among the captures of --mqsc landing folders; none was given")
+        if args.date is None:
+            raise TaskError("--lake needs --date YYYY-MM-DD" if args.lake is not None else
+                            "give --mqsc PATH (captures) or --lake LAKE --date YYYY-MM-DD (a run date)")
 
-def _lint_lake(args: argparse.Namespace) -> int:
-    lake = lake_location_to_read("lint", args.lake)
-    if lake is None:
-        return EXIT_INPUT
-    from clwl.analyses.lint import LintInputError, lint_lake
-    from clwl.lake.door import LakeFileError
+    def reads_lake(self) -> bool:
+        return not self.args.mqsc
 
-    notes: list[str] = []
-    try:
-        findings = lint_lake(lake, args.date, notes)
-    except (LintInputError, LakeFileError) as e:  # LakeFileError: a damaged table, named
-        return _fail(str(e))
-    for note in notes:  # a rejected latest capture: the one before it is linted, as on a landing folder
-        say(f"clwl lint: warning: {note}", sys.stderr)
-    _print(findings, args.json, f"{lake}, run date {args.date}", f"silver.message_events of {args.date}")
-    return EXIT_OK
+    def failures(self):
+        if self.args.mqsc:  # a capture that cannot be read
+            from clwl.parse.common import InputError
+
+            return (InputError,)
+        from clwl.analyses.lint import LintInputError  # a date the lake does not hold
+
+        return (LintInputError,)
+
+    def compute(self) -> Linted:
+        if self.args.mqsc:
+            return lint_mqsc(self.args.mqsc, self.args.at)
+        from clwl.analyses.lint import lint_lake
+
+        notes: list[str] = []
+        findings = lint_lake(self.lake, self.date, notes)
+        for note in notes:  # a rejected latest capture: the one before it is linted, as on a landing folder
+            say(f"clwl lint: warning: {note}", sys.stderr)
+        return Linted(findings, f"{self.lake}, run date {self.date}", f"silver.message_events of {self.date}")
+
+    def json_document(self, linted: Linted) -> dict:
+        from clwl.analyses.lint import findings_json
+
+        return findings_json(linted.findings)
+
+    def render_text(self, linted: Linted) -> None:
+        write_readable(linted)
 
 
 def _expand(path: str) -> list[str]:
@@ -183,35 +203,34 @@ def _read_qmgr(path: str, at):
     return caps, notes
 
 
-def _lint_mqsc(args: argparse.Namespace) -> int:
+def lint_mqsc(given_paths: Sequence[str], at) -> Linted:
+    """Lint the captures of ``--mqsc`` paths (a landing date folder stands for each of its queue managers), with
+    the day's put files when they are one landing date's folders. InputError when a path cannot be linted."""
     from clwl.analyses.lint import count_puts, lint_captures
     from clwl.engine.view import local_qmgr_name
     from clwl.parse.common import InputError
 
     records: dict[str, list] = {}
-    try:
-        for given in args.mqsc:
-            _refuse_landing_root("lint", given)
-            paths = _expand(given)
-            for path in paths:
-                try:
-                    caps, notes = _read_qmgr(path, args.at)
-                except InputError as e:
-                    if paths == [given]:
-                        raise
-                    # one queue manager of a date folder: the others are still worth linting
-                    say(f"clwl lint: warning: {e} (queue manager not linted)", sys.stderr)
-                    continue
-                report_captures("lint", caps)  # no view here: clwl.analyses.lint.observe builds each queue manager's
-                for note in notes:
-                    say(f"clwl lint: warning: {note}", sys.stderr)
-                if not caps.records:
-                    raise InputError(path, "holds no DISPLAY records (runmqsc or MQ REST output) to lint")
-                records.setdefault(local_qmgr_name(caps), []).extend(caps.records)
-    except InputError as e:
-        return _fail(str(e))
+    for given in given_paths:
+        _refuse_landing_root("lint", given)
+        paths = _expand(given)
+        for path in paths:
+            try:
+                caps, notes = _read_qmgr(path, at)
+            except InputError as e:
+                if paths == [given]:
+                    raise
+                # one queue manager of a date folder: the others are still worth linting
+                say(f"clwl lint: warning: {e} (queue manager not linted)", sys.stderr)
+                continue
+            report_captures("lint", caps)  # no view here: clwl.analyses.lint.observe builds each queue manager's
+            for note in notes:
+                say(f"clwl lint: warning: {note}", sys.stderr)
+            if not caps.records:
+                raise InputError(path, "holds no DISPLAY records (runmqsc or MQ REST output) to lint")
+            records.setdefault(local_qmgr_name(caps), []).extend(caps.records)
     traffic, day, source = None, "", ""
-    landing = _landing_day(args.mqsc)
+    landing = _landing_day(given_paths)
     if landing is not None:
         from clwl.analyses.check import put_traffic
         from spark.ingest import LandingError
@@ -224,8 +243,7 @@ def _lint_mqsc(args: argparse.Namespace) -> int:
             print(f"clwl lint: warning: the day's messages are not counted: {e}", file=sys.stderr)
             traffic, day = None, ""
     findings = lint_captures(records, traffic, day)
-    _print(findings, args.json, ", ".join(sorted(records)), source)
-    return EXIT_OK
+    return Linted(findings, ", ".join(sorted(records)), source)
 
 
 def _refuse_landing_root(command: str, given: str) -> None:
@@ -244,14 +262,12 @@ def _refuse_landing_root(command: str, given: str) -> None:
                                 f"(--mqsc {p / dates[-1]}), or one queue manager's folder in it")
 
 
-def _print(findings, as_json: bool, source: str, traffic: str = "") -> None:
-    """The findings; ``traffic``: where the day's messages were counted from ("" when none were known)."""
-    from clwl.analyses.lint import NOTICE, RULE_NAMES, findings_json
+def write_readable(linted: Linted) -> None:
+    """The findings, grouped by queue manager, each with its detail and remedy wrapped under the rule name."""
+    from clwl.analyses.lint import NOTICE, RULE_NAMES
 
+    findings, source, traffic = linted.findings, linted.source, linted.traffic
     w = sys.stdout.write
-    if as_json:
-        w(json.dumps(findings_json(findings)) + "\n")  # JSON writes control characters as \u escapes
-        return
     # Names come from captures or the lake: escaped before they are wrapped, so that a remedy line pasted into
     # runmqsc is what the terminal showed
     findings = [replace(f, qmgr=printable(f.qmgr), object=printable(f.object), detail=printable(f.detail),

@@ -1,9 +1,9 @@
 """The options several ``clwl`` commands share, each defined once with its environment variable (the shape of
 dbt's params.py): a command adds ``LAKE_LOCATION.add(parser)`` instead of spelling ``--lake`` again, so the flag,
 its type, its default and the variable that stands in for it cannot drift apart between commands. With them, what
-the commands do with some options alike: the lake they read (:func:`lake_location_to_read`, the one way a command
-finds its lake, a folder or ``s3://``), what reading ``--mqsc`` captures found (:func:`report_captures`), and
-their readable tables (:func:`aligned`). Whatever came from an input or the user is printed through
+the commands do with some options alike: what reading ``--mqsc`` captures found (:func:`report_captures`), and
+their readable tables (:func:`aligned`); the lake a command reads, a folder or ``s3://``, is found in one place,
+:meth:`clwl.cli.task.LakeTask.resolve_lake`. Whatever came from an input or the user is printed through
 clwl.terminal (:func:`clwl.terminal.say`, :func:`clwl.terminal.printable`): one rule for every command."""
 
 from __future__ import annotations
@@ -188,40 +188,6 @@ def report_captures(command: str, caps, view_problems: Iterable = ()) -> None:
         say(f"clwl {command}: warning: {path}: {reason} (file not used)", sys.stderr)
     for pr in [*caps.problems, *view_problems]:
         say(f"clwl {command}: warning: {pr.source}:{pr.line}: {pr.reason} (record not used)", sys.stderr)
-
-
-#: What the commands that read the lake without Spark need of the pipeline extra (the lake's own readers).
-LAKE_READERS = ("deltalake", "pyarrow")
-
-
-def lake_location_to_read(command: str, given: Any, modules: tuple[str, ...] = LAKE_READERS) -> Any:
-    """The lake a command reads (``given``: its --lake; else $CLWL_LAKE, else ./lake): a Path or a
-    clwl.lake.storage.LakeLocation; None once the one line saying why it cannot is on stderr: ``modules`` not
-    installed, a typo in $CLWL_LAKE, missing S3 credentials, or nothing there."""
-    from clwl.cli.extras import missing_extra
-
-    problem = missing_extra(command, modules)
-    if problem:
-        print(problem, file=sys.stderr)
-        return None
-    from clwl.lake.door import default_lake_location
-    from clwl.lake.lake_files import local_folder_exists
-    from clwl.lake.storage import StorageError, has_prefix, is_object_store, storage_options
-
-    try:
-        lake = given if given is not None else default_lake_location()
-        if is_object_store(lake):
-            storage_options(lake)  # credentials and endpoint: one line before anything is sent
-            there = has_prefix(lake)
-        else:
-            there = local_folder_exists(lake)  # a name too long, a folder on the way not searchable: one line
-    except StorageError as e:
-        say(f"clwl {command}: {e}", sys.stderr)
-        return None
-    if not there:
-        say(f"clwl {command}: no lake at {lake} (name it with --lake or $CLWL_LAKE)", sys.stderr)
-        return None
-    return lake
 
 
 def aligned(rows: Sequence[Sequence[str]], right: Collection[int] = (), indent: str = "") -> list[str]:

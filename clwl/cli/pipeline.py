@@ -222,7 +222,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         say(problem, sys.stderr)
         return EXIT_INPUT
 
-    run_id = new_run_id()
+    run_id = new_run_id("run")
     try:
         with _writer("run", config, f"clwl run {run_id}"):  # the lake first: a busy lake starts no Spark
             problem = _start("run", args, dates, landing, config)

@@ -13,10 +13,11 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 
 from clwl.cli.argtypes import whole_number
-from clwl.cli.exit_codes import EXIT_INPUT, EXIT_OK
-from clwl.cli.extras import QUERY_MODULES, missing_extra
+from clwl.cli.exit_codes import EXIT_INPUT
+from clwl.cli.extras import QUERY_MODULES
 from clwl.cli.options import LAKE_LOCATION
-from clwl.lake.door import Lake, default_lake_location
+from clwl.cli.task import LakeTask, TaskError
+from clwl.lake.door import Lake
 from clwl.lake.lake_files import local_folder_exists
 from clwl.lake.query import (
     DEFAULT_MEMORY_MB,
@@ -31,12 +32,12 @@ from clwl.lake.query import (
     write_json,
     write_table,
 )
-from clwl.lake.storage import StorageError, is_object_store, list_folders
+from clwl.lake.storage import is_object_store, list_folders
 from clwl.terminal import say
 
 
 def add_query_command(subparsers) -> argparse.ArgumentParser:
-    """Register ``clwl query`` on the ``clwl`` subparsers; the handler is ``cmd_query``."""
+    """Register ``clwl query`` on the ``clwl`` subparsers; the handler is :class:`QueryTask`."""
     q = subparsers.add_parser(
         "query", help="answer SQL on the lake's Delta tables (no JVM)",
         description="Run SQL on the lake's Delta tables without starting a JVM. Every table at "
@@ -62,60 +63,56 @@ def add_query_command(subparsers) -> argparse.ArgumentParser:
     q.add_argument("--memory", type=whole_number(16), default=DEFAULT_MEMORY_MB, metavar="MIB",
                    help=f"the engine's working memory (sorts, joins, aggregations) in MiB; the query is also stopped "
                         f"when the process grows by twice that (default: {DEFAULT_MEMORY_MB})")
-    q.set_defaults(func=cmd_query)
+    q.set_defaults(func=QueryTask.main)
     return q
 
 
-def cmd_query(args: argparse.Namespace) -> int:
-    problem = missing_extra("query", (*QUERY_MODULES, "tabulate"))  # tabulate: the table format
-    if problem:
-        print(problem, file=sys.stderr)
-        return EXIT_INPUT
-    try:
-        lake = args.lake if args.lake is not None else default_lake_location()
+class QueryTask(LakeTask):
+    command = "query"
+    readers = (*QUERY_MODULES, "tabulate")  # tabulate: the table format
+
+    def resolve_lake(self):
+        """The lake, or with --whatif the what-if run's own folder in it. A lake with nothing there is not refused
+        here: the query says which table it does not find."""
+        self.require(self.readers)
+        lake = self.given_lake()
         if not is_object_store(lake):
             local_folder_exists(lake)  # a name too long, a folder on the way not searchable: one line
-    except StorageError as exc:  # a typo of a URI in $CLWL_LAKE
-        say(f"clwl query: {exc}", sys.stderr)
-        return EXIT_INPUT
-    name = getattr(args, "whatif", None)
-    if name is not None:
+        name = getattr(self.args, "whatif", None)
+        if name is None:
+            return lake
         import re
 
         from clwl.analyses.whatif import NAME_PATTERN
 
         if not re.match(NAME_PATTERN, name):
-            say(f"clwl query: --whatif {name!r}: not a what-if name", sys.stderr)
-            return EXIT_INPUT
-        try:
-            known = list_folders(Lake(lake).layer("whatif"))
-        except StorageError as exc:
-            say(f"clwl query: {exc}", sys.stderr)
-            return EXIT_INPUT
+            raise TaskError(f"--whatif {name!r}: not a what-if name")
+        known = list_folders(Lake(lake).layer("whatif"))
         if name not in known:
-            say(f"clwl query: no what-if {name!r} in {lake} (what-ifs: {', '.join(known) or 'none'})", sys.stderr)
-            return EXIT_INPUT
-        lake = Lake(lake).whatif(name).root
-    try:
-        with _watchdog(args.timeout, args.memory):
-            table = run_query(args.sql, lake, timeout=args.timeout, memory_mb=args.memory)
-    except (QueryError, StorageError) as exc:
-        say(f"clwl query: {exc}", sys.stderr)
-        return EXIT_INPUT
-    if table.num_rows == 0:  # a date the lake does not hold: say which it does (on stderr: the answer stays)
-        absent = absent_dates(args.sql, lake)
-        if absent:
-            say(f"clwl query: 0 rows; {absent}", sys.stderr)
-    if args.format == "json":
-        write_json(table, sys.stdout)
-    elif args.format == "csv":
-        write_csv(table, sys.stdout)
-    else:
-        cut = write_table(table, sys.stdout, wide=args.wide)
-        if cut:  # said on stderr so that the table itself stays the answer
-            print(f"clwl query: {cut} cell{'' if cut == 1 else 's'} cut at {MAX_CELL} characters; --wide shows "
-                  f"them whole", file=sys.stderr)
-    return EXIT_OK
+            raise TaskError(f"no what-if {name!r} in {lake} (what-ifs: {', '.join(known) or 'none'})")
+        return Lake(lake).whatif(name).root
+
+    def failures(self):
+        return (QueryError,)
+
+    def compute(self):
+        with _watchdog(self.args.timeout, self.args.memory):
+            return run_query(self.args.sql, self.lake, timeout=self.args.timeout, memory_mb=self.args.memory)
+
+    def render(self, table) -> None:
+        if table.num_rows == 0:  # a date the lake does not hold: say which it does (on stderr: the answer stays)
+            absent = absent_dates(self.args.sql, self.lake)
+            if absent:
+                say(f"clwl query: 0 rows; {absent}", sys.stderr)
+        if self.args.format == "json":
+            write_json(table, sys.stdout)
+        elif self.args.format == "csv":
+            write_csv(table, sys.stdout)
+        else:
+            cut = write_table(table, sys.stdout, wide=self.args.wide)
+            if cut:  # said on stderr so that the table itself stays the answer
+                print(f"clwl query: {cut} cell{'' if cut == 1 else 's'} cut at {MAX_CELL} characters; --wide shows "
+                      f"them whole", file=sys.stderr)
 
 
 #: How long past --timeout the watchdog waits for the engine to stop by itself (it looks for the alarm about once a
@@ -200,51 +197,51 @@ def add_published_command(subparsers) -> argparse.ArgumentParser:
     q.add_argument("--json", action="store_true", help="one JSON object: tables, their versions and statements")
     q.add_argument("--trino-schema", default="clwl", metavar="NAME",
                    help="the Trino schema the tables are registered in (default: clwl)")
-    q.set_defaults(func=cmd_published)
+    q.set_defaults(func=PublishedTask.main)
     return q
 
 
-def cmd_published(args: argparse.Namespace) -> int:
-    import json
+class PublishedTask(LakeTask):
+    command = "published"
+    readers = ()  # the pointer is JSON; the recipes are text
+    json_indent = 2
 
-    from clwl.lake.door import LakeFileError, reader_recipes
-
-    try:
-        lake = args.lake if args.lake is not None else default_lake_location()
+    def resolve_lake(self):
+        """The lake whose gold folder holds something (not the lake's readers: the pointer is plain JSON)."""
+        lake = self.given_lake()
         gold = Lake(lake).layer("gold")
         there = bool(list_folders(gold)) if is_object_store(gold) else local_folder_exists(gold)
-    except StorageError as exc:  # a typo of a URI in $CLWL_LAKE, no credentials, a store out of reach
-        say(f"clwl published: {exc}", sys.stderr)
-        return EXIT_INPUT
-    if not there:
-        say(f"clwl published: no gold tables in {lake} (give --lake DIR, or set CLWL_LAKE)", sys.stderr)
-        return EXIT_INPUT
-    try:
-        recipes = reader_recipes(gold, args.trino_schema)
-    except LakeFileError as exc:
-        say(f"clwl published: {exc}", sys.stderr)
-        return EXIT_INPUT
-    if args.json:
-        print(json.dumps(recipes, indent=2))
-        return EXIT_OK
-    # the lake's path was typed by the user; dates, run ids and table names are read from _published.json
-    say(f"published in {recipes['gold']}" + ("" if recipes["pointer"] else " (no _published.json: latest versions)"))
-    for date, run_id in sorted(recipes["dates"].items()):
-        say(f"  {date}: {run_id}")
-    for name, t in recipes["tables"].items():
-        say()
-        say(f"{name}: version {t['version']}")
-        for reader in ("spark_sql", "pyspark", "trino", "deltalake"):
-            say(f"  {reader:<10} {t[reader]}")
-    for name, t in recipes["missing"].items():
-        say()
-        say(f"{name}: version {t['version']} MISSING: {t['reason']} ({t['path']})")
-    if recipes["missing"]:
-        say("", sys.stderr)
-        say(f"note: the lake is damaged: {', '.join(recipes['missing'])} cannot be read at the published "
-            f"version; clwl query refuses to answer until it is restored", sys.stderr)
-    if recipes["unsettled"]:
-        say("", sys.stderr)
-        say(f"note: a publish did not finish ({'; '.join(recipes['unsettled'])}); a reader of the latest "
-            f"versions sees it until the next clwl run, clwl ingest or DAG task rolls it back", sys.stderr)
-    return EXIT_OK
+        if not there:
+            raise TaskError(f"no gold tables in {lake} (give --lake DIR, or set CLWL_LAKE)")
+        return lake
+
+    def compute(self) -> dict:
+        from clwl.lake.door import reader_recipes
+
+        return reader_recipes(Lake(self.lake).layer("gold"), self.args.trino_schema)
+
+    def json_document(self, recipes: dict) -> dict:
+        return recipes
+
+    def render_text(self, recipes: dict) -> None:
+        # the lake's path was typed by the user; dates, run ids and table names are read from _published.json
+        say(f"published in {recipes['gold']}" + ("" if recipes["pointer"] else " (no _published.json: latest "
+                                                                                 "versions)"))
+        for date, run_id in sorted(recipes["dates"].items()):
+            say(f"  {date}: {run_id}")
+        for name, t in recipes["tables"].items():
+            say()
+            say(f"{name}: version {t['version']}")
+            for reader in ("spark_sql", "pyspark", "trino", "deltalake"):
+                say(f"  {reader:<10} {t[reader]}")
+        for name, t in recipes["missing"].items():
+            say()
+            say(f"{name}: version {t['version']} MISSING: {t['reason']} ({t['path']})")
+        if recipes["missing"]:
+            say("", sys.stderr)
+            say(f"note: the lake is damaged: {', '.join(recipes['missing'])} cannot be read at the published "
+                f"version; clwl query refuses to answer until it is restored", sys.stderr)
+        if recipes["unsettled"]:
+            say("", sys.stderr)
+            say(f"note: a publish did not finish ({'; '.join(recipes['unsettled'])}); a reader of the latest "
+                f"versions sees it until the next clwl run, clwl ingest or DAG task rolls it back", sys.stderr)

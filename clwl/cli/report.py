@@ -9,13 +9,12 @@ lake) and says where it put it; ``--open`` then opens report.html in the default
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import tempfile
 from pathlib import Path
 
-from clwl.cli.exit_codes import EXIT_INPUT, EXIT_OK
-from clwl.cli.options import DATE, LAKE_LOCATION, lake_location_to_read
+from clwl.cli.options import DATE, LAKE_LOCATION
+from clwl.cli.task import LakeTask, TaskError
 from clwl.terminal import say
 
 #: What reading the lake's report folder needs: listings and reads through clwl.lake.storage (obstore for s3://).
@@ -36,63 +35,70 @@ def add_report_command(subparsers) -> argparse.ArgumentParser:
                         "Without it, --open puts it in a new temporary folder")
     r.add_argument("--open", action="store_true", help="open the fetched report.html in the default web browser")
     r.add_argument("--json", action="store_true", help="one JSON object: date, run ids, where each file went")
-    r.set_defaults(func=cmd_report)
+    r.set_defaults(func=ReportTask.main)
     return r
 
 
-def _fail(line: str) -> int:
-    say(f"clwl report: {line}", sys.stderr)
-    return EXIT_INPUT
+class ReportTask(LakeTask):
+    """The runner's steps (clwl.cli.task): the lake as every lake-reading command finds it, the date (default: the
+    latest published), the fetch, then where it went."""
 
+    command = "report"
+    readers = REPORT_READERS
 
-def cmd_report(args: argparse.Namespace) -> int:
-    if args.out is None and not args.open:
-        return _fail("give --out DIR (the folder to put the report in), --open, or both")
-    if args.out is not None and args.out.exists() and not args.out.is_dir():
-        return _fail(f"--out {args.out}: not a folder")
-    lake_root = lake_location_to_read("report", args.lake, REPORT_READERS)
-    if lake_root is None:
-        return EXIT_INPUT
-    from clwl.lake.door import Lake
-    from clwl.lake.reports import NoReport, fetch_report, report_run_id
+    def check(self) -> None:
+        if self.args.out is None and not self.args.open:
+            raise TaskError("give --out DIR (the folder to put the report in), --open, or both")
+        if self.args.out is not None and self.args.out.exists() and not self.args.out.is_dir():
+            raise TaskError(f"--out {self.args.out}: not a folder")
 
-    lake = Lake(lake_root)
-    published = lake.published()
-    date = args.date
-    if date is None:
-        if not published.dates:
-            return _fail(f"no published date in {lake_root}: give --date YYYY-MM-DD")
-        date = max(published.dates)
-    made_for = report_run_id(lake, date)
-    if made_for is None:
-        why = "it is published, but its report is not there" if date in published.dates else "it is not published"
-        return _fail(f"no report for {date} in {lake_root} ({why})")
-    out = args.out if args.out is not None else Path(tempfile.mkdtemp(prefix=f"clwl-report-{date}-"))
-    try:
-        files = fetch_report(lake, date, out)
-    except NoReport as e:  # removed between the look and the copy
-        return _fail(str(e))
-    except OSError as e:  # the local folder cannot be written
-        return _fail(f"--out {out}: {e.strerror or e}")
-    published_run = published.dates.get(date)
-    stale = published_run is not None and made_for != published_run
-    if stale:
-        say(f"clwl report: warning: the report of {date} is run {made_for}'s, not the published run "
-            f"{published_run}'s (a run stopped before its report); `clwl run --date {date}` writes it again",
-            sys.stderr)
-    html = files[0]
-    if args.json:
-        print(json.dumps({"date": date, "lake": str(lake_root), "run_id": made_for, "published_run_id": published_run,
-                          "out": str(out), "report_html": str(html), "files": [str(f) for f in files]}))
-    else:
-        say(f"report of {date} (run {made_for}) from {lake_root}: {len(files)} file(s) in {out}")
-        say(f"  {html}")
-        summary = out / "summary.md"
-        if summary in files:
-            say(f"  {summary}")
-    if args.open:
-        import webbrowser
+    def compute(self) -> dict:
+        from clwl.lake.door import Lake
+        from clwl.lake.reports import NoReport, fetch_report, report_made_for
 
-        if not webbrowser.open(html.resolve().as_uri()):
-            say(f"clwl report: no web browser could be started here; open {html} yourself", sys.stderr)
-    return EXIT_OK
+        lake = Lake(self.lake)
+        published = lake.published()
+        date = self.date
+        if date is None:
+            if not published.dates:
+                raise TaskError(f"no published date in {self.lake}: give --date YYYY-MM-DD")
+            date = max(published.dates)
+        made_for = report_made_for(lake, date)
+        if made_for is None:
+            why = "it is published, but its report is not there" if date in published.dates else "it is not published"
+            raise TaskError(f"no report for {date} in {self.lake} ({why})")
+        out = self.args.out if self.args.out is not None else Path(tempfile.mkdtemp(prefix=f"clwl-report-{date}-"))
+        try:
+            files = fetch_report(lake, date, out)
+        except NoReport as e:  # removed between the look and the copy
+            raise TaskError(str(e)) from None
+        except OSError as e:  # the local folder cannot be written
+            raise TaskError(f"--out {out}: {e.strerror or e}") from None
+        published_run = published.dates.get(date)
+        if published_run is not None and made_for != published_run:
+            say(f"clwl report: warning: the report of {date} is run {made_for}'s, not the published run "
+                f"{published_run}'s (a run stopped before its report); `clwl run --date {date}` writes it again",
+                sys.stderr)
+        return {"date": date, "lake": str(self.lake), "run_id": made_for, "published_run_id": published_run,
+                "out": out, "files": files}
+
+    def json_document(self, result: dict) -> dict:
+        return {"date": result["date"], "lake": result["lake"], "run_id": result["run_id"],
+                "published_run_id": result["published_run_id"], "out": str(result["out"]),
+                "report_html": str(result["files"][0]), "files": [str(f) for f in result["files"]]}
+
+    def render(self, result: dict) -> None:
+        super().render(result)
+        if self.args.open:
+            import webbrowser
+
+            html = result["files"][0]
+            if not webbrowser.open(html.resolve().as_uri()):
+                say(f"clwl report: no web browser could be started here; open {html} yourself", sys.stderr)
+
+    def render_text(self, result: dict) -> None:
+        files, out = result["files"], result["out"]
+        say(f"report of {result['date']} (run {result['run_id']}) from {result['lake']}: {len(files)} file(s) in {out}")
+        say(f"  {files[0]}")
+        if out / "summary.md" in files:
+            say(f"  {out / 'summary.md'}")

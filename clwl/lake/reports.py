@@ -59,7 +59,7 @@ def _read(location) -> Optional[bytes]:
         return None
 
 
-def report_run_id(reports: Lake | Path | LakeLocation, run_date: str) -> Optional[str]:
+def report_made_for(reports: Lake | Path | LakeLocation, run_date: str) -> Optional[str]:
     """The run the day's report was made for: its marker's, else (a report from before the marker) its
     summary.md's; None when the day has no complete report (no report.html, or neither names a run)."""
     folder = report_folder(reports, run_date)

@@ -52,7 +52,7 @@ from typing import Callable, Iterable
 from clwl.parse.activity_trace_puts import TraceReader
 from clwl.parse.activity_trace_records import ORIGIN, ActivityTraceResult, TraceChunk, TraceState
 from clwl.parse.activity_trace_values import time_zone
-from clwl.parse.common import InputError
+from clwl.parse.common import open_input
 
 __all__ = [
     "ACTIVITY_TRACE_NAME_PATTERNS",
@@ -112,13 +112,5 @@ def parse_activity_trace_file(
     """An amqsact output file (streamed). Undecodable bytes become U+FFFD (amqsact prints names in the queue
     manager's code page): the line that holds them is then refused by its own checks, not the file."""
     source = str(path)
-    try:
-        with open(path, encoding="utf-8", errors="replace", newline="") as handle:
-            return parse_activity_trace_lines(handle, source, tz=tz, state=state, on_chunk=on_chunk,
-                                              chunk_ops=chunk_ops)
-    except FileNotFoundError:
-        raise InputError(source, "file not found") from None
-    except IsADirectoryError:
-        raise InputError(source, "is a directory, not a file") from None
-    except OSError as exc:
-        raise InputError(source, f"cannot read: {exc.strerror or exc}") from None
+    with open_input(path, encoding="utf-8", errors="replace", newline="") as handle:
+        return parse_activity_trace_lines(handle, source, tz=tz, state=state, on_chunk=on_chunk, chunk_ops=chunk_ops)

@@ -43,7 +43,7 @@ from clwl.parse.activity_trace_lexer import OperationBlock, TraceMessage
 from clwl.parse.activity_trace_puts import TraceReader
 from clwl.parse.activity_trace_records import ActivityTraceResult, TraceChunk, TraceState
 from clwl.parse.activity_trace_values import number_reason, printed_number, time_zone
-from clwl.parse.common import JSON_DECODER, InputError, clip, too_deep_reason
+from clwl.parse.common import JSON_DECODER, clip, open_input, too_deep_reason
 
 __all__ = [
     "AMQSEVT_JSON_NAME_PATTERNS",
@@ -475,13 +475,6 @@ def parse_amqsevt_json_file(
     """An amqsevt JSON output file. Undecodable bytes become U+FFFD (the values they are in are then refused by
     their own checks)."""
     source = str(path)
-    try:
-        with open(path, encoding="utf-8", errors="replace", newline="") as handle:
-            text = handle.read()
-    except FileNotFoundError:
-        raise InputError(source, "file not found") from None
-    except IsADirectoryError:
-        raise InputError(source, "is a directory, not a file") from None
-    except OSError as exc:
-        raise InputError(source, f"cannot read: {exc.strerror or exc}") from None
+    with open_input(path, encoding="utf-8", errors="replace", newline="") as handle:
+        text = handle.read()
     return parse_amqsevt_json_text(text, source, tz=tz, state=state, on_chunk=on_chunk, chunk_ops=chunk_ops)

@@ -44,7 +44,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
-from clwl.parse.common import INT64_MAX, INT64_MIN, InputError, ParseProblem, checked_int, clip
+from clwl.parse.common import INT64_MAX, INT64_MIN, InputError, ParseProblem, checked_int, clip, read_input_bytes
 
 __all__ = ["AmqsmonRecord", "ChannelStatisticsRecord", "QueueAccountingRecord", "parse_amqsmon_text",
            "parse_amqsmon_file", "CHANNEL_LABELS", "CHANNEL_TYPE", "QUEUE_TYPES", "SKIPPED_TYPES"]
@@ -399,15 +399,7 @@ _LOOKS_AMQSMON = re.compile(r"^MonitoringType\s*:", re.M)
 
 def parse_amqsmon_file(path: str | Path) -> tuple[list[AmqsmonRecord], list[ParseProblem], int]:
     """An amqsmon output file; InputError when it is missing, unreadable or not amqsmon output."""
-    p = Path(path)
-    try:
-        data = p.read_bytes()
-    except FileNotFoundError:
-        raise InputError(str(path), "file not found") from None
-    except IsADirectoryError:
-        raise InputError(str(path), "is a directory, not a file") from None
-    except OSError as exc:
-        raise InputError(str(path), f"cannot read: {exc.strerror or exc}") from None
+    data = read_input_bytes(path)
     try:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError:

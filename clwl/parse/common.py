@@ -1,12 +1,14 @@
-"""Types shared by every parser."""
+"""Types shared by every parser, and the one way they open their input (:func:`open_input`)."""
 
 from __future__ import annotations
 
 import json
+import os
 import re
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from itertools import accumulate
-from typing import Iterator, Mapping
+from typing import IO, Any, Iterator, Mapping, Optional
 
 
 class InputError(Exception):
@@ -19,6 +21,51 @@ class InputError(Exception):
         super().__init__(f"{path}: {reason}")
         self.path = path
         self.reason = reason
+
+
+@dataclass(frozen=True)
+class ReadWords:
+    """How a parser says that a file cannot be read, in :class:`InputError`'s reason: the file is not there,
+    is a folder, may not be read (None: said as any other error), or another error (``unreadable: <strerror>``)."""
+
+    missing: str = "file not found"
+    directory: str = "is a directory, not a file"
+    denied: Optional[str] = None
+    unreadable: str = "cannot read"
+
+
+#: The words of the parsers of put files, activity traces (amqsact, amqsevt JSON), amqsmon and transmission queue
+#: browses.
+READ_WORDS = ReadWords()
+
+
+@contextmanager
+def open_input(path: str | os.PathLike[str], mode: str = "r", *, source: Optional[str] = None,
+               words: ReadWords = READ_WORDS, **open_args: Any) -> Iterator[IO[Any]]:
+    """The one way a parser opens its input: ``open(path, mode, **open_args)``, every OSError (opening it, or
+    reading it inside the ``with`` block: a parser that streams its file reads as it parses) an
+    :class:`InputError` naming ``source`` (default: ``str(path)``) in ``words``."""
+    source = str(path) if source is None else source
+    try:
+        with open(path, mode, **open_args) as handle:
+            yield handle
+    except FileNotFoundError:
+        raise InputError(source, words.missing) from None
+    except IsADirectoryError:
+        raise InputError(source, words.directory) from None
+    except PermissionError as exc:
+        if words.denied is None:
+            raise InputError(source, f"{words.unreadable}: {exc.strerror or exc}") from None
+        raise InputError(source, words.denied) from None
+    except OSError as exc:
+        raise InputError(source, f"{words.unreadable}: {exc.strerror or exc}") from None
+
+
+def read_input_bytes(path: str | os.PathLike[str], *, source: Optional[str] = None,
+                     words: ReadWords = READ_WORDS) -> bytes:
+    """The bytes of a parser's input file (:func:`open_input`'s errors)."""
+    with open_input(path, "rb", source=source, words=words) as handle:
+        return handle.read()
 
 
 @dataclass(frozen=True)

@@ -71,7 +71,7 @@ import codecs
 import os
 import re
 
-from clwl.parse.common import InputError, MqscRecord, ParsedCapture, ParseProblem
+from clwl.parse.common import InputError, MqscRecord, ParsedCapture, ParseProblem, ReadWords, read_input_bytes
 from clwl.parse.record_kinds import (  # the kinds: their home is clwl.parse.record_kinds, named here too
     KINDS,
     MESSAGE_KINDS,
@@ -116,21 +116,14 @@ def decode_bytes(data: bytes) -> str:
         return data.decode("latin-1")
 
 
+#: How a capture that cannot be read is said (``clwl route`` and the ingest have always said it so).
+CAPTURE_READ_WORDS = ReadWords(missing="no such file", denied="permission denied", unreadable="cannot be read")
+
+
 def read_text_file(path: str | os.PathLike[str]) -> tuple[str, str]:
     """``(source, text)`` of a file; :class:`InputError` when it is missing or unreadable."""
     source = os.fspath(path)
-    try:
-        with open(source, "rb") as handle:
-            data = handle.read()
-    except FileNotFoundError:
-        raise InputError(source, "no such file") from None
-    except IsADirectoryError:
-        raise InputError(source, "is a directory, not a file") from None
-    except PermissionError:
-        raise InputError(source, "permission denied") from None
-    except OSError as error:
-        raise InputError(source, f"cannot be read: {error.strerror or error}") from None
-    return source, decode_bytes(data)
+    return source, decode_bytes(read_input_bytes(source, words=CAPTURE_READ_WORDS))
 
 
 # --------------------------------------------------------------------------------------------------------------

@@ -40,6 +40,7 @@ from clwl.parse.common import (
     has_surrogate,
     json_array_elements,
     json_depth,
+    open_input,
     too_deep_reason,
 )
 from clwl.parse.put_record import PUT_COLUMNS, PutRecord
@@ -329,9 +330,9 @@ def parse_puts_file(path: str | Path, on_chunk: Callable[[list[PutRecord]], None
         raise InputError(source, f"unknown put-record file type {p.suffix!r} (expected .csv, .jsonl or .json)")
     try:
         if suffix == ".csv":
-            with p.open(encoding="utf-8-sig", newline="") as handle:
+            with open_input(p, source=source, encoding="utf-8-sig", newline="") as handle:
                 return _parse_csv(handle, source, on_chunk, chunk_rows)
-        with p.open(encoding="utf-8-sig") as handle:
+        with open_input(p, source=source, encoding="utf-8-sig") as handle:
             first = ""
             for first in iter(lambda: handle.read(1), ""):
                 if not first.isspace():
@@ -340,13 +341,7 @@ def parse_puts_file(path: str | Path, on_chunk: Callable[[list[PutRecord]], None
             if first == "[":
                 return _parse_objects(_json_array_items(handle.read(), source), source)
             return _parse_objects(_jsonl_items(handle), source)
-    except FileNotFoundError:
-        raise InputError(source, "file not found") from None
-    except IsADirectoryError:
-        raise InputError(source, "is a directory, not a file") from None
     except UnicodeDecodeError as exc:
         raise InputError(source, f"not UTF-8 text ({exc.reason} at byte {exc.start})") from None
     except csv.Error as exc:
         raise InputError(source, f"unreadable CSV: {exc}") from None
-    except OSError as exc:
-        raise InputError(source, f"cannot read: {exc.strerror or exc}") from None

@@ -45,7 +45,16 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 
-from clwl.parse.common import INT32_MAX, INT32_MIN, INT64_MAX, InputError, ParseProblem, checked_int, clip
+from clwl.parse.common import (
+    INT32_MAX,
+    INT32_MIN,
+    INT64_MAX,
+    InputError,
+    ParseProblem,
+    checked_int,
+    clip,
+    read_input_bytes,
+)
 
 __all__ = [
     "XmitqMessage",
@@ -556,15 +565,7 @@ _IS_DMP_HEADER = re.compile(r"^\* (Dumper|QLOAD) Version", re.M)
 
 def read_text(path: str | Path) -> str:
     """The file's text (UTF-8, else Latin-1); InputError when it cannot be read."""
-    p = Path(path)
-    try:
-        data = p.read_bytes()
-    except FileNotFoundError:
-        raise InputError(str(path), "file not found") from None
-    except IsADirectoryError:
-        raise InputError(str(path), "is a directory, not a file") from None
-    except OSError as exc:
-        raise InputError(str(path), f"cannot read: {exc.strerror or exc}") from None
+    data = read_input_bytes(path)
     try:
         return data.decode("utf-8-sig")
     except UnicodeDecodeError:

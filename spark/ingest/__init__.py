@@ -132,7 +132,7 @@ from spark.ingest.parse_tasks import (
     parse_landing_file,
 )
 from spark.ingest.run import ingest, ingest_pending
-from spark.ingest.run_log import FileResult, IngestSummary, code_version, new_run_id
+from spark.ingest.run_log import FileResult, IngestSummary, code_version
 from spark.ingest.scratch import SCRATCH_STALE_SECONDS, make_scratch
 
 __all__ = [
@@ -156,7 +156,6 @@ __all__ = [
     "discover_landing",
     "ingest",
     "ingest_pending",
-    "new_run_id",
     "object_key",
     "parse_landing_file",
     "plan_tasks",

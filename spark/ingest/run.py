@@ -18,12 +18,12 @@ from spark.ingest.run_log import (
     code_version,
     latest_log_rows,
     log_run,
-    new_run_id,
     plan_files,
     report_plan,
 )
 from spark.ingest.scratch import make_scratch, remove_scratch
 from spark.ingest.write_step import write_tables
+from spark.run import new_run_id
 from spark.tables import ensure_tables
 
 
@@ -60,7 +60,7 @@ def ingest(config: PipelineConfig, run_dates: list[str] | None = None, spark=Non
         return say(printable(line))
 
     dates, files, notes = discover_landing(config.landing, run_dates)
-    run_id = new_run_id()
+    run_id = new_run_id("ingest")
     ingested_at = datetime.now(timezone.utc)
     summary = IngestSummary(run_id=run_id, run_dates=dates, landing=str(config.landing), lake=str(config.lake))
     progress(f"ingest {run_id}: {len(files)} files in {len(dates)} run date(s) from {config.landing}")

@@ -5,9 +5,8 @@ from __future__ import annotations
 
 import functools
 import hashlib
-import uuid
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import datetime
 from pathlib import Path
 
 from clwl.days import run_day
@@ -101,11 +100,6 @@ def code_version() -> str:
         h.update(name.encode())
         h.update(Path(module.__file__).read_bytes())
     return h.hexdigest()[:16]
-
-
-def new_run_id(now: datetime | None = None) -> str:
-    now = now or datetime.now(timezone.utc)
-    return f"ingest-{now.strftime('%Y%m%dT%H%M%S')}-{uuid.uuid4().hex[:8]}"
 
 
 def latest_log_rows(config: PipelineConfig, dates: list[str]) -> dict[str, dict]:

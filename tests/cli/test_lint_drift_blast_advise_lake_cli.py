@@ -1,6 +1,6 @@
 """`clwl lint`, `clwl drift`, `clwl blast` and `clwl advise --lake` find their lake as every other command does
-(clwl.cli.options LAKE_LOCATION, lake_location_to_read: a folder, or `s3://bucket/prefix`; issue 31). What they
-say before anything is read, without a store or Spark: a lake on an object store with no credentials in the
+(clwl.cli.options LAKE_LOCATION, clwl.cli.task LakeTask.resolve_lake: a folder, or `s3://bucket/prefix`; issue
+31). What they say before anything is read, without a store or Spark: a lake on an object store with no credentials in the
 environment is one line and exit 2 before anything is sent; a typo of a URI (`s3:/x`, `s3//x`) or a scheme the
 lake does not support (`gs://`) is one line and exit 2, and never taken for a local folder (which would make a
 folder named `s3:` in the current one). The same answers from `$CLWL_LAKE` for the commands that default to it.

@@ -32,7 +32,7 @@ from clwl.cli import main
 from clwl.lake.door import Lake
 from clwl.lake.lock import LakeBusy, lake_lock, process_start, read_holder
 from clwl.lake.published import write_published
-from clwl.lake.reports import MARKER, report_run_id
+from clwl.lake.reports import MARKER, report_made_for
 from clwl.lake.storage import StorageError, check_bucket, lake_root, list_prefix, put_object
 from spark.config import REPO_ROOT
 
@@ -203,7 +203,7 @@ def test_a_run_killed_before_its_report_gets_its_report_from_the_next_run(store,
     out, err = killed.communicate(timeout=1500)
     assert killed.returncode == -9, (out[-3000:], err[-3000:])
     published = Lake(lake).published().dates[DAY]
-    assert report_run_id(reports, DAY) == "run-previous"  # what the kill left: the previous run's report
+    assert report_made_for(reports, DAY) == "run-previous"  # what the kill left: the previous run's report
     holder = read_holder(lake)
     assert holder["pid"] == killed.pid and not holder.get("released")
     assert holder["expires_at"] > time.time() + 600  # renewed every 1200 s: far from expiring
@@ -216,7 +216,7 @@ def test_a_run_killed_before_its_report_gets_its_report_from_the_next_run(store,
             f"{published}") in out, out
     assert f"{DAY}: unchanged since {published}, published as is" in out
     assert "starting Spark" not in out  # the report is written without Spark
-    assert report_run_id(reports, DAY) == published
+    assert report_made_for(reports, DAY) == published
     names = {name for name, _ in list_prefix(reports / DAY)}
     assert {"report.html", "summary.md", MARKER} <= names and any(n.endswith(".png") for n in names), names
     assert f"report: {reports / DAY / 'report.html'}" in out

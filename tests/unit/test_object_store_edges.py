@@ -28,7 +28,7 @@ import pytest
 from clwl.cli import build_parser, main
 from clwl.lake.lock import LakeBusy, holder_gone, lake_lock, process_start
 from clwl.lake.published import write_published
-from clwl.lake.reports import MARKER, NoReport, fetch_report, report_run_id
+from clwl.lake.reports import MARKER, NoReport, fetch_report, report_made_for
 
 DAY = "2026-11-20"
 HERE = socket.gethostname()
@@ -134,16 +134,16 @@ def _published(lake: Path, dates: dict[str, str]) -> None:
 
 def test_which_run_a_report_was_made_for(tmp_path):
     lake = tmp_path / "lake"
-    assert report_run_id(lake / "reports", DAY) is None
+    assert report_made_for(lake / "reports", DAY) is None
     folder = _report(lake, DAY, "run-b", summary_run="run-a")
-    assert report_run_id(lake / "reports", DAY) == "run-b"  # the marker, written last, decides
+    assert report_made_for(lake / "reports", DAY) == "run-b"  # the marker, written last, decides
     (folder / MARKER).unlink()
-    assert report_run_id(lake / "reports", DAY) == "run-a"  # a report from before the marker: its summary
+    assert report_made_for(lake / "reports", DAY) == "run-a"  # a report from before the marker: its summary
     (folder / MARKER).write_text("{not json")
-    assert report_run_id(lake / "reports", DAY) is None
+    assert report_made_for(lake / "reports", DAY) is None
     (folder / MARKER).write_text(json.dumps({"run_id": "run-c"}))
     (folder / "report.html").unlink()
-    assert report_run_id(lake / "reports", DAY) is None  # no report.html: no report
+    assert report_made_for(lake / "reports", DAY) is None  # no report.html: no report
 
 
 def test_write_report_puts_the_marker_last(tmp_path, monkeypatch):
@@ -165,7 +165,7 @@ def test_write_report_puts_the_marker_last(tmp_path, monkeypatch):
     html, md = build.write_report(build.Place(tmp_path / "lake", tmp_path / "reports"), DAY, "run-x")
     assert written == ["report.html", "summary.md"]
     assert json.loads((html.parent / MARKER).read_text()) == {"run_id": "run-x", "run_date": DAY}
-    assert report_run_id(tmp_path / "reports", DAY) == "run-x"
+    assert report_made_for(tmp_path / "reports", DAY) == "run-x"
 
 
 def test_fetch_report_copies_every_file_report_html_first(tmp_path):

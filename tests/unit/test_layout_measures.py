@@ -1,0 +1,236 @@
+"""The layout issue 41 asks for, measured.
+
+Item 5: the commands that read a lake without a JVM (lint, drift, advise, blast, explain, published, query) are
+tasks on one runner, clwl/cli/task.py's LakeTask (the shape of dbt-core's BaseTask): the runner resolves the lake
+and the date, turns one error class into one line and exit 2, and prints --json or text; each command's module
+is its task, one compute call and its printing. Their outputs and exit codes are pinned by tests/cli and
+tests/unit/test_query*.py; here, that they run on the runner and leave its work to it.
+
+Item 7, in part: the parsers open their input one way (clwl.parse.common.open_input), each saying a file it cannot
+read in the words it always has; every run id is made by one function (spark.run.new_run_id).
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import json
+from pathlib import Path
+
+import pytest
+
+from clwl.cli.task import LakeTask, TaskError
+
+ROOT = Path(__file__).resolve().parents[2]
+
+#: Each lake-reading command and the module that holds its task.
+LAKE_COMMANDS = {"lint": "clwl.cli.lint", "drift": "clwl.cli.drift", "advise": "clwl.cli.advise",
+                 "blast": "clwl.cli.blast", "explain": "clwl.cli.explain", "published": "clwl.cli.query",
+                 "query": "clwl.cli.query"}
+
+#: What the runner does for them, so no command module names it: finding the lake (and the extra it is read
+#: with), the exit codes of a finished or refused run.
+RUNNER_ONLY = {"default_lake_location", "lake_location_to_read", "missing_extra", "missing_extra_reason", "EXIT_OK"}
+
+
+def _subcommands() -> dict[str, argparse.ArgumentParser]:
+    from clwl.cli import build_parser
+
+    parser = build_parser()
+    return next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction)).choices
+
+
+def _path(module: str) -> Path:
+    return ROOT / (module.replace(".", "/") + ".py")
+
+
+def _runner_work_done_here(path: Path) -> dict[str, list[str]]:
+    """What of the runner's work a module does itself: the names of RUNNER_ONLY it uses, its own argparse
+    handlers (``cmd_*``), the exit codes it returns."""
+    tree = ast.parse(path.read_text(), str(path))
+    named = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)} | {
+        a.asname or a.name for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) for a in n.names}
+    found = {
+        "names": sorted(named & RUNNER_ONLY),
+        "handlers": [f.name for f in tree.body if isinstance(f, ast.FunctionDef) and f.name.startswith("cmd_")],
+        "exit codes returned": sorted({n.value.id for n in ast.walk(tree) if isinstance(n, ast.Return)
+                                       and isinstance(n.value, ast.Name) and n.value.id.startswith("EXIT_")}),
+    }
+    return {k: v for k, v in found.items() if v}
+
+
+@pytest.mark.parametrize("command", sorted(LAKE_COMMANDS))
+def test_each_lake_reading_command_is_a_task_on_the_runner(command):
+    handler = _subcommands()[command].get_default("func")
+    task = getattr(handler, "__self__", None)
+    assert isinstance(task, type) and issubclass(task, LakeTask), f"clwl {command} is not a LakeTask: {handler}"
+    assert handler.__func__ is LakeTask.main.__func__  # the runner itself, not a handler of its own
+    assert task.command == command
+    assert task.__module__ == LAKE_COMMANDS[command]
+    assert task.compute is not LakeTask.compute  # its one compute call
+    prints = task.render is not LakeTask.render or (task.render_text is not LakeTask.render_text
+                                                    and task.json_document is not LakeTask.json_document)
+    assert prints, f"clwl {command} prints neither its text nor its JSON"
+
+
+@pytest.mark.parametrize("module", sorted(set(LAKE_COMMANDS.values())))
+def test_the_command_modules_leave_the_lake_the_errors_and_the_exit_codes_to_the_runner(module):
+    assert _runner_work_done_here(_path(module)) == {}
+
+
+def test_the_check_sees_a_command_that_does_the_runner_s_work(tmp_path):
+    # Not passing on an empty walk: the shape every one of them had before (clwl/cli/drift.py's cmd_drift).
+    old = tmp_path / "drift.py"
+    old.write_text("from clwl.cli.exit_codes import EXIT_INPUT, EXIT_OK\n"
+                   "from clwl.cli.options import lake_location_to_read\n\n\n"
+                   "def cmd_drift(args):\n"
+                   "    lake = lake_location_to_read('drift', args.lake)\n"
+                   "    if lake is None:\n"
+                   "        return EXIT_INPUT\n"
+                   "    return EXIT_OK\n")
+    assert _runner_work_done_here(old) == {"names": ["EXIT_OK", "lake_location_to_read"], "handlers": ["cmd_drift"],
+                                           "exit codes returned": ["EXIT_INPUT", "EXIT_OK"]}
+
+
+class _Echo(LakeTask):
+    """A task of the runner's own: the lake and the date it resolved, or the error it was told to raise."""
+
+    command = "echo"
+    readers = ()
+    date_required = "--date is required"
+
+    def compute(self):
+        if self.args.fail:
+            raise TaskError(self.args.fail)
+        return {"lake": str(self.lake), "date": self.date}
+
+    def json_document(self, result):
+        return result
+
+    def render_text(self, result):
+        print(f"{result['lake']} on {result['date']}")
+
+
+def _args(lake, **changes) -> argparse.Namespace:
+    return argparse.Namespace(**{"date": "2026-11-20", "json": False, "fail": None, **changes, "lake": lake})
+
+
+def test_the_runner_prints_the_answer_as_text_or_json_and_exits_0(tmp_path, capsys):
+    assert _Echo.main(_args(tmp_path)) == 0
+    assert capsys.readouterr() == (f"{tmp_path} on 2026-11-20\n", "")
+    assert _Echo.main(_args(tmp_path, json=True)) == 0
+    out, err = capsys.readouterr()
+    assert json.loads(out) == {"lake": str(tmp_path), "date": "2026-11-20"} and out.count("\n") == 1 and err == ""
+
+
+@pytest.mark.parametrize("changes, says", [
+    ({"fail": "nothing on 2026-11-20\x1b[2J"}, "nothing on 2026-11-20\\x1b[2J"),  # one line, escaped
+    ({"date": None}, "--date is required"),
+    ({"lake": "nowhere"}, "no lake at {tmp}/nowhere (name it with --lake or $CLWL_LAKE)"),
+])
+def test_the_runner_says_bad_input_in_one_line_and_exits_2(tmp_path, capsys, changes, says):
+    if changes.get("lake") == "nowhere":
+        changes = {**changes, "lake": tmp_path / "nowhere"}
+    assert _Echo.main(_args(**{"lake": tmp_path, **changes})) == 2
+    assert capsys.readouterr() == ("", f"clwl echo: {says.format(tmp=tmp_path)}\n")
+
+
+def test_the_runner_says_a_missing_extra_as_the_pipeline_commands_do(tmp_path, capsys):
+    class Needs(_Echo):
+        readers = ("clwl_no_such_module",)
+
+    assert Needs.main(_args(tmp_path)) == 2
+    assert capsys.readouterr().err == ("clwl echo: needs the pipeline extra (clwl_no_such_module not installed); "
+                                       "install it with: pip install 'clwl-analytics[pipeline]'\n")
+
+
+# -- item 7: one input opener for the parsers ----------------------------------------------------------------
+
+def _file_parsers():
+    from clwl.parse.activity_trace import parse_activity_trace_file
+    from clwl.parse.activity_trace_json import parse_amqsevt_json_file
+    from clwl.parse.amqsmon import parse_amqsmon_file
+    from clwl.parse.mqsc import parse_mqsc_file
+    from clwl.parse.puts import parse_puts_file
+    from clwl.parse.rest import parse_rest_file
+    from clwl.parse.xmitq import parse_xmitq_file
+
+    return {"runmqsc": parse_mqsc_file, "rest": parse_rest_file, "puts": parse_puts_file,
+            "amqsact": parse_activity_trace_file, "amqsevt": parse_amqsevt_json_file, "amqsmon": parse_amqsmon_file,
+            "xmitq": parse_xmitq_file}
+
+
+#: What each parser says of a file it cannot read: the captures' words (runmqsc and MQ REST share one reader),
+#: and the others'.
+CAPTURE_WORDS = ("no such file", "is a directory, not a file", "permission denied", "cannot be read")
+OTHER_WORDS = ("file not found", "is a directory, not a file", "cannot read: Permission denied", "cannot read")
+
+
+@pytest.mark.parametrize("parser", ["runmqsc", "rest", "puts", "amqsact", "amqsevt", "amqsmon", "xmitq"])
+def test_every_parser_says_an_unreadable_file_in_its_words(parser, tmp_path, monkeypatch):
+    import builtins
+
+    from clwl.parse.common import InputError
+
+    parse = _file_parsers()[parser]
+    missing, directory, denied, other = CAPTURE_WORDS if parser in ("runmqsc", "rest") else OTHER_WORDS
+    name = "x.csv" if parser == "puts" else "x.txt"
+
+    def reason(path) -> str:
+        with pytest.raises(InputError) as caught:
+            parse(path)
+        assert caught.value.path == str(path)
+        return caught.value.reason
+
+    assert reason(tmp_path / name) == missing
+    folder = tmp_path / ("d.csv" if parser == "puts" else "d")
+    folder.mkdir()
+    assert reason(folder) == directory
+    too_long = tmp_path / ("a" * 300 + name)
+    assert reason(too_long) == f"{other}: File name too long"
+    (tmp_path / name).write_text("")
+
+    def refuse(*args, **kwargs):
+        raise PermissionError(13, "Permission denied")
+
+    monkeypatch.setattr(builtins, "open", refuse)
+    monkeypatch.setattr(Path, "open", refuse)
+    monkeypatch.setattr(Path, "read_bytes", refuse)
+    assert reason(tmp_path / name) == denied
+
+
+def test_only_the_opener_maps_an_oserror_in_the_parsers():
+    mappers = sorted(p.name for p in (ROOT / "clwl" / "parse").glob("*.py")
+                     if any(isinstance(n, ast.ExceptHandler) and n.type is not None
+                            and "Error" in ast.unparse(n.type) and any(e in ast.unparse(n.type) for e in (
+                                "OSError", "FileNotFoundError", "IsADirectoryError", "PermissionError"))
+                            for n in ast.walk(ast.parse(p.read_text()))))
+    assert mappers == ["common.py"]
+
+
+# -- item 7: one new_run_id ------------------------------------------------------------------------------------
+
+def test_one_new_run_id_makes_every_run_id():
+    import re
+    from datetime import datetime, timezone
+
+    from spark.run import new_run_id
+
+    at = datetime(2026, 11, 20, 6, 0, 5, tzinfo=timezone.utc)
+    assert re.fullmatch(r"run-20261120T060005-[0-9a-f]{8}", new_run_id("run", at))
+    assert re.fullmatch(r"ingest-\d{8}T\d{6}-[0-9a-f]{8}", new_run_id("ingest"))
+    assert new_run_id("run", at) != new_run_id("run", at)
+    with pytest.raises(ValueError, match="not a kind of run"):
+        new_run_id("Run")
+    # nothing else in clwl/, spark/ or dags/ spells a run id (<kind>-<time>-...) or defines its own maker
+    makers, spelled = [], []
+    for folder in ("clwl", "spark", "dags"):
+        for path in sorted((ROOT / folder).rglob("*.py")):
+            tree = ast.parse(path.read_text(), str(path))
+            rel = str(path.relative_to(ROOT))
+            makers += [f"{rel}:{n.name}" for n in ast.walk(tree)
+                       if isinstance(n, ast.FunctionDef) and n.name.endswith("run_id") and n.name != "pipeline_run_id"]
+            spelled += [f"{rel}:{n.lineno}" for n in ast.walk(tree) if isinstance(n, ast.JoinedStr) and n.values
+                        and isinstance(n.values[0], ast.Constant) and re.fullmatch(r"(run|ingest)-", str(n.values[0].value))]
+    assert makers == ["spark/run.py:new_run_id"]
+    assert spelled == []
