@@ -40,14 +40,15 @@ def parsed(text: str) -> dict[str, dict[tuple, float]]:
 
 
 @pytest.fixture(scope="module")
-def texts(samples_lake):
-    """The text of each sample day, as `clwl metrics --date` prints it."""
+def texts(samples_lake, tmp_path_factory):
+    """The text of each sample day, as `clwl metrics --date --metrics-file` writes it."""
+    folder = tmp_path_factory.mktemp("metrics")
     out = {}
     for day in DAYS:
         code = main(["metrics", "--lake", str(samples_lake.lake), "--date", day, "--metrics-file",
-                     str(samples_lake.lake.parent / f"metrics-{day}.prom")])
+                     str(folder / f"metrics-{day}.prom")])
         assert code == 0
-        out[day] = (samples_lake.lake.parent / f"metrics-{day}.prom").read_text(encoding="utf-8")
+        out[day] = (folder / f"metrics-{day}.prom").read_text(encoding="utf-8")
     return out
 
 
