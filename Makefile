@@ -22,7 +22,7 @@ help:
 	@echo "make demo      run the pipeline (clwl run) on the bundled sample estate"
 	@echo "make bench     run the benchmarks: routing engine, replay loop, pipeline (MESSAGES=1000000)"
 	@echo "make promtool  build Prometheus's promtool into .tools/bin (Go; the rules' tests use it)"
-	@echo "make clean     remove generated data and caches (distclean: also $(VENV) and .ivy-cache)"
+	@echo "make clean     remove generated data and caches (distclean: also $(VENV), .ivy-cache and .tools)"
 
 # Re-run whenever the dependency declaration or the pins change. The stamp is written last, so a failed
 # install is retried on the next make.
@@ -75,4 +75,4 @@ clean:
 	find . -path ./$(VENV) -prune -o -type d -name __pycache__ -prune -exec rm -rf {} +
 
 distclean: clean
-	rm -rf $(VENV) .ivy-cache
+	rm -rf $(VENV) .ivy-cache .tools
