@@ -12,7 +12,7 @@ STAMP       := $(VENV)/.installed
 EXTRAS      := pipeline,airflow,dev
 PYTEST_ARGS ?=
 
-.PHONY: help install jars test test-extended demo bench clean distclean
+.PHONY: help install jars test test-extended demo bench promtool clean distclean
 
 help:
 	@echo "make install   create $(VENV) and install the project with its pinned dependencies"
@@ -21,7 +21,8 @@ help:
 	@echo "make test-extended  the deployment-scale tests: lake on an object store, standalone cluster, Spark Connect"
 	@echo "make demo      run the pipeline (clwl run) on the bundled sample estate"
 	@echo "make bench     run the benchmarks: routing engine, replay loop, pipeline (MESSAGES=1000000)"
-	@echo "make clean     remove generated data and caches (distclean: also $(VENV) and .ivy-cache)"
+	@echo "make promtool  build Prometheus's promtool into .tools/bin (Go; the rules' tests use it)"
+	@echo "make clean     remove generated data and caches (distclean: also $(VENV), .ivy-cache and .tools)"
 
 # Re-run whenever the dependency declaration or the pins change. The stamp is written last, so a failed
 # install is retried on the next make.
@@ -58,9 +59,20 @@ bench: $(STAMP)
 	$(PY) bench/replay.py
 	$(PY) bench/pipeline.py --messages $(MESSAGES)
 
+# promtool, for the tests of monitoring/prometheus/clwl-rules.yml: built once from the Go module (the module
+# proxy serves it) into .tools/bin; nothing to do when the binary is there. Needs Go (1.24 or later).
+PROMETHEUS_VERSION ?= v0.316.0
+TOOLS_BIN := $(CURDIR)/.tools/bin
+
+promtool: $(TOOLS_BIN)/promtool
+
+$(TOOLS_BIN)/promtool:
+	@command -v go >/dev/null || { echo "error: go is not on PATH (promtool is built from its Go module)" >&2; exit 1; }
+	GOBIN=$(TOOLS_BIN) go install github.com/prometheus/prometheus/cmd/promtool@$(PROMETHEUS_VERSION)
+
 clean:
 	rm -rf lake reports spark-warehouse metastore_db derby.log build *.egg-info .pytest_cache .hypothesis
 	find . -path ./$(VENV) -prune -o -type d -name __pycache__ -prune -exec rm -rf {} +
 
 distclean: clean
-	rm -rf $(VENV) .ivy-cache
+	rm -rf $(VENV) .ivy-cache .tools

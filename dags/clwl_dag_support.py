@@ -268,6 +268,31 @@ def annotate_gold_events(config: PipelineConfig, run_date: str, run_id: str, ver
                                       "table_uri": table_uri(config.lake, table)}
 
 
+# ------------------------------------------------------------------------------------------------ metrics
+#: The Variables of the nightly's `metrics` task: the file node_exporter's textfile collector reads, and a
+#: Pushgateway (else the environment's CLWL_PUSHGATEWAY). Neither set: the task does nothing.
+METRICS_VARIABLES = {"file": "clwl_metrics_file", "pushgateway": "clwl_pushgateway"}
+
+
+def export_metrics(config: PipelineConfig) -> dict:
+    """The latest published day's Prometheus gauges (clwl/analyses/metrics.py, what `clwl run --metrics-file`
+    writes), written atomically to the file the Variable clwl_metrics_file names and pushed to clwl_pushgateway
+    (else CLWL_PUSHGATEWAY), after the night's publish, a blocked one too (clwl_publish_blocked 1: the gate's
+    verdict is in the lake)."""
+    from clwl.analyses.metrics import export
+
+    path = str(Variable.get(METRICS_VARIABLES["file"], default=None) or "").strip() or None
+    gateway = (str(Variable.get(METRICS_VARIABLES["pushgateway"], default=None) or "").strip()
+               or os.environ.get("CLWL_PUSHGATEWAY", "").strip() or None)
+    if not (path or gateway):
+        log.info("no Variable %s or %s: no metrics exported", *METRICS_VARIABLES.values())
+        return {"metrics_file": None, "pushgateway": None}
+    found = export(config.lake, path, gateway)
+    log.info("metrics of run date %s (publish blocked: %s) written to %s, pushed to %s", found.run_date,
+             ", ".join(found.blocked) or "none", path or "-", gateway or "-")
+    return {"metrics_file": path, "pushgateway": gateway, "run_date": found.run_date, "blocked": found.blocked}
+
+
 # ------------------------------------------------------------------------------------------------ ad hoc
 ADHOC_PARAMS = {
     "run_date": Param(type="string", format="date", pattern=DATE_PATTERN, title="Run date",

@@ -16,6 +16,10 @@ expectations and the validation results folder; gold keeps its last good version
 `changed` skips replay, detect, publish and report when the date's inputs (the silver rows it reads), the
 options and the code are those its published run recorded (clwl/lake/fingerprint.py), as `clwl run` leaves such a
 date: a re-run of a night that brought nothing new costs the ingest's check only.
+
+`metrics` runs after `publish` whatever its outcome: when the Variable `clwl_metrics_file` (or `clwl_pushgateway`)
+is set, it writes the latest published day's Prometheus gauges there, as `clwl run --metrics-file` does
+(docs/metrics.md), `clwl_publish_blocked 1` after a blocked gate.
 """
 
 from __future__ import annotations
@@ -30,6 +34,7 @@ from clwl_dag_support import (
     TAGS_BASE,
     annotate_gold_events,
     date_has_work,
+    export_metrics,
     gold_assets,
     ingest_day,
     lake_writer,
@@ -106,7 +111,16 @@ def clwl_nightly():
         html, md = report_stage(None, run, run_date)  # deltalake + pandas: no JVM needed
         return {"run_date": run_date, "report_html": html, "report_md": md}
 
-    ingest() >> changed() >> replay() >> detect() >> publish() >> report()
+    @task(trigger_rule="all_done")
+    def metrics() -> dict:
+        """The Prometheus gauges of the latest published day, after the publish, a blocked one too (a leaf beside
+        `report`, which keeps a blocked night's run failed)."""
+        run, _ = run_context()
+        return export_metrics(run.config)
+
+    published = publish()
+    ingest() >> changed() >> replay() >> detect() >> published >> report()
+    published >> metrics()
 
 
 clwl_nightly()

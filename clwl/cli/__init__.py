@@ -45,6 +45,7 @@ def build_parser() -> argparse.ArgumentParser:
     from clwl.cli.explain import add_explain_command
     from clwl.cli.generate import add_generate_command
     from clwl.cli.lint import add_lint_command
+    from clwl.cli.metrics import add_metrics_command
     from clwl.cli.pipeline import add_ingest_command, add_run_command
     from clwl.cli.query import add_published_command, add_query_command
     from clwl.cli.report import add_report_command
@@ -66,6 +67,7 @@ def build_parser() -> argparse.ArgumentParser:
         add_drift_command,
         add_advise_command,
         add_blast_command,
+        add_metrics_command,
         add_generate_command,
     )
     for add_command in commands:

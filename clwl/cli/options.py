@@ -77,6 +77,13 @@ VERBOSE = Option("--verbose", "show Spark's own output on the terminal: the JVM'
 AT = Option("--at", "in a landing queue manager folder, use the latest captures at or before TIME: HH:MM[:SS] UTC on "
             "the folder's date, or YYYY-MM-DDTHH:MM[:SS] (default: the latest)", None,
             {"type": capture_moment, "metavar": "TIME"})
+#: Where the latest published day's Prometheus gauges go (clwl run, clwl metrics): a file node_exporter's textfile
+#: collector reads, written atomically; and the Pushgateway they are pushed to (clwl/analyses/metrics.py).
+METRICS_FILE = Option("--metrics-file", "after the run, write the latest published day's Prometheus gauges to PATH "
+                      "atomically (a temporary file beside it, then a rename), for node_exporter's textfile collector "
+                      "(name it *.prom); docs/metrics.md", None, {"metavar": "PATH"})
+PUSHGATEWAY = Option("--pushgateway", "after the run, push the same gauges to the Prometheus Pushgateway at URL as the "
+                     "job clwl (default: $CLWL_PUSHGATEWAY)", "CLWL_PUSHGATEWAY", {"metavar": "URL"})
 TRACE_TZ = Option("--trace-tz", "time zone in which activity traces (amqsact output) print their local operation "
                   "times, e.g. Europe/London (default: $CLWL_TRACE_TZ, else UTC; times printed as High Res Time are "
                   "UTC anyway)", "CLWL_TRACE_TZ", {"metavar": "ZONE"})

@@ -14,7 +14,17 @@ from typing import Optional
 
 from clwl.cli.exit_codes import EXIT_BLOCKED, EXIT_INPUT, EXIT_OK
 from clwl.cli.extras import INGEST_MODULES, RUN_MODULES, missing_extra
-from clwl.cli.options import DATES, LAKE_LOCATION, LANDING, MASTER, TRACE_TZ, VERBOSE, no_run_dates
+from clwl.cli.options import (
+    DATES,
+    LAKE_LOCATION,
+    LANDING,
+    MASTER,
+    METRICS_FILE,
+    PUSHGATEWAY,
+    TRACE_TZ,
+    VERBOSE,
+    no_run_dates,
+)
 from clwl.engine.algorithm import PROFILES
 from clwl.landing.layout import run_date_folders
 from clwl.terminal import printable, say
@@ -130,6 +140,8 @@ def add_run_command(subparsers) -> argparse.ArgumentParser:
     run.add_argument("--force", action="store_true",
                      help="run every date again, also one whose inputs, options and code are those of its published "
                           "run (without it such a date is left as published)")
+    METRICS_FILE.add(run)
+    PUSHGATEWAY.add(run)
     run.set_defaults(func=cmd_run)
     return run
 
@@ -195,6 +207,10 @@ def cmd_run(args: argparse.Namespace) -> int:
         except WhatIfError as e:
             say(f"clwl run: --what-if: {e}", sys.stderr)
             return EXIT_INPUT
+        if args.metrics_file or args.pushgateway:  # the gauges are the published lake's, which a what-if leaves
+            say("clwl run: --metrics-file and --pushgateway describe the published tables, which a what-if run "
+                "does not change: run without --what-if", sys.stderr)
+            return EXIT_INPUT
 
     from clwl.analyses.whatif import WhatIfError
     from clwl.lake.door import LakeFileError
@@ -216,7 +232,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     if outcome is not None:
         for d in outcome.dates:
             progress(f"{d.run_date}: unchanged since {d.unchanged_since}, published as is (--force runs it again)")
-        return _print_outcome(outcome)
+        return _finish(args, config, outcome)
     problem = _java_problem("run", config)
     if problem:
         say(problem, sys.stderr)
@@ -238,7 +254,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     except WhatIfError as e:  # names the day does not know, or nothing ingested: before Spark started
         say(f"clwl run: --what-if: {e}", sys.stderr)
         return EXIT_INPUT
-    return _print_outcome(outcome)
+    return _finish(args, config, outcome)
 
 
 def _print_outcome(outcome) -> int:
@@ -263,6 +279,30 @@ def _print_outcome(outcome) -> int:
             say("    the last good published tables stay in place")
     # One home for "did the run publish": RunOutcome.published (every date), never any one date.
     return EXIT_OK if outcome.published else EXIT_BLOCKED
+
+
+def _finish(args: argparse.Namespace, config, outcome) -> int:
+    """The outcome printed, then the latest published day's gauges written (--metrics-file) and pushed
+    (--pushgateway, else $CLWL_PUSHGATEWAY; not for a what-if), also after a blocked run (clwl_publish_blocked 1).
+    A file or gateway that cannot take them is a warning: the run's exit code stands."""
+    code = _print_outcome(outcome)
+    path = args.metrics_file
+    gateway = args.pushgateway or (os.environ.get("CLWL_PUSHGATEWAY", "").strip() if not args.what_if else "")
+    if not (path or gateway):
+        return code
+    from clwl.analyses.metrics import MetricsError, MetricsExportError, export
+    from clwl.lake.door import LakeFileError
+
+    try:
+        found = export(config.lake, path, gateway or None, blocked=not outcome.published, stages=outcome.seconds)
+    except (MetricsError, MetricsExportError, LakeFileError) as e:
+        say(f"clwl run: warning: metrics not exported: {e}", sys.stderr)
+        return code
+    shown = f"run date {found.run_date}" if found.run_date else "no run date published"
+    blocked = f", publish blocked: {', '.join(found.blocked)}" if found.blocked else ""
+    say(f"  metrics ({shown}{blocked}): " + "; ".join(
+        ([f"written to {path}"] if path else []) + ([f"pushed to {gateway}"] if gateway else [])))
+    return code
 
 
 _INGEST_DESCRIPTION = (

@@ -81,10 +81,19 @@ def clwl_env(tmp_path_factory, airflow_db):
 @pytest.fixture(scope="module")
 def nightly_run(clwl_env, spark):
     """clwl_nightly end to end with dag.test(): run_date 2026-11-20, logical date 2026-11-20 (tasks run in this
-    process and share the `spark` fixture's session: get_spark reuses the active one)."""
+    process and share the `spark` fixture's session: get_spark reuses the active one). The Variable
+    clwl_metrics_file names ``metrics_file``: the `metrics` task writes the day's Prometheus gauges there."""
+    from airflow.models.variable import Variable
+
     dag = load_dag("clwl_nightly")
+    metrics_file = clwl_env["base"] / "clwl.prom"
+    Variable.set("clwl_metrics_file", str(metrics_file))
     t0 = time.perf_counter()
-    dag_run = dag.test(logical_date=dt.datetime(2026, 11, 20, tzinfo=UTC), run_conf={"run_date": RUN_DATE})
+    try:
+        dag_run = dag.test(logical_date=dt.datetime(2026, 11, 20, tzinfo=UTC), run_conf={"run_date": RUN_DATE})
+    finally:
+        Variable.delete("clwl_metrics_file")
     seconds = time.perf_counter() - t0
     print(f"clwl_nightly dag.test: {seconds:.1f}s")
-    return {"dag_run": dag_run, "states": task_states(dag_run), "lake": clwl_env["lake"], "seconds": seconds}
+    return {"dag_run": dag_run, "states": task_states(dag_run), "lake": clwl_env["lake"], "seconds": seconds,
+            "metrics_file": metrics_file}

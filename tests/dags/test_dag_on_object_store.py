@@ -68,7 +68,7 @@ def nightly_on_the_store(airflow_db, object_store, tmp_path_factory, spark):
 def test_every_task_succeeds_and_the_assets_name_the_store(nightly_on_the_store):
     lake, _, result = nightly_on_the_store
     assert result["states"] == {t: "success" for t in ("ingest", "changed", "replay", "detect", "publish",
-                                                        "report")}, result["states"]
+                                                        "report", "metrics")}, result["states"]
     assert {f"{lake}/gold/{t}" for t in GOLD_TABLES} <= set(result["asset_events"]), result["asset_events"]
 
 

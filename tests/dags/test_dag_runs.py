@@ -22,6 +22,13 @@ pytestmark = [pytest.mark.airflow, pytest.mark.spark, pytest.mark.slow]
 VOLATILE = {"run_summary": ("run_id", "started_at", "finished_at", "validation_result")}
 
 
+def metric_values(text: str) -> dict[str, float]:
+    """The unlabelled samples of a metrics file, parsed as Prometheus text (prometheus_client's parser)."""
+    from prometheus_client.parser import text_string_to_metric_families
+
+    return {s.name: s.value for f in text_string_to_metric_families(text) for s in f.samples if not s.labels}
+
+
 def gold_frame(spark, lake, table):
     from pyspark.sql import functions as F
 
@@ -54,7 +61,7 @@ def reference_lake(nightly_run, samples_day_run):
 
 def test_nightly_publishes_what_clwl_run_publishes(nightly_run, reference_lake, spark):
     assert nightly_run["states"] == {t: "success" for t in ("ingest", "changed", "replay", "detect", "publish",
-                                                             "report")}
+                                                             "report", "metrics")}
     assert run_state(nightly_run["dag_run"]) == "success"
     lake = nightly_run["lake"]
     for table in GOLD:
@@ -69,6 +76,11 @@ def test_nightly_publishes_what_clwl_run_publishes(nightly_run, reference_lake, 
     summary = spark.read.format("delta").load(str(lake / "gold" / "run_summary")).collect()[0]
     assert summary.status == "published" and summary.run_id.startswith("clwl_nightly__manual__")
     assert (lake / "reports" / RUN_DATE / "report.html").is_file()
+    # The `metrics` task wrote the day's Prometheus gauges to the file the Variable clwl_metrics_file names.
+    gauges = metric_values(nightly_run["metrics_file"].read_text(encoding="utf-8"))
+    assert gauges["clwl_publish_blocked"] == 0
+    assert gauges["clwl_data_date_timestamp_seconds"] == dt.datetime(2026, 11, 20, tzinfo=UTC).timestamp()
+    assert gauges["clwl_messages_replayed"] == summary.messages_replayed
 
 
 def test_publish_emits_gold_asset_events_that_queue_the_reports_dag(nightly_run):
@@ -100,7 +112,8 @@ def test_a_nightly_rerun_with_nothing_new_publishes_nothing(nightly_run):
     dag_run = load_dag("clwl_nightly").test(logical_date=dt.datetime(2026, 11, 20, 1, tzinfo=UTC),
                                             run_conf={"run_date": RUN_DATE})
     assert task_states(dag_run) == {"ingest": "success", "changed": "success", "replay": "skipped",
-                                    "detect": "skipped", "publish": "skipped", "report": "skipped"}
+                                    "detect": "skipped", "publish": "skipped", "report": "skipped",
+                                    "metrics": "skipped"}
     assert delta_versions(lake / "gold") == before
     assert read_published(lake / "gold").inputs[RUN_DATE] == recorded
 
@@ -201,6 +214,8 @@ def test_failing_quality_gate_fails_the_run_and_names_the_expectation(nightly_ru
     gold_before = delta_versions(lake / "gold")
 
     Variable.set("clwl_lake", str(lake))  # the Variable wins over CLWL_LAKE (still the nightly_run lake)
+    metrics_file = tmp_path / "clwl.prom"
+    Variable.set("clwl_metrics_file", str(metrics_file))
     try:
         capfd.readouterr()
         dag_run = load_dag("clwl_nightly").test(logical_date=logical, run_after=run_after,
@@ -209,11 +224,17 @@ def test_failing_quality_gate_fails_the_run_and_names_the_expectation(nightly_ru
         out = capfd.readouterr()
     finally:
         Variable.delete("clwl_lake")
+        Variable.delete("clwl_metrics_file")
 
     assert dag_run.run_id == airflow_run_id
     assert task_states(dag_run) == {"ingest": "success", "changed": "success", "replay": "success",
-                                    "detect": "success", "publish": "failed", "report": "upstream_failed"}
-    assert run_state(dag_run) == "failed"
+                                    "detect": "success", "publish": "failed", "report": "upstream_failed",
+                                    "metrics": "success"}
+    assert run_state(dag_run) == "failed"  # report, a leaf, did not run: the night stays failed
+    # The gauges after the blocked night: the gate blocked the date, the last good day stays the one shown.
+    gauges = metric_values(metrics_file.read_text(encoding="utf-8"))
+    assert gauges["clwl_publish_blocked"] == 1
+    assert gauges["clwl_data_date_timestamp_seconds"] == dt.datetime(2026, 11, 20, tzinfo=UTC).timestamp()
     assert delta_versions(lake / "gold") == gold_before  # the last good version stays published
     result = json.loads((lake / "validation" / run_id / "_publish.json").read_text())
     assert result["published"] is False
