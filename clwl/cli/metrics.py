@@ -10,12 +10,10 @@ every metric.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 
-from clwl.cli.exit_codes import EXIT_INPUT, EXIT_OK
-from clwl.cli.options import DATE, LAKE_LOCATION, METRICS_FILE, PUSHGATEWAY, lake_location_to_read
-from clwl.terminal import say
+from clwl.cli.options import DATE, LAKE_LOCATION, METRICS_FILE, PUSHGATEWAY
+from clwl.cli.task import LakeTask
 
 
 def add_metrics_command(subparsers) -> argparse.ArgumentParser:
@@ -35,39 +33,36 @@ def add_metrics_command(subparsers) -> argparse.ArgumentParser:
                              "instead of printing it")
     PUSHGATEWAY.add(m, help="also push the text to the Pushgateway at URL as the job clwl (replacing what it held); "
                             "unlike clwl run, $CLWL_PUSHGATEWAY is not read here")
-    m.set_defaults(func=cmd_metrics)
+    m.set_defaults(func=MetricsTask.main)
     return m
 
 
-def cmd_metrics(args: argparse.Namespace) -> int:
-    lake = lake_location_to_read("metrics", args.lake)
-    if lake is None:
-        return EXIT_INPUT
-    from clwl.analyses.metrics import (
-        MetricsError,
-        MetricsExportError,
-        as_json,
-        lake_metrics,
-        push,
-        write_atomically,
-    )
+class MetricsTask(LakeTask):
+    """The runner's steps (clwl.cli.task): the lake as every lake-reading command finds it, the gauges, then the
+    file, the push and the printing (a file or gateway that cannot take them: one line, exit 2)."""
 
-    try:
-        found = lake_metrics(lake, args.date)
-    except MetricsError as e:
-        say(f"clwl metrics: {e}", sys.stderr)
-        return EXIT_INPUT
-    text = found.text
-    try:
-        if args.metrics_file:
-            write_atomically(args.metrics_file, text)
-        if args.pushgateway:
-            push(args.pushgateway, text)
-    except MetricsExportError as e:
-        say(f"clwl metrics: {e}", sys.stderr)
-        return EXIT_INPUT
-    if args.json:
-        sys.stdout.write(json.dumps(as_json(found.families, found.run_date)) + "\n")
-    elif not args.metrics_file:
-        sys.stdout.write(text)
-    return EXIT_OK
+    command = "metrics"
+
+    def failures(self) -> tuple[type[BaseException], ...]:
+        from clwl.analyses.metrics import MetricsError, MetricsExportError
+
+        return MetricsError, MetricsExportError
+
+    def compute(self):
+        from clwl.analyses.metrics import lake_metrics, push, write_atomically
+
+        found = lake_metrics(self.lake, self.date)
+        if self.args.metrics_file:
+            write_atomically(self.args.metrics_file, found.text)
+        if self.args.pushgateway:
+            push(self.args.pushgateway, found.text)
+        return found
+
+    def json_document(self, found) -> dict:
+        from clwl.analyses.metrics import as_json
+
+        return as_json(found.families, found.run_date)
+
+    def render_text(self, found) -> None:
+        if not self.args.metrics_file:  # written to the file instead of printed
+            sys.stdout.write(found.text)

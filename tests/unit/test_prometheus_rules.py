@@ -23,7 +23,7 @@ import yaml
 
 from clwl.analyses import metrics as m
 
-pytestmark = [pytest.mark.extended, pytest.mark.slow]
+pytestmark = [pytest.mark.promtool, pytest.mark.slow]
 
 ROOT = Path(__file__).resolve().parents[2]
 PROMTOOL = ROOT / ".tools" / "bin" / "promtool"
