@@ -4,8 +4,8 @@
 (tests/conftest.py ``samples_lake``), and building it is a pipeline run of minutes on 2 cores. The first session
 keeps a copy under pytest's cache folder (``.pytest_cache/d/clwl-lakes/``), named by a digest of everything that
 decides the lake's content: the product's code (clwl/, spark/, expectations/), the samples, the dependency pins,
-the fixture's own module, the Python and pyspark versions and the ``CLWL_*`` / ``SPARK_*`` environment. Change any
-of them and the digest changes, so the next session builds afresh. Every session gets its own copy of the kept
+the fixture's own module, the Python and pyspark versions and the settings that change what a run writes
+(:data:`CONTENT_ENV`). Change any of them and the digest changes, so the next session builds afresh. Every session gets its own copy of the kept
 lake (a consumer can never alter the kept one), with the run's printed output naming that copy.
 
 Without pytest's cache (``-p no:cacheprovider``) nothing is kept: each session builds, as before.
@@ -21,6 +21,10 @@ from pathlib import Path
 from typing import Any, Callable
 
 ROOT = Path(__file__).resolve().parents[1]
+#: The environment variables that change the rows a run writes (the traces' zone, the put file reader, a test's
+#: stop or kill point).
+CONTENT_ENV = ("CLWL_TRACE_TZ", "CLWL_PUT_CSV_READER", "CLWL_TEST_STOP_AFTER_PUT_PHASE", "CLWL_TEST_KILL_BEFORE_REPORT",
+               "CLWL_TEST_KILL_AFTER_GOLD_WRITES")
 #: What decides a lake's content besides the fixture's arguments: the product, its inputs, its pins.
 SOURCES = ("clwl", "spark", "expectations", "samples", "pyproject.toml", "constraints.txt", "tests/conftest.py",
            "tests/lake_cache.py")
@@ -28,7 +32,7 @@ SOURCES = ("clwl", "spark", "expectations", "samples", "pyproject.toml", "constr
 
 def code_digest(extra: str = "") -> str:
     """A digest of :data:`SOURCES` (file names and bytes, in sorted order; caches and compiled files left out), the
-    interpreter and pyspark versions, the ``CLWL_*`` and ``SPARK_*`` environment, and ``extra``."""
+    interpreter and pyspark versions, the :data:`CONTENT_ENV` settings, and ``extra``."""
     h = hashlib.sha256()
     for name in SOURCES:
         base = ROOT / name
@@ -44,7 +48,10 @@ def code_digest(extra: str = "") -> str:
     except Exception:  # noqa: BLE001  (no pyspark: the digest just lacks it; the build would fail anyway)
         pass
     h.update(platform.python_version().encode() + str(ROOT).encode())
-    env = sorted((k, v) for k, v in os.environ.items() if k.startswith(("CLWL_", "SPARK_")))
+    # The settings that change what a run writes; not where the lake or landing is (the fixture names both), not
+    # the Spark process settings (pyspark itself sets SPARK_LOCAL_IP once a session has started), and not the
+    # locations the DAG tests put in the environment while they run.
+    env = sorted((k, os.environ.get(k)) for k in CONTENT_ENV)
     h.update(repr(env).encode() + extra.encode())
     return h.hexdigest()[:24]
 
@@ -88,7 +95,8 @@ def kept_lake(config: Any, name: str, target: Path, build: Callable[[Path], Any]
     result = build(lake)
     # Kept only when complete: a copy in a scratch folder, renamed into place, with its marker written last.
     for stale in folder.glob(f"{name}-*"):
-        shutil.rmtree(stale, ignore_errors=True)
+        if stale.name.removeprefix(f"{name}-").isalnum():  # samples-<digest>, not samples-day-<digest>
+            shutil.rmtree(stale, ignore_errors=True)
     scratch = kept.with_name(kept.name + f".part{os.getpid()}")
     shutil.rmtree(scratch, ignore_errors=True)
     shutil.copytree(lake, scratch / "lake", symlinks=True)

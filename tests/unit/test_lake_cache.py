@@ -57,3 +57,15 @@ def test_without_pytests_cache_every_session_builds(tmp_path):
         _, _, hit = lake_cache.kept_lake(SimpleNamespace(cache=None), "t", tmp_path / f"s{n}", _build(calls))
         assert not hit
     assert len(calls) == 2
+
+
+def test_where_things_are_and_another_kept_lake_do_not_cost_a_rebuild(tmp_path, monkeypatch):
+    """$CLWL_LAKE (the DAG tests set it while they run) and SPARK_LOCAL_IP (pyspark sets it once a session has
+    started) change nothing a run writes; keeping "samples" again leaves "samples-day" kept."""
+    config, calls = SimpleNamespace(cache=_Cache(tmp_path / "cache")), []
+    lake_cache.kept_lake(config, "samples-day", tmp_path / "d1", _build(calls))
+    lake_cache.kept_lake(config, "samples", tmp_path / "s1", _build(calls))
+    monkeypatch.setenv("CLWL_LAKE", str(tmp_path / "elsewhere"))
+    monkeypatch.setenv("SPARK_LOCAL_IP", "127.0.0.1")
+    hits = [lake_cache.kept_lake(config, n, tmp_path / f"{n}2", _build(calls))[2] for n in ("samples", "samples-day")]
+    assert hits == [True, True] and len(calls) == 2
