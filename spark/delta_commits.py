@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Mapping
 
 from clwl.lake.door import is_delta_table, open_delta, read_lake_file
-from clwl.lake.registry import constraints_in
+from clwl.lake.registry import constraints_in, same_expression
 from clwl.lake.storage import (
     StorageConflict,
     copy_object,
@@ -83,10 +83,6 @@ def write_commit(location: str | Path, version: int, actions: list[dict] | dict,
         staged.unlink()
 
 
-def _same_expression(a: str, b: str) -> bool:
-    return " ".join(a.split()) == " ".join(b.split())
-
-
 def plain_protocol(table, checked: Mapping[str, str] | None = None) -> bool:
     """Whether a writer that adds and removes whole files, with their statistics, writes all that the table's
     protocol asks (``table``: a ``deltalake.DeltaTable``). ``checked``: CHECK constraints (name -> expression)
@@ -95,7 +91,7 @@ def plain_protocol(table, checked: Mapping[str, str] | None = None) -> bool:
     p = table.protocol()
     config = table.metadata().configuration or {}
     have = constraints_in(config)
-    verified = all(n in (checked or {}) and _same_expression(e, checked[n]) for n, e in have.items())
+    verified = all(n in (checked or {}) and same_expression(e, checked[n]) for n, e in have.items())
     if p.min_writer_version > 7 or p.min_writer_version in (4, 5, 6):  # CDF, generated columns, column mapping
         return False
     if p.min_writer_version == 3 and not verified:  # CHECK constraints

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Iterable
 
 from clwl.lake.door import TABLE_KEYS, Lake, is_delta_table, open_delta
 from clwl.lake.put_records import TABLE_PROPERTIES, VIEWS, view_sql
-from clwl.lake.registry import SPECS, TableSpec, check_partitioning, constraints_in
+from clwl.lake.registry import SPECS, TableSpec, check_partitioning, constraints_in, same_expression
 
 if TYPE_CHECKING:  # pragma: no cover
     from pyspark.sql.types import DataType, StructType
@@ -173,7 +173,7 @@ def ensure_properties(spark, t: Table | TableSpec, location: str) -> list[str]:
     escaped = location.replace("`", "``")
     for name, expr in t.constraints.items():
         if name in have:
-            if " ".join(have[name].split()) != " ".join(expr.split()):
+            if not same_expression(have[name], expr):
                 log.warning("%s: constraint %s is %r, the registry's %s.%s is %r: left as it is", location, name,
                             have[name], t.key, name, expr)
             continue

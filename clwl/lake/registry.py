@@ -42,7 +42,8 @@ from typing import Callable, Iterable
 
 from clwl.lake.door import TABLE_KEYS
 
-__all__ = ["SPECS", "Column", "TableSpec", "check_partitioning", "columns_of", "constraints_in", "spec"]
+__all__ = ["SPECS", "Column", "TableSpec", "check_partitioning", "columns_of", "constraints_in", "same_expression",
+           "spec"]
 
 S, I, L, B, TS, NTZ, D, DBL = ("string", "int", "bigint", "boolean", "timestamp", "timestamp_ntz",  # noqa: E741
                                "date", "double")
@@ -166,6 +167,12 @@ def constraints_in(configuration: dict[str, str] | None) -> dict[str, str]:
     configuration: ``delta.constraints.<name>``)."""
     prefix = "delta.constraints."
     return {k[len(prefix):]: v for k, v in (configuration or {}).items() if k.startswith(prefix)}
+
+
+def same_expression(a: str, b: str) -> bool:
+    """Whether two texts of a constraint are the same expression: Spark keeps the text of ALTER TABLE ADD
+    CONSTRAINT re-spaced (``p_value IS NULL OR ( p_value >= 0 AND p_value <= 1 )``), so spaces do not count."""
+    return "".join(a.split()) == "".join(b.split())
 
 
 # A message that waited left its transmission queue no earlier than it began waiting there (gold's CHECKs).

@@ -27,6 +27,9 @@ def _version0(location: str, commits: int = 1) -> dict:
     meta["schema"] = json.loads(meta.pop("schemaString"))
     for volatile in ("id", "createdTime"):
         meta.pop(volatile)
+    # a CHECK constraint's text without spaces: Spark keeps the text of ALTER TABLE ADD CONSTRAINT re-spaced
+    meta["configuration"] = {k: "".join(v.split()) if k.startswith("delta.constraints.") else v
+                             for k, v in meta["configuration"].items()}
     protocol = {k: set(v) if isinstance(v, list) else v for k, v in actions["protocol"].items()}
     return {"protocol": protocol, "metaData": meta}
 
@@ -41,6 +44,9 @@ def _checksum0(location: str) -> dict:
     meta["schema"] = json.loads(meta.pop("schemaString"))
     for volatile in ("id", "createdTime"):
         meta.pop(volatile)
+    meta["configuration"] = {k: "".join(v.split()) if k.startswith("delta.constraints.") else v
+                             for k, v in meta["configuration"].items()}
+    crc["protocol"] = {k: set(v) if isinstance(v, list) else v for k, v in crc["protocol"].items()}
     return {**crc, "metadata": meta}
 
 
@@ -70,8 +76,7 @@ def test_every_table_is_created_as_spark_creates_it(spark, tmp_path):
             assert _checksum0(path(ours, key)) == _checksum0(path(sparks, key)), key
         ours0 = _checksum0(path(ours, key))
         assert ours0["metadata"] == _version0(path(ours, key))["metaData"]
-        assert {k: set(v) if isinstance(v, list) else v for k, v in ours0["protocol"].items()} == \
-            _version0(path(ours, key))["protocol"]
+        assert ours0["protocol"] == _version0(path(ours, key))["protocol"]
     # the registry has every kind: tables Spark gives the legacy protocol (1/2, 1/3 with CHECK constraints) and
     # tables that need table features (a timestamp without time zone, the change data feed)
     protocols = {json.dumps(_version0(path(ours, k))["protocol"], sort_keys=True, default=sorted) for k in TABLES}
