@@ -35,7 +35,8 @@ from clwl.lake.storage import (
 
 #: Writer features a table may list for these commits to be complete: NOT NULL columns (enforced when the
 #: files were written, under the same schema), timestamps without a zone (a type, nothing to do on write), and
-#: appendOnly (refused below when it is switched on).
+#: appendOnly (refused below when it is switched on). CHECK constraints only when the caller checked the rows
+#: against each (plain_protocol's ``checked``).
 _PLAIN_WRITER_FEATURES = {"invariants", "timestampNtz", "appendOnly"}
 #: A path in the log as written on disk: no character that the log would URI-encode.
 _PLAIN_PATH = re.compile(r"^[A-Za-z0-9_=./-]+$")

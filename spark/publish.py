@@ -8,6 +8,13 @@ frame is a staged table's rows as they are (`staged`) is published by committing
 (spark/delta_commits.py) instead of writing its rows again. When anything fails it writes nothing to gold, so
 readers keep the last good published version.
 
+Gold refuses a wrong row by itself too: every gold table carries the registry's CHECK constraints
+(clwl/lake/registry.py ``checks``), from its first commit (a first publish creates it empty with them), and a
+table made by an earlier version gains them before the publish writes (`ensure_gold`). A write of a row that
+breaks one fails with Delta's own error (then PublishError, below). Staged files are committed to gold as they
+are only when no staged row breaks a constraint of the gold table (a count over the columns they name); else
+Spark writes the rows, and Delta checks them.
+
 The validation results are always kept, at `<lake>/validation/<run_id>/<table>.json` (silver suites as
 `silver.<table>.json`, the verdict and versions in `_publish.json`; a second run date published under the same
 run id goes to `<run_id>/<run_date>/`); a blocked run's reader finds the failed expectations there.

@@ -94,7 +94,8 @@ def ensure_table(spark, config, which: str | Table) -> str:
     if is_delta_table(location):
         check_partitioning(t, location)
         add_missing_columns(spark, t, location)
-        ensure_properties(spark, t, location)
+        if t.checks or t.change_data_feed:  # a read of the table's metadata: only where there is something to see
+            ensure_properties(spark, t, location)
         return location
     create_empty(t, location)
     return location
