@@ -272,7 +272,7 @@ def test_the_samples_gold_keeps_every_constraint_and_the_slow_tables_keep_a_chan
 def _docs_example() -> str:
     """The Python example of docs/tables.md's "What changed between two versions"."""
     text = DOCS.read_text(encoding="utf-8")
-    section = text[text.index("### What changed between two versions"):]
+    section = text[text.index("## What changed between two versions"):]
     return re.search(r"```python\n(.*?)```", section, re.S).group(1)
 
 
