@@ -92,7 +92,7 @@ def _write_staged(run: PipelineRun, df: DataFrame, table: str, run_date: str, op
     (ours: the lake lock is held; counting them would read them back). A write that replaces nothing with
     nothing makes no commit at all: the latest commit is then another date's, so no new version means 0 rows."""
     key = f"staging.{table}"
-    _staging(run, table)
+    _staging(run, table)  # created first: its empty version 0 is not a write of rows
     before = run.out_lake.version(key)
     _write_date(run, df, table, run_date, options)
     return 0 if run.out_lake.version(key) == before else run.out_lake.rows_committed(key)
