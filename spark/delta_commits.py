@@ -19,8 +19,10 @@ import shutil
 import time
 import uuid
 from pathlib import Path
+from typing import Mapping
 
 from clwl.lake.door import is_delta_table, open_delta, read_lake_file
+from clwl.lake.registry import constraints_in, same_expression
 from clwl.lake.storage import (
     StorageConflict,
     copy_object,
@@ -33,7 +35,8 @@ from clwl.lake.storage import (
 
 #: Writer features a table may list for these commits to be complete: NOT NULL columns (enforced when the
 #: files were written, under the same schema), timestamps without a zone (a type, nothing to do on write), and
-#: appendOnly (refused below when it is switched on).
+#: appendOnly (refused below when it is switched on). CHECK constraints only when the caller checked the rows
+#: against each (plain_protocol's ``checked``).
 _PLAIN_WRITER_FEATURES = {"invariants", "timestampNtz", "appendOnly"}
 #: A path in the log as written on disk: no character that the log would URI-encode.
 _PLAIN_PATH = re.compile(r"^[A-Za-z0-9_=./-]+$")
@@ -81,19 +84,26 @@ def write_commit(location: str | Path, version: int, actions: list[dict] | dict,
         staged.unlink()
 
 
-def plain_protocol(table) -> bool:
+def plain_protocol(table, checked: Mapping[str, str] | None = None) -> bool:
     """Whether a writer that adds and removes whole files, with their statistics, writes all that the table's
-    protocol asks (``table``: a ``deltalake.DeltaTable``)."""
+    protocol asks (``table``: a ``deltalake.DeltaTable``). ``checked``: CHECK constraints (name -> expression)
+    the caller verified every row of the files satisfies; a table whose constraints are all among them asks
+    nothing more of such a writer (its NOT NULL columns were enforced when the files were written)."""
     p = table.protocol()
     config = table.metadata().configuration or {}
-    if p.min_writer_version > 7 or p.min_writer_version in (3, 4, 5, 6):  # constraints, CDF, generated, mapping
+    have = constraints_in(config)
+    verified = all(n in (checked or {}) and same_expression(e, checked[n]) for n, e in have.items())
+    if p.min_writer_version > 7 or p.min_writer_version in (4, 5, 6):  # CDF, generated columns, column mapping
         return False
-    if p.min_writer_version == 7 and not set(p.writer_features or ()) <= _PLAIN_WRITER_FEATURES:
+    if p.min_writer_version == 3 and not verified:  # CHECK constraints
+        return False
+    features = _PLAIN_WRITER_FEATURES | ({"checkConstraints"} if verified else set())
+    if p.min_writer_version == 7 and not set(p.writer_features or ()) <= features:
         return False
     if config.get("delta.appendOnly", "false").lower() == "true" or config.get(
             "delta.enableChangeDataFeed", "false").lower() == "true":
         return False
-    return not any(k.startswith("delta.constraints.") for k in config)
+    return verified
 
 
 def _raw_adds(location: str | Path, version: int, paths: set[str]) -> dict[str, dict] | None:
@@ -128,7 +138,8 @@ def _partition_files(table, column: str, value: str) -> list[dict]:
 
 
 def replace_partition_with_files(target: str, source: str, source_version: int, column: str, value: str,
-                                 engine: str = "clwl-analytics") -> int | None:
+                                 engine: str = "clwl-analytics", checked: Mapping[str, str] | None = None
+                                 ) -> int | None:
     """Make partition ``column = value`` of the Delta table at ``target`` hold exactly the files that partition
     has in the table at ``source`` as of ``source_version``, by one commit: the source's files are hard-linked
     (copied across file systems; on an object store copied server-side) into ``target`` under new names, added
@@ -141,9 +152,10 @@ def replace_partition_with_files(target: str, source: str, source_version: int, 
     The new version of ``target``, or None when this cannot be done by such a commit and the caller must write
     the rows instead: either table is on another kind of storage than this knows (or the two on different
     ones), the two differ in schema or partitioning, the target's protocol
-    asks for more (:func:`plain_protocol`), a file has deletion vectors or a path the log encodes, or the
-    source's log no longer has the commits that added the files. RuntimeError when another writer committed the
-    version meanwhile."""
+    asks for more (:func:`plain_protocol`; CHECK constraints it has are asked for unless the caller verified
+    the partition's rows against each, ``checked``), a file has deletion vectors or a path the log encodes, or
+    the source's log no longer has the commits that added the files. RuntimeError when another writer committed
+    the version meanwhile."""
     if any("://" in p and not p.startswith(("file:", "s3://")) for p in (target, source)):
         return None
     remote = is_object_store(_where(target))
@@ -151,7 +163,7 @@ def replace_partition_with_files(target: str, source: str, source_version: int, 
         return None
     staged = open_delta(source, version=source_version)
     gold = open_delta(target) if _has_log(target) else None
-    if staged.metadata().partition_columns != [column] or not plain_protocol(gold or staged):
+    if staged.metadata().partition_columns != [column] or not plain_protocol(gold or staged, checked):
         return None
     if gold is not None and (gold.metadata().partition_columns != [column]
                              or gold.schema().to_json() != staged.schema().to_json()):

@@ -70,10 +70,24 @@ class RunOutcome:
         return all(d.published for d in self.dates)
 
 
-def _write_date(df: DataFrame, path: str, run_date: str, options: Optional[dict] = None) -> None:
+def _staging(run: PipelineRun, table: str) -> str:
+    """``<out>/staging/<table>``, created first when missing, as the registry has the gold table but without its
+    CHECK constraints (and change data feed): a wrong row is staged, and the quality gate says what is wrong with
+    it (gold would refuse it).
+    Staging and gold then have one schema, so gold can take the staged files themselves (spark/publish.py)."""
+    from clwl.lake.door import is_delta_table
+    from spark.tables import create_empty
+
+    location = run.staging(table)
+    if not is_delta_table(location):
+        create_empty(TABLES[f"gold.{table}"], location, staged=True)
+    return location
+
+
+def _write_date(run: PipelineRun, df: DataFrame, table: str, run_date: str, options: Optional[dict] = None) -> None:
     from spark.publish import write_run_date  # staging and gold are written the same way
 
-    write_run_date(df, path, run_day(run_date), options)
+    write_run_date(df, _staging(run, table), run_day(run_date), options)
 
 
 def _write_staged(run: PipelineRun, df: DataFrame, table: str, run_date: str, options: Optional[dict] = None) -> int:
@@ -81,8 +95,9 @@ def _write_staged(run: PipelineRun, df: DataFrame, table: str, run_date: str, op
     (ours: the lake lock is held; counting them would read them back). A write that replaces nothing with
     nothing makes no commit at all: the latest commit is then another date's, so no new version means 0 rows."""
     key = f"staging.{table}"
+    _staging(run, table)  # created first: its empty version 0 is not a write of rows
     before = run.out_lake.version(key)
-    _write_date(df, run.staging(table), run_date, options)
+    _write_date(run, df, table, run_date, options)
     return 0 if run.out_lake.version(key) == before else run.out_lake.rows_committed(key)
 
 
@@ -112,7 +127,7 @@ def detect_stage(spark: SparkSession, run: PipelineRun, run_date: str, ingest_co
     stuck = stuck_messages(spark, run.config, run_date, replayed)
     dist = distribution(spark, run.config, run_date, replayed, timelines)
     n_stuck = _write_staged(run, stuck, "stuck_messages", run_date)
-    _write_date(dist, run.staging("distribution"), run_date)
+    _write_date(run, dist, "distribution", run_date)
     # MQ's answer beside the replay's: traced = messages with an observed destination; agreed / disagreed by
     # `agrees` (null exactly when there is no observed destination). A disagreement is a finding, not a failure.
     seen = replayed.agg(F.count(F.lit(1)).alias("n"),
@@ -141,7 +156,7 @@ def detect_stage(spark: SparkSession, run: PipelineRun, run_date: str, ingest_co
         timing_observed=int(seen["timing_observed"]), timing_agreed=int(seen["timing_agreed"]),
         timing_disagreed=int(seen["timing_disagreed"]), table_versions=versions,
         status="staged", validation_result=None, warnings="; ".join(warnings) or None)], RUN_SUMMARY.schema)
-    _write_date(summary, run.staging("run_summary"), run_date)
+    _write_date(run, summary, "run_summary", run_date)
     return {"messages": n_msgs, "stuck": n_stuck, "unexpected": n_unexp, "warnings": warnings}
 
 

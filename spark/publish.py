@@ -8,6 +8,13 @@ frame is a staged table's rows as they are (`staged`) is published by committing
 (spark/delta_commits.py) instead of writing its rows again. When anything fails it writes nothing to gold, so
 readers keep the last good published version.
 
+Gold refuses a wrong row by itself too: every gold table carries the registry's CHECK constraints
+(clwl/lake/registry.py ``checks``), from its first commit (a first publish creates it empty with them), and a
+table made by an earlier version gains them before the publish writes (`ensure_gold`). A write of a row that
+breaks one fails with Delta's own error (then PublishError, below). Staged files are committed to gold as they
+are only when no staged row breaks a constraint of the gold table (a count over the columns they name); else
+Spark writes the rows, and Delta checks them.
+
 The validation results are always kept, at `<lake>/validation/<run_id>/<table>.json` (silver suites as
 `silver.<table>.json`, the verdict and versions in `_publish.json`; a second run date published under the same
 run id goes to `<run_id>/<run_date>/`); a blocked run's reader finds the failed expectations there.
@@ -28,6 +35,7 @@ from __future__ import annotations
 
 import contextlib
 import datetime as dt
+import itertools
 import json
 import logging
 import os
@@ -43,7 +51,7 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from clwl.days import run_day
-from clwl.lake.door import GOLD_TABLES, VALIDATION, Lake, gold_tables, latest_version, unsettled
+from clwl.lake.door import GOLD_TABLES, VALIDATION, Lake, gold_tables, is_delta_table, latest_version, unsettled
 from clwl.lake.lock import lake_lock
 from clwl.lake.published import read_published, write_published
 from clwl.lake.storage import delete_prefix, is_object_store, put_object, read_object
@@ -52,7 +60,7 @@ from spark.cross_checks import SILVER_TABLES, default_cross_checks, events_for_r
 from spark.delta_commits import replace_partition_with_files
 from spark.quality import ExtraCheck, ValidationOutcome, forget_frames, validate_table
 from spark.replay import ROUTING_REPLAY_OPTIONS
-from spark.tables import read_table
+from spark.tables import TABLES, create_empty, ensure_properties, read_table
 
 log = logging.getLogger(__name__)
 
@@ -143,6 +151,7 @@ def publish(
     forget_frames()
     try:
         settle_gold(spark, config)
+        ensure_gold(spark, config)
         cached = {name: df if name in uncached else _persist(df) for name, df in tables.items()}
         inputs = silver_tables(spark, config, day, skip=given_silver) if (validate_silver or cross_checks) else {}
         inputs.update(given_silver)
@@ -241,6 +250,32 @@ def settle_gold(spark: SparkSession, config: PipelineConfig) -> dict[str, str]:
     if restored:  # the RESTORE commit holds the published files: the pointer names it, so latest = published again
         write_published(gold, {**pub.tables, **{n: v for n, v in restored.items() if v is not None}}, pub.dates,
                         run_id=pub.raw.get("run_id"), run_date=pub.raw.get("run_date"), inputs=pub.inputs)
+    return done
+
+
+def ensure_gold(spark: SparkSession, config: PipelineConfig) -> dict[str, list[str]]:
+    """Give every existing gold table the registry's CHECK constraints and change data feed it lacks (a lake
+    made by an earlier version; spark.tables.ensure_properties), under the lake lock after :func:`settle_gold`.
+    Each ALTER TABLE is a commit with the same rows, so the pointer then names those commits: the table's latest
+    version is its published one again, the rows readers see unchanged. A table created from now on has them
+    from its first commit (:func:`_write_all`). What was done per table."""
+    gold = Lake(config.lake).layer("gold")
+    done: dict[str, list[str]] = {}
+    for name in GOLD_TABLES:
+        location = gold / name
+        if is_delta_table(location):
+            did = ensure_properties(spark, TABLES[f"gold.{name}"], str(location))
+            if did:
+                done[name] = did
+    if not done:
+        return done
+    pub = read_published(gold)
+    moved = {n: v for n in done if n in pub.tables and (v := latest_version(gold / n)) is not None}
+    if moved:
+        write_published(gold, {**pub.tables, **moved}, pub.dates, run_id=pub.raw.get("run_id"),
+                        run_date=pub.raw.get("run_date"), inputs=pub.inputs, expect=pub)
+    for name, what in done.items():
+        log.warning("publish: gold.%s gained %s (a lake made by an earlier version)", name, ", ".join(what))
     return done
 
 
@@ -343,11 +378,17 @@ def _write_all(spark: SparkSession, config: PipelineConfig, day: dt.date, order:
 
     def write(name: str) -> str:
         path = str(lake.table(f"gold.{name}"))
+        spec = TABLES[f"gold.{name}"]
+        if not is_delta_table(path):  # a first publish: the table with its constraints, then the rows
+            create_empty(spec, path)
         df = frames[name]
         if name == "run_summary":
             df = _with_versions(df, versions)
-        if name not in (staged or {}) or replace_partition_with_files(
-                path, *staged[name], "run_date", day.isoformat()) is None:
+        # The staged files may become gold's as they are when their rows keep every CHECK constraint of the gold
+        # table (a count over the columns they name); else Spark writes the rows, and Delta refuses the wrong one.
+        if name not in (staged or {}) or (checked := _kept_constraints(df, spec.constraints)) is None \
+                or replace_partition_with_files(path, *staged[name], "run_date", day.isoformat(),
+                                                checked=checked) is None:
             write_run_date(df, path, day, ROUTING_REPLAY_OPTIONS if name == "routing_replay" else None)
         _after_gold_write()
         return name
@@ -374,14 +415,35 @@ def _write_all(spark: SparkSession, config: PipelineConfig, day: dt.date, order:
         name, exc = failed
         for done in written:
             _roll_back(spark, lake, f"gold.{done}", day, previous.get(f"gold.{done}"))
-        raise PublishError(f"writing gold.{name} failed ({type(exc).__name__}: "
-                           f"{str(exc).splitlines()[0] if str(exc) else ''}); put back "
+        raise PublishError(f"writing gold.{name} failed ({type(exc).__name__}: {_why(exc)}); put back "
                            f"{', '.join('gold.' + n for n in written) or 'nothing'}") from exc
     for name in written:
         if f"gold.{name}" not in versions:  # the others were read before run_summary was written
             versions[f"gold.{name}"] = lake.version(f"gold.{name}")
         log.info("publish: gold.%s version %d", name, versions[f"gold.{name}"])
     return versions
+
+
+def _why(exc: BaseException) -> str:
+    """An error in one line: its first line, or for Delta's own errors (a Py4J error or a Spark analysis error
+    carries them further down) each ``[DELTA_...]`` line, with the values of the row a constraint refused."""
+    lines = [line.strip() for line in str(exc).splitlines()]
+    lines = lines[:lines.index("JVM stacktrace:")] if "JVM stacktrace:" in lines else lines
+    said: list[str] = []
+    for i, line in enumerate(lines):
+        if "[DELTA_" in line:
+            said.append(line[line.index("[DELTA_"):])
+            said += itertools.takewhile(lambda v: v.startswith("- "), lines[i + 1:])
+    return " ".join(dict.fromkeys(said)) if said else next((line for line in lines if line), "")
+
+
+def _kept_constraints(df: DataFrame, constraints: Mapping[str, str]) -> dict[str, str] | None:
+    """``constraints`` when no row of ``df`` breaks one (an expression that is false or null, as Delta judges),
+    else None."""
+    if not constraints:
+        return {}
+    kept = " AND ".join(f"coalesce(({expr}), false)" for expr in constraints.values())
+    return None if df.where(f"NOT ({kept})").limit(1).count() else dict(constraints)
 
 
 def _roll_back(spark: SparkSession, lake: Lake, key: str, day: dt.date, before: int | None) -> None:

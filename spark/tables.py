@@ -16,18 +16,23 @@ of column names and positions (the ingest's parse body run by ``clwl check``) ne
 
 from __future__ import annotations
 
+import dataclasses
 import functools
+import logging
 from typing import TYPE_CHECKING, Iterable
 
 from clwl.lake.door import TABLE_KEYS, Lake, is_delta_table, snapshot
 from clwl.lake.put_records import TABLE_PROPERTIES, VIEWS, view_sql
-from clwl.lake.registry import SPECS, TableSpec, check_partitioning
+from clwl.lake.registry import SPECS, TableSpec, check_partitioning, constraints_in, same_expression
 
 if TYPE_CHECKING:  # pragma: no cover
     from pyspark.sql.types import DataType, StructType
 
-__all__ = ["INGEST_TABLES", "TABLES", "Table", "add_missing_columns", "check_partitioning", "ensure_table",
-           "ensure_tables", "path", "read", "read_stored", "read_table", "table"]
+log = logging.getLogger(__name__)
+
+__all__ = ["INGEST_TABLES", "TABLES", "Table", "add_missing_columns", "check_partitioning", "create_empty",
+           "ensure_properties", "ensure_table", "ensure_tables", "path", "read", "read_stored", "read_table",
+           "table"]
 
 
 class Table(TableSpec):
@@ -58,8 +63,8 @@ def _schema(key: str) -> "StructType":
     return StructType([StructField(c.name, spark_type(c.type), c.nullable) for c in SPECS[key].fields])
 
 
-TABLES: dict[str, Table] = {k: Table(s.layer, s.name, s.fields, s.partition_by, s.keys, s.description,
-                                     s.stats_columns) for k, s in SPECS.items()}
+TABLES: dict[str, Table] = {k: Table(**{f.name: getattr(s, f.name) for f in dataclasses.fields(s)})
+                             for k, s in SPECS.items()}
 if tuple(TABLES) != TABLE_KEYS:  # the lake's map (clwl/lake/door.py) and its schemas name the same tables
     raise RuntimeError(f"spark/tables.py registers {sorted(set(TABLES) ^ set(TABLE_KEYS))} differently from clwl/lake/door.py")
 #: The tables ingest writes (bronze and silver); gold tables are written per run date by replay/detect/publish.
@@ -89,32 +94,47 @@ def ensure_table(spark, config, which: str | Table) -> str:
     if is_delta_table(location):
         check_partitioning(t, location)
         add_missing_columns(spark, t, location)
+        if t.checks or t.change_data_feed:  # a read of the table's metadata: only where there is something to see
+            ensure_properties(spark, t, location)
         return location
-    _create_empty(t, location)
+    create_empty(t, location)
     return location
 
 
-def _create_empty(t: Table, location: str) -> None:
-    """Version 0 of a new table: the commit Spark's CREATE TABLE writes (schema, partitioning, properties, and
-    the protocol Spark chooses for them), written as the Delta protocol's one JSON file. Spark took about a
-    second of jobs per table on a cold JVM, which was a quarter of a small run's ingest; every later write to
-    the table is Spark's. A table another process created meanwhile is left as it is."""
+def create_empty(t: Table | TableSpec, location: str, staged: bool = False) -> None:
+    """Version 0 of a new table: the commit Spark's CREATE TABLE, then ALTER TABLE ADD CONSTRAINT for each of
+    the registry's CHECK constraints, writes (schema, partitioning, properties, constraints, and the protocol
+    Spark chooses for them), written as the Delta protocol's one JSON file. Spark took about a second of jobs per
+    table on a cold JVM, which was a quarter of a small run's ingest; every later write to the table is Spark's
+    (or spark/delta_commits.py's). A table another process created meanwhile is left as it is.
+    ``staged``: a gold table's staging copy, without the CHECK constraints (the quality gate, not a refused
+    write, reports a wrong row there) and without the change data feed."""
     import json
     import time
     import uuid
 
     from spark.delta_commits import metadata_action, write_commit
 
+    t = table(t.key)
     schema = t.schema.json()
     properties = {"delta.enableDeletionVectors": "false"}  # the session's default for Spark's own creates
-    if t.stats_columns:
-        properties["delta.dataSkippingStatsColumns"] = ",".join(t.stats_columns)
+    properties.update(t.properties)
     properties.update(TABLE_PROPERTIES.get(t.key, {}))
-    # Spark's choice: a timestamp without time zone needs table features, and then the features the legacy
-    # protocol 1/2 implied (NOT NULL columns are invariants) are listed too.
-    protocol = ({"minReaderVersion": 3, "minWriterVersion": 7, "readerFeatures": ["timestampNtz"],
-                 "writerFeatures": ["timestampNtz", "invariants", "appendOnly"]}
-                if '"timestamp_ntz"' in schema else {"minReaderVersion": 1, "minWriterVersion": 2})
+    checks, cdf = ({}, False) if staged else (t.constraints, t.change_data_feed)
+    if not cdf:
+        properties.pop("delta.enableChangeDataFeed", None)
+    properties.update({f"delta.constraints.{name}": expr for name, expr in checks.items()})
+    # Spark's choice (delta-spark 4): a timestamp without time zone or the change data feed needs table features,
+    # and then the features the legacy protocol 1/2 implied (NOT NULL columns are invariants, and append-only) are
+    # listed too, and CHECK constraints when there are; else the legacy protocol, 1/3 with CHECK constraints.
+    ntz = '"timestamp_ntz"' in schema
+    if ntz or cdf:
+        features = ["timestampNtz"] * ntz + ["changeDataFeed"] * cdf + ["invariants", "appendOnly"]
+        protocol = {"minReaderVersion": 3 if ntz else 1, "minWriterVersion": 7,
+                    **({"readerFeatures": ["timestampNtz"]} if ntz else {}),
+                    "writerFeatures": features + ["checkConstraints"] * bool(checks)}
+    else:
+        protocol = {"minReaderVersion": 1, "minWriterVersion": 3 if checks else 2}
     now = int(time.time() * 1000)
     txn = str(uuid.uuid4())
     metadata = metadata_action(schema, t.partition_by, properties, t.description, now)
@@ -139,6 +159,39 @@ def ensure_tables(spark, config, which: Iterable[str | Table] | None = None) -> 
     """Create every missing table (default: the ingest tables); check the others against the registry."""
     for t in [table(t) for t in (INGEST_TABLES.values() if which is None else which)]:
         ensure_table(spark, config, t)
+
+
+def ensure_properties(spark, t: Table | TableSpec, location: str) -> list[str]:
+    """A table made by an earlier version may lack the registry's CHECK constraints or its change data feed:
+    add each missing constraint (ALTER TABLE ADD CONSTRAINT: Delta first checks every row of the table against
+    it) and turn the feed on (ALTER TABLE SET TBLPROPERTIES), a commit each. What is already there costs a read
+    of the table's metadata only. A constraint the table's rows break is not added: a warning names it, the
+    rest goes on, and the next run tries again (after the dates that break it were rewritten). Returns what
+    was done ("constraint <name>", "change data feed")."""
+    config = open_delta(location).metadata().configuration or {}
+    have = constraints_in(config)
+    done: list[str] = []
+    escaped = location.replace("`", "``")
+    for name, expr in t.constraints.items():
+        if name in have:
+            if not same_expression(have[name], expr):
+                log.warning("%s: constraint %s is %r, the registry's %s.%s is %r: left as it is", location, name,
+                            have[name], t.key, name, expr)
+            continue
+        try:
+            spark.sql(f"ALTER TABLE delta.`{escaped}` ADD CONSTRAINT {name} CHECK ({expr})")
+        except Exception as exc:  # noqa: BLE001 - Delta's refusal (rows break it): said, not fatal
+            first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+            log.warning("%s: constraint %s CHECK (%s) not added: %s; the next run tries again", location, name,
+                        expr, first)
+            continue
+        done.append(f"constraint {name}")
+    if t.change_data_feed and config.get("delta.enableChangeDataFeed", "false").lower() != "true":
+        spark.sql(f"ALTER TABLE delta.`{escaped}` SET TBLPROPERTIES ('delta.enableChangeDataFeed' = 'true')")
+        done.append("change data feed")
+    if done:
+        log.info("%s (%s): %s", location, t.key, ", ".join(done))
+    return done
 
 
 def add_missing_columns(spark, t: Table, location: str) -> list[str]:

@@ -24,6 +24,14 @@ Conventions:
 * ``keys`` are the columns that identify a row (unique within the table); tests check them.
 * ``silver.ingest_files`` is the ingest run log: one row per input file per run, appended. Every other table is
   replaced by what the ingested files say (idempotent).
+* ``checks`` are the table's Delta CHECK constraints (name -> SQL expression, Spark SQL), declared here only: a
+  table is created with them and a lake made by an earlier version gains them at the next run
+  (spark/tables.py ``ensure_properties``), and Delta refuses a write with a row that breaks one. A column's NOT
+  NULL is its ``nullable`` (Delta's NOT NULL constraint). The gold tables carry checks; the quality suites
+  (expectations/) check the same and more before a publish, so a wrong row is normally blocked by the gate with
+  its reasons; the constraints refuse one that reaches a gold table any other way.
+* ``change_data_feed``: Delta's change data feed (``delta.enableChangeDataFeed``) is on, so a reader can ask what
+  changed between two versions (docs/tables.md, "What changed between two versions").
 """
 
 from __future__ import annotations
@@ -34,7 +42,8 @@ from typing import Callable, Iterable
 
 from clwl.lake.door import TABLE_KEYS
 
-__all__ = ["SPECS", "Column", "TableSpec", "check_partitioning", "columns_of", "spec"]
+__all__ = ["SPECS", "Column", "TableSpec", "check_partitioning", "columns_of", "constraints_in", "same_expression",
+           "spec"]
 
 S, I, L, B, TS, NTZ, D, DBL = ("string", "int", "bigint", "boolean", "timestamp", "timestamp_ntz",  # noqa: E741
                                "date", "double")
@@ -63,6 +72,10 @@ class TableSpec:
     # Columns Delta keeps min/max statistics of (delta.dataSkippingStatsColumns); empty: Delta's default, the
     # first 32 columns. On the message-sized tables the statistics of 32 columns were a third of a write.
     stats_columns: tuple[str, ...] = ()
+    # Delta CHECK constraints, (name, Spark SQL expression) pairs: Delta stores each as the table property
+    # ``delta.constraints.<name>`` (names lower case). An expression that may be null says what null means.
+    checks: tuple[tuple[str, str], ...] = ()
+    change_data_feed: bool = False  # delta.enableChangeDataFeed
 
     @property
     def key(self) -> str:
@@ -71,6 +84,22 @@ class TableSpec:
     @property
     def columns(self) -> tuple[str, ...]:
         return tuple(c.name for c in self.fields)
+
+    @property
+    def constraints(self) -> dict[str, str]:
+        """The CHECK constraints, name -> expression, as Delta keeps them (``delta.constraints.<name>``)."""
+        return dict(self.checks)
+
+    @property
+    def properties(self) -> dict[str, str]:
+        """The Delta table properties the registry sets on the table (constraints aside): statistics columns and
+        the change data feed."""
+        props = {}
+        if self.stats_columns:
+            props["delta.dataSkippingStatsColumns"] = ",".join(self.stats_columns)
+        if self.change_data_feed:
+            props["delta.enableChangeDataFeed"] = "true"
+        return props
 
     def index(self, column: str) -> int:
         """The 0-based position of ``column`` in a row of the table (KeyError naming the table if none)."""
@@ -127,8 +156,27 @@ def _f(name: str, dtype: str, nullable: bool = True) -> Column:
 
 
 def _t(layer: str, name: str, fields: list[Column], partition_by: Iterable[str], keys: Iterable[str],
-       description: str, stats_columns: Iterable[str] = ()) -> TableSpec:
-    return TableSpec(layer, name, tuple(fields), tuple(partition_by), tuple(keys), description, tuple(stats_columns))
+       description: str, stats_columns: Iterable[str] = (), checks: dict[str, str] | None = None,
+       change_data_feed: bool = False) -> TableSpec:
+    return TableSpec(layer, name, tuple(fields), tuple(partition_by), tuple(keys), description, tuple(stats_columns),
+                     tuple((checks or {}).items()), change_data_feed)
+
+
+def constraints_in(configuration: dict[str, str] | None) -> dict[str, str]:
+    """The CHECK constraints a Delta table has, name -> expression, from its properties (its metadata's
+    configuration: ``delta.constraints.<name>``)."""
+    prefix = "delta.constraints."
+    return {k[len(prefix):]: v for k, v in (configuration or {}).items() if k.startswith(prefix)}
+
+
+def same_expression(a: str, b: str) -> bool:
+    """Whether two texts of a constraint are the same expression: Spark keeps the text of ALTER TABLE ADD
+    CONSTRAINT re-spaced (``p_value IS NULL OR ( p_value >= 0 AND p_value <= 1 )``), so spaces do not count."""
+    return "".join(a.split()) == "".join(b.split())
+
+
+# A message that waited left its transmission queue no earlier than it began waiting there (gold's CHECKs).
+_RELEASE_NOT_BEFORE_HOLD = "released_at IS NULL OR held_from IS NULL OR released_at >= held_from"
 
 
 # Lineage columns, first in every bronze table.
@@ -340,7 +388,8 @@ _ALL = [
         _f("source_file", S, False),  # the capture that opened the version
         _f("run_date", D, False),
     ], [], ["observing_qmgr", "kind", "object_key", "valid_from"],
-       "Configuration objects as each queue manager saw them, as history (rebuilt from all bronze captures)."),
+       "Configuration objects as each queue manager saw them, as history (rebuilt from all bronze captures).",
+       change_data_feed=True),
     _t("silver", "channel_status", [
         _f("observing_qmgr", S, False),
         _f("channel", S, False),
@@ -353,7 +402,8 @@ _ALL = [
         _f("source_file", S, False),
         _f("run_date", D, False),
     ], [], ["observing_qmgr", "channel", "valid_from"],
-       "Channel status timeline per observing queue manager and channel (from DISPLAY CHSTATUS captures)."),
+       "Channel status timeline per observing queue manager and channel (from DISPLAY CHSTATUS captures).",
+       change_data_feed=True),
     _t("silver", "message_events", [
         _f("run_date", D, False),
         _f("observing_qmgr", S),
@@ -489,7 +539,11 @@ _ALL = [
        # destination: min/max of put_time, queue or destination never exclude a file, those of the sender and
        # of msg_id (MQ-made ids begin with "AMQ" and the sender's name) do, and error's null count finds the
        # failures. The default (the first 32 columns) made the statistics a third of the write.
-       ("sending_qmgr", "msg_id", "error")),
+       ("sending_qmgr", "msg_id", "error"),
+       {"keys_not_null": "run_date IS NOT NULL AND sending_qmgr IS NOT NULL AND msg_id IS NOT NULL",
+        "length_not_negative": "length >= 0",
+        "reallocations_not_negative": "reallocations >= 0",
+        "release_not_before_hold": _RELEASE_NOT_BEFORE_HOLD}),
     _t("gold", "stuck_messages", [
         _f("run_date", D),
         _f("sending_qmgr", S),
@@ -514,7 +568,10 @@ _ALL = [
         _f("seen_at", TS),
     ], ["run_date"], ["run_date", "sending_qmgr", "msg_id"],
        "Messages that waited on a transmission queue behind a channel that moved nothing and stayed there, "
-       "with why; and messages a browse saw on a transmission queue although the replay had them delivered."),
+       "with why; and messages a browse saw on a transmission queue although the replay had them delivered.",
+       checks={"keys_not_null": "run_date IS NOT NULL AND sending_qmgr IS NOT NULL AND msg_id IS NOT NULL",
+               "age_not_negative": "age_seconds IS NULL OR age_seconds >= 0",
+               "release_not_before_hold": _RELEASE_NOT_BEFORE_HOLD}),
     _t("gold", "distribution", [
         _f("run_date", D, False),
         _f("sending_qmgr", S, False),  # "*" for receiver accounting (all senders together)
@@ -533,7 +590,13 @@ _ALL = [
         # the key: two cluster sender channels of one sender can lead to one queue manager (overlapping clusters).
         _f("channel", S),
     ], ["run_date"], ["run_date", "sending_qmgr", "queue", "interval_start", "qmgr", "source", "channel"],
-       "Per sender, queue, interval and destination: the replay's count against the observed one, and a verdict."),
+       "Per sender, queue, interval and destination: the replay's count against the observed one, and a verdict.",
+       # channel, in the key, is null for every source but channel_statistics (the suite checks which)
+       checks={"keys_not_null": "run_date IS NOT NULL AND sending_qmgr IS NOT NULL AND queue IS NOT NULL AND "
+                                "interval_start IS NOT NULL AND qmgr IS NOT NULL AND source IS NOT NULL",
+               "counts_not_negative": "expected >= 0 AND observed >= 0",
+               "p_value_within_0_and_1": "p_value IS NULL OR (p_value >= 0 AND p_value <= 1)",
+               "interval_end_after_start": "interval_end > interval_start"}),
     _t("gold", "run_summary", [
         _f("run_id", S),
         _f("run_date", D),
@@ -556,7 +619,13 @@ _ALL = [
         _f("validation_result", S),
         _f("warnings", S),
     ], ["run_date"], ["run_date"],
-       "One row per published run date: the run, its input counts, the table versions it read and wrote."),
+       "One row per published run date: the run, its input counts, the table versions it read and wrote.",
+       checks={"keys_not_null": "run_date IS NOT NULL",
+               # least() skips nulls (a column published before it existed is null): the smallest count given
+               "counts_not_negative": "coalesce(least(rows_read, rows_accepted, rows_quarantined, "
+                                      "messages_replayed, messages_stuck, distribution_unexpected, traced, agreed, "
+                                      "disagreed, timing_observed, timing_agreed, timing_disagreed), 0) >= 0"},
+       change_data_feed=True),
 ]
 
 
@@ -572,6 +641,9 @@ if tuple(SPECS) != TABLE_KEYS:  # the lake's map (clwl/lake/door.py) and the reg
                        "clwl/lake/door.py")
 if any(c.type not in TYPES for t in _ALL for c in t.fields):
     raise RuntimeError("clwl/lake/registry.py: a column of a type it does not know")
+if any(n != n.lower() or not n.replace("_", "").isalnum() for t in _ALL for n, _ in t.checks):
+    raise RuntimeError("clwl/lake/registry.py: a constraint name that is not lower case letters, digits and _ "
+                       "(Delta keeps the names lower case)")
 
 
 def spec(key: str) -> TableSpec:
