@@ -216,6 +216,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     from clwl.lake.door import LakeFileError
     from clwl.lake.lock import LakeLockError
     from spark.pipeline import new_run_id, run_pipeline, unchanged_run
+    from spark.publish import PublishError
     from spark.session import SparkStartError
 
     outcome = None
@@ -254,6 +255,9 @@ def cmd_run(args: argparse.Namespace) -> int:
     except WhatIfError as e:  # names the day does not know, or nothing ingested: before Spark started
         say(f"clwl run: --what-if: {e}", sys.stderr)
         return EXIT_INPUT
+    except PublishError as e:  # the gate passed but gold refused a write (a CHECK constraint): nothing published
+        say(f"clwl run: {e}; the last good published tables stay in place", sys.stderr)
+        return EXIT_BLOCKED
     return _finish(args, config, outcome)
 
 
