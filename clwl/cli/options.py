@@ -68,6 +68,13 @@ MASTER = Option("--master", "Spark master (default: $CLWL_SPARK_MASTER, else loc
 #: Run dates, repeatable, into ``args.dates`` (None: every date folder of the landing folder).
 DATES = Option("--date", "run date (repeatable; default: every date folder of the landing folder)", None,
                {"dest": "dates", "action": "append", "type": run_date, "metavar": "YYYY-MM-DD"})
+#: A backfill: the landing folder's run dates from ``--from`` to ``--to`` (both included), into ``args.date_from``
+#: and ``args.date_to``; either end may be left open (the first or the last date folder).
+DATE_FROM = Option("--from", "first run date of a backfill (with --to: every date folder from one to the other, in "
+                   "order; default: the first date folder)", None,
+                   {"dest": "date_from", "type": run_date, "metavar": "YYYY-MM-DD"})
+DATE_TO = Option("--to", "last run date of a backfill (default with --from: the last date folder)", None,
+                 {"dest": "date_to", "type": run_date, "metavar": "YYYY-MM-DD"})
 #: One run date, into ``args.date``.
 DATE = Option("--date", "the run date", None, {"type": run_date, "metavar": "YYYY-MM-DD"})
 VERBOSE = Option("--verbose", "show Spark's own output on the terminal: the JVM's banner and log lines, and the "

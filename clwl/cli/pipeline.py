@@ -15,6 +15,8 @@ from typing import Optional
 from clwl.cli.exit_codes import EXIT_BLOCKED, EXIT_INPUT, EXIT_OK
 from clwl.cli.extras import INGEST_MODULES, RUN_MODULES, missing_extra
 from clwl.cli.options import (
+    DATE_FROM,
+    DATE_TO,
     DATES,
     LAKE_LOCATION,
     LANDING,
@@ -126,7 +128,7 @@ def add_run_command(subparsers) -> argparse.ArgumentParser:
         "run", help="run the pipeline: ingest, replay, detect, validate, publish, report",
         description="Run ingest -> replay -> detect -> validate -> publish for each run date, on the embedded "
                     "default (Spark local mode, Delta on local disk) unless --master names a cluster.")
-    for option in (LANDING, LAKE_LOCATION, DATES, MASTER):
+    for option in (LANDING, LAKE_LOCATION, DATES, DATE_FROM, DATE_TO, MASTER):
         option.add(run)
     run.add_argument("--algorithm", choices=sorted(PROFILES), default="default", metavar="PROFILE",
                      help="algorithm profile for the replay")
@@ -198,6 +200,12 @@ def cmd_run(args: argparse.Namespace) -> int:
     if not dates:  # nothing to do: say so before Spark starts, not after a run that did nothing
         say(no_run_dates("run", landing), sys.stderr)
         return EXIT_INPUT
+    if args.date_from or args.date_to:
+        dates, problem = backfill_dates(args, dates, landing)
+        if problem:
+            say(problem, sys.stderr)
+            return EXIT_INPUT
+        args.dates = dates  # run_pipeline takes exactly these, in order
     whatif = None
     if args.what_if:
         from clwl.analyses.whatif import WhatIfError, parse_whatif
@@ -259,6 +267,32 @@ def cmd_run(args: argparse.Namespace) -> int:
         say(f"clwl run: {e}; the last good published tables stay in place", sys.stderr)
         return EXIT_BLOCKED
     return _finish(args, config, outcome)
+
+
+def backfill_dates(args: argparse.Namespace, folders: list[str], landing: Path) -> tuple[list[str], Optional[str]]:
+    """The run dates of ``--from``/``--to``: the landing folder's date folders in that range, in order, and the line
+    that says what the backfill will do (or (``[]``, the one error line)). Days of the range with no folder are
+    named, not invented: a backfill replays what was landed. Each date is then run as ``--date`` runs it: one that
+    is published with the same inputs, options and code is left as it is (so a retry redoes only what failed),
+    and a date's run rewrites only that date's partitions."""
+    if args.dates:
+        return [], "clwl run: give either --date or --from/--to, not both"
+    first, last = args.date_from or folders[0], args.date_to or folders[-1]
+    if args.date_from and args.date_to and first > last:
+        return [], f"clwl run: --from {first} is after --to {last}"
+    dates = [d for d in folders if first <= d <= last]
+    if not dates:
+        return [], (f"clwl run: {landing}: no landing folder for a date from {args.date_from or '...'} to "
+                    f"{args.date_to or '...'} (its date folders: {folders[0]} .. {folders[-1]})")
+    from datetime import date, timedelta
+
+    start, end = date.fromisoformat(first), date.fromisoformat(last)
+    days = [(start + timedelta(n)).isoformat() for n in range((end - start).days + 1)]
+    missing = [d for d in days if d not in dates]
+    gaps = f"; no landing folder for {len(missing)} day(s): {', '.join(missing[:5])}" + (
+        " ..." if len(missing) > 5 else "") if missing else ""
+    progress(f"backfill {first} .. {last}: {len(dates)} date(s) in order{gaps}")
+    return dates, None
 
 
 def _print_outcome(outcome) -> int:
