@@ -30,6 +30,8 @@ from pathlib import Path
 from typing import TextIO
 
 import clwl.generate.render as R
+import clwl.generate.render_messages as RM
+import clwl.generate.render_puts as RP
 import clwl.generate.render_zos as RZ
 from clwl.generate.channel_trace import TRACE_ENDS, TRACE_FORMATS, ChannelStop, ChannelTraces
 from clwl.generate.channel_trace import file_name as trace_file_name
@@ -520,7 +522,7 @@ class Generator:
         self.day = day
         self.sd = {}
         outs = {}
-        writers: dict[str, R.AmqsactPutsWriter] = {}
+        writers: dict[str, RP.AmqsactPutsWriter] = {}
         channels = None
         if self.channel_trace:
             channels = ChannelTraces(est, day, self.trace_format, self._open_trace_file,
@@ -531,16 +533,16 @@ class Generator:
             self.files.append(str(p.relative_to(self.out)))
             if self.trace:  # the same rows, printed as the trace; MQ resolves every traced put (observed_every 1);
                 # no broken puts.csv rows (there is no puts.csv)
-                apps = {a.name: R.TraceApp(a.name, a.user, a.appltype, a.token, TRACE_LEVELS[role])
+                apps = {a.name: RP.TraceApp(a.name, a.user, a.appltype, a.token, TRACE_LEVELS[role])
                         for role, a in est.apps[s].items()}
-                writers[s] = R.AmqsactPutsWriter(outs[s], est.qmgrs[s], day, apps,
+                writers[s] = RP.AmqsactPutsWriter(outs[s], est.qmgrs[s], day, apps,
                                                  inject=self.trace_inject.get((s, day), ()),
                                                  wrong_destination=self.wrong_destination(s),
                                                  json_lines=self.trace_format == "json")
                 self.sd[s] = SenderDay(est, self.cfg, s, day, di, self.shares, writers[s], 1,
                                        channel_trace=channels)
             else:
-                out = R.ApplicationColumnWriter(outs[s]) if s in self.application_senders() else outs[s]
+                out = RP.ApplicationColumnWriter(outs[s]) if s in self.application_senders() else outs[s]
                 self.sd[s] = SenderDay(est, self.cfg, s, day, di, self.shares, out, o.observed_every,
                                        self.bad_rows.get((s, day)), channel_trace=channels)
         acct = DayAccounting()
@@ -777,17 +779,17 @@ class Generator:
                         tried = [r for r in retries if put_t <= r <= at]
                         if tried:
                             outer_t = tried[-1] + timedelta(milliseconds=310)
-                    md = R.outer_md(m, a.user, a.name, a.appltype, a.token, s, outer_t)
-                    data = R.payload(m.queue, a.name, m.length, m.msg_id, day.strftime("%Y%m%d"), m.group_seq)
-                    msgs.append((md, R.xmit_data(m, a.user, a.name, a.appltype, a.token, s, put_t, data)))
+                    md = RM.outer_md(m, a.user, a.name, a.appltype, a.token, s, outer_t)
+                    data = RM.payload(m.queue, a.name, m.length, m.msg_id, day.strftime("%Y%m%d"), m.group_seq)
+                    msgs.append((md, RM.xmit_data(m, a.user, a.name, a.appltype, a.token, s, put_t, data)))
                 xq = store.kept[0].xmitq
                 hhmmss = at.strftime("%H%M%S")
                 if si % 2 == 0:
                     name = f"xmitq_{hhmmss}.amqsbcg"
-                    self.write(day, s, name, R.render_amqsbcg(xq, msgs))
+                    self.write(day, s, name, RM.render_amqsbcg(xq, msgs))
                 else:
                     name = f"xmitq_{hhmmss}.dmpmqmsg"
-                    self.write(day, s, name, R.render_dmpmqmsg(s, xq, at, msgs))
+                    self.write(day, s, name, RM.render_dmpmqmsg(s, xq, at, msgs))
                 self.browses.append({"file": self._rel(day, s, name), "xmitq": xq, "outage": store.outage,
                                      "messages": len(msgs), "on_xmitq": store.at_browse,
                                      "zero_token": sum(1 for m in store.kept if m.zero),
@@ -866,16 +868,16 @@ class Generator:
                         first = acct.first_arrival[(recv, conn)] - 15  # first put), to the second
                         start = max(i0, base + timedelta(seconds=first // 1000))
                     groups = [(queue, c) for iv2, queue, c in rows if iv2 == iv]
-                    rec = R.accounting_head(q, start, i1, cid, seq, name, pid, tid, user, len(groups))
+                    rec = RM.accounting_head(q, start, i1, cid, seq, name, pid, tid, user, len(groups))
                     for gi, (queue, c) in enumerate(groups):
                         first = queue not in opened
                         if first:
                             opened[queue] = start
-                        rec += R.queue_group(gi, queue, est.instance(queue, recv).created, first, opened[queue], c)
+                        rec += RM.queue_group(gi, queue, est.instance(queue, recv).created, first, opened[queue], c)
                     records.append((i1, name, conn, seq, rec))
                     seq += 1
             records.sort(key=lambda r: (r[0], r[1], r[2], r[3]))
-            self.write(day, recv, "accounting.amqsmon", R.render_amqsmon([r[4] for r in records]))
+            self.write(day, recv, "accounting.amqsmon", RM.render_amqsmon([r[4] for r in records]))
 
     # -- ground truth -----------------------------------------------------------------------------
     def day_truth(self, day: date) -> None:

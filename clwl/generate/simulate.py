@@ -45,7 +45,7 @@ from clwl.generate.estate import (
     ConfigState,
     Estate,
 )
-from clwl.generate.render import PUTS_CSV_HEADER
+from clwl.generate.render_puts import PUTS_CSV_HEADER
 
 ZERO_TOKEN = b"\0" * 32
 ZERO_TOKEN_HEX = "0" * 64
