@@ -33,6 +33,7 @@ import clwl.generate.render as R
 import clwl.generate.render_messages as RM
 import clwl.generate.render_puts as RP
 import clwl.generate.render_zos as RZ
+from clwl.generate.build import build_estate
 from clwl.generate.channel_trace import TRACE_ENDS, TRACE_FORMATS, ChannelStop, ChannelTraces
 from clwl.generate.channel_trace import file_name as trace_file_name
 from clwl.generate.estate import (
@@ -46,7 +47,6 @@ from clwl.generate.estate import (
     ConfigState,
     Estate,
     at_min,
-    build_estate,
     iso,
 )
 from clwl.generate.simulate import DayAccounting, HeldStore, SenderDay, Shares, interval_of
