@@ -33,6 +33,7 @@ import clwl.generate.render as R
 import clwl.generate.render_messages as RM
 import clwl.generate.render_puts as RP
 import clwl.generate.render_zos as RZ
+from clwl.generate.accounting import DayAccounting, interval_of
 from clwl.generate.build import build_estate
 from clwl.generate.channel_trace import TRACE_ENDS, TRACE_FORMATS, ChannelStop, ChannelTraces
 from clwl.generate.channel_trace import file_name as trace_file_name
@@ -49,7 +50,8 @@ from clwl.generate.estate import (
     at_min,
     iso,
 )
-from clwl.generate.simulate import DayAccounting, HeldStore, SenderDay, Shares, interval_of
+from clwl.generate.held import HeldStore
+from clwl.generate.simulate import SenderDay, Shares
 
 GENERATOR_VERSION = 1
 PUTS_FORMATS = ("csv", "activity-trace")

@@ -19,7 +19,7 @@ from clwl.cli.generate import add_generate_command
 from clwl.engine.view import build_view, parse_capture_file
 from clwl.generate import GenerateOptions, generate
 from clwl.generate.estate import App, ConfigState, Estate, Instance, QMgr, Queue
-from clwl.generate.simulate import SenderRouter
+from clwl.generate.routing import SenderRouter
 from clwl.parse.amqsmon import parse_amqsmon_file
 from clwl.parse.common import InputError
 from clwl.parse.puts import parse_puts_file
