@@ -5,8 +5,9 @@
 
 Modules: ``estate`` (the model: queue managers, queues, events, configuration state, the time rules), ``build``
 (the estate built from the options and the schedule of its events), ``routing`` (the independent CLWL simulation:
-one sending queue manager's choices), ``simulate`` (the traffic it routes, one sender and day), ``held`` (messages
-held behind an outage and their browses), ``accounting`` (queue accounting counters and amqsmon records),
+one sending queue manager's choices), ``simulate`` (the traffic it routes, one sender and day), ``partition``
+(messages waiting behind a partition), ``ids`` (message ids and times), ``held`` (messages held behind an outage
+and their browses), ``accounting`` (queue accounting counters and amqsmon records),
 ``render`` (runmqsc, REST JSON captures; ``samples/make_samples.py`` prints with it too), ``render_messages``
 (amqsbcg, dmpmqmsg, amqsmon), ``render_puts`` (puts.csv or the amqsact activity trace of the puts),
 ``channel_trace`` (the channel agents' trace: each message's departure and arrival, injected channel stops),

@@ -1,8 +1,8 @@
 """One sending queue manager's traffic on one day: its messages generated (queues, lengths, bind on open, groups,
 named target queue managers), each routed by the generator's own reading of the algorithm (``routing``; it
 deliberately imports nothing from the engine under test: the pipeline agreeing with it must mean something),
-written as put records, held behind an outage (``held``) or waiting behind a partition, and counted for the
-receivers' accounting (``accounting``)."""
+written as put records, held behind an outage (``held``) or waiting behind a partition (``partition``), and
+counted for the receivers' accounting (``accounting``)."""
 
 from __future__ import annotations
 
@@ -20,34 +20,10 @@ from clwl.generate.estate import (
     Estate,
 )
 from clwl.generate.held import HeldMessage, HeldStore
+from clwl.generate.ids import LOW_HEX, MS_SUFFIX, ZERO_TOKEN_HEX, hms, id_prefix, seven_bit
+from clwl.generate.partition import W_ROW, PartitionWaits
 from clwl.generate.render_puts import PUTS_CSV_HEADER
 from clwl.generate.routing import SenderRouter
-
-ZERO_TOKEN = b"\0" * 32
-ZERO_TOKEN_HEX = "0" * 64
-
-# --------------------------------------------------------------------------------------------------
-# Message ids and times
-
-
-def seven_bit(n: int) -> bytes:
-    """Four bytes below 0x80 (an amqsbcg character column stays one byte per character)."""
-    return bytes([(n >> 21) & 0x7F, (n >> 14) & 0x7F, (n >> 7) & 0x7F, n & 0x7F])
-
-
-def id_prefix(qm: str, day_index: int, kind: int) -> bytes:
-    """'AMQ ' + queue manager name (12) + 4 bytes for the day and the kind of id."""
-    return b"AMQ " + qm.ljust(12).encode() + bytes([0x5A, (day_index >> 7) & 0x7F, day_index & 0x7F, 0x40 + kind])
-
-
-MS_SUFFIX = [f".{i:03d}Z" for i in range(1000)]
-LOW_HEX = [f"{i:02X}" for i in range(128)]
-
-
-def hms(ms: int) -> str:
-    s = ms // 1000
-    return f"{s // 3600:02d}:{s // 60 % 60:02d}:{s % 60:02d}"
-
 
 # --------------------------------------------------------------------------------------------------
 # One sending queue manager's traffic on one day
@@ -61,13 +37,7 @@ class Shares:
     group_logical: float = 0.85
 
 
-# a message waiting behind a channel of a partition: [msg_id hex, queue index, persistent, length, put ms,
-# eligible for re-allocation, first key, row in csv_rows (-1: no observed columns), re-allocations, ms of the
-# last re-allocation]
-W_QI, W_ELIGIBLE, W_ROW, W_REALLOC, W_AT = 1, 5, 7, 8, 9
-
-
-class SenderDay:
+class SenderDay(PartitionWaits):
     """Generates, routes and writes (puts.csv) one sending queue manager's messages of one day."""
 
     MAX_SESSIONS = 4
@@ -423,103 +393,6 @@ class SenderDay:
         if self.channel_trace is not None:
             self.held_departures.append((k, (self.msg_prefix + seven_bit(count)).hex().upper(), t, qi, ln, pers))
         self.routed[(qi, k)] = self.routed.get((qi, k), 0) + 1
-
-    # -- partitions: messages that wait, re-allocation ----------------------------------------------------
-    def _wait(self, k, qi, pers, ln, reason, t, mid) -> list:
-        """A message routed to a channel of a partition (RETRYING while the other candidates are too): it
-        waits on the transmission queue."""
-        eligible = not reason.startswith("not re-allocatable")
-        w = [mid, qi, pers, ln, t, eligible, k, -1, 0, -1]
-        self.waiting.setdefault(k, []).append(w)
-        if eligible:
-            self.eligible_waiting += 1
-        return w
-
-    def partition_step(self, at_ms: int, captured: bool, acct: DayAccounting) -> None:
-        """At a capture instant (after the changes): messages behind a channel that runs again are
-        delivered; if the sending queue manager is captured here (the capture shows a failed retry of each
-        channel still RETRYING), the eligible messages waiting behind a still-retrying channel are re-driven
-        (steps 1-12 without advancing the rotation): they move unless their channel is still the most
-        favourable; the others (zero AccountingToken) stay."""
-        if not self.waiting:
-            return
-        router = self.router
-        retrying = router.retrying
-        deliver: dict[int, list[list]] = {}
-        for k in sorted(self.waiting):
-            if not retrying[k]:
-                deliver.setdefault(k, []).extend(self.waiting.pop(k))
-        if captured:
-            moved: dict[int, list[list]] = {}
-            for k in sorted(self.waiting):
-                stay = []
-                for w in self.waiting[k]:
-                    if not w[W_ELIGIBLE]:
-                        stay.append(w)
-                        continue
-                    keys = router.queue_keys(w[W_QI])
-                    k2 = router.peek(keys) if keys else k
-                    if k2 == k:
-                        stay.append(w)
-                        continue
-                    w[W_REALLOC] += 1
-                    w[W_AT] = at_ms
-                    if retrying[k2]:
-                        moved.setdefault(k2, []).append(w)
-                    else:
-                        deliver.setdefault(k2, []).append(w)
-                self.waiting[k] = stay
-            for k2, ws in moved.items():
-                self.waiting.setdefault(k2, []).extend(ws)
-        self.waiting = {k: ws for k, ws in self.waiting.items() if ws}
-        if deliver:
-            self._deliver(deliver, at_ms, acct)
-
-    def _deliver(self, deliver: dict[int, list[list]], release_ms: int, acct: DayAccounting) -> None:
-        """Delivered one second before the capture at ``release_ms`` (the channel came back, or the message
-        was re-allocated at the failed retry the capture shows), in the interval that ends there."""
-        interval = interval_of(release_ms // 60000) - 1
-        router = self.router
-        rows = self.csv_rows
-        back = release_ms - 1000
-        base = self.day_prefix
-        for k in sorted(deliver):
-            d = router.dests[k]
-            cnt = byt = 0
-            for w in deliver[k]:
-                mid, qi, pers, ln, t, eligible, first, row, reallocs, at = w
-                if self.channel_trace is not None:
-                    self.channel_trace.release(self, k, mid, t, qi, ln, pers, back)
-                acct.add(d.qmgr, interval, ("mca", self.sender, d.channel), self.qnames[qi], pers, 1, ln, ln, ln,
-                         back + 350)
-                self.routed[(qi, k)] = self.routed.get((qi, k), 0) + 1
-                cnt += 1
-                byt += ln + 428
-                if eligible:
-                    self.eligible_waiting -= 1
-                if reallocs:
-                    f = router.dests[first]
-                    if row >= 0 and k != first:
-                        text = rows[row]
-                        rows[row] = text[:len(text) - len(self.obs[first]) - 1] + self.obs[k] + "\n"
-                        at_put = getattr(self.out, "at_put", None)  # an activity trace records the put's choice
-                        if at_put is not None:
-                            qmgr, _channel, xmitq = self.obs[first].split(",")
-                            at_put[mid] = (qmgr, xmitq or None)
-                    self.reallocated.append({
-                        "msg_id": mid, "sender": self.sender, "queue": self.qnames[qi],
-                        "put_time": base + hms(t) + MS_SUFFIX[t % 1000],
-                        "first_qmgr": f.qmgr, "first_channel": f.channel,
-                        "final_qmgr": d.qmgr, "final_channel": d.channel, "reallocations": reallocs,
-                        "reallocated_at": base + hms(at - 1000) + MS_SUFFIX[0]})
-            self.partition_delivered += cnt
-            self._channel_restarted(k, back, cnt, byt)
-        if not self.eligible_waiting and len(rows) >= 4096:
-            self.out.write("".join(rows))
-            rows.clear()
-
-    def waiting_on(self, k: int) -> int:
-        return len(self.waiting.get(k, ()))
 
     def _broken(self, idx: int, row: str) -> None:
         """Extra rows that describe no real message, right after data row ``idx``: each is quarantined."""
