@@ -8,6 +8,7 @@ import random
 from dataclasses import replace
 from datetime import date, datetime, timedelta
 
+import clwl.generate.planned as P
 import clwl.generate.qsg as Q
 from clwl.generate.estate import (
     BASE_CAPTURE_MIN,
@@ -183,6 +184,10 @@ def _schedule(est: Estate, o) -> None:
     events: list[Event] = []
     changes: list[Change] = []
     igq_state = dict(est.qsg.igq) if est.qsg else {}
+    # --event: planned events, scheduled first on their day; a random event that day concerning the same queue
+    # manager (the receiver, the instance's host, the sender) is left out, so as not to blur it
+    plan = P.resolve(P.parse(getattr(o, "events", ()), est.days[0], len(est.days)), est, o.seed)
+    lasting_off: dict[str, set[str]] = {}  # queue -> hosts PUT(DISABLED) by a planned event, from its day on
 
     def add_event(ev: Event, chs: list[Change]) -> None:
         ev.index = len(events)
@@ -194,8 +199,22 @@ def _schedule(est: Estate, o) -> None:
         rng = random.Random(f"clwl-generate/{o.seed}/events/{day.isoformat()}")
         last_day = di == len(est.days) - 1
         outages: list[tuple[int, int]] = []  # minutes [start, end]; end = 24*60 for an unresolved one
+        todays = [r for r in plan if r.day == day]
+        planned_qmgrs = {r.qmgr for r in todays}
+        placed: list[tuple[int, int, str]] = []  # random outages avoid the planned ones and the planned changes
+        for r in todays:
+            ev, chs = P.scheduled(r)
+            add_event(ev, chs)
+            if r.kind == "outage":
+                outages.append(r.window)
+            if chs:
+                placed.append((*(r.window if r.kind == "outage" else (P.LASTING_AT_MIN, P.LASTING_AT_MIN)), ""))
+            if r.kind == "disable":
+                lasting_off.setdefault(r.queue, set()).add(r.qmgr)
+            if r.kind == "bind-on-open":
+                est.bind_on_open_from.setdefault(r.qmgr, day)
+        after_planned = max((b for a, b, _ in placed), default=0)
         wanted = _count(rng, o.outages) if hosting_backends else 0
-        placed: list[tuple[int, int, str]] = []
         for _ in range(wanted):
             for _attempt in range(40):
                 dur = rng.randint(1, 4) * SLOT_MIN
@@ -207,9 +226,9 @@ def _schedule(est: Estate, o) -> None:
                     continue
                 placed.append((s, e, rng.choice(hosting_backends)))
                 break
-        placed.sort()
+        placed = sorted(x for x in placed if x[2] and x[2] not in planned_qmgrs)
         for k, (s, e, qm) in enumerate(placed):
-            unresolved = last_day and k == len(placed) - 1 and o.unresolved_outage
+            unresolved = last_day and k == len(placed) - 1 and o.unresolved_outage and s >= after_planned
             outages.append((s, 24 * 60 if unresolved else e))
             ev = Event(0, "outage", qm, at_min(day, s), None if unresolved else at_min(day, e), unresolved=unresolved)
             chs = [Change(at_min(day, s), "retrying", qm, value=True)]
@@ -240,7 +259,7 @@ def _schedule(est: Estate, o) -> None:
             if p is None:
                 continue
             qm = rng.choice(hosting_backends)
-            if overlaps(("suspend", qm), *p):
+            if qm in planned_qmgrs or overlaps(("suspend", qm), *p):
                 continue
             busy.setdefault(("suspend", qm), []).append(p)
             add_event(Event(0, "suspend", qm, at_min(day, p[0]), at_min(day, p[1])),
@@ -254,7 +273,9 @@ def _schedule(est: Estate, o) -> None:
             queue, host = rng.choice(backend_instances)
             same_q = [iv for key, ivs in busy.items() if key[0] == "put" and key[1] == queue for iv in ivs]
             concurrent = sum(1 for a, b in same_q if not (p[1] < a or p[0] > b))
-            if overlaps(("put", queue, host), *p) or concurrent + 1 >= n_inst[queue]:
+            off = lasting_off.get(queue, set())  # disabled by a planned event: not enabled again
+            if overlaps(("put", queue, host), *p) or concurrent + 1 + len(off) >= n_inst[queue] \
+                    or host in off or host in planned_qmgrs:
                 continue
             busy.setdefault(("put", queue, host), []).append(p)
             add_event(Event(0, "put_disabled", host, at_min(day, p[0]), at_min(day, p[1]), queue=queue,
@@ -269,7 +290,7 @@ def _schedule(est: Estate, o) -> None:
             value = rng.randint(1, 3)
             if rng.random() < 0.5:
                 qm = rng.choice(hosting_backends)
-                if overlaps(("chl_prty", qm), *p):
+                if qm in planned_qmgrs or overlaps(("chl_prty", qm), *p):
                     continue
                 busy.setdefault(("chl_prty", qm), []).append(p)
                 add_event(Event(0, "priority_change", qm, at_min(day, p[0]), at_min(day, p[1]),
@@ -278,7 +299,7 @@ def _schedule(est: Estate, o) -> None:
                            Change(at_min(day, p[1]), "chl_prty", qm, value=0, order=0)])
             else:
                 queue, host = rng.choice(backend_instances)
-                if overlaps(("q_prty", queue, host), *p):
+                if host in planned_qmgrs or overlaps(("q_prty", queue, host), *p):
                     continue
                 busy.setdefault(("q_prty", queue, host), []).append(p)
                 add_event(Event(0, "priority_change", host, at_min(day, p[0]), at_min(day, p[1]), queue=queue,
@@ -291,15 +312,18 @@ def _schedule(est: Estate, o) -> None:
                 s = rng.choice(instants)
                 if free(s):
                     qm = rng.choice(hosting_backends)
+                    if qm in planned_qmgrs:
+                        break
                     add_event(Event(0, "weight_change", qm, at_min(day, s), None, attribute="CLUSRCVR CLWLWGHT"),
                               [Change(at_min(day, s), "weight", qm, value=rng.choice(WEIGHTS))])
                     break
         # IGQ switched on a sending member (own random stream, as partitions)
         if est.qsg is not None and getattr(o, "qsg_igq_changes", 0) > 0:
-            _schedule_igq_changes(est, o, day, free, add_event, igq_state)
+            _schedule_igq_changes(est, o, day, free, add_event, igq_state, avoid=planned_qmgrs)
         # partitions (own random stream: estates without them are unchanged)
         if getattr(o, "partitions", 0) > 0:
-            _schedule_partitions(est, o, day, events, add_event, outages)
+            _schedule_partitions(est, o, day, events, add_event, outages, avoid=planned_qmgrs,
+                                 closed=set(lasting_off))
 
     # apply in time order to fill in old/new weights, and drop weight "changes" to the same value
     changes.sort(key=lambda c: (c.at, c.order, c.event, c.kind, c.qmgr, c.queue))
@@ -308,7 +332,9 @@ def _schedule(est: Estate, o) -> None:
     for c in changes:
         if c.kind == "weight":
             ev = events[c.event]
-            if c.value == weight[c.qmgr]:
+            if ev.planned is not None:
+                c = P.planned_weight(c, ev, weight[c.qmgr], o.seed)
+            elif c.value == weight[c.qmgr]:
                 c = Change(c.at, c.kind, c.qmgr, c.queue, next(w for w in WEIGHTS if w != weight[c.qmgr]),
                            c.event, c.order)
             ev.old, ev.new = weight[c.qmgr], c.value
@@ -340,17 +366,21 @@ def _schedule(est: Estate, o) -> None:
 # Partitions: the only events during which eligible messages wait (and are re-allocated)
 
 
-def _schedule_partitions(est: Estate, o, day: date, events: list[Event], add_event, outages) -> None:
+def _schedule_partitions(est: Estate, o, day: date, events: list[Event], add_event, outages, *,
+                         avoid: set[str] = frozenset(), closed: set[str] = frozenset()) -> None:
     """``--partitions``: the channels from one sending queue manager to every host of one of its queues go
     RETRYING together (step 12 still rotates among them, so messages for that queue wait); at a capture one
     host comes back while the others still retry (their next failed retry re-drives the eligible waiting
     messages to it: re-allocation); later the others come back. Nothing else changes from a slot before to a
     slot after, no sender capture falls inside, and no period event (suspend, PUT(DISABLED), CLWLPRTY) is in
-    force: the recovered host is then the only destination of the first tier for the re-driven messages."""
+    force: the recovered host is then the only destination of the first tier for the re-driven messages. Not
+    of a queue with an instance disabled by a planned event (``closed``), nor of a sending queue manager or host
+    of a planned event that day (``avoid``)."""
     rng = random.Random(f"clwl-generate/{o.seed}/partitions/{day.isoformat()}")
     instants = list(range(TRAFFIC_START_MIN + SLOT_MIN, TRAFFIC_END_MIN, SLOT_MIN))
     candidates = [q for q in est.queues if len(q.hosts) >= 2
-                  and all(est.qmgrs[h].role == "backend" and not est.qmgrs[h].zos for h in q.hosts)]
+                  and all(est.qmgrs[h].role == "backend" and not est.qmgrs[h].zos for h in q.hosts)
+                  and q.name not in closed]
     if not candidates:
         return
 
@@ -377,6 +407,8 @@ def _schedule_partitions(est: Estate, o, day: date, events: list[Event], add_eve
             sender = rng.choice(est.senders)
             q = rng.choice(candidates)
             first = rng.choice(q.hosts)
+            if sender in avoid or avoid & set(q.hosts):
+                continue
             rest = [h for h in q.hosts if h != first]
             detail = {"hosts": list(q.hosts), "first_back": first, "first_back_at": iso(at_min(day, r1)),
                       "channels": [est.channel(h, q.cluster) for h in q.hosts]}
@@ -392,7 +424,8 @@ def _schedule_partitions(est: Estate, o, day: date, events: list[Event], add_eve
 # IGQ changes (--qsg-igq-changes): a sending member's IGQ switched, effective from the capture that shows it
 
 
-def _schedule_igq_changes(est: Estate, o, day: date, free, add_event, state: dict[str, bool]) -> None:
+def _schedule_igq_changes(est: Estate, o, day: date, free, add_event, state: dict[str, bool], *,
+                          avoid: set[str] = frozenset()) -> None:
     """Each change switches one sending member's IGQ (ENABLED <-> DISABLED) one second before a slot boundary
     that no channel outage spans; ``state`` carries the settings from day to day."""
     rng = random.Random(f"clwl-generate/{o.seed}/igq/{day.isoformat()}")
@@ -402,6 +435,8 @@ def _schedule_igq_changes(est: Estate, o, day: date, free, add_event, state: dic
         return
     picks = sorted({(rng.choice(instants), rng.choice(sending)) for _ in range(_count(rng, o.qsg_igq_changes))})
     for minute, qm in picks:
+        if qm in avoid:  # a planned event's sending queue manager that day
+            continue
         old = state[qm]
         state[qm] = not old
         add_event(Event(0, "igq_change", qm, at_min(day, minute), None, attribute="QMGR IGQ",

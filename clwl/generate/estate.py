@@ -152,7 +152,8 @@ class Event:
     """An event as the ground truth lists it."""
 
     index: int
-    kind: str  # outage | suspend | weight_change | priority_change | put_disabled | partition | igq_change
+    kind: str  # outage | suspend | weight_change | priority_change | put_disabled | partition | igq_change |
+    # bind_on_open (planned only)
     qmgr: str  # for a partition: the sending queue manager
     start: datetime
     end: datetime | None  # None: instantaneous (weight change) or, for an outage, still going at the end
@@ -162,6 +163,7 @@ class Event:
     new: object = None
     unresolved: bool = False
     detail: dict | None = None  # partition: hosts, first_back, first_back_at
+    planned: dict | None = None  # --event: the day's number and the value as given (clwl.generate.planned)
 
     def to_json(self) -> dict:
         d = {"index": self.index, "kind": self.kind, "qmgr": self.qmgr, "start": iso(self.start),
@@ -176,6 +178,8 @@ class Event:
             d["unresolved"] = self.unresolved
         if self.detail:
             d.update(self.detail)
+        if self.planned:
+            d["planned"] = self.planned
         return d
 
 
@@ -281,6 +285,8 @@ class Estate:
     events: list[Event] = field(default_factory=list)
     captures: dict[date, dict[int, list[str]]] = field(default_factory=dict)  # day -> minute -> QMs
     qsg: Q.QsgPlan | None = None  # --qsg: the queue-sharing group (its members are z/OS queue managers)
+    bind_on_open_from: dict[str, date] = field(default_factory=dict)  # --event bind-on-open: sender -> the first
+    # day its service application opens its queues with MQOO_BIND_ON_OPEN
 
     # -- names ------------------------------------------------------------------------------------
     def channel(self, qm: str, cluster: str) -> str:

@@ -27,6 +27,7 @@ from fractions import Fraction
 from pathlib import Path
 from typing import TextIO
 
+import clwl.generate.planned as P
 import clwl.generate.render_puts as RP
 from clwl.generate.accounting import AccountingWriter, DayAccounting, interval_of
 from clwl.generate.build import build_estate
@@ -262,6 +263,8 @@ class Generator(CaptureWriter, BrowseWriter, AccountingWriter, TruthWriter):
         changes_by_day: dict[date, dict[int, list[Change]]] = {}
         for c in est.changes:
             changes_by_day.setdefault(c.at.date(), {}).setdefault(c.at.hour * 60 + c.at.minute, []).append(c)
+        for planned in P.truth(est, est.events):  # the subjects chosen from the seed, said
+            self.progress.say(P.describe(planned))
         total = 0
         for di, day in enumerate(est.days):
             t_day = time.perf_counter()

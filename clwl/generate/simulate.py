@@ -72,6 +72,10 @@ class SenderDay(PartitionWaits):
         self.handles = {role: [f"{a.name}:{self.pids[role]}:{qi + 1}" for qi in range(nq)]
                         for role, a in apps.items()}
         self.batch_handles = nq  # batch handles after the per-queue ones
+        # --event bind-on-open: from its day the service application opens each queue with MQOO_BIND_ON_OPEN, a
+        # handle a slot (queue index -> [handle, key]); None: it puts not fixed
+        since = estate.bind_on_open_from.get(sender)
+        self.svc_bound: dict[int, list] | None = {} if since is not None and day >= since else None
         self.len_lo = [q.length_lo for q in estate.queues]
         self.len_span = [q.length_hi - q.length_lo + 1 for q in estate.queues]
         self.pshare = [q.persistent_share for q in estate.queues]
@@ -227,6 +231,11 @@ class SenderDay(PartitionWaits):
         igq_limit = self.igq_limit
         too_large = self.too_large
         igq_base = n_keys + 3  # accounting connection codes of the IGQ agent's puts, by destination key
+        svc_bound = self.svc_bound
+        if svc_bound:  # the last slot's handles are closed after its last put
+            for h in svc_bound.values():
+                self._ended(h[0], after=True)
+            svc_bound.clear()
         for i in range(n, 0, -1):
             # put time: the n sorted uniform instants, generated in order (Bentley & Saxe)
             cur *= rnd() ** (1.0 / i)
@@ -242,12 +251,17 @@ class SenderDay(PartitionWaits):
             r = rnd()
             if r >= p_special:  # the common case: a not-fixed put by the service application
                 qi = qpick[int((r - p_special) * qscale)]
-                k = route_queue(qi)
                 role = "svc"
-                head = f"{qnames[qi]},,notfixed,{svc_handles[qi]},,false,false,false,"
-                token = svc_token
-                reason = "still most favourable"
-                detail_args = None
+                if svc_bound is None:
+                    k = route_queue(qi)
+                    head = f"{qnames[qi]},,notfixed,{svc_handles[qi]},,false,false,false,"
+                    token = svc_token
+                    reason = "still most favourable"
+                    detail_args = None
+                else:
+                    self.msg_count = count  # the message's row, for _ended
+                    k, head, detail_args = self._svc_bound_put(qi)
+                    token, reason = ZERO_TOKEN_HEX, "not re-allocatable: bind on open"
             else:
                 self.msg_count = count  # the message's row, for _special
                 qi, k, role, head, token, reason, detail_args = self._special(r, p_open, p_group)
@@ -313,6 +327,21 @@ class SenderDay(PartitionWaits):
         self.msg_count = count
         self.too_large = too_large
         self._flush_slot(cells, acct, interval)
+
+    def _svc_bound_put(self, qi: int):
+        """A put of the service application bound on open (a planned event): its handle for the queue this slot,
+        opened (and the destination chosen) by the first put; one whose instance was PUT(DISABLED) since closes."""
+        bound = self.svc_bound
+        assert bound is not None
+        h = bound.get(qi)
+        if h is not None and not self._bound_still_open(h[1], qi):
+            self._ended(h[0], after=False)
+            h = None
+        if h is None:
+            h = bound[qi] = [self._new_handle("svc"), self.router.route_queue(qi)]
+        self.kinds["open"] += 1
+        self.zero_tokens += 1
+        return h[1], f"{self.qnames[qi]},,open,{h[0]},,false,false,false,", ("open", h[0], b"", 0, False, False)
 
     def _special(self, r: float, p_open: float, p_group: float):
         """A message of a bind-on-open handle, of a group, or naming its target queue manager."""

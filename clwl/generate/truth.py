@@ -1,11 +1,13 @@
 """The ground truth, ``<out>/_generate.json``: the options, the assumptions, the estate, every event, the traffic
-per sender, queue and destination, held and undelivered messages, accounting, skews, browses, broken records.
+per sender, queue and destination, held and undelivered messages, accounting, skews, browses, broken records, planned events.
 What the pipeline tests compare the pipeline with. A part of ``landing.Generator``."""
 
 from __future__ import annotations
 
 from dataclasses import asdict
 from datetime import date
+
+import clwl.generate.planned as P
 
 GENERATOR_VERSION = 1
 
@@ -44,7 +46,7 @@ class TruthWriter:
     def ground_truth(self, total: int) -> dict:
         est, o = self.est, self.o
         args = {k: (v.isoformat() if isinstance(v, date) else v) for k, v in asdict(o).items()
-                if k not in ("out", "force", "quiet") and not (k == "partitions" and not v)
+                if k not in ("out", "force", "quiet") and not (k in ("partitions", "events") and not v)
                 and k not in ("puts_format", "trace_disagreements", "channel_trace", "trace_format", "channel_stops",
                               "channel_trace_ends")
                 and not (k.startswith("qsg") and not o.qsg)}
@@ -122,6 +124,16 @@ class TruthWriter:
                 "rotation and move to it; zero-token (bound, named) ones stay until their channel runs again")
             truth["reallocated"] = self.reallocated
             truth["partition_waits"] = self.partition_waits
+        planned = P.truth(est, est.events)
+        if planned:  # only then, as partitions
+            truth["planned_events"] = planned
+            truth["assumptions"].append(
+                "planned events (--event): scheduled first on their day; a lasting change (weight_change, "
+                "put_disabled) is made at 05:59:59 and shown by the captures at 06:00, before the day's first put, "
+                "and stays; an outage lasts its window of that day; bind_on_open: from that day the service "
+                "application opens each queue with MQOO_BIND_ON_OPEN once a half-hour slot (the first put on the "
+                "handle chooses, the others follow it, zero AccountingToken); no random event that day concerns the "
+                "planned event's queue manager (receiver, instance host or sender)")
         if est.qsg is not None:
             truth["qsg"] = est.qsg.to_json(est.senders)
             truth["qsg"]["by_path"] = {p: sum(d["by_path"][p] for d in self.truth_days)
