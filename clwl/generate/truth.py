@@ -45,7 +45,7 @@ class TruthWriter:
 
     def ground_truth(self, total: int) -> dict:
         est, o = self.est, self.o
-        args = {k: (v.isoformat() if isinstance(v, date) else v) for k, v in asdict(o).items()
+        args = {k: (v.isoformat() if isinstance(v, date) else list(v) if isinstance(v, tuple) else v) for k, v in asdict(o).items()
                 if k not in ("out", "force", "quiet") and not (k in ("partitions", "events") and not v)
                 and k not in ("puts_format", "trace_disagreements", "channel_trace", "trace_format", "channel_stops",
                               "channel_trace_ends")
