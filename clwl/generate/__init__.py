@@ -4,7 +4,8 @@
     truth = generate(GenerateOptions(out="landing", seed=7, messages_per_day=100_000))
 
 Modules: ``estate`` (the model: queue managers, queues, events, configuration state, the time rules), ``build``
-(the estate built from the options and the schedule of its events), ``routing`` (the independent CLWL simulation:
+(the estate built from the options and the schedule of its events), ``planned`` (``--event``: the planned
+events, where they go in the schedule, their truth), ``routing`` (the independent CLWL simulation:
 one sending queue manager's choices), ``simulate`` (the traffic it routes, one sender and day), ``partition``
 (messages waiting behind a partition), ``ids`` (message ids and times), ``held`` (messages held behind an outage
 and their browses), ``accounting`` (queue accounting counters and amqsmon records),
