@@ -33,6 +33,8 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))  # run as a script from anywhere: the renderer is the repository's own
 
 import clwl.generate.render as R  # noqa: E402
+import clwl.generate.render_messages as RM  # noqa: E402
+import clwl.generate.render_puts as RP  # noqa: E402
 from clwl.generate.estate import ACCTINT, DISCINT, LONGTMR, SHORTRTY, SHORTTMR, App, QMgr, iso  # noqa: E402
 from clwl.generate.render import Cmd, Rec, mq_date  # noqa: E402
 
@@ -893,7 +895,7 @@ def payload(p: Put) -> bytes:
                 f'"source":"{p.app}","pad":"')
     else:
         head = f'{{"type":"billing","invoice":"B-{day}-{n:06d}","account":"A{n % 7919:05d}","pad":"'
-    b = R.padded_json(head, p.length)
+    b = RM.padded_json(head, p.length)
     assert len(b) == p.length, (len(b), p.length)
     return b
 
@@ -908,8 +910,8 @@ def browsed(p: Put, at: datetime) -> tuple[dict, bytes]:
         tried = [r for r in o.retry_times() if p.t <= r <= at]
         if tried:
             put_t = tried[-1] + timedelta(milliseconds=310)
-    md = R.outer_md(p, app.user, app.name, app.appltype, app.token, p.sender, put_t)
-    data = R.xmit_data(p, app.user, app.name, app.appltype, app.token, p.sender, p.t, payload(p))
+    md = RM.outer_md(p, app.user, app.name, app.appltype, app.token, p.sender, put_t)
+    data = RM.xmit_data(p, app.user, app.name, app.appltype, app.token, p.sender, p.t, payload(p))
     assert not any(0xC2 <= b <= 0xF4 for b in data)  # no multi-byte UTF-8 lead bytes: plain amqsbcg layout
     return md, data
 
@@ -975,7 +977,7 @@ def accounting(qm: str, day: str, traffic) -> str:
             if not by_q:  # no record for an interval without activity (arrivals lost in a crash included)
                 continue
             start = max(i0, cstart)
-            rec = R.accounting_head(QMS[qm], start, i1, cid, seq, meta["name"], meta["pid"], meta["tid"],
+            rec = RM.accounting_head(QMS[qm], start, i1, cid, seq, meta["name"], meta["pid"], meta["tid"],
                                     meta["user"], len(by_q))
             for gi, queue in enumerate(sorted(by_q)):
                 qp = by_q[queue]
@@ -987,11 +989,11 @@ def accounting(qm: str, day: str, traffic) -> str:
                 od = opened[queue]
                 counts = [len(np_), len(pp), sum(np_), sum(pp), min(np_, default=0), max(np_, default=0),
                           min(pp, default=0), max(pp, default=0)]
-                rec += R.queue_group(gi, queue, QUEUE_CREATED[(queue, qm)], first_open, od, counts)
+                rec += RM.queue_group(gi, queue, QUEUE_CREATED[(queue, qm)], first_open, od, counts)
             records.append((i1, meta["name"], seq, rec))
             seq += 1
     records.sort(key=lambda r: (r[0], r[1], r[2]))
-    return R.render_amqsmon([r[3] for r in records])
+    return RM.render_amqsmon([r[3] for r in records])
 
 # --------------------------------------------------------------------------------------------------
 # Put records (puts.csv)
@@ -1079,7 +1081,7 @@ def build_files() -> tuple[dict[str, bytes], dict]:
             rows, late = [], []
             for i, p in enumerate(traffic[(sender, day)]):
                 (late if sender == "QM1" and p.t >= LATE_FROM else rows).append(csv_row(p, i))
-            put(f"landing/{day}/{sender}/puts.csv", R.render_puts_csv(rows))
+            put(f"landing/{day}/{sender}/puts.csv", RP.render_puts_csv(rows))
             if late:
                 bad1 = list(late[4])
                 bad1[0] = iso(T(bad1[0][:10] + " " + bad1[0][11:23]) + timedelta(milliseconds=7))
@@ -1090,15 +1092,15 @@ def build_files() -> tuple[dict[str, bytes], dict]:
                 bad2[13] = bad2[13][:-4] + "7F7D"
                 bad2[12] = bad2[12][2:]  # 62 hex digits: one byte short
                 late = late[:5] + [bad1] + late[5:10] + [bad2] + late[10:]
-                put(f"landing/{day}/{sender}/puts_late.csv", R.render_puts_csv(late))
+                put(f"landing/{day}/{sender}/puts_late.csv", RP.render_puts_csv(late))
 
     # transmission queue browses behind the retrying channel
     q1 = rt.held("QM1", "SYSTEM.CLUSTER.TRANSMIT.QUEUE", BROWSE_AT)
     put(f"landing/{mq_date(BROWSE_AT)}/QM1/xmitq_{BROWSE_AT.strftime('%H%M%S')}.amqsbcg",
-        R.render_amqsbcg("SYSTEM.CLUSTER.TRANSMIT.QUEUE", [browsed(p, BROWSE_AT) for p in q1]))
+        RM.render_amqsbcg("SYSTEM.CLUSTER.TRANSMIT.QUEUE", [browsed(p, BROWSE_AT) for p in q1]))
     q5 = rt.held("QM5", "CLUS.XMITQ.QM", BROWSE_AT)
     put(f"landing/{mq_date(BROWSE_AT)}/QM5/xmitq_{BROWSE_AT.strftime('%H%M%S')}.dmpmqmsg",
-        R.render_dmpmqmsg("QM5", "CLUS.XMITQ.QM", BROWSE_AT, [browsed(p, BROWSE_AT) for p in q5]))
+        RM.render_dmpmqmsg("QM5", "CLUS.XMITQ.QM", BROWSE_AT, [browsed(p, BROWSE_AT) for p in q5]))
 
     # accounting on the receiving queue managers
     for day in DAYS:

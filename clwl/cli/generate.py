@@ -139,6 +139,14 @@ def add_generate_command(subparsers) -> argparse.ArgumentParser:
     g.add_argument("--qsg-igq-changes", type=_rate, default=d.qsg_igq_changes, metavar="RATE",
                    help=f"with --qsg: a sending member's IGQ switched per day, effective from the capture that "
                         f"shows it (default {d.qsg_igq_changes:g})")
+    g.add_argument("--event", dest="events", action="append", default=[], metavar="DAY:KIND[:ARGS]",
+                   help="a planned event on one day (repeatable); DAY is the day's number (1 = --start-date) or its "
+                        "date YYYY-MM-DD; KIND[:ARGS] one of weight[:QMGR[=VALUE]] (CLWLWGHT of QMGR's cluster "
+                        "receivers, from that day on), outage[:QMGR[@HHMM-HHMM]] (QMGR unreachable for the window, "
+                        "default 1000-1200), disable[:QUEUE@QMGR] (PUT(DISABLED) on that instance from that day on), "
+                        "bind-on-open[:APPLICATION] (a service application, <sender>-svc, opens its queues with "
+                        "MQOO_BIND_ON_OPEN from that day on); what is left out is chosen from --seed; listed in "
+                        "_generate.json planned_events (README: 'A synthetic estate at your scale')")
     g.add_argument("--no-unresolved-outage", dest="unresolved_outage", action="store_false",
                    help="let the last outage end (by default it is still going at the end of the estate)")
     g.add_argument("--force", action="store_true",
@@ -161,11 +169,12 @@ def options_from_args(args: argparse.Namespace) -> GenerateOptions:
         partitions=args.partitions, puts_format=args.puts_format, trace_disagreements=args.trace_disagreements,
         channel_trace=args.channel_trace, trace_format=args.trace_format, channel_stops=args.channel_stops,
         channel_trace_ends=args.channel_trace_ends, qsg=args.qsg, qsg_cflevel=args.qsg_cflevel,
-        qsg_maxmsgl=args.qsg_maxmsgl, qsg_igq_changes=args.qsg_igq_changes)
+        qsg_maxmsgl=args.qsg_maxmsgl, qsg_igq_changes=args.qsg_igq_changes, events=tuple(args.events))
 
 
 def cmd_generate(args: argparse.Namespace) -> int:
     from clwl.generate import generate
+    from clwl.generate.build import build_estate
     from clwl.generate.estate import EstateError
     from clwl.terminal import say  # --out is the user's
 
@@ -192,6 +201,11 @@ def cmd_generate(args: argparse.Namespace) -> int:
     if o.qsg and (o.puts_format != "csv" or o.channel_trace):
         print("clwl generate: --qsg needs --puts-format csv and no --channel-trace (z/OS queue managers have no "
               "amqsact activity trace)", file=sys.stderr)
+        return EXIT_INPUT
+    try:  # the estate is built once before anything is written or replaced: bad options, --event among them
+        build_estate(o)
+    except EstateError as e:
+        say(f"clwl generate: {e}", sys.stderr)
         return EXIT_INPUT
     out = Path(o.out)
     if out.exists() and not out.is_dir():

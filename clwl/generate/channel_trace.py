@@ -32,7 +32,8 @@ from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta
 from typing import Callable
 
-import clwl.generate.render as R
+import clwl.generate.render_messages as RM
+import clwl.generate.render_puts as RP
 from clwl.generate.estate import Estate
 from clwl.generate.trace_json import trace_object
 
@@ -102,11 +103,11 @@ class _Agent:
 
 def _call(op: str, tid: int, t: datetime) -> list[tuple[str, object]]:
     iso = t.isoformat()
-    return [("Operation Id", R.Const(op)), ("ApplicationTid", tid), ("OperationDate", iso[:10]),
+    return [("Operation Id", RP.Const(op)), ("ApplicationTid", tid), ("OperationDate", iso[:10]),
             ("OperationTime", iso[11:19])]
 
 
-_OK = [("Completion Code", R.Const("MQCC_OK")), ("Reason Code", 0)]
+_OK = [("Completion Code", RP.Const("MQCC_OK")), ("Reason Code", 0)]
 
 
 class QueueManagerTrace:
@@ -128,7 +129,7 @@ class QueueManagerTrace:
             qm = self.qm
 
             def header(seq: int, start: datetime, end: datetime) -> list:
-                return R.trace_header_fields(correl, qm, start, end, seq, "amqrmppa", "MQAT_QMGR", self.pid, "mqm",
+                return RP.trace_header_fields(correl, qm, start, end, seq, "amqrmppa", "MQAT_QMGR", self.pid, "mqm",
                                              2, caller="MQXACT_INTERNAL", environment="MQXE_MCA",
                                              channel=(channel, kind[1], kind[0]))
             a = self.agents[key] = _Agent(header, sending, 10 + len(self.agents))
@@ -152,7 +153,7 @@ class QueueManagerTrace:
         header = a.header(a.seq, start, end)
         operations = [f for _, f in a.ops]
         self.out.write(trace_object(header, operations, end) if self.json
-                       else R.trace_message_text(header, operations))
+                       else RP.trace_message_text(header, operations))
         self.records += 1
         a.seq += 1
         a.ops = []
@@ -165,10 +166,10 @@ class QueueManagerTrace:
         hobj = a.handles[queue] = len(a.handles) + 1
         _, t = self.clock(a, us - CALL_SPACING_US)
         self.op(a, _call("MQXF_OPEN", a.tid, t) + [
-            ("Object_type", R.Const("MQOT_Q")), ("Object_name", queue), ("Object_Q_mgr_name", qmgr), ("Hobj", hobj)]
+            ("Object_type", RP.Const("MQOT_Q")), ("Object_name", queue), ("Object_Q_mgr_name", qmgr), ("Hobj", hobj)]
             + _OK + [("Open_options", options), ("Known_dest_count", 0), ("Unknown_dest_count", 0),
                      ("Invalid_dest_count", 0), ("High Res Time", a.last_us), ("Resolved_Q_Name", queue),
-                     ("Resolved_Q_mgr", self.qm.name), ("Resolved_type", R.Const("MQOT_Q")),
+                     ("Resolved_Q_mgr", self.qm.name), ("Resolved_type", RP.Const("MQOT_Q")),
                      ("QMgr Operation Duration", 80)])
         return hobj
 
@@ -179,7 +180,7 @@ class QueueManagerTrace:
         if empty and a.sending:
             _, t = self.clock(a, a.last_us)
             self.op(a, _call("MQXF_GET", a.tid, t) + [
-                ("Hobj", 1), ("Get Options", GET_OPTIONS), ("Completion Code", R.Const("MQCC_FAILED")),
+                ("Hobj", 1), ("Get Options", GET_OPTIONS), ("Completion Code", RP.Const("MQCC_FAILED")),
                 ("Reason Code", 2033), ("Msg length", 0), ("High Res Time", a.last_us), ("Buffer Length", 4194304),
                 ("QMgr Operation Duration", 12)])
         _, t = self.clock(a, a.last_us)
@@ -199,11 +200,11 @@ class QueueManagerTrace:
         self.begin(a, us)
         hobj = self.open(a, xmitq, "", XMITQ_OPEN_OPTIONS, us)
         us, t = self.clock(a, us)
-        pd, pt = R.put_date_time(put_t)
+        pd, pt = RM.put_date_time(put_t)
         self.op(a, _call("MQXF_GET", a.tid, t) + [
             ("Hobj", hobj), ("Get Options", GET_OPTIONS)] + _OK + [
             ("Msg length", length + 428), ("High Res Time", us), ("Buffer Length", 4194304), ("Object_name", xmitq),
-            ("Resolved_Q_Name", xmitq), ("Report Options", 0), ("Msg_type", R.Const("MQMT_DATAGRAM")),
+            ("Resolved_Q_Name", xmitq), ("Report Options", 0), ("Msg_type", RP.Const("MQMT_DATAGRAM")),
             ("Expiry", -1), ("Format_name", "MQXMIT"), ("Priority", 0), ("Persistence", pers),
             ("Msg_id", msg_id[:19] + bytes([XMITQ_DESCRIPTOR_KIND]) + msg_id[20:]), ("Correl_id", b"\0" * 24),
             ("Reply_to_Q ", ""), ("Reply_to_Q_Mgr", sender), ("Coded_char_set_id", 1208), ("Encoding", 546),
@@ -220,13 +221,13 @@ class QueueManagerTrace:
         self.begin(a, us)
         hobj = self.open(a, queue, self.qm.name, TARGET_OPEN_OPTIONS, us)
         us, t = self.clock(a, us)
-        pd, pt = R.put_date_time(put_t)
+        pd, pt = RM.put_date_time(put_t)
         self.op(a, _call("MQXF_PUT", a.tid, t) + [
             ("Hobj", hobj), ("Put Options", AGENT_PUT_OPTIONS)] + _OK + [
             ("Msg length", length), ("Known_dest_count", 1), ("Unknown_dest_count", 0), ("Invalid_dest_count", 0),
             ("High Res Time", us), ("Object_name", queue), ("Resolved_Q_Name", queue),
             ("Resolved_Q_mgr", self.qm.name), ("Resolved_local_Q_name", queue), ("Resolved_local_Q_mgr", self.qm.name),
-            ("Report Options", 0), ("Msg_type", R.Const("MQMT_DATAGRAM")), ("Expiry", -1), ("Format_name", "MQSTR"),
+            ("Report Options", 0), ("Msg_type", RP.Const("MQMT_DATAGRAM")), ("Expiry", -1), ("Format_name", "MQSTR"),
             ("Priority", 0), ("Persistence", pers), ("Msg_id", msg_id), ("Correl_id", b"\0" * 24),
             ("Reply_to_Q ", ""), ("Reply_to_Q_Mgr", sender), ("Coded_char_set_id", 1208), ("Encoding", 546),
             ("Put_date", pd), ("Put_time", pt), ("QMgr Operation Duration", 41)])

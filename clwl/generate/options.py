@@ -50,3 +50,5 @@ class GenerateOptions:
     qsg_cflevel: int = 3  # CFLEVEL of the structure that holds SYSTEM.QSG.TRANSMIT.QUEUE (1-5)
     qsg_maxmsgl: int | None = None  # MAXMSGL of SYSTEM.QSG.TRANSMIT.QUEUE; None: the structure's largest message
     qsg_igq_changes: float = 0.0  # per day: a sending member's IGQ switched (ENABLED <-> DISABLED) at a capture
+    events: tuple[str, ...] = ()  # --event DAY:KIND[:ARGS] as given (clwl.generate.planned); none: the estate of
+    # earlier versions

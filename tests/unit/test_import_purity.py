@@ -250,12 +250,12 @@ def test_the_command_line_loads_spark_and_deltalake_only_in_the_handlers():
 # ----------------------------------------------------------------------------------------------------------
 # The generator's simulation is the pipeline tests' oracle
 
-# What the pipeline tests compare the pipeline with: clwl/generate/simulate.py, the generator's own plain reading
-# of the algorithm, with clwl/generate/landing.py, which writes its verdicts to _generate.json
-# (tests/spark/test_pipeline_generated.py, test_generated_trace_pipeline.py); and samples/make_samples.py, which
+# What the pipeline tests compare the pipeline with: clwl/generate/routing.py, the generator's own plain reading
+# of the algorithm, clwl/generate/simulate.py, the traffic it routes, with clwl/generate/landing.py, which writes
+# its verdicts to _generate.json (tests/spark/test_pipeline_generated.py, test_generated_trace_pipeline.py); and samples/make_samples.py, which
 # routes the samples with its own replay into samples/facts.json (tests/unit/test_replay.py,
 # test_samples_reallocation.py). An agreement means something only while they share no code with what they check.
-ORACLES = ("clwl.generate.simulate", "clwl.generate.landing")
+ORACLES = ("clwl.generate.routing", "clwl.generate.simulate", "clwl.generate.landing")
 ORACLE_SCRIPT = ROOT / "samples" / "make_samples.py"
 GENERATOR = "clwl.generate"
 

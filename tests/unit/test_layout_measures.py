@@ -7,7 +7,8 @@ is its task, one compute call and its printing. Their outputs and exit codes are
 tests/unit/test_query*.py; here, that they run on the runner and leave its work to it.
 
 Item 7, in part: the parsers open their input one way (clwl.parse.common.open_input), each saying a file it cannot
-read in the words it always has; every run id is made by one function (spark.run.new_run_id).
+read in the words it always has; every run id is made by one function (spark.run.new_run_id); the generator's
+modules are split by what they build, simulate or render, none over 600 lines.
 """
 
 from __future__ import annotations
@@ -234,3 +235,15 @@ def test_one_new_run_id_makes_every_run_id():
                         and isinstance(n.values[0], ast.Constant) and re.fullmatch(r"(run|ingest)-", str(n.values[0].value))]
     assert makers == ["spark/run.py:new_run_id"]
     assert spelled == []
+
+
+#: The most lines a module of the generator may have (issue 41 item 7: its files over 600 lines split).
+GENERATOR_MAX_LINES = 600
+
+
+def test_no_module_of_the_generator_is_over_600_lines():
+    modules = {p.name: len(p.read_text(encoding="utf-8").splitlines())
+               for p in sorted((ROOT / "clwl" / "generate").glob("*.py"))}
+    # the walk sees the generator (a vacuous one would pass): the loop, the simulation, the renderers
+    assert {"landing.py", "simulate.py", "routing.py", "render.py", "render_puts.py", "estate.py"} <= set(modules)
+    assert {name: n for name, n in modules.items() if n > GENERATOR_MAX_LINES} == {}
