@@ -154,8 +154,8 @@ def test_a_local_pointer_is_still_replaced_by_rename(tmp_path):
     gold = tmp_path / "gold"
     write_published(gold, {"routing_replay": 1})
     first = read_published(gold)
-    inode = (gold / "_published.json").stat().st_ino
     write_published(gold, {"routing_replay": 2})
+    inode = (gold / "_published.json").stat().st_ino  # the file there while the next is written beside it
     # Locally the lake lock keeps writers apart: a pointer read before another write is no conflict here, as it
     # is on an object store (there one conditional put refuses it: test_the_pointer_is_replaced_atomically...).
     write_published(gold, {"routing_replay": 3}, expect=first)
