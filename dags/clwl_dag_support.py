@@ -45,7 +45,7 @@ from clwl.analyses.whatif import (
 )
 from clwl.days import RUN_DATE_NAME
 from clwl.lake.door import GOLD_TABLES, Lake, default_lake_location
-from clwl.lake.storage import LakeLocation, is_object_store, lake_root
+from clwl.lake.storage import LakeLocation, absolute_location, lake_root, location_uri
 from clwl.landing.layout import MQ_NAME_PATTERN  # MQ object names (queue managers, clusters)
 from spark.config import REPO_ROOT, PipelineConfig
 from spark.run import PipelineRun
@@ -79,7 +79,7 @@ def env_lake() -> Path | LakeLocation:
     lake is made absolute; `s3://bucket/prefix` is a LakeLocation as given (a typo of one: StorageError, one line,
     when the DAG file is parsed)."""
     lake = default_lake_location(REPO_ROOT)
-    return lake if is_object_store(lake) else lake.expanduser().absolute()
+    return absolute_location(lake)
 
 
 def parse_time_lake() -> Path | LakeLocation:
@@ -91,7 +91,7 @@ def table_uri(lake: Path | str | LakeLocation, table: str, layer: str = "gold") 
     """A table's URI: `file:///<lake>/<layer>/<table>` for a local lake, `s3://bucket/prefix/<layer>/<table>` for
     one on an object store (the URI Spark, deltalake and the clwl commands take)."""
     location = Lake(lake).table(layer, table)
-    return location.uri if is_object_store(location) else location.as_uri()
+    return location_uri(location)
 
 
 def gold_assets(lake: Path | str | LakeLocation | None = None) -> list[Asset]:
@@ -250,10 +250,7 @@ def publish_or_fail(run: PipelineRun, run_date: str, inputs: Mapping[str, str] |
 
 def same_lake(a: Path | str | LakeLocation, b: Path | str | LakeLocation) -> bool:
     """Whether two lakes are one: the same object-store location, or the same local folder (made absolute)."""
-    a, b = lake_root(a), lake_root(b)
-    if is_object_store(a) or is_object_store(b):
-        return a == b
-    return a.expanduser().absolute() == b.expanduser().absolute()
+    return absolute_location(lake_root(a)) == absolute_location(lake_root(b))
 
 
 def annotate_gold_events(config: PipelineConfig, run_date: str, run_id: str, versions: Mapping[str, int],

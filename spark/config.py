@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from clwl.lake.door import DEFAULT_LAKE, REPORTS, Lake, default_lake_location
-from clwl.lake.storage import LakeLocation, is_object_store, lake_root
+from clwl.lake.storage import LakeLocation, absolute_location, lake_root
 
 #: The source checkout this package lives in (an editable install keeps it there).
 REPO_ROOT = Path(__file__).resolve().parents[1]
@@ -59,8 +59,7 @@ def _abs(p: Path | str) -> Path:
 def _location(p: Path | str | LakeLocation) -> Path | LakeLocation:
     """The lake as a location: ``s3://...`` a LakeLocation (a typo of one: StorageError, one line), else an
     absolute Path."""
-    root = lake_root(p)
-    return root if is_object_store(root) else _abs(root)
+    return absolute_location(lake_root(p))
 
 
 @dataclass(frozen=True)

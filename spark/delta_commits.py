@@ -13,24 +13,21 @@ server-side copy on an object store (which has no links): either way no row pass
 from __future__ import annotations
 
 import json
-import os
 import re
-import shutil
 import time
 import uuid
 from pathlib import Path
 from typing import Mapping
 
-from clwl.lake.door import is_delta_table, open_delta, read_lake_file
+from clwl.lake.door import is_delta_table, open_delta
 from clwl.lake.registry import constraints_in, same_expression
 from clwl.lake.storage import (
     StorageConflict,
-    copy_object,
     delete_object,
-    is_object_store,
     lake_root,
     put_if_absent,
     read_object,
+    store_for,
 )
 
 #: Writer features a table may list for these commits to be complete: NOT NULL columns (enforced when the
@@ -57,7 +54,7 @@ def _has_log(location: str | Path) -> bool:
 
 def _read_log_file(log, name: str) -> bytes:
     """A commit file of the log (bounded, never a FIFO); FileNotFoundError when there is none."""
-    return read_object(log / name).data if is_object_store(log) else read_lake_file(log / name)
+    return read_object(log / name).data
 
 
 def write_commit(location: str | Path, version: int, actions: list[dict] | dict, suffix: str = "json") -> bool:
@@ -66,22 +63,11 @@ def write_commit(location: str | Path, version: int, actions: list[dict] | dict,
     log = log_dir(location)
     lines = [actions] if isinstance(actions, dict) else actions
     text = "".join(json.dumps(a) + "\n" for a in lines)
-    if is_object_store(log):
-        try:
-            put_if_absent(log / f"{version:020d}.{suffix}", text.encode("utf-8"))
-            return True
-        except StorageConflict:
-            return False
-    log.mkdir(parents=True, exist_ok=True)
-    staged = log / f".{uuid.uuid4().hex}.{suffix}.tmp"
-    staged.write_text(text, encoding="utf-8")
-    try:
-        os.link(staged, log / f"{version:020d}.{suffix}")
+    try:  # locally a finished file linked onto the name; on an object store If-None-Match: *
+        put_if_absent(log / f"{version:020d}.{suffix}", text.encode("utf-8"))
         return True
-    except FileExistsError:
+    except StorageConflict:
         return False
-    finally:
-        staged.unlink()
 
 
 def plain_protocol(table, checked: Mapping[str, str] | None = None) -> bool:
@@ -158,8 +144,8 @@ def replace_partition_with_files(target: str, source: str, source_version: int, 
     the version meanwhile."""
     if any("://" in p and not p.startswith(("file:", "s3://")) for p in (target, source)):
         return None
-    remote = is_object_store(_where(target))
-    if remote != is_object_store(_where(source)) or not _has_log(source):
+    store = store_for(_where(target))
+    if store != store_for(_where(source)) or not _has_log(source):
         return None
     staged = open_delta(source, version=source_version)
     gold = open_delta(target) if _has_log(target) else None
@@ -187,16 +173,10 @@ def replace_partition_with_files(target: str, source: str, source_version: int, 
             new = f"{folder + '/' if folder else ''}part-{n:05d}-{uuid.uuid4()}{suffix}"
             dest = _where(target) / new
             made.append(dest)
-            if remote:  # no links on an object store: the server copies the object, no byte comes here
-                copy_object(_where(source) / f["path"], dest)
-                modified = now
-            else:
-                dest.parent.mkdir(parents=True, exist_ok=True)
-                try:
-                    os.link(Path(source) / f["path"], dest)
-                except OSError:  # another file system, or links not allowed: a byte copy, still no Spark job
-                    shutil.copyfile(Path(source) / f["path"], dest)
-                modified = int(dest.stat().st_mtime * 1000)
+            # A hard link locally (a byte copy across file systems), a server-side copy on an object store (no
+            # links there, its copy keeps no time of its own: now): no byte passes through a Spark job.
+            modified = store.copy(_where(source) / f["path"], dest)
+            modified = now if modified is None else modified
             add = {k: v for k, v in raw[f["path"]].items() if k in ("partitionValues", "size", "stats", "tags")}
             adds.append({"add": {"path": new, **add, "modificationTime": modified, "dataChange": True}})
         removes = [{"remove": {"path": f["path"], "deletionTimestamp": now, "dataChange": True,

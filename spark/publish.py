@@ -54,7 +54,7 @@ from clwl.days import run_day
 from clwl.lake.door import GOLD_TABLES, VALIDATION, Lake, gold_tables, is_delta_table, latest_version, unsettled
 from clwl.lake.lock import lake_lock
 from clwl.lake.published import read_published, write_published
-from clwl.lake.storage import delete_prefix, is_object_store, put_object, read_object
+from clwl.lake.storage import delete_object, delete_prefix, put_object, read_object, store_for
 from spark.config import PipelineConfig
 from spark.cross_checks import SILVER_TABLES, default_cross_checks, events_for_run_date, silver_tables
 from spark.delta_commits import replace_partition_with_files
@@ -222,8 +222,8 @@ def settle_gold(spark: SparkSession, config: PipelineConfig) -> dict[str, str]:
     gold = Lake(config.lake).layer("gold")
     pub = read_published(gold)
     found = {p.name: str(p) for p in gold_tables(gold)}
-    for tmp in gold.glob(".*.tmp") if not is_object_store(gold) and gold.is_dir() else ():  # a killed pointer write
-        tmp.unlink(missing_ok=True)
+    for tmp in store_for(gold).temporaries(gold):  # a killed pointer write
+        delete_object(tmp)
     if not pub.exists:
         write_published(gold, {n: v for n, p in found.items() if (v := latest_version(p)) is not None})
         return {}
@@ -476,11 +476,5 @@ def _write_summary(folder: Path, run_id: str, day: dt.date, published: bool, fai
 
 def _write_json(path: Path, data: dict) -> Path:
     text = json.dumps(data, indent=2, default=str) + "\n"
-    if is_object_store(path):  # one put: an object is whole or absent
-        put_object(path, text.encode("utf-8"))
-        return path
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(text, encoding="utf-8")
-    tmp.replace(path)
+    put_object(path, text.encode("utf-8"))  # whole or absent: one put, or a file renamed into place
     return path

@@ -151,13 +151,10 @@ def add_run_command(subparsers) -> argparse.ArgumentParser:
 def _lake_problem(command: str, config) -> Optional[str]:
     """The one line when the lake's store cannot be used (no credentials, a bad endpoint, a store without
     conditional writes), before anything is written; None for a local lake or a usable store."""
-    from clwl.lake.storage import StorageError, check_conditional_writes, is_object_store, storage_options
+    from clwl.lake.storage import StorageError, store_for
 
-    if not is_object_store(config.lake):
-        return None
     try:
-        storage_options(config.lake)
-        check_conditional_writes(config.lake)
+        store_for(config.lake).check_writable(config.lake)
     except StorageError as e:
         return f"clwl {command}: {e}"
     return None

@@ -32,7 +32,7 @@ from clwl.lake.query import (
     write_json,
     write_table,
 )
-from clwl.lake.storage import is_object_store, list_folders
+from clwl.lake.storage import is_object_store, list_folders, store_for
 from clwl.terminal import say
 
 
@@ -76,8 +76,7 @@ class QueryTask(LakeTask):
         here: the query says which table it does not find."""
         self.require(self.readers)
         lake = self.given_lake()
-        if not is_object_store(lake):
-            local_folder_exists(lake)  # a name too long, a folder on the way not searchable: one line
+        store_for(lake).is_folder(lake)  # a name too long, a folder on the way not searchable: one line
         name = getattr(self.args, "whatif", None)
         if name is None:
             return lake
@@ -210,6 +209,7 @@ class PublishedTask(LakeTask):
         """The lake whose gold folder holds something (not the lake's readers: the pointer is plain JSON)."""
         lake = self.given_lake()
         gold = Lake(lake).layer("gold")
+        # Locally the gold folder is enough (an empty one too); an object store has no empty folders: a table.
         there = bool(list_folders(gold)) if is_object_store(gold) else local_folder_exists(gold)
         if not there:
             raise TaskError(f"no gold tables in {lake} (give --lake DIR, or set CLWL_LAKE)")

@@ -97,17 +97,14 @@ class LakeTask:
         clwl.lake.storage.LakeLocation. TaskError when :attr:`readers` are not installed or nothing is there;
         StorageError (a LakeFileError) for a typo in $CLWL_LAKE, missing S3 credentials, a folder that cannot be
         looked at."""
-        from clwl.lake.lake_files import local_folder_exists
-        from clwl.lake.storage import has_prefix, is_object_store, storage_options
+        from clwl.lake.storage import store_for
 
         self.require(self.readers)
         lake = self.given_lake()
-        if is_object_store(lake):
-            storage_options(lake)  # credentials and endpoint: one line before anything is sent
-            there = has_prefix(lake)
-        else:
-            there = local_folder_exists(lake)  # a name too long, a folder on the way not searchable: one line
-        if not there:
+        store = store_for(lake)
+        store.storage_options()  # an object store's credentials and endpoint: one line before anything is sent
+        # Locally a name too long, a folder on the way not searchable: one line too.
+        if not store.is_folder(lake):
             raise TaskError(f"no lake at {lake} (name it with --lake or $CLWL_LAKE)")
         return lake
 

@@ -53,6 +53,7 @@ from clwl.lake.storage import (
     list_folders,
     list_prefix,
     storage_options,
+    store_for,
 )
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -95,8 +96,7 @@ def split_key(key: str) -> tuple[str, str]:
 
 def whatif_root(lake: Path | str | LakeLocation, name: str) -> Path | LakeLocation:
     """Where a what-if run named ``name`` writes everything it produces."""
-    root = lake if isinstance(lake, LakeLocation) else lake_root(lake)
-    return (root if is_object_store(root) else Path(lake)) / WHATIF / name
+    return lake_root(lake) / WHATIF / name
 
 
 def _object_location(table: Path | str | LakeLocation) -> LakeLocation | None:
@@ -351,8 +351,7 @@ class Lake:
 
     def __post_init__(self) -> None:
         # "s3://bucket/prefix" (clwl/lake/storage.py): a LakeLocation that joins like a path; a typo: StorageError.
-        root = lake_root(self.root)
-        object.__setattr__(self, "root", root if is_object_store(root) else Path(self.root))
+        object.__setattr__(self, "root", lake_root(self.root))
 
     def __str__(self) -> str:
         return str(self.root)
@@ -470,12 +469,11 @@ def unsettled(gold: Path | str | LakeLocation) -> list[str]:
     the next write, not at the next publish. On an object store the pointer is one conditional put: never
     half-written."""
     folder = lake_root(gold) if not isinstance(gold, Path) else gold
-    if is_object_store(folder):
-        left: list[str] = []
-    else:
-        if not folder.is_dir():
-            return []
-        left = [f"{p.name} (a pointer write that was killed)" for p in folder.glob(f".{POINTER_FILE}.*.tmp")]
+    store = store_for(folder)
+    if not store.is_folder(folder):
+        return []
+    left = [f"{p.name} (a pointer write that was killed)" for p in store.temporaries(folder)
+            if p.name.startswith(f".{POINTER_FILE}.")]
     found = gold_tables(folder)
     pub = read_published(folder)
     if not pub.exists:
@@ -497,7 +495,7 @@ def reader_recipes(gold: Path | str, trino_schema: str = "clwl") -> dict:
     the pointer names that cannot be read at its version (no table, or a log that ends before it) is under
     ``missing``, with the reason, never left out."""
     root = lake_root(gold) if not isinstance(gold, Path) else gold
-    folder = root if is_object_store(root) else Path(gold).resolve()
+    folder = store_for(root).absolute(root, resolve=True)
     pub = read_published(folder)
     tables: dict[str, dict] = {}
     found = gold_tables(folder)

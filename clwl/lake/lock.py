@@ -13,11 +13,12 @@ network file systems that support it (NFS v4, CephFS), across hosts; a lake on s
 support gets :class:`LakeLockError`.
 
 A lake on an object store (``s3://bucket/prefix``, clwl/lake/storage.py) has no ``flock``: there the lock is a lease,
-the object ``<lake>/_lock``, created with a conditional put (``If-None-Match: *``, so two writers cannot both
-create it) and holding the holder's process id, host, purpose and expiry. A thread renews it every third of
-:data:`LEASE_SECONDS` by a put conditional on the ETag it wrote last; a writer that finds a lease past its expiry
-(its holder died without releasing it) takes it over the same way, conditional on the stale lease's ETag, so
-of two such writers one wins. Release marks the lease released (conditionally, again): it is not deleted,
+the object ``<lake>/_lock``, written through the lake's store (clwl/lake/stores.py: a store whose server checks a
+write's condition, :attr:`~clwl.lake.stores.Store.atomic_conditions`), created with a conditional put
+(``If-None-Match: *``, so two writers cannot both create it) and holding the holder's process id, host, purpose
+and expiry. A thread renews it every third of :data:`LEASE_SECONDS` by a put conditional on the ETag it wrote
+last; a writer that finds a lease past its expiry (its holder died without releasing it) takes it over the same
+way, conditional on the stale lease's ETag, so of two such writers one wins. Release marks the lease released (conditionally, again): it is not deleted,
 since S3 has no conditional delete and a plain one could remove the lease a next writer just took. A holder
 whose lease was taken over meanwhile (it could not renew for a whole lease: a stalled process, a lost network)
 is told at the end of its block (LakeLockError). Expiry is read against the reader's clock: the hosts' clocks
@@ -47,18 +48,9 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Callable, Iterator, Optional
 
-from clwl.lake.door import LOCK_FILE, read_lake_json
-from clwl.lake.storage import (
-    LakeLocation,
-    StorageConflict,
-    StorageError,
-    check_conditional_writes,
-    is_object_store,
-    lake_root,
-    put_if_absent,
-    read_object,
-    replace_if_match,
-)
+from clwl.lake.door import LOCK_FILE
+from clwl.lake.storage import LakeLocation, StorageConflict, StorageError, StoredObject, lake_root, store_for
+from clwl.lake.stores import Store
 
 WAIT_ENV = "CLWL_LOCK_WAIT"
 #: How long a lease on an object store lasts without renewal (renewed every third of it while held).
@@ -87,9 +79,7 @@ class LakeBusy(LakeLockError):
 
 def lock_path(lake: Path | str | LakeLocation) -> Path | LakeLocation:
     root = lake_root(lake)
-    if is_object_store(root):
-        return root / LOCK_FILE
-    return Path(lake).expanduser().absolute() / LOCK_FILE
+    return store_for(root).absolute(root) / LOCK_FILE
 
 
 def holds_lock(lake: Path | str) -> bool:
@@ -236,14 +226,8 @@ def holder_gone(holder: dict) -> Optional[str]:
 def read_holder(lake: Path | str) -> dict:
     """What the lock file (the lease object) says about its (last) holder; {} when it says nothing readable."""
     path = lock_path(lake)
-    if is_object_store(path):
-        try:
-            return _lease_record(read_object(path).data)
-        except (OSError, ValueError):
-            return {}
     try:
-        data = read_lake_json(path)  # bounded: never a FIFO's hang; empty: not JSON, {}
-        return data if isinstance(data, dict) else {}
+        return _read_lease(store_for(path), path)[0]  # bounded: never a FIFO's hang; empty: not JSON, {}
     except (OSError, ValueError):
         return {}
 
@@ -275,8 +259,10 @@ def lake_lock(lake: Path | str | LakeLocation, *, purpose: str = "clwl", wait: O
         return
 
     limit = _wait_default() if wait is None else max(0.0, float(wait))
-    if is_object_store(path):
-        with _lease_lock(path, purpose, limit, progress, _lease_default() if lease_seconds is None else lease_seconds):
+    store = store_for(path)
+    if store.atomic_conditions:  # an object store: no flock, a lease kept by conditional puts
+        seconds = _lease_default() if lease_seconds is None else lease_seconds
+        with _lease_lock(store, path, purpose, limit, progress, seconds):
             yield path
         return
     try:
@@ -324,11 +310,22 @@ def lake_lock(lake: Path | str | LakeLocation, *, purpose: str = "clwl", wait: O
 
 
 # ------------------------------------------------------------------------------------ the object-store lease
-def _lease_record(raw: bytes) -> dict:
-    data = json.loads(raw.decode("utf-8"))
+class _NotALease(ValueError):
+    """The lock file or lease object holds no lease record (not UTF-8, not JSON, not an object)."""
+
+
+def _read_lease(store: Store, path: Path | LakeLocation) -> tuple[dict, StoredObject]:
+    """The lease (or lock file) record at ``path`` and the object read (its ETag: the version a takeover
+    replaces): the one reading of it, for :func:`read_holder` and a writer trying to take the lease.
+    FileNotFoundError when there is none; _NotALease when it is not a record; StorageError when it cannot be read."""
+    stored = store.get(path)  # bounded: never a FIFO's hang
+    try:
+        data = json.loads(stored.data.decode("utf-8"))
+    except (ValueError, RecursionError) as exc:  # UnicodeDecodeError and JSONDecodeError are ValueErrors
+        raise _NotALease(f"{path}: not a lease record ({type(exc).__name__})") from None
     if not isinstance(data, dict):
-        raise ValueError("not a JSON object")
-    return data
+        raise _NotALease(f"{path}: not a JSON object")
+    return data, stored
 
 
 def _lease_bytes(info: dict, seconds: float) -> bytes:
@@ -346,20 +343,18 @@ def _lease_open(holder: dict) -> bool:
         return False
 
 
-def _try_lease(path: LakeLocation, info: dict, seconds: float) -> tuple[Optional[str], dict, Optional[str]]:
+def _try_lease(store: Store, path: LakeLocation, info: dict, seconds: float) -> tuple[Optional[str], dict, Optional[str]]:
     """One attempt: (the ETag of our new lease, the holder it was taken over from or {}, why it could be taken
     over when its holder had not released it) or (None, the holder that has it, None)."""
     try:
-        return put_if_absent(path, _lease_bytes(info, seconds)), {}, None
+        return store.put_if_absent(path, _lease_bytes(info, seconds)), {}, None
     except StorageConflict:
         pass
     try:
-        current = read_object(path)
+        holder, current = _read_lease(store, path)
     except FileNotFoundError:  # removed by hand meanwhile: the next attempt creates it
         return None, {}, None
-    try:
-        holder = _lease_record(current.data)
-    except (UnicodeDecodeError, ValueError, RecursionError):
+    except _NotALease:
         raise LakeLockError(f"the lake lease {path} is not a lease record (damaged?); remove it if no writer is "
                             f"running") from None
     why = None
@@ -370,7 +365,7 @@ def _try_lease(path: LakeLocation, info: dict, seconds: float) -> tuple[Optional
     elif not holder.get("released"):
         why = "its lease expired"
     try:  # released, expired or its holder gone: take it over, conditional on exactly the version read
-        return replace_if_match(path, _lease_bytes(info, seconds), current.etag), holder, why
+        return store.put_if_match(path, _lease_bytes(info, seconds), current.etag), holder, why
     except StorageConflict:  # another writer took it over first
         return None, holder, None
 
@@ -378,8 +373,8 @@ def _try_lease(path: LakeLocation, info: dict, seconds: float) -> tuple[Optional
 class _Lease:
     """A lease held: renewed by a daemon thread until released."""
 
-    def __init__(self, path: LakeLocation, info: dict, etag: str, seconds: float):
-        self.path, self.info, self.etag, self.seconds = path, info, etag, seconds
+    def __init__(self, store: Store, path: LakeLocation, info: dict, etag: str, seconds: float):
+        self.store, self.path, self.info, self.etag, self.seconds = store, path, info, etag, seconds
         self.expires = time.time() + seconds
         self.lost: Optional[str] = None
         self._stop = threading.Event()
@@ -391,12 +386,17 @@ class _Lease:
         while not self._stop.wait(self.seconds / 3):
             self.renew()
 
+    def _write(self, info: dict, seconds: float) -> str:
+        """Replace the lease with ``info`` lasting ``seconds``, conditional on the version this holder wrote last
+        (StorageConflict: it was taken over); the new version."""
+        return self.store.put_if_match(self.path, _lease_bytes(info, seconds), self.etag)
+
     def renew(self) -> None:
         with self._mutex:
             if self.lost is not None:
                 return
             try:
-                self.etag = replace_if_match(self.path, _lease_bytes(self.info, self.seconds), self.etag)
+                self.etag = self._write(self.info, self.seconds)
                 self.expires = time.time() + self.seconds
             except StorageConflict:
                 self.lost = (f"the lake lease {self.path} was taken over by {_describe(read_holder(self.path.parent))}"
@@ -413,7 +413,7 @@ class _Lease:
             if self.lost is None:
                 info = {**self.info, "released": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")}
                 try:
-                    replace_if_match(self.path, _lease_bytes(info, 0), self.etag)
+                    self._write(info, 0)
                 except StorageConflict:
                     self.lost = f"the lake lease {self.path} was taken over by another writer before it was released"
                 except StorageError:  # left to expire: the next writer takes it over then
@@ -422,18 +422,18 @@ class _Lease:
 
 
 @contextmanager
-def _lease_lock(path: LakeLocation, purpose: str, limit: float, progress: Optional[Callable[[str], object]],
-                seconds: float) -> Iterator[LakeLocation]:
+def _lease_lock(store: Store, path: LakeLocation, purpose: str, limit: float,
+                progress: Optional[Callable[[str], object]], seconds: float) -> Iterator[LakeLocation]:
     if seconds <= 0:
         raise LakeLockError(f"lease of {seconds} s: a lease must last a positive number of seconds")
-    check_conditional_writes(path.parent)  # a store that ignored If-None-Match would let two writers in
+    store.check_writable(path.parent)  # a store that ignored If-None-Match would let two writers in
     key = str(path)
     info = {**_process_identity(), "purpose": purpose,
             "since": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"), "lease_seconds": seconds}
     deadline = time.monotonic() + limit
     told: Optional[float] = None
     while True:
-        etag, holder, why = _try_lease(path, info, seconds)
+        etag, holder, why = _try_lease(store, path, info, seconds)
         if etag is not None:
             if why is not None and progress is not None:
                 progress(f"the lake {path.parent}: took over the lease of {_describe(holder)}: {why}")
@@ -448,7 +448,7 @@ def _lease_lock(path: LakeLocation, purpose: str, limit: float, progress: Option
                      f"(up to {deadline - now:.0f} s more)")
             told = now
         time.sleep(min(1.0, max(0.05, deadline - now)))
-    lease = _Lease(path, info, etag, seconds)
+    lease = _Lease(store, path, info, etag, seconds)
     with _guard:
         _held[key] = [lease, 1]
     try:

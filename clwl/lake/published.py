@@ -1,8 +1,9 @@
 """Which version of each gold table is published: ``<gold>/_published.json``, the commit point of a publish.
 
 A publish (spark/publish.py) writes the gold tables one Delta commit each, then replaces this small file in one
-atomic step (a temporary file, then ``os.replace``; on an object store, which has no rename, one conditional put
-that replaces exactly the version read: clwl/lake/storage.py). Readers take every gold table at the version the file
+atomic step through the lake's store (:meth:`clwl.lake.stores.Store.replace`: locally a temporary file, then
+``os.replace``; on an object store, which has no rename, one conditional put that replaces exactly the version
+read). Readers take every gold table at the version the file
 names, so they see either all the tables of the previous publish or all of the new one, never a mix, even when
 the publish is killed between two commits. The file::
 
@@ -26,22 +27,12 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-import os
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Mapping, Optional
 
-from clwl.lake.lake_files import LakeFileError, read_lake_json
-from clwl.lake.storage import (
-    LakeLocation,
-    StorageConflict,
-    is_object_store,
-    lake_root,
-    put_if_absent,
-    read_object,
-    replace_if_match,
-)
+from clwl.lake.lake_files import LakeFileError
+from clwl.lake.storage import LakeLocation, StorageConflict, lake_root, store_for
 
 POINTER_FILE = "_published.json"
 FORMAT = 1
@@ -62,7 +53,7 @@ class Published:
     dates: dict[str, str] = field(default_factory=dict)  # run date (ISO) -> run id
     inputs: dict[str, dict[str, str]] = field(default_factory=dict)  # run date -> digests (clwl/lake/fingerprint.py)
     raw: dict = field(default_factory=dict, repr=False)
-    etag: Optional[str] = None  # on an object store: the version of the pointer read (write_published(expect=))
+    etag: Optional[str] = None  # the version of the pointer read (write_published(expect=))
 
     def visible(self, table: str) -> bool:
         """Whether readers see the table at all (False: a table whose first publish has not finished)."""
@@ -85,18 +76,14 @@ def _gold(gold: Path | str | LakeLocation) -> Path | LakeLocation:
 
 def read_published(gold: Path | str | LakeLocation) -> Published:
     """The pointer of the gold folder ``gold`` (``<lake>/gold``, or a what-if run's ``<lake>/whatif/<n>/gold``),
-    local or on an object store (then ``etag`` names the version read)."""
+    local or on an object store; ``etag`` names the version read."""
     root = _gold(gold)
     path = pointer_path(root)
-    etag = None
     try:  # a regular file of bounded size only (a FIFO or a link to /dev/zero is one line, not a hang)
-        if is_object_store(root):
-            stored = read_object(path)
-            data, etag = _json_of(path, stored.data), stored.etag
-        else:
-            data = read_lake_json(path)
+        stored = store_for(root).get(path)
     except FileNotFoundError:
         return Published(root, False)
+    data, etag = _json_of(path, stored.data), stored.etag
     try:
         tables = {str(k): _version(k, v) for k, v in (data.get("tables") or {}).items()}
         dates = {str(k): str(v) for k, v in (data.get("dates") or {}).items()}
@@ -140,57 +127,25 @@ def write_published(gold: Path | str | LakeLocation, tables: Mapping[str, int],
                     dates: Mapping[str, str] | None = None, *, run_id: str | None = None,
                     run_date: str | None = None, inputs: Mapping[str, Mapping[str, str]] | None = None,
                     expect: Published | None = None) -> Path | LakeLocation:
-    """Replace the pointer atomically. A local folder: write a temporary file beside it, fsync, os.replace,
-    fsync the folder. An object store, which has no rename: one conditional put, replacing exactly the version of
-    the pointer ``expect`` read (default: the version there now), or creating it when there was none; a writer
-    that lost that race gets :class:`PublishedConflict` and the pointer stays the winner's."""
+    """Replace the pointer atomically through the lake's store (:meth:`clwl.lake.stores.Store.replace`). A local
+    folder: a temporary file beside it, fsync, os.replace, fsync the folder. An object store, which has no rename:
+    one conditional put, replacing exactly the version of the pointer ``expect`` read (default: the version there
+    now), or creating it when there was none; a writer that lost that race gets :class:`PublishedConflict` and the
+    pointer stays the winner's."""
     root = _gold(gold)
     data = {"format": FORMAT, "tables": {k: int(v) for k, v in sorted(tables.items())},
             "dates": dict(sorted((dates or {}).items())),
             "inputs": {d: dict(sorted(v.items())) for d, v in sorted((inputs or {}).items())},
             "run_id": run_id, "run_date": run_date,
             "updated_at": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")}
-    text = json.dumps(data, indent=2) + "\n"
-    if is_object_store(root):
-        return _put_pointer(root, text.encode("utf-8"), expect)
-    folder = root
-    folder.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{POINTER_FILE}.", suffix=".tmp", dir=folder)
+    path = pointer_path(root)
+    store = store_for(root)
+    # Only a store that checks the condition needs the version read (locally the lake lock keeps writers apart).
+    base = (read_published(root) if expect is None else expect) if store.atomic_conditions else None
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, pointer_path(folder))
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
-    try:
-        dfd = os.open(folder, os.O_RDONLY)
-        try:
-            os.fsync(dfd)
-        finally:
-            os.close(dfd)
-    except OSError:  # pragma: no cover - a file system without directory fsync
-        pass
-    return pointer_path(folder)
-
-
-def _put_pointer(gold: LakeLocation, data: bytes, expect: Published | None) -> LakeLocation:
-    """The pointer on an object store: created (``If-None-Match: *``) or replaced (``If-Match``), never
-    overwritten blindly."""
-    path = pointer_path(gold)
-    base = read_published(gold) if expect is None else expect
-    try:
-        if base.exists and base.etag is None:
+        if base is not None and base.exists and base.etag is None:
             raise PublishedConflict(f"{path}: the pointer to replace was not read from the object store")
-        if base.exists:
-            replace_if_match(path, data, base.etag)
-        else:
-            put_if_absent(path, data)
+        store.replace(path, (json.dumps(data, indent=2) + "\n").encode("utf-8"), base.etag if base else None)
     except StorageConflict:
         raise PublishedConflict(f"{path} was changed by another publish since this one read it; not replaced "
                                 f"(one writer per lake: is the lake lock held?)") from None

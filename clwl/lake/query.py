@@ -35,7 +35,7 @@ from clwl.lake.door import (
     snapshot,
 )
 from clwl.lake.put_records import STORED_SUFFIX, VIEWS, view_sql
-from clwl.lake.storage import has_prefix, is_object_store, lake_root, list_folders
+from clwl.lake.storage import lake_root, list_folders, store_for
 from clwl.terminal import printable
 
 LAYER_PRIORITY = tuple(reversed(LAYERS))  # who gets the bare name when two layers share a table name: gold first
@@ -304,7 +304,7 @@ def run_query(sql: str, lake: Path, *, timeout: float | None = DEFAULT_TIMEOUT,
 
 def _answer(sql: str, lake: Path, memory_mb: int):
     lake = lake_root(lake)
-    if not (has_prefix(lake) if is_object_store(lake) else lake.is_dir()):
+    if not store_for(lake).is_folder(lake):
         raise QueryError(f"no lake at {lake} (give --lake DIR, or set CLWL_LAKE)")
     try:
         import datafusion  # noqa: F401

@@ -1,43 +1,44 @@
-"""Where the lake is: a local (or mounted) folder, or an object store (``s3://bucket/prefix``), and the few object
-operations the lake's promises are built on, the same for both.
+"""Where the lake is: a local (or mounted) folder, or an object store (``s3://bucket/prefix``), and the store that
+keeps it (clwl/lake/stores.py), chosen here once from the location.
 
 The lake as a location (:class:`LakeLocation`, :func:`lake_root`):
 
-- ``/data/lake``, ``lake``, ``file:///data/lake``: a local folder; callers keep a :class:`pathlib.Path` and today's
-  code paths (``os.replace`` for the published pointer, ``flock`` for the lock);
+- ``/data/lake``, ``lake``, ``file:///data/lake``: a local folder; callers keep a :class:`pathlib.Path`;
 - ``s3://bucket/prefix``: an S3 bucket or an S3-compatible server. A :class:`LakeLocation` joins like a path
   (``root / "gold" / "_published.json"``) and prints as its URI, but it is not a file-system path: a call of
   ``os``/``open`` on it fails with TypeError instead of writing a local folder named ``s3:``;
 - a typo (``s3:/bucket``, ``s3//bucket``, ``s3:bucket``), an unknown scheme (``gs://``, ``s3a://``) or a bad bucket
   name: :class:`StorageError`, one line naming it.
 
+:func:`store_for` gives the :class:`~clwl.lake.stores.Store` of a location: a
+:class:`~clwl.lake.stores.LocalStore` for a Path, an :class:`~clwl.lake.s3_store.S3Store` of its bucket for a
+LakeLocation. It is the one place that asks which kind a location is; a caller asks the store (get, put,
+put_if_absent, put_if_match, replace, list, delete, ...). The functions below (:func:`read_object`,
+:func:`put_if_absent`, :func:`replace_if_match`, ...) are the same operations for a caller that holds one location:
+each asks :func:`store_for` and delegates.
+
 Credentials and endpoint come from the environment only (never from a file of the repository or an argument that
 a log would print); :mod:`clwl.lake.s3_env` reads them, docs/object-storage.md says what each does. The
-same values go to deltalake (:func:`storage_options`), pyarrow (:func:`arrow_filesystem`) and the object
-operations here (obstore: the Rust ``object_store`` crate deltalake itself uses, so the three agree).
-
-The operations (:func:`read_object`, :func:`put_if_absent`, :func:`replace_if_match`, :func:`delete_object`,
-:func:`list_prefix`) take a location; an ETag names the version of an object that was read, and a conditional write
-succeeds only while the object is still that version (``If-None-Match: *`` to create, ``If-Match: <etag>`` to
-replace: the server answers 412 otherwise, raised as :class:`StorageConflict`). A local location gets the same
-operations over files (create with ``O_EXCL``, replace with ``os.replace``; its ETag is the file's inode, size and
-modification time), so a caller can use one interface; the local lake's own promises stay with ``flock``.
+same values go to deltalake (:func:`storage_options`), pyarrow (:func:`arrow_filesystem`) and the store's own
+operations (obstore: the Rust ``object_store`` crate deltalake itself uses, so the three agree).
 """
 
 from __future__ import annotations
 
-import datetime as dt
-import functools
 import os
 import re
-import shutil
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Iterator, Mapping
+from typing import Any, Callable, Mapping
 
-from clwl.lake.lake_files import MAX_METADATA_BYTES, StorageConflict, StorageError, read_lake_file
-from clwl.lake.s3_env import ENV_ACCESS_KEY, ENV_ENDPOINT, ENV_SECRET_KEY, S3Settings, s3_settings
+from clwl.lake.lake_files import MAX_METADATA_BYTES, StorageConflict, StorageError
+from clwl.lake.s3_env import ENV_ACCESS_KEY, ENV_SECRET_KEY
+from clwl.lake.s3_store import S3Store, no_bucket, one_line
+from clwl.lake.stores import LocalStore, Store, StoredObject
+
+# Names callers import from here: the errors, the stores and the obstore error's one line.
+__all__ = ["LakeLocation", "Location", "LocalStore", "S3Store", "Store", "StoredObject", "StorageConflict",
+           "StorageError", "no_bucket", "one_line", "lake_root", "is_object_store", "store_for"]
 
 #: Schemes of an object store this lake can live on.
 OBJECT_SCHEMES = ("s3",)
@@ -144,34 +145,27 @@ def is_object_store(location: Any) -> bool:
 
 
 # ----------------------------------------------------------------------------------------------- the store
+_LOCAL = LocalStore()
+
+
+def store_for(location: Any) -> Store:
+    """The store that keeps ``location``: an S3Store of its bucket for an object-store location, else the local
+    one. The one place that asks which kind a location is."""
+    if isinstance(location, LakeLocation):
+        return S3Store(location.bucket)
+    return _LOCAL
+
+
 def storage_options(location: Any, env: Mapping[str, str] | None = None) -> dict[str, str] | None:
     """deltalake's ``storage_options`` for a table at ``location`` (None for a local one): the environment's
     settings spelled as deltalake's keys. It holds the secrets: pass it on, never print it."""
-    if not is_object_store(location):
-        return None
-    s = s3_settings(env)
-    opts = {"AWS_REGION": s.region, "AWS_ALLOW_HTTP": str(s.allow_http).lower(),
-            "AWS_VIRTUAL_HOSTED_STYLE_REQUEST": str(s.virtual_hosted).lower()}
-    for name, value in (("AWS_ENDPOINT_URL", s.endpoint), ("AWS_ACCESS_KEY_ID", s.access_key),
-                        ("AWS_SECRET_ACCESS_KEY", s.secret_key), ("AWS_SESSION_TOKEN", s.session_token)):
-        if value:
-            opts[name] = value
-    return opts
+    return store_for(location).storage_options(env)
 
 
 def arrow_filesystem(location: LakeLocation, env: Mapping[str, str] | None = None) -> Any:
     """A ``pyarrow.fs.SubTreeFileSystem`` over ``location`` on Arrow's own S3 file system (no Python in Arrow's
     I/O threads: clwl.lake.door.open_delta says why that matters), with the same settings."""
-    import pyarrow.fs as pafs
-
-    s = s3_settings(env)
-    kwargs: dict[str, Any] = {"region": s.region, "force_virtual_addressing": s.virtual_hosted}
-    if s.access_key:
-        kwargs.update(access_key=s.access_key, secret_key=s.secret_key, session_token=s.session_token)
-    if s.endpoint:
-        scheme, _, host = s.endpoint.partition("://")
-        kwargs.update(endpoint_override=host.rstrip("/"), scheme=scheme)
-    return pafs.SubTreeFileSystem(f"{location.bucket}/{location.key}".rstrip("/"), pafs.S3FileSystem(**kwargs))
+    return S3Store(location.bucket).arrow_filesystem(location, env)
 
 
 def arrow_paths(paths: list[str]) -> tuple[Any, list[str]]:
@@ -188,377 +182,99 @@ def arrow_paths(paths: list[str]) -> tuple[Any, list[str]]:
     return arrow_filesystem(LakeLocation("s3", buckets.pop())), [loc.key for loc in locations]
 
 
-@functools.lru_cache(maxsize=16)
-def _s3_store(bucket: str, settings: S3Settings) -> Any:
-    from obstore.store import S3Store
-
-    config: dict[str, Any] = {"region": settings.region, "virtual_hosted_style_request": settings.virtual_hosted}
-    if settings.endpoint:
-        config["endpoint"] = settings.endpoint.rstrip("/")
-    if settings.access_key:
-        config.update(access_key_id=settings.access_key, secret_access_key=settings.secret_key)
-        if settings.session_token:
-            config["session_token"] = settings.session_token
-    # A few retries within seconds: a lake command facing a store that is down says so, it does not wait minutes.
-    return S3Store(bucket, config=config,
-                   client_options={"allow_http": settings.allow_http, "connect_timeout": "5s", "timeout": "60s"},
-                   retry_config={"max_retries": 2, "retry_timeout": dt.timedelta(seconds=20)})
+def check_bucket(root: LakeLocation) -> None:
+    """Refuse (StorageError, one line) a lake whose bucket is not there, before anything is written
+    (:meth:`S3Store.check_bucket`)."""
+    S3Store(root.bucket).check_bucket(root)
 
 
-def _store(location: LakeLocation) -> Any:
-    return _s3_store(location.bucket, s3_settings())
+def check_conditional_writes(root: LakeLocation) -> None:
+    """Refuse (StorageError, one line) a store that ignores ``If-None-Match`` (:meth:`S3Store.check_conditional_writes`)."""
+    S3Store(root.bucket).check_conditional_writes(root)
 
 
-#: How S3 says a request was refused for its credentials or the policy, when the client reports a generic error.
-_DENIED = re.compile(r"status code: 40[13]\b|<Code>(AccessDenied|SignatureDoesNotMatch|InvalidAccessKeyId|"
-                     r"InvalidToken|ExpiredToken|AllAccessDisabled)</Code>")
+#: An obstore error as one line naming the location (kept under its old name for the tests of its wording).
+_one_line = one_line
 
 
-def no_bucket(location: Any) -> StorageError:
-    """The one line for a lake whose bucket is not on the store (the lake never creates a bucket)."""
-    return StorageError(f"{location}: bucket {location.bucket} does not exist (the lake never creates buckets: "
-                        f"create it, or check the name and {ENV_ENDPOINT})")
-
-
-def check_bucket(root: "LakeLocation") -> None:
-    """Refuse (StorageError, one line: ``bucket X does not exist``, access denied, ...) a lake whose bucket is not
-    there, before anything is written: some S3-compatible servers create a bucket on the first put into it, and
-    the lake must never do that. One list request of at most one key; checked once per bucket and process."""
-    if root.bucket in _checked_buckets:
-        return
-    import obstore
-    from obstore import exceptions as obe
-
-    try:
-        listing: Iterator = iter(obstore.list(_store(root), f"{root.key}/" if root.key else None, chunk_size=1))
-        next(listing, None)
-    except obe.BaseError as exc:
-        raise _one_line(root, exc) from None
-    except FileNotFoundError as exc:  # obstore's NotFound for a missing bucket
-        raise _one_line(root, exc) from None
-    _checked_buckets.add(root.bucket)
-
-
-_checked_buckets: set[str] = set()
-
-
-def _one_line(location: Any, exc: BaseException) -> StorageError:
-    """An obstore error as one line naming the location (its message runs to a page of debug output)."""
-    from obstore import exceptions as obe
-
-    text = str(exc)
-    first = text.strip().splitlines()[0] if text.strip() else type(exc).__name__
-    bucket = getattr(location, "bucket", None)
-    if "<Code>NoSuchBucket</Code>" in text or "NoSuchBucket" in first:
-        return no_bucket(location)
-    # A list request's refusal comes as a generic error: its status (403) or S3's code says what a get's says.
-    if isinstance(exc, (obe.PermissionDeniedError, obe.UnauthenticatedError)) or _DENIED.search(text):
-        return StorageError(f"{location}: access denied by the store (check {ENV_ACCESS_KEY}, "
-                            f"{ENV_SECRET_KEY} and the policy of the bucket {bucket})")
-    status = re.search(r"status code: (\d{3}[^:<]*)", text)
-    why = status.group(1).strip() if status else first[:200]
-    return StorageError(f"{location}: the object store refused or could not be reached ({why})")
-
-
-# ------------------------------------------------------------------------------------------ the operations
-@dataclass(frozen=True)
-class StoredObject:
-    data: bytes
-    etag: str  # the version read; give it to replace_if_match
-
-
-def _local_etag(path: Path) -> str:
-    st = os.stat(path)
-    return f"{st.st_ino:x}-{st.st_size:x}-{st.st_mtime_ns:x}"
-
-
+# ------------------------------------------------------------------------------- the operations, by location
 def read_object(location: Location, limit: int = MAX_METADATA_BYTES) -> StoredObject:
     """The bytes and ETag of the object at ``location``, at most ``limit`` bytes (a lake metadata object).
     FileNotFoundError when there is none; StorageError (LakeFileError) for anything else."""
-    if not is_object_store(location):
-        path = Path(location)
-        data = read_lake_file(path, limit)
-        return StoredObject(data, _local_etag(path))
-    import obstore
-    from obstore import exceptions as obe
-
-    try:
-        got = obstore.get(_store(location), location.key)
-        size = int(got.meta["size"])
-        if size > limit:
-            raise StorageError(f"{location} is {size} bytes, more than the {limit} a lake metadata object may "
-                               f"have: the lake is damaged")
-        return StoredObject(bytes(got.bytes()), str(got.meta["e_tag"]))
-    except (FileNotFoundError, obe.NotFoundError):
-        raise FileNotFoundError(str(location)) from None
-    except obe.BaseError as exc:
-        raise _one_line(location, exc) from None
+    return store_for(location).get(location, limit)
 
 
 def put_if_absent(location: Location, data: bytes) -> str:
     """Create the object ``location`` with ``data`` unless it exists (``If-None-Match: *``); its ETag.
     StorageConflict when it exists."""
-    if not is_object_store(location):
-        path = Path(location)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        try:
-            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o664)
-        except FileExistsError:
-            raise StorageConflict(f"{path} exists already (created by another writer)") from None
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
-        return _local_etag(path)
-    import obstore
-    from obstore import exceptions as obe
-
-    try:
-        return str(obstore.put(_store(location), location.key, data, mode="create")["e_tag"])
-    except obe.AlreadyExistsError:
-        raise StorageConflict(f"{location} exists already (created by another writer)") from None
-    except obe.PreconditionError:
-        raise StorageConflict(f"{location} exists already (created by another writer)") from None
-    except obe.NotSupportedError:
-        raise _no_conditional(location) from None
-    except obe.BaseError as exc:
-        raise _conditional_error(location, exc) from None
+    return store_for(location).put_if_absent(location, data)
 
 
 def replace_if_match(location: Location, data: bytes, etag: str) -> str:
     """Replace the object ``location`` with ``data`` only while it is still the version ``etag``
     (``If-Match``); the new ETag. StorageConflict when it was replaced, or deleted, since."""
-    if not is_object_store(location):
-        path = Path(location)
-        try:
-            if _local_etag(path) != etag:  # checked, then replaced: local writers are serialised by flock
-                raise StorageConflict(f"{path} was replaced by another writer since it was read")
-        except FileNotFoundError:
-            raise StorageConflict(f"{path} was removed by another writer since it was read") from None
-        _replace_local(path, data)
-        return _local_etag(path)
-    import obstore
-    from obstore import exceptions as obe
-
-    try:
-        return str(obstore.put(_store(location), location.key, data, mode={"e_tag": etag})["e_tag"])
-    except (obe.PreconditionError, obe.NotFoundError, FileNotFoundError):
-        raise StorageConflict(f"{location} was replaced by another writer since it was read") from None
-    except obe.NotSupportedError:
-        raise _no_conditional(location) from None
-    except obe.BaseError as exc:
-        raise _conditional_error(location, exc) from None
-
-
-def _conditional_error(location: Any, exc: BaseException) -> StorageError:
-    """A conditional put's failure: a server that does not implement the condition says 501 NotImplemented."""
-    if re.search(r"status code: 501|NotImplemented", str(exc)):
-        return _no_conditional(location)
-    return _one_line(location, exc)
-
-
-_checked_stores: set[tuple[str, str]] = set()
-
-
-def check_conditional_writes(root: LakeLocation) -> None:
-    """Refuse (StorageError, one line) a store that ignores ``If-None-Match``: a second conditional create of the
-    probe object ``<root>/_conditional_probe`` must be refused. Checked once per bucket and process, before the
-    first lease is taken (a store that silently overwrote would let two writers both believe they hold the lake)."""
-    key = (root.bucket, root.key)
-    if key in _checked_stores:
-        return
-    check_bucket(root)  # before the probe's put: a server that makes buckets on the fly must not make the lake's
-    probe = root / "_conditional_probe"
-    import obstore
-    from obstore import exceptions as obe
-
-    try:
-        obstore.put(_store(probe), probe.key, b"probe\n")
-    except obe.BaseError as exc:
-        raise _one_line(probe, exc) from None
-    try:
-        put_if_absent(probe, b"second\n")
-    except StorageConflict:
-        _checked_stores.add(key)
-        return
-    raise _no_conditional(root)
-
-
-def _no_conditional(location: Any) -> StorageError:
-    return StorageError(f"{location}: the object store does not support conditional writes (If-None-Match / "
-                        f"If-Match), which the lake's pointer and lock need")
-
-
-def _replace_local(path: Path, data: bytes) -> None:
-    """Write ``data`` beside ``path``, fsync, then ``os.replace``: readers see the old file or the new one."""
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
+    return store_for(location).put_if_match(location, data, etag)
 
 
 def delete_object(location: Location) -> None:
     """Remove the object ``location`` (nothing when there is none)."""
-    if not is_object_store(location):
-        try:
-            os.unlink(Path(location))
-        except FileNotFoundError:
-            pass
-        return
-    import obstore
-    from obstore import exceptions as obe
-
-    try:
-        obstore.delete(_store(location), location.key)
-    except (obe.NotFoundError, FileNotFoundError):
-        pass
-    except obe.BaseError as exc:
-        raise _one_line(location, exc) from None
+    store_for(location).delete(location)
 
 
 def list_prefix(location: Location) -> list[tuple[str, int]]:
     """Every object under ``location`` (a folder), as (name relative to it, size), sorted; [] when none."""
-    if not is_object_store(location):
-        root = Path(location)
-        if not root.is_dir():
-            return []
-        return sorted((p.relative_to(root).as_posix(), p.stat().st_size) for p in root.rglob("*") if p.is_file())
-    import obstore
-    from obstore import exceptions as obe
-
-    prefix = f"{location.key}/" if location.key else ""
-    try:
-        return sorted((str(m["path"])[len(prefix):], int(m["size"]))
-                      for batch in obstore.list(_store(location), prefix or None) for m in batch)
-    except obe.BaseError as exc:
-        raise _one_line(location, exc) from None
+    return store_for(location).list(location)
 
 
 def has_prefix(location: Location) -> bool:
     """Whether anything is stored under ``location`` (a local folder that exists, or a non-empty prefix)."""
-    if not is_object_store(location):
-        return Path(location).exists()
-    import obstore
-    from obstore import exceptions as obe
-
-    try:
-        listing: Iterator = iter(obstore.list(_store(location), f"{location.key}/" if location.key else None,
-                                              chunk_size=1))
-        return any(len(batch) for batch in listing)
-    except obe.BaseError as exc:
-        raise _one_line(location, exc) from None
+    return store_for(location).exists(location)
 
 
 def put_object(location: Location, data: bytes) -> None:
     """Write the object ``location`` whole (no condition: a result file of the lake's own, e.g. a validation
     result or a report, that only the lake's writer writes). Locally: beside it, then ``os.replace``."""
-    if not is_object_store(location):
-        path = Path(location)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        _replace_local(path, data)
-        return
-    import obstore
-    from obstore import exceptions as obe
-
-    try:
-        obstore.put(_store(location), location.key, data)
-    except obe.BaseError as exc:
-        raise _one_line(location, exc) from None
+    store_for(location).put(location, data)
 
 
 def put_file(location: Location, source: Path) -> None:
     """Write the local file ``source`` as the object ``location``, streamed from the file (a multipart upload when
     large: never whole in memory); to a local location, a copy."""
-    if not is_object_store(location):
-        target = Path(location)
-        target.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(source, target)
-        return
-    import obstore
-    from obstore import exceptions as obe
-
-    try:
-        obstore.put(_store(location), location.key, Path(source))
-    except obe.BaseError as exc:
-        raise _one_line(location, exc) from None
+    store_for(location).put_file(location, source)
 
 
 def get_file(location: Location, target: Path) -> None:
     """Write the object ``location`` into the local file ``target``, streamed (never whole in memory); from a
     local location, a copy."""
-    if not is_object_store(location):
-        shutil.copyfile(Path(location), target)
-        return
-    import obstore
-    from obstore import exceptions as obe
-
-    try:
-        with open(target, "wb") as fh:
-            for chunk in obstore.get(_store(location), location.key).stream():
-                fh.write(chunk)
-    except obe.BaseError as exc:
-        raise _one_line(location, exc) from None
+    store_for(location).get_file(location, target)
 
 
 def list_folders(location: Location) -> list[str]:
     """The names of the folders directly under ``location`` (on an object store: the common prefixes), sorted;
     [] when there is none."""
-    if not is_object_store(location):
-        root = Path(location)
-        return sorted(p.name for p in root.iterdir() if p.is_dir()) if root.is_dir() else []
-    import obstore
-    from obstore import exceptions as obe
-
-    prefix = f"{location.key}/" if location.key else None
-    try:
-        listing = obstore.list_with_delimiter(_store(location), prefix)
-    except obe.BaseError as exc:
-        raise _one_line(location, exc) from None
-    return sorted(str(p).rstrip("/").rsplit("/", 1)[-1] for p in listing["common_prefixes"])
+    return store_for(location).list_folders(location)
 
 
 def delete_prefix(location: Location) -> int:
     """Remove everything under ``location`` (a folder: a scratch folder, a table a killed first publish left);
     the number of objects removed (locally: the folder, 1 when it was there)."""
-    if not is_object_store(location):
-        import shutil
-
-        there = Path(location).exists()
-        shutil.rmtree(Path(location), ignore_errors=True)
-        return int(there)
-    import obstore
-    from obstore import exceptions as obe
-
-    names = [name for name, _ in list_prefix(location)]
-    store = _store(location)
-    try:
-        for start in range(0, len(names), 1000):  # S3's DeleteObjects takes at most 1000 keys
-            obstore.delete(store, [f"{location.key}/{n}" if location.key else n for n in names[start:start + 1000]])
-    except obe.BaseError as exc:
-        raise _one_line(location, exc) from None
-    return len(names)
+    return store_for(location).delete_prefix(location)
 
 
 def copy_object(source: LakeLocation, target: LakeLocation) -> None:
     """A server-side copy of one object within the bucket (no byte passes through this process)."""
-    import obstore
-    from obstore import exceptions as obe
+    store_for(source).copy(source, target)
 
-    if source.bucket != target.bucket:
-        raise StorageError(f"{source} -> {target}: a server-side copy stays within one bucket")
-    try:
-        obstore.copy(_store(source), source.key, target.key)
-    except obe.BaseError as exc:
-        raise _one_line(source, exc) from None
+
+def absolute_location(location: Location, *, resolve: bool = False) -> Location:
+    """The location as another process names it: a local path made absolute (``resolve``: links resolved too);
+    an object-store location as it is."""
+    return store_for(location).absolute(location, resolve=resolve)
+
+
+def location_uri(location: Location) -> str:
+    """``file:///...`` for a local (absolute) path, ``s3://bucket/key`` for an object-store location."""
+    return store_for(location).uri(location)
 
 
 #: The operations by name, for a caller that takes a store as a parameter (tests run them over both kinds).

@@ -8,18 +8,17 @@ import json
 import os
 import time
 from datetime import datetime, timezone
-from pathlib import Path
 
 from clwl.lake.storage import (
     Location,
     arrow_filesystem,
     delete_object,
-    delete_prefix,
     is_object_store,
     lake_root,
     list_folders,
     put_object,
     read_object,
+    store_for,
 )
 from spark.config import PipelineConfig
 
@@ -50,11 +49,7 @@ def make_scratch(config: PipelineConfig, run_id: str) -> Location:
     scratch = root / run_id
     owner = json.dumps({"pid": os.getpid(), "host": socket.gethostname(), "run_id": run_id,
                         "started": datetime.now(timezone.utc).isoformat(timespec="seconds")}) + "\n"
-    if is_object_store(scratch):  # a prefix exists once an object is under it
-        put_object(scratch / "_owner.json", owner.encode("utf-8"))
-        return scratch
-    scratch.mkdir(parents=True, exist_ok=True)
-    (scratch / "_owner.json").write_text(owner, encoding="utf-8")
+    put_object(scratch / "_owner.json", owner.encode("utf-8"))  # a prefix exists once an object is under it
     return scratch
 
 
@@ -80,31 +75,24 @@ def _scratch_is_stale(config: PipelineConfig, folder: Location) -> bool:
         except OSError:  # alive, someone else's
             return False
         return False
-    if is_object_store(folder):  # its start as the owner wrote it (an object store has no folder times)
-        try:
-            started = datetime.fromisoformat(owner["started"]).timestamp()
-        except (KeyError, TypeError, ValueError):
-            return True  # no readable owner: nothing says a run is still writing it
-        return time.time() - started > SCRATCH_STALE_SECONDS
     try:
-        return time.time() - Path(folder).stat().st_mtime > SCRATCH_STALE_SECONDS
+        changed = store_for(folder).folder_time(folder)
     except OSError:
         return False
+    if changed is None:  # its start as the owner wrote it (an object store has no folder times)
+        try:
+            changed = datetime.fromisoformat(owner["started"]).timestamp()
+        except (KeyError, TypeError, ValueError):
+            return True  # no readable owner: nothing says a run is still writing it
+    return time.time() - changed > SCRATCH_STALE_SECONDS
 
 
 def remove_scratch(scratch: Location) -> None:
     """Remove a scratch folder, and ``<lake>/_ingest`` when it is left empty (an object store has no empty
     folders: the prefix is gone with its last object)."""
-    if is_object_store(scratch):
-        delete_prefix(scratch)
-        return
-    import shutil
-
-    shutil.rmtree(scratch, ignore_errors=True)
-    try:
-        scratch.parent.rmdir()  # only when empty
-    except OSError:
-        pass
+    store = store_for(scratch)
+    store.delete_prefix(scratch)
+    store.remove_if_empty(scratch.parent)
 
 
 # -- the files a parse task leaves (run in the executors) ----------------------------------------------------------

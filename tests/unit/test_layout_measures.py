@@ -6,6 +6,8 @@ and the date, turns one error class into one line and exit 2, and prints --json 
 is its task, one compute call and its printing. Their outputs and exit codes are pinned by tests/cli and
 tests/unit/test_query*.py; here, that they run on the runner and leave its work to it.
 
+Item 4: the local/object-store choice is made in one place (clwl.lake.storage.store_for); callers ask the store.
+
 Item 7, in part: the parsers open their input one way (clwl.parse.common.open_input), each saying a file it cannot
 read in the words it always has; every run id is made by one function (spark.run.new_run_id); the generator's
 modules are split by what they build, simulate or render, none over 600 lines.
@@ -247,3 +249,27 @@ def test_no_module_of_the_generator_is_over_600_lines():
     # the walk sees the generator (a vacuous one would pass): the loop, the simulation, the renderers
     assert {"landing.py", "simulate.py", "routing.py", "render.py", "render_puts.py", "estate.py"} <= set(modules)
     assert {name: n for name, n in modules.items() if n > GENERATOR_MAX_LINES} == {}
+
+
+# -- item 4: the store is chosen once ---------------------------------------------------------------------------
+
+#: Where code outside clwl/lake/storage.py still asks whether a location is on an object store, and why it must:
+#: what it does has no counterpart on the other kind of store.
+ASKS_WHICH_STORE = {
+    "spark/session.py": "Spark's own S3A connector settings",
+    "clwl/cli/pipeline.py": "the S3A connector's jars, fetched only for a lake on a store",
+    "spark/ingest/landing_stage.py": "the landing staged on the store for executors on other hosts (2 sites)",
+    "spark/ingest/scratch.py": "Arrow writes a scratch file: a local folder must be made first",
+    "spark/pipeline.py": "the report writer writes files: a lake on a store gets them uploaded",
+    "clwl/lake/door.py": "the deltalake recipe a reader copies (a pyarrow file system, or storage options)",
+    "clwl/cli/query.py": "clwl published: a local gold folder counts, a store has no empty folders",
+}
+MAX_STORE_QUESTIONS = 8
+
+
+def test_few_places_ask_whether_a_location_is_on_an_object_store():
+    sites = [f"{path.relative_to(ROOT)}:{n}" for folder in ("clwl", "spark", "dags")
+             for path in sorted((ROOT / folder).rglob("*.py")) if path != ROOT / "clwl" / "lake" / "storage.py"
+             for n, line in enumerate(path.read_text().splitlines(), 1) if "is_object_store(" in line]
+    assert len(sites) <= MAX_STORE_QUESTIONS, sites
+    assert {site.split(":")[0] for site in sites} <= set(ASKS_WHICH_STORE), sites  # a new one says why here
