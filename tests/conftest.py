@@ -13,7 +13,8 @@ from tests.objectstore import object_store  # noqa: F401  (the session's S3-comp
 #: yet started is skipped, saying so, rather than CI running out of its 90 minutes in the middle of one. The
 #: deployment-scale files run first, in this order; `make test-extended` without the variable runs every test.
 DEADLINE_ENV = "CLWL_TEST_DEADLINE"
-EXTENDED_FIRST = ("test_standalone_cluster.py", "test_lake_on_object_store.py", "test_spark_connect.py",
+EXTENDED_FIRST = ("test_standalone_cluster.py", "test_lake_on_object_store.py", "test_backfill.py",
+                  "test_spark_connect.py",
                   "test_dag_on_object_store.py", "test_object_store_kills.py", "test_generated_estate_on_object_store.py")
 
 

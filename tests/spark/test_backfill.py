@@ -23,7 +23,8 @@ import pytest
 
 from tests.handmade import PUTS_HEADER, chstatus_capture, config_capture, msg, put_row, write_day
 
-pytestmark = [pytest.mark.spark, pytest.mark.slow]
+# Nine date runs (seven, the retried one, the forced one): minutes on 2 cores, so `extended` (CI runs it third).
+pytestmark = [pytest.mark.spark, pytest.mark.slow, pytest.mark.extended]
 
 DATES = [f"2026-11-{d}" for d in range(14, 21)]
 BAD = "2026-11-17"
