@@ -16,7 +16,7 @@ from __future__ import annotations
 import json
 import math
 from collections import defaultdict
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Iterable, Mapping, Optional
 
@@ -202,7 +202,9 @@ def day_facts(run_date: str, *, distribution: list[dict], stuck: list[dict], del
     unknown = {f.metric for f in facts} - set(METRICS)
     if unknown:  # a metric the docs and the trend do not know
         raise ValueError(f"trend facts of unknown metrics {sorted(unknown)}")
-    return facts
+    # the table's types: value a double, messages a whole number (counts above come as ints)
+    return [replace(f, value=float(f.value), messages=None if f.messages is None else int(f.messages))
+            for f in facts]
 
 
 def put_spans(rows: Iterable[Mapping]) -> dict[str, tuple[datetime, datetime]]:
