@@ -377,6 +377,21 @@ def trend(lake: Location | str, days: int = DEFAULT_DAYS, until: Optional[str] =
 
 
 # ------------------------------------------------------------------------------------------------- words
+SPARKS = " ▁▂▃▄▅▆▇█"  # blank: no value that day
+
+
+def sparkline(values: Iterable[Optional[float]]) -> str:
+    """One character per day, its height between the lowest and the highest value shown (the middle one when
+    they are all equal); a blank for a day without a value."""
+    values = list(values)
+    present = [v for v in values if v is not None]
+    if not present:
+        return " " * len(values)
+    lo, hi = min(present), max(present)
+    return "".join(" " if v is None else SPARKS[1 + round((v - lo) / (hi - lo) * 7) if hi > lo else 4]
+                   for v in values)
+
+
 def _pct(v: float) -> str:
     return f"{100 * v:.0f} %"
 

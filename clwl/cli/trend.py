@@ -15,8 +15,6 @@ from clwl.cli.argtypes import positive_number, whole_number
 from clwl.cli.options import LAKE_LOCATION
 from clwl.cli.task import LakeTask
 
-SPARKS = " ▁▂▃▄▅▆▇█"
-
 
 def add_trend_command(subparsers) -> argparse.ArgumentParser:
     from clwl.analyses.trend import DEFAULT_DAYS, DEFAULT_MIN_DAYS, DEFAULT_THRESHOLD, DEFAULT_WINDOW
@@ -77,7 +75,7 @@ class TrendTask(LakeTask):
                 "threshold": found.threshold, "flags": [f.as_dict() for f in found.flags]}
 
     def render_text(self, found) -> None:
-        from clwl.analyses.trend import flag_text, value_text
+        from clwl.analyses.trend import flag_text, sparkline, value_text
         from clwl.terminal import say
 
         out = sys.stdout
@@ -96,10 +94,8 @@ class TrendTask(LakeTask):
                 steady += 1
                 continue
             lo, hi = min(present), max(present)
-            spark = "".join(" " if v is None else SPARKS[1 + round((v - lo) / (hi - lo) * 7) if hi > lo else 4]
-                            for v in values)
             say(f"\n{s.metric}  {s.subject.text(s.metric)}", out)
-            say(f"  {spark}  {value_text(s.metric, lo)} to {value_text(s.metric, hi)}, last "
+            say(f"  {sparkline(values)}  {value_text(s.metric, lo)} to {value_text(s.metric, hi)}, last "
                 f"{value_text(s.metric, present[-1])}", out)
             for f in flags:
                 say(f"  ! {f.date}  {flag_text(f)}", out)

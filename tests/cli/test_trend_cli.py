@@ -133,3 +133,24 @@ def test_bad_input_is_one_line_and_exit_2(lake, tmp_path, capsys):
     with pytest.raises(SystemExit) as e:  # argparse: usage and one error line
         main(["trend", "--lake", str(lake), "--threshold", "0"])
     assert e.value.code == 2 and "must be a number above 0" in capsys.readouterr().err
+
+
+def test_the_reports_across_days_section_shows_the_days_and_the_flags_in_words(lake):
+    # The report of 2026-11-21 (clwl/report/trends.py): its last 14 published days (11-08 to 11-21) read the same
+    # facts and give the same four flags, in words.
+    from clwl.report.advice import Answer
+    from clwl.report.trends import across_days_answer
+
+    ans = Answer("across-days", "Across days", "")
+    across_days_answer(ans, lake, "2026-11-21")
+    assert ans.lines[0] == "14 published days from 2026-11-08 to 2026-11-21; 4 flags:"
+    assert ans.lines[1].startswith("QM4's share of APP.LOG from QM1 rose from 50 % to 90 % on 11-11 unexplained")
+    assert ans.lines[2].startswith("QM2's share of APP.ORDERS from QM1 rose from 33 % to 50 % on 11-15 after "
+                                   "CLWLWGHT 50 -> 80")
+    assert "during incident 1" in ans.lines[3] and "application payments" in ans.lines[4]
+    (_, shares), (_, stuck) = ans.tables
+    rows = {tuple(c[0] for c in r[:3]): [c[0] for c in r] for r in shares.rows}
+    # one character a day: 33 % on 11-08..11-14 (lowest), 50 % from 11-15 (highest)
+    assert rows[("QM1", "APP.ORDERS", "QM2")][3:] == ["▁" * 7 + "█" * 7, "33 %", "50 %", "11-15"]
+    assert [[c[0] for c in r] for r in stuck.rows] == [["QM1", "TO.QM3", "▁" * 10 + "█" + "▁" * 3, "40", "0",
+                                                        "11-18"]]
