@@ -157,6 +157,12 @@ def detect_stage(spark: SparkSession, run: PipelineRun, run_date: str, ingest_co
         timing_disagreed=int(seen["timing_disagreed"]), table_versions=versions,
         status="staged", validation_result=None, warnings="; ".join(warnings) or None)], RUN_SUMMARY.schema)
     _write_date(run, summary, "run_summary", run_date)
+    # The day's numbers for the trends across days: staged here, published with the others or not at all.
+    from spark.trend_facts import facts_frame, gather_facts
+
+    facts = gather_facts(spark, run, run_date, replayed, timelines, int(seen["traced"]), int(seen["agreed"]))
+    _staging(run, "trend_facts")  # created first: a day without facts still has its (empty) staging table
+    _write_date(run, facts_frame(spark, run_date, facts), "trend_facts", run_date)
     return {"messages": n_msgs, "stuck": n_stuck, "unexpected": n_unexp, "warnings": warnings}
 
 

@@ -168,7 +168,7 @@ def ensure_properties(spark, t: Table | TableSpec, location: str) -> list[str]:
     of the table's metadata only. A constraint the table's rows break is not added: a warning names it, the
     rest goes on, and the next run tries again (after the dates that break it were rewritten). Returns what
     was done ("constraint <name>", "change data feed")."""
-    config = snapshot(location).configuration
+    config = snapshot(location).configuration or {}
     have = constraints_in(config)
     done: list[str] = []
     escaped = location.replace("`", "``")

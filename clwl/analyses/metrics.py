@@ -436,11 +436,13 @@ def _guess_receiver(channel: str) -> str:
     return channel[3:] if channel.upper().startswith("TO.") else channel
 
 
-def day_incidents(lk, pub, day: date, estate: Estate, stuck: list[dict]) -> list:
+def day_incidents(lk, pub, day: date, estate: Estate, stuck: list[dict],
+                  delayed: Optional[list[dict]] = None) -> list:
     """The day's incidents (clwl.analyses.incidents), from the same trouble windows the report groups
     (clwl/report/incidents.py): the cluster-sender channels' states that messages wait behind
     (silver.channel_status), the spans the replay's messages waited (gold.routing_replay held_from) and the
-    stuck messages."""
+    stuck messages. ``delayed``: the day's DELAYED_COLUMNS rows of the messages that waited, when the caller holds
+    them (the publish's trend facts, before gold has them); else read from gold."""
     from clwl.analyses.incidents import Delay, Trouble, incidents
 
     start, end = day_bounds(day.isoformat())
@@ -458,8 +460,10 @@ def day_incidents(lk, pub, day: date, estate: Estate, stuck: list[dict]) -> list
             troubles.append(Trouble(s, c, estate.receivers.get((s, c), _guess_receiver(c)), max(a, start),
                                     min(b, end)))
     delays: dict[tuple[str, str], Delay] = {}
-    delayed = (_dataset_rows(lk, "gold.routing_replay", day, DELAYED_COLUMNS, version=pub.version("routing_replay"),
-                             not_null="held_from") if pub.visible("routing_replay") else None) or []
+    if delayed is None:
+        delayed = (_dataset_rows(lk, "gold.routing_replay", day, DELAYED_COLUMNS,
+                                 version=pub.version("routing_replay"), not_null="held_from")
+                   if pub.visible("routing_replay") else None) or []
     for r in delayed:
         a = as_utc(r["held_from"])
         b = as_utc(r["released_at"]) or end
@@ -492,11 +496,13 @@ class Evidence:
     unseen: dict[str, float] = field(default_factory=dict)
 
 
-def day_evidence(lk, pub, day: date, estate: Estate, stuck: list[dict]) -> Evidence:
+def day_evidence(lk, pub, day: date, estate: Estate, stuck: list[dict],
+                 put_spans: Optional[dict[str, tuple[datetime, datetime]]] = None) -> Evidence:
     """The gaps the report's evidence section names (clwl/report/channels.py), by clwl.landing.evidence's rules:
     channel status captures (bronze.capture_files) against each sender's puts, receivers without queue accounting
     (silver.queue_accounting), IGQ without a known group member, and browses that found messages the channel
-    status captures had moving (gold.stuck_messages)."""
+    status captures had moving (gold.stuck_messages). ``put_spans``: each sender's first and last put, when the
+    caller holds them; else read from gold."""
     from clwl.landing.evidence import CHSTATUS_INTERVAL, accounting_gaps, chstatus_gaps
 
     d = day.isoformat()
@@ -505,7 +511,8 @@ def day_evidence(lk, pub, day: date, estate: Estate, stuck: list[dict]) -> Evide
     for r in _dataset_rows(lk, "bronze.capture_files", day, ["observing_qmgr", "capture_time"],
                            equal=("capture_type", "chstatus")) or []:
         captures.setdefault(str(r["observing_qmgr"]), []).append(as_utc(r["capture_time"]))
-    for g in chstatus_gaps(d, captures, _put_spans(lk, pub, day), CHSTATUS_INTERVAL, day=day_bounds(d)):
+    spans = _put_spans(lk, pub, day) if put_spans is None else put_spans
+    for g in chstatus_gaps(d, captures, spans, CHSTATUS_INTERVAL, day=day_bounds(d)):
         ev.gaps[(g.qmgr, g.kind)] = ev.gaps.get((g.qmgr, g.kind), 0) + 1
         ev.unseen[g.qmgr] = ev.unseen.get(g.qmgr, 0.0) + sum((u.end - u.start).total_seconds() for u in g.unseen)
     accounting = _dataset_rows(lk, "silver.queue_accounting", day, ["qmgr"],

@@ -50,6 +50,7 @@ def build_parser() -> argparse.ArgumentParser:
     from clwl.cli.query import add_published_command, add_query_command
     from clwl.cli.report import add_report_command
     from clwl.cli.route import add_route_command
+    from clwl.cli.trend import add_trend_command
 
     p = _Parser(prog="clwl", description="Replay IBM MQ cluster workload management routing.")
     p.add_argument("--version", action="version", version=f"clwl {package_version()}")
@@ -68,6 +69,7 @@ def build_parser() -> argparse.ArgumentParser:
         add_advise_command,
         add_blast_command,
         add_metrics_command,
+        add_trend_command,
         add_generate_command,
     )
     for add_command in commands:

@@ -49,3 +49,16 @@ def capture_moment(text: str):
         return parse_capture_moment(text)
     except ValueError as e:
         raise argparse.ArgumentTypeError(str(e)) from None
+
+
+def positive_number(text: str) -> float:
+    """An argparse type: a finite number above 0 (``3``, ``2.5``)."""
+    import math
+
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if not math.isfinite(value) or value <= 0:
+        raise argparse.ArgumentTypeError(f"{text!r} must be a number above 0")
+    return value

@@ -597,6 +597,26 @@ _ALL = [
                "counts_not_negative": "expected >= 0 AND observed >= 0",
                "p_value_within_0_and_1": "p_value IS NULL OR (p_value >= 0 AND p_value <= 1)",
                "interval_end_after_start": "interval_end > interval_start"}),
+    _t("gold", "trend_facts", [
+        _f("run_date", D, False),
+        _f("metric", S, False),  # a clwl.analyses.trend_facts.METRICS name
+        # The subject, as clwl metrics labels it; null where it does not apply (a finding's rule has no queue).
+        _f("mq_cluster", S),
+        _f("queue", S),
+        _f("qmgr", S),
+        _f("sending_qmgr", S),  # "*" for receiver accounting (every sender together), as gold.distribution
+        _f("channel", S),
+        _f("facet", S),  # what the value is counted by besides the subject: a rule, a side, a gap's kind, an
+                         # application, a share's source
+        _f("value", DBL, False),
+        _f("messages", L),  # the messages behind a ratio (a share: the sender's messages to the queue)
+        _f("detail", S),  # JSON: what a cause needs (the changes, the incidents, how an application opened)
+    ], ["run_date"], ["run_date", "metric", "mq_cluster", "queue", "qmgr", "sending_qmgr", "channel", "facet"],
+       "One row per day, metric and subject: the numbers the trends across days compare (docs/trends.md), "
+       "computed from the day's staged tables and written by the same publish.",
+       checks={"keys_not_null": "run_date IS NOT NULL AND metric IS NOT NULL",
+               "value_not_negative": "value >= 0",
+               "messages_not_negative": "messages IS NULL OR messages >= 0"}),
     _t("gold", "run_summary", [
         _f("run_id", S),
         _f("run_date", D),

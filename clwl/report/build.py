@@ -26,6 +26,7 @@ from clwl.report.read import WHATIF_COLS, gather
 from clwl.report.shares import replay_section, shares_section
 from clwl.report.stuck import stuck_section
 from clwl.report.timing import TIMING_COUNTS, timing_section
+from clwl.report.trends import across_days_section
 
 TEMPLATES = Path(__file__).with_name("templates")  # package data: beside this module when installed too
 
@@ -100,6 +101,7 @@ SECTIONS = (
     Section("xmitq", xmitq_section),
     Section("configuration findings", lint_section),
     Section("what changed", drift_section),
+    Section("across days", across_days_section),
     Section("even split", even_split_section),
     Section("blast radius", blast_section),
     Section("run summary", run_summary_section),

@@ -126,7 +126,7 @@ def combine(parts: list[pd.DataFrame]) -> pd.DataFrame:
 
 def read_gold(lake: Path, day: dt.date) -> dict[str, _Table]:
     """The run date's rows of the published gold tables of ``lake``, each at the version
-    ``<lake>/gold/_published.json`` names (clwl/lake/published.py), so that all four come from one publish even while
+    ``<lake>/gold/_published.json`` names (clwl/lake/published.py), so that all of them come from one publish even while
     another is being written. routing_replay comes back as its count cube (:func:`replay_cube`)."""
     from clwl.lake.published import read_published
 

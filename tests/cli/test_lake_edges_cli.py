@@ -22,7 +22,7 @@ ROOT = Path(__file__).resolve().parents[2]
 SAMPLES = ROOT / "samples" / "landing"
 RANGE = "out of range: run dates go from 0001-01-02 to 9999-12-30"
 
-#: The eight commands that read a lake, each with what it needs besides its --lake (advise: real captures, a queue
+#: The nine commands that read a lake, each with what it needs besides its --lake (advise: real captures, a queue
 #: and a target, so that only the lake can be what is refused).
 LAKE_COMMANDS = {
     "lint": ["lint", "--date", "2026-11-20"],
@@ -34,6 +34,7 @@ LAKE_COMMANDS = {
     "published": ["published"],
     "query": ["query", "SELECT 1"],
     "metrics": ["metrics"],
+    "trend": ["trend"],
 }
 
 
@@ -137,7 +138,7 @@ def lake(tmp_path) -> Path:
     return root
 
 
-@pytest.mark.parametrize("command", ["query", "published", "explain", "metrics"])
+@pytest.mark.parametrize("command", ["query", "published", "explain", "metrics", "trend"])
 def test_an_integer_of_5000_digits_in_the_published_pointer_is_one_line(command, lake, capsys):
     pointer = lake / "gold" / "_published.json"
     text = pointer.read_text()

@@ -20,6 +20,7 @@ run serves both files.
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 from datetime import timedelta
 from pathlib import Path
@@ -88,3 +89,10 @@ def test_a_day_that_fails_an_expectation_exits_4_and_publishes_nothing(blocked_d
     # Nothing of the day reached readers: no pointer names it (a fresh lake: no pointer at all).
     pointer = lake / "gold" / "_published.json"
     assert not pointer.exists() or DAY not in json.loads(pointer.read_text()).get("dates", {})
+    # The day's trend facts were made (staged) and held back with the rest: gold.trend_facts has none of them.
+    from clwl.lake.door import Lake
+
+    lk = Lake(lake)
+    day_filter = [("run_date", "=", dt.date.fromisoformat(DAY))]
+    assert lk.rows("staging.trend_facts", ["metric"], filters=day_filter).num_rows > 0
+    assert not lk.exists("gold.trend_facts") or lk.rows("gold.trend_facts", ["metric"], filters=day_filter).num_rows == 0

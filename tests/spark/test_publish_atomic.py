@@ -126,16 +126,15 @@ def _summary(lake: Path) -> list[dict]:
                      f"FROM run_summary WHERE run_date = DATE '{DAY}'", lake).to_pylist()
 
 
-# The last gold commit in the everyday suite, the three before it (a minute each) with the extended tests, which
+# The last gold commit in the everyday suite, the ones before it (a minute each) with the extended tests, which
 # CI runs too. Every kill point takes the same ways through the code: the readers pinned by the pointer, the
-# roll-back of every table with a commit beyond it, the clean publish after. Commit 4 is the case in which all four
-# tables (run_summary too) have such a commit, so every one of them must be read at, and restored to, its published
-# version; and its outcome is fixed (commits 1-3 are written side by side, so how many of them a kill after the
-# first leaves is not). Commits 1-3 add the mixed state of a kill while the other writes are under way, and (2) the
-# roll-back done by an ingest rather than by the settle call.
-@pytest.mark.parametrize("kill_after", [pytest.param(1, marks=pytest.mark.extended),
-                                        pytest.param(2, marks=pytest.mark.extended),
-                                        pytest.param(3, marks=pytest.mark.extended), 4],
+# roll-back of every table with a commit beyond it, the clean publish after. The last commit (5) is the case in
+# which every table (run_summary too) has such a commit, so every one of them must be read at, and restored to, its
+# published version; and its outcome is fixed (commits 1-4 are written side by side, so how many of them a kill
+# after the first leaves is not). Commits 1-4 add the mixed state of a kill while the other writes are under way,
+# and (2) the roll-back done by an ingest rather than by the settle call.
+@pytest.mark.parametrize("kill_after", [pytest.param(n, marks=pytest.mark.extended) for n in range(1, len(GOLD))]
+                         + [len(GOLD)],
                          ids=lambda n: f"kill-after-gold-commit-{n}")
 def test_a_publish_killed_at_a_gold_commit_leaves_gold_on_one_run(spark, prepared, tmp_path, kill_after):
     from clwl.lake.query import run_query
@@ -172,8 +171,8 @@ def test_a_publish_killed_at_a_gold_commit_leaves_gold_on_one_run(spark, prepare
     pointer = json.loads((gold / "_published.json").read_text())
     assert pointer["tables"] == published_before["tables"] and pointer["dates"] == {DAY: run1_id}
     beyond = {t for t in GOLD if _latest(gold / t) > pointer["tables"][t]}
-    assert len(beyond) >= min(kill_after, 3), beyond  # committed (the first three side by side)
-    if kill_after == 4:
+    assert len(beyond) >= min(kill_after, len(GOLD) - 1), beyond  # committed (all but run_summary side by side)
+    if kill_after == len(GOLD):
         assert beyond == set(GOLD)
 
     # 2. clwl query (no JVM): all four tables from run 1.
@@ -183,7 +182,7 @@ def test_a_publish_killed_at_a_gold_commit_leaves_gold_on_one_run(spark, prepare
     assert _one_run(runs, "run1") and [s["run_id"] for s in summary] == [run1_id], (runs, summary)
     # run_summary records the versions its publish wrote: the ones read are exactly those.
     assert {k: v for k, v in dict(summary[0]["table_versions"]).items() if k.startswith("gold.")} == \
-        {f"gold.{t}": pointer["tables"][t] for t in GOLD[:3]}
+        {f"gold.{t}": pointer["tables"][t] for t in GOLD[:-1]}
 
     # 3. The report's reader: the published versions, and counts that agree with run 1's run_summary.
     tables = read_gold(config.lake, _day())
@@ -239,4 +238,4 @@ def test_a_publish_killed_at_a_gold_commit_leaves_gold_on_one_run(spark, prepare
     summary = _summary(lake)
     assert _one_run(runs, "run2") and [s["run_id"] for s in summary] == [RUN2], (runs, summary)
     assert {k: v for k, v in dict(summary[0]["table_versions"]).items() if k.startswith("gold.")} == \
-        {f"gold.{t}": pointer["tables"][t] for t in GOLD[:3]}
+        {f"gold.{t}": pointer["tables"][t] for t in GOLD[:-1]}

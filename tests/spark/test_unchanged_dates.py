@@ -120,6 +120,27 @@ def test_a_changed_put_file_then_a_changed_capture_run_the_date_again(published,
     run_pipeline(config, [DAY], spark=spark, progress=_quiet)
     third = read_published(config.lake / "gold").dates[DAY]
     assert third != second and _changed(config) == []
+    facts = _trend_facts(config)
     forced = run_pipeline(config, [DAY], spark=spark, progress=_quiet, force=True)
     assert forced.published and not forced.dates[0].unchanged_since
     assert read_published(config.lake / "gold").dates[DAY] == forced.run_id
+    # A re-run of the day replaces its trend facts (gold.trend_facts), never adds a second copy of them.
+    again = _trend_facts(config)
+    assert again == facts and len(again) == len(set(again)), (len(facts), len(again))
+    assert ("stuck", None, "QM1", "TO.QM2") in {k[:4] for k in again}  # a channel of the day, counted even at 0
+
+
+def _trend_facts(config) -> list[tuple]:
+    """DAY's published gold.trend_facts rows as (metric, qmgr, sending_qmgr, channel, queue, facet, value)."""
+    from clwl.lake.door import Lake
+
+    lake = Lake(config.lake)
+    rows = lake.rows("gold.trend_facts", ["metric", "qmgr", "sending_qmgr", "channel", "queue", "facet", "value"],
+                     filters=[("run_date", "=", _day())], version=lake.published().version("trend_facts"))
+    return sorted(tuple(r.values()) for r in rows.to_pylist())
+
+
+def _day():
+    import datetime as dt
+
+    return dt.date.fromisoformat(DAY)

@@ -48,8 +48,8 @@ from tests.handmade import chstatus_capture, config_capture
 DAY = dt.date(2026, 11, 20)
 UTC = timezone.utc
 T6 = datetime(2026, 11, 20, 6, 0, tzinfo=UTC)
-TITLES = ("Configuration findings", "What changed since the previous day", "Weights for an even split",
-          "Blast radius")
+TITLES = ("Configuration findings", "What changed since the previous day", "Across days",
+          "Weights for an even split", "Blast radius")
 
 
 def at(hh: int, mm: int = 0, day: int = 20) -> datetime:
@@ -257,7 +257,7 @@ def test_without_a_lake_each_answer_says_so_and_the_report_renders():
     rep = build_report(empty_day(configured_note="the configured weights could not be read (boom)"))
     assert [a.title for a in rep.answers] == list(TITLES)
     text = sections_of(render_html(rep))
-    for title in ("Configuration findings", "What changed since the previous day", "Blast radius"):
+    for title in ("Configuration findings", "What changed since the previous day", "Across days", "Blast radius"):
         assert "Not available: the report was made without a lake to read it from." in text[title]
     assert "Not available for 2026-11-20: the configured weights could not be read (boom)" in \
         text["Weights for an even split"]
@@ -276,6 +276,7 @@ def test_a_lake_without_the_tables_gives_each_answers_own_refusal(tmp_path):
     assert "no silver.config_history table" in text["Configuration findings"]
     assert "no silver.config_history" in text["What changed since the previous day"]
     assert "no silver.message_events in" in text["Blast radius"]
+    assert "Not available: " in text["Across days"] and "no run date published" in text["Across days"]
     # No messages replayed that day: nothing to advise, said so.
     assert "already evenly split" in text["Weights for an even split"]
     assert "## Blast radius" in render_md(rep)
