@@ -224,8 +224,12 @@ def report_stage(spark: Optional[SparkSession], run: PipelineRun, run_date: str)
     import tempfile
     from dataclasses import replace
 
+    from clwl.lake.storage import delete_prefix
+    from clwl.report.quality_docs import QUALITY_DIR
+
     with tempfile.TemporaryDirectory(prefix="clwl-report-") as tmp:
         html, md = _write_report(write_report, run, replace(out, reports=Path(tmp)), run_date)
+        delete_prefix(out.reports / run_date / QUALITY_DIR)  # an earlier run's Data Docs pages: not this report's
         return _upload_report(Path(tmp), out.reports, Path(html), Path(md))
 
 
@@ -234,7 +238,7 @@ def blocked_quality_docs(run: PipelineRun, run_date: str, validation_folder) -> 
     beside the date's published report, if any (clwl/report/quality_docs.py); the line saying where, or why not."""
     import tempfile
 
-    from clwl.lake.storage import is_object_store, put_object
+    from clwl.lake.storage import StorageError, delete_prefix, is_object_store, put_object
     from clwl.report.quality_docs import BLOCKED_QUALITY_DIR, QualityDocsError, build_quality_docs
 
     target = run.out.reports / run_date / BLOCKED_QUALITY_DIR
@@ -244,10 +248,11 @@ def blocked_quality_docs(run: PipelineRun, run_date: str, validation_folder) -> 
             return f"the gate's results (Great Expectations Data Docs): {index}"
         with tempfile.TemporaryDirectory(prefix="clwl-quality-") as tmp:
             index = build_quality_docs(validation_folder, Path(tmp) / "site", run.run_id, run_date)
+            delete_prefix(target)  # the previous blocked run's pages
             for f in sorted(p for p in index.parent.rglob("*") if p.is_file()):
                 put_object(target / f.relative_to(index.parent).as_posix(), f.read_bytes())
         return f"the gate's results (Great Expectations Data Docs): {target / 'index.html'}"
-    except QualityDocsError as exc:
+    except (QualityDocsError, StorageError, OSError) as exc:  # the verdict stands without its site
         return f"WARNING: no Data Docs of the gate's results: {exc}"
 
 

@@ -57,3 +57,8 @@ def test_a_blocked_runs_data_docs_are_read_from_and_put_on_the_store(object_stor
     get_file(site / page, tmp_path / "page.html")
     text = re.sub(r"<[^>]+>", " ", (tmp_path / "page.html").read_text(encoding="utf-8"))
     assert "p_value" in text and "1.5" in text and "-0.25" in text
+    # The next blocked run's site replaces it: one result page, that run's.
+    put_object(config.lake / "validation" / "run-2" / "distribution.json", json.dumps(KEPT).encode())
+    blocked_quality_docs(PipelineRun(config, "run-2"), DAY, config.lake / "validation" / "run-2")
+    pages = [n for n, _ in list_prefix(site) if n.startswith("validations/")]
+    assert len(pages) == 1 and "/run-2/" in pages[0], pages
