@@ -71,7 +71,7 @@ def kept_results(folder) -> list[KeptResult]:
             raise QualityDocsError(f"{where}: not a readable validation result ({exc})") from None
         if not isinstance(data, dict) or not isinstance(data.get("results"), list):
             raise QualityDocsError(f"{where}: not a validation result (no 'results' list)")
-        out.append(KeptResult(str(data.get("table") or name[:-len(".json")]), data, name))
+        out.append(KeptResult(str(data.get("table") or name[:-len(".json")]), data, str(where)))
     return sorted(out, key=lambda r: r.suite)
 
 
@@ -95,16 +95,11 @@ def build_quality_docs(validation_folder, out: Path, run_id: str, run_date: str)
 
 def _build(results: list[KeptResult], out: Path, run_id: str, run_date: str) -> Path:
     import great_expectations as gx
-    from great_expectations.core.expectation_validation_result import (
-        ExpectationSuiteValidationResult,
-        ExpectationValidationResult,
-    )
     from great_expectations.core.run_identifier import RunIdentifier
     from great_expectations.data_context.types.resource_identifiers import (
         ExpectationSuiteIdentifier,
         ValidationResultIdentifier,
     )
-    from great_expectations.expectations.expectation_configuration import ExpectationConfiguration
 
     if out.exists():
         shutil.rmtree(out)
@@ -117,29 +112,17 @@ def _build(results: list[KeptResult], out: Path, run_id: str, run_date: str) -> 
         "site_index_builder": {"class_name": "DefaultSiteIndexBuilder"},
     })
     run = RunIdentifier(run_name=str(run_id), run_time=_validated_at(results))
-    keys = []
     for kept in results:
-        expectation_results, configs = [], []
-        for r in kept.data["results"]:
-            r = dict(r)
-            cfg = r.pop("expectation_config", None) or {}
-            cfg = {k: v for k, v in cfg.items() if k not in ("id", "rendered_content")}
-            config = ExpectationConfiguration(**cfg) if cfg else None
-            if config is not None:
-                configs.append(config)
-            expectation_results.append(ExpectationValidationResult(
-                success=r.get("success"), expectation_config=config,
-                result=r.get("result") or {}, meta=r.get("meta") or {}, exception_info=r.get("exception_info")))
-        validation = ExpectationSuiteValidationResult(
-            success=bool(kept.data.get("success")), results=expectation_results, suite_name=kept.suite,
-            statistics=kept.data.get("statistics") or {},
-            meta={"run_id": run.to_json_dict(), "active_batch_definition": {"data_asset_name": kept.suite},
-                  "batch_spec": {"run_date": run_date}, "validation_time": kept.data.get("validated_at")})
+        try:
+            validation, configs = _validation_result(kept, run, run_date)
+            # The suite as it was validated (every expectation's configuration is in its result): its own page.
+            suite = gx.ExpectationSuite(name=kept.suite, expectations=[c.to_domain_obj() for c in configs])
+        except Exception as exc:  # noqa: BLE001 - any shape GX refuses: one line naming the file
+            raise QualityDocsError(f"{kept.file}: a validation result Great Expectations cannot read "
+                                   f"({type(exc).__name__}: {str(exc)[:200]})") from None
         key = ValidationResultIdentifier(ExpectationSuiteIdentifier(name=kept.suite), run, f"{kept.suite}-{run_date}")
         context.validation_results_store.set(key, validation)
-        # The suite as it was validated (every expectation's configuration is in its result): its own page.
-        context.suites.add(gx.ExpectationSuite(name=kept.suite, expectations=[c.to_domain_obj() for c in configs]))
-        keys.append(key)
+        context.suites.add(suite)
     context.build_data_docs(site_names=["clwl"])
     index = out / "index.html"
     # GX logs a page it could not render and goes on: a missing page is an error here.
@@ -152,6 +135,31 @@ def _build(results: list[KeptResult], out: Path, run_id: str, run_date: str) -> 
     return index
 
 
+def _validation_result(kept: KeptResult, run, run_date: str):
+    """GX's validation result of one kept result, and the expectation configurations in it."""
+    from great_expectations.core.expectation_validation_result import (
+        ExpectationSuiteValidationResult,
+        ExpectationValidationResult,
+    )
+    from great_expectations.expectations.expectation_configuration import ExpectationConfiguration
+
+    results, configs = [], []
+    for r in kept.data["results"]:
+        cfg = {k: v for k, v in (r.get("expectation_config") or {}).items() if k not in ("id", "rendered_content")}
+        config = ExpectationConfiguration(**cfg) if cfg else None
+        if config is not None:
+            configs.append(config)
+        results.append(ExpectationValidationResult(
+            success=r.get("success"), expectation_config=config, result=r.get("result") or {},
+            meta=r.get("meta") or {}, exception_info=r.get("exception_info")))
+    validation = ExpectationSuiteValidationResult(
+        success=bool(kept.data.get("success")), results=results, suite_name=kept.suite,
+        statistics=kept.data.get("statistics") or {},
+        meta={"run_id": run.to_json_dict(), "active_batch_definition": {"data_asset_name": kept.suite},
+              "batch_spec": {"run_date": run_date}, "validation_time": kept.data.get("validated_at")})
+    return validation, configs
+
+
 def _validated_at(results: list[KeptResult]):
     """When the gate ran (the earliest ``validated_at`` kept), for GX's run time; now when none is kept."""
     import datetime as dt
@@ -159,9 +167,11 @@ def _validated_at(results: list[KeptResult]):
     times = []
     for kept in results:
         try:
-            times.append(dt.datetime.fromisoformat(str(kept.data.get("validated_at"))))
+            at = dt.datetime.fromisoformat(str(kept.data.get("validated_at")))
         except ValueError:
             continue
+        if at.tzinfo is not None:  # the gate writes UTC with its offset
+            times.append(at)
     return min(times) if times else dt.datetime.now(dt.timezone.utc)
 
 
