@@ -231,12 +231,14 @@ def publish_or_fail(run: PipelineRun, run_date: str, inputs: Mapping[str, str] |
     taken now), recorded with the publish."""
     from airflow.sdk.exceptions import AirflowFailException
 
-    from spark.pipeline import publish_stage
+    from spark.pipeline import blocked_quality_docs, publish_stage
 
     run_id = run.run_id
     with lake_writer(run.config):
         res = publish_stage(spark_session(run.config), run, run_date,
                             dict(inputs) if inputs else replay_inputs(run, run_date))
+        if not res.published and res.result_path:  # as `clwl run` does: the blocked run's Data Docs
+            log.error("quality gate: %s", blocked_quality_docs(run, run_date, res.result_path))
     if not res.published:
         for failure in res.failures:
             log.error("quality gate: %s", failure)

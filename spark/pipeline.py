@@ -230,9 +230,36 @@ def report_stage(spark: Optional[SparkSession], run: PipelineRun, run_date: str)
     import tempfile
     from dataclasses import replace
 
+    from clwl.lake.storage import delete_prefix
+    from clwl.report.quality_docs import QUALITY_DIR
+
     with tempfile.TemporaryDirectory(prefix="clwl-report-") as tmp:
         html, md = _write_report(write_report, run, replace(out, reports=Path(tmp)), run_date)
+        delete_prefix(out.reports / run_date / QUALITY_DIR)  # an earlier run's Data Docs pages: not this report's
         return _upload_report(Path(tmp), out.reports, Path(html), Path(md))
+
+
+def blocked_quality_docs(run: PipelineRun, run_date: str, validation_folder) -> str:
+    """The Data Docs of a run the gate blocked (it has no report), in ``<reports>/<date>/quality-blocked/``
+    beside the date's published report, if any (clwl/report/quality_docs.py); the line saying where, or why not."""
+    import tempfile
+
+    from clwl.lake.storage import StorageError, delete_prefix, is_object_store, put_object
+    from clwl.report.quality_docs import BLOCKED_QUALITY_DIR, QualityDocsError, build_quality_docs
+
+    target = run.out.reports / run_date / BLOCKED_QUALITY_DIR
+    try:
+        if not is_object_store(target):
+            index = build_quality_docs(validation_folder, Path(target), run.run_id, run_date)
+            return f"the gate's results (Great Expectations Data Docs): {index}"
+        with tempfile.TemporaryDirectory(prefix="clwl-quality-") as tmp:
+            index = build_quality_docs(validation_folder, Path(tmp) / "site", run.run_id, run_date)
+            delete_prefix(target)  # the previous blocked run's pages
+            for f in sorted(p for p in index.parent.rglob("*") if p.is_file()):
+                put_object(target / f.relative_to(index.parent).as_posix(), f.read_bytes())
+        return f"the gate's results (Great Expectations Data Docs): {target / 'index.html'}"
+    except (QualityDocsError, StorageError, OSError) as exc:  # the verdict stands without its site
+        return f"WARNING: no Data Docs of the gate's results: {exc}"
 
 
 def _write_report(write_report, run: PipelineRun, out: PipelineConfig, run_date: str) -> tuple[str, str]:
@@ -328,6 +355,8 @@ def _publish(spark: SparkSession, run: PipelineRun, day: DateOutcome):
     day.validation_result = str(res.result_path) if res.result_path else None
     lines = [] if res.published else [f"quality gate blocked publishing {day.run_date}: "
                                       f"{'; '.join(res.failures)[:500]}"]
+    if not res.published and res.result_path:
+        lines.append(blocked_quality_docs(run, day.run_date, res.result_path))
     return lines, {"validate": res.seconds.get("validate", 0), "publish": res.seconds.get("write", 0)}
 
 

@@ -7,7 +7,9 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import logging
 import re
+import shutil
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Protocol
@@ -27,6 +29,8 @@ from clwl.report.shares import replay_section, shares_section
 from clwl.report.stuck import stuck_section
 from clwl.report.timing import TIMING_COUNTS, timing_section
 from clwl.report.trends import across_days_section
+
+log = logging.getLogger(__name__)
 
 TEMPLATES = Path(__file__).with_name("templates")  # package data: beside this module when installed too
 
@@ -165,6 +169,25 @@ class Place:
     reports: Path
 
 
+def quality_docs(rep: Report, day: Day, folder: Path) -> None:
+    """Build the Data Docs of the report's run into ``<folder>/quality/`` and link them from the run summary; a
+    report is written without them (and says why) when the run kept no results or GX cannot build them."""
+    from clwl.report.quality_docs import QUALITY_DIR, QualityDocsError, build_quality_docs, validation_folder
+
+    if day.validation_root is None:
+        rep.quality_docs_note = "No quality gate results to show: this report was made without the lake's validation folder."
+        return
+    try:
+        where = validation_folder(day.validation_root, day.run_id, day.run_date.isoformat())
+        index = build_quality_docs(where, folder / QUALITY_DIR, day.run_id, day.run_date.isoformat())
+    except QualityDocsError as exc:
+        log.warning("report %s: no Data Docs: %s", day.run_date, exc)
+        shutil.rmtree(folder / QUALITY_DIR, ignore_errors=True)  # an earlier run's are not this report's
+        rep.quality_docs_note = f"The quality gate's Data Docs were not built: {exc}"
+        return
+    rep.quality_docs = index.relative_to(folder).as_posix()
+
+
 def write_report(out: Places, run_date: dt.date | str, run_id: str, *, channel_status: str | Path | None = None,
                  whatif: Any = None, published: Places | None = None) -> tuple[Path, Path]:
     """Write ``<out.reports>/<run_date>/report.html`` and ``summary.md`` from ``out.lake``'s published gold tables.
@@ -180,6 +203,7 @@ def write_report(out: Places, run_date: dt.date | str, run_id: str, *, channel_s
     rep = build_report(gathered)
     folder = Path(out.reports) / day.isoformat()
     folder.mkdir(parents=True, exist_ok=True)
+    quality_docs(rep, gathered, folder)
     charts_dir = folder / "charts"
     for c in rep.all_charts:
         charts_dir.mkdir(exist_ok=True)

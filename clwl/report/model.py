@@ -107,6 +107,10 @@ class Report:
     summary: list[tuple[str, str, bool]] = field(default_factory=list)  # (field, value, is it bad)
     summary_note: str = ""
     versions: list[tuple[str, str]] = field(default_factory=list)
+    # The gate's results as Great Expectations Data Docs (clwl.report.quality_docs): the link to their index,
+    # relative to the report, or why they are not there.
+    quality_docs: str = ""
+    quality_docs_note: str = ""
     # The answers before anything goes wrong (lint, drift, advise, blast): clwl.report.advice.Answer, in order.
     answers: list[Any] = field(default_factory=list)
 

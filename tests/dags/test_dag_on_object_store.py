@@ -79,7 +79,7 @@ def test_the_day_is_published_on_the_store_as_clwl_run_publishes_it(nightly_on_t
     remote = Lake(lake)
     assert set(remote.published().dates) == {RUN_DATE}
     reports = {key for key, _ in list_prefix(lake_root(lake) / "reports" / RUN_DATE)}
-    assert {"report.html", "summary.md"} <= reports, reports
+    assert {"report.html", "summary.md", "quality/index.html"} <= reports, reports  # the Data Docs uploaded too
     for table in GOLD_TABLES:
         rows = comparable_rows(remote, f"gold.{table}")
         assert rows == comparable_rows(local, f"gold.{table}"), f"gold.{table} differs from clwl run's"

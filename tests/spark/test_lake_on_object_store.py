@@ -172,6 +172,9 @@ REPORT_VOLATILE = (
     (re.compile(r'src="data:image/png;base64,[A-Za-z0-9+/=]+"'), 'src="<chart>"'),
 )
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
+# A validation result's row in GX's Data Docs index (tests/spark/test_quality_docs.py reads it the same way).
+_SUITE_VERDICT = re.compile(r"'_expectation_suite_name_sort': '([^']+)', '_table_row_link_path': 'validations/[^']+', "
+                            r"'_validation_success_text': '(\w+)'")
 
 
 def _report(lake: Lake, day: str) -> dict[str, str | bytes]:
@@ -183,6 +186,8 @@ def _report(lake: Lake, day: str) -> dict[str, str | bytes]:
     files: dict[str, str | bytes] = {}
     for name, _ in list_prefix(folder):
         if not name or name.endswith("/"):  # a folder marker, should a client have left one
+            continue
+        if name.startswith("quality/") and name != "quality/index.html":  # pages named by run id and time
             continue
         data = read_object(folder / name).data
         if name.endswith(".png"):
@@ -203,6 +208,9 @@ def test_the_report_on_the_store_is_the_local_lakes(samples_lake, store_lake, ob
         here, there = _report(Lake(samples_lake.lake), day), _report(Lake(store_lake), day)
         assert {"summary.md", "report.html"} <= set(here), (day, sorted(here))
         assert sorted(there) == sorted(here), day
+        # The Data Docs: GX's pages carry run ids and times; the suites and their verdicts are the local lake's.
+        here_docs, there_docs = (_SUITE_VERDICT.findall(files.pop("quality/index.html")) for files in (here, there))
+        assert sorted(there_docs) == sorted(here_docs) and len(here_docs) == 7, (day, here_docs, there_docs)
         for name in sorted(here):
             if name.endswith(".png"):
                 assert here[name] == there[name] == PNG_MAGIC, (day, name)
