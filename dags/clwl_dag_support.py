@@ -128,20 +128,52 @@ def check_date(value: str) -> str:
         raise RunDateError(f"run_date must be a date YYYY-MM-DD, got {value!r}") from None
 
 
+#: Run types that take their day from the schedule: the data interval is the day's (a backfill's too).
+SCHEDULE_RUN_TYPES = ("scheduled", "backfill")
+
+
+def choose_run_date(*, requested: str | None, run_type: str, logical_date: dt.datetime | None,
+                    data_interval_start: dt.datetime | None, run_after: dt.datetime | None) -> tuple[str, str]:
+    """The one rule for the day a DAG run processes, and why (for the run's log). Pure: no Airflow context.
+
+    1. a `run_date` in the run's conf (or params): that day;
+    2. a scheduled run, or a backfill's: the UTC date of its data interval's start, the previous complete day
+       (the 02:30 run of 11-21 covers 11-20 02:30 to 11-21 02:30: run date 11-20);
+    3. any other run (a manual trigger) with a logical date given explicitly (`airflow dags trigger
+       --logical-date`, the REST API's `logical_date`): that logical date's UTC day. Its data interval is not
+       used: for a manual trigger Airflow infers it from the time of the trigger, not from the logical date;
+    4. otherwise (a manual trigger without a date): the previous complete UTC day before the trigger, as the
+       schedule would, never today's, a day still being written.
+    """
+    def utc_day(when: dt.datetime) -> dt.date:
+        return (when.astimezone(dt.timezone.utc) if when.tzinfo is not None else when).date()
+
+    run_type = str(getattr(run_type, "value", run_type) or "")
+    if requested:
+        return check_date(requested), "the run_date given with the run"
+    if run_type in SCHEDULE_RUN_TYPES and data_interval_start is not None:
+        return utc_day(data_interval_start).isoformat(), f"the {run_type} run's data interval starts that day"
+    if run_type not in SCHEDULE_RUN_TYPES and logical_date is not None:
+        return utc_day(logical_date).isoformat(), "the logical date given with the trigger"
+    if run_after is None:
+        raise ValueError("no run_date, data interval, logical date or trigger time to take the run date from")
+    day = utc_day(run_after) - dt.timedelta(days=1)
+    return day.isoformat(), f"the previous complete UTC day before the trigger at {run_after:%Y-%m-%d %H:%M}"
+
+
 def resolve_run_date(context: Mapping[str, Any]) -> str:
-    """The day to process: the `run_date` param if given, else the UTC date of the data interval start (for the
-    nightly schedule: the day before the run), else of the logical date, else of run_after."""
+    """The day this task's run processes, by :func:`choose_run_date`; logged with its reason."""
     params = context.get("params") or {}
-    if params.get("run_date"):
-        return check_date(params["run_date"])
     dag_run = context.get("dag_run")
-    for when in (context.get("data_interval_start"), getattr(dag_run, "logical_date", None),
-                 getattr(dag_run, "run_after", None)):
-        if when is not None:
-            if when.tzinfo is not None:
-                when = when.astimezone(dt.timezone.utc)
-            return when.date().isoformat()
-    raise ValueError("no run_date param, data interval, logical date or run_after to take the run date from")
+    conf = getattr(dag_run, "conf", None) or {}
+    run_date, why = choose_run_date(
+        requested=params.get("run_date") or conf.get("run_date"),
+        run_type=getattr(dag_run, "run_type", "") or "",
+        logical_date=getattr(dag_run, "logical_date", None),
+        data_interval_start=getattr(dag_run, "data_interval_start", None) or context.get("data_interval_start"),
+        run_after=getattr(dag_run, "run_after", None))
+    log.info("run date %s: %s", run_date, why)
+    return run_date
 
 
 def pipeline_run_id(context: Mapping[str, Any]) -> str:

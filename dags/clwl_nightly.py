@@ -3,9 +3,15 @@ and report, with the same spark/ functions `clwl run` calls.
 
 Schedule: 02:30 UTC, as a data-interval cron timetable, so the run at 2026-11-21 02:30 covers the interval
 starting 2026-11-20 02:30 and processes run date 2026-11-20. No catch-up, one active run at a time, two retries
-with exponential backoff (a failed quality gate is not retried). The `run_date` param overrides the date:
+with exponential backoff (a failed quality gate is not retried).
+
+The run date, one rule (clwl_dag_support.choose_run_date; the run logs which date it chose and why): the
+`run_date` in the conf; else, for a scheduled run or a backfill, the day its data interval starts; else, for a
+manual trigger, the logical date when one was given (`--logical-date`, the REST API's `logical_date`); else the
+previous complete UTC day (never today, a day still being written):
 
     airflow dags trigger clwl_nightly --conf '{"run_date": "2026-11-19"}'
+    airflow dags trigger clwl_nightly --logical-date 2026-11-19T00:00:00+00:00
 
 Write-audit-publish: replay and detect stage their tables under <lake>/staging/; `publish` validates them
 (Great Expectations suites + cross-table checks) and only then writes <lake>/gold/. It declares the four gold
@@ -56,8 +62,8 @@ from clwl_dag_support import (
     tags=[*TAGS_BASE, "nightly", "publish"],
     params={
         "run_date": Param(None, type=["null", "string"], format="date", pattern=DATE_PATTERN, title="Run date",
-                          description="Override the day to process (YYYY-MM-DD); default: the data interval's "
-                                      "start date, i.e. yesterday for the scheduled run."),
+                          description="The day to process (YYYY-MM-DD); default: the scheduled run's data "
+                                      "interval, a manual trigger's logical date, else yesterday (UTC)."),
     },
     doc_md=__doc__,
 )
