@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import Any, Iterator, Mapping
 
 from airflow.sdk import Asset, Param, Variable, get_current_context
-from airflow.sdk.exceptions import AirflowFailException
+from airflow.sdk.exceptions import AirflowFailException, AirflowSkipException
 
 from clwl.analyses.whatif import (
     CHANNEL_ATTRS_SCHEMA,
@@ -190,13 +190,29 @@ def run_context() -> tuple[PipelineRun, str]:
     return PipelineRun(pipeline_config(), pipeline_run_id(context)), resolve_run_date(context)
 
 
+def spark_log_file(base_log_folder: str | Path, dag_id: str, run_id: str, task_id: str, try_number: int) -> Path:
+    """Where a task's JVM writes its own output (banner, log4j): beside the task logs, under Airflow's log folder
+    (<AIRFLOW_HOME>/logs by default), one file a task try, cleaned up with the task logs."""
+    def safe(text: str) -> str:  # a run id holds ":" and "+": not in a folder name
+        return re.sub(r"[^A-Za-z0-9._-]+", "-", str(text)).strip("-.") or "-"
+
+    return (Path(base_log_folder) / "clwl-spark" / f"dag_id={safe(dag_id)}" / f"run_id={safe(run_id)}"
+            / f"task_id={safe(task_id)}" / f"attempt={int(try_number)}.log")
+
+
 def spark_session(config: PipelineConfig):
     """This task's Spark session (a task never hands a session to another task; in `dag.test()`, where tasks
-    share a process, get_spark reuses the active one)."""
-    from spark.session import get_spark
+    share a process, get_spark reuses the active one). The JVM's own output goes to :func:`spark_log_file`."""
+    from airflow.sdk.configuration import conf
+
+    from spark.session import SPARK_LOG_ENV, get_spark
+
+    ti = get_current_context()["ti"]
+    os.environ[SPARK_LOG_ENV] = str(spark_log_file(conf.get("logging", "base_log_folder"), ti.dag_id, ti.run_id,
+                                                   ti.task_id, ti.try_number))
 
     # lake=: the session gets the S3A connector when the task's lake (a Variable may name it) is on a store.
-    return get_spark(config.master, app_name=f"clwl-airflow-{get_current_context()['ti'].task_id}",
+    return get_spark(config.master, app_name=f"clwl-airflow-{ti.task_id}",
                      shown_output=config.verbose, remote=config.remote, lake=config.lake)
 
 
@@ -222,7 +238,33 @@ def lake_writer(config: PipelineConfig) -> Iterator[None]:
         yield
 
 
+class NoLandingDate(AirflowSkipException):
+    """The run date has no landing folder: the run is skipped at once, not retried (a night whose files never
+    came would otherwise fail and retry for 15 minutes while manual runs queue behind it)."""
+
+
+def landing_folder_or_skip(config: PipelineConfig, run_date: str) -> Path:
+    """The run date's landing folder, <landing>/<date>; NoLandingDate naming it when it is not there."""
+    folder = Path(config.landing) / run_date
+    if not folder.is_dir():
+        raise NoLandingDate(f"no landing folder {folder} for run date {run_date}: nothing to ingest, the run is "
+                            f"skipped (trigger it again with that date once the files are there)")
+    return folder
+
+
 def ingest_day(config: PipelineConfig, run_date: str) -> dict:
+    """The date's landing folder into bronze and silver. Skipped (NoLandingDate) when the folder is not there;
+    without Spark when the date is as its published run left it and nothing new landed (`clwl run`'s own check,
+    spark.pipeline.unchanged_run): `changed` then skips the rest, and no JVM starts for a night with nothing new."""
+    from spark.pipeline import unchanged_run
+
+    landing_folder_or_skip(config, run_date)
+    unchanged = unchanged_run(config, [run_date], progress=log.info)
+    if unchanged is not None:
+        since = unchanged.dates[0].unchanged_since
+        log.info("%s: nothing new to ingest, unchanged since run %s (no Spark started)", run_date, since)
+        return {"run_date": run_date, "unchanged_since": since}
+
     from spark.ingest import ingest
 
     with lake_writer(config):

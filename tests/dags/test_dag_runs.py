@@ -29,6 +29,24 @@ def metric_values(text: str) -> dict[str, float]:
     return {s.name: s.value for f in text_string_to_metric_families(text) for s in f.samples if not s.labels}
 
 
+def xcom_of(dag_run, task_id: str):
+    from airflow.models.xcom import XComModel
+    from airflow.utils.session import create_session
+
+    with create_session() as session:
+        row = (session.query(XComModel.value).filter(XComModel.dag_id == dag_run.dag_id,
+                                                     XComModel.run_id == dag_run.run_id,
+                                                     XComModel.task_id == task_id,
+                                                     XComModel.key == "return_value").first())
+    return None if row is None else (json.loads(row[0]) if isinstance(row[0], str) else row[0])
+
+
+def recorded_run(lake) -> str:
+    from clwl.lake.published import read_published
+
+    return read_published(lake / "gold").dates[RUN_DATE]
+
+
 def gold_frame(spark, lake, table):
     from pyspark.sql import functions as F
 
@@ -117,6 +135,26 @@ def test_a_nightly_rerun_with_nothing_new_publishes_nothing(nightly_run):
                                     "metrics": "skipped"}
     assert delta_versions(lake / "gold") == before
     assert read_published(lake / "gold").inputs[RUN_DATE] == recorded
+    # The ingest answered from `clwl run`'s own check (spark.pipeline.unchanged_run), before it would have asked
+    # for a Spark session: its result carries the published run, no ingest run of its own.
+    assert xcom_of(dag_run, "ingest") == {"run_date": RUN_DATE, "unchanged_since": recorded_run(lake)}
+
+
+def test_a_date_without_landing_folder_is_skipped_at_once(nightly_run, capfd):
+    """A night whose landing folder is not there: ingest is skipped with one line naming the folder, the rest
+    skipped after it, no retry, the lake untouched (it used to fail and retry for 15 minutes)."""
+    lake = nightly_run["lake"]
+    before = delta_versions(lake)
+    capfd.readouterr()
+    dag_run = load_dag("clwl_nightly").test(
+        logical_date=dt.datetime(2026, 11, 25, tzinfo=UTC))  # the rule: a manual trigger's logical date
+    log = capfd.readouterr()
+    states = task_states(dag_run)
+    assert states["ingest"] == "skipped" and run_state(dag_run) == "success", states
+    assert {states[t] for t in ("changed", "replay", "detect", "publish", "report")} == {"skipped"}
+    landing = nightly_run["lake"].parent / "landing" / "2026-11-25"
+    assert f"no landing folder {landing} for run date 2026-11-25" in log.out + log.err
+    assert delta_versions(lake) == before
 
 
 def test_reports_dag_rewrites_the_report(nightly_run):
