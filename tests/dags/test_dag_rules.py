@@ -142,3 +142,18 @@ def test_airflow_dags_trigger_and_the_rest_body_get_the_rule(nightly_in_db):
                               run_after=fields["run_after"])
         assert resolve_run_date({"params": {}, "dag_run": run}) == want, body
 
+
+
+def test_a_tasks_spark_output_goes_under_airflows_log_folder(tmp_path, monkeypatch):
+    """One place for the JVM's output of the DAG tasks, beside the task logs (not one file a task left in the
+    temp folder): the path the task sets, and spark.session taking it."""
+    from clwl_dag_support import spark_log_file
+    from spark.session import SPARK_LOG_ENV, spark_log_path
+
+    path = spark_log_file(tmp_path / "logs", "clwl_nightly", "manual__2026-11-21T00:00:00+00:00", "publish", 2)
+    assert path == (tmp_path / "logs" / "clwl-spark" / "dag_id=clwl_nightly"
+                    / "run_id=manual__2026-11-21T00-00-00-00-00" / "task_id=publish" / "attempt=2.log")
+    monkeypatch.setenv(SPARK_LOG_ENV, str(path))
+    assert spark_log_path() == path and path.parent.is_dir()
+    monkeypatch.delenv(SPARK_LOG_ENV)
+    assert spark_log_path().name.startswith("clwl-spark-")  # the CLI's: the temp folder, as before
