@@ -322,6 +322,33 @@ def publish_or_fail(run: PipelineRun, run_date: str, inputs: Mapping[str, str] |
             "table_versions": dict(res.table_versions)}
 
 
+class NotPublished(AirflowSkipException):
+    """A report asked for a date the lake never published: nothing is written (no empty report over another)."""
+
+
+def report_published_day(config: PipelineConfig, run_date: str, *, rewrite: bool) -> dict:
+    """The date's report, as its published run's, by the one writer of a date's report at a time: the nightly's
+    `report` task, clwl_reports and `clwl run` all write it holding the lake lock, so two never write the same
+    files at once. The run is the one the published pointer names for the date (never a blank one); NotPublished
+    when it names none. ``rewrite`` False (the nightly, and clwl_reports after a publish): left as it is when the
+    report there is already that run's, written by whichever came first; True (a manual clwl_reports): written
+    again."""
+    from clwl.lake.reports import report_made_for
+    from spark.pipeline import report_stage
+
+    with lake_writer(config):
+        run_id = Lake(config.lake).published().dates.get(run_date)
+        if not run_id:
+            raise NotPublished(f"{run_date} has not been published in {config.lake}: no report written (run "
+                               f"clwl_nightly for that date first)")
+        if not rewrite and report_made_for(config.reports, run_date) == run_id:
+            log.info("%s: the report of its published run %s is there already, left as it is", run_date, run_id)
+            return {"run_date": run_date, "run_id": run_id, "written": False}
+        html, md = report_stage(None, PipelineRun(config, run_id), run_date)  # deltalake + pandas: no JVM
+    log.info("%s: report of published run %s written: %s", run_date, run_id, html)
+    return {"run_date": run_date, "run_id": run_id, "written": True, "report_html": html, "report_md": md}
+
+
 def same_lake(a: Path | str | LakeLocation, b: Path | str | LakeLocation) -> bool:
     """Whether two lakes are one: the same object-store location, or the same local folder (made absolute)."""
     a, b = lake_root(a), lake_root(b)

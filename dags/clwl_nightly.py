@@ -23,6 +23,11 @@ expectations and the validation results folder; gold keeps its last good version
 options and the code are those its published run recorded (clwl/lake/fingerprint.py), as `clwl run` leaves such a
 date: a re-run of a night that brought nothing new costs the ingest's check only.
 
+A task that fails for good (after its retries; a blocked quality gate at once) notifies through
+clwl_alerts.NightlyNotifier: the date, the reason in one line, the report's location, as a log line and, when the
+connection `clwl_slack` (a Slack incoming webhook) is configured, on Slack. An Airflow DeadlineAlert calls the same
+message when a run queued at 02:30 is not finished by CLWL_PUBLISH_BY (HH:MM UTC, default 06:30).
+
 `metrics` runs after `publish` whatever its outcome: when the Variable `clwl_metrics_file` (or `clwl_pushgateway`)
 is set, it writes the latest published day's Prometheus gauges there, as `clwl run --metrics-file` does
 (docs/metrics.md), `clwl_publish_blocked 1` after a blocked gate.
@@ -33,6 +38,7 @@ from __future__ import annotations
 import datetime as dt
 
 from airflow.sdk import CronDataIntervalTimetable, Param, dag, get_current_context, task
+from clwl_alerts import NightlyNotifier, deadline_alert
 
 from clwl_dag_support import (
     DATE_PATTERN,
@@ -46,6 +52,7 @@ from clwl_dag_support import (
     lake_writer,
     publish_or_fail,
     replay_inputs,
+    report_published_day,
     run_context,
     spark_session,
 )
@@ -57,7 +64,9 @@ from clwl_dag_support import (
     start_date=dt.datetime(2026, 1, 1, tzinfo=dt.timezone.utc),
     catchup=False,
     max_active_runs=1,
-    default_args=DEFAULT_ARGS,
+    # A task that fails for good (a blocked gate included) tells somebody: a log line, Slack when configured.
+    default_args={**DEFAULT_ARGS, "on_failure_callback": NightlyNotifier()},
+    deadline=deadline_alert(),  # not published by CLWL_PUBLISH_BY (06:30 UTC): the same message
     dagrun_timeout=dt.timedelta(hours=6),
     tags=[*TAGS_BASE, "nightly", "publish"],
     params={
@@ -111,11 +120,10 @@ def clwl_nightly():
 
     @task
     def report() -> dict:
-        from spark.pipeline import report_stage
-
+        """The published day's report, under the lake lock (clwl_reports, triggered by the same publish, may
+        have written it first)."""
         run, run_date = run_context()
-        html, md = report_stage(None, run, run_date)  # deltalake + pandas: no JVM needed
-        return {"run_date": run_date, "report_html": html, "report_md": md}
+        return report_published_day(run.config, run_date, rewrite=False)
 
     @task(trigger_rule="all_done")
     def metrics() -> dict:

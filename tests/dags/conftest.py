@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from dagtest_support import DAGS, ROOT, RUN_DATE, UTC, load_dag, task_states  # imports no airflow
+from dagtest_support import DAGS, ROOT, UTC, load_dag, task_states  # imports no airflow
 
 SAMPLES_LANDING = ROOT / "samples" / "landing"
 

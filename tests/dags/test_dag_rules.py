@@ -11,6 +11,7 @@ the stored DagRun: what a real scheduler would hand the tasks.
 from __future__ import annotations
 
 import datetime as dt
+import json
 import os
 import subprocess
 import sys
@@ -147,8 +148,8 @@ def test_airflow_dags_trigger_and_the_rest_body_get_the_rule(nightly_in_db):
 def test_a_tasks_spark_output_goes_under_airflows_log_folder(tmp_path, monkeypatch):
     """One place for the JVM's output of the DAG tasks, beside the task logs (not one file a task left in the
     temp folder): the path the task sets, and spark.session taking it."""
-    from clwl_dag_support import spark_log_file
     from spark.session import SPARK_LOG_ENV, spark_log_path
+    from clwl_dag_support import spark_log_file
 
     path = spark_log_file(tmp_path / "logs", "clwl_nightly", "manual__2026-11-21T00:00:00+00:00", "publish", 2)
     assert path == (tmp_path / "logs" / "clwl-spark" / "dag_id=clwl_nightly"
@@ -157,3 +158,107 @@ def test_a_tasks_spark_output_goes_under_airflows_log_folder(tmp_path, monkeypat
     assert spark_log_path() == path and path.parent.is_dir()
     monkeypatch.delenv(SPARK_LOG_ENV)
     assert spark_log_path().name.startswith("clwl-spark-")  # the CLI's: the temp folder, as before
+
+
+# ------------------------------------------------------------------------------------------------ alerts
+GATE_ERROR = ("quality gate blocked publishing 2026-11-20 (run clwl_nightly__scheduled__x): 1 failed "
+              "expectation(s): gold.routing_replay: expect_compound_columns_to_be_unique (run_date, msg_id). "
+              "Validation results: /lake/validation/clwl_nightly__scheduled__x. The published tables keep "
+              "their last good version.")
+
+
+@pytest.fixture()
+def webhook():
+    """A Slack-like incoming webhook on 127.0.0.1: what it was posted, as JSON."""
+    import http.server
+    import json
+    import threading
+
+    got: list[dict] = []
+
+    class Hook(http.server.BaseHTTPRequestHandler):
+        def do_POST(self):  # noqa: N802 (http.server's name)
+            got.append(json.loads(self.rfile.read(int(self.headers["Content-Length"]))))
+            self.send_response(200)
+            self.end_headers()
+            self.wfile.write(b"ok")
+
+        def log_message(self, *args):
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Hook)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_address[1]}/services/T000/B000/XXXX", got
+    server.shutdown()
+    server.server_close()
+
+
+def scheduled_run():
+    # The 02:30 run of 11-21: data interval from 11-20 02:30, run date 11-20.
+    return SimpleNamespace(dag_id="clwl_nightly", run_id="scheduled__2026-11-20T02:30:00+00:00",
+                           run_type="scheduled", conf={}, logical_date=dt.datetime(2026, 11, 20, 2, 30, tzinfo=UTC),
+                           data_interval_start=dt.datetime(2026, 11, 20, 2, 30, tzinfo=UTC),
+                           run_after=dt.datetime(2026, 11, 21, 2, 30, tzinfo=UTC))
+
+
+def test_a_blocked_night_notifies_slack_when_a_webhook_connection_is_configured(webhook, tmp_path, monkeypatch):
+    """The notifier with a real webhook connection (from the environment, as a secrets backend gives it) posts
+    one line: the date (by the run date rule), the gate's reason, the report's location."""
+    from airflow.sdk.exceptions import AirflowFailException
+    from clwl_alerts import NightlyNotifier
+
+    url, got = webhook
+    monkeypatch.setenv("CLWL_LAKE", str(tmp_path / "lake"))
+    monkeypatch.setenv("AIRFLOW_CONN_CLWL_SLACK", json.dumps({"conn_type": "slackwebhook", "password": url}))
+    NightlyNotifier().notify({"dag_run": scheduled_run(), "ti": SimpleNamespace(task_id="publish"),
+                              "exception": AirflowFailException(GATE_ERROR)})
+    assert got == [{"text": f"clwl: clwl_nightly was blocked by the quality gate for 2026-11-20: {GATE_ERROR} "
+                            f"(report: {tmp_path / 'lake' / 'reports'}/2026-11-20/report.html; Airflow run "
+                            f"scheduled__2026-11-20T02:30:00+00:00)"}]
+
+
+def test_without_a_connection_the_notifier_is_a_log_line(tmp_path, monkeypatch, caplog):
+    from clwl_alerts import NightlyNotifier, send
+
+    monkeypatch.setenv("CLWL_LAKE", str(tmp_path / "lake"))
+    monkeypatch.delenv("AIRFLOW_CONN_CLWL_SLACK", raising=False)
+    with caplog.at_level("WARNING", logger="clwl_alerts"):
+        NightlyNotifier().notify({"dag_run": scheduled_run(), "ti": SimpleNamespace(task_id="replay"),
+                                  "exception": RuntimeError("Spark did not start:\nthe JVM exited")})
+        assert send("x") == "log"
+    assert ("clwl: clwl_nightly failed at replay for 2026-11-20: Spark did not start: the JVM exited (report: "
+            f"{tmp_path / 'lake' / 'reports'}/2026-11-20/report.html") in caplog.text
+
+
+def test_the_deadline_alert(webhook, monkeypatch, tmp_path):
+    """The DeadlineAlert on the nightly: queued at 02:30 UTC, due by CLWL_PUBLISH_BY (06:30: 4 h later; 02:00: the
+    next day, 23 h 30 min later); its callback, with the context Airflow gives it (the run as the REST API's JSON),
+    sends the message. The scheduler's own firing of a missed deadline is Airflow's, not exercised here."""
+    from clwl_alerts import deadline_missed, publish_deadline
+
+    from dagtest_support import load_dag
+
+    assert publish_deadline("06:30") == dt.timedelta(hours=4)
+    assert publish_deadline("02:00") == dt.timedelta(hours=23, minutes=30)
+    with pytest.raises(ValueError, match="CLWL_PUBLISH_BY must be a time HH:MM"):
+        publish_deadline("6h")
+    dag = load_dag("clwl_nightly", no_retries=False)
+    alert = dag.deadline[0] if isinstance(dag.deadline, list) else dag.deadline
+    assert alert.interval == publish_deadline() and alert.callback.path == "clwl_alerts.deadline_missed"
+    assert all(type(t.on_failure_callback[0] if isinstance(t.on_failure_callback, list) else
+                    t.on_failure_callback).__name__ == "NightlyNotifier" for t in dag.tasks)
+
+    url, got = webhook
+    monkeypatch.setenv("CLWL_LAKE", str(tmp_path / "lake"))
+    monkeypatch.setenv("AIRFLOW_CONN_CLWL_SLACK", json.dumps({"conn_type": "slackwebhook", "password": url}))
+    context = {"dag_run": {"dag_id": "clwl_nightly", "dag_run_id": "scheduled__2026-11-20T02:30:00+00:00",
+                           "run_type": "scheduled", "state": "running", "conf": {},
+                           "logical_date": "2026-11-20T02:30:00Z", "data_interval_start": "2026-11-20T02:30:00Z",
+                           "run_after": "2026-11-21T02:30:00Z"},
+               "deadline": {"deadline_time": "2026-11-21T06:30:00+00:00"}}
+    assert deadline_missed(context=context) == "slack"
+    assert got == [{"text": "clwl: clwl_nightly is not published by its deadline for 2026-11-20: the run was still "
+                            "running at 2026-11-21T06:30:00+00:00 (report: "
+                            f"{tmp_path / 'lake' / 'reports'}/2026-11-20/report.html; Airflow run "
+                            "scheduled__2026-11-20T02:30:00+00:00)"}]

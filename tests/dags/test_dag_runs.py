@@ -94,6 +94,8 @@ def test_nightly_publishes_what_clwl_run_publishes(nightly_run, reference_lake, 
     summary = spark.read.format("delta").load(str(lake / "gold" / "run_summary")).collect()[0]
     assert summary.status == "published" and summary.run_id.startswith("clwl_nightly__manual__")
     assert (lake / "reports" / RUN_DATE / "report.html").is_file()
+    # One writer of the day's report: the nightly's task wrote the published run's (under the lake lock).
+    assert xcom_of(nightly_run["dag_run"], "report")["run_id"] == summary.run_id
     # The `metrics` task wrote the day's Prometheus gauges to the file the Variable clwl_metrics_file names.
     gauges = metric_values(nightly_run["metrics_file"].read_text(encoding="utf-8"))
     assert gauges["clwl_publish_blocked"] == 0
@@ -158,12 +160,35 @@ def test_a_date_without_landing_folder_is_skipped_at_once(nightly_run, capfd):
 
 
 def test_reports_dag_rewrites_the_report(nightly_run):
-    report = nightly_run["lake"] / "reports" / RUN_DATE / "report.html"
+    """A manual clwl_reports run writes the date's report again, as the published run's (the pointer names it:
+    never a blank "Run ``"), under the lake lock; its marker names that run."""
+    from clwl.lake.reports import report_made_for
+
+    folder = nightly_run["lake"] / "reports" / RUN_DATE
+    published_run = recorded_run(nightly_run["lake"])
+    report = folder / "report.html"
     report.unlink()
     dag_run = load_dag("clwl_reports").test(logical_date=dt.datetime(2026, 11, 21, 3, tzinfo=UTC),
                                             run_conf={"run_date": RUN_DATE})
     assert task_states(dag_run) == {"report": "success"}
     assert report.is_file() and RUN_DATE in report.read_text(encoding="utf-8")
+    assert f"Run `{published_run}`" in (folder / "summary.md").read_text(encoding="utf-8")
+    assert report_made_for(nightly_run["lake"] / "reports", RUN_DATE) == published_run
+    assert xcom_of(dag_run, "report")["run_id"] == published_run
+
+
+def test_reports_dag_for_a_date_never_published_says_so_and_writes_nothing(nightly_run, capfd):
+    """2026-11-19 is in the landing folder but was never published: a manual clwl_reports run for it is skipped
+    with one line saying so, and writes no report (it used to write "No channel trouble ... Run ``")."""
+    reports = nightly_run["lake"] / "reports"
+    before = sorted(p.relative_to(reports).as_posix() for p in reports.rglob("*"))
+    capfd.readouterr()
+    dag_run = load_dag("clwl_reports").test(logical_date=dt.datetime(2026, 11, 21, 4, tzinfo=UTC),
+                                            run_conf={"run_date": "2026-11-19"})
+    log = capfd.readouterr()
+    assert task_states(dag_run) == {"report": "skipped"}
+    assert f"2026-11-19 has not been published in {nightly_run['lake']}: no report written" in log.out + log.err
+    assert sorted(p.relative_to(reports).as_posix() for p in reports.rglob("*")) == before
 
 
 def test_adhoc_what_if_changes_only_the_what_if_tables(nightly_run, spark):
