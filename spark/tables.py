@@ -168,7 +168,7 @@ def ensure_properties(spark, t: Table | TableSpec, location: str) -> list[str]:
     of the table's metadata only. A constraint the table's rows break is not added: a warning names it, the
     rest goes on, and the next run tries again (after the dates that break it were rewritten). Returns what
     was done ("constraint <name>", "change data feed")."""
-    config = open_delta(location).metadata().configuration or {}
+    config = snapshot(location).configuration or {}  # the door: no open_delta outside it
     have = constraints_in(config)
     done: list[str] = []
     escaped = location.replace("`", "``")
