@@ -25,8 +25,8 @@ date: a re-run of a night that brought nothing new costs the ingest's check only
 
 A task that fails for good (after its retries; a blocked quality gate at once) notifies through
 clwl_alerts.NightlyNotifier: the date, the reason in one line, the report's location, as a log line and, when the
-connection `clwl_slack` (a Slack incoming webhook) is configured, on Slack. An Airflow DeadlineAlert calls the same
-message when a run queued at 02:30 is not finished by CLWL_PUBLISH_BY (HH:MM UTC, default 06:30).
+connection `clwl_slack` (a Slack incoming webhook) is configured, on Slack. With CLWL_PUBLISH_BY (HH:MM UTC) set, an Airflow
+DeadlineAlert sends the same kind of message when a run queued at 02:30 is not finished by then.
 
 `metrics` runs after `publish` whatever its outcome: when the Variable `clwl_metrics_file` (or `clwl_pushgateway`)
 is set, it writes the latest published day's Prometheus gauges there, as `clwl run --metrics-file` does
@@ -66,7 +66,7 @@ from clwl_dag_support import (
     max_active_runs=1,
     # A task that fails for good (a blocked gate included) tells somebody: a log line, Slack when configured.
     default_args={**DEFAULT_ARGS, "on_failure_callback": NightlyNotifier()},
-    deadline=deadline_alert(),  # not published by CLWL_PUBLISH_BY (06:30 UTC): the same message
+    deadline=deadline_alert(),  # when CLWL_PUBLISH_BY (HH:MM UTC) is set: not published by then, the same message
     dagrun_timeout=dt.timedelta(hours=6),
     tags=[*TAGS_BASE, "nightly", "publish"],
     params={

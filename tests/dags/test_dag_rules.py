@@ -232,9 +232,10 @@ def test_without_a_connection_the_notifier_is_a_log_line(tmp_path, monkeypatch, 
 
 
 def test_the_deadline_alert(webhook, monkeypatch, tmp_path):
-    """The DeadlineAlert on the nightly: queued at 02:30 UTC, due by CLWL_PUBLISH_BY (06:30: 4 h later; 02:00: the
-    next day, 23 h 30 min later); its callback, with the context Airflow gives it (the run as the REST API's JSON),
-    sends the message. The scheduler's own firing of a missed deadline is Airflow's, not exercised here."""
+    """The DeadlineAlert on the nightly when CLWL_PUBLISH_BY is set: queued at 02:30 UTC, due by then (06:30: 4 h
+    later; 02:00: the next day, 23 h 30 min later); none when it is not set (Airflow 3.3.2's dag.test() fails on a
+    DAG with one). Its callback, with the context Airflow gives it (the run as the REST API's JSON), sends the
+    message. The scheduler's own firing of a missed deadline is Airflow's, not exercised here."""
     from clwl_alerts import deadline_missed, publish_deadline
 
     from dagtest_support import load_dag
@@ -243,11 +244,14 @@ def test_the_deadline_alert(webhook, monkeypatch, tmp_path):
     assert publish_deadline("02:00") == dt.timedelta(hours=23, minutes=30)
     with pytest.raises(ValueError, match="CLWL_PUBLISH_BY must be a time HH:MM"):
         publish_deadline("6h")
+    monkeypatch.setenv("CLWL_PUBLISH_BY", "06:30")
     dag = load_dag("clwl_nightly", no_retries=False)
     alert = dag.deadline[0] if isinstance(dag.deadline, list) else dag.deadline
-    assert alert.interval == publish_deadline() and alert.callback.path == "clwl_alerts.deadline_missed"
+    assert alert.interval == dt.timedelta(hours=4) and alert.callback.path == "clwl_alerts.deadline_missed"
     assert all(type(t.on_failure_callback[0] if isinstance(t.on_failure_callback, list) else
                     t.on_failure_callback).__name__ == "NightlyNotifier" for t in dag.tasks)
+    monkeypatch.delenv("CLWL_PUBLISH_BY")
+    assert not load_dag("clwl_nightly", no_retries=False).deadline
 
     url, got = webhook
     monkeypatch.setenv("CLWL_LAKE", str(tmp_path / "lake"))

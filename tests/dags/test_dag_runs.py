@@ -307,3 +307,8 @@ def test_failing_quality_gate_fails_the_run_and_names_the_expectation(nightly_ru
     assert "AirflowFailException" in log and f"quality gate blocked publishing {RUN_DATE}" in log
     assert "gold.routing_replay: expect_compound_columns_to_be_unique (run_date, msg_id)" in log
     assert f"Validation results: {lake / 'validation' / run_id}" in log
+    # The notifier told somebody (a log line here: no clwl_slack connection): the date, the gate's reason, the
+    # report's place in the Variable's lake.
+    assert (f"clwl: clwl_nightly was blocked by the quality gate for {RUN_DATE}: quality gate blocked publishing "
+            f"{RUN_DATE} (run {run_id})") in log
+    assert f"report: {lake / 'reports'}/{RUN_DATE}/report.html; Airflow run {airflow_run_id})" in log
