@@ -36,8 +36,13 @@ REASON_CHARS = 400  # a Slack line, not the whole list of a badly broken day's f
 
 
 def one_line(text: object, limit: int = REASON_CHARS) -> str:
+    """The text on one line, at most `limit` characters: a long one keeps its start and its end (a blocked gate's
+    end names the validation results folder), cut in the middle."""
     line = " ".join(str(text or "").split())
-    return line if len(line) <= limit else line[: limit - 1] + "…"
+    if len(line) <= limit:
+        return line
+    half = (limit - 3) // 2
+    return f"{line[:half]} … {line[-half:]}"
 
 
 def alert_message(*, what: str, dag_id: str, run_id: str, run_date: str | None, reason: str,

@@ -218,6 +218,19 @@ def test_a_blocked_night_notifies_slack_when_a_webhook_connection_is_configured(
                             f"scheduled__2026-11-20T02:30:00+00:00)"}]
 
 
+def test_a_long_reason_keeps_its_start_and_its_end():
+    """A badly broken day's gate lists many failures: the line keeps the first ones and the end, where the
+    validation results folder is."""
+    from clwl_alerts import one_line
+
+    reason = "quality gate blocked publishing 2026-11-20: " + "; ".join(f"failure {i}" for i in range(200)) + \
+        ". Validation results: /lake/validation/r1."
+    line = one_line(reason, limit=120)
+    assert len(line) <= 120 and line.startswith("quality gate blocked publishing 2026-11-20: failure 0;")
+    assert line.endswith("Validation results: /lake/validation/r1.") and " … " in line
+    assert one_line("two\nlines") == "two lines"
+
+
 def test_without_a_connection_the_notifier_is_a_log_line(tmp_path, monkeypatch, caplog):
     from clwl_alerts import NightlyNotifier, send
 
