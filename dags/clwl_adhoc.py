@@ -33,6 +33,7 @@ from clwl_dag_support import (
     pipeline_run_id,
     publish_or_fail,
     replay_inputs,
+    report_published_day,
     spark_session,
 )
 
@@ -132,6 +133,8 @@ def clwl_adhoc():
         from spark.pipeline import report_stage
 
         run, run_date = _plan()
+        if run.whatif is None:  # the published day's report: its one writer (clwl_dag_support)
+            return {**report_published_day(run.config, run_date, rewrite=False), "whatif": None}
         html, md = report_stage(None, run, run_date)
         return {"run_date": run_date, "whatif": run.whatif.name if run.whatif else None, "report_html": html,
                 "report_md": md}

@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import Any, Iterator, Mapping
 
 from airflow.sdk import Asset, Param, Variable, get_current_context
-from airflow.sdk.exceptions import AirflowFailException
+from airflow.sdk.exceptions import AirflowFailException, AirflowSkipException
 
 from clwl.analyses.whatif import (
     CHANNEL_ATTRS_SCHEMA,
@@ -128,20 +128,52 @@ def check_date(value: str) -> str:
         raise RunDateError(f"run_date must be a date YYYY-MM-DD, got {value!r}") from None
 
 
+#: Run types that take their day from the schedule: the data interval is the day's (a backfill's too).
+SCHEDULE_RUN_TYPES = ("scheduled", "backfill")
+
+
+def choose_run_date(*, requested: str | None, run_type: str, logical_date: dt.datetime | None,
+                    data_interval_start: dt.datetime | None, run_after: dt.datetime | None) -> tuple[str, str]:
+    """The one rule for the day a DAG run processes, and why (for the run's log). Pure: no Airflow context.
+
+    1. a `run_date` in the run's conf (or params): that day;
+    2. a scheduled run, or a backfill's: the UTC date of its data interval's start, the previous complete day
+       (the 02:30 run of 11-21 covers 11-20 02:30 to 11-21 02:30: run date 11-20);
+    3. any other run (a manual trigger) with a logical date given explicitly (`airflow dags trigger
+       --logical-date`, the REST API's `logical_date`): that logical date's UTC day. Its data interval is not
+       used: for a manual trigger Airflow infers it from the time of the trigger, not from the logical date;
+    4. otherwise (a manual trigger without a date): the previous complete UTC day before the trigger, as the
+       schedule would, never today's, a day still being written.
+    """
+    def utc_day(when: dt.datetime) -> dt.date:
+        return (when.astimezone(dt.timezone.utc) if when.tzinfo is not None else when).date()
+
+    run_type = str(getattr(run_type, "value", run_type) or "")
+    if requested:
+        return check_date(requested), "the run_date given with the run"
+    if run_type in SCHEDULE_RUN_TYPES and data_interval_start is not None:
+        return utc_day(data_interval_start).isoformat(), f"the {run_type} run's data interval starts that day"
+    if run_type not in SCHEDULE_RUN_TYPES and logical_date is not None:
+        return utc_day(logical_date).isoformat(), "the logical date given with the trigger"
+    if run_after is None:
+        raise ValueError("no run_date, data interval, logical date or trigger time to take the run date from")
+    day = utc_day(run_after) - dt.timedelta(days=1)
+    return day.isoformat(), f"the previous complete UTC day before the trigger at {run_after:%Y-%m-%d %H:%M}"
+
+
 def resolve_run_date(context: Mapping[str, Any]) -> str:
-    """The day to process: the `run_date` param if given, else the UTC date of the data interval start (for the
-    nightly schedule: the day before the run), else of the logical date, else of run_after."""
+    """The day this task's run processes, by :func:`choose_run_date`; logged with its reason."""
     params = context.get("params") or {}
-    if params.get("run_date"):
-        return check_date(params["run_date"])
     dag_run = context.get("dag_run")
-    for when in (context.get("data_interval_start"), getattr(dag_run, "logical_date", None),
-                 getattr(dag_run, "run_after", None)):
-        if when is not None:
-            if when.tzinfo is not None:
-                when = when.astimezone(dt.timezone.utc)
-            return when.date().isoformat()
-    raise ValueError("no run_date param, data interval, logical date or run_after to take the run date from")
+    conf = getattr(dag_run, "conf", None) or {}
+    run_date, why = choose_run_date(
+        requested=params.get("run_date") or conf.get("run_date"),
+        run_type=getattr(dag_run, "run_type", "") or "",
+        logical_date=getattr(dag_run, "logical_date", None),
+        data_interval_start=getattr(dag_run, "data_interval_start", None) or context.get("data_interval_start"),
+        run_after=getattr(dag_run, "run_after", None))
+    log.info("run date %s: %s", run_date, why)
+    return run_date
 
 
 def pipeline_run_id(context: Mapping[str, Any]) -> str:
@@ -158,13 +190,29 @@ def run_context() -> tuple[PipelineRun, str]:
     return PipelineRun(pipeline_config(), pipeline_run_id(context)), resolve_run_date(context)
 
 
+def spark_log_file(base_log_folder: str | Path, dag_id: str, run_id: str, task_id: str, try_number: int) -> Path:
+    """Where a task's JVM writes its own output (banner, log4j): beside the task logs, under Airflow's log folder
+    (<AIRFLOW_HOME>/logs by default), one file a task try, cleaned up with the task logs."""
+    def safe(text: str) -> str:  # a run id holds ":" and "+": not in a folder name
+        return re.sub(r"[^A-Za-z0-9._-]+", "-", str(text)).strip("-.") or "-"
+
+    return (Path(base_log_folder) / "clwl-spark" / f"dag_id={safe(dag_id)}" / f"run_id={safe(run_id)}"
+            / f"task_id={safe(task_id)}" / f"attempt={int(try_number)}.log")
+
+
 def spark_session(config: PipelineConfig):
     """This task's Spark session (a task never hands a session to another task; in `dag.test()`, where tasks
-    share a process, get_spark reuses the active one)."""
-    from spark.session import get_spark
+    share a process, get_spark reuses the active one). The JVM's own output goes to :func:`spark_log_file`."""
+    from airflow.sdk.configuration import conf
+
+    from spark.session import SPARK_LOG_ENV, get_spark
+
+    ti = get_current_context()["ti"]
+    os.environ[SPARK_LOG_ENV] = str(spark_log_file(conf.get("logging", "base_log_folder"), ti.dag_id, ti.run_id,
+                                                   ti.task_id, ti.try_number))
 
     # lake=: the session gets the S3A connector when the task's lake (a Variable may name it) is on a store.
-    return get_spark(config.master, app_name=f"clwl-airflow-{get_current_context()['ti'].task_id}",
+    return get_spark(config.master, app_name=f"clwl-airflow-{ti.task_id}",
                      shown_output=config.verbose, remote=config.remote, lake=config.lake)
 
 
@@ -190,7 +238,33 @@ def lake_writer(config: PipelineConfig) -> Iterator[None]:
         yield
 
 
+class NoLandingDate(AirflowSkipException):
+    """The run date has no landing folder: the run is skipped at once, not retried (a night whose files never
+    came would otherwise fail and retry for 15 minutes while manual runs queue behind it)."""
+
+
+def landing_folder_or_skip(config: PipelineConfig, run_date: str) -> Path:
+    """The run date's landing folder, <landing>/<date>; NoLandingDate naming it when it is not there."""
+    folder = Path(config.landing) / run_date
+    if not folder.is_dir():
+        raise NoLandingDate(f"no landing folder {folder} for run date {run_date}: nothing to ingest, the run is "
+                            f"skipped (trigger it again with that date once the files are there)")
+    return folder
+
+
 def ingest_day(config: PipelineConfig, run_date: str) -> dict:
+    """The date's landing folder into bronze and silver. Skipped (NoLandingDate) when the folder is not there;
+    without Spark when the date is as its published run left it and nothing new landed (`clwl run`'s own check,
+    spark.pipeline.unchanged_run): `changed` then skips the rest, and no JVM starts for a night with nothing new."""
+    from spark.pipeline import unchanged_run
+
+    landing_folder_or_skip(config, run_date)
+    unchanged = unchanged_run(config, [run_date], progress=log.info)
+    if unchanged is not None:
+        since = unchanged.dates[0].unchanged_since
+        log.info("%s: nothing new to ingest, unchanged since run %s (no Spark started)", run_date, since)
+        return {"run_date": run_date, "unchanged_since": since}
+
     from spark.ingest import ingest
 
     with lake_writer(config):
@@ -248,6 +322,33 @@ def publish_or_fail(run: PipelineRun, run_date: str, inputs: Mapping[str, str] |
             f"The published tables keep their last good version.")
     return {"run_date": run_date, "run_id": run_id, "published": True, "validation_result": str(res.result_path),
             "table_versions": dict(res.table_versions)}
+
+
+class NotPublished(AirflowSkipException):
+    """A report asked for a date the lake never published: nothing is written (no empty report over another)."""
+
+
+def report_published_day(config: PipelineConfig, run_date: str, *, rewrite: bool) -> dict:
+    """The date's report, as its published run's, by the one writer of a date's report at a time: the nightly's
+    `report` task, clwl_reports and `clwl run` all write it holding the lake lock, so two never write the same
+    files at once. The run is the one the published pointer names for the date (never a blank one); NotPublished
+    when it names none. ``rewrite`` False (the nightly, and clwl_reports after a publish): left as it is when the
+    report there is already that run's, written by whichever came first; True (a manual clwl_reports): written
+    again."""
+    from clwl.lake.reports import report_made_for
+    from spark.pipeline import report_stage
+
+    with lake_writer(config):
+        run_id = Lake(config.lake).published().dates.get(run_date)
+        if not run_id:
+            raise NotPublished(f"{run_date} has not been published in {config.lake}: no report written (run "
+                               f"clwl_nightly for that date first)")
+        if not rewrite and report_made_for(config.reports, run_date) == run_id:
+            log.info("%s: the report of its published run %s is there already, left as it is", run_date, run_id)
+            return {"run_date": run_date, "run_id": run_id, "written": False}
+        html, md = report_stage(None, PipelineRun(config, run_id), run_date)  # deltalake + pandas: no JVM
+    log.info("%s: report of published run %s written: %s", run_date, run_id, html)
+    return {"run_date": run_date, "run_id": run_id, "written": True, "report_html": html, "report_md": md}
 
 
 def same_lake(a: Path | str | LakeLocation, b: Path | str | LakeLocation) -> bool:

@@ -3,7 +3,10 @@
 Scheduled on the four gold Assets (file:///<lake>/gold/<table>, or s3://bucket/prefix/gold/<table> for a lake on an
 object store) that clwl_nightly's and clwl_adhoc's `publish` tasks produce. The report is for the latest run date
 among the triggering asset events (each event's extra carries run_date and run_id); a manual run takes the
-`run_date` param. It reads the published tables with deltalake and pandas (spark.report), so no Spark session is
+`run_date` param. The report is the published run's (the published pointer names it), written under the lake
+lock, so it and the nightly's `report` task never write a date's files at once; after a publish it is left as it
+is when the nightly wrote it first, a manual run writes it again, and a date never published is skipped with a
+message. It reads the published tables with deltalake and pandas (spark.report), so no Spark session is
 started. What-if runs never trigger it: they produce no gold asset events.
 """
 
@@ -13,7 +16,15 @@ import datetime as dt
 
 from airflow.sdk import Param, dag, get_current_context, task
 
-from clwl_dag_support import DATE_PATTERN, DEFAULT_ARGS, TAGS_BASE, check_date, gold_assets, pipeline_config
+from clwl_dag_support import (
+    DATE_PATTERN,
+    DEFAULT_ARGS,
+    TAGS_BASE,
+    check_date,
+    gold_assets,
+    pipeline_config,
+    report_published_day,
+)
 
 
 @dag(
@@ -35,27 +46,21 @@ def clwl_reports():
     def report() -> dict:
         from airflow.sdk.exceptions import AirflowFailException
 
-        from spark.pipeline import report_stage
-        from spark.run import PipelineRun
-
         context = get_current_context()
-        run_date, run_id = None, ""
-        if context["params"].get("run_date"):
+        manual = bool(context["params"].get("run_date"))
+        if manual:
             run_date = check_date(context["params"]["run_date"])
         else:
-            published = [
-                (str(event.extra["run_date"]), str(event.extra.get("run_id") or ""))
-                for events in (context.get("triggering_asset_events") or {}).values()
-                for event in events
-                if (event.extra or {}).get("run_date")
-            ]
-            if published:
-                run_date, run_id = max(published)
+            dates = [str(event.extra["run_date"])
+                     for events in (context.get("triggering_asset_events") or {}).values()
+                     for event in events if (event.extra or {}).get("run_date")]
+            run_date = max(dates) if dates else None
         if run_date is None:
             raise AirflowFailException("no run date: trigger with the run_date param, or let a publish of the "
                                        "gold tables trigger this DAG")
-        html, md = report_stage(None, PipelineRun(pipeline_config(), run_id), run_date)
-        return {"run_date": run_date, "run_id": run_id, "report_html": html, "report_md": md}
+        # The published pointer names the run; a manual run writes the report again, an asset-triggered one
+        # leaves it when the nightly's report task wrote it already.
+        return report_published_day(pipeline_config(), run_date, rewrite=manual)
 
     report()
 

@@ -14,6 +14,10 @@ from typing import Any, Sequence
 
 from pyspark.sql import DataFrame
 
+# Before GX is first imported (here, in _gx_context): its import logs ~200 INFO lines (great_expectations.
+# _docs_decorators), which a root logger at INFO, Airflow's, prints into every publish task's log.
+logging.getLogger("great_expectations").setLevel(logging.WARNING)
+
 _gx_lock = threading.Lock()
 _gx_state: dict[str, Any] = {}
 
@@ -28,7 +32,6 @@ def _gx_context():
         if "context" not in _gx_state:
             import great_expectations as gx
 
-            logging.getLogger("great_expectations").setLevel(logging.WARNING)
             context = gx.get_context(mode="ephemeral")
             try:
                 from great_expectations.data_context.types.base import ProgressBarsConfig

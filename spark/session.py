@@ -87,8 +87,18 @@ def class_archive_options(jars: list[str], java: str) -> str:
     return f"-XX:ArchiveClassesAtExit={folder / f'classes-{key}.jsa.{os.getpid()}-{time.time_ns()}.part'} {quiet}"
 
 
+#: A file for the JVM's output instead of the temp folder's: the DAG tasks name one under Airflow's log folder, so
+#: that a task's Spark output sits with the task logs instead of piling up in the temp folder, one file a task.
+SPARK_LOG_ENV = "CLWL_SPARK_LOG"
+
+
 def spark_log_path() -> Path:
-    """Where the JVM's output goes when not verbose: one file per Python process, in the temp folder."""
+    """Where the JVM's output goes when not verbose: the file CLWL_SPARK_LOG names (its folder made), else one file
+    per Python process in the temp folder."""
+    named = os.environ.get(SPARK_LOG_ENV, "").strip()
+    if named:
+        Path(named).parent.mkdir(parents=True, exist_ok=True)
+        return Path(named)
     return Path(tempfile.gettempdir()) / f"clwl-spark-{os.getpid()}.log"
 
 

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from dagtest_support import DAGS, ROOT, RUN_DATE, UTC, load_dag, task_states  # imports no airflow
+from dagtest_support import DAGS, ROOT, UTC, load_dag, task_states  # imports no airflow
 
 SAMPLES_LANDING = ROOT / "samples" / "landing"
 
@@ -80,7 +80,9 @@ def clwl_env(tmp_path_factory, airflow_db):
 
 @pytest.fixture(scope="module")
 def nightly_run(clwl_env, spark):
-    """clwl_nightly end to end with dag.test(): run_date 2026-11-20, logical date 2026-11-20 (tasks run in this
+    """clwl_nightly end to end with dag.test(): logical date 2026-11-20 and no run_date, so the run date comes from
+    the rule's manual-trigger case, the logical date given (its data interval, which Airflow infers as
+    [11-18 02:30, 11-19 02:30), is not the day: test_dag_runs checks gold holds 11-20 only) (tasks run in this
     process and share the `spark` fixture's session: get_spark reuses the active one). The Variable
     clwl_metrics_file names ``metrics_file``: the `metrics` task writes the day's Prometheus gauges there."""
     from airflow.models.variable import Variable
@@ -90,7 +92,7 @@ def nightly_run(clwl_env, spark):
     Variable.set("clwl_metrics_file", str(metrics_file))
     t0 = time.perf_counter()
     try:
-        dag_run = dag.test(logical_date=dt.datetime(2026, 11, 20, tzinfo=UTC), run_conf={"run_date": RUN_DATE})
+        dag_run = dag.test(logical_date=dt.datetime(2026, 11, 20, tzinfo=UTC))
     finally:
         Variable.delete("clwl_metrics_file")
     seconds = time.perf_counter() - t0

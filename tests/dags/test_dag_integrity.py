@@ -204,19 +204,10 @@ def test_adhoc_params_use_the_what_if_schema():
         jsonschema.validate(bad, ADHOC_PARAMS["channel_attrs"].schema)
 
 
-def test_run_date_and_run_id_resolution():
-    from clwl_dag_support import pipeline_run_id, resolve_run_date
+def test_run_id_resolution():
+    from clwl_dag_support import pipeline_run_id
 
-    utc = dt.timezone.utc
-    scheduled = SimpleNamespace(dag_id="clwl_nightly", run_id="scheduled__2026-11-20T02:30:00+00:00",
-                                logical_date=dt.datetime(2026, 11, 20, 2, 30, tzinfo=utc), run_after=None)
-    ctx = {"params": {"run_date": None}, "dag_run": scheduled,
-           "data_interval_start": dt.datetime(2026, 11, 20, 2, 30, tzinfo=utc)}
-    assert resolve_run_date(ctx) == "2026-11-20"  # the run at 11-21 02:30 processes 11-20
-    assert resolve_run_date({**ctx, "params": {"run_date": "2026-11-19"}}) == "2026-11-19"
-    manual = SimpleNamespace(dag_id="clwl_adhoc", run_id="manual__x", logical_date=None,
-                             run_after=dt.datetime(2026, 11, 21, 23, 0, tzinfo=dt.timezone(dt.timedelta(hours=-5))))
-    assert resolve_run_date({"params": {}, "dag_run": manual, "data_interval_start": None}) == "2026-11-22"
+    scheduled = SimpleNamespace(dag_id="clwl_nightly", run_id="scheduled__2026-11-20T02:30:00+00:00")
     rid = pipeline_run_id({"dag_run": scheduled})
     assert rid == "clwl_nightly__scheduled__2026-11-20T02-30-00-00-00" and "/" not in rid and ":" not in rid
 

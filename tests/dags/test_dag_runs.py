@@ -29,6 +29,24 @@ def metric_values(text: str) -> dict[str, float]:
     return {s.name: s.value for f in text_string_to_metric_families(text) for s in f.samples if not s.labels}
 
 
+def xcom_of(dag_run, task_id: str):
+    from airflow.models.xcom import XComModel
+    from airflow.utils.session import create_session
+
+    with create_session() as session:
+        row = (session.query(XComModel.value).filter(XComModel.dag_id == dag_run.dag_id,
+                                                     XComModel.run_id == dag_run.run_id,
+                                                     XComModel.task_id == task_id,
+                                                     XComModel.key == "return_value").first())
+    return None if row is None else (json.loads(row[0]) if isinstance(row[0], str) else row[0])
+
+
+def recorded_run(lake) -> str:
+    from clwl.lake.published import read_published
+
+    return read_published(lake / "gold").dates[RUN_DATE]
+
+
 def gold_frame(spark, lake, table):
     from pyspark.sql import functions as F
 
@@ -76,6 +94,8 @@ def test_nightly_publishes_what_clwl_run_publishes(nightly_run, reference_lake, 
     summary = spark.read.format("delta").load(str(lake / "gold" / "run_summary")).collect()[0]
     assert summary.status == "published" and summary.run_id.startswith("clwl_nightly__manual__")
     assert (lake / "reports" / RUN_DATE / "report.html").is_file()
+    # One writer of the day's report: the nightly's task wrote the published run's (under the lake lock).
+    assert xcom_of(nightly_run["dag_run"], "report")["run_id"] == summary.run_id
     # The `metrics` task wrote the day's Prometheus gauges to the file the Variable clwl_metrics_file names.
     gauges = metric_values(nightly_run["metrics_file"].read_text(encoding="utf-8"))
     assert gauges["clwl_publish_blocked"] == 0
@@ -117,15 +137,58 @@ def test_a_nightly_rerun_with_nothing_new_publishes_nothing(nightly_run):
                                     "metrics": "skipped"}
     assert delta_versions(lake / "gold") == before
     assert read_published(lake / "gold").inputs[RUN_DATE] == recorded
+    # The ingest answered from `clwl run`'s own check (spark.pipeline.unchanged_run), before it would have asked
+    # for a Spark session: its result carries the published run, no ingest run of its own.
+    assert xcom_of(dag_run, "ingest") == {"run_date": RUN_DATE, "unchanged_since": recorded_run(lake)}
+
+
+def test_a_date_without_landing_folder_is_skipped_at_once(nightly_run, capfd):
+    """A night whose landing folder is not there: ingest is skipped with one line naming the folder, the rest
+    skipped after it, no retry, the lake untouched (it used to fail and retry for 15 minutes)."""
+    lake = nightly_run["lake"]
+    before = delta_versions(lake)
+    capfd.readouterr()
+    dag_run = load_dag("clwl_nightly").test(
+        logical_date=dt.datetime(2026, 11, 25, tzinfo=UTC))  # the rule: a manual trigger's logical date
+    log = capfd.readouterr()
+    states = task_states(dag_run)
+    assert states["ingest"] == "skipped" and run_state(dag_run) == "success", states
+    assert {states[t] for t in ("changed", "replay", "detect", "publish", "report")} == {"skipped"}
+    landing = nightly_run["lake"].parent / "landing" / "2026-11-25"
+    assert f"no landing folder {landing} for run date 2026-11-25" in log.out + log.err
+    assert delta_versions(lake) == before
 
 
 def test_reports_dag_rewrites_the_report(nightly_run):
-    report = nightly_run["lake"] / "reports" / RUN_DATE / "report.html"
+    """A manual clwl_reports run writes the date's report again, as the published run's (the pointer names it:
+    never a blank "Run ``"), under the lake lock; its marker names that run."""
+    from clwl.lake.reports import report_made_for
+
+    folder = nightly_run["lake"] / "reports" / RUN_DATE
+    published_run = recorded_run(nightly_run["lake"])
+    report = folder / "report.html"
     report.unlink()
     dag_run = load_dag("clwl_reports").test(logical_date=dt.datetime(2026, 11, 21, 3, tzinfo=UTC),
                                             run_conf={"run_date": RUN_DATE})
     assert task_states(dag_run) == {"report": "success"}
     assert report.is_file() and RUN_DATE in report.read_text(encoding="utf-8")
+    assert f"Run `{published_run}`" in (folder / "summary.md").read_text(encoding="utf-8")
+    assert report_made_for(nightly_run["lake"] / "reports", RUN_DATE) == published_run
+    assert xcom_of(dag_run, "report")["run_id"] == published_run
+
+
+def test_reports_dag_for_a_date_never_published_says_so_and_writes_nothing(nightly_run, capfd):
+    """2026-11-19 is in the landing folder but was never published: a manual clwl_reports run for it is skipped
+    with one line saying so, and writes no report (it used to write "No channel trouble ... Run ``")."""
+    reports = nightly_run["lake"] / "reports"
+    before = sorted(p.relative_to(reports).as_posix() for p in reports.rglob("*"))
+    capfd.readouterr()
+    dag_run = load_dag("clwl_reports").test(logical_date=dt.datetime(2026, 11, 21, 4, tzinfo=UTC),
+                                            run_conf={"run_date": "2026-11-19"})
+    log = capfd.readouterr()
+    assert task_states(dag_run) == {"report": "skipped"}
+    assert f"2026-11-19 has not been published in {nightly_run['lake']}: no report written" in log.out + log.err
+    assert sorted(p.relative_to(reports).as_posix() for p in reports.rglob("*")) == before
 
 
 def test_adhoc_what_if_changes_only_the_what_if_tables(nightly_run, spark):
@@ -191,7 +254,7 @@ def test_adhoc_with_a_bad_what_if_fails_at_plan_and_never_republishes(nightly_ru
     assert "clwl_adhoc: " in log.out + log.err
 
 
-def test_failing_quality_gate_fails_the_run_and_names_the_expectation(nightly_run, spark, tmp_path, capfd):
+def test_failing_quality_gate_fails_the_run_and_names_the_expectation(nightly_run, spark, tmp_path, capfd, caplog):
     """Stage a broken day (a duplicated msg_id in the staged routing_replay) in a copy of the lake, point the
     `clwl_lake` Variable at it, and run the nightly DAG with ingest/replay/detect marked successful: publish
     must fail (no retry), name the failed expectation and the validation results, and leave gold as it was."""
@@ -244,3 +307,12 @@ def test_failing_quality_gate_fails_the_run_and_names_the_expectation(nightly_ru
     assert "AirflowFailException" in log and f"quality gate blocked publishing {RUN_DATE}" in log
     assert "gold.routing_replay: expect_compound_columns_to_be_unique (run_date, msg_id)" in log
     assert f"Validation results: {lake / 'validation' / run_id}" in log
+    # The notifier told somebody (a log line here: no clwl_slack connection): the date, the gate's reason, the
+    # report's place in the Variable's lake.
+    # report's place in the Variable's lake. Read from the log records: the callback's line may still sit in
+    # stdout's buffer when capfd reads the file descriptor.
+    alerts = [r.getMessage() for r in caplog.records if r.name == "clwl_alerts"]
+    assert len(alerts) == 1, alerts
+    assert alerts[0].startswith(f"clwl: clwl_nightly was blocked by the quality gate for {RUN_DATE}: quality gate "
+                                f"blocked publishing {RUN_DATE} (run {run_id})")
+    assert alerts[0].endswith(f"(report: {lake / 'reports'}/{RUN_DATE}/report.html; Airflow run {airflow_run_id})")
