@@ -14,7 +14,7 @@ previous complete UTC day (never today, a day still being written):
     airflow dags trigger clwl_nightly --logical-date 2026-11-19T00:00:00+00:00
 
 Write-audit-publish: replay and detect stage their tables under <lake>/staging/; `publish` validates them
-(Great Expectations suites + cross-table checks) and only then writes <lake>/gold/. It declares the four gold
+(Great Expectations suites + cross-table checks) and only then writes <lake>/gold/. It declares the gold
 tables as Assets (their table URIs: file:///<lake>/gold/<table>, or s3://bucket/prefix/gold/<table> for a
 lake on an object store), which schedule clwl_reports. A blocked gate fails `publish` naming the failed
 expectations and the validation results folder; gold keeps its last good version.

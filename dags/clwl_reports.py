@@ -1,6 +1,6 @@
 """clwl_reports: (re)write the HTML/Markdown report whenever the published gold tables change.
 
-Scheduled on the four gold Assets (file:///<lake>/gold/<table>, or s3://bucket/prefix/gold/<table> for a lake on an
+Scheduled on the gold Assets (file:///<lake>/gold/<table>, or s3://bucket/prefix/gold/<table> for a lake on an
 object store) that clwl_nightly's and clwl_adhoc's `publish` tasks produce. The report is for the latest run date
 among the triggering asset events (each event's extra carries run_date and run_id); a manual run takes the
 `run_date` param. The report is the published run's (the published pointer names it), written under the lake
