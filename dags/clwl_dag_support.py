@@ -155,6 +155,9 @@ def pipeline_run_id(context: Mapping[str, Any]) -> str:
 def run_context() -> tuple[PipelineRun, str]:
     """(run, run_date) of the running task."""
     context = get_current_context()
+    from spark.lineage import airflow_parent  # the task's OpenLineage run is its stage events' parent
+
+    airflow_parent(context["ti"])
     return PipelineRun(pipeline_config(), pipeline_run_id(context)), resolve_run_date(context)
 
 
@@ -192,8 +195,9 @@ def lake_writer(config: PipelineConfig) -> Iterator[None]:
 
 def ingest_day(config: PipelineConfig, run_date: str) -> dict:
     from spark.ingest import ingest
+    from spark.lineage import ingest_lineage
 
-    with lake_writer(config):
+    with lake_writer(config), ingest_lineage(config, pipeline_run_id(get_current_context()), [run_date]):
         summary = ingest(config, [run_date], spark=spark_session(config), progress=log.info)
     return {"run_date": run_date, "ingest_run_id": summary.run_id, "files": len(summary.files),
             "files_rejected": summary.files_rejected, "records_read": summary.records_read,
