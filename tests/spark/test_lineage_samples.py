@@ -4,6 +4,7 @@ client's own model: no new run, the session's samples lake (tests/conftest.py `s
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 from openlineage.client.event_v2 import InputDataset, Job, OutputDataset, Run, RunEvent, RunState
 
@@ -61,8 +62,7 @@ def test_samples_run_lineage_names_every_gold_table_with_its_version_and_the_gat
     for table in GOLD_TABLES:
         out = outputs[dataset_name(lake.table(f"gold.{table}"))[1]]
         assert out.facets["version"]["datasetVersion"] == str(published.tables[table])
-        result = json.loads((lake.layer("validation") / last.run.facets["clwlRun"]["runId"]
-                             / last.run.facets["clwlRun"]["runDate"] / f"{table}.json").read_text())
+        result = json.loads((Path(last.run.facets["clwlGate"]["validationResult"]) / f"{table}.json").read_text())
         assertions = out.facets["dataQualityAssertions"]["assertions"]
         assert len(assertions) == len(result["results"]) + len(result.get("extra_checks") or [])
         assert {a["assertion"] for a in assertions} >= {r["expectation_config"]["type"] for r in result["results"]}
