@@ -25,9 +25,9 @@ from clwl.analyses.whatif import WhatIf
 from clwl.days import run_day
 from clwl.lake.door import GOLD_TABLES, RUN_INPUTS, STAGING_KEYS, Lake, unsettled
 from clwl.lake.fingerprint import code_digest
+from clwl.lake.lineage_stages import ingest_lineage, lineage_stage, run_lineage
 from spark.config import PipelineConfig
 from spark.detect import distribution, stuck_messages
-from spark.lineage import ingest_lineage, lineage_stage, run_lineage
 from spark.replay import ROUTING_REPLAY_OPTIONS, load_timelines, replay_messages
 from spark.run import PipelineRun, new_run_id
 from spark.tables import TABLES, read_table

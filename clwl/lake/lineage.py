@@ -8,7 +8,7 @@ folder its file count and a digest of its files' names and sizes (``clwlLanding`
 on the datasets it validated as the standard ``dataQualityAssertions`` facet, one assertion per expectation or
 cross-table check, with its success; the gate's verdict is the run facet ``clwlGate`` (published or blocked).
 
-spark/lineage.py knows the stages and emits these events; this module only builds and serialises them.
+clwl/lake/lineage_stages.py knows the stages and emits these events; this module only builds and serialises them.
 """
 
 from __future__ import annotations

@@ -108,7 +108,7 @@ def test_nightly_leaves_a_lineage_file_whose_events_share_the_task_runs_ids(nigh
     from openlineage.client.event_v2 import RunState
 
     from clwl.lake.door import Lake
-    from spark.lineage import lineage_file
+    from clwl.lake.lineage_stages import lineage_file
     from clwl_dag_support import pipeline_run_id
 
     dag_run, lake = nightly_run["dag_run"], Lake(nightly_run["lake"])

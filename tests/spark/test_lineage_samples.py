@@ -10,7 +10,7 @@ from openlineage.client.event_v2 import InputDataset, Job, OutputDataset, Run, R
 
 from clwl.lake.door import GOLD_TABLES, Lake
 from clwl.lake.lineage import dataset_name
-from spark.lineage import lineage_file
+from clwl.lake.lineage_stages import lineage_file
 
 
 def _events(lake) -> list[RunEvent]:

@@ -1,4 +1,4 @@
-"""The OpenLineage events of a stage (clwl/lake/lineage.py, spark/lineage.py) over a hand-built run outcome and a
+"""The OpenLineage events of a stage (clwl/lake/lineage.py, clwl/lake/lineage_stages.py) over a hand-built run outcome and a
 small real Delta lake written with deltalake: no Spark. The samples run's file: tests/spark/test_lineage_samples.py."""
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from deltalake import write_deltalake
 
 from clwl.lake.door import Lake
 from clwl.lake.lineage import assertions_facet, dataset_name, folder_input
-from spark.lineage import lineage_file, run_lineage, stage_lineage
+from clwl.lake.lineage_stages import lineage_file, run_lineage, stage_lineage
 
 # A suite's validation result as kept under <lake>/validation/<run_id>/ (spark/publish.py): Great Expectations'
 # results, then the cross-table checks.
@@ -112,7 +112,7 @@ def test_a_run_with_no_stage_writes_no_file_and_a_lineage_failure_never_fails_a_
     assert not lineage_file(lake, "run-3").exists()
     Path(lake.root).mkdir(parents=True)
     (Path(lake.root) / "lineage").write_text("a file where the folder goes")  # every write of an event fails
-    with caplog.at_level(logging.WARNING, logger="spark.lineage"):
+    with caplog.at_level(logging.WARNING, logger="clwl.lake.lineage_stages"):
         with stage_lineage("report", "run-4", "2026-11-20", reads=lake, writes=lake) as stage:
             stage.result = "done"
     assert stage.result == "done"

@@ -1,11 +1,12 @@
 """The run's OpenLineage events: START, then COMPLETE or FAIL, for each stage of each run date (docs/lineage.md).
 
-The stages carry it themselves (:func:`lineage_stage` on replay_stage, detect_stage, publish_stage and
+The events are built in clwl/lake/lineage.py; this module knows the stages and writes the run's file. It needs no
+Spark. The stages carry it themselves (:func:`lineage_stage` on replay_stage, detect_stage, publish_stage and
 report_stage in spark/pipeline.py; :func:`ingest_lineage` around the ingest), so `clwl run` and the DAG tasks emit
 the same events. What a stage wrote is found cheaply, without Spark: the lake's tables whose Delta version moved
 while it ran (versions read from the logs' file names), the publish's own versions and validation results, the
 report's folder. The events' parent is `clwl run`'s own run (:func:`run_lineage`), or under Airflow the task
-instance's run as the OpenLineage provider names it (:func:`airflow_parent`), so the DAG's events and ours share ids.
+instance's run as the OpenLineage provider names it (:func:`set_parent`, from the DAG support module), so the DAG's events and ours share ids.
 
 Transport: every event is appended to ``<lake>/lineage/<run_id>.jsonl`` through the lake's storage (an s3:// lake
 too), no network; when ``OPENLINEAGE_URL`` (or ``OPENLINEAGE_CONFIG``) is set, the client also sends it there,
@@ -231,6 +232,12 @@ def ingest_lineage(config: Any, run_id: str, run_dates: Sequence[str]) -> Iterat
         yield box
 
 
+def set_parent(parent: Any) -> None:
+    """Make ``parent`` (:func:`clwl.lake.lineage.parent_facet`) the parent run of this process's stage events:
+    under Airflow, the task instance's OpenLineage run (dags/clwl_dag_support.py, lineage_parent)."""
+    _PARENT.set(parent)
+
+
 @dataclass
 class _ParentRun:
     """`clwl run`'s own OpenLineage run: started by its first stage, so a run with nothing to do writes nothing."""
@@ -266,18 +273,3 @@ def run_lineage(lake: Lake, run_id: str) -> Iterator[None]:
         _PARENT.reset(token)
     if parent.started:
         emit(lake, run_id, stage_event("COMPLETE", namespace(), "clwl.run", parent.ol_run))
-
-
-def airflow_parent(task_instance: Any) -> None:
-    """Make the Airflow task instance's OpenLineage run (its id as the provider's listener makes it, from the DAG
-    id, task id, try number and logical date) the parent of this task's stage events, the DAG run their root."""
-    try:
-        from airflow.providers.openlineage.plugins import macros
-
-        _PARENT.set(parent_facet(
-            macros.lineage_run_id(task_instance), macros.lineage_job_namespace(),
-            macros.lineage_job_name(task_instance),
-            root=(macros.lineage_root_run_id(task_instance), macros.lineage_root_job_namespace(task_instance),
-                  macros.lineage_root_job_name(task_instance))))
-    except Exception as e:  # no provider, or a task instance it cannot name: events without a parent
-        log.warning("lineage: no Airflow parent run for the events: %s", e)
