@@ -34,6 +34,7 @@ from spark.tables import TABLES, read_table
 
 UTC = timezone.utc
 RUN_SUMMARY = TABLES["gold.run_summary"]
+GOLD_KEYS = tuple(f"gold.{t}" for t in GOLD_TABLES)
 
 Progress = Callable[[str], None]
 
@@ -103,7 +104,7 @@ def _write_staged(run: PipelineRun, df: DataFrame, table: str, run_date: str, op
 
 
 # -- stages ----------------------------------------------------------------------------------------------------
-@lineage_stage("replay", RUN_INPUTS)
+@lineage_stage("replay", RUN_INPUTS, ("staging.routing_replay",))
 def replay_stage(spark: SparkSession, run: PipelineRun, run_date: str) -> int:
     """Replay ``run_date`` into ``<out>/staging/routing_replay``; returns the number of messages replayed."""
     timelines = load_timelines(run.config, run_date, run.overrides)
@@ -119,7 +120,7 @@ def replay_stage(spark: SparkSession, run: PipelineRun, run_date: str) -> int:
     return _write_staged(run, replayed, "routing_replay", run_date, ROUTING_REPLAY_OPTIONS)
 
 
-@lineage_stage("detect", ("staging.routing_replay", *RUN_INPUTS))
+@lineage_stage("detect", ("staging.routing_replay", *RUN_INPUTS), STAGING_KEYS)
 def detect_stage(spark: SparkSession, run: PipelineRun, run_date: str, ingest_counts: Optional[dict] = None,
                  started_at: Optional[datetime] = None) -> dict[str, int]:
     """Stage the gold tables of ``run_date`` (routing_replay, stuck_messages, distribution, run_summary)."""
@@ -186,7 +187,7 @@ def day_warnings(spark: SparkSession, config: PipelineConfig, run_date: str, mes
     return [f"no put records and no configuration captures for {run_date}: the day is published empty"]
 
 
-@lineage_stage("publish", (*STAGING_KEYS, *RUN_INPUTS))  # the gate's assertions and verdict
+@lineage_stage("publish", (*STAGING_KEYS, *RUN_INPUTS), GOLD_KEYS)  # with the gate's assertions and verdict
 def publish_stage(spark: SparkSession, run: PipelineRun, run_date: str, inputs: Optional[dict] = None):
     """Validate the staged tables of ``run_date`` and publish them to gold only if every suite passes.
 
@@ -216,7 +217,7 @@ def _pinned(spark: SparkSession, lake: Lake, key: str, run_date: str, version: O
             .where(F.col("run_date") == F.lit(run_date).cast("date")))
 
 
-@lineage_stage("report", tuple(f"gold.{t}" for t in GOLD_TABLES))
+@lineage_stage("report", GOLD_KEYS)
 def report_stage(spark: Optional[SparkSession], run: PipelineRun, run_date: str) -> tuple[str, str]:
     from clwl.lake.storage import is_object_store
     from clwl.report import write_report

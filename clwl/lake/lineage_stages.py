@@ -43,7 +43,7 @@ from clwl.lake.lineage import (
     table_output,
     to_line,
 )
-from clwl.lake.storage import is_object_store, put_object, read_object
+from clwl.lake.storage import is_object_store, lake_root, put_object, read_object
 
 log = logging.getLogger(__name__)
 
@@ -98,8 +98,9 @@ def _remote_client() -> Any:
     return _remote_client_for(config) if any(config) else None
 
 
-def _versions(lake: Lake, keys: Sequence[str]) -> dict[str, Optional[int]]:
-    return {k: lake.version(k) for k in keys if lake.exists(k)}
+def _versions(lake: Lake, keys: Sequence[str]) -> dict[str, int]:
+    """The tables' latest versions, from their Delta logs' file names (None, left out: no table)."""
+    return {k: v for k in keys if (v := lake.version(k)) is not None}
 
 
 @dataclass
@@ -109,9 +110,10 @@ class _Stage:
 
 @contextmanager
 def stage_lineage(stage: str, run_id: str, run_date: Optional[str], *, reads: Lake, writes: Lake,
-                  read_keys: Sequence[str] = (), landing: Sequence[Any] = ()) -> Iterator[_Stage]:
+                  read_keys: Sequence[str] = (), write_keys: Sequence[str] = (*TABLE_KEYS, *STAGING_KEYS),
+                  landing: Sequence[Any] = ()) -> Iterator[_Stage]:
     """START now (the tables ``read_keys`` at their versions, the ``landing`` folders), then COMPLETE with every
-    table of ``writes`` whose version moved (or FAIL with the error, raised again). A key ``staging.*`` or
+    table of ``write_keys`` in ``writes`` whose version moved (or FAIL with the error, raised again). A key ``staging.*`` or
     ``gold.*`` is read from ``writes`` (a what-if run's own lake), the rest from ``reads``."""
     box = _Stage()
     started = None
@@ -122,10 +124,11 @@ def stage_lineage(stage: str, run_id: str, run_date: Optional[str], *, reads: La
             parent.start()
             parent = parent.facet
         facets = {"clwlRun": RunDateFacet(runId=run_id, runDate=run_date)}
-        written = (*TABLE_KEYS, *STAGING_KEYS)
+        written = tuple(write_keys)
         before = _versions(writes, written)
-        inputs = [table_input(_lake_of(k, reads, writes).table(k), _lake_of(k, reads, writes).version(k))
-                  for k in read_keys if _lake_of(k, reads, writes).exists(k)] + list(landing)
+        read = {k: _versions(_lake_of(k, reads, writes), [k]).get(k) for k in read_keys}
+        inputs = [table_input(_lake_of(k, reads, writes).table(k), v) for k, v in read.items() if v is not None]
+        inputs += list(landing)
         emit(writes, run_id, stage_event("START", namespace(), f"clwl.{stage}", ol_run, inputs=inputs,
                                          parent=parent, run_facets=facets))
         started = (ol_run, parent, facets, before, written, inputs)
@@ -175,8 +178,7 @@ def _ended(result: Any, reads: Lake, writes: Lake, moved: dict, inputs: list, fa
     outputs = [table_output(writes.table(k), v, assertions.get(k)) for k, v in sorted(versions.items())
                if k in moved or k.startswith("gold.")]
     if isinstance(result, tuple) and len(result) == 2 and all(isinstance(p, str) for p in result):
-        outputs.append(folder_output(Path(result[0]).parent if "://" not in result[0]
-                                     else result[0].rsplit("/", 1)[0]))  # the report's folder
+        outputs.append(folder_output(lake_root(result[0]).parent))  # the report's folder (html, md)
     return inputs, outputs, facets
 
 
@@ -189,14 +191,15 @@ def _with_assertions(datasets: list, by_name: dict) -> list:
     return datasets
 
 
-def lineage_stage(stage: str, read_keys: Sequence[str] = ()) -> Callable:
-    """A stage function ``(spark, run, run_date, ...)`` with its START and COMPLETE/FAIL events."""
+def lineage_stage(stage: str, read_keys: Sequence[str] = (), write_keys: Sequence[str] = ()) -> Callable:
+    """A stage function ``(spark, run, run_date, ...)`` with its START and COMPLETE/FAIL events: ``read_keys`` its
+    input tables, ``write_keys`` the tables it may write."""
 
     def wrap(fn: Callable) -> Callable:
         @functools.wraps(fn)
         def staged(spark, run, run_date, *args, **kwargs):
             with stage_lineage(stage, run.run_id, run_date, reads=run.lake, writes=run.out_lake,
-                               read_keys=read_keys) as box:
+                               read_keys=read_keys, write_keys=write_keys) as box:
                 box.result = fn(spark, run, run_date, *args, **kwargs)
             return box.result
 
@@ -227,8 +230,9 @@ def ingest_lineage(config: Any, run_id: str, run_dates: Sequence[str]) -> Iterat
     except Exception as e:
         log.warning("lineage: landing folders of %s not listed: %s", ", ".join(run_dates), e)
         landing = []
+    bronze_silver = tuple(k for k in TABLE_KEYS if k.split(".", 1)[0] in ("bronze", "silver"))
     with stage_lineage("ingest", run_id, run_dates[0] if len(run_dates) == 1 else None, reads=lake, writes=lake,
-                       landing=landing) as box:
+                       write_keys=bronze_silver, landing=landing) as box:
         yield box
 
 
