@@ -113,8 +113,8 @@ def stage_lineage(stage: str, run_id: str, run_date: Optional[str], *, reads: La
                   read_keys: Sequence[str] = (), write_keys: Sequence[str] = (*TABLE_KEYS, *STAGING_KEYS),
                   landing: Sequence[Any] = ()) -> Iterator[_Stage]:
     """START now (the tables ``read_keys`` at their versions, the ``landing`` folders), then COMPLETE with every
-    table of ``write_keys`` in ``writes`` whose version moved (or FAIL with the error, raised again). A key ``staging.*`` or
-    ``gold.*`` is read from ``writes`` (a what-if run's own lake), the rest from ``reads``."""
+    table of ``write_keys`` in ``writes`` whose version moved (or FAIL with the error, raised again). A key
+    ``staging.*`` or ``gold.*`` is read from ``writes`` (a what-if run's own lake), the rest from ``reads``."""
     box = _Stage()
     started = None
     try:
