@@ -128,7 +128,8 @@ def table_output(location: Path | str | LakeLocation, version: Optional[int],
     return OutputDataset(namespace, name, facets=facets)
 
 
-def folder_input(location: Path | str | LakeLocation, files: Optional[Iterable[tuple[str, int]]] = None) -> InputDataset:
+def folder_input(location: Path | str | LakeLocation,
+                 files: Optional[Iterable[tuple[str, int]]] = None) -> InputDataset:
     """A folder read, e.g. a landing date; ``files``: its (relative name, size) pairs, for the count and digest."""
     namespace, name = dataset_name(location)
     facets: dict[str, DatasetFacet] = {}

@@ -6,7 +6,8 @@ report_stage in spark/pipeline.py; :func:`ingest_lineage` around the ingest), so
 the same events. What a stage wrote is found cheaply, without Spark: the lake's tables whose Delta version moved
 while it ran (versions read from the logs' file names), the publish's own versions and validation results, the
 report's folder. The events' parent is `clwl run`'s own run (:func:`run_lineage`), or under Airflow the task
-instance's run as the OpenLineage provider names it (:func:`set_parent`, from the DAG support module), so the DAG's events and ours share ids.
+instance's run as the OpenLineage provider names it (:func:`set_parent`, from the DAG support module), so the
+DAG's events and ours share ids.
 
 Transport: every event is appended to ``<lake>/lineage/<run_id>.jsonl`` through the lake's storage (an s3:// lake
 too), no network; when ``OPENLINEAGE_URL`` (or ``OPENLINEAGE_CONFIG``) is set, the client also sends it there,
