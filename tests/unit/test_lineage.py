@@ -1,5 +1,6 @@
 """The OpenLineage events of a stage (clwl/lake/lineage.py, clwl/lake/lineage_stages.py) over a hand-built run
-outcome and a small real Delta lake written with deltalake: no Spark. The samples run's file: tests/spark/test_lineage_samples.py."""
+outcome and a small real Delta lake written with deltalake: no Spark. The samples run's file:
+tests/spark/test_lineage_samples.py."""
 
 from __future__ import annotations
 
