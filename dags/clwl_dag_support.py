@@ -187,6 +187,7 @@ def pipeline_run_id(context: Mapping[str, Any]) -> str:
 def run_context() -> tuple[PipelineRun, str]:
     """(run, run_date) of the running task."""
     context = get_current_context()
+    lineage_parent(context["ti"])
     return PipelineRun(pipeline_config(), pipeline_run_id(context)), resolve_run_date(context)
 
 
@@ -198,6 +199,24 @@ def spark_log_file(base_log_folder: str | Path, dag_id: str, run_id: str, task_i
 
     return (Path(base_log_folder) / "clwl-spark" / f"dag_id={safe(dag_id)}" / f"run_id={safe(run_id)}"
             / f"task_id={safe(task_id)}" / f"attempt={int(try_number)}.log")
+
+
+def lineage_parent(task_instance) -> None:
+    """The task instance's OpenLineage run, with the id the OpenLineage provider gives it (DAG id, task id, try
+    number, logical date), as the parent of the task's stage events (docs/lineage.md); the DAG run is their root."""
+    from clwl.lake.lineage import parent_facet
+    from clwl.lake.lineage_stages import set_parent
+
+    try:
+        from airflow.providers.openlineage.plugins import macros
+
+        set_parent(parent_facet(
+            macros.lineage_run_id(task_instance), macros.lineage_job_namespace(),
+            macros.lineage_job_name(task_instance),
+            root=(macros.lineage_root_run_id(task_instance), macros.lineage_root_job_namespace(task_instance),
+                  macros.lineage_root_job_name(task_instance))))
+    except Exception as e:  # no provider, or a task instance it cannot name: the events go without a parent
+        log.warning("lineage: no Airflow parent run for the events: %s", e)
 
 
 def spark_session(config: PipelineConfig):
@@ -265,9 +284,10 @@ def ingest_day(config: PipelineConfig, run_date: str) -> dict:
         log.info("%s: nothing new to ingest, unchanged since run %s (no Spark started)", run_date, since)
         return {"run_date": run_date, "unchanged_since": since}
 
+    from clwl.lake.lineage_stages import ingest_lineage
     from spark.ingest import ingest
 
-    with lake_writer(config):
+    with lake_writer(config), ingest_lineage(config, pipeline_run_id(get_current_context()), [run_date]):
         summary = ingest(config, [run_date], spark=spark_session(config), progress=log.info)
     return {"run_date": run_date, "ingest_run_id": summary.run_id, "files": len(summary.files),
             "files_rejected": summary.files_rejected, "records_read": summary.records_read,

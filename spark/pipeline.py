@@ -23,8 +23,9 @@ from pyspark.sql import functions as F
 from clwl.analyses.observed_columns import observed_day
 from clwl.analyses.whatif import WhatIf
 from clwl.days import run_day
-from clwl.lake.door import GOLD_TABLES, RUN_INPUTS, Lake, unsettled
+from clwl.lake.door import GOLD_TABLES, RUN_INPUTS, STAGING_KEYS, Lake, unsettled
 from clwl.lake.fingerprint import code_digest
+from clwl.lake.lineage_stages import ingest_lineage, lineage_stage, run_lineage
 from spark.config import PipelineConfig
 from spark.detect import distribution, stuck_messages
 from spark.replay import ROUTING_REPLAY_OPTIONS, load_timelines, replay_messages
@@ -33,6 +34,7 @@ from spark.tables import TABLES, read_table
 
 UTC = timezone.utc
 RUN_SUMMARY = TABLES["gold.run_summary"]
+GOLD_KEYS = tuple(f"gold.{t}" for t in GOLD_TABLES)
 
 Progress = Callable[[str], None]
 
@@ -102,6 +104,7 @@ def _write_staged(run: PipelineRun, df: DataFrame, table: str, run_date: str, op
 
 
 # -- stages ----------------------------------------------------------------------------------------------------
+@lineage_stage("replay", RUN_INPUTS, ("staging.routing_replay",))
 def replay_stage(spark: SparkSession, run: PipelineRun, run_date: str) -> int:
     """Replay ``run_date`` into ``<out>/staging/routing_replay``; returns the number of messages replayed."""
     timelines = load_timelines(run.config, run_date, run.overrides)
@@ -117,6 +120,7 @@ def replay_stage(spark: SparkSession, run: PipelineRun, run_date: str) -> int:
     return _write_staged(run, replayed, "routing_replay", run_date, ROUTING_REPLAY_OPTIONS)
 
 
+@lineage_stage("detect", ("staging.routing_replay", *RUN_INPUTS), STAGING_KEYS)
 def detect_stage(spark: SparkSession, run: PipelineRun, run_date: str, ingest_counts: Optional[dict] = None,
                  started_at: Optional[datetime] = None) -> dict[str, int]:
     """Stage the gold tables of ``run_date`` (routing_replay, stuck_messages, distribution, run_summary)."""
@@ -189,6 +193,7 @@ def day_warnings(spark: SparkSession, config: PipelineConfig, run_date: str, mes
     return [f"no put records and no configuration captures for {run_date}: the day is published empty"]
 
 
+@lineage_stage("publish", (*STAGING_KEYS, *RUN_INPUTS), GOLD_KEYS)  # with the gate's assertions and verdict
 def publish_stage(spark: SparkSession, run: PipelineRun, run_date: str, inputs: Optional[dict] = None):
     """Validate the staged tables of ``run_date`` and publish them to gold only if every suite passes.
 
@@ -218,6 +223,7 @@ def _pinned(spark: SparkSession, lake: Lake, key: str, run_date: str, version: O
             .where(F.col("run_date") == F.lit(run_date).cast("date")))
 
 
+@lineage_stage("report", GOLD_KEYS)
 def report_stage(spark: Optional[SparkSession], run: PipelineRun, run_date: str) -> tuple[str, str]:
     from clwl.lake.storage import is_object_store
     from clwl.report import write_report
@@ -319,7 +325,8 @@ def run_pipeline(config: PipelineConfig, run_dates: Optional[list[str]] = None, 
     run = PipelineRun(config, run_id or new_run_id("run"), profile, whatif, tuple(senders) if senders else None,
                       cluster,
                       force=force)
-    with lake_lock(config.lake, purpose=f"clwl run {run.run_id}", progress=progress):
+    with lake_lock(config.lake, purpose=f"clwl run {run.run_id}", progress=progress), \
+            run_lineage(run.out_lake, run.run_id):  # <lake>/lineage/<run_id>.jsonl, when a stage runs
         outcome = _run_pipeline(run, run_dates, spark, progress, ingest_first)
     outcome.seconds["total"] = _time.perf_counter() - t0
     return outcome
@@ -453,8 +460,9 @@ def _run_pipeline(run: PipelineRun, run_dates: Optional[list[str]], spark: Optio
         outcome.seconds["rollback"] = _time.perf_counter() - t  # in the run's time breakdown
     if ingest_first:
         progress(f"[1/{total}] ingest {len(dates)} date(s) from {config.landing}")
-        outcome.ingest = _timed(outcome.seconds, "ingest", lambda: (ingest(
-            config, dates, spark=spark, progress=lambda m: progress("      " + m)), None), progress)
+        with ingest_lineage(config, run.run_id, dates):
+            outcome.ingest = _timed(outcome.seconds, "ingest", lambda: (ingest(
+                config, dates, spark=spark, progress=lambda m: progress("      " + m)), None), progress)
     for i, d in enumerate(dates):
         # With nothing to ingest, the digests checked before Spark started still hold (an ingest that reads no
         # file only logs its files as unchanged, which the ingest log's digest leaves out); else take them now.

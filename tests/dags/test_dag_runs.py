@@ -119,6 +119,46 @@ def test_publish_emits_gold_asset_events_that_queue_the_reports_dag(nightly_run)
     assert sorted(u for (u,) in queued) == sorted(uri for uri, _ in events)
 
 
+def test_nightly_leaves_a_lineage_file_whose_events_share_the_task_runs_ids(nightly_run):
+    """The nightly's events (docs/lineage.md) in <lake>/lineage/<run id>.jsonl: each stage task's START and COMPLETE
+    under the task instance's OpenLineage run as the provider names it (its adapter's ids from the DAG id, task
+    id, try number and logical date), the DAG run as root; the publish names every gold table at the version
+    written (1: version 0 is the table created empty) with the gate's assertions, all passed."""
+    from airflow.providers.openlineage.plugins.adapter import OpenLineageAdapter
+    from openlineage.client.event_v2 import RunState
+
+    from clwl.lake.door import Lake
+    from clwl.lake.lineage_stages import lineage_file
+    from clwl_dag_support import pipeline_run_id
+
+    dag_run, lake = nightly_run["dag_run"], Lake(nightly_run["lake"])
+    path = lineage_file(lake, pipeline_run_id({"dag_run": dag_run}))
+    events = [json.loads(line) for line in path.read_text().splitlines()]
+    jobs = [(e["job"]["name"], e["eventType"]) for e in events]
+    for stage in ("ingest", "replay", "detect", "publish", "report"):
+        assert jobs.count((f"clwl.{stage}", "START")) == jobs.count((f"clwl.{stage}", "COMPLETE")) == 1, stage
+    tis = {ti.task_id: ti for ti in dag_run.get_task_instances()}
+    for e in events:
+        task = e["job"]["name"].removeprefix("clwl.")
+        ti = tis[task]
+        parent = e["run"]["facets"]["parent"]
+        assert parent["job"]["name"] == f"clwl_nightly.{task}" and parent["root"]["job"]["name"] == "clwl_nightly"
+        assert parent["run"]["runId"] == OpenLineageAdapter.build_task_instance_run_id(
+            dag_id="clwl_nightly", task_id=task, try_number=ti.try_number, logical_date=dag_run.logical_date,
+            map_index=ti.map_index)
+        assert parent["root"]["run"]["runId"] == OpenLineageAdapter.build_dag_run_id(
+            dag_id="clwl_nightly", logical_date=dag_run.logical_date, clear_number=dag_run.clear_number)
+    publish = next(e for e in events if e["job"]["name"] == "clwl.publish" and e["eventType"] == "COMPLETE")
+    assert RunState[publish["eventType"]] is RunState.COMPLETE
+    assert publish["run"]["facets"]["clwlGate"]["published"] is True
+    gold = {o["name"].rsplit("/", 1)[-1]: o for o in publish["outputs"] if "/gold/" in o["name"]}
+    assert sorted(gold) == sorted(GOLD)
+    for o in gold.values():
+        assert o["facets"]["version"]["datasetVersion"] == "1"
+        assertions = o["facets"]["dataQualityAssertions"]["assertions"]
+        assert assertions and all(a["success"] for a in assertions)
+
+
 def test_a_nightly_rerun_with_nothing_new_publishes_nothing(nightly_run):
     """The same night again: the landing files are those the first run ingested and the code is the same, so
     the date's inputs are those its published run recorded (gold/_published.json "inputs", written by the
