@@ -121,6 +121,12 @@ CATALOGUE: dict[str, tuple[tuple[str, ...], str]] = {
                           "missed_failure (channels on which a browse found messages the captures had moving)."),
     "clwl_chstatus_unseen_seconds": (
         ("qmgr",), "Seconds of the day in which qmgr's channel states were not seen (the channel status gaps)."),
+    # across days
+    "clwl_trend_flags": (
+        ("metric", "cause"), "Series of the day that departed from their trailing window (clwl trend: |z| >= 3 "
+                             "against the previous 14 published days), by metric and by the cause the lake knows "
+                             "(drift, incident, application, evidence_gap, unexplained); NaN when the lake has no "
+                             "trend facts for the day."),
 }
 
 #: The kinds of clwl_evidence_gaps, all written for every queue manager of the estate.
@@ -750,7 +756,27 @@ def lake_metrics(lake: Location | str, run_date: Optional[str] = None, *, blocke
             gaps.add(ev.gaps.get((qmgr, kind), 0), qmgr=qmgr, kind=kind)
         unseen.add(ev.unseen.get(qmgr, 0.0), qmgr=qmgr)
     families += [gaps, unseen]
+    families.append(trend_family(lake, day))
     return Metrics(day, gate_blocked, families)
+
+
+def trend_family(lake: Location | str, day: str) -> Family:
+    """clwl_trend_flags of ``day``: every metric and cause of clwl trend, always (so no day adds a series), with
+    the count of the day's flags; NaN throughout when the lake has no trend facts (a lake made before them)."""
+    from clwl.analyses.trend import CAUSE_KINDS, FLAGGED_METRICS, TrendError, trend
+
+    try:
+        flags = trend(lake, days=1, until=day).flags
+        counts: Optional[dict[tuple[str, str], int]] = defaultdict(int)
+        for f in flags:
+            counts[(f.metric, f.cause.kind)] += 1
+    except TrendError:
+        counts = None
+    fam = family("clwl_trend_flags")
+    for metric in FLAGGED_METRICS:
+        for cause in CAUSE_KINDS:
+            fam.add(None if counts is None else counts.get((metric, cause), 0), metric=metric, cause=cause)
+    return fam
 
 
 def export(lake: Location | str, path: Optional[Path | str] = None, pushgateway: Optional[str] = None, *,

@@ -151,6 +151,20 @@ def test_the_series_set_is_the_same_on_both_days(texts):
                 assert "2026-11" not in value and not value.startswith("run-"), (name, labels)
 
 
+def test_trend_flags_are_every_metric_and_cause_and_clwl_trends_count(samples_lake, texts):
+    """clwl_trend_flags: each metric clwl trend flags, by each cause it names, always written (no day adds a
+    series), valued with the count of the day's flags. The samples have two published days, fewer than the 7 a
+    window needs (docs/trends.md, "The flag rule"), so clwl trend flags nothing and every value is 0, not NaN
+    (the lake has the trend facts)."""
+    from clwl.analyses.trend import CAUSE_KINDS, FLAGGED_METRICS, trend
+
+    assert trend(samples_lake.lake, days=1).flags == []
+    for day, text in texts.items():
+        flags = parsed(text)["clwl_trend_flags"]
+        assert set(flags) == {(("cause", c), ("metric", m)) for m in FLAGGED_METRICS for c in CAUSE_KINDS}, day
+        assert set(flags.values()) == {0.0}, day
+
+
 def test_incidents_and_evidence_gaps_are_the_reports(samples_lake, texts):
     from clwl.report.channels import chstatus_day_gaps
     from clwl.report.incidents import day_incidents
