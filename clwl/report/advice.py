@@ -41,7 +41,7 @@ from clwl.analyses.drift import Drift, DriftError, drift
 from clwl.analyses.lint import RULE_NAMES, Finding, LintInputError, lint_lake
 from clwl.engine.model import ClusterView
 from clwl.engine.replay import Snapshot
-from clwl.report.model import Day, Report, TableView, table_view
+from clwl.report.model import Chart, Day, Report, TableView, table_view
 
 log = logging.getLogger(__name__)
 
@@ -66,6 +66,7 @@ class Answer:
     lines: list[str] = field(default_factory=list)
     tables: list[tuple[str, TableView]] = field(default_factory=list)
     note: str = ""
+    charts: list[Chart] = field(default_factory=list)  # pictures after the sentences (Across days' small multiples)
 
 
 @dataclass(frozen=True)

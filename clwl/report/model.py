@@ -116,8 +116,8 @@ class Report:
 
     @property
     def all_charts(self) -> list[Chart]:
-        return [c for c in [self.picture, *self.charts, self.timeline_trouble, self.timeline_rest, self.xmitq_chart]
-                if c]
+        return [c for c in [self.picture, *self.charts, self.timeline_trouble, self.timeline_rest, self.xmitq_chart,
+                            *(c for a in self.answers for c in getattr(a, "charts", ()))] if c]
 
 
 

@@ -154,3 +154,8 @@ def test_the_reports_across_days_section_shows_the_days_and_the_flags_in_words(l
     assert rows[("QM1", "APP.ORDERS", "QM2")][3:] == ["▁" * 7 + "█" * 7, "33 %", "50 %", "11-15"]
     assert [[c[0] for c in r] for r in stuck.rows] == [["QM1", "TO.QM3", "▁" * 10 + "█" + "▁" * 3, "40", "0",
                                                         "11-18"]]
+    # and its picture: a panel per sender and queue (APP.LOG, APP.ORDERS) and per channel with stuck messages
+    # (TO.QM3), in the report's charts (report.html embeds it, summary.md links charts/across_days.png)
+    (picture,) = ans.charts
+    assert picture.file == "across_days.png" and picture.png.startswith(b"\x89PNG")
+    assert "14 published days" in picture.alt and "red ring marks a flagged day" in picture.alt
