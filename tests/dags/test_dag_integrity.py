@@ -93,7 +93,8 @@ def test_nightly_schedule_and_tasks(dags):
     assert dag.get_task("metrics").trigger_rule == "all_done" and not dag.get_task("metrics").downstream_task_ids
     lake = os.environ.get("CLWL_LAKE") or str(ROOT / "lake")
     assert [a.uri for a in dag.get_task("publish").outlets] == [
-        f"file://{lake}/gold/{t}" for t in ("routing_replay", "stuck_messages", "distribution", "trend_facts", "run_summary")]
+        f"file://{lake}/gold/{t}"
+        for t in ("routing_replay", "stuck_messages", "distribution", "trend_facts", "run_summary")]
     assert dag.params["run_date"] is None
 
 
