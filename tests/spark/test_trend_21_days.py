@@ -2,7 +2,7 @@
 gives exactly those three departures, each with its cause, through `clwl trend --json`.
 
 The estate (`clwl generate`, every random event rate 0, no accounting skew, no broken record): from 2026-11-01,
-five queue managers, one cluster queue with instances on the back ends, one sender, and three planned events
+six queue managers (two full repositories, one sender, three back ends hosting the cluster queue), and three planned events
 (README, "Planned events"; `_generate.json` `planned_events` says what each did):
 
 - day 15 (2026-11-15): `weight` - CLWLWGHT of one back end's cluster receivers changes at 05:59:59 and stays. The
@@ -42,7 +42,7 @@ def three_weeks(spark, tmp_path_factory):
 
     root = tmp_path_factory.mktemp("trend21")
     landing = root / "landing"
-    code = main(["generate", "--out", str(landing), "--days", "21", "--start-date", START, "--qmgrs", "5",
+    code = main(["generate", "--out", str(landing), "--days", "21", "--start-date", START, "--qmgrs", "6",
                  "--queues", "1", "--senders", "1", "--messages-per-day", "400", "--outages", "0", "--suspends", "0",
                  "--weight-changes", "0", "--priority-changes", "0", "--put-disabled", "0", "--skew", "0",
                  "--broken-records", "0", "--quiet",
