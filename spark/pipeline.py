@@ -225,11 +225,10 @@ def _pinned(spark: SparkSession, lake: Lake, key: str, run_date: str, version: O
 
 @lineage_stage("report", GOLD_KEYS)
 def report_stage(spark: Optional[SparkSession], run: PipelineRun, run_date: str) -> tuple[str, str]:
-    from clwl.lake.storage import is_object_store
     from clwl.report import write_report
 
     out = run.out
-    if not is_object_store(out.reports):
+    if reports_on_disk(out.reports):
         return _write_report(write_report, run, out, run_date)
     # A lake on an object store: the report is made in a local folder, then each of its files put under
     # <lake>/reports/<date>/ (the report writer writes files; the store takes whole objects).
@@ -245,17 +244,26 @@ def report_stage(spark: Optional[SparkSession], run: PipelineRun, run_date: str)
         return _upload_report(Path(tmp), out.reports, Path(html), Path(md))
 
 
+def reports_on_disk(location) -> bool:
+    """Whether the report writers (they write files: the report, its charts, the Data Docs) can write at
+    ``location`` itself; else they write in a local folder whose files are then put on the lake's object store.
+    The one place here that asks which kind the lake is."""
+    from clwl.lake.storage import is_object_store
+
+    return not is_object_store(location)
+
+
 def blocked_quality_docs(run: PipelineRun, run_date: str, validation_folder) -> str:
     """The Data Docs of a run the gate blocked (it has no report), in ``<reports>/<date>/quality-blocked/``
     beside the date's published report, if any (clwl/report/quality_docs.py); the line saying where, or why not."""
     import tempfile
 
-    from clwl.lake.storage import StorageError, delete_prefix, is_object_store, put_object
+    from clwl.lake.storage import StorageError, delete_prefix, put_object
     from clwl.report.quality_docs import BLOCKED_QUALITY_DIR, QualityDocsError, build_quality_docs
 
     target = run.out.reports / run_date / BLOCKED_QUALITY_DIR
     try:
-        if not is_object_store(target):
+        if reports_on_disk(target):
             index = build_quality_docs(validation_folder, Path(target), run.run_id, run_date)
             return f"the gate's results (Great Expectations Data Docs): {index}"
         with tempfile.TemporaryDirectory(prefix="clwl-quality-") as tmp:

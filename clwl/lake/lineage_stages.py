@@ -44,7 +44,7 @@ from clwl.lake.lineage import (
     table_output,
     to_line,
 )
-from clwl.lake.storage import is_object_store, lake_root, put_object, read_object
+from clwl.lake.storage import lake_root, store_for
 
 log = logging.getLogger(__name__)
 
@@ -69,16 +69,7 @@ def emit(lake: Lake, run_id: str, event) -> None:
     try:
         line = (to_line(event) + "\n").encode("utf-8")
         path = lineage_file(lake, run_id)
-        if is_object_store(path):  # an object is put whole: the file so far, then this line
-            try:
-                before = read_object(path, _MAX_FILE).data
-            except FileNotFoundError:
-                before = b""
-            put_object(path, before + line)
-        else:
-            Path(path).parent.mkdir(parents=True, exist_ok=True)
-            with open(path, "ab") as f:
-                f.write(line)
+        store_for(path).append(path, line, _MAX_FILE)  # on an object store: the file so far and this line, whole
         client = _remote_client()
         if client is not None:
             client.emit(event)
@@ -215,7 +206,7 @@ def landing_inputs(landing: Any, run_dates: Sequence[str]) -> list:
     for d in run_dates:
         folder = landing / d if not isinstance(landing, str) else Path(landing) / d
         files = None
-        if not is_object_store(folder) and Path(folder).is_dir():
+        if isinstance(folder, Path) and folder.is_dir():  # a landing folder on this machine (never on a store)
             files = [(p.relative_to(folder).as_posix(), p.stat().st_size)
                      for p in Path(folder).rglob("*") if p.is_file()]
         datasets.append(folder_input(folder, files))

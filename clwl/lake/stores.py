@@ -51,6 +51,16 @@ class Store(ABC):
         """Write the object whole, unconditionally (a file only the lake's writer writes: a validation result, a
         report, a scratch note). Readers see the old object or the new one, never a part."""
 
+    def append(self, location: Any, data: bytes, limit: int = MAX_METADATA_BYTES) -> None:
+        """Add ``data`` at the end of the object (a log of the lake's own writer: the run's lineage events). An
+        object store keeps whole objects only: the object so far (at most ``limit`` bytes) and ``data``, put
+        whole; a local file is appended to."""
+        try:
+            before = self.get(location, limit).data
+        except FileNotFoundError:
+            before = b""
+        self.put(location, before + data)
+
     @abstractmethod
     def put_if_absent(self, location: Any, data: bytes) -> str:
         """Create the object unless it exists; its ETag. StorageConflict when it exists."""
@@ -213,6 +223,12 @@ class LocalStore(Store):
         path = Path(location)
         path.parent.mkdir(parents=True, exist_ok=True)
         _replace_local(path, data)
+
+    def append(self, location, data, limit=MAX_METADATA_BYTES):
+        path = Path(location)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with open(path, "ab") as f:
+            f.write(data)
 
     def put_if_absent(self, location, data):
         # A finished file linked onto the name: the link fails when the name exists, and no reader sees a part.
