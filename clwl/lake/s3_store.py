@@ -129,26 +129,28 @@ class S3Store(Store):
             raise one_line(location, exc) from None
 
     def put_if_absent(self, location, data):
-        import obstore
         from obstore import exceptions as obe
 
-        try:
-            return str(obstore.put(self._client(), self._key(location), data, mode="create")["e_tag"])
-        except (obe.AlreadyExistsError, obe.PreconditionError):
-            raise StorageConflict(f"{location} exists already (created by another writer)") from None
-        except obe.NotSupportedError:
-            raise _no_conditional(location) from None
-        except obe.BaseError as exc:
-            raise _conditional_error(location, exc) from None
+        return self._conditional_put(location, data, "create", (obe.AlreadyExistsError, obe.PreconditionError),
+                                     "exists already (created by another writer)")
 
     def put_if_match(self, location, data, etag):
+        from obstore import exceptions as obe
+
+        return self._conditional_put(location, data, {"e_tag": etag},
+                                     (obe.PreconditionError, obe.NotFoundError, FileNotFoundError),
+                                     "was replaced by another writer since it was read")
+
+    def _conditional_put(self, location, data, mode, lost: tuple[type[BaseException], ...], lost_words: str) -> str:
+        """One put with a condition (``mode``: obstore's "create" or {"e_tag": ...}); the exceptions in ``lost``
+        mean another writer won the race (StorageConflict); a store without conditions says so."""
         import obstore
         from obstore import exceptions as obe
 
         try:
-            return str(obstore.put(self._client(), self._key(location), data, mode={"e_tag": etag})["e_tag"])
-        except (obe.PreconditionError, obe.NotFoundError, FileNotFoundError):
-            raise StorageConflict(f"{location} was replaced by another writer since it was read") from None
+            return str(obstore.put(self._client(), self._key(location), data, mode=mode)["e_tag"])
+        except lost:
+            raise StorageConflict(f"{location} {lost_words}") from None
         except obe.NotSupportedError:
             raise _no_conditional(location) from None
         except obe.BaseError as exc:
