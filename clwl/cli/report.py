@@ -54,7 +54,7 @@ class ReportTask(LakeTask):
 
     def compute(self) -> dict:
         from clwl.lake.door import Lake
-        from clwl.lake.reports import NoReport, fetch_report, report_made_for
+        from clwl.lake.reports import NoReport, blocked_quality_docs, fetch_report, report_made_for
 
         lake = Lake(self.lake)
         published = lake.published()
@@ -66,6 +66,9 @@ class ReportTask(LakeTask):
         made_for = report_made_for(lake, date)
         if made_for is None:
             why = "it is published, but its report is not there" if date in published.dates else "it is not published"
+            blocked = blocked_quality_docs(lake, date)
+            if blocked is not None:  # the gate stopped its last run: say where the gate's results are
+                why += f"; the quality gate blocked its last run: its results (Data Docs) are at {blocked}"
             raise TaskError(f"no report for {date} in {self.lake} ({why})")
         out = self.args.out if self.args.out is not None else Path(tempfile.mkdtemp(prefix=f"clwl-report-{date}-"))
         try:

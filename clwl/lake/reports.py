@@ -30,6 +30,9 @@ from clwl.lake.storage import (
 MARKER = "_report.json"
 REPORT_HTML = "report.html"
 SUMMARY_MD = "summary.md"
+#: The Data Docs folder in a date's report folder (clwl/report/quality_docs.py): the report's run; a blocked run's.
+QUALITY_DIR = "quality"
+BLOCKED_QUALITY_DIR = "quality-blocked"
 _SUMMARY_RUN = re.compile(r"^Run `([^`\n]{1,200})`", re.M)
 
 
@@ -46,6 +49,13 @@ def report_folder(reports: Lake | Path | LakeLocation, run_date: str):
     """``<reports>/<date>`` (a Path, or a location on the object store); ``reports``: a lake, or its reports
     folder (a run's PipelineConfig.reports)."""
     return reports_of(reports) / str(run_date)
+
+
+def blocked_quality_docs(reports: Lake | Path | LakeLocation, run_date: str):
+    """The Data Docs a run the gate blocked left for ``run_date`` (``<reports>/<date>/quality-blocked/index.html``,
+    spark/pipeline.py), or None: what to point at when a date has no report because its publish was blocked."""
+    folder = report_folder(reports, run_date) / BLOCKED_QUALITY_DIR
+    return folder / "index.html" if "index.html" in {name for name, _ in list_prefix(folder)} else None
 
 
 def _read(location) -> Optional[bytes]:

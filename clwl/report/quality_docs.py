@@ -23,13 +23,11 @@ import threading
 from dataclasses import dataclass
 from pathlib import Path
 
+from clwl.lake.reports import BLOCKED_QUALITY_DIR, QUALITY_DIR  # noqa: F401  (the folders' names: one home)
 from clwl.lake.storage import list_prefix, read_object
 
 #: Files of a run's validation folder that are not a suite's result: the publish's verdict and versions.
 NOT_RESULTS = ("_publish.json",)
-#: The Data Docs folder in a date's report folder: the report's run; a blocked run's.
-QUALITY_DIR = "quality"
-BLOCKED_QUALITY_DIR = "quality-blocked"
 
 _STATIC_REF = re.compile(r"static/([\w./-]+)")
 _gx_lock = threading.Lock()  # GX's context and renderers keep module state: one site at a time per process

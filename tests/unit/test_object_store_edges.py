@@ -228,8 +228,8 @@ def test_clwl_report_says_when_the_report_is_not_the_published_runs(tmp_path, ca
                                 f"run-b's (a run stopped before its report); `clwl run --date {DAY}` writes it again"]
 
 
-@pytest.mark.parametrize("case", ["no report", "not published", "nothing published", "no out", "out is a file",
-                                  "no lake"])
+@pytest.mark.parametrize("case", ["no report", "not published", "blocked", "nothing published", "no out",
+                                  "out is a file", "no lake"])
 def test_clwl_report_refusals_are_one_line_exit_2(case, tmp_path, capsys):
     lake = tmp_path / "lake"
     argv = ["report", "--lake", str(lake), "--out", str(tmp_path / "out")]
@@ -240,6 +240,14 @@ def test_clwl_report_refusals_are_one_line_exit_2(case, tmp_path, capsys):
         _published(lake, {DAY: "run-b"})
         argv += ["--date", "2026-11-19"]
         want = f"clwl report: no report for 2026-11-19 in {lake} (it is not published)"
+    elif case == "blocked":  # the gate stopped the date's only run: its Data Docs are what there is to see
+        _published(lake, {DAY: "run-b"})
+        site = lake / "reports" / "2026-11-19" / "quality-blocked"
+        site.mkdir(parents=True)
+        (site / "index.html").write_text("<html></html>")
+        argv += ["--date", "2026-11-19"]
+        want = (f"clwl report: no report for 2026-11-19 in {lake} (it is not published; the quality gate blocked "
+                f"its last run: its results (Data Docs) are at {site / 'index.html'})")
     elif case == "nothing published":
         lake.mkdir()
         want = f"clwl report: no published date in {lake}: give --date YYYY-MM-DD"
