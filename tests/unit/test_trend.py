@@ -204,3 +204,15 @@ def test_a_days_facts_from_its_rows():
     assert (app.sending_qmgr, app.queue, app.facet, app.value) == ("QM1", "APP.ORDERS", "payments", 2.0)
     assert json.loads(app.detail) == {"bind": {"open": 2}, "target_qmgr": {"QM3": 1}, "grouped": 0}
     assert all(isinstance(f.value, float) for f in facts)
+
+
+def test_mean_and_std_are_the_sample_statistics():
+    """The float mean and sample deviation (n - 1) agree with the statistics module's exact ones."""
+    import statistics
+
+    from clwl.analyses.trend import mean_and_std
+
+    for values in ([0.5], [0.5, 0.5], [0.33, 0.34, 0.32, 0.35, 0.33, 0.31, 0.36], [10.0, 12.0, 9.0, 500.0]):
+        mean, std = mean_and_std(values)
+        assert mean == pytest.approx(statistics.fmean(values), rel=1e-12)
+        assert std == pytest.approx(statistics.stdev(values) if len(values) > 1 else 0.0, rel=1e-9, abs=1e-15)
