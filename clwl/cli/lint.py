@@ -100,7 +100,7 @@ class LintTask(LakeTask):
     def compute(self) -> Linted:
         if self.args.mqsc:
             return lint_mqsc(self.args.mqsc, self.args.at)
-        from clwl.analyses.lint import lint_lake
+        from clwl.analyses.lint_lake import lint_lake
 
         notes: list[str] = []
         findings = lint_lake(self.lake, self.date, notes)
@@ -109,7 +109,7 @@ class LintTask(LakeTask):
         return Linted(findings, f"{self.lake}, run date {self.date}", f"silver.message_events of {self.date}")
 
     def json_document(self, linted: Linted) -> dict:
-        from clwl.analyses.lint import findings_json
+        from clwl.analyses.lint_lake import findings_json
 
         return findings_json(linted.findings)
 

@@ -26,12 +26,12 @@ from clwl.analyses.lint import (
     RULES,
     Finding,
     bind_decision,
-    findings_json,
     lint_captures,
     lint_observations,
     observe,
     sort_findings,
 )
+from clwl.analyses.lint_lake import findings_json
 from clwl.engine.algorithm import Request
 from clwl.engine.candidates import queue_defbind
 from clwl.engine.router import AS_Q_DEF, Router
