@@ -5,10 +5,20 @@ document. Pure: no Spark; the lake is read through :class:`clwl.lake.door.Lake`.
 
 from __future__ import annotations
 
+from dataclasses import replace
+from datetime import datetime, timezone
 from pathlib import PurePosixPath
-from typing import Iterable, Mapping, Optional
+from typing import Callable, Iterable, Mapping, Optional
 
-from clwl.analyses.lint_model import BOUND_ON_OPEN, ChannelDefinition, Finding, LintInputError, Observation, Puts
+from clwl.analyses.lint_model import (
+    BOUND_ON_OPEN,
+    ChannelDefinition,
+    DayMessage,
+    Finding,
+    LintInputError,
+    Observation,
+    Puts,
+)
 from clwl.analyses.lint_rules import lint_observations
 from clwl.engine.model import ClusterView
 from clwl.lake.storage import Location
@@ -42,6 +52,7 @@ def lint_lake(lake: Location | str, run_date: str, notes: Optional[list[str]] = 
         raise LintInputError(f"{lake}: no configuration of any queue manager on {run_date} in silver.config_history")
     rows = lk.rows("silver.config_history", ["observing_qmgr", "kind", "attrs", "valid_from", "valid_to"],
                    filters=[("kind", "=", "CHANNEL")]).to_pylist()
+    captures = config_capture_times(files, day)
     observations = []
     for qm, timeline in timelines.items():
         last = timeline[-1]
@@ -50,11 +61,69 @@ def lint_lake(lake: Location | str, run_date: str, notes: Optional[list[str]] = 
                 and (r["valid_to"] is None or last.time < as_utc(r["valid_to"]))]
         channels = tuple(sorted((ChannelDefinition.from_record(r) for r in recs), key=lambda c: (c.name, c.chltype)))
         captured = any(r["observing_qmgr"] == qm for r in rows)
-        observations.append(Observation(qm, last.view, channels, captured))
+        observations.append(Observation(qm, last.view, channels, captured, _latest(captures.get(qm, []), None)))
     if notes is not None:
         notes.extend(_rejected_captures(files, day))
     return lint_observations(observations, igq_traffic=igq_traffic(lk, day, timelines),
-                             traffic=lake_traffic(lk, day), run_date=day.isoformat())
+                             traffic=lake_traffic(lk, day), run_date=day.isoformat(),
+                             messages=day_messages(lk, day),
+                             moments=day_moments(observations, timelines, captures, day))
+
+
+def config_capture_times(files: list[dict], day) -> dict[str, list[datetime]]:
+    """Per observing queue manager, the times of its configuration captures of ``day`` the ingest read, in order
+    (silver.ingest_files)."""
+    from clwl.days import as_utc
+
+    out: dict[str, list[datetime]] = {}
+    for r in files:
+        m = CAPTURE_NAME.match(PurePosixPath(r["source_file"]).name)
+        if (r["run_date"] == day and r["status"] in ("ingested", "unchanged") and r.get("capture_time") is not None
+                and m and m.group(1).lower() == "config"):
+            out.setdefault(r["observing_qmgr"] or "", []).append(as_utc(r["capture_time"]))
+    return {qm: sorted(set(ts)) for qm, ts in out.items()}
+
+
+def _latest(times: list[datetime], at: Optional[datetime]) -> Optional[datetime]:
+    """The last of ``times`` at or before ``at`` (None: the last of all); None when there is none."""
+    return max((t for t in times if at is None or t <= at), default=None)
+
+
+def day_moments(observations: list[Observation], timelines: Mapping[str, list],
+                captures: Mapping[str, list[datetime]], day) -> list[tuple[datetime, list]]:
+    """Every moment of the day a queue manager's configuration changed or was captured, with every observation in
+    force then (its view and its latest capture at that moment, its channel definitions as linted): what the
+    stale-knowledge rules measure a difference's duration over."""
+    start = datetime(day.year, day.month, day.day, tzinfo=timezone.utc)  # a configuration from before: the day's start
+    times = sorted({max(snap.time, start) for tl in timelines.values() for snap in tl}
+                   | {t for ts in captures.values() for t in ts})
+    return [(t, [replace(o, view=_view_at(timelines[o.qmgr], t), captured_at=_latest(captures.get(o.qmgr, []), t))
+                 for o in observations]) for t in times]
+
+
+#: The columns of silver.message_events a replayed put record needs (clwl.lake.silver.put_event), and its application.
+_MESSAGE_COLUMNS = ("msg_id", "put_time", "queue", "target_qmgr", "bind", "open_handle", "group_id", "logical_order",
+                    "from_cluster_channel", "pcf", "length", "observed_qmgr", "observed_xmitq", "source", "application")
+
+
+def day_messages(lk, day) -> Optional[Callable[[str, frozenset[str]], list[DayMessage]]]:
+    """The day's put records of one sender on some queue names, in put order (silver.message_events; the ones that
+    arrived over a cluster channel left out: MQ does not route them again); None when the lake has no such table.
+    Read when a finding asks, for its sender and queues only."""
+    if not lk.exists("silver.message_events"):
+        return None
+
+    def read(sender: str, queues: frozenset[str]) -> list[DayMessage]:
+        from clwl.lake.silver import put_event
+
+        tab = lk.rows("silver.message_events", list(_MESSAGE_COLUMNS),
+                      filters=[("run_date", "=", day), ("sending_qmgr", "=", sender), ("queue", "in", sorted(queues))])
+        c = tab.to_pydict()
+        out = [DayMessage(put_event(c, i), c["application"][i] or "") for i in range(tab.num_rows)
+               if not c["from_cluster_channel"][i]]
+        return sorted(out, key=lambda m: (m.event.put_time, m.event.msg_id))
+
+    return read
 
 
 def _rejected_captures(files: list[dict], day) -> list[str]:

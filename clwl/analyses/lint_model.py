@@ -6,11 +6,15 @@ entry points clwl/analyses/lint.py's (docs/lint.md). Pure: no Spark.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Callable, Iterable, Iterator, Mapping, Optional
+from datetime import datetime, timezone
+from pathlib import PurePosixPath
+from typing import Callable, Iterable, Iterator, Mapping, Optional, Sequence
 
 from clwl.engine.candidates import BIND_AS_DEFBIND, DefbindSource, defbind_source
 from clwl.engine.model import ClusterView
+from clwl.engine.replay import PutEvent
 from clwl.engine.view import build_view, latest_records
+from clwl.landing.formats import CAPTURE_NAME
 from clwl.parse.common import MqscRecord
 
 
@@ -50,21 +54,46 @@ class ChannelDefinition:
 @dataclass(frozen=True)
 class Observation:
     """One observing queue manager: its view, and its manual channel definitions if DISPLAY CHANNEL was
-    captured (``channels_captured`` False: nothing is known of them, and rules about them say nothing)."""
+    captured (``channels_captured`` False: nothing is known of them, and rules about them say nothing);
+    ``captured_at``: when its configuration in force was captured (None: not known), so that two queue managers'
+    views are compared only where the one held for the reference is not older."""
 
     qmgr: str
     view: ClusterView
     channel_definitions: tuple[ChannelDefinition, ...] = ()
     channels_captured: bool = False
+    captured_at: Optional[datetime] = None
+
+
+def capture_time_of(records: Iterable[MqscRecord]) -> Optional[datetime]:
+    """The latest configuration capture the records come from, by its landing name (``<date>/<QM>/config_HHMMSS``,
+    read as UTC as the ingest reads it); None when no record comes from a file so named."""
+    from clwl.days import RunDate
+
+    times = []
+    for r in records:
+        p = PurePosixPath(str(r.source).replace("\\", "/"))
+        m = CAPTURE_NAME.match(p.name)
+        stamp = m.group(2) if m and m.group(1).lower() == "config" else ""
+        if len(stamp) != 6 or not stamp.isdigit():
+            continue
+        try:
+            day = RunDate(p.parent.parent.name).day
+            times.append(datetime(day.year, day.month, day.day, int(stamp[:2]), int(stamp[2:4]), int(stamp[4:]),
+                                  tzinfo=timezone.utc))
+        except ValueError:
+            continue
+    return max(times, default=None)
 
 
 def observe(qmgr: str, records: Iterable[MqscRecord]) -> Observation:
     """The observation of ``qmgr`` from its records (later records of one object replace earlier ones)."""
+    records = list(records)
     recs = latest_records(records)
     view, _ = build_view(recs, qmgr)
     channels = tuple(sorted((ChannelDefinition.from_record(r) for r in recs if r.kind == "CHANNEL"),
                             key=lambda c: (c.name, c.chltype)))
-    return Observation(qmgr, view, channels, any(r.kind == "CHANNEL" for r in recs))
+    return Observation(qmgr, view, channels, any(r.kind == "CHANNEL" for r in recs), capture_time_of(records))
 
 
 @dataclass(frozen=True)
@@ -106,6 +135,13 @@ class LintContext:
     #: known (captures alone), so that a default's severity cannot be judged and stays a warning.
     traffic: Optional[Mapping[tuple[str, str], "Puts"]] = None
     run_date: str = ""  # the day ``traffic`` counts
+    #: The day's messages an application on a sending queue manager put on any of some queue names (sender, names)
+    #: -> :class:`DayMessage` in put order, what the stale-knowledge rules replay; None where no day's messages
+    #: are known (captures alone). A function: only the few senders and queues a finding is about are read.
+    messages: Optional[Callable[[str, frozenset[str]], Sequence["DayMessage"]]] = None
+    #: The configurations in force over the day, oldest first: (from when, every observation then); the last is
+    #: ``observations``. Empty with captures alone (one moment): a difference's duration is then not known.
+    moments: tuple[tuple[datetime, tuple["Observation", ...]], ...] = ()
 
     def puts(self, senders: Iterable[str], queues: Iterable[str]) -> Optional["Puts"]:
         """The day's messages ``senders`` put on any of ``queues`` (None: no day's messages known)."""
@@ -128,6 +164,32 @@ class LintContext:
         """Every queue manager any observer sees hosting ``queue`` (a partial repository knows only the
         instances it has used; the others' views complete it)."""
         return frozenset(i.qmgr for o in self.observations for i in o.view.instances_of(queue) if not i.qmgr_alias)
+
+
+@dataclass(frozen=True)
+class DayMessage:
+    """One put record of the day, as the replay takes it, with the application that put it."""
+
+    event: PutEvent
+    application: str = ""
+
+
+@dataclass(frozen=True)
+class RoutingEffect:
+    """What a stale or inconsistent piece of cluster knowledge did that day: the day's messages the sender(s) put
+    on the queue(s) concerned, replayed once with the view as captured and once as the full repositories (or the
+    definition) have it; ``changed``: the message ids whose first destination differs, in put order."""
+
+    messages: int
+    changed: tuple[str, ...] = ()
+    first: Optional[datetime] = None  # the first and last changed message's put time
+    last: Optional[datetime] = None
+    applications: tuple[str, ...] = ()  # of the changed messages
+
+    def as_dict(self) -> dict:
+        return {"messages": self.messages, "changed": list(self.changed),
+                "first": self.first.isoformat() if self.first else None,
+                "last": self.last.isoformat() if self.last else None, "applications": list(self.applications)}
 
 
 # -- findings ---------------------------------------------------------------------------------------------------
@@ -153,10 +215,14 @@ class Finding:
     remedy: str
     severity: str = WARNING
     seen_by: tuple[str, ...] = ()
+    routing: Optional[RoutingEffect] = None  # the stale-knowledge rules' replay, where the day's messages are known
 
     def as_dict(self) -> dict:
-        return {"rule": self.rule, "qmgr": self.qmgr, "object": self.object, "detail": self.detail,
-                "remedy": self.remedy, "severity": self.severity, "seen_by": list(self.seen_by)}
+        d = {"rule": self.rule, "qmgr": self.qmgr, "object": self.object, "detail": self.detail,
+             "remedy": self.remedy, "severity": self.severity, "seen_by": list(self.seen_by)}
+        if self.routing is not None:
+            d["routing"] = self.routing.as_dict()
+        return d
 
 
 @dataclass(frozen=True)
@@ -169,6 +235,7 @@ class Hit:
     remedy: str
     seen_by: tuple[str, ...] = ()  # the observers whose captures show it (default: ``qmgr`` alone)
     severity: str = WARNING
+    routing: Optional[RoutingEffect] = None
 
 
 @dataclass(frozen=True)
@@ -181,7 +248,7 @@ class Rule:
     def run(self, ctx: LintContext) -> Iterator[Finding]:
         for h in self.check(ctx):
             yield Finding(self.name, h.qmgr, h.object, f"{h.seen}: {self.mq_does}", h.remedy, h.severity,
-                          tuple(sorted(set(h.seen_by or (h.qmgr,)))))
+                          tuple(sorted(set(h.seen_by or (h.qmgr,)))), h.routing)
 
 
 # -- MQOO_BIND_AS_Q_DEF: which definition decides ---------------------------------------------------------------

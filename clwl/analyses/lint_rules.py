@@ -5,13 +5,15 @@ the captures do not show what it needs, it says nothing rather than guessing. Pu
 
 from __future__ import annotations
 
-from typing import Iterable, Iterator, Mapping, Optional
+from datetime import datetime
+from typing import Callable, Iterable, Iterator, Mapping, Optional, Sequence
 
 from clwl.analyses.lint_model import (
     CLUSSDR_WORKLOAD_DEFAULTS,
     NOTICE,
     WARNING,
     BindDecision,
+    DayMessage,
     Finding,
     Hit,
     LintContext,
@@ -19,6 +21,12 @@ from clwl.analyses.lint_model import (
     Puts,
     Rule,
     bind_decision,
+)
+from clwl.analyses.lint_stale import (
+    backout_or_streamq_differs,
+    departed_qmgr_chosen,
+    local_definition_differs,
+    partial_view_differs,
 )
 from clwl.engine.candidates import ALTER_TYPE, alter_defbind
 from clwl.engine.model import ClusterView, QueueInstance
@@ -335,6 +343,23 @@ RULES: tuple[Rule, ...] = (
          "a message larger than the shared transmission queue takes (its MAXMSGL or its structure's limit, less the "
          "428-byte MQXQH) goes over the cluster channel instead, so intra-group queuing carries few of them",
          "a larger MAXMSGL, or a CFLEVEL(4)/(5) structure with offload", igq_limit_too_small),
+    Rule("partial-view-differs",
+         "the partial repository routes by its own view, so its messages may go where the cluster no longer "
+         "sends them, or miss instances it should share them with",
+         "REFRESH CLUSTER(...) REPOS(NO) on the partial repository, once its channels to the full repositories run",
+         partial_view_differs),
+    Rule("local-definition-differs",
+         "other queue managers route by what the cluster advertises, not by the local definition, so the change "
+         "has no effect on them", "have the cluster advertise the definition again", local_definition_differs),
+    Rule("departed-qmgr-chosen",
+         "the sender can still choose it for the queues its view holds on it, and such messages wait on the "
+         "transmission queue for a queue manager that is no longer in the cluster",
+         "REFRESH CLUSTER on the sender; RESET CLUSTER ... ACTION(FORCEREMOVE) on a full repository",
+         departed_qmgr_chosen),
+    Rule("backout-or-streamq-differs",
+         "what happens to a message that is backed out again and again (or whether it is streamed) depends on the "
+         "instance the algorithm chose", "the same BOTHRESH, BOQNAME and STREAMQ on every instance",
+         backout_or_streamq_differs),
 )
 RULE_NAMES = tuple(r.name for r in RULES)
 _ORDER = {name: i for i, name in enumerate(RULE_NAMES)}
@@ -347,9 +372,13 @@ def sort_findings(findings: Iterable[Finding]) -> list[Finding]:
 
 def lint_observations(observations: Iterable[Observation], rules: tuple[Rule, ...] = RULES,
                       igq_traffic: Optional[Mapping[str, tuple[int, int]]] = None,
-                      traffic: Optional[Mapping[tuple[str, str], Puts]] = None, run_date: str = "") -> list[Finding]:
+                      traffic: Optional[Mapping[tuple[str, str], Puts]] = None, run_date: str = "",
+                      messages: Optional[Callable[[str, frozenset[str]], Sequence[DayMessage]]] = None,
+                      moments: Iterable[tuple[datetime, Iterable[Observation]]] = ()) -> list[Finding]:
     """The findings of the observations; ``traffic``: the day's put records (:func:`count_puts`), None when no day's
-    messages are known."""
+    messages are known; ``messages`` and ``moments``: what the stale-knowledge rules replay, and the day's
+    configurations they measure a difference's duration over (:class:`LintContext`)."""
     ctx = LintContext(tuple(sorted(observations, key=lambda o: o.qmgr)), dict(igq_traffic or {}),
-                      None if traffic is None else dict(traffic), run_date)
+                      None if traffic is None else dict(traffic), run_date, messages,
+                      tuple((t, tuple(sorted(obs, key=lambda o: o.qmgr))) for t, obs in moments))
     return sort_findings(f for rule in rules for f in rule.run(ctx))
