@@ -160,12 +160,21 @@ def routing_words(ctx: LintContext, effect: Optional[RoutingEffect], senders: It
 
 
 # -- how long: the same difference over the day's configurations -------------------------------------------
-def span_words(ctx: LintContext, key: object, differences: Callable[[LintContext], Iterable[object]]) -> str:
-    """For how long ``key`` was among the differences over the day's moments (:attr:`LintContext.moments`): the
-    first and last moment it held; nothing said with captures alone."""
+def held_over_the_day(ctx: LintContext, differences: Callable[[LintContext], Iterable[object]]
+                      ) -> dict[object, list[datetime]]:
+    """Each difference's key -> the moments of the day (:attr:`LintContext.moments`) it was among ``differences``;
+    empty with captures alone. Once per rule: every finding of the rule looks its key up."""
+    held: dict[object, list[datetime]] = {}
     if len(ctx.moments) < 2:
-        return ""
-    held = [t for t, obs in ctx.moments if key in set(differences(replace(ctx, observations=obs, moments=())))]
+        return held
+    for t, obs in ctx.moments:
+        for key in differences(replace(ctx, observations=obs, moments=())):
+            held.setdefault(key, []).append(t)
+    return held
+
+
+def span_words(ctx: LintContext, held: list[datetime]) -> str:
+    """For how long a difference held (the moments :func:`held_over_the_day` found it at); nothing said without."""
     if not held:
         return ""
     return (f" (in the captures from {held[0]:%H:%M:%S} UTC, {len(held)} of the day's {len(ctx.moments)} "
@@ -235,7 +244,9 @@ def partial_view_differs(ctx: LintContext) -> Iterator[Hit]:
         return
     by_name = {o.qmgr: o for o in ctx.observations}
     fulls = ", ".join(full.names)
-    for (qm, obj), words in sorted(_partial_differences(ctx).items()):
+    now = _partial_differences(ctx)
+    held = held_over_the_day(ctx, _partial_differences) if now else {}
+    for (qm, obj), words in sorted(now.items()):
         view = by_name[qm].view
         if obj.startswith("QMGR "):
             target = obj[5:]
@@ -247,7 +258,7 @@ def partial_view_differs(ctx: LintContext) -> Iterator[Hit]:
         effect = routing_effect(ctx, [(qm, view, corrected)], queues)
         clusters = sorted(view.local_clusters & full.clusters or full.clusters)
         yield Hit(qm, obj, f"{what} differs from the full repositories' ({fulls}): {'; '.join(words)}"
-                           f"{span_words(ctx, (qm, obj), _partial_differences)}"
+                           f"{span_words(ctx, held.get((qm, obj), []))}"
                            f"{routing_words(ctx, effect, [qm], queues, 'the full repositories view')}",
                   f"check that {qm}'s channels to the full repositories ({fulls}) run; then REFRESH CLUSTER("
                   f"{clusters[0] if clusters else '...'}) REPOS(NO) on {qm}",
@@ -286,7 +297,9 @@ def local_definition_differs(ctx: LintContext) -> Iterator[Hit]:
     """A cluster queue's local definition (CLWLPRTY, CLWLRANK, PUT, DEFBIND of its QLOCAL) differs from what the
     cluster advertises for it: the change did not reach the cluster; senders route by the advertised values."""
     by_name = {o.qmgr: o for o in ctx.observations}
-    for (host, queue), words in sorted(_local_differences(ctx).items()):
+    now = _local_differences(ctx)
+    held = held_over_the_day(ctx, _local_differences) if now else {}
+    for (host, queue), words in sorted(now.items()):
         lq = by_name[host].view.local_queue(queue)
         _, holders = _advertised(ctx, queue, host)
         changes = []
@@ -303,7 +316,7 @@ def local_definition_differs(ctx: LintContext) -> Iterator[Hit]:
         advertised = ", ".join(w.split(" against ")[1] for w in words)
         yield Hit(host, queue, f"QLOCAL({queue}) on {host} has {local}; the cluster advertises {advertised} (held by "
                                f"{', '.join(holders)})"
-                               f"{span_words(ctx, (host, queue), _local_differences)}"
+                               f"{span_words(ctx, held.get((host, queue), []))}"
                                f"{routing_words(ctx, effect, senders, [queue], 'the definition on ' + host)}",
                   f"check that {host}'s channels to the full repositories run, then ALTER QLOCAL({queue}) again on "
                   f"{host} (or REFRESH CLUSTER(...) REPOS(NO) on {host}) so that the cluster advertises it",
@@ -336,7 +349,9 @@ def departed_qmgr_chosen(ctx: LintContext) -> Iterator[Hit]:
         return
     by_name = {o.qmgr: o for o in ctx.observations}
     fulls = ", ".join(full.names)
-    for (sender, gone), queues in sorted(_departed(ctx).items()):
+    now = _departed(ctx)
+    held = held_over_the_day(ctx, _departed) if now else {}
+    for (sender, gone), queues in sorted(now.items()):
         view = by_name[sender].view
         corrected = replace(view, channels=tuple(c for c in view.channels if c.qmgr != gone),
                             instances=tuple(i for i in view.instances if i.qmgr != gone))
@@ -344,7 +359,7 @@ def departed_qmgr_chosen(ctx: LintContext) -> Iterator[Hit]:
         clusters = sorted({cl for c in view.channels if c.qmgr == gone for cl in c.clusters})
         yield Hit(sender, gone, f"{sender} still holds {gone} with instances of {', '.join(queues)}; the full "
                                 f"repositories ({fulls}) no longer know {gone}"
-                                f"{span_words(ctx, (sender, gone), _departed)}"
+                                f"{span_words(ctx, held.get((sender, gone), []))}"
                                 f"{routing_words(ctx, effect, [sender], queues, 'the full repositories view')}",
                   f"REFRESH CLUSTER({clusters[0] if clusters else '...'}) REPOS(NO) on {sender}; if {gone} is gone "
                   f"for good and its record lingers, RESET CLUSTER(...) QMNAME({gone}) ACTION(FORCEREMOVE) "

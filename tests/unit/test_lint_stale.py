@@ -187,13 +187,16 @@ def test_the_samples_where_nothing_is_stale_stay_quiet():
     captures of the day, as clwl lint --mqsc reads a date folder (QM3's unreadable 14:00 capture replaced by the
     one before it). What differs there is no staleness: QM4's APP.ORDERS went PUT(DISABLED) at 17:55 (samples/
     README.md), which QM1's and QM4's 18:00 captures show and the full repositories' only capture, at 06:00, cannot:
-    a view is compared only with one captured no earlier."""
+    a view is compared only with one captured no earlier. At 06:00 (--at), when every queue manager was captured at
+    once, every view is compared, and none differs either."""
     from clwl.cli.lint import lint_mqsc
+    from clwl.engine.view import parse_capture_moment
 
     root = Path(__file__).resolve().parents[2] / "samples" / "landing" / "2026-11-20"
-    linted = lint_mqsc([str(root)], None)
-    assert linted.findings and {"FR1", "FR2", "QM1"} <= set(linted.source.split(", "))
-    assert not [f for f in linted.findings if f.rule in STALE_RULES]
+    for at_ in (None, parse_capture_moment("06:00")):
+        linted = lint_mqsc([str(root)], at_)
+        assert linted.findings and {"FR1", "FR2", "QM1"} <= set(linted.source.split(", "))
+        assert not [f for f in linted.findings if f.rule in STALE_RULES]
 
 
 def test_clwl_check_names_the_rules_a_missing_full_repository_capture_disables(tmp_path):
