@@ -414,17 +414,23 @@ def check_landing(landing: Path | str, run_dates: Iterable[str] | None = None,
 # The day's messages, for clwl lint on a landing folder
 
 
-def put_traffic(landing: Path | str, run_date: str, trace_tz: str | None = None) -> list[tuple]:
-    """(sending_qmgr, queue, bind, from_cluster_channel) of every put record of ``run_date`` that an ingest of
-    ``landing`` would replay: the date's put files and activity traces, parsed by the ingest's own parse task body,
-    the records it would hold back left out (:func:`check_landing`'s rules). ``clwl lint`` on a landing folder
-    counts from these what ``clwl lint --lake`` counts from silver.message_events. LandingError when the date
-    folder cannot be used."""
+def put_records(landing: Path | str, run_date: str, trace_tz: str | None = None) -> list[tuple]:
+    """(sending_qmgr, put_time, msg_id, fields) of every put record of ``run_date`` that an ingest of ``landing``
+    would replay (``fields``: its silver.message_events columns, as the held-back rule compares them): the date's
+    put files and activity traces, parsed by the ingest's own parse task body, the records it would hold back left
+    out (:func:`check_landing`'s rules). ``clwl lint`` on a landing folder counts and replays these where ``clwl
+    lint --lake`` reads silver.message_events. LandingError when the date folder cannot be used."""
 
     _, files, _ = discover_landing(Path(landing), [run_date])
     files = [f for f in files if formats.gives_puts(f.parser)]
     facts = _Facts()
     checks = _read_files(files, trace_zone(trace_tz), facts)
     _hold_back(checks, {f.source_file: f for f in files}, facts)
-    return [(p.sending_qmgr, p.fields.get("queue"), p.fields.get("bind"), p.fields.get("from_cluster_channel"))
+    return [(p.sending_qmgr, p.put_time, p.msg_id, p.fields)
             for (d, _), puts in sorted(facts.puts.items()) if d == run_date for _, p in puts]
+
+
+def put_traffic(landing: Path | str, run_date: str, trace_tz: str | None = None) -> list[tuple]:
+    """(sending_qmgr, queue, bind, from_cluster_channel) of each of :func:`put_records`: what ``clwl lint`` counts."""
+    return [(s, f.get("queue"), f.get("bind"), f.get("from_cluster_channel"))
+            for s, _, _, f in put_records(landing, run_date, trace_tz)]

@@ -18,7 +18,7 @@ entry point and keeps every name importable from here.
 
 from __future__ import annotations
 
-from typing import Any, Iterable, Mapping, Optional
+from typing import Any, Callable, Iterable, Mapping, Optional, Sequence
 
 from clwl.analyses.lint_model import (
     NOTICE,
@@ -26,6 +26,7 @@ from clwl.analyses.lint_model import (
     WARNING,
     BindDecision,
     ChannelDefinition,
+    DayMessage,
     Finding,
     Hit,
     LintContext,
@@ -46,11 +47,13 @@ __all__ = ["NOTICE", "SEVERITIES", "WARNING", "BindDecision", "ChannelDefinition
 
 
 def lint_captures(records_by_qmgr: Mapping[str, Iterable[MqscRecord]],
-                  traffic: Optional[Mapping[tuple[str, str], Puts]] = None, run_date: str = "") -> list[Finding]:
+                  traffic: Optional[Mapping[tuple[str, str], Puts]] = None, run_date: str = "",
+                  messages: Optional[Callable[[str, frozenset[str]], Sequence[DayMessage]]] = None) -> list[Finding]:
     """The findings of queue managers' captures: observing queue manager -> its records (oldest first);
-    ``traffic`` and ``run_date``: the day's put records, when known (a landing folder's put files)."""
+    ``traffic``, ``messages`` and ``run_date``: the day's put records, when known (a landing folder's put files:
+    counted, and replayed by the stale-knowledge rules)."""
     return lint_observations((observe(qm, recs) for qm, recs in records_by_qmgr.items()), traffic=traffic,
-                             run_date=run_date)
+                             run_date=run_date, messages=messages)
 
 
 def __getattr__(name: str) -> Any:

@@ -174,6 +174,28 @@ class DayMessage:
     application: str = ""
 
 
+def messages_of(records: Iterable[tuple[str, datetime, str, Mapping]]) -> Callable[[str, frozenset[str]], list[DayMessage]]:
+    """:attr:`LintContext.messages` over put records (sending_qmgr, put_time, msg_id, silver.message_events fields)
+    of a landing date (:func:`clwl.analyses.check.put_records`), each made a PutEvent as the lake's replay makes it
+    (:func:`clwl.lake.silver.put_event`); its application by :func:`clwl.analyses.incidents.application_of`, from
+    the put file (a traced put's ApplName is the lake's alone)."""
+    from clwl.analyses.incidents import application_of
+    from clwl.lake.silver import put_event
+
+    by_sender: dict[str, list[DayMessage]] = {}
+    for sender, put_time, msg_id, f in records:
+        if f.get("from_cluster_channel"):
+            continue  # MQ does not route it again
+        c = {k: [f.get(k)] for k in ("queue", "target_qmgr", "bind", "open_handle", "group_id", "logical_order",
+                                     "from_cluster_channel", "pcf", "observed_qmgr", "observed_xmitq")}
+        c.update(msg_id=[msg_id], put_time=[put_time], length=[f.get("length") or 0], source=[None])
+        app = application_of(f.get("open_handle"), None, f.get("application")) or ""
+        by_sender.setdefault(sender, []).append(DayMessage(put_event(c, 0), app))
+    for ms in by_sender.values():
+        ms.sort(key=lambda m: (m.event.put_time, m.event.msg_id))
+    return lambda sender, queues: [m for m in by_sender.get(sender, ()) if m.event.queue in queues]
+
+
 @dataclass(frozen=True)
 class RoutingEffect:
     """What a stale or inconsistent piece of cluster knowledge did that day: the day's messages the sender(s) put

@@ -218,3 +218,31 @@ def test_clwl_check_names_the_rules_a_missing_full_repository_capture_disables(t
 
     write("FR1", config_capture("FR1", {"QM1": {}, "QM2": {}}, {"APP.IN": {"QM2": {}}}, {"REPOS": "CL1"}))
     assert not [g for g in check_landing(tmp_path / "landing").gaps if g.kind == "no_full_repository"]
+
+
+def test_a_landing_date_replays_its_put_files_and_the_json_lists_the_changed_messages(tmp_path, capsys):
+    """The first estate (QM1's view misses QM3's APP.IN, CLWLPRTY 5 in FR1's) as a landing date folder, with QM1's
+    put file of the same four messages (MQ message ids in hex, as a put file carries them; application payroll,
+    from the open handle payroll:1:1): `clwl lint --mqsc <date> --json` replays the put file as the lake's put
+    records would be, and the finding's routing lists the four."""
+    import json
+
+    from clwl.cli import main
+    from tests.handmade import PUTS_HEADER, msg, put_row
+
+    ids = tuple(msg(n) for n in range(1, 5))
+
+    day = tmp_path / "landing" / DAY
+    queues = {"APP.IN": {"QM2": {}, "QM3": {"CLWLPRTY": "5"}}}
+    for qmgr, text in (("FR1", config_capture("FR1", {"QM1": {}, "QM2": {}, "QM3": {}}, queues, {"REPOS": "CL1"})),
+                       ("QM1", config_capture("QM1", {"FR1": REPOS, "QM2": {}}, {"APP.IN": {"QM2": {}}}))):
+        (day / qmgr).mkdir(parents=True)
+        (day / qmgr / "config_060000.mqsc").write_text(text, encoding="utf-8")
+    rows = [put_row(at(i), "QM1", "APP.IN", m, handle="payroll:1:1") for i, m in enumerate(ids)]
+    (day / "QM1" / "puts.csv").write_text("\n".join([PUTS_HEADER, *rows]) + "\n", encoding="utf-8")
+
+    assert main(["lint", "--mqsc", str(day), "--json"]) == 0
+    found = [f for f in json.loads(capsys.readouterr().out)["findings"] if f["rule"] in STALE_RULES]
+    assert [(f["rule"], f["qmgr"], f["object"]) for f in found] == [("partial-view-differs", "QM1", "APP.IN")]
+    assert found[0]["routing"] == {"messages": 4, "changed": list(ids), "first": at(0).isoformat(),
+                                   "last": at(3).isoformat(), "applications": ["payroll"]}
