@@ -29,23 +29,29 @@ from clwl.engine.replay import Snapshot, replay
 INSTANCE_ATTRS = ("CLWLRANK", "CLWLPRTY", "PUT", "DEFBIND")
 #: The queue manager attributes it holds (DISPLAY CLUSQMGR: its CLUSRCVR's advertised values) that routing reads.
 QMGR_ATTRS = ("CLWLRANK", "CLWLPRTY", "CLWLWGHT", "NETPRTY", "SUSPEND")
+FULL_VIEW = "the full repositories' view"  # what a stale view is replayed against
+
+
+def _routing_values(rank: int, prty: int, put_enabled: bool, defbind: str) -> dict[str, str]:
+    """An instance's (or a local queue's) :data:`INSTANCE_ATTRS` as MQSC prints them."""
+    return dict(zip(INSTANCE_ATTRS, (str(rank), str(prty), "ENABLED" if put_enabled else "DISABLED",
+                                     defbind.upper())))
 
 
 def _instance_values(i: QueueInstance) -> dict[str, str]:
-    return {"CLWLRANK": str(i.clwlrank), "CLWLPRTY": str(i.clwlprty),
-            "PUT": "ENABLED" if i.put_enabled else "DISABLED", "DEFBIND": i.defbind.upper()}
+    return _routing_values(i.clwlrank, i.clwlprty, i.put_enabled, i.defbind)
 
 
 def _local_values(q: LocalQueue) -> dict[str, str]:
     """Only what its DISPLAY QLOCAL showed: a capture that left an attribute out says nothing of it."""
-    values = {"CLWLRANK": str(q.clwlrank), "CLWLPRTY": str(q.clwlprty),
-              "PUT": "ENABLED" if q.put_enabled else "DISABLED", "DEFBIND": q.defbind.upper()}
+    values = _routing_values(q.clwlrank, q.clwlprty, q.put_enabled, q.defbind)
     return {k: v for k, v in values.items() if k in q.shown}
 
 
 def _qmgr_values(c: ClusterChannel) -> dict[str, str]:
-    return {"CLWLRANK": str(c.clwlrank), "CLWLPRTY": str(c.clwlprty), "CLWLWGHT": str(c.clwlwght),
-            "NETPRTY": str(c.netprty), "SUSPEND": "YES" if c.suspended else "NO"}
+    """A queue manager's :data:`QMGR_ATTRS` as MQSC prints them."""
+    return dict(zip(QMGR_ATTRS, (str(c.clwlrank), str(c.clwlprty), str(c.clwlwght), str(c.netprty),
+                                 "YES" if c.suspended else "NO")))
 
 
 def _differs(mine: dict[str, str], theirs: dict[str, str]) -> list[str]:
@@ -259,7 +265,7 @@ def partial_view_differs(ctx: LintContext) -> Iterator[Hit]:
         clusters = sorted(view.local_clusters & full.clusters or full.clusters)
         yield Hit(qm, obj, f"{what} differs from the full repositories' ({fulls}): {'; '.join(words)}"
                            f"{span_words(ctx, held.get((qm, obj), []))}"
-                           f"{routing_words(ctx, effect, [qm], queues, 'the full repositories view')}",
+                           f"{routing_words(ctx, effect, [qm], queues, FULL_VIEW)}",
                   f"check that {qm}'s channels to the full repositories ({fulls}) run; then REFRESH CLUSTER("
                   f"{clusters[0] if clusters else '...'}) REPOS(NO) on {qm}",
                   seen_by=(qm, *full.names), routing=effect)
@@ -360,7 +366,7 @@ def departed_qmgr_chosen(ctx: LintContext) -> Iterator[Hit]:
         yield Hit(sender, gone, f"{sender} still holds {gone} with instances of {', '.join(queues)}; the full "
                                 f"repositories ({fulls}) no longer know {gone}"
                                 f"{span_words(ctx, held.get((sender, gone), []))}"
-                                f"{routing_words(ctx, effect, [sender], queues, 'the full repositories view')}",
+                                f"{routing_words(ctx, effect, [sender], queues, FULL_VIEW)}",
                   f"REFRESH CLUSTER({clusters[0] if clusters else '...'}) REPOS(NO) on {sender}; if {gone} is gone "
                   f"for good and its record lingers, RESET CLUSTER(...) QMNAME({gone}) ACTION(FORCEREMOVE) "
                   f"QUEUES(YES) on a full repository", seen_by=(sender, *full.names), routing=effect)
