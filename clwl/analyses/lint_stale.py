@@ -180,13 +180,20 @@ def held_over_the_day(ctx: LintContext, differences: Callable[[LintContext], Ite
 
 
 def span_words(ctx: LintContext, held: list[datetime]) -> str:
-    """For how long a difference held (the moments :func:`held_over_the_day` found it at); nothing said without."""
+    """For how long a difference held (the moments :func:`held_over_the_day` found it at): since when without a
+    break up to the day's last configuration, and whether it held earlier too; nothing said without moments."""
     if not held:
         return ""
-    return (f" (in the captures from {held[0]:%H:%M:%S} UTC, {len(held)} of the day's {len(ctx.moments)} "
-            f"configurations, to the last)" if held[-1] == ctx.moments[-1][0] else
-            f" (in the captures from {held[0]:%H:%M:%S} to {held[-1]:%H:%M:%S} UTC, {len(held)} of the day's "
-            f"{len(ctx.moments)} configurations)")
+    times, seen = [t for t, _ in ctx.moments], set(held)
+    start = len(times)
+    while start > 0 and times[start - 1] in seen:
+        start -= 1
+    if start == len(times):
+        return ""
+    earlier = [t for t in held if t < times[start]]
+    also = f"; also earlier, from {earlier[0]:%H:%M:%S} to {earlier[-1]:%H:%M:%S} UTC" if earlier else ""
+    return (f" (since {times[start]:%H:%M:%S} UTC, the last {len(times) - start} of the day's {len(times)} "
+            f"configurations{also})")
 
 
 # -- partial-view-differs ------------------------------------------------------------------------------------

@@ -105,16 +105,38 @@ def test_partial_view_with_a_different_attribute_that_changed_nothing_says_so(tm
     assert "it changed no routing that day" in found[0].detail
 
 
+def test_partial_view_with_a_stale_queue_manager_record_and_an_extra_instance(tmp_path):
+    """Two differences on QM1, each replayed on its own:
+
+    - QM1's record of QM3 says CLWLPRTY(5); FR1's (QM3's CLUSRCVR as the full repository holds it) says 0; both say
+      QM2 is at 3. Step 11a keeps the channels with the highest channel CLWLPRTY: with QM1's record all four
+      messages go to QM3 (5 over 3), with FR1's to QM2 (3 over 0): M1..M4 changed (object ``QMGR QM3``).
+    - APP.OUT: QM1 still holds an instance on QM2 (CLWLPRTY 5) that FR1 no longer holds (QM2 still a member);
+      no message is put on APP.OUT that day, so the finding says it changed no routing."""
+    fr = observation(tmp_path, "FR1", {"QM1": {}, "QM2": {"CLWLPRTY": "3"}, "QM3": {}},
+                     {"APP.IN": {"QM2": {}, "QM3": {}}, "APP.OUT": {"QM3": {}}}, {"REPOS": "CL1"})
+    qm1 = observation(tmp_path, "QM1", {"FR1": REPOS, "QM2": {"CLWLPRTY": "3"}, "QM3": {"CLWLPRTY": "5"}},
+                      {"APP.IN": {"QM2": {}, "QM3": {}}, "APP.OUT": {"QM2": {"CLWLPRTY": "5"}, "QM3": {}}})
+    found = stale(lint_observations([fr, qm1], run_date=DAY, messages=day_messages), "partial-view-differs")
+    assert [f.object for f in found] == ["APP.OUT", "QMGR QM3"]
+    out, qm3 = found
+    assert "an instance on QM2 that the full repositories no longer hold" in out.detail
+    assert out.routing.messages == 0 and "no message was put on APP.OUT by an application on QM1" in out.detail
+    assert "CLWLPRTY(5) against CLWLPRTY(0)" in qm3.detail
+    assert qm3.routing.changed == IDS
+
+
 def test_how_long_a_partial_view_differed_over_the_day(tmp_path):
-    """At 06:00 QM1 knows both instances (nothing differs); from 12:00 it misses QM3's: the difference holds from
-    12:00 to the day's last configuration."""
+    """At 06:00 QM1 misses QM3's instance, at 09:00 it knows both (nothing differs), from 12:00 it misses it again:
+    the difference holds since 12:00, the last 1 of the day's 3 configurations, and held earlier at 06:00."""
     queues = {"APP.IN": {"QM2": {}, "QM3": {"CLWLPRTY": "5"}}}
     fr = full_repository(tmp_path / "a", queues=queues)
     whole = observation(tmp_path / "a", "QM1", {"FR1": REPOS, "QM2": {}, "QM3": {}}, queues)
     part = observation(tmp_path / "b", "QM1", {"FR1": REPOS, "QM2": {}}, {"APP.IN": {"QM2": {}}})
-    found = stale(lint_observations([fr, part], moments=[(at(0, 6), [fr, whole]), (at(0, 12), [fr, part])]),
-                  "partial-view-differs")
-    assert "(in the captures from 12:00:00 UTC, 1 of the day's 2 configurations, to the last)" in found[0].detail
+    moments = [(at(0, 6), [fr, part]), (at(0, 9), [fr, whole]), (at(0, 12), [fr, part])]
+    found = stale(lint_observations([fr, part], moments=moments), "partial-view-differs")
+    assert ("(since 12:00:00 UTC, the last 1 of the day's 3 configurations; also earlier, from 06:00:00 to "
+            "06:00:00 UTC)") in found[0].detail
     assert found[0].routing is None  # captures alone: nothing said of messages
 
 
