@@ -12,7 +12,9 @@ landing folder in one run would decide them (the first copy by file name is kept
 Gaps (docs/cli-contract.md, ``clwl check``): a sender with puts but no configuration capture at or before its
 first put (a capture of an earlier date counts: configuration carries across days); channel status captures
 further apart than an interval; receivers (hosts of cluster queue instances seen in the configuration) with no
-queue accounting that day; a run date with no put record. Gaps never make the check fail: they are warnings. The
+queue accounting that day; a run date with no put record; full repositories named in the captures (QMTYPE(REPOS))
+none of which is captured that day, which leaves clwl lint's partial-view-differs and departed-qmgr-chosen
+without their reference. Gaps never make the check fail: they are warnings. The
 channel status and accounting rules are clwl/landing/evidence.py's, which the ingest and the report apply too.
 
 Nothing is printed here: :func:`check_landing` returns a :class:`LandingCheck`.
@@ -29,7 +31,14 @@ from typing import Iterable
 from clwl.lake import registry
 from clwl.landing import formats
 from clwl.landing.discovery import LandingFile, discover_landing, plan_tasks, trace_zone
-from clwl.landing.evidence import CHSTATUS_INTERVAL_MINUTES, Gap, accounting_gaps, chstatus_gaps, igq_gaps
+from clwl.landing.evidence import (
+    CHSTATUS_INTERVAL_MINUTES,
+    Gap,
+    accounting_gaps,
+    chstatus_gaps,
+    full_repository_gaps,
+    igq_gaps,
+)
 from clwl.landing.formats import TRACE_FORMAT
 from clwl.landing.held_back import Put as HeldPut
 from clwl.landing.held_back import compared_fields, hold_back
@@ -175,6 +184,10 @@ class _Facts:
     # (date, qmgr) -> (QSGNAME, IGQ enabled) of its DISPLAY QMGR; (date, group) -> DISPLAY GROUP's members
     groups: dict[tuple[str, str], tuple[str, bool]] = field(default_factory=dict)
     group_members: dict[tuple[str, str], set[str]] = field(default_factory=dict)
+    # date -> the full repositories the day's captures name (QMTYPE(REPOS), or REPOS/REPOSNL of their own QMGR),
+    # and the queue managers with a configuration capture that day: clwl lint's stale-knowledge rules need both
+    full_repositories: dict[str, set[str]] = field(default_factory=dict)
+    configured: set[tuple[str, str]] = field(default_factory=set)
 
 
 def _parse(landing_file: LandingFile, trace_tz: str, state) -> tuple[dict, dict[str, list[tuple]], list[_Put]]:
@@ -218,6 +231,7 @@ def _gather(spec: LandingFile, summary: dict, rows: dict[str, list[tuple]], fact
     if formats.informs(spec.parser, formats.CONFIGURATION) and spec.capture_time is not None and qmgr:
         if spec.capture_type == "config" and summary["records_accepted"]:
             facts.config_times.setdefault(qmgr, []).append(spec.capture_time)
+            facts.configured.add((d, qmgr))
         if spec.capture_type == "chstatus":  # an empty answer counts: every channel inactive
             facts.chstatus_times.setdefault((d, qmgr), []).append(spec.capture_time)
         kind, attrs = _column(_OBJECTS, "kind"), _column(_OBJECTS, "attrs")
@@ -230,7 +244,11 @@ def _gather(spec: LandingFile, summary: dict, rows: dict[str, list[tuple]], fact
                 hosted.setdefault(a["CLUSQMGR"], set()).add(a.get("QUEUE") or a.get("QNAME") or "?")
             elif r[kind] == "QLOCAL" and ((a.get("CLUSTER") or "").strip() or (a.get("CLUSNL") or "").strip()):
                 hosted.setdefault(qmgr, set()).add(a.get("QUEUE") or a.get("QLOCAL") or "?")
-            elif r[kind] == "QMGR":
+            if r[kind] == "CLUSQMGR" and (a.get("QMTYPE") or "").strip().upper() == "REPOS" and a.get("CLUSQMGR"):
+                facts.full_repositories.setdefault(d, set()).add(a["CLUSQMGR"].strip())
+            elif r[kind] == "QMGR" and ((a.get("REPOS") or "").strip() or (a.get("REPOSNL") or "").strip()):
+                facts.full_repositories.setdefault(d, set()).add(qmgr)
+            if r[kind] == "QMGR":
                 facts.groups[(d, qmgr)] = ((a.get("QSGNAME") or "").strip(), (a.get("IGQ") or "").strip() == "ENABLED")
             elif r[kind] == "QSGMEMBER" and (a.get("QSGNAME") or "").strip():
                 facts.group_members.setdefault((d, a["QSGNAME"].strip()), set()).add((a.get("QSGMEMBER") or "").strip())
@@ -340,6 +358,8 @@ def _gaps(dates: list[str], facts: _Facts, interval: timedelta) -> list[Gap]:
         gaps += accounting_gaps(d, hosts, seen_by, {q for day, q in facts.accounting if day == d})
         gaps += igq_gaps(d, {q: g for (day, q), g in facts.groups.items() if day == d},
                          {g: m for (day, g), m in facts.group_members.items() if day == d})
+        gaps += full_repository_gaps(d, facts.full_repositories.get(d, set()),
+                                     {q for day, q in facts.configured if day == d})
     return gaps
 
 
@@ -394,17 +414,23 @@ def check_landing(landing: Path | str, run_dates: Iterable[str] | None = None,
 # The day's messages, for clwl lint on a landing folder
 
 
-def put_traffic(landing: Path | str, run_date: str, trace_tz: str | None = None) -> list[tuple]:
-    """(sending_qmgr, queue, bind, from_cluster_channel) of every put record of ``run_date`` that an ingest of
-    ``landing`` would replay: the date's put files and activity traces, parsed by the ingest's own parse task body,
-    the records it would hold back left out (:func:`check_landing`'s rules). ``clwl lint`` on a landing folder
-    counts from these what ``clwl lint --lake`` counts from silver.message_events. LandingError when the date
-    folder cannot be used."""
+def put_records(landing: Path | str, run_date: str, trace_tz: str | None = None) -> list[tuple]:
+    """(sending_qmgr, put_time, msg_id, fields) of every put record of ``run_date`` that an ingest of ``landing``
+    would replay (``fields``: its silver.message_events columns, as the held-back rule compares them): the date's
+    put files and activity traces, parsed by the ingest's own parse task body, the records it would hold back left
+    out (:func:`check_landing`'s rules). ``clwl lint`` on a landing folder counts and replays these where ``clwl
+    lint --lake`` reads silver.message_events. LandingError when the date folder cannot be used."""
 
     _, files, _ = discover_landing(Path(landing), [run_date])
     files = [f for f in files if formats.gives_puts(f.parser)]
     facts = _Facts()
     checks = _read_files(files, trace_zone(trace_tz), facts)
     _hold_back(checks, {f.source_file: f for f in files}, facts)
-    return [(p.sending_qmgr, p.fields.get("queue"), p.fields.get("bind"), p.fields.get("from_cluster_channel"))
+    return [(p.sending_qmgr, p.put_time, p.msg_id, p.fields)
             for (d, _), puts in sorted(facts.puts.items()) if d == run_date for _, p in puts]
+
+
+def put_traffic(landing: Path | str, run_date: str, trace_tz: str | None = None) -> list[tuple]:
+    """(sending_qmgr, queue, bind, from_cluster_channel) of each of :func:`put_records`: what ``clwl lint`` counts."""
+    return [(s, f.get("queue"), f.get("bind"), f.get("from_cluster_channel"))
+            for s, _, _, f in put_records(landing, run_date, trace_tz)]

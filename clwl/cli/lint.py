@@ -100,7 +100,7 @@ class LintTask(LakeTask):
     def compute(self) -> Linted:
         if self.args.mqsc:
             return lint_mqsc(self.args.mqsc, self.args.at)
-        from clwl.analyses.lint import lint_lake
+        from clwl.analyses.lint_lake import lint_lake
 
         notes: list[str] = []
         findings = lint_lake(self.lake, self.date, notes)
@@ -109,7 +109,7 @@ class LintTask(LakeTask):
         return Linted(findings, f"{self.lake}, run date {self.date}", f"silver.message_events of {self.date}")
 
     def json_document(self, linted: Linted) -> dict:
-        from clwl.analyses.lint import findings_json
+        from clwl.analyses.lint_lake import findings_json
 
         return findings_json(linted.findings)
 
@@ -229,20 +229,24 @@ def lint_mqsc(given_paths: Sequence[str], at) -> Linted:
             if not caps.records:
                 raise InputError(path, "holds no DISPLAY records (runmqsc or MQ REST output) to lint")
             records.setdefault(local_qmgr_name(caps), []).extend(caps.records)
-    traffic, day, source = None, "", ""
+    traffic, day, source, messages = None, "", "", None
     landing = _landing_day(given_paths)
     if landing is not None:
-        from clwl.analyses.check import put_traffic
+        from clwl.analyses.check import put_records
+        from clwl.analyses.lint_model import messages_of
         from spark.ingest import LandingError
 
         root, day = landing
         try:
-            traffic = count_puts(put_traffic(root, day))
+            puts = put_records(root, day)
+            traffic = count_puts((s, f.get("queue"), f.get("bind"), f.get("from_cluster_channel"))
+                                 for s, _, _, f in puts)
+            messages = messages_of(puts)
             source = f"the put files of {day} in {root}"
         except LandingError as e:  # the captures were read: lint them, without the day's messages
             print(f"clwl lint: warning: the day's messages are not counted: {e}", file=sys.stderr)
             traffic, day = None, ""
-    findings = lint_captures(records, traffic, day)
+    findings = lint_captures(records, traffic, day, messages)
     return Linted(findings, ", ".join(sorted(records)), source)
 
 

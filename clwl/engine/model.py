@@ -62,6 +62,9 @@ class QmgrAttributes:
     defclxq: str = "SCTQ"  # SCTQ | CHANNEL
     qsgname: str = ""
     igq: bool = False
+    # The clusters it is a full repository for (REPOS, or REPOSNL's names): ``clwl lint`` compares views with
+    # these; routing does not read it, so it takes no part in a view's equality.
+    repos: frozenset[str] = field(default=frozenset(), compare=False)
 
 
 #: The CLWLWGHT MQ gives a channel when none is set (and step 12 counts for a local instance without a captured
@@ -89,6 +92,7 @@ class ClusterChannel:
     state: str = "INACTIVE"
     current_xmitq: str = ""  # what the channel uses now (CHSTATUS XMITQ, else CLUSQMGR XMITQ)
     qmid: str = ""
+    qmtype: str = field(default="", compare=False)  # REPOS (full repository) | NORMAL | "": not captured (lint)
 
     @property
     def manual(self) -> bool:
@@ -133,6 +137,12 @@ class LocalQueue:
     clwlrank: int = 0
     clwlprty: int = 0
     defbind: str = "OPEN"
+    # Poison-message handling and streaming, which ``clwl lint`` compares across a cluster queue's instances
+    # (routing does not read them): BOTHRESH 0 and BOQNAME blank are MQ's defaults, "no backout handling".
+    bothresh: int = field(default=0, compare=False)
+    boqname: str = field(default="", compare=False)
+    streamq: str = field(default="", compare=False)
+    shown: frozenset[str] = field(default=frozenset(), compare=False)  # the attributes its record showed
 
 
 @dataclass(frozen=True)

@@ -450,6 +450,7 @@ def build_view(records: Iterable[MqscRecord], local_qmgr: str, qsg_members: Iter
                     defclxq=_s(r, "DEFCLXQ", "SCTQ") or "SCTQ",
                     qsgname=_s(r, "QSGNAME"),
                     igq=_s(r, "IGQ") == "ENABLED",
+                    repos=frozenset({_s(r, "REPOS")} - {""}) | namelists.get(_s(r, "REPOSNL"), frozenset()),
                 )
             except _BadValue as e:
                 bad(r, str(e))
@@ -480,7 +481,7 @@ def build_view(records: Iterable[MqscRecord], local_qmgr: str, qsg_members: Iter
                 clwlrank=_int(r, "CLWLRANK", 0, 0, 9), clwlprty=_int(r, "CLWLPRTY", 0, 0, 9),
                 clwlwght=_int(r, "CLWLWGHT", 50, 1, 99), netprty=_int(r, "NETPRTY", 0, 0, 9),
                 suspended=_s(r, "SUSPEND", "NO") == "YES", state=state.upper(), current_xmitq=cur,
-                qmid=_s(r, "QMID"),
+                qmid=_s(r, "QMID"), qmtype=_s(r, "QMTYPE").upper(),
             )
         except _BadValue as e:
             bad(r, str(e))
@@ -503,7 +504,8 @@ def build_view(records: Iterable[MqscRecord], local_qmgr: str, qsg_members: Iter
                     clchname=_s(r, "CLCHNAME"), clusters=_clusters(r, namelists),
                     clwluseq=_s(r, "CLWLUSEQ", "QMGR") or "QMGR", put_enabled=_s(r, "PUT", "ENABLED") != "DISABLED",
                     clwlrank=_int(r, "CLWLRANK", 0, 0, 9), clwlprty=_int(r, "CLWLPRTY", 0, 0, 9),
-                    defbind=_s(r, "DEFBIND", "OPEN") or "OPEN")
+                    defbind=_s(r, "DEFBIND", "OPEN") or "OPEN", bothresh=_int(r, "BOTHRESH", 0, 0, 999_999_999),
+                    boqname=_s(r, "BOQNAME"), streamq=_s(r, "STREAMQ"), shown=frozenset(r.attrs))
             elif r.kind == "QALIAS":
                 aliases.append(LocalAlias(_s(r, "QUEUE"), _s(r, "TARGET") or _s(r, "BASEQ"),
                                           _s(r, "DEFBIND", "OPEN") or "OPEN", _clusters(r, namelists)))

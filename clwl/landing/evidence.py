@@ -33,7 +33,8 @@ CHSTATUS_INTERVAL = timedelta(minutes=CHSTATUS_INTERVAL_MINUTES)
 class Gap:
     """Something missing that weakens the replay (a warning, never a failure).
 
-    kind: no_configuration | chstatus_interval | no_chstatus | no_accounting | no_puts | igq_no_member."""
+    kind: no_configuration | chstatus_interval | no_chstatus | no_accounting | no_puts | igq_no_member |
+    no_full_repository."""
 
     kind: str
     run_date: str
@@ -167,3 +168,20 @@ def igq_gap_text(qmgr: str, group: str, run_date: str = "") -> str:
     return (f"{qmgr} has IGQ(ENABLED) in queue-sharing group {group}, but no other member of {group} is captured{on} "
             f"(no other queue manager's DISPLAY QMGR shows QSGNAME({group}), no DISPLAY GROUP): its messages to "
             f"members are replayed over the cluster path; capture DISPLAY GROUP on {qmgr}")
+
+
+#: The lint rules that compare a partial repository's view with the full repositories' (docs/lint.md).
+FULL_REPOSITORY_RULES = ("partial-view-differs", "departed-qmgr-chosen")
+
+
+def full_repository_gaps(run_date: str, named: set[str], configured: set[str]) -> list[Gap]:
+    """The full repositories the captures of ``run_date`` name (``named``) when none of them has a configuration
+    capture that day (``configured``: the queue managers that have one), while others do: the rules that compare
+    with the full repositories' view have nothing to compare with. One gap a day."""
+    if not named or not configured or named & configured:
+        return []
+    names = ", ".join(sorted(named))
+    return [Gap("no_full_repository", run_date, None, (
+        f"the captures of {run_date} name the full repositories {names} (QMTYPE(REPOS)), but none of them has a "
+        f"configuration capture that day: clwl lint's {' and '.join(FULL_REPOSITORY_RULES)} say nothing; capture "
+        f"DISPLAY QMGR, DISPLAY CLUSQMGR(*) ALL and DISPLAY QCLUSTER(*) ALL on {names}"))]

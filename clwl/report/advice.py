@@ -1,6 +1,6 @@
 """The four answers of issue 28 as sections of the report, after the day's facts and before the run summary:
 
-- **Configuration findings**: :func:`clwl.analyses.lint.lint_lake` for the run date (docs/lint.md);
+- **Configuration findings**: :func:`clwl.analyses.lint_lake.lint_lake` for the run date (docs/lint.md);
 - **What changed since the previous day**: :func:`clwl.analyses.drift.drift`, its changes and what they did to the
   configured shares (docs/drift.md);
 - **Weights for an even split**: :func:`clwl.analyses.advise.advise` on the configuration at the end of the day (the
@@ -38,7 +38,8 @@ from clwl.analyses.blast import (
     top,
 )
 from clwl.analyses.drift import Drift, DriftError, drift
-from clwl.analyses.lint import RULE_NAMES, Finding, LintInputError, lint_lake
+from clwl.analyses.lint import RULE_NAMES, Finding, LintInputError
+from clwl.analyses.lint_lake import lint_lake
 from clwl.engine.model import ClusterView
 from clwl.engine.replay import Snapshot
 from clwl.report.model import Chart, Day, Report, TableView, table_view
