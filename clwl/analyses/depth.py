@@ -377,8 +377,9 @@ def reconcile(rebuilt: Rebuilt, captures: Iterable[Capture] = (),
         if key not in rebuilt.start:
             continue
         line = lines[key]
-        inside = [c.depth for c in line if st.start < c.at <= st.end]
-        first = depth_at(line, rebuilt.start[key], st.start)
+        inside = [c.depth for c in line if st.start <= c.at <= st.end]
+        i = bisect.bisect_left([c.at for c in line], st.start)
+        first = line[i - 1].depth if i else rebuilt.start[key]  # what the interval began with
         lo, hi = min([first] + inside), max([first] + inside)
         for measure, captured, got in (("QMinDepth", st.min_depth, lo), ("QMaxDepth", st.max_depth, hi)):
             if captured != got:
