@@ -20,9 +20,10 @@ one is the oldest, the basis is ``"start_depth"`` and its age is unknown (None).
 
 The starting depth is the previous day's end (``start``), else the first capture's CURDEPTH less the traced changes
 before it. Every capture (CURDEPTH) and statistics interval (QMinDepth, QMaxDepth) is then compared with the rebuilt
-line (:func:`reconcile`); each difference says its likely cause. A queue manager with no trace, and a queue with
-arrivals but no traced removal (its consumers' or its sending agents' trace missing) are evidence gaps
-(:class:`Gap`): they get no line, not a flat or rising one.
+line (:func:`reconcile`); each difference says its likely cause. Evidence gaps (:class:`Gap`) get no line, not a
+flat or a wrong one: a queue manager expected (or sent messages by a traced sending agent) with no trace; a queue with
+arrivals but no traced removal (its consumers' or its sending agents' trace missing); a queue that more messages
+leave than its start and its traced arrivals hold (its putters' trace missing).
 """
 
 from __future__ import annotations
@@ -224,14 +225,18 @@ def _event(get: Callable[[str], object]) -> _Event | None:
 # the rebuild
 
 
-def _committed(operations: Iterable[object], notes: list[str]) -> tuple[list[_Event], list, set[str]]:
-    """The events of committed units (call time), the units' spans per queue, and the traced queue managers."""
+def _committed(operations: Iterable[object], notes: list[str]) -> tuple[list[_Event], list, set[str], set[str]]:
+    """The events of committed units (call time), the units' spans per queue, the traced queue managers and the
+    queue managers traced messages were sent to (an application's put resolved elsewhere, a sending agent's get)."""
     by_conn: dict[str, list] = defaultdict(list)
     qmgrs: set[str] = set()
+    sent_to: set[str] = set()
     for row in operations:
         get = _reader(row)
         if get("qmgr"):
             qmgrs.add(get("qmgr"))  # type: ignore[arg-type]
+        if get("xmitq_remote_qmgr"):
+            sent_to.add(get("xmitq_remote_qmgr"))  # type: ignore[arg-type]
         by_conn[get("connection") or ""].append(get)
     kept: list[_Event] = []
     spans: list[tuple[_Event, datetime]] = []
@@ -258,7 +263,7 @@ def _committed(operations: Iterable[object], notes: list[str]) -> tuple[list[_Ev
             kept.extend(pending)
     if open_units:
         notes.append(f"{open_units} change(s) in units of work the trace does not end: counted as committed")
-    return kept, spans, qmgrs
+    return kept, spans, qmgrs, sent_to
 
 
 def rebuild(operations: Iterable[object], *, start: Mapping[tuple[str, str], int] | None = None,
@@ -267,7 +272,8 @@ def rebuild(operations: Iterable[object], *, start: Mapping[tuple[str, str], int
     previous day's end depths; ``captures``: CURDEPTH samples (a queue without a start depth is anchored on its first
     one); ``expected_qmgrs``: queue managers that should have been traced (with no row at all: a gap)."""
     notes: list[str] = []
-    events, spans, traced = _committed(operations, notes)
+    events, spans, traced, sent_to = _committed(operations, notes)
+    expected_qmgrs = set(expected_qmgrs) | sent_to  # where traced messages went: its trace should be there
     gaps = [Gap(qm, None, "no activity trace from this queue manager on the day: its queues have no depth line")
             for qm in sorted(set(expected_qmgrs) - traced)]
     unknown = [e for e in events if not e.queue]
@@ -296,16 +302,25 @@ def rebuild(operations: Iterable[object], *, start: Mapping[tuple[str, str], int
             s = c.curdepth - sum(e.delta for e in evs if e.at <= c.at)
         else:
             s = 0
+        if s < 0:  # the capture shows fewer messages than the trace put before it: reconcile lists it
+            notes.append(f"{key[0]}/{key[1]}: the first capture's CURDEPTH is below the traced changes before it: "
+                         "started at 0")
+            s = 0
+        line = _line(key, evs, s, put_by)
+        if isinstance(line, Gap):
+            gaps.append(line)
+            continue
         starts[key] = s
-        changes += _line(key, evs, s, put_by, notes)
+        changes += line
     units: dict[tuple[str, str], list[tuple[datetime, datetime]]] = defaultdict(list)
     for e, end in spans:
         units[(e.qmgr, e.queue)].append((e.at, end))
     return Rebuilt(changes, starts, gaps, notes, dict(units))
 
 
-def _line(key: tuple[str, str], evs: list[_Event], start: int, put_by: dict, notes: list[str]) -> list[DepthChange]:
-    """One queue's changes, following its contents: (priority, arrival order) -> message."""
+def _line(key: tuple[str, str], evs: list[_Event], start: int, put_by: dict) -> list[DepthChange] | Gap:
+    """One queue's changes, following its contents: (priority, arrival order) -> message. A gap instead when more
+    messages leave than the start depth and the traced arrivals hold: some arrivals were not traced."""
     qm, queue = key
     # msg key -> (-priority, order, arrived), in arrival order: the first is the oldest
     contents: OrderedDict[str, tuple[int, int, datetime | None]] = OrderedDict()
@@ -330,9 +345,9 @@ def _line(key: tuple[str, str], evs: list[_Event], start: int, put_by: dict, not
                 del contents[first]
                 assumed = True
             else:
-                notes.append(f"{qm}/{queue}: a removal at {e.at.isoformat()} from an empty queue "
-                             "(a put not traced): depth kept at 0")
-                continue
+                return Gap(qm, queue, f"a removal at {e.at.isoformat()} from an empty queue (start depth {start}): "
+                                      "the trace of its putting applications (or receiving channel agents) is "
+                                      "missing")
         depth += e.delta
         oldest = next(iter(contents), None)
         arrived = contents[oldest][2] if oldest else None

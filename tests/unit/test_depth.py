@@ -172,3 +172,14 @@ def test_reconcile_lists_each_difference_with_its_likely_cause():
         (at("10:01:00"), "CURDEPTH", 0, 1, CAUSE_UNTRACED_GET),
         (at("10:02:00"), "CURDEPTH", 3, 1, CAUSE_UNTRACED_PUT),
         (at("10:01:00"), "QMaxDepth", 3, 2, CAUSE_UNTRACED_PUT)]
+
+
+def test_more_removals_than_the_start_and_the_traced_arrivals_is_a_gap():
+    """Start depth 1 (the previous day's end); one traced arrival A at 10:00:00; three gets at 10:00:01, 10:00:02 and
+    10:00:03 (A and two without MsgId). The first two empty the queue (1 + 1 = 2 messages); the third finds it
+    empty: a put was not traced, so the queue is a gap (its putters' trace missing), not a line clipped at 0."""
+    app = Conn("QM1", "app").put("10:00:00", "A", "QM1", "Q")
+    cons = Conn("QM1", "consumer").get("10:00:01", "A", "Q").get("10:00:02", None, "Q").get("10:00:03", None, "Q")
+    r = rebuild(app.rows + cons.rows, start={("QM1", "Q"): 1})
+    assert [(g.qmgr, g.queue) for g in r.gaps] == [("QM1", "Q")]
+    assert "from an empty queue (start depth 1)" in r.gaps[0].reason and r.line("QM1", "Q") == []
