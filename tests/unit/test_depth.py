@@ -183,3 +183,19 @@ def test_more_removals_than_the_start_and_the_traced_arrivals_is_a_gap():
     r = rebuild(app.rows + cons.rows, start={("QM1", "Q"): 1})
     assert [(g.qmgr, g.queue) for g in r.gaps] == [("QM1", "Q")]
     assert "from an empty queue (start depth 1)" in r.gaps[0].reason and r.line("QM1", "Q") == []
+
+
+def test_the_gauges_are_each_queues_peak_and_greatest_oldest_age():
+    """gold.queue_depth rows of QM1/Q: depths 1, 2, 1 with oldest ages 0, 1.5, None; QM2/R: depth 1, age None. Gauges:
+    Q peak 2 and greatest age 1.5; R peak 1 and age 0 (no arrival time known)."""
+    from clwl.analyses.metrics import depth_families
+
+    rows = [dict(qmgr="QM1", queue="Q", depth=1, oldest_age_seconds=0.0),
+            dict(qmgr="QM1", queue="Q", depth=2, oldest_age_seconds=1.5),
+            dict(qmgr="QM1", queue="Q", depth=1, oldest_age_seconds=None),
+            dict(qmgr="QM2", queue="R", depth=1, oldest_age_seconds=None)]
+    peak, age = depth_families(rows)
+    assert (peak.name, age.name) == ("clwl_queue_depth_max", "clwl_queue_oldest_age_max_seconds")
+    assert peak.samples == [({"qmgr": "QM1", "queue": "Q"}, 2.0), ({"qmgr": "QM2", "queue": "R"}, 1.0)]
+    assert age.samples == [({"qmgr": "QM1", "queue": "Q"}, 1.5), ({"qmgr": "QM2", "queue": "R"}, 0.0)]
+    assert depth_families([])[0].samples == []
