@@ -36,7 +36,8 @@ from typing import Callable, Iterable, Mapping
 
 from clwl.analyses.observed import MCA_ENVIRONMENT, RECEIVING_AGENTS, SENDING_AGENTS
 
-__all__ = ["Capture", "DepthChange", "Difference", "Gap", "Rebuilt", "StatsInterval", "reconcile", "rebuild"]
+__all__ = ["Capture", "DepthChange", "Difference", "Gap", "Rebuilt", "StatsInterval", "greatest_age", "reconcile",
+           "rebuild"]
 
 MQGMO_SYNCPOINT, MQGMO_SYNCPOINT_IF_PERSISTENT = 0x2, 0x1000
 MQGMO_BROWSE = 0x10 | 0x20 | 0x800
@@ -357,6 +358,21 @@ def _line(key: tuple[str, str], evs: list[_Event], start: int, put_by: dict) -> 
                                oldest if oldest and not oldest.startswith(("start:", "anon:")) else None, arrived,
                                (e.at - arrived).total_seconds() if arrived else None, who, basis))
     return out
+
+
+def greatest_age(line: list[DepthChange], until: datetime) -> tuple[float, datetime, DepthChange] | None:
+    """The oldest message's greatest age over a queue's line: after each change the oldest message ages until the
+    next change (after the last, until ``until``, the day's end); (seconds, when, the change after which it was the
+    oldest). None when no oldest message's arrival is known."""
+    best = None
+    for c, nxt in zip(line, line[1:] + [None]):  # type: ignore[operator]
+        if c.oldest_arrived_at is None:
+            continue
+        when = nxt.at if nxt is not None else until
+        age = (when - c.oldest_arrived_at).total_seconds()
+        if best is None or age > best[0]:
+            best = (age, when, c)
+    return best
 
 
 # ----------------------------------------------------------------------------------------------------------

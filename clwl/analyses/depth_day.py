@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta, timezone
 from typing import Any
 
-from clwl.analyses.depth import Capture, DepthChange, Difference, Gap, Rebuilt, rebuild, reconcile
+from clwl.analyses.depth import Capture, DepthChange, Difference, Gap, Rebuilt, greatest_age, rebuild, reconcile
 
 __all__ = ["DepthError", "QueueLine", "QueueReport", "day_depth", "gold_rows", "queue_report"]
 
@@ -168,7 +168,7 @@ def _limit(limits: dict, key: tuple[str, str], given: int | None) -> tuple[int |
 
 def summarise(line: list[DepthChange], start: int, day: date, threshold: int | None) -> dict:
     """Peak, time at or above ``threshold`` over the day (a depth holds from its change to the next, the last to
-    the day's end; the start depth from midnight), and the oldest message's greatest age."""
+    the day's end; the start depth from midnight), and the oldest message's greatest age (:func:`greatest_age`)."""
     begin = datetime(day.year, day.month, day.day, tzinfo=timezone.utc)
     end_of_day = begin + timedelta(days=1)
     peak, peak_at = start, None
@@ -182,9 +182,8 @@ def summarise(line: list[DepthChange], start: int, day: date, threshold: int | N
             peak, peak_at = c.depth, c.at
     if threshold is not None and depth >= threshold:
         above += (end_of_day - held_from).total_seconds()
-    oldest = max((c for c in line if c.oldest_age_seconds is not None), key=lambda c: c.oldest_age_seconds,
-                 default=None)
-    return {"peak": peak, "peak_at": peak_at, "above": above if threshold is not None else None, "oldest": oldest}
+    return {"peak": peak, "peak_at": peak_at, "above": above if threshold is not None else None,
+            "oldest": greatest_age(line, end_of_day)}
 
 
 def queue_report(lake: Any, queue: str, qmgr: str | None = None, run_date: Any = None,
@@ -218,11 +217,11 @@ def queue_report(lake: Any, queue: str, qmgr: str | None = None, run_date: Any =
         s = summarise(line, start, _day(day), limit)
         mine = [c for c in caps if (c.qmgr, c.queue) == key]
         rb = Rebuilt(line, {key: start}, [])
-        old = s["oldest"]
+        age, when, old = s["oldest"] or (None, None, None)
         lines.append(QueueLine(
             qm, queue, len(line), start, line[-1].depth, s["peak"], s["peak_at"], limit, source, s["above"],
-            old.oldest_age_seconds if old else None, old.at if old else None, old.oldest_msg_id if old else None,
-            old.oldest_put_by if old else None, sorted({c.basis for c in line if c.basis}),
+            age, when, old.oldest_msg_id if old else None, old.oldest_put_by if old else None,
+            sorted({c.basis for c in line if c.basis}),
             [(c.at, c.curdepth) for c in mine], reconcile(rb, mine)))
     gaps: list[Gap] = []
     if not lines:
@@ -246,4 +245,11 @@ def _gaps(lk: Any, day: str, queue: str, qmgr: str | None, caps: list[Capture]) 
                    filters=base + [("operation", "in", ["MQCMIT", "MQBACK", "MQDISC"]),
                                    ("connection", "in", conns)]).to_pylist() if conns else []
     rb = rebuild(mine + ends, captures=[c for c in caps if c.queue == queue])
-    return [g for g in rb.gaps if g.queue == queue and (qmgr is None or g.qmgr == qmgr)]
+    gaps = [g for g in rb.gaps if g.queue == queue and (qmgr is None or g.qmgr == qmgr)]
+    # a queue manager that holds the queue (its captures show it) and has no trace at all that day
+    for qm in sorted({c.qmgr for c in caps if c.queue == queue and (qmgr is None or c.qmgr == qmgr)}
+                     - {g.qmgr for g in gaps}):
+        if not lk.rows("bronze.activity_operations", ["qmgr"], filters=base + [("qmgr", "=", qm)]).num_rows:
+            gaps.append(Gap(qm, queue, "no activity trace from this queue manager on the day: its queues have no "
+                                       "depth line"))
+    return gaps

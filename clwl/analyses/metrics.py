@@ -764,24 +764,28 @@ def lake_metrics(lake: Location | str, run_date: Optional[str] = None, *, blocke
         unseen.add(ev.unseen.get(qmgr, 0.0), qmgr=qmgr)
     families += [gaps, unseen]
     families.append(trend_family(lake, day))
-    families += depth_families(_gold_rows(lk, pub, "queue_depth", d, ["qmgr", "queue", "depth",
-                                                                      "oldest_age_seconds"]))
+    families += depth_families(_gold_rows(lk, pub, "queue_depth", d, ["qmgr", "queue", "seq", "at", "depth",
+                                                                      "oldest_arrived_at"]), d)
     return Metrics(day, gate_blocked, families)
 
 
-def depth_families(rows: list[dict]) -> list[Family]:
+def depth_families(rows: list[dict], day: date) -> list[Family]:
     """clwl_queue_depth_max and clwl_queue_oldest_age_max_seconds per queue with a line in gold.queue_depth (none
-    for a lake or a day without the trace: no series, not zeros)."""
-    peak: dict[tuple[str, str], float] = {}
-    age: dict[tuple[str, str], float] = {}
-    for r in rows:
-        k = (r["qmgr"], r["queue"])
-        peak[k] = max(peak.get(k, 0), r["depth"])
-        age[k] = max(age.get(k, 0.0), r["oldest_age_seconds"] or 0.0)
+    for a lake or a day without the trace: no series, not zeros). The age as ``clwl depth`` gives it: the oldest
+    message ages until the next change (clwl.analyses.depth.greatest_age)."""
+    from types import SimpleNamespace
+
+    from clwl.analyses.depth import greatest_age
+
+    lines: dict[tuple[str, str], list] = defaultdict(list)
+    for r in sorted(rows, key=lambda r: (r["qmgr"], r["queue"], r["seq"])):
+        lines[(r["qmgr"], r["queue"])].append(SimpleNamespace(
+            at=as_utc(r["at"]), depth=r["depth"], oldest_arrived_at=as_utc(r["oldest_arrived_at"])))
+    end = day_bounds(day)[1]
     fams = family("clwl_queue_depth_max"), family("clwl_queue_oldest_age_max_seconds")
-    for (qmgr, queue) in sorted(peak):
-        fams[0].add(peak[(qmgr, queue)], qmgr=qmgr, queue=queue)
-        fams[1].add(age[(qmgr, queue)], qmgr=qmgr, queue=queue)
+    for (qmgr, queue), line in sorted(lines.items()):
+        fams[0].add(max(c.depth for c in line), qmgr=qmgr, queue=queue)
+        fams[1].add((greatest_age(line, end) or (0.0,))[0], qmgr=qmgr, queue=queue)  # type: ignore[arg-type]
     return list(fams)
 
 

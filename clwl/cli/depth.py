@@ -81,7 +81,8 @@ class DepthTask(LakeTask):
         say(f"{found.queue} on {found.date}: {len(found.lines)} queue manager(s) with a depth line"
             + (f", {len(found.gaps)} evidence gap(s)" if found.gaps else ""), out)
         for x in found.lines:
-            say(f"\n{x.qmgr}  {x.changes} change(s), depth {x.start} at the start, {x.end} at the end", out)
+            say("", out)
+            say(f"{x.qmgr}  {x.changes} change(s), depth {x.start} at the start, {x.end} at the end", out)
             peak_at = x.peak_at.strftime("%H:%M:%S.%f")[:-3] if x.peak_at else "the start"
             sampled = max((n for _, n in x.samples), default=None)
             say(f"  peak {x.peak} at {peak_at}; the captures saw "
@@ -99,4 +100,5 @@ class DepthTask(LakeTask):
                 say(f"  ! {dif.at.strftime('%H:%M:%S')} {dif.measure} captured {dif.captured}, rebuilt "
                     f"{dif.rebuilt}: {dif.cause}", out)
         for g in found.gaps:
-            say(f"\ngap  {g.qmgr}: {g.reason}", out)
+            say("", out)
+            say(f"gap  {g.qmgr}: {g.reason}", out)

@@ -185,17 +185,22 @@ def test_more_removals_than_the_start_and_the_traced_arrivals_is_a_gap():
     assert "from an empty queue (start depth 1)" in r.gaps[0].reason and r.line("QM1", "Q") == []
 
 
-def test_the_gauges_are_each_queues_peak_and_greatest_oldest_age():
-    """gold.queue_depth rows of QM1/Q: depths 1, 2, 1 with oldest ages 0, 1.5, None; QM2/R: depth 1, age None. Gauges:
-    Q peak 2 and greatest age 1.5; R peak 1 and age 0 (no arrival time known)."""
+def test_the_gauges_are_each_queues_peak_and_the_oldest_messages_greatest_age():
+    """gold.queue_depth rows of QM1/Q on 2026-11-20: A arrives 10:00:00 (depth 1, oldest A), B 10:00:01 (2, oldest A),
+    A leaves 10:00:05 (1, oldest B), B leaves 10:00:06 (0). The oldest message ages until the next change: A reaches
+    5 s (10:00:00 to its removal at 10:00:05), B 5 s too (10:00:01 to 10:00:06); the greatest is 5 s, not the 1 s
+    the rows show at their own times. QM2/R: one arrival C at 23:59:00 that stays: it ages to the day's end, 60 s.
+    Gauges: Q peak 2, age 5; R peak 1, age 60."""
     from clwl.analyses.metrics import depth_families
 
-    rows = [dict(qmgr="QM1", queue="Q", depth=1, oldest_age_seconds=0.0),
-            dict(qmgr="QM1", queue="Q", depth=2, oldest_age_seconds=1.5),
-            dict(qmgr="QM1", queue="Q", depth=1, oldest_age_seconds=None),
-            dict(qmgr="QM2", queue="R", depth=1, oldest_age_seconds=None)]
-    peak, age = depth_families(rows)
+    def row(qm, q, seq, hms, depth, arrived):
+        return dict(qmgr=qm, queue=q, seq=seq, at=at(hms), depth=depth, oldest_arrived_at=arrived and at(arrived))
+
+    rows = [row("QM1", "Q", 1, "10:00:00", 1, "10:00:00"), row("QM1", "Q", 2, "10:00:01", 2, "10:00:00"),
+            row("QM1", "Q", 3, "10:00:05", 1, "10:00:01"), row("QM1", "Q", 4, "10:00:06", 0, None),
+            row("QM2", "R", 1, "23:59:00", 1, "23:59:00")]
+    peak, age = depth_families(rows, DAY.date())
     assert (peak.name, age.name) == ("clwl_queue_depth_max", "clwl_queue_oldest_age_max_seconds")
     assert peak.samples == [({"qmgr": "QM1", "queue": "Q"}, 2.0), ({"qmgr": "QM2", "queue": "R"}, 1.0)]
-    assert age.samples == [({"qmgr": "QM1", "queue": "Q"}, 1.5), ({"qmgr": "QM2", "queue": "R"}, 0.0)]
-    assert depth_families([])[0].samples == []
+    assert age.samples == [({"qmgr": "QM1", "queue": "Q"}, 5.0), ({"qmgr": "QM2", "queue": "R"}, 60.0)]
+    assert depth_families([], DAY.date())[0].samples == []
