@@ -204,3 +204,23 @@ def test_the_gauges_are_each_queues_peak_and_the_oldest_messages_greatest_age():
     assert peak.samples == [({"qmgr": "QM1", "queue": "Q"}, 2.0), ({"qmgr": "QM2", "queue": "R"}, 1.0)]
     assert age.samples == [({"qmgr": "QM1", "queue": "Q"}, 5.0), ({"qmgr": "QM2", "queue": "R"}, 60.0)]
     assert depth_families([], DAY.date())[0].samples == []
+
+
+def test_clwl_depth_summary_peak_time_at_or_above_and_the_default_threshold():
+    """A line of QM1/Q on 2026-11-20 starting at depth 1 (at midnight): A arrives 10:00:00 (2), B 10:00:10 (3), A
+    leaves 10:00:40 (2), B leaves 10:01:00 (1). Threshold 2: at or above from 10:00:00 to 10:01:00, 60 s (the start
+    depth 1 is below). Peak 3 at 10:00:10. The default threshold is QDEPTHHI percent of MAXDEPTH rounded up to a
+    whole message: 80 % of 5000 is 4000; 33 % of 10 is 3.3, so 4."""
+    from clwl.analyses.depth_day import _limit, summarise
+
+    app = Conn("QM1", "app").put("10:00:00", "A", "QM1", "Q").put("10:00:10", "B", "QM1", "Q")
+    cons = Conn("QM1", "consumer").get("10:00:40", "A", "Q").get("10:01:00", "B", "Q")
+    line = rebuild(app.rows + cons.rows, start={("QM1", "Q"): 1}).line("QM1", "Q")
+    s = summarise(line, 1, DAY.date(), 2)
+    assert (s["peak"], s["peak_at"], s["above"]) == (3, at("10:00:10"), 60.0)
+    assert summarise(line, 1, DAY.date(), None)["above"] is None
+    limits = {("QM1", "Q"): (5000, 80), ("QM1", "R"): (10, 33)}
+    assert _limit(limits, ("QM1", "Q"), None) == (4000, "QDEPTHHI 80% of MAXDEPTH 5000")
+    assert _limit(limits, ("QM1", "R"), None)[0] == 4
+    assert _limit(limits, ("QM1", "Q"), 7) == (7, "--threshold")
+    assert _limit(limits, ("QM9", "Q"), None)[0] is None
