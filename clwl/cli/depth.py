@@ -93,8 +93,10 @@ class DepthTask(LakeTask):
                 say(f"  at or above {x.threshold} ({x.threshold_source}): {_duration(x.seconds_at_or_above or 0)}",
                     out)
             if x.oldest_age_seconds is not None:
-                say(f"  oldest message: {_duration(x.oldest_age_seconds)} old at "
-                    f"{x.oldest_at.strftime('%H:%M:%S')}, {x.oldest_msg_id or 'id unknown'}, put by "
+                when = (x.oldest_at.strftime("%H:%M:%S") if x.oldest_at.date().isoformat() == found.date
+                        else "the day's end")
+                say(f"  oldest message: {_duration(x.oldest_age_seconds)} old at {when}, "
+                    f"{x.oldest_msg_id or 'id unknown'}, put by "
                     f"{x.oldest_put_by or 'an application not traced'} ({', '.join(x.basis) or 'exact'})", out)
             for dif in x.differences:
                 say(f"  ! {dif.at.strftime('%H:%M:%S')} {dif.measure} captured {dif.captured}, rebuilt "
