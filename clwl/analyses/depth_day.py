@@ -109,6 +109,26 @@ def gold_rows(rebuilt: Rebuilt) -> list[dict]:
     return out
 
 
+def published_lines(lake: Any, run_date: Any, queue: str | None = None, qmgr: str | None = None
+                    ) -> dict[tuple[str, str], list[DepthChange]] | None:
+    """The run date's published gold.queue_depth as lines, (qmgr, queue) -> changes in order (only ``queue`` /
+    ``qmgr`` when given); None when the table or the date is not published."""
+    lk = _lake(lake)
+    pub = lk.published()
+    if not pub.exists or str(run_date) not in pub.dates or not pub.visible("queue_depth") \
+            or not lk.exists("gold.queue_depth"):
+        return None
+    filters = [("run_date", "=", _day(run_date))] + ([("queue", "=", queue)] if queue else []) \
+        + ([("qmgr", "=", qmgr)] if qmgr else [])
+    rows = lk.rows("gold.queue_depth", filters=filters, version=pub.version("queue_depth")).to_pylist()
+    out: dict[tuple[str, str], list[DepthChange]] = {}
+    for r in sorted(rows, key=lambda r: (r["qmgr"], r["queue"], r["seq"])):
+        r = {k: (v.replace(tzinfo=timezone.utc) if isinstance(v, datetime) and v.tzinfo is None else v)
+             for k, v in r.items()}
+        out.setdefault((r["qmgr"], r["queue"]), []).append(DepthChange(**{k: r[k] for k in DepthChange.__slots__}))
+    return out
+
+
 # ----------------------------------------------------------------------------------------------------------
 # clwl depth
 
@@ -201,16 +221,10 @@ def queue_report(lake: Any, queue: str, qmgr: str | None = None, run_date: Any =
     if not pub.visible("queue_depth") or not lk.exists("gold.queue_depth"):
         raise DepthError(f"{lake}: gold.queue_depth is not published yet (a lake made before it: clwl run --force "
                          f"--date {day} adds it)")
-    filters = [("run_date", "=", _day(day)), ("queue", "=", queue)] + ([("qmgr", "=", qmgr)] if qmgr else [])
-    rows = lk.rows("gold.queue_depth", filters=filters, version=pub.version("queue_depth")).to_pylist()
+    by_queue = published_lines(lk, day, queue, qmgr) or {}
     caps, limits = captured(lk, day)
-    by_qm: dict[str, list[DepthChange]] = {}
-    for r in sorted(rows, key=lambda r: (r["qmgr"], r["seq"])):
-        r = {k: (v.replace(tzinfo=timezone.utc) if isinstance(v, datetime) and v.tzinfo is None else v)
-             for k, v in r.items()}
-        by_qm.setdefault(r["qmgr"], []).append(DepthChange(**{k: r[k] for k in DepthChange.__slots__}))
     lines = []
-    for qm, line in sorted(by_qm.items()):
+    for (qm, _), line in sorted(by_queue.items()):
         start = line[0].depth - line[0].delta
         key = (qm, queue)
         limit, source = _limit(limits, key, threshold)
