@@ -167,6 +167,11 @@ def detect_stage(spark: SparkSession, run: PipelineRun, run_date: str, ingest_co
     facts = gather_facts(spark, run, run_date, replayed, timelines, int(seen["traced"]), int(seen["agreed"]))
     _staging(run, "trend_facts")  # created first: a day without facts still has its (empty) staging table
     _write_date(run, facts_frame(spark, run_date, facts), "trend_facts", run_date)
+    # Every queue's depth rebuilt from the day's activity trace (issue 44): staged here, published with the others.
+    from spark.queue_depth import depth_frame
+
+    _staging(run, "queue_depth")  # created first: a day without a trace still has its (empty) staging table
+    _write_date(run, depth_frame(spark, run, run_date), "queue_depth", run_date)
     return {"messages": n_msgs, "stuck": n_stuck, "unexpected": n_unexp, "warnings": warnings}
 
 

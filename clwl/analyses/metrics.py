@@ -121,6 +121,13 @@ CATALOGUE: dict[str, tuple[tuple[str, ...], str]] = {
                           "missed_failure (channels on which a browse found messages the captures had moving)."),
     "clwl_chstatus_unseen_seconds": (
         ("qmgr",), "Seconds of the day in which qmgr's channel states were not seen (the channel status gaps)."),
+    # queue depth rebuilt from the trace (issue 44; docs/depth.md)
+    "clwl_queue_depth_max": (
+        ("qmgr", "queue"), "The greatest depth of the queue over the day, rebuilt from the activity trace at every "
+                           "change (gold.queue_depth): what a CURDEPTH sample can miss."),
+    "clwl_queue_oldest_age_max_seconds": (
+        ("qmgr", "queue"), "The greatest age of the queue's oldest message over the day (gold.queue_depth "
+                           "oldest_age_seconds); 0 when no message's arrival time is known."),
     # across days
     "clwl_trend_flags": (
         ("metric", "cause"), "Series of the day that departed from their trailing window (clwl trend: |z| >= 3 "
@@ -757,7 +764,29 @@ def lake_metrics(lake: Location | str, run_date: Optional[str] = None, *, blocke
         unseen.add(ev.unseen.get(qmgr, 0.0), qmgr=qmgr)
     families += [gaps, unseen]
     families.append(trend_family(lake, day))
+    families += depth_families(_gold_rows(lk, pub, "queue_depth", d, ["qmgr", "queue", "seq", "at", "depth",
+                                                                      "oldest_arrived_at"]), d)
     return Metrics(day, gate_blocked, families)
+
+
+def depth_families(rows: list[dict], day: date) -> list[Family]:
+    """clwl_queue_depth_max and clwl_queue_oldest_age_max_seconds per queue with a line in gold.queue_depth (none
+    for a lake or a day without the trace: no series, not zeros). The age as ``clwl depth`` gives it: the oldest
+    message ages until the next change (clwl.analyses.depth.greatest_age)."""
+    from types import SimpleNamespace
+
+    from clwl.analyses.depth import greatest_age
+
+    lines: dict[tuple[str, str], list] = defaultdict(list)
+    for r in sorted(rows, key=lambda r: (r["qmgr"], r["queue"], r["seq"])):
+        lines[(r["qmgr"], r["queue"])].append(SimpleNamespace(
+            at=as_utc(r["at"]), depth=r["depth"], oldest_arrived_at=as_utc(r["oldest_arrived_at"])))
+    end = day_bounds(day)[1]
+    fams = family("clwl_queue_depth_max"), family("clwl_queue_oldest_age_max_seconds")
+    for (qmgr, queue), line in sorted(lines.items()):
+        fams[0].add(max(c.depth for c in line), qmgr=qmgr, queue=queue)
+        fams[1].add((greatest_age(line, end) or (0.0,))[0], qmgr=qmgr, queue=queue)  # type: ignore[arg-type]
+    return list(fams)
 
 
 def trend_family(lake: Location | str, day: str) -> Family:

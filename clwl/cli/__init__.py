@@ -41,6 +41,7 @@ def build_parser() -> argparse.ArgumentParser:
     from clwl.cli.advise import add_advise_command
     from clwl.cli.blast import add_blast_command
     from clwl.cli.check import add_check_command
+    from clwl.cli.depth import add_depth_command
     from clwl.cli.drift import add_drift_command
     from clwl.cli.explain import add_explain_command
     from clwl.cli.generate import add_generate_command
@@ -70,6 +71,7 @@ def build_parser() -> argparse.ArgumentParser:
         add_blast_command,
         add_metrics_command,
         add_trend_command,
+        add_depth_command,
         add_generate_command,
     )
     for add_command in commands:

@@ -122,6 +122,10 @@ def add_generate_command(subparsers) -> argparse.ArgumentParser:
                         "sending queue manager and restart before the next (the captures never show it); what is "
                         "put to them meanwhile leaves at the restart; listed in _generate.json channel_stops "
                         "(default 2)")
+    g.add_argument("--trace-gets", action="store_true",
+                   help="with --puts-format activity-trace --channel-trace --channel-trace-ends both: also the "
+                        "consumers' MQGETs of the destination queues (<QM>.<date>.consumers.amqsact) and, in "
+                        "_generate.json, every queue's depth after each change (see docs/depth.md)")
     g.add_argument("--qsg", type=whole_number(0), default=d.qsg, metavar="N",
                    help="N queue managers (sending ones first, then back ends that host instances) are z/OS members "
                         "of one queue-sharing group, QSG1, captured as CSQUTIL output (config_HHMMSS.txt, "
@@ -169,7 +173,8 @@ def options_from_args(args: argparse.Namespace) -> GenerateOptions:
         partitions=args.partitions, puts_format=args.puts_format, trace_disagreements=args.trace_disagreements,
         channel_trace=args.channel_trace, trace_format=args.trace_format, channel_stops=args.channel_stops,
         channel_trace_ends=args.channel_trace_ends, qsg=args.qsg, qsg_cflevel=args.qsg_cflevel,
-        qsg_maxmsgl=args.qsg_maxmsgl, qsg_igq_changes=args.qsg_igq_changes, events=tuple(args.events))
+        qsg_maxmsgl=args.qsg_maxmsgl, qsg_igq_changes=args.qsg_igq_changes, events=tuple(args.events),
+        trace_gets=args.trace_gets)
 
 
 def cmd_generate(args: argparse.Namespace) -> int:
@@ -193,6 +198,14 @@ def cmd_generate(args: argparse.Namespace) -> int:
         return EXIT_INPUT
     if o.trace_format != "amqsact" and not (o.channel_trace or o.puts_format == "activity-trace"):
         print("clwl generate: --trace-format needs --channel-trace or --puts-format activity-trace", file=sys.stderr)
+        return EXIT_INPUT
+    if o.trace_gets and not (o.puts_format == "activity-trace" and o.channel_trace and o.channel_trace_ends == "both"):
+        print("clwl generate: --trace-gets needs --puts-format activity-trace --channel-trace --channel-trace-ends "
+              "both (every arrival traced)", file=sys.stderr)
+        return EXIT_INPUT
+    if o.trace_gets and (o.trace_disagreements or o.partitions):
+        print("clwl generate: --trace-gets needs --trace-disagreements 0 and --partitions 0 (the depth truth follows "
+              "each message from its traced put)", file=sys.stderr)
         return EXIT_INPUT
     if not o.qsg and (o.qsg_cflevel != GenerateOptions.qsg_cflevel or o.qsg_maxmsgl is not None
                       or o.qsg_igq_changes):

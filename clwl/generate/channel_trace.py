@@ -260,6 +260,7 @@ class ChannelTraces:
         self.done: list[ChannelStop] = []
         self.departures = 0
         self.arrivals = 0
+        self.ledger = None  # --trace-gets: clwl.generate.consumers.DepthLedger, told each departure and arrival
 
     def file(self, qm: str) -> QueueManagerTrace:
         f = self.files.get(qm)
@@ -308,12 +309,16 @@ class ChannelTraces:
         us = f.get(f.agent(True, d.channel, qms[d.qmgr]), self.day_us + at_us, bytes.fromhex(mid), put_t,
                    sd.xmitq[k], sd.sender, sd.qnames[qi], d.qmgr, length, pers)
         self.departures += 1
+        if self.ledger is not None:
+            self.ledger.xmitq_get(sd.sender, sd.xmitq[k], us, mid)
         if not self.trace_arrivals:
             return
         g = self.file(d.qmgr)
-        g.put(g.agent(False, d.channel, qms[sd.sender]), us + TRANSIT_US, bytes.fromhex(mid), put_t, sd.sender,
-              sd.qnames[qi], length, pers)
+        at = g.put(g.agent(False, d.channel, qms[sd.sender]), us + TRANSIT_US, bytes.fromhex(mid), put_t, sd.sender,
+                   sd.qnames[qi], length, pers)
         self.arrivals += 1
+        if self.ledger is not None:
+            self.ledger.arrive(d.qmgr, sd.qnames[qi], at, mid, length, pers, self.day_us + put_ms * 1000)
 
     def close(self, sds: dict) -> None:
         """The end of the day: stops still on restart (at their restart time), every agent's batch committed, its

@@ -34,6 +34,7 @@ from clwl.generate.build import build_estate
 from clwl.generate.captures import BROKEN_KINDS, CaptureWriter
 from clwl.generate.channel_trace import TRACE_ENDS, TRACE_FORMATS, ChannelStop, ChannelTraces
 from clwl.generate.channel_trace import file_name as trace_file_name
+from clwl.generate.consumers import DepthLedger
 from clwl.generate.estate import (
     FR_NAMES,
     SLOT_MIN,
@@ -126,7 +127,8 @@ class Generator(CaptureWriter, BrowseWriter, AccountingWriter, TruthWriter):
             raise ValueError(f"puts_format {opts.puts_format!r}: one of {', '.join(PUTS_FORMATS)}")
         self.trace = opts.puts_format == "activity-trace"
         n = opts.trace_disagreements
-        self.n_disagreements = (DEFAULT_TRACE_DISAGREEMENTS if self.trace else 0) if n is None else n
+        default = DEFAULT_TRACE_DISAGREEMENTS if self.trace and not getattr(opts, "trace_gets", False) else 0
+        self.n_disagreements = default if n is None else n
         if self.n_disagreements and not self.trace:
             raise ValueError("trace disagreements need puts_format activity-trace")
         self.trace_disagreements: list[dict] = []
@@ -148,6 +150,16 @@ class Generator(CaptureWriter, BrowseWriter, AccountingWriter, TruthWriter):
         if self.est.qsg is not None and (self.trace or self.channel_trace):
             raise ValueError("a queue-sharing group (qsg) is written with puts_format csv and no channel trace: "
                              "z/OS queue managers have no amqsact application activity trace")
+        self.trace_gets = bool(getattr(opts, "trace_gets", False))
+        if self.trace_gets and not (self.trace and self.channel_trace and self.trace_ends == "both"):
+            raise ValueError("trace_gets needs puts_format activity-trace and channel_trace with channel_trace_ends "
+                             "both: every arrival traced")
+        if self.trace_gets and (self.n_disagreements or getattr(opts, "partitions", 0)):
+            raise ValueError("trace_gets needs no trace disagreements and no partitions: the depth truth follows "
+                             "each message from the put MQ traced")
+        self.depth_truth: dict[str, dict] = {}
+        self.depth_start: dict[tuple[str, str], int] = {}
+        self.consumer_truth = {"files": [], "gets": 0, "backouts": 0, "pauses": []}
         self.path_truth: list[dict] = []
         self._plan()
 
@@ -289,6 +301,10 @@ class Generator(CaptureWriter, BrowseWriter, AccountingWriter, TruthWriter):
         if self.channel_trace:
             channels = ChannelTraces(est, day, self.trace_format, self._open_trace_file,
                                      arrivals=self.trace_ends == "both")
+        ledger = None
+        if self.trace_gets:
+            ledger = DepthLedger(est, day, self.trace_format, o.seed, self._open_consumer_file, self.depth_start)
+            channels.ledger = ledger  # type: ignore[union-attr]
         for s in est.senders:
             p = self.path(day, s, self.puts_name(s, day))
             outs[s] = open(p, "w", encoding="utf-8", newline="")
@@ -301,6 +317,8 @@ class Generator(CaptureWriter, BrowseWriter, AccountingWriter, TruthWriter):
                                                  inject=self.trace_inject.get((s, day), ()),
                                                  wrong_destination=self.wrong_destination(s),
                                                  json_lines=self.trace_format == "json")
+                if ledger is not None:
+                    writers[s].on_put = ledger.app_put
                 self.sd[s] = SenderDay(est, self.cfg, s, day, di, self.shares, writers[s], 1,
                                        channel_trace=channels)
             else:
@@ -389,6 +407,13 @@ class Generator(CaptureWriter, BrowseWriter, AccountingWriter, TruthWriter):
                 self.partition_waits.append({"day": day.isoformat(), "sender": s,
                                              "waited": sd.partition_delivered,
                                              "reallocated": len(sd.reallocated)})
+        if ledger is not None:  # after every put is printed: the consumers, the depth truth
+            truth = self.depth_truth[day.isoformat()] = ledger.close()
+            self.depth_start = ledger.end_depths(truth)
+            ct = self.consumer_truth
+            ct["gets"] += ledger.gets
+            ct["backouts"] += ledger.backouts
+            ct["pauses"] += [{"day": day.isoformat(), **p} for p in ledger.pauses]
         self.browse(day)
         self.write_accounting(day, acct)
         self.day_truth(day)
@@ -408,6 +433,12 @@ class Generator(CaptureWriter, BrowseWriter, AccountingWriter, TruthWriter):
         p = self.path(self.day, qm, name)  # type: ignore[arg-type]
         self.files.append(str(p.relative_to(self.out)))
         self.channel_trace_files.append(str(p.relative_to(self.out)))
+        return open(p, "w", encoding="utf-8", newline="")
+
+    def _open_consumer_file(self, qm: str, name: str):
+        p = self.path(self.day, qm, name)  # type: ignore[arg-type]
+        self.files.append(str(p.relative_to(self.out)))
+        self.consumer_truth["files"].append(str(p.relative_to(self.out)))
         return open(p, "w", encoding="utf-8", newline="")
 
     def inject_stops(self, channels: ChannelTraces, day: date, si: int, minute: int) -> None:

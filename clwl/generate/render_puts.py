@@ -297,6 +297,8 @@ class AmqsactPutsWriter:
         # msg_id -> (queue manager, transmission queue) MQ chose at the put, for a message the simulation
         # re-allocated later: the puts.csv row shows where it arrived, the traced MQPUT where it was sent.
         self.at_put: dict[str, tuple[str, str | None]] = {}
+        # --trace-gets (clwl.generate.consumers.DepthLedger.app_put): told each put as traced
+        self.on_put = None
 
     def write(self, text: str) -> None:
         lines = text.split("\n")
@@ -378,6 +380,8 @@ class AmqsactPutsWriter:
         self.group_last.discard(row)
         self._op(conn, us, trace_put(tid, t, us, hobj, options, int(length), queue, traced, traced_xq, sender,
                                      persistent == "true", bytes.fromhex(msg_id), high))
+        if self.on_put is not None:
+            self.on_put(sender, queue, traced, traced_xq, us, msg_id, int(length), 1 if persistent == "true" else 0)
         if self.handle_ends:
             self._close_handles(self.handle_ends.pop(2 * row + 1, ()))
 

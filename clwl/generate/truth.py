@@ -48,7 +48,7 @@ class TruthWriter:
         args = {k: (v.isoformat() if isinstance(v, date) else list(v) if isinstance(v, tuple) else v) for k, v in asdict(o).items()
                 if k not in ("out", "force", "quiet") and not (k in ("partitions", "events") and not v)
                 and k not in ("puts_format", "trace_disagreements", "channel_trace", "trace_format", "channel_stops",
-                              "channel_trace_ends")
+                              "channel_trace_ends", "trace_gets")
                 and not (k.startswith("qsg") and not o.qsg)}
         if self.trace:  # only then, so that a puts.csv estate's ground truth is that of earlier versions
             args["puts_format"] = o.puts_format
@@ -195,4 +195,14 @@ class TruthWriter:
                 "channel_stops: a cluster-sender channel stopped and restarted between two status captures of its "
                 "sending queue manager, which both show it RUNNING; the routing is what the captures decide (as "
                 "without the stop), the messages put to it in the window wait and leave at the restart")
+        if getattr(self, "trace_gets", False):  # only then, as above
+            args["trace_gets"] = True
+            truth["consumers"] = self.consumer_truth
+            truth["depth"] = self.depth_truth
+            truth["assumptions"].append(
+                "trace_gets: every message that reaches a destination queue instance is got by that instance's "
+                "consumer (<QM>.<date>.consumers.amqsact, MEDIUM, MQGET under syncpoint with its MsgId and MQCMIT), "
+                "oldest first, 2-40 ms after it arrives; some consumers pause once a day inside a half-hour slot; about "
+                "one get in 97 is backed out (MQBACK) and got again at once; depth: per day and QM/QUEUE every change "
+                "[High Res Time us, depth after, MsgId], committed units only, from the day's start depth")
         return truth

@@ -68,8 +68,9 @@ BRONZE_TABLES = ("capture_files", "mqsc_objects", "put_records", "xmitq_messages
 SILVER_TABLES = ("config_history", "channel_status", "message_events", "xmitq_contents", "queue_accounting",
                  "channel_statistics", "quarantine", "ingest_files")
 #: The published tables, in the order a publish writes them: run_summary last, since it records the others'
-#: versions. trend_facts is the day's numbers kept for the trends across days (clwl/analyses/trend.py).
-GOLD_TABLES = ("routing_replay", "stuck_messages", "distribution", "trend_facts", "run_summary")
+#: versions. trend_facts is the day's numbers kept for the trends across days (clwl/analyses/trend.py); queue_depth
+#: every queue's depth rebuilt from the trace (clwl/analyses/depth.py).
+GOLD_TABLES = ("routing_replay", "stuck_messages", "distribution", "trend_facts", "queue_depth", "run_summary")
 
 TABLES_BY_LAYER = {"bronze": BRONZE_TABLES, "silver": SILVER_TABLES, "gold": GOLD_TABLES}
 #: Every table as ``<layer>.<name>``.

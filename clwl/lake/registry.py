@@ -617,6 +617,30 @@ _ALL = [
        checks={"keys_not_null": "run_date IS NOT NULL AND metric IS NOT NULL",
                "value_not_negative": "value >= 0",
                "messages_not_negative": "messages IS NULL OR messages >= 0"}),
+    # issue 44: every queue's depth rebuilt from the activity trace (clwl/analyses/depth.py; docs/depth.md)
+    _t("gold", "queue_depth", [
+        _f("run_date", D, False),
+        _f("qmgr", S, False),
+        _f("queue", S, False),  # a queue instance or a transmission queue
+        _f("seq", L, False),  # the change's place in its queue's day, from 1
+        _f("at", TS, False),  # the traced call's time (High Res Time)
+        _f("depth", L, False),  # after the change
+        _f("delta", I, False),  # +1 an arrival, -1 a removal
+        _f("operation", S, False),  # put | get | agent_put | agent_get
+        _f("msg_id", S),  # the message added or removed (null: traced without its MsgId)
+        _f("application", S),  # the connection's ApplName, or the channel agent's channel
+        _f("oldest_msg_id", S),  # the oldest message on the queue after the change (null: empty, or unknown id)
+        _f("oldest_arrived_at", TS),  # when it arrived on this queue (null: before the day, or empty)
+        _f("oldest_age_seconds", DBL),  # at this change (null: it arrived before the day, or the queue is empty)
+        _f("oldest_put_by", S),  # the application whose traced MQPUT made it
+        _f("basis", S),  # exact | fifo_assumed | start_depth; null when the queue is empty
+    ], ["run_date"], ["run_date", "qmgr", "queue", "seq"],
+       "One row per change of a queue's depth (not per second), rebuilt from the day's activity trace, with the "
+       "oldest message after it; computed from bronze at detect time and written by the same publish.",
+       checks={"keys_not_null": "run_date IS NOT NULL AND qmgr IS NOT NULL AND queue IS NOT NULL AND seq IS NOT NULL",
+               "depth_not_negative": "depth >= 0",
+               "delta_is_one_message": "delta = 1 OR delta = -1",
+               "age_not_negative": "oldest_age_seconds IS NULL OR oldest_age_seconds >= 0"}),
     _t("gold", "run_summary", [
         _f("run_id", S),
         _f("run_date", D),

@@ -20,6 +20,7 @@ from clwl.lake.storage import lake_root
 from clwl.report.advice import blast_section, drift_section, even_split_section, lint_section
 from clwl.report.agreement import MQ_COUNTS, agreement_section
 from clwl.report.channels import channels_section, evidence_section, xmitq_section
+from clwl.report.depth import queue_depth_section
 from clwl.report.distribution import distribution_section
 from clwl.report.incidents import incidents_section, picture_section
 from clwl.report.model import Day, Report, fmt, table_view
@@ -106,6 +107,7 @@ SECTIONS = (
     Section("configuration findings", lint_section),
     Section("what changed", drift_section),
     Section("across days", across_days_section),
+    Section("queue depth", queue_depth_section),
     Section("even split", even_split_section),
     Section("blast radius", blast_section),
     Section("run summary", run_summary_section),

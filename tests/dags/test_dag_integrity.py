@@ -94,7 +94,7 @@ def test_nightly_schedule_and_tasks(dags):
     lake = os.environ.get("CLWL_LAKE") or str(ROOT / "lake")
     assert [a.uri for a in dag.get_task("publish").outlets] == [
         f"file://{lake}/gold/{t}"
-        for t in ("routing_replay", "stuck_messages", "distribution", "trend_facts", "run_summary")]
+        for t in ("routing_replay", "stuck_messages", "distribution", "trend_facts", "queue_depth", "run_summary")]
     assert dag.params["run_date"] is None
 
 

@@ -29,7 +29,8 @@ ROOT = Path(__file__).resolve().parents[2]
 #: Each lake-reading command and the module that holds its task.
 LAKE_COMMANDS = {"lint": "clwl.cli.lint", "drift": "clwl.cli.drift", "advise": "clwl.cli.advise",
                  "blast": "clwl.cli.blast", "explain": "clwl.cli.explain", "published": "clwl.cli.query",
-                 "query": "clwl.cli.query", "trend": "clwl.cli.trend"}
+                 "query": "clwl.cli.query", "trend": "clwl.cli.trend",
+                 "depth": "clwl.cli.depth"}
 
 #: What the runner does for them, so no command module names it: finding the lake (and the extra it is read
 #: with), the exit codes of a finished or refused run.
