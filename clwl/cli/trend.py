@@ -94,10 +94,12 @@ class TrendTask(LakeTask):
                 steady += 1
                 continue
             lo, hi = min(present), max(present)
-            say(f"\n{s.metric}  {s.subject.text(s.metric)}", out)
+            say("", out)  # say() shows a newline inside a line as \n: a blank line is its own call
+            say(f"{s.metric}  {s.subject.text(s.metric)}", out)
             say(f"  {sparkline(values)}  {value_text(s.metric, lo)} to {value_text(s.metric, hi)}, last "
                 f"{value_text(s.metric, present[-1])}", out)
             for f in flags:
                 say(f"  ! {f.date}  {flag_text(f)}", out)
         if steady:
-            say(f"\n{steady} other series steady over the days shown (no flag)", out)
+            say("", out)
+            say(f"{steady} other series steady over the days shown (no flag)", out)

@@ -72,8 +72,9 @@ class SenderDay(PartitionWaits):
         self.handles = {role: [f"{a.name}:{self.pids[role]}:{qi + 1}" for qi in range(nq)]
                         for role, a in apps.items()}
         self.batch_handles = nq  # batch handles after the per-queue ones
-        # --event bind-on-open: from its day the service application opens each queue with MQOO_BIND_ON_OPEN, a
-        # handle a slot (queue index -> [handle, key]); None: it puts not fixed
+        # --event bind-on-open: from its day the service application opens each queue with MQOO_BIND_ON_OPEN once
+        # and keeps the handle all day, as a long-running service does, so the day's puts follow its first choice
+        # (queue index -> [handle, key]); None: it puts not fixed
         since = estate.bind_on_open_from.get(sender)
         self.svc_bound: dict[int, list] | None = {} if since is not None and day >= since else None
         self.len_lo = [q.length_lo for q in estate.queues]
@@ -231,11 +232,7 @@ class SenderDay(PartitionWaits):
         igq_limit = self.igq_limit
         too_large = self.too_large
         igq_base = n_keys + 3  # accounting connection codes of the IGQ agent's puts, by destination key
-        svc_bound = self.svc_bound
-        if svc_bound:  # the last slot's handles are closed after its last put
-            for h in svc_bound.values():
-                self._ended(h[0], after=True)
-            svc_bound.clear()
+        svc_bound = self.svc_bound  # kept across the day's slots: the service holds its handles open all day
         for i in range(n, 0, -1):
             # put time: the n sorted uniform instants, generated in order (Bentley & Saxe)
             cur *= rnd() ** (1.0 / i)
@@ -329,7 +326,7 @@ class SenderDay(PartitionWaits):
         self._flush_slot(cells, acct, interval)
 
     def _svc_bound_put(self, qi: int):
-        """A put of the service application bound on open (a planned event): its handle for the queue this slot,
+        """A put of the service application bound on open (a planned event): its handle for the queue this day,
         opened (and the destination chosen) by the first put; one whose instance was PUT(DISABLED) since closes."""
         bound = self.svc_bound
         assert bound is not None

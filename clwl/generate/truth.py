@@ -131,8 +131,8 @@ class TruthWriter:
                 "planned events (--event): scheduled first on their day; a lasting change (weight_change, "
                 "put_disabled) is made at 05:59:59 and shown by the captures at 06:00, before the day's first put, "
                 "and stays; an outage lasts its window of that day; bind_on_open: from that day the service "
-                "application opens each queue with MQOO_BIND_ON_OPEN once a half-hour slot (the first put on the "
-                "handle chooses, the others follow it, zero AccountingToken); no random event that day concerns the "
+                "application opens each queue with MQOO_BIND_ON_OPEN once and keeps the handle all day (the first "
+                "put on the handle chooses, the others follow it, zero AccountingToken); no random event that day concerns the "
                 "planned event's queue manager (receiver, instance host or sender)")
         if est.qsg is not None:
             truth["qsg"] = est.qsg.to_json(est.senders)

@@ -114,7 +114,8 @@ def test_readable_output_has_each_series_history_and_its_flags_in_words(lake, ca
     code, out, err = _clwl(capsys, "trend", "--lake", str(lake))
     assert code == 0, err
     assert "21 published day(s), 2026-11-01 to 2026-11-21" in out and "4 flag(s)" in out
-    assert "share_observed  APP.ORDERS from QM1 to QM2 (observed_destination)" in out
+    assert "\nshare_observed  APP.ORDERS from QM1 to QM2 (observed_destination)\n" in out
+    assert "\\n" not in out  # the blank line between series is a blank line, not an escaped newline
     assert ("! 2026-11-15  QM2's share of APP.ORDERS from QM1 rose from 33 % to 50 % on 11-15 after CLWLWGHT "
             "50 -> 80 on CLUSQMGR(QM2) CHANNEL(TO.QM2) at QM1 (altered 2026-11-15 09:12:00)") in out
     assert "during incident 1 (receiver QM3, 10:00-11:30)" in out

@@ -9,13 +9,16 @@ six queue managers (two full repositories, one sender, three back ends hosting t
   CLWL algorithm's last step (000_0afde381a4318fee.txt, step 12: CLWLWGHT shares the traffic among the channels
   left) gives that instance a new share from that day on: flagged with cause `drift` (the change, its old and new
   value, MQ's ALTDATE/ALTTIME), and a new baseline from that day, so days 16-21 are not flagged for it.
-- day 18 (2026-11-18): `outage` - one back end's receivers are unreachable 10:00-12:00: the senders' channels go
-  RETRYING, messages wait behind them (stuck) and the algorithm's step 3 (channel state: RETRYING is less
-  preferred than RUNNING) sends the rest elsewhere, so that day's share and stuck numbers depart: cause
-  `incident` (the outage, as the report numbers it). A one-day event does not move the baseline.
+- day 18 (2026-11-18): `outage` - QM03's receivers are unreachable for the business day (06:30-21:30): the
+  senders' channels go RETRYING, messages wait behind them (stuck) and the algorithm's step 3 (channel state:
+  RETRYING is less preferred than RUNNING) sends the rest elsewhere, so QM03's share of the day falls from about
+  a third to near nothing (a two-hour outage moves a day's share of 400 messages by about 3 points, inside the
+  days' own spread of 2-3 points: no departure to flag): cause `incident` (the outage, as the report numbers it).
+  A one-day event does not move the baseline.
 - day 20 (2026-11-20): `bind-on-open` - the sender's service application opens with MQOO_BIND_ON_OPEN from that
-  day: its messages take the instance chosen at open for a whole handle (the algorithm runs once per open,
-  not per message), which moves its share, and they cannot be re-allocated: cause `application`.
+  day and keeps its handle all day: the algorithm runs once, at the open (not per message), so all the
+  service's messages go to the one instance chosen then, whose share rises from about a third to most of the
+  day's; they cannot be re-allocated: cause `application`.
 
 So every flag raised is on one of those three days, with that day's cause, and each of the three is raised.
 21 pipeline dates make this the costliest test of the suite: `extended`, last in CI's time box.
@@ -30,7 +33,7 @@ import pytest
 pytestmark = [pytest.mark.spark, pytest.mark.slow, pytest.mark.extended]
 
 START = "2026-11-01"
-EVENTS = {"2026-11-15": ("weight", "drift"), "2026-11-18": ("outage", "incident"),
+EVENTS = {"2026-11-15": ("weight", "drift"), "2026-11-18": ("outage:QM03@0630-2130", "incident"),
           "2026-11-20": ("bind-on-open", "application")}
 
 
