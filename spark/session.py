@@ -12,6 +12,7 @@ Importing this module loads no pyspark (the CLI checks Java and the jars before 
 
 from __future__ import annotations
 
+import atexit
 import hashlib
 import logging
 import os
@@ -296,6 +297,8 @@ def code_zip() -> Path:
     roots = [Path(clwl.__file__).parent, Path(__file__).parent]  # clwl/ and spark/ (this is spark/session.py)
     fd, name = tempfile.mkstemp(prefix="clwl-code-", suffix=".zip")
     os.close(fd)
+    # Removed when the driver ends (a cluster's executors may fetch it until then): a zip a session, not a pile.
+    atexit.register(lambda: Path(name).unlink(missing_ok=True))
     with zipfile.ZipFile(name, "w", zipfile.ZIP_DEFLATED) as z:
         for root in roots:
             for p in root.rglob("*.py"):
