@@ -28,7 +28,7 @@ def gather_facts(spark: SparkSession, run: PipelineRun, run_date: str, replayed:
     """The facts of ``run_date`` from the staged tables of this run (``replayed``: its staged routing_replay)."""
     from clwl.analyses.drift import DriftError, drift
     from clwl.analyses.lint import RULE_NAMES, LintInputError, lint_lake
-    from clwl.analyses.metrics import DELAYED_COLUMNS, day_evidence, day_incidents, estate_of
+    from clwl.analyses.published_day import DELAYED_COLUMNS, day_evidence, day_incidents, estate_of
 
     day = run_day(run_date)
     lake = run.config.lake  # silver and bronze: the main lake's, in a what-if run too
