@@ -260,7 +260,7 @@ ASKS_WHICH_STORE = {
     "clwl/cli/pipeline.py": "the S3A connector's jars, fetched only for a lake on a store",
     "spark/ingest/landing_stage.py": "the landing staged on the store for executors on other hosts (2 sites)",
     "spark/ingest/scratch.py": "Arrow writes a scratch file: a local folder must be made first",
-    "spark/pipeline.py": "the report writer writes files: a lake on a store gets them uploaded",
+    "spark/stages.py": "the report writer writes files: a lake on a store gets them uploaded",
     "clwl/lake/door.py": "the deltalake recipe a reader copies (a pyarrow file system, or storage options)",
     "clwl/cli/query.py": "clwl published: a local gold folder counts, a store has no empty folders",
 }
