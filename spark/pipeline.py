@@ -19,7 +19,7 @@ from typing import Callable, Optional
 from pyspark.sql import SparkSession
 
 from clwl.analyses.whatif import WhatIf
-from clwl.days import run_day
+from clwl.days import RunDate
 from clwl.lake.door import Lake, unsettled
 from clwl.lake.fingerprint import code_digest
 from clwl.lake.lineage_stages import ingest_lineage, run_lineage
@@ -313,15 +313,16 @@ def date_before_run(run: PipelineRun, run_date: str, code: Optional[str] = None)
     counts (nothing to do). `clwl run` and the nightly DAG ask it; the publish records ``inputs``."""
     from clwl.lake.fingerprint import date_inputs
 
+    run_date = RunDate(run_date)
     day = DateOutcome(run_date, started_at=datetime.now(UTC))
     day.inputs = date_inputs(run.lake, run_date, run.options, code)
     pub = run.out_lake.published()
-    run_id = pub.dates.get(run_day(run_date).isoformat())
-    if run_id and pub.inputs.get(run_day(run_date).isoformat()) == day.inputs:
+    run_id = pub.dates.get(run_date)
+    if run_id and pub.inputs.get(run_date) == day.inputs:
         day.unchanged_since, day.published = run_id, True
         summary = run.out_lake.rows("gold.run_summary", ["messages_replayed", "messages_stuck",
                                                          "distribution_unexpected", "warnings"],
-                                    filters=[("run_date", "=", run_day(run_date))],
+                                    filters=[("run_date", "=", run_date.day)],
                                     version=run.out_lake.published_version("gold.run_summary")).to_pylist()
         if summary:
             row = summary[-1]
@@ -331,8 +332,8 @@ def date_before_run(run: PipelineRun, run_date: str, code: Optional[str] = None)
         # its publish, before its report, left the previous run's report there, or none.
         from clwl.lake.reports import REPORT_HTML, SUMMARY_MD, report_folder, report_made_for
 
-        report = report_folder(run.out.reports, run_day(run_date).isoformat())
-        made_for = report_made_for(run.out.reports, run_day(run_date).isoformat())
+        report = report_folder(run.out.reports, run_date)
+        made_for = report_made_for(run.out.reports, run_date)
         if made_for == run_id:
             day.report_html, day.report_md = str(report / REPORT_HTML), str(report / SUMMARY_MD)
         else:

@@ -16,14 +16,14 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from clwl.analyses.observed_columns import observed_day
-from clwl.days import run_day
+from clwl.days import RunDate
 from clwl.lake.door import GOLD_TABLES, RUN_INPUTS, STAGING_KEYS, Lake
 from clwl.lake.lineage_stages import lineage_stage
 from spark.config import PipelineConfig
 from spark.detect import distribution, stuck_messages
 from spark.replay import ROUTING_REPLAY_OPTIONS, load_timelines, replay_messages
 from spark.run import PipelineRun
-from spark.tables import TABLES, read_table
+from spark.tables import TABLES, on_date, read_table
 
 UTC = timezone.utc
 RUN_SUMMARY = TABLES["gold.run_summary"]
@@ -44,13 +44,13 @@ def _staging(run: PipelineRun, table: str) -> str:
     return location
 
 
-def _write_date(run: PipelineRun, df: DataFrame, table: str, run_date: str, options: Optional[dict] = None) -> None:
+def _write_date(run: PipelineRun, df: DataFrame, table: str, run_date: RunDate, options: Optional[dict] = None) -> None:
     from spark.publish import write_run_date  # staging and gold are written the same way
 
-    write_run_date(df, _staging(run, table), run_day(run_date), options)
+    write_run_date(df, _staging(run, table), RunDate(run_date).day, options)
 
 
-def _write_staged(run: PipelineRun, df: DataFrame, table: str, run_date: str, options: Optional[dict] = None) -> int:
+def _write_staged(run: PipelineRun, df: DataFrame, table: str, run_date: RunDate, options: Optional[dict] = None) -> int:
     """Write ``run_date``'s rows of the staging table and return how many were written, from the commit's metrics
     (ours: the lake lock is held; counting them would read them back). A write that replaces nothing with
     nothing makes no commit at all: the latest commit is then another date's, so no new version means 0 rows."""
@@ -62,8 +62,9 @@ def _write_staged(run: PipelineRun, df: DataFrame, table: str, run_date: str, op
 
 
 @lineage_stage("replay", RUN_INPUTS, ("staging.routing_replay",))
-def replay_stage(spark: SparkSession, run: PipelineRun, run_date: str) -> int:
+def replay_stage(spark: SparkSession, run: PipelineRun, run_date: RunDate) -> int:
     """Replay ``run_date`` into ``<out>/staging/routing_replay``; returns the number of messages replayed."""
+    run_date = RunDate(run_date)  # a DAG task hands the text of its param
     timelines = load_timelines(run.config, run_date, run.overrides)
     queues = None
     if run.cluster:
@@ -78,12 +79,12 @@ def replay_stage(spark: SparkSession, run: PipelineRun, run_date: str) -> int:
 
 
 @lineage_stage("detect", ("staging.routing_replay", *RUN_INPUTS), STAGING_KEYS)
-def detect_stage(spark: SparkSession, run: PipelineRun, run_date: str, ingest_counts: Optional[dict] = None,
+def detect_stage(spark: SparkSession, run: PipelineRun, run_date: RunDate, ingest_counts: Optional[dict] = None,
                  started_at: Optional[datetime] = None) -> dict[str, int]:
     """Stage the gold tables of ``run_date`` (routing_replay, stuck_messages, distribution, run_summary)."""
     # Not cached: each use reads only the columns it needs from the staged table.
-    replayed = (read_table(spark, run.out_lake, "staging.routing_replay")
-                .where(F.col("run_date") == F.lit(run_date).cast("date")))
+    run_date = RunDate(run_date)
+    replayed = on_date(read_table(spark, run.out_lake, "staging.routing_replay"), run_date)
     timelines = load_timelines(run.config, run_date, run.overrides)
     stuck = stuck_messages(spark, run.config, run_date, replayed)
     dist = distribution(spark, run.config, run_date, replayed, timelines)
@@ -103,13 +104,13 @@ def detect_stage(spark: SparkSession, run: PipelineRun, run_date: str, ingest_co
     # The staged distribution is small: read on the driver without the JVM (a Spark read costs a few jobs,
     # seconds in a fresh session, as load_timelines says).
     verdicts = run.out_lake.rows("staging.distribution", ["verdict"],
-                                 filters=[("run_date", "=", run_day(run_date))])
+                                 filters=[("run_date", "=", run_date.day)])
     n_unexp = sum(v == "unexpected" for v in verdicts.column("verdict").to_pylist())
     counts = ingest_counts or _ingest_counts(run.config, run_date)
     versions = {t: run.lake.version(t) for t in RUN_INPUTS if run.lake.exists(t)}
     warnings = day_warnings(spark, run.config, run_date, n_msgs)
     summary = spark.createDataFrame([RUN_SUMMARY.row(
-        run_id=run.run_id, run_date=run_day(run_date), started_at=started_at or datetime.now(UTC),
+        run_id=run.run_id, run_date=run_date.day, started_at=started_at or datetime.now(UTC),
         finished_at=datetime.now(UTC), rows_read=int(counts.get("read", 0)),
         rows_accepted=int(counts.get("accepted", 0)), rows_quarantined=int(counts.get("quarantined", 0)),
         messages_replayed=n_msgs, messages_stuck=n_stuck, distribution_unexpected=n_unexp,
@@ -127,7 +128,7 @@ def detect_stage(spark: SparkSession, run: PipelineRun, run_date: str, ingest_co
     return {"messages": n_msgs, "stuck": n_stuck, "unexpected": n_unexp, "warnings": warnings}
 
 
-def day_warnings(spark: SparkSession, config: PipelineConfig, run_date: str, messages: int) -> list[str]:
+def day_warnings(spark: SparkSession, config: PipelineConfig, run_date: RunDate, messages: int) -> list[str]:
     """What is wrong with the run date's input as a whole, though every file of it was fine: today, a day with
     no put record at all (nothing to replay), with or without configuration captures. Published all the same
     (an empty day is a valid day), but said in the progress output, gold.run_summary.warnings and the report.
@@ -136,11 +137,11 @@ def day_warnings(spark: SparkSession, config: PipelineConfig, run_date: str, mes
     replay none of a day that has put records)."""
     if messages:
         return []
-    day = F.col("run_date") == F.lit(run_date).cast("date")
     lake = Lake(config.lake)
-    if lake.exists("silver.message_events") and read_table(spark, lake, "silver.message_events").where(day).limit(1).count():
+    if lake.exists("silver.message_events") and on_date(read_table(spark, lake, "silver.message_events"),
+                                                        run_date).limit(1).count():
         return []
-    qmgrs = ([r[0] for r in read_table(spark, lake, "bronze.capture_files").where(day)
+    qmgrs = ([r[0] for r in on_date(read_table(spark, lake, "bronze.capture_files"), run_date)
               .select("observing_qmgr").distinct().orderBy("observing_qmgr").collect()]
              if lake.exists("bronze.capture_files") else [])
     if qmgrs:
@@ -151,13 +152,15 @@ def day_warnings(spark: SparkSession, config: PipelineConfig, run_date: str, mes
 
 
 @lineage_stage("publish", (*STAGING_KEYS, *RUN_INPUTS), GOLD_KEYS)  # with the gate's assertions and verdict
-def publish_stage(spark: SparkSession, run: PipelineRun, run_date: str, inputs: Optional[dict] = None):
+def publish_stage(spark: SparkSession, run: PipelineRun, run_date: RunDate, inputs: Optional[dict] = None):
     """Validate the staged tables of ``run_date`` and publish them to gold only if every suite passes.
 
     Holds the lake lock (re-entrant: `clwl run` already holds it; publish also locks a what-if output lake), and
     the publish is all or nothing for readers (`<out>/gold/_published.json`, see spark/publish.py)."""
     from clwl.lake.lock import lake_lock
     from spark.publish import publish
+
+    run_date = RunDate(run_date)
 
     with lake_lock(run.config.lake, purpose=f"publish {run.run_id} {run_date}"):
         # Each table is read at the version it has now, so the gate validates exactly what publish then writes,
@@ -174,15 +177,16 @@ def publish_stage(spark: SparkSession, run: PipelineRun, run_date: str, inputs: 
                        made_from=inputs)
 
 
-def _pinned(spark: SparkSession, lake: Lake, key: str, run_date: str, version: Optional[int] = None) -> DataFrame:
+def _pinned(spark: SparkSession, lake: Lake, key: str, run_date: RunDate, version: Optional[int] = None) -> DataFrame:
     """``run_date``'s rows of the table ``key`` of ``lake``, as of ``version`` (default: its current version)."""
-    return (read_table(spark, lake, key, lake.version(key) if version is None else version)
-            .where(F.col("run_date") == F.lit(run_date).cast("date")))
+    return on_date(read_table(spark, lake, key, lake.version(key) if version is None else version), run_date)
 
 
 @lineage_stage("report", GOLD_KEYS)
-def report_stage(spark: Optional[SparkSession], run: PipelineRun, run_date: str) -> tuple[str, str]:
+def report_stage(spark: Optional[SparkSession], run: PipelineRun, run_date: RunDate) -> tuple[str, str]:
     from clwl.report import write_report
+
+    run_date = RunDate(run_date)
 
     out = run.out
     if reports_on_disk(out.reports):

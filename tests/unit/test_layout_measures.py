@@ -291,3 +291,30 @@ def test_no_module_of_clwl_spark_or_dags_is_over_600_lines():
     assert {"clwl/analyses/published_day.py", "clwl/lake/registry_gold.py", "clwl/analyses/advise_replay.py",
             "spark/stages.py", "dags/clwl_nightly.py"} <= set(sizes)
     assert {path: n for path, n in sizes.items() if n > MAX_MODULE_LINES and path not in STILL_OVER} == {}
+
+
+# -- item 6: RunDate all the way down ---------------------------------------------------------------------------
+
+def test_spark_takes_run_dates_as_rundate_and_filters_a_date_one_way():
+    """No ``run_day(`` in spark/ (its stages take a RunDate: ``.day`` is its date), and one date filter,
+    spark.tables.on_date: no ``F.col("run_date") == ...`` spelled inline (a check that rows are of the day, with
+    ``!=``, is not a filter)."""
+    import re
+
+    from spark.tables import on_date
+
+    calls, inline = [], []
+    for path in sorted((ROOT / "spark").rglob("*.py")):
+        for n, line in enumerate(path.read_text().splitlines(), 1):
+            site = f"{path.relative_to(ROOT)}:{n}"
+            calls += [site] * line.count("run_day(")
+            if re.search(r"""col\(["']run_date["']\)\s*==""", line) and path != ROOT / "spark" / "tables.py":
+                inline.append(site)
+    assert calls == [] and inline == [], (calls, inline)
+    assert "F.lit(RunDate(run_date).day)" in ast.get_source_segment((ROOT / "spark" / "tables.py").read_text(),
+                                                                     _function(ROOT / "spark" / "tables.py",
+                                                                               on_date.__name__))
+
+
+def _function(path: Path, name: str) -> ast.FunctionDef:
+    return next(n for n in ast.walk(ast.parse(path.read_text())) if isinstance(n, ast.FunctionDef) and n.name == name)
