@@ -128,10 +128,12 @@ class QueueManagerTrace:
             kind = ("MQCHT_CLUSSDR", peer.conname) if sending else ("MQCHT_CLUSRCVR", peer.ip)
             qm = self.qm
 
+            traced = RP.TracedConnection(qm, correl, "amqrmppa", "MQAT_QMGR", self.pid, "mqm", 2,
+                                         caller="MQXACT_INTERNAL", environment="MQXE_MCA",
+                                         channel=(channel, kind[1], kind[0]))
+
             def header(seq: int, start: datetime, end: datetime) -> list:
-                return RP.trace_header_fields(correl, qm, start, end, seq, "amqrmppa", "MQAT_QMGR", self.pid, "mqm",
-                                             2, caller="MQXACT_INTERNAL", environment="MQXE_MCA",
-                                             channel=(channel, kind[1], kind[0]))
+                return RP.trace_header_fields(traced, start, end, seq)
             a = self.agents[key] = _Agent(header, sending, 10 + len(self.agents))
         return a
 
