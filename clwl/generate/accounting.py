@@ -119,7 +119,8 @@ class AccountingWriter:
                         first = acct.first_arrival[(recv, conn)] - 15  # first put), to the second
                         start = max(i0, base + timedelta(seconds=first // 1000))
                     groups = [(queue, c) for iv2, queue, c in rows if iv2 == iv]
-                    rec = RM.accounting_head(q, start, i1, cid, seq, name, pid, tid, user, len(groups))
+                    rec = RM.accounting_head(RM.AccountingConnection(q, cid, name, pid, tid, user), start, i1, seq,
+                                             len(groups))
                     for gi, (queue, c) in enumerate(groups):
                         first = queue not in opened
                         if first:
