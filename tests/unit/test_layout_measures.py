@@ -318,3 +318,51 @@ def test_spark_takes_run_dates_as_rundate_and_filters_a_date_one_way():
 
 def _function(path: Path, name: str) -> ast.FunctionDef:
     return next(n for n in ast.walk(ast.parse(path.read_text())) if isinstance(n, ast.FunctionDef) and n.name == name)
+
+
+# -- item 7: functions over 8 parameters --------------------------------------------------------------------------
+
+#: The most parameters a function may take (self and cls not counted).
+MAX_PARAMETERS = 8
+#: Wide by nature, at most five: what each one's parameters are.
+JUSTIFIED_WIDE = {
+    "clwl/generate/render_puts.py:mqmd_v2": "keyword-only, one per field of IBM MQ's MQMD structure it packs",
+    "clwl/lake/table_spec.py:table": "one per field of TableSpec, how the registries spell a table",
+    "spark/pipeline.py:run_pipeline": "the options of `clwl run` and the DAGs' params, keyword arguments",
+}
+#: Still over, waiting for the lake and the run handed down (issue 41 item 2: spark, config, progress, run id
+#: and times ride together) or for a dataclass of their shared inputs. The set may only shrink.
+STILL_WIDE = {
+    "spark/publish.py:publish", "spark/replay.py:replay_messages", "spark/detect.py:_judge_rows",
+    "spark/ingest/parse_step.py:parse_files", "spark/ingest/run_log.py:log_run",
+    "spark/ingest/write_step.py:write_tables", "spark/ingest/write_step.py:_rebuild_events_and_histories",
+    "clwl/analyses/trend_facts.py:day_facts", "clwl/engine/replay.py:put_batch", "clwl/lake/lineage.py:stage_event",
+    "clwl/parse/puts.py:_csv_rows", "clwl/report/model.py:table_view",
+    "clwl/generate/accounting.py:add", "clwl/generate/channel_trace.py:get", "clwl/generate/render_puts.py:__init__",
+    "clwl/generate/simulate.py:__init__", "clwl/generate/simulate.py:_hold",
+}
+
+
+def _wide_functions() -> dict[str, int]:
+    found = {}
+    for folder in ("clwl", "spark", "dags"):
+        for path in sorted((ROOT / folder).rglob("*.py")):
+            for n in ast.walk(ast.parse(path.read_text(), str(path))):
+                if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                    a = n.args
+                    names = [x.arg for x in (*a.posonlyargs, *a.args, *a.kwonlyargs, a.vararg, a.kwarg) if x]
+                    count = len(names) - (names[:1] in (["self"], ["cls"]))
+                    if count > MAX_PARAMETERS:
+                        found[f"{path.relative_to(ROOT)}:{n.name}"] = count
+    return found
+
+
+def test_few_functions_take_more_than_8_parameters():
+    wide = _wide_functions()
+    assert len(JUSTIFIED_WIDE) <= 5
+    assert set(JUSTIFIED_WIDE) <= set(wide)  # each still wide (else its entry goes)
+    assert set(wide) - set(JUSTIFIED_WIDE) <= STILL_WIDE, sorted(set(wide) - set(JUSTIFIED_WIDE) - STILL_WIDE)
+    assert STILL_WIDE <= set(wide), sorted(STILL_WIDE - set(wide))  # one made narrow leaves the list
+    # the generator's trace and capture renderers took 10 to 13; they take a dataclass of what they share now
+    assert not {"clwl/generate/render_puts.py:trace_put", "clwl/generate/render.py:clusqmgr_rec",
+                "clwl/generate/render_messages.py:accounting_head"} & set(wide)
