@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import random
+from collections.abc import Sequence
 from datetime import date, datetime, timedelta
 from fractions import Fraction
 
@@ -22,8 +23,10 @@ class DayAccounting:
         self.cells: dict[tuple, list[int]] = {}
         self.first_arrival: dict[tuple[str, tuple], int] = {}  # (receiver, connection) -> ms of day
 
-    def add(self, receiver: str, interval: int, conn: tuple, queue: str, pers: int, n: int, nbytes: int,
-            mn: int, mx: int, arrival_ms: int) -> None:
+    def add(self, receiver: str, interval: int, conn: tuple, queue: str, pers: int, counts: Sequence[int],
+            arrival_ms: int) -> None:
+        """``counts``: the messages, their bytes, the smallest and the largest (more items are not read)."""
+        n, nbytes, mn, mx = counts[0], counts[1], counts[2], counts[3]
         fk = (receiver, conn)
         if arrival_ms < self.first_arrival.get(fk, 1 << 62):
             self.first_arrival[fk] = arrival_ms

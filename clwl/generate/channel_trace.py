@@ -85,6 +85,19 @@ class ChannelStop:
                 "file": file, "delayed": len(self.waiting), "msg_ids": list(self.waiting)}
 
 
+@dataclass(frozen=True)
+class AgentMessage:
+    """The message a channel agent moves, as both ends' trace show it: its MsgId, when it was put, by which
+    sending queue manager, to which queue, its length and persistence (0 or 1)."""
+
+    msg_id: bytes
+    put_t: datetime
+    sender: str
+    queue: str
+    length: int
+    pers: int
+
+
 class _Agent:
     """One channel agent's connection: its calls not yet printed, its clock and its open batch."""
 
@@ -195,10 +208,10 @@ class QueueManagerTrace:
         if a.batch and (a.batch >= BATCH_SIZE or us - a.last_us > BATCH_GAP_US):
             self.end_batch(a, empty=us - a.last_us > BATCH_GAP_US)
 
-    def get(self, a: _Agent, us: int, msg_id: bytes, put_t: datetime, xmitq: str, sender: str, queue: str,
-            dest: str, length: int, pers: int) -> int:
+    def get(self, a: _Agent, us: int, m: AgentMessage, xmitq: str, dest: str) -> int:
         """A sending agent's MQGET of one message from its transmission queue at ``us`` (microseconds since 1970,
         later if the agent's clock is past it); the time printed."""
+        msg_id, put_t, sender, queue, length, pers = m.msg_id, m.put_t, m.sender, m.queue, m.length, m.pers
         self.begin(a, us)
         hobj = self.open(a, xmitq, "", XMITQ_OPEN_OPTIONS, us)
         us, t = self.clock(a, us)
@@ -217,9 +230,9 @@ class QueueManagerTrace:
         a.batch += 1
         return us
 
-    def put(self, a: _Agent, us: int, msg_id: bytes, put_t: datetime, sender: str, queue: str, length: int,
-            pers: int) -> int:
+    def put(self, a: _Agent, us: int, m: AgentMessage) -> int:
         """A receiving agent's MQPUT of one message to its target queue at ``us``; the time printed."""
+        msg_id, put_t, sender, queue, length, pers = m.msg_id, m.put_t, m.sender, m.queue, m.length, m.pers
         self.begin(a, us)
         hobj = self.open(a, queue, self.qm.name, TARGET_OPEN_OPTIONS, us)
         us, t = self.clock(a, us)
@@ -307,14 +320,13 @@ class ChannelTraces:
         qms = self.est.qmgrs
         put_t = _EPOCH + timedelta(microseconds=self.day_us + put_ms * 1000)
         f = self.file(sd.sender)
-        us = f.get(f.agent(True, d.channel, qms[d.qmgr]), self.day_us + at_us, bytes.fromhex(mid), put_t,
-                   sd.xmitq[k], sd.sender, sd.qnames[qi], d.qmgr, length, pers)
+        m = AgentMessage(bytes.fromhex(mid), put_t, sd.sender, sd.qnames[qi], length, pers)
+        us = f.get(f.agent(True, d.channel, qms[d.qmgr]), self.day_us + at_us, m, sd.xmitq[k], d.qmgr)
         self.departures += 1
         if not self.trace_arrivals:
             return
         g = self.file(d.qmgr)
-        g.put(g.agent(False, d.channel, qms[sd.sender]), us + TRANSIT_US, bytes.fromhex(mid), put_t, sd.sender,
-              sd.qnames[qi], length, pers)
+        g.put(g.agent(False, d.channel, qms[sd.sender]), us + TRANSIT_US, m)
         self.arrivals += 1
 
     def close(self, sds: dict) -> None:
