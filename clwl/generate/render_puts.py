@@ -287,8 +287,8 @@ class AmqsactPutsWriter:
     bind, the named queue manager), the MQPUTs with the destination the simulation chose as Resolved_Q_mgr
     and its transmission queue as Resolved_local_Q_name, at the end of the day an MQCLOSE per handle and
     the MQDISC. Calls alternate between two threads. A connection's calls are split into trace messages
-    (SeqNumber 0, 1, ...) every ``activity_count`` calls or when its oldest unprinted call is
-    ``activity_interval`` seconds old, as mqat.ini ActivityCount / ActivityInterval do; messages of
+    (SeqNumber 0, 1, ...) every :attr:`ACTIVITY_COUNT` calls or when its oldest unprinted call is
+    :attr:`ACTIVITY_INTERVAL` seconds old, as mqat.ini ActivityCount / ActivityInterval do; messages of
     different connections interleave in the file. Times are UTC (High Res Time exact to the row's
     millisecond; every call a microsecond after the one before).
 
@@ -299,16 +299,19 @@ class AmqsactPutsWriter:
     that are the last message of their group: MQMF_LAST_MSG_IN_GROUP). A closed Hobj is reused, as MQ does.
     """
 
+    #: mqat.ini's ActivityCount and ActivityInterval (seconds) as MQ ships them: no option of the generator sets
+    #: other ones.
+    ACTIVITY_COUNT, ACTIVITY_INTERVAL = 100, 60
+
     def __init__(self, out, qm: QMgr, day, apps: dict[str, TraceApp], *, inject: Iterable[int] = (),
-                 wrong_destination=None, activity_count: int = 100, activity_interval: int = 60,
-                 json_lines: bool = False):
+                 wrong_destination=None, json_lines: bool = False):
         self.out, self.qm, self.day = out, qm, day
         self.json = json_lines  # amqsevt -o json_compact instead of amqsact -v
         self.apps = apps
         self.inject = set(inject)
         self.wrong_destination = wrong_destination
-        self.activity_count = max(1, activity_count)
-        self.activity_interval_us = activity_interval * 1_000_000
+        self.activity_count = self.ACTIVITY_COUNT
+        self.activity_interval_us = self.ACTIVITY_INTERVAL * 1_000_000
         self.day_us = (datetime(day.year, day.month, day.day) - _EPOCH_DAY) // timedelta(microseconds=1)
         self.day_prefix = day.isoformat()
         self.conns: dict[tuple[str, int], _TraceConnection] = {}

@@ -338,7 +338,6 @@ STILL_WIDE = {
     "spark/ingest/write_step.py:write_tables", "spark/ingest/write_step.py:_rebuild_events_and_histories",
     "clwl/analyses/trend_facts.py:day_facts", "clwl/engine/replay.py:put_batch", "clwl/lake/lineage.py:stage_event",
     "clwl/parse/puts.py:_csv_rows", "clwl/report/model.py:table_view",
-    "clwl/generate/render_puts.py:__init__",
     "clwl/generate/simulate.py:__init__", "clwl/generate/simulate.py:_hold",
 }
 
