@@ -183,8 +183,8 @@ def warm_replay_and_floor(spark, config, root: Path, run_date: str) -> tuple[flo
     read, replay, staged write) and the floor. Both warm, so their ratio compares like with like; the
     pipeline's own replay figure also pays the first replay's start-up in the session (Python worker imports,
     the JVM's first run of the Arrow and write code)."""
-    from spark.pipeline import replay_stage
     from spark.run import PipelineRun
+    from spark.stages import replay_stage
 
     floors, replays = [], []
     for _ in range(3):

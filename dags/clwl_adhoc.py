@@ -87,7 +87,7 @@ def clwl_adhoc():
 
     @task(trigger_rule="none_failed_min_one_success")
     def replay() -> dict:
-        from spark.pipeline import replay_stage
+        from spark.stages import replay_stage
 
         run, run_date = _plan()
         with lake_writer(run.config):
@@ -98,7 +98,7 @@ def clwl_adhoc():
 
     @task
     def detect() -> dict:
-        from spark.pipeline import detect_stage
+        from spark.stages import detect_stage
 
         run, run_date = _plan()
         started = get_current_context()["dag_run"].start_date
@@ -130,7 +130,7 @@ def clwl_adhoc():
 
     @task(trigger_rule="none_failed_min_one_success")
     def report() -> dict:
-        from spark.pipeline import report_stage
+        from spark.stages import report_stage
 
         run, run_date = _plan()
         if run.whatif is None:  # the published day's report: its one writer (clwl_dag_support)

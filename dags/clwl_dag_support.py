@@ -325,7 +325,7 @@ def publish_or_fail(run: PipelineRun, run_date: str, inputs: Mapping[str, str] |
     taken now), recorded with the publish."""
     from airflow.sdk.exceptions import AirflowFailException
 
-    from spark.pipeline import blocked_quality_docs, publish_stage
+    from spark.stages import blocked_quality_docs, publish_stage
 
     run_id = run.run_id
     with lake_writer(run.config):
@@ -356,7 +356,7 @@ def report_published_day(config: PipelineConfig, run_date: str, *, rewrite: bool
     report there is already that run's, written by whichever came first; True (a manual clwl_reports): written
     again."""
     from clwl.lake.reports import report_made_for
-    from spark.pipeline import report_stage
+    from spark.stages import report_stage
 
     with lake_writer(config):
         run_id = Lake(config.lake).published().dates.get(run_date)

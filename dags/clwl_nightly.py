@@ -91,7 +91,7 @@ def clwl_nightly():
 
     @task
     def replay() -> dict:
-        from spark.pipeline import replay_stage
+        from spark.stages import replay_stage
 
         run, run_date = run_context()
         with lake_writer(run.config):
@@ -100,7 +100,7 @@ def clwl_nightly():
 
     @task
     def detect() -> dict:
-        from spark.pipeline import detect_stage
+        from spark.stages import detect_stage
 
         run, run_date = run_context()
         started = get_current_context()["dag_run"].start_date

@@ -758,18 +758,17 @@ class Runtime:
 
 
 def clusqmgr_rec(observer: str, qm: str, t: datetime, rt: Runtime, extra=None) -> Rec:
-    return R.clusqmgr_rec(
-        QMS[observer], QMS[qm], f"TO.{qm}", CLUSTER, weight=clwlwght(qm, t), prty=0,
-        altered=clusrcvr_altered(qm, t), learnt=max(cluster_info_time(qm, t), republished(qm)),
-        status=rt.state(observer, qm, t), suspended=suspended(qm, t), xmitq=xmitq_for(observer, f"TO.{qm}"),
-        extra=extra)
+    return R.clusqmgr_rec(QMS[observer], QMS[qm], f"TO.{qm}", CLUSTER, R.ClusqmgrState(
+        weight=clwlwght(qm, t), prty=0, altered=clusrcvr_altered(qm, t),
+        learnt=max(cluster_info_time(qm, t), republished(qm)), status=rt.state(observer, qm, t),
+        suspended=suspended(qm, t), xmitq=xmitq_for(observer, f"TO.{qm}")), extra=extra)
 
 
 def qcluster_rec(queue: str, host: str, clusqt: str, t: datetime) -> Rec:
-    return R.qcluster_rec(
-        queue, QMS[host], CLUSTER, altered=put_altered(queue, host, t),
-        learnt=republished(host) + timedelta(seconds=len(queue)), put=put_enabled(queue, host, t), prty=0,
-        descr=QUEUE_DESCR[queue], persistent=queue != "BILLING.GW", clusqt=clusqt)
+    return R.qcluster_rec(queue, QMS[host], CLUSTER, R.QclusterState(
+        altered=put_altered(queue, host, t), learnt=republished(host) + timedelta(seconds=len(queue)),
+        put=put_enabled(queue, host, t), prty=0, descr=QUEUE_DESCR[queue], persistent=queue != "BILLING.GW",
+        clusqt=clusqt))
 
 
 def business(t: datetime) -> bool:
@@ -872,9 +871,9 @@ def chstatus_cmd(qm: str, t: datetime, rt: Runtime) -> Cmd:
         # the committed sample files stay what they were.
         ids = (random_hexid(seed + "c"), random_hexid(seed + "j"), random_hexid(seed + "l"),
                40000 + random.Random(seed).randint(0, 20000))
-        recs.append(R.chstatus_running(
-            QMS[qm], chl, typ, QMS[rqm], start=start, msgs=msgs, nbytes=nbytes, last=last, seqbase=seqbase,
-            xmitq=xmitq_for(qm, chl) if typ == "CLUSSDR" else "", xqmsgsa=xqmsgsa, ids=ids))
+        recs.append(R.chstatus_running(QMS[qm], chl, typ, QMS[rqm], R.ChannelTraffic(
+            start=start, msgs=msgs, nbytes=nbytes, last=last, seqbase=seqbase,
+            xmitq=xmitq_for(qm, chl) if typ == "CLUSSDR" else "", xqmsgsa=xqmsgsa), ids=ids))
     return Cmd("DISPLAY CHSTATUS(*) ALL", recs, empty_msg="AMQ8420")
 
 
@@ -977,8 +976,8 @@ def accounting(qm: str, day: str, traffic) -> str:
             if not by_q:  # no record for an interval without activity (arrivals lost in a crash included)
                 continue
             start = max(i0, cstart)
-            rec = RM.accounting_head(QMS[qm], start, i1, cid, seq, meta["name"], meta["pid"], meta["tid"],
-                                    meta["user"], len(by_q))
+            rec = RM.accounting_head(RM.AccountingConnection(QMS[qm], cid, meta["name"], meta["pid"], meta["tid"],
+                                                             meta["user"]), start, i1, seq, len(by_q))
             for gi, queue in enumerate(sorted(by_q)):
                 qp = by_q[queue]
                 np_ = [p.length for p in qp if not p.persistent]

@@ -12,11 +12,11 @@ from typing import Iterable, Mapping, Sequence
 from pyspark.sql import DataFrame, SparkSession, Window
 from pyspark.sql import functions as F
 
-from clwl.days import run_day
+from clwl.days import RunDate
 from clwl.lake.door import Lake
 from spark.config import PipelineConfig
 from spark.quality import FAILURE_EXAMPLES, CheckResult, ExtraCheck, local_copy_of, row_count
-from spark.tables import read_table
+from spark.tables import on_date, read_table
 
 #: silver tables that feed gold and have a suite
 SILVER_TABLES = ("message_events", "quarantine", "config_history")
@@ -279,7 +279,7 @@ def check_run_summary(run_id: str, replay: DataFrame | None, stuck: DataFrame | 
 
 
 def _as_date(d: dt.date | str) -> dt.date:
-    return run_day(d)
+    return RunDate(d).day
 
 
 # ------------------------------------------------------------------------------------------------ silver
@@ -296,7 +296,7 @@ def events_for_run_date(events: DataFrame, run_date: dt.date | str) -> DataFrame
     date of put_time (the session time zone is UTC)."""
     day = _as_date(run_date)
     if "run_date" in events.columns:
-        return events.where(F.col("run_date") == F.lit(day))
+        return on_date(events, day)
     return events.where(F.to_date("put_time") == F.lit(day))
 
 

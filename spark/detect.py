@@ -28,11 +28,11 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from clwl.analyses.distribution import explain, judge_count, judge_group
-from clwl.days import as_utc, day_bounds, run_day
+from clwl.days import RunDate, as_utc, day_bounds
 from clwl.engine.replay import Snapshot
 from clwl.lake.door import Lake
 from spark.config import PipelineConfig
-from spark.tables import TABLES, read_table
+from spark.tables import TABLES, on_date, read_table
 
 DISTRIBUTION = TABLES["gold.distribution"]
 DISTRIBUTION_SCHEMA = DISTRIBUTION.schema
@@ -70,8 +70,7 @@ def stuck_messages(spark: SparkSession, config: PipelineConfig, run_date: str, r
     message leave (routing_replay.observed_left_at, set where timing_agrees is not null), that is when it was
     released, and timing_source says so; the channel status inference remains for messages nobody traced."""
     _, end = day_bounds(run_date)
-    browsed = (read_table(spark, config, "silver.xmitq_contents")
-               .where(F.col("run_date") == F.lit(run_date).cast("date"))
+    browsed = (on_date(read_table(spark, config, "silver.xmitq_contents"), run_date)
                .groupBy(F.upper("msg_id").alias("b_msg_id"))
                .agg(F.min("capture_time").alias("seen_at"), F.first("xmitq").alias("seen_xmitq")))
     # The browses are small (the messages on transmission queues at capture times): broadcast them.
@@ -143,7 +142,7 @@ def _in_interval(d: str, a: str):
 
 def distribution(spark: SparkSession, config: PipelineConfig, run_date: str, replayed: DataFrame,
                  timelines: dict[str, list[Snapshot]]) -> DataFrame:
-    rd = run_day(run_date)
+    rd = RunDate(run_date).day
     ok = replayed.where(F.col("error").isNull())
     rows: list[tuple] = []
 
@@ -165,8 +164,8 @@ def distribution(spark: SparkSession, config: PipelineConfig, run_date: str, rep
                             timelines.get(sender, []), "observed_destination")
 
     # (2) Receiver accounting: all senders together, per accounting interval.
-    acct = (read_table(spark, config, "silver.queue_accounting")
-            .where((F.col("run_date") == F.lit(run_date).cast("date")) & (F.col("monitoring_type") == "QueueAccounting"))
+    acct = (on_date(read_table(spark, config, "silver.queue_accounting"), run_date)
+            .where(F.col("monitoring_type") == "QueueAccounting")
             # One record per connection (each sender's channel agent, each local application) and interval:
             # the connections' intervals end together at the accounting timer, and start when each connection
             # started, so one receiver interval is all records that end at the same moment.
@@ -223,8 +222,7 @@ def _channel_statistics_rows(spark: SparkSession, config: PipelineConfig, run_da
     other traffic, so a count above the replay's carries that caveat in its explanation."""
     if not Lake(config.lake).exists("silver.channel_statistics"):
         return []
-    day = F.col("run_date") == F.lit(run_date).cast("date")
-    stats = read_table(spark, config, "silver.channel_statistics").where(day & F.col("msg_count").isNotNull())
+    stats = on_date(read_table(spark, config, "silver.channel_statistics"), run_date).where(F.col("msg_count").isNotNull())
     if stats.limit(1).count() == 0:  # the usual day: no channel statistics at all, the replay is not read
         return []
     spans = {r.sending_qmgr: (r.first, r.last) for r in replayed.groupBy("sending_qmgr").agg(

@@ -50,7 +50,7 @@ from pyspark import StorageLevel
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from clwl.days import run_day
+from clwl.days import RunDate
 from clwl.lake.door import GOLD_TABLES, VALIDATION, Lake, gold_tables, is_delta_table, latest_version, unsettled
 from clwl.lake.lock import lake_lock
 from clwl.lake.published import read_published, write_published
@@ -60,7 +60,7 @@ from spark.cross_checks import SILVER_TABLES, default_cross_checks, events_for_r
 from spark.delta_commits import replace_partition_with_files
 from spark.quality import ExtraCheck, ValidationOutcome, forget_frames, validate_table
 from spark.replay import ROUTING_REPLAY_OPTIONS
-from spark.tables import TABLES, create_empty, ensure_properties, read_table
+from spark.tables import TABLES, create_empty, ensure_properties, on_date, read_table
 
 log = logging.getLogger(__name__)
 
@@ -117,7 +117,7 @@ def publish(
     made_from: what the date was made from (clwl.lake.fingerprint.date_inputs), recorded with the publish so that a run
     with the same inputs leaves the date as it is.
     """
-    day = run_day(run_date)
+    day = RunDate(run_date).day
     if not tables:
         raise ValueError("nothing to publish: no tables given")
     unknown = [t for t in tables if t not in GOLD_TABLES]
@@ -453,7 +453,7 @@ def _roll_back(spark: SparkSession, lake: Lake, key: str, day: dt.date, before: 
             spark.sql(f"DELETE FROM delta.`{path}` WHERE run_date = DATE'{day.isoformat()}'")
         else:
             old = read_table(spark, lake, key, before)
-            write_run_date(old.where(F.col("run_date") == F.lit(day)), path, day)
+            write_run_date(on_date(old, day), path, day)
         log.warning("publish: put back %s, run date %s, as of version %s", path, day, before)
     except Exception:  # pragma: no cover - report the original failure
         log.exception("publish: could not put back %s as of version %s", path, before)

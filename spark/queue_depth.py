@@ -10,17 +10,16 @@ from __future__ import annotations
 from pyspark.sql import DataFrame, SparkSession
 
 from clwl.analyses.depth_day import day_depth, gold_rows
-from clwl.days import run_day
+from clwl.days import RunDate
 from spark.run import PipelineRun
 from spark.tables import TABLES
 
 QUEUE_DEPTH = TABLES["gold.queue_depth"]
 
 
-def depth_frame(spark: SparkSession, run: PipelineRun, run_date: str) -> DataFrame:
+def depth_frame(spark: SparkSession, run: PipelineRun, run_date: RunDate) -> DataFrame:
     """``run_date``'s gold.queue_depth rows: the main lake's bronze, the previous day as the output lake published
     it."""
-    rebuilt, _ = day_depth(run.lake, run_date, gold_lake=run.out_lake)
-    day = run_day(run_date)
-    rows = [QUEUE_DEPTH.row(run_date=day, **r) for r in gold_rows(rebuilt)]
+    rebuilt, _ = day_depth(run.lake, str(run_date), gold_lake=run.out_lake)
+    rows = [QUEUE_DEPTH.row(run_date=run_date.day, **r) for r in gold_rows(rebuilt)]
     return spark.createDataFrame(rows, QUEUE_DEPTH.schema)

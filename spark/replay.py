@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Collection, Iterable, Iterator, Optional
 from pyspark.sql import DataFrame, SparkSession
 
 from clwl.analyses.observed import ObservedMessage, timing_agreement
-from clwl.days import as_utc, day_bounds, run_day  # noqa: F401 - as_utc: tests take it from here
+from clwl.days import RunDate, as_utc, day_bounds  # noqa: F401 - as_utc: tests take it from here
 from clwl.engine.replay import PutEvent, SenderReplay, Snapshot
 from clwl.lake import silver
 from clwl.lake.silver import (  # noqa: F401 - INPUT_COLUMNS, PUT_ORDER, timelines_from_rows: this module's readers' names
@@ -307,7 +307,7 @@ def replay_messages(spark: SparkSession, config: PipelineConfig, run_date: str, 
     # SparkContext; a classic one ships a large closure as a broadcast by itself).
     shipped = (timelines, {s.sending_qmgr: s for s in inputs}, observed or {})
     order = [s.sending_qmgr for s in inputs]
-    day = run_day(run_date)
+    day = RunDate(run_date).day
     partitions = _replay_partitions_reference if reference else _replay_partitions
 
     def fn(batches):

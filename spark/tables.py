@@ -21,6 +21,7 @@ import functools
 import logging
 from typing import TYPE_CHECKING, Iterable
 
+from clwl.days import RunDate
 from clwl.lake.door import TABLE_KEYS, Lake, is_delta_table, snapshot
 from clwl.lake.put_records import TABLE_PROPERTIES, VIEWS, view_sql
 from clwl.lake.registry import SPECS, TableSpec, check_partitioning, constraints_in, same_expression
@@ -238,6 +239,14 @@ def read_table(spark, lake, which: str | Table, version: int | None = None):
         # spark.sql's DataFrame arguments: no temp view of ours to name or leak (Spark Connect takes them too)
         return spark.sql(view_sql("{stored}", "{events}", stored.columns, events.columns), stored=stored, events=events)
     return read_stored(spark, lake, key, version)
+
+
+def on_date(df, run_date: RunDate | str):
+    """``df``'s rows of one run date (its ``run_date`` column; ``run_date`` a RunDate, its text or its date): the
+    one date filter of the pipeline's reads, a date literal Delta prunes the partitions by."""
+    from pyspark.sql import functions as F
+
+    return df.where(F.col("run_date") == F.lit(RunDate(run_date).day))
 
 
 def read_stored(spark, lake, key: str, version: int | None = None):

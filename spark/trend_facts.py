@@ -16,9 +16,9 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from clwl.analyses.trend_facts import Fact, day_facts, put_spans
-from clwl.days import run_day
+from clwl.days import RunDate
 from spark.run import PipelineRun
-from spark.tables import TABLES, read_table
+from spark.tables import TABLES, on_date, read_table
 
 TREND_FACTS = TABLES["gold.trend_facts"]
 
@@ -28,9 +28,9 @@ def gather_facts(spark: SparkSession, run: PipelineRun, run_date: str, replayed:
     """The facts of ``run_date`` from the staged tables of this run (``replayed``: its staged routing_replay)."""
     from clwl.analyses.drift import DriftError, drift
     from clwl.analyses.lint import RULE_NAMES, LintInputError, lint_lake
-    from clwl.analyses.metrics import DELAYED_COLUMNS, day_evidence, day_incidents, estate_of
+    from clwl.analyses.published_day import DELAYED_COLUMNS, day_evidence, day_incidents, estate_of
 
-    day = run_day(run_date)
+    day = RunDate(run_date).day
     lake = run.config.lake  # silver and bronze: the main lake's, in a what-if run too
     main = run.lake
     dist = run.out_lake.rows("staging.distribution", ["source", "sending_qmgr", "queue", "qmgr", "expected",
@@ -41,7 +41,7 @@ def gather_facts(spark: SparkSession, run: PipelineRun, run_date: str, replayed:
         F.min("put_time").alias("first"), F.max("put_time").alias("last")).collect())
     opens = []
     if main.exists("silver.message_events"):
-        events = read_table(spark, main, "silver.message_events").where(F.col("run_date") == F.lit(day))
+        events = on_date(read_table(spark, main, "silver.message_events"), run_date)
         opens = [r.asDict() for r in events.groupBy(
             "sending_qmgr", "queue", "application", "bind", "target_qmgr",
             F.col("group_id").isNotNull().alias("grouped")).agg(F.count(F.lit(1)).alias("messages")).collect()]
@@ -64,6 +64,6 @@ def gather_facts(spark: SparkSession, run: PipelineRun, run_date: str, replayed:
 
 
 def facts_frame(spark: SparkSession, run_date: str, facts: list[Fact]) -> DataFrame:
-    day = run_day(run_date)
+    day = RunDate(run_date).day
     build = TREND_FACTS.row_from(run_date=day)
     return spark.createDataFrame([build(f) for f in facts], TREND_FACTS.schema)

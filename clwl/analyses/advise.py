@@ -17,8 +17,8 @@ out. So the advice has four parts, all asked of the engine, none re-derived here
    as text. The weight the sender uses is the one the destination's cluster receiver advertises (what the
    sender's DISPLAY CLUSQMGR shows; docs/algorithm.md, pitfall 1), so the command goes to the destination.
 
-:func:`replayed_shares` replays a lake's day with the proposed weights as a what-if (clwl/analyses/whatif.py) through
-the in-process replay (clwl/lake/silver.py, clwl/engine/replay.py). Pure Python; the lake is read only there, lazily.
+The replay of a lake's day with the proposed weights is clwl/analyses/advise_replay.py. Pure Python; no lake is read
+here.
 """
 
 from __future__ import annotations
@@ -26,11 +26,9 @@ from __future__ import annotations
 import functools
 import math
 import re
-from collections import Counter
 from dataclasses import dataclass, field, replace
-from datetime import datetime
 from fractions import Fraction
-from typing import Callable, Iterable, Mapping, Optional
+from typing import Callable, Mapping, Optional
 
 from clwl.analyses.advise_blocks import (
     PROFILE,
@@ -138,7 +136,7 @@ class SideEffect:
     after: dict[str, float]
 
     def as_dict(self) -> dict:
-        return {"queue": self.queue, "before": _rounded(self.before), "after": _rounded(self.after)}
+        return {"queue": self.queue, "before": rounded(self.before), "after": rounded(self.after)}
 
 
 @dataclass(frozen=True)
@@ -154,8 +152,8 @@ class SenderEffect:
     channels: tuple[str, ...]  # the changed channels this sender's rotation for the queue weighs
 
     def as_dict(self) -> dict:
-        return {"sender": self.sender, "queue": self.queue, "before": _rounded(self.before),
-                "after": _rounded(self.after), "channels": list(self.channels)}
+        return {"sender": self.sender, "queue": self.queue, "before": rounded(self.before),
+                "after": rounded(self.after), "channels": list(self.channels)}
 
 
 @dataclass
@@ -208,8 +206,8 @@ class Advice:
 
     def as_dict(self) -> dict:
         return {"queue": self.queue, "sender": self.sender, "profile": self.profile, "target": self.target,
-                "proposal": [w.as_dict() for w in self.proposal], "current": _rounded(self.current),
-                "achieved": _rounded(self.achieved), "exact": self.exact, "residual": _rounded(self.residual),
+                "proposal": [w.as_dict() for w in self.proposal], "current": rounded(self.current),
+                "achieved": rounded(self.achieved), "exact": self.exact, "residual": rounded(self.residual),
                 "max_residual": round(self.max_residual, 4),
                 "side_effects": [s.as_dict() for s in self.side_effects],
                 "blocked": [b.as_dict() for b in self.blocked], "commands": self.commands(), "notes": self.notes,
@@ -218,7 +216,8 @@ class Advice:
                 "other_senders_from": self.other_senders_from}
 
 
-def _rounded(shares: Mapping[str, float]) -> dict[str, float]:
+def rounded(shares: Mapping[str, float]) -> dict[str, float]:
+    """Shares (percent) as the JSON prints them: four decimals, in name order."""
     return {q: round(v, 4) + 0.0 for q, v in sorted(shares.items())}  # + 0.0: no -0.0 in the output
 
 
@@ -435,222 +434,3 @@ def other_senders(views: Mapping[str, ClusterView], weights: Mapping[tuple[str, 
                        if (ch := weighted_channel(before_v, c)) is not None} & changed
             out.append(SenderEffect(sender, queue, was, now, tuple(sorted(weighed))))
     return out
-
-
-# -- the replay of a lake's day ---------------------------------------------------------------------------------
-#: Why a replayed message did not go where the rotation with the proposed weights freely sent it, in order: the
-#: first that applies is its cause (:func:`replay_counts`). The rest are the messages CLWL was free to place.
-REPLAY_CAUSES: tuple[tuple[str, str], ...] = (
-    ("named-qmgr", "the application named the queue manager (ObjectQMgrName): CLWL does not choose"),
-    ("bind-on-open", "a later message of a handle opened with MQOO_BIND_ON_OPEN (or DEFBIND(OPEN)): it keeps the "
-                     "queue manager the handle's first message was given"),
-    ("bind-on-group", "a later message of a group put in logical order (MQOO_BIND_ON_GROUP): it keeps the group's "
-                      "first choice"),
-    ("configuration", "put while the day's configuration gave other long-run shares than the advice's: an instance "
-                      "enabled or disabled for part of the day, or another change"),
-    ("channel-not-running", "put while a channel of the rotation was not running (steps 6-9 chose), or re-allocated "
-                            "or still waiting afterwards"),
-    ("put-failed", "the put failed: no destination"),
-)
-CAUSE_WORDS = dict(REPLAY_CAUSES)
-#: The replayed day "lands away from the target" when a destination's share is further than this from it
-#: (percentage points): then the causes are printed (the JSON always has them).
-AWAY_POINTS = 1.0
-#: Two long-run shares (percent) are the same configuration's within this: the engine counts 1,000 messages when
-#: step 12 does not decide alone, so its shares are multiples of 0.1.
-SAME_LONG_RUN = 0.05
-
-
-@dataclass
-class Replayed:
-    """A day of the sender's real traffic replayed as it was and with the proposed weights: messages to the
-    queue per final destination (where each ended the day; "(error)" for a failed put). With the proposal: why
-    the messages that CLWL did not place freely went where they went (``causes``, :data:`REPLAY_CAUSES`), where the
-    ones it placed freely went (``free``), and the configurations of the day whose long-run shares differed from
-    the advice's (``periods``: (from, shares))."""
-
-    date: str
-    sender: str
-    queue: str
-    before: Counter
-    after: Counter
-    unknown_channels: list[str] = field(default_factory=list)  # proposed channels the day's configuration lacks
-    causes: Counter = field(default_factory=Counter)
-    free: Counter = field(default_factory=Counter)
-    periods: list[tuple[datetime, Optional[datetime], dict[str, float]]] = field(default_factory=list)
-    target: dict[str, float] = field(default_factory=dict)
-    expected: dict[str, float] = field(default_factory=dict)  # the advice's long-run shares with the proposal
-
-    @property
-    def messages(self) -> int:
-        return sum(self.before.values())
-
-    @staticmethod
-    def shares(counts: Counter) -> dict[str, float]:
-        total = sum(counts.values())
-        return {q: 100.0 * n / total for q, n in sorted(counts.items())} if total else {}
-
-    def gap(self) -> float:
-        """The largest distance of the replayed shares with the proposal from the target (percentage points)."""
-        after = self.shares(self.after)
-        return max((abs(after.get(q, 0.0) - self.target.get(q, 0.0)) for q in set(after) | set(self.target)),
-                   default=0.0)
-
-    @property
-    def away(self) -> bool:
-        return bool(self.target) and self.gap() > AWAY_POINTS
-
-    def as_dict(self) -> dict:
-        return {"date": self.date, "sender": self.sender, "queue": self.queue, "messages": self.messages,
-                "before": _rounded(self.shares(self.before)), "after": _rounded(self.shares(self.after)),
-                "before_messages": dict(sorted(self.before.items())),
-                "after_messages": dict(sorted(self.after.items())), "unknown_channels": self.unknown_channels,
-                "gap": round(self.gap(), 4), "away": self.away,
-                "causes": {k: self.causes[k] for k, _ in REPLAY_CAUSES if self.causes[k]},
-                "free_messages": sum(self.free.values()), "free": _rounded(self.shares(self.free)),
-                "free_counts": dict(sorted(self.free.items())),
-                "configurations": [{"from": t.isoformat(), "to": e.isoformat() if e is not None else None,
-                                    "shares": _rounded(sh)} for t, e, sh in self.periods]}
-
-
-def _differ(a: Mapping[str, float], b: Mapping[str, float], tolerance: float = SAME_LONG_RUN) -> bool:
-    return any(abs(a.get(q, 0.0) - b.get(q, 0.0)) > tolerance for q in set(a) | set(b))
-
-
-def replay_counts(sender: str, timeline: list, events: Callable[[], Iterable], queue: str, profile: str = "default",
-                  until: Optional[datetime] = None, expected: Optional[Mapping[str, float]] = None,
-                  ) -> tuple[Counter, Counter, Counter, list[tuple[datetime, Optional[datetime], dict[str, float]]]]:
-    """Replay ``sender``'s day (``events()``: its PutEvents in put order, every queue: they share the rotation)
-    over ``timeline`` and count ``queue``'s messages by final destination. With ``expected`` (the advice's
-    long-run shares), each of them also gets the first of :data:`REPLAY_CAUSES` that applies, from the put and
-    the engine: a named queue manager; a later message of a binding (the router's own key,
-    :func:`clwl.engine.router.binding_key`); a configuration in force whose long-run shares (every channel running)
-    are not ``expected``; a configuration whose channel states change the long-run shares (steps 6-9), or a
-    message re-allocated or still waiting at the end. The others CLWL placed freely: counted by destination.
-    Returns (by destination, causes, free by destination, the differing configurations: (from, to or None for the
-    end of the day, their long-run shares), consecutive snapshots of the same shares as one)."""
-    from bisect import bisect_right
-
-    from clwl.engine.candidates import queue_defbind
-    from clwl.engine.replay import replay
-    from clwl.engine.router import AS_Q_DEF, binding_key
-
-    times = [snap.time for snap in timeline]
-    judged: dict[int, Optional[str]] = {}
-    long_run: dict[int, dict[str, float]] = {}
-
-    def running_shares(snap) -> dict[str, float]:
-        if id(snap) not in long_run:
-            long_run[id(snap)] = engine_shares(steady(snap.view), queue, profile)
-        return long_run[id(snap)]
-
-    def judge(snap) -> Optional[str]:
-        """The cause a configuration gives every message put under it (None: CLWL free to follow the weights)."""
-        if id(snap) not in judged:
-            running = running_shares(snap)
-            if expected is not None and _differ(running, expected):
-                judged[id(snap)] = "configuration"
-            elif _differ(engine_shares(snap.view, queue, profile), running):
-                judged[id(snap)] = "channel-not-running"
-            else:
-                judged[id(snap)] = None
-        return judged[id(snap)]
-
-    cause_of: dict[str, Optional[str]] = {}
-    bound: set[tuple] = set()
-
-    def classified():
-        for ev in events():
-            if expected is not None and ev.queue == queue:
-                i = bisect_right(times, ev.put_time) - 1
-                snap = timeline[i] if i >= 0 else None
-                cause = "named-qmgr" if ev.target_qmgr else None
-                if cause is None:
-                    bind = ev.bind
-                    if bind == AS_Q_DEF and snap is not None:
-                        bind = queue_defbind(snap.view, ev.queue)
-                    key = binding_key(Request(ev.queue, None), bind, ev.open_handle, ev.group_id, ev.logical_order)
-                    if key is not None:
-                        if key in bound:
-                            cause = "bind-on-open" if key[0] == "open" else "bind-on-group"
-                        bound.add(key)
-                if cause is None and snap is not None:
-                    cause = judge(snap)
-                cause_of[ev.msg_id] = cause
-            yield ev
-
-    counts: Counter = Counter()
-    causes: Counter = Counter()
-    free: Counter = Counter()
-    for row in replay(sender, timeline, classified(), profile, until=until):
-        if row.queue != queue:
-            continue
-        dest = row.final_qmgr or "(error)"
-        counts[dest] += 1
-        if expected is None:
-            continue
-        cause = cause_of.pop(row.msg_id, None)
-        if cause is None and row.error is not None:
-            cause = "put-failed"
-        elif cause is None and (row.reallocations or row.held):
-            cause = "channel-not-running"
-        if cause is None:
-            free[dest] += 1
-        else:
-            causes[cause] += 1
-    # The configurations that gave other long-run shares, as intervals: consecutive snapshots with the same
-    # shares are one; an interval is told when a message of the queue was put in it.
-    periods: list[tuple[datetime, Optional[datetime], dict[str, float]]] = []
-    if expected is not None:
-        run: list = []  # [start, shares, any message put]
-        for snap in timeline:
-            shares = running_shares(snap)
-            differs = _differ(shares, expected)
-            if run and (not differs or _differ(shares, run[1], SAME_SHARE)):
-                if run[2]:
-                    periods.append((run[0], snap.time, run[1]))
-                run = []
-            if differs:
-                if not run:
-                    run = [snap.time, shares, False]
-                run[2] = run[2] or judged.get(id(snap)) == "configuration"
-        if run and run[2]:
-            periods.append((run[0], None, run[1]))
-    return counts, causes, free, periods
-
-
-def replayed_shares(lake, date: str, sender: str, queue: str, weights: Mapping[str, int],
-                    profile: str = "default", target: Optional[Mapping[str, float]] = None,
-                    expected: Optional[Mapping[str, float]] = None) -> Replayed:
-    """``sender``'s day ``date`` of ``lake`` replayed twice in-process: as captured, and with ``weights``
-    (channel -> CLWLWGHT) as a what-if override of those channels' CLUSRCVR (clwl.analyses.whatif). Every message of the
-    sender is replayed (the rotation is per channel, shared by every queue); those to ``queue`` are counted, and
-    in the replay with the proposal, told apart by why they went where they went (:func:`replay_counts`, against
-    ``expected``: the advice's achieved shares). AdviseError when the lake has no configuration or no message of
-    ``sender`` that day."""
-    from clwl.analyses.whatif import WhatIf
-    from clwl.days import day_bounds
-    from clwl.lake.silver import load_timelines, put_event, sender_batches, sender_inputs
-
-    whatif = WhatIf("advise", channel_attrs={ch: {"CLWLWGHT": str(w)} for ch, w in sorted(weights.items())})
-    before_tl = load_timelines(lake, date).get(sender)
-    if not before_tl:
-        raise AdviseError(f"--lake: {lake} holds no configuration of {sender} on {date} (silver.config_history)")
-    after_tl = load_timelines(lake, date, whatif.apply)[sender]
-    known = {c.name for snap in before_tl for c in (*snap.view.channels, *snap.view.local_receivers)}
-    _, inputs = sender_inputs(lake, date, [sender])
-    if not inputs:
-        raise AdviseError(f"--date: {lake} holds no messages of {sender} on {date} (silver.message_events)")
-    start, end = day_bounds(date)
-
-    def events():
-        for batch in sender_batches(inputs[0]):
-            cols = batch.to_pydict()
-            for i in range(batch.num_rows):
-                yield put_event(cols, i)
-
-    before, *_ = replay_counts(sender, before_tl, events, queue, profile, end)
-    after, causes, free, periods = replay_counts(sender, after_tl, events, queue, profile, end, expected)
-    periods = [(max(t, start), e, sh) for t, e, sh in periods]  # a configuration carried from the day before
-    return Replayed(date, sender, queue, before, after, sorted(ch for ch in weights if ch not in known),
-                    causes, free, periods, dict(target or {}), dict(expected or {}))

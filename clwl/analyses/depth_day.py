@@ -14,11 +14,13 @@ QMinDepth and QMaxDepth (amqsmon queue statistics) are not in the lake yet: the 
 
 from __future__ import annotations
 
+from collections import defaultdict
 from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta, timezone
 from typing import Any
 
 from clwl.analyses.depth import Capture, DepthChange, Difference, Gap, Rebuilt, greatest_age, rebuild, reconcile
+from clwl.days import as_utc, day_bounds
 
 __all__ = ["DepthError", "QueueLine", "QueueReport", "day_depth", "gold_rows", "queue_report"]
 
@@ -267,3 +269,23 @@ def _gaps(lk: Any, day: str, queue: str, qmgr: str | None, caps: list[Capture]) 
             gaps.append(Gap(qm, queue, "no activity trace from this queue manager on the day: its queues have no "
                                        "depth line"))
     return gaps
+
+
+def depth_families(rows: list[dict], day: date) -> list:
+    """clwl_queue_depth_max and clwl_queue_oldest_age_max_seconds per queue with a line in gold.queue_depth (none
+    for a lake or a day without the trace: no series, not zeros). The age as ``clwl depth`` gives it: the oldest
+    message ages until the next change (clwl.analyses.depth.greatest_age)."""
+    from types import SimpleNamespace
+
+    from clwl.analyses.metrics import family  # the catalogue's family; imported here, as metrics imports this
+
+    lines: dict[tuple[str, str], list] = defaultdict(list)
+    for r in sorted(rows, key=lambda r: (r["qmgr"], r["queue"], r["seq"])):
+        lines[(r["qmgr"], r["queue"])].append(SimpleNamespace(
+            at=as_utc(r["at"]), depth=r["depth"], oldest_arrived_at=as_utc(r["oldest_arrived_at"])))
+    end = day_bounds(day)[1]
+    fams = family("clwl_queue_depth_max"), family("clwl_queue_oldest_age_max_seconds")
+    for (qmgr, queue), line in sorted(lines.items()):
+        fams[0].add(max(c.depth for c in line), qmgr=qmgr, queue=queue)
+        fams[1].add((greatest_age(line, end) or (0.0,))[0], qmgr=qmgr, queue=queue)  # type: ignore[arg-type]
+    return list(fams)

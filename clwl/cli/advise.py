@@ -91,7 +91,8 @@ class AdviseTask(LakeTask):
         return (AdviseError, InputError)
 
     def compute(self) -> Advised:
-        from clwl.analyses.advise import AdviseError, advise, other_senders, parse_target, replayed_shares
+        from clwl.analyses.advise import AdviseError, advise, other_senders, parse_target
+        from clwl.analyses.advise_replay import replayed_shares
         from clwl.engine.view import build_view, local_qmgr_name, read_captures
         from clwl.landing.layout import MQ_NAME_RULE, is_mq_name
 
@@ -280,7 +281,7 @@ def print_advice(advice, replayed=None) -> None:
 def print_why_away(replayed) -> None:
     """Why the replayed day with the proposal lands away from the target: the messages CLWL did not place freely,
     by cause, and the share the target reaches on the others."""
-    from clwl.analyses.advise import CAUSE_WORDS, REPLAY_CAUSES
+    from clwl.analyses.advise_replay import CAUSE_WORDS, REPLAY_CAUSES
 
     w = print
     free = replayed.free

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import random
+from collections.abc import Sequence
 from datetime import date, datetime, timedelta
 from fractions import Fraction
 
@@ -22,8 +23,10 @@ class DayAccounting:
         self.cells: dict[tuple, list[int]] = {}
         self.first_arrival: dict[tuple[str, tuple], int] = {}  # (receiver, connection) -> ms of day
 
-    def add(self, receiver: str, interval: int, conn: tuple, queue: str, pers: int, n: int, nbytes: int,
-            mn: int, mx: int, arrival_ms: int) -> None:
+    def add(self, receiver: str, interval: int, conn: tuple, queue: str, pers: int, counts: Sequence[int],
+            arrival_ms: int) -> None:
+        """``counts``: the messages, their bytes, the smallest and the largest (more items are not read)."""
+        n, nbytes, mn, mx = counts[0], counts[1], counts[2], counts[3]
         fk = (receiver, conn)
         if arrival_ms < self.first_arrival.get(fk, 1 << 62):
             self.first_arrival[fk] = arrival_ms
@@ -119,7 +122,8 @@ class AccountingWriter:
                         first = acct.first_arrival[(recv, conn)] - 15  # first put), to the second
                         start = max(i0, base + timedelta(seconds=first // 1000))
                     groups = [(queue, c) for iv2, queue, c in rows if iv2 == iv]
-                    rec = RM.accounting_head(q, start, i1, cid, seq, name, pid, tid, user, len(groups))
+                    rec = RM.accounting_head(RM.AccountingConnection(q, cid, name, pid, tid, user), start, i1, seq,
+                                             len(groups))
                     for gi, (queue, c) in enumerate(groups):
                         first = queue not in opened
                         if first:

@@ -93,19 +93,20 @@ class CaptureWriter:
                 if cl not in me.clusters:
                     continue
                 status = "RUNNING" if other == qm else self.channel_state(qm, other, chl, t)[0]
-                clus.append(R.clusqmgr_rec(
-                    me, oq, chl, cl, weight=cfg.weight[other], prty=cfg.chl_prty[other],
+                clus.append(R.clusqmgr_rec(me, oq, chl, cl, R.ClusqmgrState(
+                    weight=cfg.weight[other], prty=cfg.chl_prty[other],
                     altered=cfg.chl_altered[other], learnt=cfg.clus_learnt[other], status=status,
-                    suspended=other in cfg.suspended, xmitq="" if other == qm else est.xmitq_for(qm, chl)))
+                    suspended=other in cfg.suspended, xmitq="" if other == qm else est.xmitq_for(qm, chl))))
         if me.repos or me.role == "sender":
             insts = [i for i in est.instances if i.host in est.knows[qm]]
         else:
             insts = [i for i in est.instances if i.host == qm]
         insts = sorted(insts, key=lambda i: (i.queue, i.host))
-        qc = [R.qcluster_rec(i.queue, est.qmgrs[i.host], i.cluster, altered=cfg.q_altered[(i.queue, i.host)],
-                             learnt=cfg.clus_learnt[i.host], put=cfg.put_enabled(i.queue, i.host),
-                             prty=cfg.q_prty[(i.queue, i.host)], descr=est.queue(i.queue).descr,
-                             persistent=est.queue(i.queue).persistent_share >= 0.5) for i in insts]
+        qc = [R.qcluster_rec(i.queue, est.qmgrs[i.host], i.cluster, R.QclusterState(
+                  altered=cfg.q_altered[(i.queue, i.host)], learnt=cfg.clus_learnt[i.host],
+                  put=cfg.put_enabled(i.queue, i.host), prty=cfg.q_prty[(i.queue, i.host)],
+                  descr=est.queue(i.queue).descr, persistent=est.queue(i.queue).persistent_share >= 0.5))
+              for i in insts]
         clusters = list(me.clusters)
         return [
             R.Cmd("DISPLAY QMGR ALL", [R.qmgr_rec(me, clusters)]),
@@ -192,11 +193,10 @@ class CaptureWriter:
                 recs.append(R.chstatus_retrying(chl, est.qmgrs[peer], since=info["since"], at=t, seqbase=seqbase,
                                                 xmitq=est.xmitq_for(qm, chl), xqmsgsa=self.held_on(qm, to=peer)))
             else:
-                recs.append(R.chstatus_running(
-                    me, chl, typ, est.qmgrs[peer], start=info["start"], msgs=info["msgs"], nbytes=info["bytes"],
-                    last=info["last"], seqbase=seqbase,
+                recs.append(R.chstatus_running(me, chl, typ, est.qmgrs[peer], R.ChannelTraffic(
+                    start=info["start"], msgs=info["msgs"], nbytes=info["bytes"], last=info["last"], seqbase=seqbase,
                     xmitq=est.xmitq_for(qm, chl) if typ == "CLUSSDR" else "",
-                    xqmsgsa=self.held_on(qm, to=peer) if typ == "CLUSSDR" else 0))
+                    xqmsgsa=self.held_on(qm, to=peer) if typ == "CLUSSDR" else 0)))
         return R.Cmd("DISPLAY CHSTATUS(*) ALL", recs, empty_msg="AMQ8420")
 
     def zos_config_cmds(self, qm: str, t: datetime) -> list[R.Cmd]:

@@ -85,6 +85,19 @@ class ChannelStop:
                 "file": file, "delayed": len(self.waiting), "msg_ids": list(self.waiting)}
 
 
+@dataclass(frozen=True)
+class AgentMessage:
+    """The message a channel agent moves, as both ends' trace show it: its MsgId, when it was put, by which
+    sending queue manager, to which queue, its length and persistence (0 or 1)."""
+
+    msg_id: bytes
+    put_t: datetime
+    sender: str
+    queue: str
+    length: int
+    pers: int
+
+
 class _Agent:
     """One channel agent's connection: its calls not yet printed, its clock and its open batch."""
 
@@ -128,10 +141,12 @@ class QueueManagerTrace:
             kind = ("MQCHT_CLUSSDR", peer.conname) if sending else ("MQCHT_CLUSRCVR", peer.ip)
             qm = self.qm
 
+            traced = RP.TracedConnection(qm, correl, "amqrmppa", "MQAT_QMGR", self.pid, "mqm", 2,
+                                         caller="MQXACT_INTERNAL", environment="MQXE_MCA",
+                                         channel=(channel, kind[1], kind[0]))
+
             def header(seq: int, start: datetime, end: datetime) -> list:
-                return RP.trace_header_fields(correl, qm, start, end, seq, "amqrmppa", "MQAT_QMGR", self.pid, "mqm",
-                                             2, caller="MQXACT_INTERNAL", environment="MQXE_MCA",
-                                             channel=(channel, kind[1], kind[0]))
+                return RP.trace_header_fields(traced, start, end, seq)
             a = self.agents[key] = _Agent(header, sending, 10 + len(self.agents))
         return a
 
@@ -193,10 +208,10 @@ class QueueManagerTrace:
         if a.batch and (a.batch >= BATCH_SIZE or us - a.last_us > BATCH_GAP_US):
             self.end_batch(a, empty=us - a.last_us > BATCH_GAP_US)
 
-    def get(self, a: _Agent, us: int, msg_id: bytes, put_t: datetime, xmitq: str, sender: str, queue: str,
-            dest: str, length: int, pers: int) -> int:
+    def get(self, a: _Agent, us: int, m: AgentMessage, xmitq: str, dest: str) -> int:
         """A sending agent's MQGET of one message from its transmission queue at ``us`` (microseconds since 1970,
         later if the agent's clock is past it); the time printed."""
+        msg_id, put_t, sender, queue, length, pers = m.msg_id, m.put_t, m.sender, m.queue, m.length, m.pers
         self.begin(a, us)
         hobj = self.open(a, xmitq, "", XMITQ_OPEN_OPTIONS, us)
         us, t = self.clock(a, us)
@@ -215,9 +230,9 @@ class QueueManagerTrace:
         a.batch += 1
         return us
 
-    def put(self, a: _Agent, us: int, msg_id: bytes, put_t: datetime, sender: str, queue: str, length: int,
-            pers: int) -> int:
+    def put(self, a: _Agent, us: int, m: AgentMessage) -> int:
         """A receiving agent's MQPUT of one message to its target queue at ``us``; the time printed."""
+        msg_id, put_t, sender, queue, length, pers = m.msg_id, m.put_t, m.sender, m.queue, m.length, m.pers
         self.begin(a, us)
         hobj = self.open(a, queue, self.qm.name, TARGET_OPEN_OPTIONS, us)
         us, t = self.clock(a, us)
@@ -306,16 +321,15 @@ class ChannelTraces:
         qms = self.est.qmgrs
         put_t = _EPOCH + timedelta(microseconds=self.day_us + put_ms * 1000)
         f = self.file(sd.sender)
-        us = f.get(f.agent(True, d.channel, qms[d.qmgr]), self.day_us + at_us, bytes.fromhex(mid), put_t,
-                   sd.xmitq[k], sd.sender, sd.qnames[qi], d.qmgr, length, pers)
+        m = AgentMessage(bytes.fromhex(mid), put_t, sd.sender, sd.qnames[qi], length, pers)
+        us = f.get(f.agent(True, d.channel, qms[d.qmgr]), self.day_us + at_us, m, sd.xmitq[k], d.qmgr)
         self.departures += 1
         if self.ledger is not None:
             self.ledger.xmitq_get(sd.sender, sd.xmitq[k], us, mid)
         if not self.trace_arrivals:
             return
         g = self.file(d.qmgr)
-        at = g.put(g.agent(False, d.channel, qms[sd.sender]), us + TRANSIT_US, bytes.fromhex(mid), put_t, sd.sender,
-                   sd.qnames[qi], length, pers)
+        at = g.put(g.agent(False, d.channel, qms[sd.sender]), us + TRANSIT_US, m)
         self.arrivals += 1
         if self.ledger is not None:
             self.ledger.arrive(d.qmgr, sd.qnames[qi], at, mid, length, pers, self.day_us + put_ms * 1000)

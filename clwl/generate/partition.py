@@ -82,7 +82,7 @@ class PartitionWaits:
                 mid, qi, pers, ln, t, eligible, first, row, reallocs, at = w
                 if self.channel_trace is not None:
                     self.channel_trace.release(self, k, mid, t, qi, ln, pers, back)
-                acct.add(d.qmgr, interval, ("mca", self.sender, d.channel), self.qnames[qi], pers, 1, ln, ln, ln,
+                acct.add(d.qmgr, interval, ("mca", self.sender, d.channel), self.qnames[qi], pers, (1, ln, ln, ln),
                          back + 350)
                 self.routed[(qi, k)] = self.routed.get((qi, k), 0) + 1
                 cnt += 1

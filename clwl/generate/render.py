@@ -161,9 +161,25 @@ def qmgr_rec(q: QMgr, clusters: list[str]) -> Rec:
     return Rec("AMQ8408", [x for x in a if x[0] not in drop])
 
 
-def clusqmgr_rec(observer: QMgr, q: QMgr, channel: str, cluster: str, *, weight: int, prty: int,
-                 altered: datetime, learnt: datetime, status: str, suspended: bool, xmitq: str,
+@dataclass(frozen=True)
+class ClusqmgrState:
+    """What an observer knows of a cluster queue manager's cluster receiver, beyond the two queue managers: its
+    CLWLWGHT and CLWLPRTY, when it was altered and when the observer learnt it, the channel's status from the
+    observer, whether the queue manager is suspended, and the transmission queue its messages go by."""
+
+    weight: int
+    prty: int
+    altered: datetime
+    learnt: datetime
+    status: str
+    suspended: bool
+    xmitq: str
+
+
+def clusqmgr_rec(observer: QMgr, q: QMgr, channel: str, cluster: str, state: ClusqmgrState,
                  extra: tuple[str, str] | None = None) -> Rec:
+    weight, prty, altered, learnt = state.weight, state.prty, state.altered, state.learnt
+    status, suspended, xmitq = state.status, state.suspended, state.xmitq
     own = observer.name == q.name
     if own:
         deftype = "CLUSRCVR"
@@ -195,9 +211,24 @@ def clusqmgr_rec(observer: QMgr, q: QMgr, channel: str, cluster: str, *, weight:
     return Rec("AMQ8441", a)
 
 
-def qcluster_rec(queue: str, host: QMgr, cluster: str, *, altered: datetime, learnt: datetime, put: bool,
-                 prty: int, descr: str, persistent: bool, clusqt: str = "QLOCAL") -> Rec:
-    """clusqt QMGR: a clustered queue manager alias (QREMOTE with a blank RNAME)."""
+@dataclass(frozen=True)
+class QclusterState:
+    """What an observer knows of one instance of a cluster queue: when it was altered and learnt, whether puts
+    are enabled, its CLWLPRTY, DESCR and default persistence, and its CLUSQT (QMGR: a clustered queue manager
+    alias, a QREMOTE with a blank RNAME)."""
+
+    altered: datetime
+    learnt: datetime
+    put: bool
+    prty: int
+    descr: str
+    persistent: bool
+    clusqt: str = "QLOCAL"
+
+
+def qcluster_rec(queue: str, host: QMgr, cluster: str, state: QclusterState) -> Rec:
+    altered, learnt, put, prty = state.altered, state.learnt, state.put, state.prty
+    descr, persistent, clusqt = state.descr, state.persistent, state.clusqt
     clus = max(altered, learnt) + timedelta(seconds=1)
     return Rec("AMQ8409", [
         ("QUEUE", queue), ("TYPE", "QCLUSTER"), ("ALTDATE", mq_date(altered)), ("ALTTIME", mq_time(altered)),
@@ -302,10 +333,26 @@ def channel_ids(seed: str) -> tuple[str, str, str, int]:
     return hexid(seed + "c"), hexid(seed + "j"), hexid(seed + "l"), 40000 + int(hexid(seed + "p", 4), 16) % 20000
 
 
-def chstatus_running(q: QMgr, channel: str, chltype: str, peer: QMgr, *, start: datetime, msgs: int,
-                     nbytes: int, last: datetime | None, seqbase: int, xmitq: str = "", xqmsgsa: int = 0,
+@dataclass(frozen=True)
+class ChannelTraffic:
+    """What a running channel instance has moved: since when, how many messages and bytes, its last message
+    (None: none yet), the sequence number it started from; a cluster sender also its transmission queue and the
+    messages waiting there (XQMSGSA)."""
+
+    start: datetime
+    msgs: int
+    nbytes: int
+    last: datetime | None
+    seqbase: int
+    xmitq: str = ""
+    xqmsgsa: int = 0
+
+
+def chstatus_running(q: QMgr, channel: str, chltype: str, peer: QMgr, traffic: ChannelTraffic,
                      ids: tuple[str, str, str, int] | None = None) -> Rec:
     """ids: as ``channel_ids`` gives them; by default derived from the channel instance."""
+    start, msgs, nbytes, last, seqbase = traffic.start, traffic.msgs, traffic.nbytes, traffic.last, traffic.seqbase
+    xmitq, xqmsgsa = traffic.xmitq, traffic.xqmsgsa
     curluwid, jobname, lstluwid, port = ids or channel_ids(f"{q.name}/{channel}/{peer.name}/{start.isoformat()}")
     lastd = last or start
     sdr = chltype == "CLUSSDR"

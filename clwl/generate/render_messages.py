@@ -5,6 +5,7 @@ transmission headers and payloads of held messages) and queue accounting records
 from __future__ import annotations
 
 import struct
+from dataclasses import dataclass
 from datetime import datetime
 
 from clwl.generate.estate import QMgr
@@ -201,15 +202,30 @@ def render_amqsmon(records: list[list[tuple[int, str, object]]]) -> str:
     return "\n".join(out) + "\n"
 
 
-def accounting_head(qm: QMgr, start: datetime, end: datetime, connection_id: bytes, seq: int, appl_name: str,
-                    pid: int, tid: int, user: str, objects: int) -> list[tuple[int, str, object]]:
+@dataclass(frozen=True)
+class AccountingConnection:
+    """The connection a QueueAccounting record is of: its queue manager, connection id, and the application
+    (name, process id, thread id, user). The same for every record of the connection."""
+
+    qm: QMgr
+    connection_id: bytes
+    appl_name: str
+    pid: int
+    tid: int
+    user: str
+
+
+def accounting_head(conn: AccountingConnection, start: datetime, end: datetime, seq: int,
+                    objects: int) -> list[tuple[int, str, object]]:
     """The fields of a QueueAccounting record before its QueueAccounting groups (``queue_group``)."""
+    qm = conn.qm
     return [
         (0, "QueueManager", qm.name), (0, "IntervalStartDate", mq_date(start)),
         (0, "IntervalStartTime", mq_time(start)), (0, "IntervalEndDate", mq_date(end)),
         (0, "IntervalEndTime", mq_time(end)), (0, "CommandLevel", qm.cmdlevel),
-        (0, "ConnectionId", connection_id), (0, "SeqNumber", seq), (0, "ApplicationName", appl_name),
-        (0, "ApplicationPid", pid), (0, "ApplicationTid", tid), (0, "UserId", user), (0, "ObjectCount", objects),
+        (0, "ConnectionId", conn.connection_id), (0, "SeqNumber", seq), (0, "ApplicationName", conn.appl_name),
+        (0, "ApplicationPid", conn.pid), (0, "ApplicationTid", conn.tid), (0, "UserId", conn.user),
+        (0, "ObjectCount", objects),
     ]
 
 

@@ -103,33 +103,43 @@ def trace_fields(fields: Iterable[tuple[str, object]], indent: str) -> list[str]
     return out
 
 
-def trace_header_fields(correl_id: bytes, qm: QMgr, start: datetime, end: datetime, seq: int, appl: str,
-                        appltype: str, pid: int, user: str, level: int, *, caller: str = "MQXACT_EXTERNAL",
-                        environment: str = "MQXE_OTHER",
-                        channel: tuple[str, str, str] | None = None) -> list[tuple[str, object]]:
-    """The header of one trace message: a local bindings application, or a channel agent (``channel``: its name,
-    ConnName and type)."""
+@dataclass(frozen=True)
+class TracedConnection:
+    """Whose trace messages a header names: the queue manager, the connection's correlator, the application (its
+    name, MQAT type, process id and user) and the trace level; a channel agent also its channel (name, ConnName,
+    type). The same for every trace message of the connection."""
+
+    qm: QMgr
+    correl_id: bytes
+    appl: str
+    appltype: str
+    pid: int
+    user: str
+    level: int
+    caller: str = "MQXACT_EXTERNAL"
+    environment: str = "MQXE_OTHER"
+    channel: tuple[str, str, str] | None = None
+
+
+def trace_header_fields(conn: TracedConnection, start: datetime, end: datetime, seq: int) -> list[tuple[str, object]]:
+    """The header of one trace message of ``conn`` (a local bindings application, or a channel agent) over
+    [start, end], its SeqNumber ``seq``."""
+    qm = conn.qm
     fields = [
-        ("Correl_id", correl_id), ("QueueManager", qm.name), ("Host Name", qm.host),
+        ("Correl_id", conn.correl_id), ("QueueManager", qm.name), ("Host Name", qm.host),
         ("IntervalStartDate", mq_date(start)), ("IntervalStartTime", start.strftime("%H:%M:%S")),
         ("IntervalEndDate", mq_date(end)), ("IntervalEndTime", end.strftime("%H:%M:%S")),
-        ("CommandLevel", qm.cmdlevel), ("SeqNumber", seq), ("ApplicationName", appl),
-        ("Application Type", Const(appltype)), ("ApplicationPid", pid),
-        ("UserId", user), ("API Caller Type", Const(caller)), ("API Environment", Const(environment)),
+        ("CommandLevel", qm.cmdlevel), ("SeqNumber", seq), ("ApplicationName", conn.appl),
+        ("Application Type", Const(conn.appltype)), ("ApplicationPid", conn.pid),
+        ("UserId", conn.user), ("API Caller Type", Const(conn.caller)), ("API Environment", Const(conn.environment)),
         ("Application Function", ""), ("Appl Function Type", Const("MQFUN_TYPE_UNKNOWN")),
-        ("Trace Detail Level", level), ("Trace Data Length", 0), ("Pointer size", 8),
+        ("Trace Detail Level", conn.level), ("Trace Data Length", 0), ("Pointer size", 8),
         ("Platform", Const("MQPL_UNIX")),
     ]
-    if channel is not None:
+    if conn.channel is not None:
+        channel = conn.channel
         fields += [("Channel Name", channel[0]), ("ConnName", channel[1]), ("Channel Type", Const(channel[2]))]
     return fields
-
-
-def trace_header(correl_id: bytes, qm: QMgr, start: datetime, end: datetime, seq: int, appl: str, appltype: int,
-                 pid: int, user: str, level: int) -> list[str]:
-    """The header block of one trace message (a local bindings application)."""
-    return ["MonitoringType: MQI Activity Trace"] + trace_fields(trace_header_fields(
-        correl_id, qm, start, end, seq, appl, APPL_TYPES.get(appltype, str(appltype)), pid, user, level), "")
 
 
 def trace_message_text(header: list[tuple[str, object]], operations: list[list[tuple[str, object]]]) -> str:
@@ -154,13 +164,29 @@ def _call(op: str, tid: int, t: datetime) -> list[tuple[str, object]]:
 _OK = [("Completion Code", Const("MQCC_OK")), ("Reason Code", 0)]
 
 
-def _resolved(queue: str, dest: str | None, xmitq: str | None, sender: str) -> list[tuple[str, object]]:
+@dataclass(frozen=True)
+class TracedCall:
+    """Who makes an MQI call, when and on what: the application's thread, the call's time (its high
+    resolution time in microseconds too), the queue, where MQ resolved it (the destination queue manager, None
+    when not yet resolved, and its transmission queue) and the sending queue manager the application is
+    connected to. What the MQOPEN and MQPUT renderers share."""
+
+    tid: int
+    t: datetime
+    high_res: int
+    queue: str
+    dest: str | None
+    xmitq: str | None
+    sender: str
+
+
+def _resolved(call: TracedCall) -> list[tuple[str, object]]:
     """Resolved names at MEDIUM: the local fields only for another queue manager (the transmission queue)."""
-    if dest is None:
+    if call.dest is None:
         return []
-    out: list[tuple[str, object]] = [("Resolved_Q_Name", queue), ("Resolved_Q_mgr", dest)]
-    if dest != sender and xmitq:
-        out += [("Resolved_local_Q_name", xmitq), ("Resolved_local_Q_mgr", sender)]
+    out: list[tuple[str, object]] = [("Resolved_Q_Name", call.queue), ("Resolved_Q_mgr", call.dest)]
+    if call.dest != call.sender and call.xmitq:
+        out += [("Resolved_local_Q_name", call.xmitq), ("Resolved_local_Q_mgr", call.sender)]
     return out
 
 
@@ -168,14 +194,14 @@ def trace_connx(tid: int, t: datetime) -> list[tuple[str, object]]:
     return _call("MQCONNX", tid, t) + _OK + [("Connect Options", 0)]
 
 
-def trace_open(tid: int, t: datetime, high_res: int, queue: str, target: str, hobj: int, options: int,
-               dest: str | None, xmitq: str | None, sender: str) -> list[tuple[str, object]]:
-    """dest: the queue manager the handle is bound to (bind on open), else None (resolved per put)."""
-    return (_call("MQOPEN", tid, t) + [("Object_type", Const("MQOT_Q")), ("Object_name", queue),
-                                       ("Object_Q_mgr_name", target), ("Hobj", hobj)] + _OK
+def trace_open(call: TracedCall, target: str, hobj: int, options: int) -> list[tuple[str, object]]:
+    """``call.dest``: the queue manager the handle is bound to (bind on open), else None (resolved per put);
+    ``target``: the queue manager the application named."""
+    return (_call("MQOPEN", call.tid, call.t) + [("Object_type", Const("MQOT_Q")), ("Object_name", call.queue),
+                                                 ("Object_Q_mgr_name", target), ("Hobj", hobj)] + _OK
             + [("Open_options", options), ("Known_dest_count", 0), ("Unknown_dest_count", 0),
-               ("Invalid_dest_count", 0), ("High Res Time", high_res)]
-            + _resolved(queue, dest, xmitq, sender)
+               ("Invalid_dest_count", 0), ("High Res Time", call.high_res)]
+            + _resolved(call)
             + [("Resolved_type", Const("MQOT_Q")), ("QMgr Operation Duration", 120)])
 
 
@@ -206,16 +232,16 @@ def mqpmo_v1(options: int, known: int, unknown: int, resolved_q: str, resolved_q
             + resolved_qmgr.ljust(48).encode())
 
 
-def trace_put(tid: int, t: datetime, high_res: int, hobj: int, options: int, length: int, queue: str,
-              dest: str, xmitq: str | None, sender: str, persistent: bool, msg_id: bytes,
+def trace_put(call: TracedCall, hobj: int, options: int, length: int, persistent: bool, msg_id: bytes,
               high: dict | None = None) -> list[tuple[str, object]]:
     """An MQPUT at MEDIUM; ``high`` (the ``mqmd_v2`` arguments but those given here) adds HIGH's dumps."""
+    t, queue, dest, sender = call.t, call.queue, call.dest, call.sender
     remote = dest != sender
     pd, pt = put_date_time(t)
-    f = (_call("MQPUT", tid, t) + [("Hobj", hobj), ("Put Options", options)] + _OK
+    f = (_call("MQPUT", call.tid, t) + [("Hobj", hobj), ("Put Options", options)] + _OK
          + [("Msg length", length), ("Known_dest_count", 0 if remote else 1), ("Unknown_dest_count", 1 if remote else 0),
-            ("Invalid_dest_count", 0), ("High Res Time", high_res), ("Object_name", queue)]
-         + _resolved(queue, dest, xmitq, sender)
+            ("Invalid_dest_count", 0), ("High Res Time", call.high_res), ("Object_name", queue)]
+         + _resolved(call)
          + [("Report Options", 0), ("Msg_type", Const("MQMT_DATAGRAM")), ("Expiry", -1), ("Format_name", "MQSTR"),
             ("Priority", 0), ("Persistence", 1 if persistent else 0), ("Msg_id", msg_id), ("Correl_id", b"\0" * 24),
             ("Reply_to_Q ", ""), ("Reply_to_Q_Mgr", sender), ("Coded_char_set_id", 1208), ("Encoding", 546),
@@ -261,8 +287,8 @@ class AmqsactPutsWriter:
     bind, the named queue manager), the MQPUTs with the destination the simulation chose as Resolved_Q_mgr
     and its transmission queue as Resolved_local_Q_name, at the end of the day an MQCLOSE per handle and
     the MQDISC. Calls alternate between two threads. A connection's calls are split into trace messages
-    (SeqNumber 0, 1, ...) every ``activity_count`` calls or when its oldest unprinted call is
-    ``activity_interval`` seconds old, as mqat.ini ActivityCount / ActivityInterval do; messages of
+    (SeqNumber 0, 1, ...) every :attr:`ACTIVITY_COUNT` calls or when its oldest unprinted call is
+    :attr:`ACTIVITY_INTERVAL` seconds old, as mqat.ini ActivityCount / ActivityInterval do; messages of
     different connections interleave in the file. Times are UTC (High Res Time exact to the row's
     millisecond; every call a microsecond after the one before).
 
@@ -273,16 +299,19 @@ class AmqsactPutsWriter:
     that are the last message of their group: MQMF_LAST_MSG_IN_GROUP). A closed Hobj is reused, as MQ does.
     """
 
+    #: mqat.ini's ActivityCount and ActivityInterval (seconds) as MQ ships them: no option of the generator sets
+    #: other ones.
+    ACTIVITY_COUNT, ACTIVITY_INTERVAL = 100, 60
+
     def __init__(self, out, qm: QMgr, day, apps: dict[str, TraceApp], *, inject: Iterable[int] = (),
-                 wrong_destination=None, activity_count: int = 100, activity_interval: int = 60,
-                 json_lines: bool = False):
+                 wrong_destination=None, json_lines: bool = False):
         self.out, self.qm, self.day = out, qm, day
         self.json = json_lines  # amqsevt -o json_compact instead of amqsact -v
         self.apps = apps
         self.inject = set(inject)
         self.wrong_destination = wrong_destination
-        self.activity_count = max(1, activity_count)
-        self.activity_interval_us = activity_interval * 1_000_000
+        self.activity_count = self.ACTIVITY_COUNT
+        self.activity_interval_us = self.ACTIVITY_INTERVAL * 1_000_000
         self.day_us = (datetime(day.year, day.month, day.day) - _EPOCH_DAY) // timedelta(microseconds=1)
         self.day_prefix = day.isoformat()
         self.conns: dict[tuple[str, int], _TraceConnection] = {}
@@ -357,8 +386,8 @@ class AmqsactPutsWriter:
             hobj = next(h for h in range(1, len(used) + 2) if h not in used)  # the lowest free, as MQ reuses them
             conn.handles[hkey] = hobj
             bound = bind == "open"
-            self._op(conn, us, trace_open(tid, t, us, queue, target, hobj, OPEN_OPTIONS[bind],
-                                          dest if bound else None, xq if bound else None, sender))
+            opened = TracedCall(tid, t, us, queue, dest if bound else None, xq if bound else None, sender)
+            self._op(conn, us, trace_open(opened, target, hobj, OPEN_OPTIONS[bind]))
             us, t = self._clock(us)
         traced, traced_xq = dest, xq
         if row in self.inject and self.wrong_destination is not None:
@@ -378,8 +407,8 @@ class AmqsactPutsWriter:
                         msg_flags=(MQMF_MSG_IN_GROUP | (MQMF_LAST_MSG_IN_GROUP if row in self.group_last else 0)
                                    if group_id else 0))
         self.group_last.discard(row)
-        self._op(conn, us, trace_put(tid, t, us, hobj, options, int(length), queue, traced, traced_xq, sender,
-                                     persistent == "true", bytes.fromhex(msg_id), high))
+        self._op(conn, us, trace_put(TracedCall(tid, t, us, queue, traced, traced_xq, sender), hobj, options,
+                                     int(length), persistent == "true", bytes.fromhex(msg_id), high))
         if self.on_put is not None:
             self.on_put(sender, queue, traced, traced_xq, us, msg_id, int(length), 1 if persistent == "true" else 0)
         if self.handle_ends:
@@ -401,8 +430,9 @@ class AmqsactPutsWriter:
         start = _EPOCH_DAY + timedelta(microseconds=conn.ops[0][0])
         end = _EPOCH_DAY + timedelta(microseconds=conn.ops[-1][0])
         app = conn.app
-        header = trace_header_fields(conn.correl_id, self.qm, start, end, conn.seq, app.name,
-                                     APPL_TYPES.get(app.appltype, str(app.appltype)), conn.pid, app.user, app.level)
+        header = trace_header_fields(TracedConnection(self.qm, conn.correl_id, app.name,
+                                                      APPL_TYPES.get(app.appltype, str(app.appltype)), conn.pid,
+                                                      app.user, app.level), start, end, conn.seq)
         operations = [fields for _, fields in conn.ops]
         if self.json:
             self.out.write(trace_object(header, operations, end))

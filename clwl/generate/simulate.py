@@ -442,14 +442,14 @@ class SenderDay(PartitionWaits):
         sent = [0] * n_keys
         nbytes = [0] * n_keys
         for code, c in cells.items():
-            cnt, byt, mn, mx = c[0], c[1], c[2], c[3]
+            cnt, byt = c[0], c[1]
             pers = code & 1
             rest = code >> 1
             qi, conn = rest % nq, rest // nq
             if conn >= n_keys + 3:  # put by the destination's IGQ agent (SYSTEM.QSG.TRANSMIT.QUEUE): no channel
                 k = conn - n_keys - 3
-                acct.add(router.dests[k].qmgr, interval, ("igq", self.sender), est.queues[qi].name, pers, cnt, byt,
-                         mn, mx, c[4] + 100)
+                acct.add(router.dests[k].qmgr, interval, ("igq", self.sender), est.queues[qi].name, pers, c,
+                         c[4] + 100)
                 self.routed[(qi, k)] = self.routed.get((qi, k), 0) + cnt
                 continue
             if conn < n_keys:
@@ -461,7 +461,7 @@ class SenderDay(PartitionWaits):
                 d = router.dests[k]
                 conn_id = ("app", self.apps[("svc", "batch", "recon")[conn - n_keys]].name)
             arrival = self.first_ms[k] + (0 if d.local else 100)
-            acct.add(d.qmgr, interval, conn_id, est.queues[qi].name, pers, cnt, byt, mn, mx, arrival)
+            acct.add(d.qmgr, interval, conn_id, est.queues[qi].name, pers, c, arrival)
             self.routed[(qi, k)] = self.routed.get((qi, k), 0) + cnt
             sent[k] += cnt
             nbytes[k] += byt + (428 * cnt if not d.local else 0)
@@ -493,9 +493,10 @@ class SenderDay(PartitionWaits):
         interval = interval_of(release_ms // 60000) - 1
         router = self.router
         per_key: dict[int, list[int]] = {}
-        for (k, qi, pers), (cnt, byt, mn, mx) in sorted(store.counts.items()):
+        for (k, qi, pers), counts in sorted(store.counts.items()):
+            cnt, byt = counts[0], counts[1]
             d = router.dests[k]
-            acct.add(d.qmgr, interval, ("mca", self.sender, d.channel), self.qnames[qi], pers, cnt, byt, mn, mx,
+            acct.add(d.qmgr, interval, ("mca", self.sender, d.channel), self.qnames[qi], pers, counts,
                      release_ms - 1000 + 350)
             pk = per_key.setdefault(k, [0, 0])
             pk[0] += cnt

@@ -316,9 +316,10 @@ def _answer(sql: str, lake: Path, memory_mb: int):
 
     ctx = _session(memory_mb)
     options = _read_only_options()
-    gold = Lake(lake).layer("gold")
+    door = Lake(lake)  # one for the whole query
+    gold = door.layer("gold")
     try:  # gold tables are read at the versions of the last finished publish, all from one reading of the file
-        published = Lake(lake).published()
+        published = door.published()
     except PublishedError as exc:
         raise QueryError(str(exc)) from None
     tables = discover_tables(lake)
@@ -341,7 +342,7 @@ def _answer(sql: str, lake: Path, memory_mb: int):
             what = (f"{_published_table(path.name, published)} is unreadable" if version is not None
                     else f"cannot read the Delta table {path}")
             raise QueryError(f"{what}: {_one_line(exc)}") from None
-    _register_views(ctx, lake, tables)
+    _register_views(ctx, door, tables)
     rewritten: set[str] = set()
     while True:
         try:
@@ -372,11 +373,11 @@ def _published_table(name: str, published) -> str:
     return f"the published table {name} (version {published.tables[name]} in {published.gold}/_published.json)"
 
 
-def _register_views(ctx, lake: Path, tables: dict[str, Path]) -> None:
+def _register_views(ctx, lake: Lake, tables: dict[str, Path]) -> None:
     """Each table read through a view (``bronze.put_records``: clwl.lake.put_records) is the view under its names:
     its stored rows are registered under a name of their own only while the view is made."""
     for stored_key, events_key in VIEWS.values():
-        stored_path, events_path = Lake(lake).table(stored_key), Lake(lake).table(events_key)
+        stored_path, events_path = lake.table(stored_key), lake.table(events_key)
         names = [n for n, p in tables.items() if p == stored_path]
         events = next((n for n, p in tables.items() if p == events_path), None)
         if not names or events is None:

@@ -6,6 +6,9 @@ The Spark side builds its schemas from it (spark/tables.py: one ``StructType`` p
 twice), and every reader that runs without Spark takes its column names and positions from here: ``clwl check``
 (no pyspark at all), the report, ``clwl explain``. Importing it loads nothing beyond the standard library.
 
+Bronze and silver are spelled here, gold in clwl/lake/registry_gold.py; what a table spec is (its columns,
+types and properties) is clwl/lake/table_spec.py's. :data:`SPECS` holds them all, in the lake's order.
+
 A column's type is the Spark SQL name of its type: ``string``, ``int``, ``bigint``, ``boolean``, ``double``,
 ``date``, ``timestamp`` (UTC), ``timestamp_ntz``; and three compound types, each with its null rule:
 ``array<string>`` (:data:`NAMES`: elements never null), ``map<string,string>`` (:data:`ATTRS`: a bare keyword
@@ -34,132 +37,17 @@ Conventions:
   changed between two versions (docs/tables.md, "What changed between two versions").
 """
 
+
 from __future__ import annotations
 
-from dataclasses import dataclass
-from operator import attrgetter
-from typing import Callable, Iterable
-
 from clwl.lake.door import TABLE_KEYS
+from clwl.lake.registry_gold import GOLD_SPECS
+from clwl.lake.table_spec import ATTRS, NAMES, NTZ, TS, TYPES, B, Column, D, I, L, S, TableSpec
+from clwl.lake.table_spec import column as _f
+from clwl.lake.table_spec import table as _t
 
-__all__ = ["SPECS", "Column", "TableSpec", "check_partitioning", "columns_of", "constraints_in", "same_expression",
-           "spec"]
-
-S, I, L, B, TS, NTZ, D, DBL = ("string", "int", "bigint", "boolean", "timestamp", "timestamp_ntz",  # noqa: E741
-                               "date", "double")
-NAMES = "array<string>"  # elements never null
-ATTRS = "map<string,string>"  # bare keyword (CURRENT) -> null value
-VERSIONS = "map<string,bigint>"  # values may be null
-#: Every type a column may have.
-TYPES = frozenset({S, I, L, B, TS, NTZ, D, DBL, NAMES, ATTRS, VERSIONS})
-
-
-@dataclass(frozen=True)
-class Column:
-    name: str
-    type: str  # one of TYPES
-    nullable: bool = True
-
-
-@dataclass(frozen=True)
-class TableSpec:
-    layer: str  # bronze | silver | gold
-    name: str
-    fields: tuple[Column, ...]
-    partition_by: tuple[str, ...]
-    keys: tuple[str, ...]
-    description: str
-    # Columns Delta keeps min/max statistics of (delta.dataSkippingStatsColumns); empty: Delta's default, the
-    # first 32 columns. On the message-sized tables the statistics of 32 columns were a third of a write.
-    stats_columns: tuple[str, ...] = ()
-    # Delta CHECK constraints, (name, Spark SQL expression) pairs: Delta stores each as the table property
-    # ``delta.constraints.<name>`` (names lower case). An expression that may be null says what null means.
-    checks: tuple[tuple[str, str], ...] = ()
-    change_data_feed: bool = False  # delta.enableChangeDataFeed
-
-    @property
-    def key(self) -> str:
-        return f"{self.layer}.{self.name}"
-
-    @property
-    def columns(self) -> tuple[str, ...]:
-        return tuple(c.name for c in self.fields)
-
-    @property
-    def constraints(self) -> dict[str, str]:
-        """The CHECK constraints, name -> expression, as Delta keeps them (``delta.constraints.<name>``)."""
-        return dict(self.checks)
-
-    @property
-    def properties(self) -> dict[str, str]:
-        """The Delta table properties the registry sets on the table (constraints aside): statistics columns and
-        the change data feed."""
-        props = {}
-        if self.stats_columns:
-            props["delta.dataSkippingStatsColumns"] = ",".join(self.stats_columns)
-        if self.change_data_feed:
-            props["delta.enableChangeDataFeed"] = "true"
-        return props
-
-    def index(self, column: str) -> int:
-        """The 0-based position of ``column`` in a row of the table (KeyError naming the table if none)."""
-        try:
-            return self.columns.index(column)
-        except ValueError:
-            raise KeyError(f"{self.key} has no column {column!r}") from None
-
-    def value_checks(self) -> tuple[tuple[int, str, str, int, int], ...]:
-        """(index, column, what, lo, hi) of the columns whose values Arrow may refuse: "int" for integers beyond
-        the column's range [lo, hi] (int: 32 bits, bigint: 64), "text" (lo = hi = 0) for text that may hold a lone
-        surrogate (strings, string maps and string arrays). What the ingest's parse body checks each row against,
-        from the registry alone (no pyspark)."""
-        bounds = {"int": (-(1 << 31), (1 << 31) - 1), "bigint": (-(1 << 63), (1 << 63) - 1)}
-        texts = {"string", "array<string>", "map<string,string>", "map<string,bigint>"}
-        return tuple((i, c.name, "int", *bounds[c.type]) if c.type in bounds else (i, c.name, "text", 0, 0)
-                     for i, c in enumerate(self.fields) if c.type in bounds or c.type in texts)
-
-    def row(self, **values: object) -> tuple:
-        """A tuple in schema order from keyword values; every column must be given (None for null)."""
-        cols = self.columns
-        if len(values) != len(cols) or any(c not in values for c in cols):
-            missing = [c for c in cols if c not in values]
-            extra = [k for k in values if k not in cols]
-            raise ValueError(f"{self.key}: row missing {missing}, unknown {extra}")
-        return tuple(values[c] for c in cols)
-
-    def row_from(self, **constants: object) -> Callable[[object], tuple]:
-        """A function ``obj -> tuple in schema order``: each column is ``constants[column]`` when given, else the
-        attribute of ``obj`` of the same name. Rows are built by column name, so a column added, removed or moved
-        in the schema can never shift the values of the others."""
-        cols = self.columns
-        from_obj = [c for c in cols if c not in constants]
-        unknown = sorted(set(constants) - set(cols))
-        if unknown:
-            raise ValueError(f"{self.key}: no column {unknown}")
-        get = attrgetter(*from_obj) if len(from_obj) > 1 else (lambda o, g=attrgetter(*from_obj): (g(o),))
-        if not constants:
-            return get
-        template = [constants.get(c) for c in cols]
-        slots = [i for i, c in enumerate(cols) if c not in constants]
-
-        def build(obj: object) -> tuple:
-            out = template.copy()
-            for i, v in zip(slots, get(obj)):
-                out[i] = v
-            return tuple(out)
-
-        return build
-
-
-def _f(name: str, dtype: str, nullable: bool = True) -> Column:
-    return Column(name, dtype, nullable)
-
-
-def _t(layer: str, name: str, fields: list[Column], partition_by: Iterable[str], keys: Iterable[str],
-       description: str, stats_columns: Iterable[str] = (), checks: dict[str, str] | None = None,
-       change_data_feed: bool = False) -> TableSpec:
-    return TableSpec(layer, name, tuple(fields), tuple(partition_by), tuple(keys), description, tuple(stats_columns),
-                     tuple((checks or {}).items()), change_data_feed)
+__all__ = ["SPECS", "TYPES", "Column", "TableSpec", "check_partitioning", "columns_of", "constraints_in",
+           "same_expression", "spec"]
 
 
 def constraints_in(configuration: dict[str, str] | None) -> dict[str, str]:
@@ -173,10 +61,6 @@ def same_expression(a: str, b: str) -> bool:
     """Whether two texts of a constraint are the same expression: Spark keeps the text of ALTER TABLE ADD
     CONSTRAINT re-spaced (``p_value IS NULL OR ( p_value >= 0 AND p_value <= 1 )``), so spaces do not count."""
     return "".join(a.split()) == "".join(b.split())
-
-
-# A message that waited left its transmission queue no earlier than it began waiting there (gold's CHECKs).
-_RELEASE_NOT_BEFORE_HOLD = "released_at IS NULL OR held_from IS NULL OR released_at >= held_from"
 
 
 # Lineage columns, first in every bronze table.
@@ -487,189 +371,7 @@ _ALL = [
     ], [], ["ingest_run_id", "source_file"],
        "Ingest run log: per input file per run, records read = accepted + quarantined."),
     # ---------------------------------------------------------------------------------------------- gold
-    # Written per run date (replaceWhere run_date, spark/publish.write_run_date) to <lake>/staging/ first, then,
-    # once the quality gate passed, to <lake>/gold/.
-    _t("gold", "routing_replay", [
-        _f("run_date", D, False),
-        _f("sending_qmgr", S, False),
-        _f("msg_id", S, False),
-        _f("put_time", TS, False),
-        _f("queue", S, False),
-        _f("target_qmgr", S),
-        _f("bind", S, False),
-        _f("length", L, False),
-        _f("qmgr", S),
-        _f("channel", S),
-        _f("xmitq", S),
-        _f("path", S),
-        _f("decided_by", S),
-        _f("reallocatable", B),  # null when the put failed
-        _f("not_reallocatable_reason", S),
-        _f("trace", S),
-        _f("error", S),
-        _f("reason_code", I),
-        _f("config_time", TS),
-        _f("reallocations", I, False),
-        _f("final_qmgr", S),
-        _f("final_channel", S),
-        _f("final_xmitq", S),
-        _f("held", B, False),
-        _f("held_from", TS),
-        _f("released_at", TS),
-        _f("delivered_at", TS),
-        _f("hold_state", S),
-        _f("stay_reason", S),
-        _f("stay_detail", S),
-        _f("observed_qmgr", S),
-        _f("observed_xmitq", S),
-        _f("agrees", B),
-        _f("profile", S, False),
-        # The channel agents' activity trace (clwl.analyses.observed; issue 29): when the message left the sender's
-        # transmission queue and arrived where, and whether the replay's wait agrees (null: not traced).
-        _f("observed_left_at", TS),
-        _f("observed_arrived_at", TS),
-        _f("observed_arrived_qmgr", S),
-        _f("timing_agrees", B),
-        _f("timing_cause", S),  # a clwl.analyses.observed.TIMING_CAUSES key when timing_agrees is false
-        _f("timing_note", S),
-    ], ["run_date"], ["run_date", "sending_qmgr", "msg_id"],
-       "Everything the replay knows about each message: first destination, re-allocations, waits, final "
-       "destination, the algorithm's trace (stuck_messages and distribution are computed from it).",
-       # A run date's files are one per sender task and each holds that sender's whole day, every queue and
-       # destination: min/max of put_time, queue or destination never exclude a file, those of the sender and
-       # of msg_id (MQ-made ids begin with "AMQ" and the sender's name) do, and error's null count finds the
-       # failures. The default (the first 32 columns) made the statistics a third of the write.
-       ("sending_qmgr", "msg_id", "error"),
-       {"keys_not_null": "run_date IS NOT NULL AND sending_qmgr IS NOT NULL AND msg_id IS NOT NULL",
-        "length_not_negative": "length >= 0",
-        "reallocations_not_negative": "reallocations >= 0",
-        "release_not_before_hold": _RELEASE_NOT_BEFORE_HOLD}),
-    _t("gold", "stuck_messages", [
-        _f("run_date", D),
-        _f("sending_qmgr", S),
-        _f("msg_id", S),
-        _f("queue", S),
-        _f("qmgr", S),
-        _f("channel", S),
-        _f("xmitq", S),
-        _f("channel_state", S),
-        _f("held_from", TS),
-        _f("released_at", TS),
-        _f("age_seconds", L),
-        _f("why", S),
-        _f("detail", S),
-        _f("observed_on_xmitq", B),
-        # When the channel agents' trace has it leave the transmission queue (null: not traced), and what says
-        # when it waited: channel status (the replay's captures), xmitq browse, or channel agent trace.
-        _f("observed_left_at", TS),
-        _f("timing_source", S),
-        # When a transmission queue browse saw it waiting (the first browse that day; null: no browse saw it): each
-        # piece of evidence keeps its own time, so a traced release never hides the browse, nor a browse the trace.
-        _f("seen_at", TS),
-    ], ["run_date"], ["run_date", "sending_qmgr", "msg_id"],
-       "Messages that waited on a transmission queue behind a channel that moved nothing and stayed there, "
-       "with why; and messages a browse saw on a transmission queue although the replay had them delivered.",
-       checks={"keys_not_null": "run_date IS NOT NULL AND sending_qmgr IS NOT NULL AND msg_id IS NOT NULL",
-               "age_not_negative": "age_seconds IS NULL OR age_seconds >= 0",
-               "release_not_before_hold": _RELEASE_NOT_BEFORE_HOLD}),
-    _t("gold", "distribution", [
-        _f("run_date", D, False),
-        _f("sending_qmgr", S, False),  # "*" for receiver accounting (all senders together)
-        _f("queue", S, False),
-        _f("interval_start", TS, False),
-        _f("interval_end", TS, False),
-        _f("qmgr", S, False),
-        _f("expected", L, False),
-        _f("observed", L, False),
-        _f("deviation", DBL, False),
-        _f("p_value", DBL),
-        _f("verdict", S, False),  # expected | unexpected | insufficient data
-        _f("explanation", S, False),
-        _f("source", S, False),  # observed_destination | accounting | channel_statistics
-        # The sending channel of a channel_statistics row (queue "*": every queue it carried); null otherwise. In
-        # the key: two cluster sender channels of one sender can lead to one queue manager (overlapping clusters).
-        _f("channel", S),
-    ], ["run_date"], ["run_date", "sending_qmgr", "queue", "interval_start", "qmgr", "source", "channel"],
-       "Per sender, queue, interval and destination: the replay's count against the observed one, and a verdict.",
-       # channel, in the key, is null for every source but channel_statistics (the suite checks which)
-       checks={"keys_not_null": "run_date IS NOT NULL AND sending_qmgr IS NOT NULL AND queue IS NOT NULL AND "
-                                "interval_start IS NOT NULL AND qmgr IS NOT NULL AND source IS NOT NULL",
-               "counts_not_negative": "expected >= 0 AND observed >= 0",
-               "p_value_within_0_and_1": "p_value IS NULL OR (p_value >= 0 AND p_value <= 1)",
-               "interval_end_after_start": "interval_end > interval_start"}),
-    _t("gold", "trend_facts", [
-        _f("run_date", D, False),
-        _f("metric", S, False),  # a clwl.analyses.trend_facts.METRICS name
-        # The subject, as clwl metrics labels it; null where it does not apply (a finding's rule has no queue).
-        _f("mq_cluster", S),
-        _f("queue", S),
-        _f("qmgr", S),
-        _f("sending_qmgr", S),  # "*" for receiver accounting (every sender together), as gold.distribution
-        _f("channel", S),
-        _f("facet", S),  # what the value is counted by besides the subject: a rule, a side, a gap's kind, an
-                         # application, a share's source
-        _f("value", DBL, False),
-        _f("messages", L),  # the messages behind a ratio (a share: the sender's messages to the queue)
-        _f("detail", S),  # JSON: what a cause needs (the changes, the incidents, how an application opened)
-    ], ["run_date"], ["run_date", "metric", "mq_cluster", "queue", "qmgr", "sending_qmgr", "channel", "facet"],
-       "One row per day, metric and subject: the numbers the trends across days compare (docs/trends.md), "
-       "computed from the day's staged tables and written by the same publish.",
-       checks={"keys_not_null": "run_date IS NOT NULL AND metric IS NOT NULL",
-               "value_not_negative": "value >= 0",
-               "messages_not_negative": "messages IS NULL OR messages >= 0"}),
-    # issue 44: every queue's depth rebuilt from the activity trace (clwl/analyses/depth.py; docs/depth.md)
-    _t("gold", "queue_depth", [
-        _f("run_date", D, False),
-        _f("qmgr", S, False),
-        _f("queue", S, False),  # a queue instance or a transmission queue
-        _f("seq", L, False),  # the change's place in its queue's day, from 1
-        _f("at", TS, False),  # the traced call's time (High Res Time)
-        _f("depth", L, False),  # after the change
-        _f("delta", I, False),  # +1 an arrival, -1 a removal
-        _f("operation", S, False),  # put | get | agent_put | agent_get
-        _f("msg_id", S),  # the message added or removed (null: traced without its MsgId)
-        _f("application", S),  # the connection's ApplName, or the channel agent's channel
-        _f("oldest_msg_id", S),  # the oldest message on the queue after the change (null: empty, or unknown id)
-        _f("oldest_arrived_at", TS),  # when it arrived on this queue (null: before the day, or empty)
-        _f("oldest_age_seconds", DBL),  # at this change (null: it arrived before the day, or the queue is empty)
-        _f("oldest_put_by", S),  # the application whose traced MQPUT made it
-        _f("basis", S),  # exact | fifo_assumed | start_depth; null when the queue is empty
-    ], ["run_date"], ["run_date", "qmgr", "queue", "seq"],
-       "One row per change of a queue's depth (not per second), rebuilt from the day's activity trace, with the "
-       "oldest message after it; computed from bronze at detect time and written by the same publish.",
-       checks={"keys_not_null": "run_date IS NOT NULL AND qmgr IS NOT NULL AND queue IS NOT NULL AND seq IS NOT NULL",
-               "depth_not_negative": "depth >= 0",
-               "delta_is_one_message": "delta = 1 OR delta = -1",
-               "age_not_negative": "oldest_age_seconds IS NULL OR oldest_age_seconds >= 0"}),
-    _t("gold", "run_summary", [
-        _f("run_id", S),
-        _f("run_date", D),
-        _f("started_at", TS),
-        _f("finished_at", TS),
-        _f("rows_read", L),
-        _f("rows_accepted", L),
-        _f("rows_quarantined", L),
-        _f("messages_replayed", L),
-        _f("messages_stuck", L),
-        _f("distribution_unexpected", L),
-        _f("traced", L),  # messages with an observed destination (observed_qmgr)
-        _f("agreed", L),  # of those, agrees = true
-        _f("disagreed", L),  # agrees = false
-        _f("timing_observed", L),  # routing_replay rows with timing_agrees not null (the trace saw them leave)
-        _f("timing_agreed", L),  # timing_agrees = true
-        _f("timing_disagreed", L),  # timing_agrees = false
-        _f("table_versions", VERSIONS),
-        _f("status", S),
-        _f("validation_result", S),
-        _f("warnings", S),
-    ], ["run_date"], ["run_date"],
-       "One row per published run date: the run, its input counts, the table versions it read and wrote.",
-       checks={"keys_not_null": "run_date IS NOT NULL",
-               # least() skips nulls (a column published before it existed is null): the smallest count given
-               "counts_not_negative": "coalesce(least(rows_read, rows_accepted, rows_quarantined, "
-                                      "messages_replayed, messages_stuck, distribution_unexpected, traced, agreed, "
-                                      "disagreed, timing_observed, timing_agreed, timing_disagreed), 0) >= 0"},
-       change_data_feed=True),
+    *GOLD_SPECS,  # clwl/lake/registry_gold.py
 ]
 
 

@@ -10,7 +10,7 @@ import sys
 from datetime import datetime, timezone
 from typing import Iterable, NamedTuple
 
-from clwl.days import run_day
+from clwl.days import RunDate
 from clwl.landing.formats import PUT_FORMATS, SELF_CHECKED_FORMATS, TRACE_FORMAT
 from clwl.landing.held_back import (
     DATE_REASON,
@@ -73,7 +73,7 @@ def scope_of_put_files(spark, config, frames: dict, puts: dict[str, str]) -> Mes
         return MessageScope((), frozenset(), frozenset(), frozenset())
     cols = ("run_date", "source_file", "sending_qmgr", "format")
     before = (read(spark, config, "bronze.put_records")
-              .where(F.col("run_date").isin([run_day(d) for d in sorted(set(puts.values()))]))
+              .where(F.col("run_date").isin([RunDate(d).day for d in sorted(set(puts.values()))]))
               .select(*cols, F.lit(False).alias("new")))
     if "bronze.put_records" in frames:
         before = before.unionByName(frames["bronze.put_records"].select(*cols, F.lit(True).alias("new")))

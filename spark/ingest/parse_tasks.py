@@ -12,7 +12,7 @@ import json
 import re
 from typing import Callable, Iterable, Iterator
 
-from clwl.days import run_day
+from clwl.days import RunDate
 from clwl.landing import formats
 from clwl.landing.discovery import LandingFile, unknown_format_reason
 from clwl.landing.formats import TRACE_FORMAT as TRACE_FORMAT
@@ -121,7 +121,7 @@ class _Out:
         self.spill = spill  # writes rows out as the file is parsed; returns the file written
         self.spilled: dict[str, int] = {}
         self.spilled_files: list[str] = []
-        self.run_date = run_day(spec.run_date)
+        self.run_date = RunDate(spec.run_date).day
         self.format = formats.logged_format(spec.parser, spec.source_file)  # until the parser knows better
         self.rows: dict[str, list[tuple]] = {}
         self.read = self.accepted = self.quarantined = self.skipped = 0

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 
-from clwl.days import run_day
+from clwl.days import RunDate
 from clwl.landing import formats
 from clwl.landing.discovery import LandingFile
 from clwl.landing.totals import RecordTotals
@@ -111,7 +111,7 @@ def latest_log_rows(config: PipelineConfig, dates: list[str]) -> dict[str, dict]
     from clwl.lake.door import Lake
 
     rows = Lake(config.lake).rows("silver.ingest_files", filters=[
-        ("run_date", "in", [run_day(d) for d in sorted(set(dates))])]).to_pylist()
+        ("run_date", "in", [RunDate(d).day for d in sorted(set(dates))])]).to_pylist()
     latest: dict[str, dict] = {}
     for r in sorted(rows, key=lambda r: (r["ingested_at"], r["ingest_run_id"])):
         latest[r["source_file"]] = r
@@ -205,7 +205,7 @@ def log_run(spark, config: PipelineConfig, summary: IngestSummary, todo: list[La
     for f in todo:
         r = by_name[f.source_file]
         log_rows.append(t_log.row(
-            ingest_run_id=run_id, ingested_at=ingested_at, run_date=run_day(f.run_date),
+            ingest_run_id=run_id, ingested_at=ingested_at, run_date=RunDate(f.run_date).day,
             observing_qmgr=f.observing_qmgr, source_file=f.source_file, format=r["format"],
             capture_time=f.capture_time, size_bytes=f.size_bytes, content_sha256=f.content_sha256,
             code_version=file_version(f, version, trace_tz), status=r["status"], reason=r["reason"], records_read=r["records_read"],
@@ -216,7 +216,7 @@ def log_run(spark, config: PipelineConfig, summary: IngestSummary, todo: list[La
             r["records_accepted"], r["records_quarantined"], r["records_skipped"], r["reason"]))
     for f, prev in unchanged:
         log_rows.append(t_log.row(
-            ingest_run_id=run_id, ingested_at=ingested_at, run_date=run_day(f.run_date),
+            ingest_run_id=run_id, ingested_at=ingested_at, run_date=RunDate(f.run_date).day,
             observing_qmgr=f.observing_qmgr, source_file=f.source_file, format=prev["format"],
             capture_time=f.capture_time, size_bytes=f.size_bytes, content_sha256=f.content_sha256,
             code_version=file_version(f, version, trace_tz), status="unchanged", reason=prev["reason"], records_read=prev["records_read"],

@@ -44,7 +44,7 @@ CLWL = [sys.executable, "-m", "clwl"]
 PUBLISH_SCRIPT = """
 import sys
 from spark.config import PipelineConfig
-from spark.pipeline import publish_stage
+from spark.stages import publish_stage
 from spark.run import PipelineRun
 from spark.session import get_spark
 

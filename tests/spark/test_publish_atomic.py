@@ -40,7 +40,7 @@ GOLD = GOLD_TABLES
 PUBLISH_SCRIPT = """
 import sys
 from spark.config import PipelineConfig
-from spark.pipeline import publish_stage
+from spark.stages import publish_stage
 from spark.run import PipelineRun
 from spark.session import get_spark
 
@@ -82,8 +82,8 @@ def prepared(spark, samples_day_run, tmp_path_factory):
     tests), copied: its lake, and the date's landing folder (source_file is relative to the landing root, so the
     copy's files are the ones run 1 ingested)."""
     from spark.ingest import ingest
-    from spark.pipeline import detect_stage, replay_stage
     from spark.run import PipelineRun
+    from spark.stages import detect_stage, replay_stage
 
     assert samples_day_run.config.landing.resolve() == (REPO_ROOT / "samples" / "landing").resolve()
     root = tmp_path_factory.mktemp("atomic")
@@ -139,8 +139,8 @@ def _summary(lake: Path) -> list[dict]:
 def test_a_publish_killed_at_a_gold_commit_leaves_gold_on_one_run(spark, prepared, tmp_path, kill_after):
     from clwl.lake.query import run_query
     from clwl.report.read import read_gold
-    from spark.pipeline import publish_stage
     from spark.run import PipelineRun
+    from spark.stages import publish_stage
 
     base, run1_id, expected = prepared
     lake = tmp_path / "lake"

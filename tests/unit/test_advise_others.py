@@ -17,7 +17,8 @@ from pathlib import Path
 
 import pytest
 
-from clwl.analyses.advise import Replayed, advise, other_senders, replay_counts, with_receiver_weights
+from clwl.analyses.advise import advise, other_senders, with_receiver_weights
+from clwl.analyses.advise_replay import Replayed, replay_counts
 from clwl.cli import main
 from clwl.cli.advise import print_why_away
 from clwl.engine.replay import PutEvent, timeline_from_captures

@@ -11,6 +11,7 @@ Item 4: the local/object-store choice is made in one place (clwl.lake.storage.st
 Item 7, in part: the parsers open their input one way (clwl.parse.common.open_input), each saying a file it cannot
 read in the words it always has; every run id is made by one function (spark.run.new_run_id); the generator's
 modules are split by what they build, simulate or render, none over 600 lines.
+No module of clwl/, spark/ or dags/ is over 600 lines either.
 """
 
 from __future__ import annotations
@@ -261,7 +262,7 @@ ASKS_WHICH_STORE = {
     "clwl/cli/pipeline.py": "the S3A connector's jars, fetched only for a lake on a store",
     "spark/ingest/landing_stage.py": "the landing staged on the store for executors on other hosts (2 sites)",
     "spark/ingest/scratch.py": "Arrow writes a scratch file: a local folder must be made first",
-    "spark/pipeline.py": "the report writer writes files: a lake on a store gets them uploaded",
+    "spark/stages.py": "the report writer writes files: a lake on a store gets them uploaded",
     "clwl/lake/door.py": "the deltalake recipe a reader copies (a pyarrow file system, or storage options)",
     "clwl/cli/query.py": "clwl published: a local gold folder counts, a store has no empty folders",
 }
@@ -274,3 +275,112 @@ def test_few_places_ask_whether_a_location_is_on_an_object_store():
              for n, line in enumerate(path.read_text().splitlines(), 1) if "is_object_store(" in line]
     assert len(sites) <= MAX_STORE_QUESTIONS, sites
     assert {site.split(":")[0] for site in sites} <= set(ASKS_WHICH_STORE), sites  # a new one says why here
+
+
+# -- item 7: no module over 600 lines ----------------------------------------------------------------------------
+
+#: The most lines a module of clwl/, spark/ or dags/ may have: past it, a module holds more than one thing.
+MAX_MODULE_LINES = 600
+#: Modules still over it, each with why: none but the one being split on its own branch (remove it at the merge).
+STILL_OVER: dict[str, str] = {}  # none left: lint.py was split into its words, rules and lake half
+
+
+def test_no_module_of_clwl_spark_or_dags_is_over_600_lines():
+    sizes = {str(p.relative_to(ROOT)): len(p.read_text(encoding="utf-8").splitlines())
+             for folder in ("clwl", "spark", "dags") for p in sorted((ROOT / folder).rglob("*.py"))}
+    # the walk sees the modules split for this measure (a vacuous one would pass)
+    assert {"clwl/analyses/published_day.py", "clwl/lake/registry_gold.py", "clwl/analyses/advise_replay.py",
+            "spark/stages.py", "dags/clwl_nightly.py"} <= set(sizes)
+    assert {path: n for path, n in sizes.items() if n > MAX_MODULE_LINES and path not in STILL_OVER} == {}
+
+
+# -- item 6: RunDate all the way down ---------------------------------------------------------------------------
+
+def test_spark_takes_run_dates_as_rundate_and_filters_a_date_one_way():
+    """No ``run_day(`` in spark/ (its stages take a RunDate: ``.day`` is its date), and one date filter,
+    spark.tables.on_date: no ``F.col("run_date") == ...`` spelled inline (a check that rows are of the day, with
+    ``!=``, is not a filter)."""
+    import re
+
+    from spark.tables import on_date
+
+    calls, inline = [], []
+    for path in sorted((ROOT / "spark").rglob("*.py")):
+        for n, line in enumerate(path.read_text().splitlines(), 1):
+            site = f"{path.relative_to(ROOT)}:{n}"
+            calls += [site] * line.count("run_day(")
+            if re.search(r"""col\(["']run_date["']\)\s*==""", line) and path != ROOT / "spark" / "tables.py":
+                inline.append(site)
+    assert calls == [] and inline == [], (calls, inline)
+    assert "F.lit(RunDate(run_date).day)" in ast.get_source_segment((ROOT / "spark" / "tables.py").read_text(),
+                                                                     _function(ROOT / "spark" / "tables.py",
+                                                                               on_date.__name__))
+
+
+def _function(path: Path, name: str) -> ast.FunctionDef:
+    return next(n for n in ast.walk(ast.parse(path.read_text())) if isinstance(n, ast.FunctionDef) and n.name == name)
+
+
+# -- item 7: functions over 8 parameters --------------------------------------------------------------------------
+
+#: The most parameters a function may take (self and cls not counted).
+MAX_PARAMETERS = 8
+#: Wide by nature, at most five: what each one's parameters are.
+JUSTIFIED_WIDE = {
+    "clwl/generate/render_puts.py:mqmd_v2": "keyword-only, one per field of IBM MQ's MQMD structure it packs",
+    "clwl/lake/table_spec.py:table": "one per field of TableSpec, how the registries spell a table",
+    "spark/pipeline.py:run_pipeline": "the options of `clwl run` and the DAGs' params, keyword arguments",
+}
+#: Still over, waiting for the lake and the run handed down (issue 41 item 2: spark, config, progress, run id
+#: and times ride together) or for a dataclass of their shared inputs. The set may only shrink.
+STILL_WIDE = {
+    "spark/publish.py:publish", "spark/replay.py:replay_messages", "spark/detect.py:_judge_rows",
+    "spark/ingest/parse_step.py:parse_files", "spark/ingest/run_log.py:log_run",
+    "spark/ingest/write_step.py:write_tables", "spark/ingest/write_step.py:_rebuild_events_and_histories",
+    "clwl/analyses/trend_facts.py:day_facts", "clwl/engine/replay.py:put_batch", "clwl/lake/lineage.py:stage_event",
+    "clwl/parse/puts.py:_csv_rows", "clwl/report/model.py:table_view",
+    "clwl/generate/simulate.py:__init__", "clwl/generate/simulate.py:_hold",
+}
+
+
+def _wide_functions() -> dict[str, int]:
+    found = {}
+    for folder in ("clwl", "spark", "dags"):
+        for path in sorted((ROOT / folder).rglob("*.py")):
+            for n in ast.walk(ast.parse(path.read_text(), str(path))):
+                if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                    a = n.args
+                    names = [x.arg for x in (*a.posonlyargs, *a.args, *a.kwonlyargs, a.vararg, a.kwarg) if x]
+                    count = len(names) - (names[:1] in (["self"], ["cls"]))
+                    if count > MAX_PARAMETERS:
+                        found[f"{path.relative_to(ROOT)}:{n.name}"] = count
+    return found
+
+
+def test_few_functions_take_more_than_8_parameters():
+    wide = _wide_functions()
+    assert len(JUSTIFIED_WIDE) <= 5
+    assert set(JUSTIFIED_WIDE) <= set(wide)  # each still wide (else its entry goes)
+    assert set(wide) - set(JUSTIFIED_WIDE) <= STILL_WIDE, sorted(set(wide) - set(JUSTIFIED_WIDE) - STILL_WIDE)
+    assert STILL_WIDE <= set(wide), sorted(STILL_WIDE - set(wide))  # one made narrow leaves the list
+    # the generator's trace and capture renderers took 10 to 13; they take a dataclass of what they share now
+    assert not {"clwl/generate/render_puts.py:trace_put", "clwl/generate/render.py:clusqmgr_rec",
+                "clwl/generate/render_messages.py:accounting_head"} & set(wide)
+
+
+# -- item 2, not done: the lake built once per run and handed down ------------------------------------------------
+
+#: Lines of clwl/, spark/ and dags/ that build a Lake (``grep -rn "\bLake(" clwl spark dags``): 53 when counted
+#: first, 51 now. The issue's number is fewer than 10 (PipelineRun or the command builds it, the rest take it);
+#: until then this only keeps the count from growing.
+MAX_LAKE_SITES = 51
+
+
+def test_the_lake_is_not_built_at_more_places():
+    import re
+
+    sites = [f"{path.relative_to(ROOT)}:{n}" for folder in ("clwl", "spark", "dags")
+             for path in sorted((ROOT / folder).rglob("*.py"))
+             for n, line in enumerate(path.read_text().splitlines(), 1) if re.search(r"\bLake\(", line)]
+    assert "spark/run.py:54" in sites  # the walk sees them (PipelineRun builds the run's lake)
+    assert len(sites) <= MAX_LAKE_SITES, sites

@@ -1,4 +1,4 @@
-"""The Data Docs of a run on an object-store lake (clwl/report/quality_docs.py, spark.pipeline.blocked_quality_docs):
+"""The Data Docs of a run on an object-store lake (clwl/report/quality_docs.py, spark.stages.blocked_quality_docs):
 the kept results read from ``s3://.../validation/<run_id>/``, the site put under ``<reports>/<date>/quality-blocked/``
 on the store. No JVM (importing spark.pipeline starts none); the session's S3-compatible server.
 
@@ -39,8 +39,8 @@ KEPT = {
 def test_a_blocked_runs_data_docs_are_read_from_and_put_on_the_store(object_store, monkeypatch, tmp_path):
     from clwl.lake.storage import get_file, list_prefix, put_object
     from spark.config import PipelineConfig
-    from spark.pipeline import blocked_quality_docs
     from spark.run import PipelineRun
+    from spark.stages import blocked_quality_docs
 
     object_store.use(monkeypatch)
     config = PipelineConfig(lake=object_store.lake_uri())

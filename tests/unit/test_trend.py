@@ -165,7 +165,7 @@ def test_a_days_facts_from_its_rows():
     # re-allocated (1800 s: the longest wait). payments put 2 messages bound on open, 1 naming QM3.
     from types import SimpleNamespace
 
-    from clwl.analyses.metrics import Estate
+    from clwl.analyses.published_day import Estate
     from clwl.analyses.trend_facts import day_facts
 
     day = "2026-11-20"
