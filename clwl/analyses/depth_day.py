@@ -42,7 +42,7 @@ def _day(run_date: Any) -> date:
 def _lake(lake: Any):
     from clwl.lake.door import Lake
 
-    return lake if isinstance(lake, Lake) else Lake(lake)
+    return Lake.of(lake)
 
 
 def captured(lake: Any, run_date: Any) -> tuple[list[Capture], dict[tuple[str, str], tuple[int, int]]]:
@@ -271,21 +271,16 @@ def _gaps(lk: Any, day: str, queue: str, qmgr: str | None, caps: list[Capture]) 
     return gaps
 
 
-def depth_families(rows: list[dict], day: date) -> list:
-    """clwl_queue_depth_max and clwl_queue_oldest_age_max_seconds per queue with a line in gold.queue_depth (none
-    for a lake or a day without the trace: no series, not zeros). The age as ``clwl depth`` gives it: the oldest
-    message ages until the next change (clwl.analyses.depth.greatest_age)."""
+def depth_maxima(rows: list[dict], day: date) -> list[tuple[str, str, int, float]]:
+    """(qmgr, queue, the greatest depth, the oldest message's greatest age in seconds) of each queue with a line in
+    gold.queue_depth ``rows`` (none for a lake or a day without the trace). The age as ``clwl depth`` gives it: the
+    oldest message ages until the next change (clwl.analyses.depth.greatest_age)."""
     from types import SimpleNamespace
-
-    from clwl.analyses.metrics import family  # the catalogue's family; imported here, as metrics imports this
 
     lines: dict[tuple[str, str], list] = defaultdict(list)
     for r in sorted(rows, key=lambda r: (r["qmgr"], r["queue"], r["seq"])):
         lines[(r["qmgr"], r["queue"])].append(SimpleNamespace(
             at=as_utc(r["at"]), depth=r["depth"], oldest_arrived_at=as_utc(r["oldest_arrived_at"])))
     end = day_bounds(day)[1]
-    fams = family("clwl_queue_depth_max"), family("clwl_queue_oldest_age_max_seconds")
-    for (qmgr, queue), line in sorted(lines.items()):
-        fams[0].add(max(c.depth for c in line), qmgr=qmgr, queue=queue)
-        fams[1].add((greatest_age(line, end) or (0.0,))[0], qmgr=qmgr, queue=queue)  # type: ignore[arg-type]
-    return list(fams)
+    return [(qmgr, queue, max(c.depth for c in line), (greatest_age(line, end) or (0.0,))[0])  # type: ignore[arg-type]
+            for (qmgr, queue), line in sorted(lines.items())]

@@ -12,15 +12,12 @@ alerts on beside IBM's ``ibmmq_*`` ones (docs/metrics.md lists every metric):
   changes (clwl.analyses.drift); evidence gaps (clwl.landing.evidence's rules); trace agreement and the run's
   duration (gold.run_summary).
 
-Gauges of one day only: the history stays in the Delta tables. The run date is a gauge
-(``clwl_data_date_timestamp_seconds``), never a label, and every label value is an object of the estate (a queue
-manager, a queue, a channel, a cluster, a rule): the series of a day's configuration are all written every day
-(NaN where the day has no value: a share of a queue nobody put to), so that thirty days of runs add no series.
+Gauges of one day only (the history stays in Delta). The run date is a gauge, never a label; every label value is
+an object of the estate, and a day's configuration series are all written every day (NaN where it has no value: a
+share of a queue nobody put to), so that thirty days of runs add no series.
 
-Pure Python over the lake's one door (clwl/lake/door.py) and the engine: no Spark, no pandas. The day is read by
-clwl/analyses/published_day.py (the estate, the incidents, the evidence gaps); here, the catalogue, the gauges and
-their text. The text is written here too (:func:`exposition`), so reading needs no Prometheus client;
-:func:`write_atomically` and :func:`push` hand it to the textfile collector and to a Pushgateway.
+Pure Python, no Spark, no pandas: clwl/analyses/published_day.py reads the day; here, the catalogue, the gauges, their
+text (:func:`exposition`: no Prometheus client) and its delivery (:func:`write_atomically`, :func:`push`).
 """
 
 from __future__ import annotations
@@ -478,12 +475,9 @@ class Metrics:
 
 def lake_metrics(lake: Location | str, run_date: Optional[str] = None, *, blocked: Optional[bool] = None,
                  stages: Optional[Mapping[str, float]] = None) -> Metrics:
-    """The metrics of the lake and of ``run_date`` (default: the latest published run date).
-
-    ``blocked``: True when the caller knows a publish was just blocked (clwl run), in addition to what the
-    gate's verdicts in the lake say. ``stages``: seconds per stage of the run that writes the file (clwl run;
-    the lake does not keep them). MetricsError, one line, for a date that is not published, or a lake with
-    neither a published day nor a verdict."""
+    """The metrics of the lake and of ``run_date`` (default: the latest published). ``blocked``: a publish was just
+    blocked (clwl run), besides the gate's verdicts in the lake; ``stages``: the run's seconds per stage. MetricsError,
+    one line, for a date not published, or a lake with neither a published day nor a verdict."""
     from clwl.lake.door import Lake
     from clwl.lake.silver import load_timelines
 
@@ -556,11 +550,20 @@ def lake_metrics(lake: Location | str, run_date: Optional[str] = None, *, blocke
         unseen.add(ev.unseen.get(qmgr, 0.0), qmgr=qmgr)
     families += [gaps, unseen]
     families.append(trend_family(lake, day))
-    from clwl.analyses.depth_day import depth_families  # the depth's own gauges, beside its other readers
-
     families += depth_families(gold_rows(lk, pub, "queue_depth", d, ["qmgr", "queue", "seq", "at", "depth",
                                                                      "oldest_arrived_at"]), d)
     return Metrics(day, gate_blocked, families)
+
+
+def depth_families(rows: list[dict], day) -> list[Family]:
+    """The depth gauges of gold.queue_depth's lines (a day without the trace: no series, not zeros)."""
+    from clwl.analyses.depth_day import depth_maxima
+
+    peak, age = family("clwl_queue_depth_max"), family("clwl_queue_oldest_age_max_seconds")
+    for qmgr, queue, most, oldest in depth_maxima(rows, day):
+        peak.add(most, qmgr=qmgr, queue=queue)
+        age.add(oldest, qmgr=qmgr, queue=queue)
+    return [peak, age]
 
 
 def trend_family(lake: Location | str, day: str) -> Family:

@@ -472,7 +472,7 @@ def agent_operations(lake, run_date) -> list[dict]:
     from clwl.days import run_day
     from clwl.lake.door import Lake
 
-    lake = lake if isinstance(lake, Lake) else Lake(lake)
+    lake = Lake.of(lake)
     if not lake.exists("bronze.activity_operations"):
         return []
     return lake.rows("bronze.activity_operations", OPERATION_COLUMNS, agent_filters(run_day(run_date))).to_pylist()
@@ -484,7 +484,7 @@ def message_operations(lake, run_date, msg_id: str) -> list[dict]:
     from clwl.days import run_day
     from clwl.lake.door import Lake
 
-    lake = lake if isinstance(lake, Lake) else Lake(lake)
+    lake = Lake.of(lake)
     if not lake.exists("bronze.activity_operations"):
         return []
     day, ids = run_day(run_date), sorted({msg_id, msg_id.upper()})

@@ -173,7 +173,7 @@ def observed_day(lake, run_date) -> dict[str, ObservedMessage]:
     from clwl.days import run_day
     from clwl.lake.door import Lake
 
-    lake = lake if isinstance(lake, Lake) else Lake(lake)
+    lake = Lake.of(lake)
     if not lake.exists("bronze.activity_operations"):
         return {}
     rows = lake.rows("bronze.activity_operations", OPERATION_COLUMNS, agent_filters(run_day(run_date)))

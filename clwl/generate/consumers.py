@@ -167,7 +167,8 @@ class DepthLedger:
                 if not ops:
                     return
                 start, end = _at(ops[0][0]), _at(ops[-1][0])
-                header = RP.trace_header_fields(correl, q, start, end, seq, "consumer", "MQAT_UNIX", pid, "app", 2)
+                conn = RP.TracedConnection(q, correl, "consumer", "MQAT_UNIX", pid, "app", 2)
+                header = RP.trace_header_fields(conn, start, end, seq)
                 fields = [f for _, f in ops]
                 out.write(trace_object(header, fields, end) if self.fmt == "json"
                           else RP.trace_message_text(header, fields))

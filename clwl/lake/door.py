@@ -357,6 +357,12 @@ class Lake:
     def __str__(self) -> str:
         return str(self.root)
 
+    @classmethod
+    def of(cls, lake: "Lake | Path | str | LakeLocation") -> "Lake":
+        """The lake given, or the lake at that location: for readers that take either (the door built once is
+        handed down; a location is opened here, not at each caller)."""
+        return lake if isinstance(lake, Lake) else cls(lake)
+
     # -- where
     def layer(self, name: str) -> Path:
         """``<lake>/<name>``: a layer (``gold``) or one of the run's folders (``staging``, ``validation``,

@@ -120,7 +120,7 @@ def date_inputs(lake: Lake | Path | str, run_date: str, options: Mapping[str, An
     """The digests of what ``run_date``'s result is made from in ``lake`` (the module's docstring). ``options``:
     the run's choices (profile, what-if ...), as JSON-able values; ``code``: :func:`code_digest` when the caller
     has it already (it reads every source file)."""
-    lake = lake if isinstance(lake, Lake) else Lake(lake)
+    lake = Lake.of(lake)
     day = run_day(run_date)
     _, end = day_bounds(day)
     out = {"code": code or code_digest(), "options": _digest(dict(options))}

@@ -191,7 +191,7 @@ def test_the_gauges_are_each_queues_peak_and_the_oldest_messages_greatest_age():
     5 s (10:00:00 to its removal at 10:00:05), B 5 s too (10:00:01 to 10:00:06); the greatest is 5 s, not the 1 s
     the rows show at their own times. QM2/R: one arrival C at 23:59:00 that stays: it ages to the day's end, 60 s.
     Gauges: Q peak 2, age 5; R peak 1, age 60."""
-    from clwl.analyses.depth_day import depth_families
+    from clwl.analyses.metrics import depth_families
 
     def row(qm, q, seq, hms, depth, arrived):
         return dict(qmgr=qm, queue=q, seq=seq, at=at(hms), depth=depth, oldest_arrived_at=arrived and at(arrived))
