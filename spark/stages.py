@@ -189,11 +189,12 @@ def _pinned(spark: SparkSession, lake: Lake, key: str, run_date: RunDate, versio
 
 @lineage_stage("report", GOLD_KEYS)
 def report_stage(spark: Optional[SparkSession], run: PipelineRun, run_date: RunDate) -> tuple[str, str]:
+    from clwl.lake.reports import forget_blocked_quality_docs
     from clwl.report import write_report
 
     run_date = RunDate(run_date)
-
     out = run.out
+    forget_blocked_quality_docs(out.reports, str(run_date))  # the date is published now
     if reports_on_disk(out.reports):
         return _write_report(write_report, run, out, run_date)
     # A lake on an object store: the report is made in a local folder, then each of its files put under

@@ -21,6 +21,7 @@ from clwl.lake.door import REPORTS, Lake
 from clwl.lake.storage import (
     LakeLocation,
     StorageError,
+    delete_prefix,
     get_file,
     list_prefix,
     read_object,
@@ -56,6 +57,13 @@ def blocked_quality_docs(reports: Lake | Path | LakeLocation, run_date: str):
     spark/pipeline.py), or None: what to point at when a date has no report because its publish was blocked."""
     folder = report_folder(reports, run_date) / BLOCKED_QUALITY_DIR
     return folder / "index.html" if "index.html" in {name for name, _ in list_prefix(folder)} else None
+
+
+def forget_blocked_quality_docs(reports: Lake | Path | LakeLocation, run_date: str) -> None:
+    """Remove a blocked run's Data Docs of ``run_date`` once a later run publishes it: they described a run that
+    was not published, and the published run's are under ``quality/``. ``clwl report`` would otherwise keep
+    pointing at them."""
+    delete_prefix(report_folder(reports, run_date) / BLOCKED_QUALITY_DIR)
 
 
 def _read(location) -> Optional[bytes]:

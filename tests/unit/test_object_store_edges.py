@@ -312,3 +312,25 @@ def test_the_runs_time_breakdown_counts_the_rollback(tmp_path, monkeypatch, caps
     outcome.seconds["total"] = outcome.seconds["rollback"] + 1
     _print_outcome(outcome)
     assert "(rollback 0.2 s)" in capsys.readouterr().out
+
+
+def test_a_date_published_after_a_blocked_run_forgets_the_blocked_runs_data_docs(tmp_path, capsys):
+    """A blocked run leaves its Data Docs in <reports>/<date>/quality-blocked/; the run that later publishes the
+    date removes them (spark/stages.py report_stage), so `clwl report` no longer points at a run that was not
+    published. The other dates' blocked pages and the date's own report stay."""
+    from clwl.lake.reports import blocked_quality_docs, forget_blocked_quality_docs
+
+    lake = tmp_path / "lake"
+    for day in ("2026-11-19", DAY):
+        site = lake / "reports" / day / "quality-blocked"
+        site.mkdir(parents=True)
+        (site / "index.html").write_text("<html></html>")
+    (lake / "reports" / DAY / "report.html").write_text("<html></html>")
+    assert blocked_quality_docs(lake / "reports", DAY) == lake / "reports" / DAY / "quality-blocked" / "index.html"
+
+    forget_blocked_quality_docs(lake / "reports", DAY)
+    assert blocked_quality_docs(lake / "reports", DAY) is None
+    assert not (lake / "reports" / DAY / "quality-blocked").exists()
+    assert (lake / "reports" / DAY / "report.html").is_file()
+    assert blocked_quality_docs(lake / "reports", "2026-11-19") is not None
+    forget_blocked_quality_docs(lake / "reports", "2026-11-18")  # nothing there: nothing to do, no error
