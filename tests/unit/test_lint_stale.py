@@ -4,7 +4,7 @@ messages whose destination it changed, and quiet on the samples, where nothing i
 Estates: tests/handmade.py's ``config_capture`` (DISPLAY QMGR, CLUSQMGR(*), QCLUSTER(*); one cluster CL1; every
 remote queue manager reached by TO.<QM>, RUNNING, CLWLWGHT 50, rank and priority 0; every instance DEFBIND(NOTFIXED),
 PUT(ENABLED) unless told), plus DISPLAY QLOCAL records where a rule reads a host's own definition. Who is who, from
-the reference (/work/shared/reference/mq-domain-notes.md, DISPLAY CLUSQMGR and DISPLAY QMGR):
+the references (docs/lint.md and docs/landing.md: DISPLAY CLUSQMGR and DISPLAY QMGR):
 
 - FR1 is the full repository: REPOS(CL1) in its DISPLAY QMGR, and QMTYPE(REPOS) in the CLUSQMGR record its partial
   repositories hold of it. A full repository shows every member and every instance; a partial repository only the
