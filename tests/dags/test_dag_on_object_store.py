@@ -83,4 +83,4 @@ def test_the_day_is_published_on_the_store_as_clwl_run_publishes_it(nightly_on_t
     for table in GOLD_TABLES:
         rows = comparable_rows(remote, f"gold.{table}")
         assert rows == comparable_rows(local, f"gold.{table}"), f"gold.{table} differs from clwl run's"
-        assert rows or table == "stuck_messages", table
+        assert rows or table in ("stuck_messages", "queue_depth"), table  # the samples' trace has no depth line
