@@ -263,7 +263,7 @@ def test_clwl_run_on_a_cluster_sharing_only_the_store_equals_local_mode(samples_
         key = f"gold.{table}"
         rows = comparable_rows(remote, key)
         assert rows == comparable_rows(local, key), f"{key} differs between the cluster and local mode"
-        assert rows or table == "stuck_messages", f"{key} is empty"
+        assert rows or table in ("stuck_messages", "queue_depth"), f"{key} is empty"  # no depth line in the samples
 
     # The lake lives on the store only: no node wrote a local copy of it (the driver's current folder included).
     written = [p for p in tmp_path.rglob("*") if p.name in ("s3:", "s3a:", "_delta_log", "_published.json")]
