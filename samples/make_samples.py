@@ -1257,7 +1257,7 @@ def channel_agent_trace(traffic) -> tuple[str, str, dict]:
     import io
     from datetime import date
 
-    from clwl.generate.channel_trace import QueueManagerTrace, file_name
+    from clwl.generate.channel_trace import AgentMessage, QueueManagerTrace, file_name
 
     sender, day = CHANNEL_TRACE
     out = io.StringIO()
@@ -1267,8 +1267,8 @@ def channel_agent_trace(traffic) -> tuple[str, str, dict]:
     late = []
     for p in sorted((p for p in traffic[(sender, day)] if p.sent is not None), key=lambda p: (p.sent, p.msg_id)):
         us = (p.sent - epoch) // timedelta(microseconds=1)
-        got = trace.get(trace.agent(True, p.channel, QMS[p.dest]), us, p.msg_id, p.t, p.xmitq, sender, p.queue,
-                        p.dest, p.length, 1 if p.persistent else 0)
+        m = AgentMessage(p.msg_id, p.t, sender, p.queue, p.length, 1 if p.persistent else 0)
+        got = trace.get(trace.agent(True, p.channel, QMS[p.dest]), us, m, p.xmitq, p.dest)
         assert got - us < 1000, "an agent's call pushed a departure by a millisecond"
         by_channel[p.channel] = by_channel.get(p.channel, 0) + 1
         if p.sent - p.t > timedelta(seconds=1):

@@ -49,7 +49,7 @@ DAY = dt.date(2026, 11, 20)
 UTC = timezone.utc
 T6 = datetime(2026, 11, 20, 6, 0, tzinfo=UTC)
 TITLES = ("Configuration findings", "What changed since the previous day", "Across days",
-          "Weights for an even split", "Blast radius")
+          "Queue depth from the trace", "Weights for an even split", "Blast radius")
 
 
 def at(hh: int, mm: int = 0, day: int = 20) -> datetime:
