@@ -53,7 +53,7 @@ def page_text(page: Path) -> str:
 def test_every_published_date_has_data_docs_of_every_suite_linked_from_its_run_summary(samples_lake, tmp_path):
     from clwl.cli import main
 
-    assert len(SUITES) == 8  # three silver and five gold suites (expectations/*.json)
+    assert len(SUITES) == 9  # three silver and six gold suites (expectations/*.json)
     for date in SAMPLE_DATES:
         folder = samples_lake.lake / "reports" / date
         rows, suites = site_index(folder / "quality" / "index.html")
