@@ -27,7 +27,8 @@ def gather_facts(spark: SparkSession, run: PipelineRun, run_date: str, replayed:
                  traced: Optional[int], agreed: Optional[int]) -> list[Fact]:
     """The facts of ``run_date`` from the staged tables of this run (``replayed``: its staged routing_replay)."""
     from clwl.analyses.drift import DriftError, drift
-    from clwl.analyses.lint import RULE_NAMES, LintInputError, lint_lake
+    from clwl.analyses.lint import RULE_NAMES, LintInputError
+    from clwl.analyses.lint_lake import lint_lake
     from clwl.analyses.published_day import DELAYED_COLUMNS, day_evidence, day_incidents, estate_of
 
     day = RunDate(run_date).day

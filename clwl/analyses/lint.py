@@ -8,17 +8,17 @@ capture left out (queue CLWLUSEQ(QMGR), queue manager CLWLUSEQ(LOCAL), DEFBIND(O
 finding is placed on the queue manager its object belongs to, with the observers that see it (``seen_by``); where
 the day's put records are known (:attr:`LintContext.traffic`), a default no message went through is a notice.
 
-Pure: no Spark. :func:`lint_lake` reads the lake through :func:`clwl.lake.silver.load_timelines` (the last
-configuration of the day of each observing queue manager) and :class:`clwl.lake.door.Lake`.
+Pure: no Spark, and no lake: :func:`clwl.analyses.lint_lake.lint_lake` reads the lake (the last configuration of
+the day of each observing queue manager) and is imported from there.
 
 Where things are: the words the rules share (clwl/analyses/lint_model.py), the rules and :data:`RULES`
-(clwl/analyses/lint_rules.py), the lake's half (:func:`lint_lake`, clwl/analyses/lint_lake.py); this module is the
-entry point and keeps every name importable from here.
+(clwl/analyses/lint_rules.py), the lake's half (clwl/analyses/lint_lake.py); this module is the entry point of the
+pure half and keeps its names importable from here.
 """
 
 from __future__ import annotations
 
-from typing import Any, Callable, Iterable, Mapping, Optional, Sequence
+from typing import Callable, Iterable, Mapping, Optional, Sequence
 
 from clwl.analyses.lint_model import (
     NOTICE,
@@ -55,12 +55,3 @@ def lint_captures(records_by_qmgr: Mapping[str, Iterable[MqscRecord]],
     return lint_observations((observe(qm, recs) for qm, recs in records_by_qmgr.items()), traffic=traffic,
                              run_date=run_date, messages=messages)
 
-
-def __getattr__(name: str) -> Any:
-    """The lake's half (clwl/analyses/lint_lake.py) by its old address, for its importers elsewhere; imported when
-    asked, so that importing this module never reads the lake's half."""
-    if name in ("lint_lake", "findings_json", "lake_traffic", "igq_traffic"):
-        from clwl.analyses import lint_lake as lake_half
-
-        return getattr(lake_half, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -249,16 +249,25 @@ def _partial_differences(ctx: LintContext) -> dict[tuple[str, str], list[str]]:
     return out
 
 
+def _against_full_view(ctx: LintContext, differences: Callable[[LintContext], dict]) -> Optional[tuple]:
+    """What a rule that compares views with the full repositories' starts from: the full view, the observations by
+    queue manager, the full repositories' names, the differences at the day's last capture and how long each was
+    held over the day; None when no full repository was captured (the rule then says nothing)."""
+    full = full_view(ctx.observations)
+    if full is None:
+        return None
+    now = differences(ctx)
+    return (full, {o.qmgr: o for o in ctx.observations}, ", ".join(full.names), now,
+            held_over_the_day(ctx, differences) if now else {})
+
+
 def partial_view_differs(ctx: LintContext) -> Iterator[Hit]:
     """A partial repository's view of a cluster queue it knows (or of a queue manager) differs from the full
     repositories': a missing or extra instance, a CLWL attribute that differs; for how long, and what it did."""
-    full = full_view(ctx.observations)
-    if full is None:
+    against = _against_full_view(ctx, _partial_differences)
+    if against is None:
         return
-    by_name = {o.qmgr: o for o in ctx.observations}
-    fulls = ", ".join(full.names)
-    now = _partial_differences(ctx)
-    held = held_over_the_day(ctx, _partial_differences) if now else {}
+    full, by_name, fulls, now, held = against
     for (qm, obj), words in sorted(now.items()):
         view = by_name[qm].view
         if obj.startswith("QMGR "):
@@ -357,13 +366,10 @@ def _departed(ctx: LintContext) -> dict[tuple[str, str], list[str]]:
 def departed_qmgr_chosen(ctx: LintContext) -> Iterator[Hit]:
     """A queue manager gone from the full repositories' view (it left the cluster, or was removed by RESET
     CLUSTER) that a sender's view still holds instances on, so the sender may still choose it."""
-    full = full_view(ctx.observations)
-    if full is None:
+    against = _against_full_view(ctx, _departed)
+    if against is None:
         return
-    by_name = {o.qmgr: o for o in ctx.observations}
-    fulls = ", ".join(full.names)
-    now = _departed(ctx)
-    held = held_over_the_day(ctx, _departed) if now else {}
+    full, by_name, fulls, now, held = against
     for (sender, gone), queues in sorted(now.items()):
         view = by_name[sender].view
         corrected = replace(view, channels=tuple(c for c in view.channels if c.qmgr != gone),

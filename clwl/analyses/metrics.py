@@ -395,7 +395,7 @@ def stuck_families(stuck: list[dict], estate: Estate) -> list[Family]:
 
 
 def _findings(lake: Location | str, day: str) -> Optional[dict[tuple[str, str], int]]:
-    from clwl.analyses.lint import LintInputError, lint_lake
+    from clwl.analyses.lint_lake import LintInputError, lint_lake
 
     try:
         found = lint_lake(lake, day)
