@@ -398,39 +398,44 @@ def _window_gap(key: tuple[str, str], line: list[DepthChange], start: int, evs: 
     """A window of the day the trace misses, named from the statistics intervals (docs/depth.md, "Evidence gaps").
     An interval is in such a window when either
 
-    * MQ saw the depth move (QMinDepth below QMaxDepth) and the trace holds no change of the queue in it; or
-    * the rebuilt minimum or maximum disagrees with MQ's and the trace is silent through the interval for the
-      queue manager, or for a connection that changed the queue both before the interval and after it (its trace
-      stopped and started again).
+    * MQ saw the depth move (QMinDepth below QMaxDepth) and the trace holds no change of the queue in it (the queue
+      manager's trace stopped, or every connection that used the queue then went untraced); or
+    * MQ saw the depth move, the rebuilt minimum or maximum is off MQ's by a different amount than in the interval
+      before (something the trace lacks happened in this one), and a connection that changed the queue both before
+      the interval and after it has no traced call at all inside it (its trace stopped and started again).
 
-    Any other disagreement is a difference with its likely cause (:func:`reconcile`), the line kept."""
+    Any other disagreement is a difference with its likely cause (:func:`reconcile`), the line kept: an offset
+    carried over from an earlier interval, or a get or put by a connection that was never traced. An interval in
+    which MQ saw no movement misses nothing, whatever the trace did then."""
     qm, queue = key
     ats = [c.at for c in line]
     windows: list[list] = []  # [start, end, intervals, why]
+    offset = (0, 0)
     for st in stats:
         lo, hi = _range(line, ats, start, st)
-        moved = st.min_depth < st.max_depth
-        changed = bisect.bisect_left(ats, st.start) < bisect.bisect_left(ats, st.end)
+        was, offset = offset, (lo - st.min_depth, hi - st.max_depth)
         why = None
-        if moved and not changed:
-            why = "the depth moved but the trace holds no put or get of the queue"
-        elif (lo, hi) != (st.min_depth, st.max_depth):
-            if _Activity.silent(activity.by_qmgr.get(qm, []), st.start, st.end):
-                why = "the queue manager's trace is silent"
-            elif any(_Activity.silent(activity.by_conn.get(c, []), st.start, st.end)
-                     for c in {e.conn for e in evs if e.at < st.start} & {e.conn for e in evs if e.at >= st.end}):
-                why = "a connection that puts or gets it before and after has no traced call"
+        if st.min_depth == st.max_depth:
+            pass
+        elif bisect.bisect_left(ats, st.start) == bisect.bisect_left(ats, st.end):
+            why = "the depth moved but the trace holds no put or get of the queue" + (
+                ": the queue manager's trace is silent" if _Activity.silent(activity.by_qmgr.get(qm, []), st.start,
+                                                                           st.end) else "")
+        elif offset != was and any(
+                _Activity.silent(activity.by_conn.get(c, []), st.start, st.end)
+                for c in {e.conn for e in evs if e.at < st.start} & {e.conn for e in evs if e.at >= st.end}):
+            why = "a connection that changes the queue before and after it has no traced call"
         if why is None:
             continue
-        if windows and windows[-1][1] >= st.start:
+        if windows and windows[-1][1] >= st.start and windows[-1][3] == why:
             windows[-1][1], windows[-1][2] = max(windows[-1][1], st.end), windows[-1][2] + 1
         else:
             windows.append([st.start, st.end, 1, why])
     if not windows:
         return None
-    spans = ", ".join(f"{a:%H:%M:%S}-{b:%H:%M:%S} ({n} statistics interval(s): {why})" for a, b, n, why in windows)
-    return Gap(qm, queue, f"no trace for part of the day: {spans}; QMinDepth/QMaxDepth disagree with the trace "
-                          "there, so the day has no line for this queue")
+    spans = "; ".join(f"{a:%H:%M:%S}-{b:%H:%M:%S} ({n} statistics interval(s): {why})" for a, b, n, why in windows)
+    return Gap(qm, queue, f"no trace for part of the day: {spans}; the rebuilt line would be wrong from there, so "
+                          "the day has no line for this queue")
 
 
 def _range(line: list[DepthChange], ats: list[datetime], start: int, st: StatsInterval) -> tuple[int, int]:
