@@ -400,9 +400,11 @@ def _window_gap(key: tuple[str, str], line: list[DepthChange], start: int, evs: 
 
     * MQ saw the depth move (QMinDepth below QMaxDepth) and the trace holds no change of the queue in it (the queue
       manager's trace stopped, or every connection that used the queue then went untraced); or
-    * MQ saw the depth move, the rebuilt minimum or maximum is off MQ's by a different amount than in the interval
-      before (something the trace lacks happened in this one), and a connection that changed the queue both before
-      the interval and after it has no traced call at all inside it (its trace stopped and started again).
+    * MQ saw the depth move, something the trace lacks happened in this very interval (the rebuilt minimum and
+      maximum are off MQ's by different amounts, or by another amount than in the interval before when that one
+      was not in a window: right after a window the offset it left is only settling), and a connection that
+      changed the queue both before the interval and after it has no traced call at all inside it (its trace
+      stopped and started again).
 
     Any other disagreement is a difference with its likely cause (:func:`reconcile`), the line kept: an offset
     carried over from an earlier interval, or a get or put by a connection that was never traced. An interval in
@@ -410,10 +412,11 @@ def _window_gap(key: tuple[str, str], line: list[DepthChange], start: int, evs: 
     qm, queue = key
     ats = [c.at for c in line]
     windows: list[list] = []  # [start, end, intervals, why]
-    offset = (0, 0)
+    offset, flagged = (0, 0), False
     for st in stats:
         lo, hi = _range(line, ats, start, st)
         was, offset = offset, (lo - st.min_depth, hi - st.max_depth)
+        here = offset[0] != offset[1] or (offset != was and not flagged)  # an untraced change in this interval
         why = None
         if st.min_depth == st.max_depth:
             pass
@@ -421,10 +424,11 @@ def _window_gap(key: tuple[str, str], line: list[DepthChange], start: int, evs: 
             why = "the depth moved but the trace holds no put or get of the queue" + (
                 ": the queue manager's trace is silent" if _Activity.silent(activity.by_qmgr.get(qm, []), st.start,
                                                                            st.end) else "")
-        elif offset != was and any(
+        elif here and any(
                 _Activity.silent(activity.by_conn.get(c, []), st.start, st.end)
                 for c in {e.conn for e in evs if e.at < st.start} & {e.conn for e in evs if e.at >= st.end}):
             why = "a connection that changes the queue before and after it has no traced call"
+        flagged = why is not None
         if why is None:
             continue
         if windows and windows[-1][1] >= st.start and windows[-1][3] == why:
