@@ -181,3 +181,33 @@ def test_a_queue_managers_trace_missing_for_two_hours_names_a_window_not_a_flat_
     for key, v in truth["depth"][day].items():
         if (key.split("/", 1)[0], key.split("/", 1)[1]) not in {(g.qmgr, g.queue) for g in rebuilt.gaps}:
             assert _as_truth(rebuilt.line(*key.split("/", 1))) == v["changes"], key
+
+
+def test_a_consumer_untraced_for_two_hours_names_a_window_not_a_rising_line(estate):
+    """The first day, with the first consumer connection (by id) whose queue moved between 10:00 and 12:00 left out
+    of the trace for those two hours. The arrivals are still traced, so the rebuilt line would rise there while
+    MQ's statistics show the queue drained each half hour; the consumer got the queue before 10:00 and after 12:00
+    and has no traced call inside: the queue is a gap naming spans inside 10:00-12:00, and every other queue keeps
+    its exact line."""
+    _, truth, days = estate
+    day = min(days)
+    ops, captures, stats = days[day]
+    w0 = datetime.fromisoformat(f"{day}T10:00:00+00:00")
+    w1 = w0 + timedelta(hours=2)
+    opened = sorted((o for o in ops if o.application_name == "consumer" and o.operation == "MQOPEN"),
+                    key=lambda o: o.connection)
+    o = next(o for o in opened if any(_us(w0) <= us < _us(w1) for us, d, _ in
+                                      truth["depth"][day][f"{o.qmgr}/{o.object_name}"]["changes"]))
+    qm, queue, conn = o.qmgr, o.object_name, o.connection
+    kept = [x for x in ops if not (x.connection == conn and x.high_res_time is not None
+                                   and _us(w0) <= x.high_res_time < _us(w1))]
+    rebuilt = rebuild(kept, captures=captures, stats=stats)
+    assert [(g.qmgr, g.queue) for g in rebuilt.gaps] == [(qm, queue)] and rebuilt.line(qm, queue) == []
+    reason = rebuilt.gaps[0].reason
+    assert "a connection that changes the queue before and after it has no traced call" in reason
+    spans = [s.split(" ", 1)[0].split("-") for s in reason.split(": ", 1)[1].split("; ")[:-1]]
+    assert spans and all("10:00:00" <= a < b <= "12:00:00" for a, b in spans), reason
+    for key, v in truth["depth"][day].items():
+        if key != f"{qm}/{queue}":
+            assert _as_truth(rebuilt.line(*key.split("/", 1))) == v["changes"], key
+    assert reconcile(rebuilt, captures, stats) == []
