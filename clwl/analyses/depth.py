@@ -20,10 +20,11 @@ one is the oldest, the basis is ``"start_depth"`` and its age is unknown (None).
 
 The starting depth is the previous day's end (``start``), else the first capture's CURDEPTH less the traced changes
 before it. Every capture (CURDEPTH) and statistics interval (QMinDepth, QMaxDepth) is then compared with the rebuilt
-line (:func:`reconcile`); each difference says its likely cause. Evidence gaps (:class:`Gap`) get no line, not a
-flat or a wrong one: a queue manager expected (or sent messages by a traced sending agent) with no trace; a queue with
-arrivals but no traced removal (its consumers' or its sending agents' trace missing); a queue that more messages
-leave than its start and its traced arrivals hold (its putters' trace missing).
+line (:func:`reconcile`, each statistics interval over [start, end)); each difference says its likely cause.
+Evidence gaps (:class:`Gap`) get no line, not a flat or a wrong one: a queue manager expected (or sent messages by a
+traced sending agent) with no trace; a queue with arrivals but no traced removal (its consumers' or its sending
+agents' trace missing); a queue that more messages leave than its start and its traced arrivals hold (its putters'
+trace missing); a queue whose statistics show a window of the day the trace misses (:func:`_window_gap`).
 """
 
 from __future__ import annotations
