@@ -347,6 +347,15 @@ def rebuild(operations: Iterable[object], *, start: Mapping[tuple[str, str], int
             continue
         starts[key] = s
         changes += line
+    for (qm, queue), sts in sorted(stats_of.items()):  # MQ saw it move, the trace has nothing of it all day
+        moved = [st for st in sts if st.min_depth < st.max_depth]
+        if (qm, queue) in by_queue or not moved or (qm not in traced and qm in expected_qmgrs):
+            continue
+        why = ("no activity trace from this queue manager on the day" if qm not in traced else
+               "the trace holds no put or get of the queue all day: the trace of the applications (or channel "
+               "agents) that use it is missing")
+        gaps.append(Gap(qm, queue, f"MQ's statistics show the depth moving in {len(moved)} interval(s) (the first "
+                                   f"{moved[0].start:%H:%M:%S}-{moved[0].end:%H:%M:%S}) but {why}"))
     units: dict[tuple[str, str], list[tuple[datetime, datetime]]] = defaultdict(list)
     for e, end in spans:
         units[(e.qmgr, e.queue)].append((e.at, end))

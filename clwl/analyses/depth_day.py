@@ -288,17 +288,24 @@ def queue_report(lake: Any, queue: str, qmgr: str | None = None, run_date: Any =
 
 def _gaps(lk: Any, day: str, queue: str, qmgr: str | None, caps: list[Capture], stats: list[StatsInterval]
           ) -> list[Gap]:
-    """Why the queue has no line: the rebuild of its own operations (and their units' ends) names the gap."""
+    """Why the queue has no line: the rebuild of its own operations (and their units' ends) names the gap. Of a
+    queue manager with statistics of the queue, every operation of the day is read: whether its trace is silent
+    in a window depends on its other connections too."""
     if not lk.exists("bronze.activity_operations"):
         return [Gap(qmgr or "*", queue, "no activity trace in the lake")]
     base = [("run_date", "=", _day(day))]
-    mine = lk.rows("bronze.activity_operations", OPERATION_COLUMNS,
-                   filters=base + [("object_name", "=", queue)]).to_pylist()
+    whole_qms = sorted({st.qmgr for st in stats if qmgr is None or st.qmgr == qmgr})
+    whole = lk.rows("bronze.activity_operations", OPERATION_COLUMNS,
+                    filters=base + [("operation", "in", OPERATIONS), ("qmgr", "in", whole_qms)]
+                    ).to_pylist() if whole_qms else []
+    mine = [r for r in lk.rows("bronze.activity_operations", OPERATION_COLUMNS,
+                               filters=base + [("object_name", "=", queue)]).to_pylist()
+            if r["qmgr"] not in whole_qms]
     conns = sorted({r["connection"] for r in mine})
     ends = lk.rows("bronze.activity_operations", OPERATION_COLUMNS,
                    filters=base + [("operation", "in", ["MQCMIT", "MQBACK", "MQDISC"]),
                                    ("connection", "in", conns)]).to_pylist() if conns else []
-    rb = rebuild(mine + ends, captures=[c for c in caps if c.queue == queue], stats=stats)
+    rb = rebuild(whole + mine + ends, captures=[c for c in caps if c.queue == queue], stats=stats)
     gaps = [g for g in rb.gaps if g.queue == queue and (qmgr is None or g.qmgr == qmgr)]
     # a queue manager that holds the queue (its captures show it) and has no trace at all that day
     for qm in sorted({c.qmgr for c in caps if c.queue == queue and (qmgr is None or c.qmgr == qmgr)}

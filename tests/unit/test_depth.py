@@ -313,3 +313,20 @@ def test_a_window_without_trace_is_a_named_gap_not_a_flat_or_rising_line():
     # with the whole trace, both queues have their line and agree with every interval
     full = rebuild(_every_ten_minutes(), stats=stats)
     assert full.gaps == [] and len(full.changes) == 48 and reconcile(full, (), stats) == []
+
+
+def test_a_queue_moving_in_the_statistics_with_nothing_traced_all_day_is_a_gap():
+    """QM1 is traced (an application puts and gets Q) but nothing of QM1/R is: MQ's statistics show R moving in
+    [10:00, 10:30) (QMinDepth 0, QMaxDepth 3) and still in [10:30, 11:00) (2 / 2). R has no traced change, so no
+    line could be drawn; it is named as a gap from the statistics (one interval moved, the first 10:00-10:30). QM2
+    has no trace at all and is not expected: its statistics name QM2/S. Q, traced and agreeing, keeps its line."""
+    app = Conn("QM1", "app").put("10:00:00", "M1", "QM1", "Q").get("10:01:00", "M1", "Q")
+    stats = (_half_hours("QM1", "R", ("10:00:00", 0, 3), ("10:30:00", 2, 2))
+             + _half_hours("QM1", "Q", ("10:00:00", 0, 1)) + _half_hours("QM2", "S", ("10:00:00", 1, 4)))
+    r = rebuild(app.rows, stats=stats)
+    assert [(g.qmgr, g.queue) for g in r.gaps] == [("QM1", "R"), ("QM2", "S")]
+    assert r.gaps[0].reason == ("MQ's statistics show the depth moving in 1 interval(s) (the first 10:00:00-10:30:00) "
+                                "but the trace holds no put or get of the queue all day: the trace of the "
+                                "applications (or channel agents) that use it is missing")
+    assert r.gaps[1].reason.endswith("but no activity trace from this queue manager on the day")
+    assert [c.depth for c in r.line("QM1", "Q")] == [1, 0] and reconcile(r, (), stats) == []
