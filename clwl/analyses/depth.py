@@ -428,12 +428,12 @@ def _window_gap(key: tuple[str, str], line: list[DepthChange], start: int, evs: 
         was, offset = offset, (lo - st.min_depth, hi - st.max_depth)
         here = offset[0] != offset[1] or (offset != was and not flagged)  # an untraced change in this interval
         why = None
-        if st.min_depth == st.max_depth:
+        if st.min_depth == st.max_depth:  # MQ saw no movement: nothing to miss
             pass
         elif bisect.bisect_left(ats, st.start) == bisect.bisect_left(ats, st.end):
+            silent = _Activity.silent(activity.by_qmgr.get(qm, []), st.start, st.end)
             why = "the depth moved but the trace holds no put or get of the queue" + (
-                ": the queue manager's trace is silent" if _Activity.silent(activity.by_qmgr.get(qm, []), st.start,
-                                                                           st.end) else "")
+                ": the queue manager's trace is silent" if silent else "")
         elif here and any(
                 _Activity.silent(activity.by_conn.get(c, []), st.start, st.end)
                 for c in {e.conn for e in evs if e.at < st.start} & {e.conn for e in evs if e.at >= st.end}):
