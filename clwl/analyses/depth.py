@@ -20,10 +20,11 @@ one is the oldest, the basis is ``"start_depth"`` and its age is unknown (None).
 
 The starting depth is the previous day's end (``start``), else the first capture's CURDEPTH less the traced changes
 before it. Every capture (CURDEPTH) and statistics interval (QMinDepth, QMaxDepth) is then compared with the rebuilt
-line (:func:`reconcile`); each difference says its likely cause. Evidence gaps (:class:`Gap`) get no line, not a
-flat or a wrong one: a queue manager expected (or sent messages by a traced sending agent) with no trace; a queue with
-arrivals but no traced removal (its consumers' or its sending agents' trace missing); a queue that more messages
-leave than its start and its traced arrivals hold (its putters' trace missing).
+line (:func:`reconcile`, each statistics interval over [start, end)); each difference says its likely cause.
+Evidence gaps (:class:`Gap`) get no line, not a flat or a wrong one: a queue manager expected (or sent messages by a
+traced sending agent) with no trace; a queue with arrivals but no traced removal (its consumers' or its sending
+agents' trace missing); a queue that more messages leave than its start and its traced arrivals hold (its putters'
+trace missing); a queue whose statistics show a window of the day the trace misses (:func:`_window_gap`).
 """
 
 from __future__ import annotations
@@ -187,6 +188,7 @@ class _Event:
     priority: int
     syncpoint: bool
     put_by: str | None = None  # an application's put: itself
+    conn: str = ""  # the traced connection (the trace message's Correl_id)
 
 
 def _event(get: Callable[[str], object]) -> _Event | None:
@@ -226,9 +228,25 @@ def _event(get: Callable[[str], object]) -> _Event | None:
 # the rebuild
 
 
-def _committed(operations: Iterable[object], notes: list[str]) -> tuple[list[_Event], list, set[str], set[str]]:
+@dataclass
+class _Activity:
+    """When the trace saw each connection and each queue manager do anything (every traced call, in time order):
+    a window with none is where the trace may be missing."""
+
+    by_conn: dict[str, list[datetime]] = field(default_factory=lambda: defaultdict(list))
+    by_qmgr: dict[str, list[datetime]] = field(default_factory=lambda: defaultdict(list))
+
+    @staticmethod
+    def silent(times: list[datetime], start: datetime, end: datetime) -> bool:
+        i = bisect.bisect_left(times, start)
+        return i == len(times) or times[i] >= end
+
+
+def _committed(operations: Iterable[object], notes: list[str],
+               activity: _Activity | None = None) -> tuple[list[_Event], list, set[str], set[str]]:
     """The events of committed units (call time), the units' spans per queue, the traced queue managers and the
-    queue managers traced messages were sent to (an application's put resolved elsewhere, a sending agent's get)."""
+    queue managers traced messages were sent to (an application's put resolved elsewhere, a sending agent's get);
+    ``activity``: filled with every traced call's time."""
     by_conn: dict[str, list] = defaultdict(list)
     qmgrs: set[str] = set()
     sent_to: set[str] = set()
@@ -239,6 +257,13 @@ def _committed(operations: Iterable[object], notes: list[str]) -> tuple[list[_Ev
         if get("xmitq_remote_qmgr"):
             sent_to.add(get("xmitq_remote_qmgr"))  # type: ignore[arg-type]
         by_conn[get("connection") or ""].append(get)
+        at = _time(get) if activity is not None else None
+        if at is not None:
+            activity.by_conn[get("connection") or ""].append(at)  # type: ignore[union-attr]
+            activity.by_qmgr[get("qmgr") or ""].append(at)  # type: ignore[union-attr]
+    if activity is not None:
+        for times in list(activity.by_conn.values()) + list(activity.by_qmgr.values()):
+            times.sort()
     kept: list[_Event] = []
     spans: list[tuple[_Event, datetime]] = []
     open_units = 0
@@ -258,6 +283,7 @@ def _committed(operations: Iterable[object], notes: list[str]) -> tuple[list[_Ev
             e = _event(get)
             if e is None:
                 continue
+            e.conn = conn
             (pending if e.syncpoint else kept).append(e)
         if pending:
             open_units += len(pending)
@@ -268,12 +294,18 @@ def _committed(operations: Iterable[object], notes: list[str]) -> tuple[list[_Ev
 
 
 def rebuild(operations: Iterable[object], *, start: Mapping[tuple[str, str], int] | None = None,
-            captures: Iterable[Capture] = (), expected_qmgrs: Iterable[str] = ()) -> Rebuilt:
+            captures: Iterable[Capture] = (), expected_qmgrs: Iterable[str] = (),
+            stats: Iterable[StatsInterval] = ()) -> Rebuilt:
     """One day's depth line per queue from its trace rows (every queue manager's, any order). ``start``: the
     previous day's end depths; ``captures``: CURDEPTH samples (a queue without a start depth is anchored on its first
-    one); ``expected_qmgrs``: queue managers that should have been traced (with no row at all: a gap)."""
+    one); ``expected_qmgrs``: queue managers that should have been traced (with no row at all: a gap); ``stats``:
+    amqsmon statistics intervals, which name a window the trace misses (:func:`_window_gap`) as a gap."""
     notes: list[str] = []
-    events, spans, traced, sent_to = _committed(operations, notes)
+    activity = _Activity()
+    events, spans, traced, sent_to = _committed(operations, notes, activity)
+    stats_of: dict[tuple[str, str], list[StatsInterval]] = defaultdict(list)
+    for st in sorted(stats, key=lambda st: st.start):
+        stats_of[(st.qmgr, st.queue)].append(st)
     expected_qmgrs = set(expected_qmgrs) | sent_to  # where traced messages went: its trace should be there
     gaps = [Gap(qm, None, "no activity trace from this queue manager on the day: its queues have no depth line")
             for qm in sorted(set(expected_qmgrs) - traced)]
@@ -308,11 +340,22 @@ def rebuild(operations: Iterable[object], *, start: Mapping[tuple[str, str], int
                          "started at 0")
             s = 0
         line = _line(key, evs, s, put_by)
+        if not isinstance(line, Gap) and stats_of.get(key):
+            line = _window_gap(key, line, s, evs, stats_of[key], activity) or line
         if isinstance(line, Gap):
             gaps.append(line)
             continue
         starts[key] = s
         changes += line
+    for (qm, queue), sts in sorted(stats_of.items()):  # MQ saw it move, the trace has nothing of it all day
+        moved = [st for st in sts if st.min_depth < st.max_depth]
+        if (qm, queue) in by_queue or not moved or (qm not in traced and qm in expected_qmgrs):
+            continue
+        why = ("no activity trace from this queue manager on the day" if qm not in traced else
+               "the trace holds no put or get of the queue all day: the trace of the applications (or channel "
+               "agents) that use it is missing")
+        gaps.append(Gap(qm, queue, f"MQ's statistics show the depth moving in {len(moved)} interval(s) (the first "
+                                   f"{moved[0].start:%H:%M:%S}-{moved[0].end:%H:%M:%S}) but {why}"))
     units: dict[tuple[str, str], list[tuple[datetime, datetime]]] = defaultdict(list)
     for e, end in spans:
         units[(e.qmgr, e.queue)].append((e.at, end))
@@ -358,6 +401,63 @@ def _line(key: tuple[str, str], evs: list[_Event], start: int, put_by: dict) -> 
                                oldest if oldest and not oldest.startswith(("start:", "anon:")) else None, arrived,
                                (e.at - arrived).total_seconds() if arrived else None, who, basis))
     return out
+
+
+def _window_gap(key: tuple[str, str], line: list[DepthChange], start: int, evs: list[_Event],
+                stats: list[StatsInterval], activity: _Activity) -> Gap | None:
+    """A window of the day the trace misses, named from the statistics intervals (docs/depth.md, "Evidence gaps").
+    An interval is in such a window when either
+
+    * MQ saw the depth move (QMinDepth below QMaxDepth) and the trace holds no change of the queue in it (the queue
+      manager's trace stopped, or every connection that used the queue then went untraced); or
+    * MQ saw the depth move, something the trace lacks happened in this very interval (the rebuilt minimum and
+      maximum are off MQ's by different amounts, or by another amount than in the interval before when that one
+      was not in a window: right after a window the offset it left is only settling), and a connection that
+      changed the queue both before the interval and after it has no traced call at all inside it (its trace
+      stopped and started again).
+
+    Any other disagreement is a difference with its likely cause (:func:`reconcile`), the line kept: an offset
+    carried over from an earlier interval, or a get or put by a connection that was never traced. An interval in
+    which MQ saw no movement misses nothing, whatever the trace did then."""
+    qm, queue = key
+    ats = [c.at for c in line]
+    windows: list[list] = []  # [start, end, intervals, why]
+    offset, flagged = (0, 0), False
+    for st in stats:
+        lo, hi = _range(line, ats, start, st)
+        was, offset = offset, (lo - st.min_depth, hi - st.max_depth)
+        here = offset[0] != offset[1] or (offset != was and not flagged)  # an untraced change in this interval
+        why = None
+        if st.min_depth == st.max_depth:  # MQ saw no movement: nothing to miss
+            pass
+        elif bisect.bisect_left(ats, st.start) == bisect.bisect_left(ats, st.end):
+            silent = _Activity.silent(activity.by_qmgr.get(qm, []), st.start, st.end)
+            why = "the depth moved but the trace holds no put or get of the queue" + (
+                ": the queue manager's trace is silent" if silent else "")
+        elif here and any(
+                _Activity.silent(activity.by_conn.get(c, []), st.start, st.end)
+                for c in {e.conn for e in evs if e.at < st.start} & {e.conn for e in evs if e.at >= st.end}):
+            why = "a connection that changes the queue before and after it has no traced call"
+        flagged = why is not None
+        if why is None:
+            continue
+        if windows and windows[-1][1] >= st.start and windows[-1][3] == why:
+            windows[-1][1], windows[-1][2] = max(windows[-1][1], st.end), windows[-1][2] + 1
+        else:
+            windows.append([st.start, st.end, 1, why])
+    if not windows:
+        return None
+    spans = "; ".join(f"{a:%H:%M:%S}-{b:%H:%M:%S} ({n} statistics interval(s): {why})" for a, b, n, why in windows)
+    return Gap(qm, queue, f"no trace for part of the day: {spans}; the rebuilt line would be wrong from there, so "
+                          "the day has no line for this queue")
+
+
+def _range(line: list[DepthChange], ats: list[datetime], start: int, st: StatsInterval) -> tuple[int, int]:
+    """The rebuilt least and greatest depth over a statistics interval [start, end): the depth it began with and
+    every depth after a change inside it."""
+    i, j = bisect.bisect_left(ats, st.start), bisect.bisect_left(ats, st.end)
+    depths = [line[i - 1].depth if i else start] + [c.depth for c in line[i:j]]
+    return min(depths), max(depths)
 
 
 def greatest_age(line: list[DepthChange], until: datetime) -> tuple[float, datetime, DepthChange] | None:
@@ -408,10 +508,7 @@ def reconcile(rebuilt: Rebuilt, captures: Iterable[Capture] = (),
         if key not in rebuilt.start:
             continue
         line = lines[key]
-        inside = [c.depth for c in line if st.start <= c.at <= st.end]
-        i = bisect.bisect_left([c.at for c in line], st.start)
-        first = line[i - 1].depth if i else rebuilt.start[key]  # what the interval began with
-        lo, hi = min([first] + inside), max([first] + inside)
+        lo, hi = _range(line, [c.at for c in line], rebuilt.start[key], st)
         for measure, captured, got in (("QMinDepth", st.min_depth, lo), ("QMaxDepth", st.max_depth, hi)):
             if captured != got:
                 out.append(Difference(st.qmgr, st.queue, st.end, measure, captured, got,

@@ -2,14 +2,17 @@
 
 * :func:`day_depth`: the rebuild (clwl/analyses/depth.py) of a run date from the lake: the day's
   ``bronze.activity_operations``, started from the previous run date's published ``gold.queue_depth`` (else the
-  first capture), anchored and reconciled on the day's QLOCAL captures (``bronze.mqsc_objects`` CURDEPTH). What the
-  detect stage stages as ``gold.queue_depth`` (:func:`gold_rows`).
+  first capture), anchored and reconciled on the day's QLOCAL captures (``bronze.mqsc_objects`` CURDEPTH) and
+  checked against the day's amqsmon statistics intervals (``bronze.queue_accounting`` QueueStatistics rows,
+  QMinDepth/QMaxDepth: :func:`statistics`), which name a window the trace misses as a gap. What the detect stage
+  stages as ``gold.queue_depth`` (:func:`gold_rows`).
 * :func:`queue_report`: for ``clwl depth``, one queue's published line on a run date per queue manager: its peak,
   the time at or above a threshold (by default the queue's QDEPTHHI percent of its MAXDEPTH, the limit of MQ's queue
-  depth high event), its oldest message and who put it, the captured samples beside it, the differences, and the
-  evidence gap where there is no line.
+  depth high event), its oldest message and who put it, the captured samples beside it, the differences from
+  CURDEPTH and from each statistics interval's QMinDepth/QMaxDepth, and the evidence gap where there is no line.
 
-QMinDepth and QMaxDepth (amqsmon queue statistics) are not in the lake yet: the reconciliation here is with CURDEPTH.
+amqsmon prints interval times in the queue manager's local time without a zone; they are read as UTC, as
+silver.queue_accounting reads them, so a queue manager whose clock is not on UTC compares its intervals shifted.
 """
 
 from __future__ import annotations
@@ -19,7 +22,17 @@ from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta, timezone
 from typing import Any
 
-from clwl.analyses.depth import Capture, DepthChange, Difference, Gap, Rebuilt, greatest_age, rebuild, reconcile
+from clwl.analyses.depth import (
+    Capture,
+    DepthChange,
+    Difference,
+    Gap,
+    Rebuilt,
+    StatsInterval,
+    greatest_age,
+    rebuild,
+    reconcile,
+)
 from clwl.days import as_utc, day_bounds
 
 __all__ = ["DepthError", "QueueLine", "QueueReport", "day_depth", "gold_rows", "queue_report"]
@@ -66,6 +79,28 @@ def captured(lake: Any, run_date: Any) -> tuple[list[Capture], dict[tuple[str, s
     return caps, limits
 
 
+STATS_COLUMNS = ("qmgr", "queue", "interval_start", "interval_end", "q_min_depth", "q_max_depth")
+
+
+def statistics(lake: Any, run_date: Any) -> list[StatsInterval]:
+    """The day's amqsmon QueueStatistics intervals that print QMinDepth and QMaxDepth (none in a lake made before
+    the columns: its files give them when they are ingested again)."""
+    lk = _lake(lake)
+    key = "bronze.queue_accounting"
+    if not lk.exists(key):
+        return []
+    snap = lk.snapshot(key)
+    if not set(STATS_COLUMNS) <= set(snap.columns):
+        return []
+    rows = snap.rows(STATS_COLUMNS, filters=[("run_date", "=", _day(run_date)),
+                                             ("monitoring_type", "=", "QueueStatistics")]).to_pylist()
+    utc = lambda t: t if t.tzinfo else t.replace(tzinfo=timezone.utc)  # noqa: E731  (printed time read as UTC)
+    return sorted({StatsInterval(r["qmgr"], r["queue"], utc(r["interval_start"]), utc(r["interval_end"]),
+                                 r["q_min_depth"], r["q_max_depth"])
+                   for r in rows if r["q_min_depth"] is not None and r["q_max_depth"] is not None},
+                  key=lambda st: (st.qmgr, st.queue, st.start))
+
+
 def previous_end(lake: Any, run_date: Any) -> dict[tuple[str, str], int] | None:
     """Each queue's depth at the end of the run date before, from its published gold.queue_depth (None when that
     date is not published: the day starts from its first capture)."""
@@ -90,12 +125,13 @@ def day_depth(lake: Any, run_date: Any, gold_lake: Any = None) -> tuple[Rebuilt,
     default the same lake) and the day's captures it was anchored on."""
     lk = _lake(lake)
     caps, _ = captured(lk, run_date)
+    stats = statistics(lk, run_date)
     if not lk.exists("bronze.activity_operations"):
         return Rebuilt([], {}, []), caps
     ops = lk.rows("bronze.activity_operations", OPERATION_COLUMNS,
                   filters=[("run_date", "=", _day(run_date)), ("operation", "in", OPERATIONS)]).to_pylist()
     start = previous_end(gold_lake if gold_lake is not None else lk, run_date)
-    return rebuild(ops, start=start, captures=caps), caps
+    return rebuild(ops, start=start, captures=caps, stats=stats), caps
 
 
 def gold_rows(rebuilt: Rebuilt) -> list[dict]:
@@ -225,6 +261,7 @@ def queue_report(lake: Any, queue: str, qmgr: str | None = None, run_date: Any =
                          f"--date {day} adds it)")
     by_queue = published_lines(lk, day, queue, qmgr) or {}
     caps, limits = captured(lk, day)
+    stats = [st for st in statistics(lk, day) if st.queue == queue]
     lines = []
     for (qm, _), line in sorted(by_queue.items()):
         start = line[0].depth - line[0].delta
@@ -238,10 +275,10 @@ def queue_report(lake: Any, queue: str, qmgr: str | None = None, run_date: Any =
             qm, queue, len(line), start, line[-1].depth, s["peak"], s["peak_at"], limit, source, s["above"],
             age, when, old.oldest_msg_id if old else None, old.oldest_put_by if old else None,
             sorted({c.basis for c in line if c.basis}),
-            [(c.at, c.curdepth) for c in mine], reconcile(rb, mine)))
+            [(c.at, c.curdepth) for c in mine], reconcile(rb, mine, [st for st in stats if st.qmgr == qm])))
     gaps: list[Gap] = []
     if not lines:
-        gaps = _gaps(lk, day, queue, qmgr, caps)
+        gaps = _gaps(lk, day, queue, qmgr, caps, stats)
         if not gaps:
             known = {c.queue for c in caps}
             raise DepthError(f"--queue {queue}: no depth change traced on {day}"
@@ -249,18 +286,26 @@ def queue_report(lake: Any, queue: str, qmgr: str | None = None, run_date: Any =
     return QueueReport(day, queue, lines, gaps)
 
 
-def _gaps(lk: Any, day: str, queue: str, qmgr: str | None, caps: list[Capture]) -> list[Gap]:
-    """Why the queue has no line: the rebuild of its own operations (and their units' ends) names the gap."""
+def _gaps(lk: Any, day: str, queue: str, qmgr: str | None, caps: list[Capture], stats: list[StatsInterval]
+          ) -> list[Gap]:
+    """Why the queue has no line: the rebuild of its own operations (and their units' ends) names the gap. Of a
+    queue manager with statistics of the queue, every operation of the day is read: whether its trace is silent
+    in a window depends on its other connections too."""
     if not lk.exists("bronze.activity_operations"):
         return [Gap(qmgr or "*", queue, "no activity trace in the lake")]
     base = [("run_date", "=", _day(day))]
-    mine = lk.rows("bronze.activity_operations", OPERATION_COLUMNS,
-                   filters=base + [("object_name", "=", queue)]).to_pylist()
+    whole_qms = sorted({st.qmgr for st in stats if qmgr is None or st.qmgr == qmgr})
+    whole = lk.rows("bronze.activity_operations", OPERATION_COLUMNS,
+                    filters=base + [("operation", "in", OPERATIONS), ("qmgr", "in", whole_qms)]
+                    ).to_pylist() if whole_qms else []
+    mine = [r for r in lk.rows("bronze.activity_operations", OPERATION_COLUMNS,
+                               filters=base + [("object_name", "=", queue)]).to_pylist()
+            if r["qmgr"] not in whole_qms]
     conns = sorted({r["connection"] for r in mine})
     ends = lk.rows("bronze.activity_operations", OPERATION_COLUMNS,
                    filters=base + [("operation", "in", ["MQCMIT", "MQBACK", "MQDISC"]),
                                    ("connection", "in", conns)]).to_pylist() if conns else []
-    rb = rebuild(mine + ends, captures=[c for c in caps if c.queue == queue])
+    rb = rebuild(whole + mine + ends, captures=[c for c in caps if c.queue == queue], stats=stats)
     gaps = [g for g in rb.gaps if g.queue == queue and (qmgr is None or g.qmgr == qmgr)]
     # a queue manager that holds the queue (its captures show it) and has no trace at all that day
     for qm in sorted({c.qmgr for c in caps if c.queue == queue and (qmgr is None or c.qmgr == qmgr)}

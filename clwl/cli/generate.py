@@ -124,7 +124,8 @@ def add_generate_command(subparsers) -> argparse.ArgumentParser:
                         "(default 2)")
     g.add_argument("--trace-gets", action="store_true",
                    help="with --puts-format activity-trace --channel-trace --channel-trace-ends both: also the "
-                        "consumers' MQGETs of the destination queues (<QM>.<date>.consumers.amqsact) and, in "
+                        "consumers' MQGETs of the destination queues (<QM>.<date>.consumers.amqsact), each queue "
+                        "manager's queue statistics with QMinDepth/QMaxDepth (statistics.amqsmon) and, in "
                         "_generate.json, every queue's depth after each change (see docs/depth.md)")
     g.add_argument("--qsg", type=whole_number(0), default=d.qsg, metavar="N",
                    help="N queue managers (sending ones first, then back ends that host instances) are z/OS members "

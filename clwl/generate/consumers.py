@@ -12,6 +12,11 @@ one half-hour slot (from ``PAUSE_FROM_MIN`` minutes into the slot, ending ``PAUS
 burst that no capture sees, since every capture is at a quiet mark where every queue is drained. About one get in
 ``BACKOUT_EVERY`` is backed out (MQBACK) and the message got again at once: not a removal.
 
+MQ's queue statistics of the same day (``statistics.amqsmon`` per queue manager, STATINT 1800 on the :00 and :30
+marks, as the accounting): per interval, a QueueStatistics record with a group per queue that changed in it or held
+messages, its QMinDepth and QMaxDepth taken from the depth truth over [start, end): the depth the interval began
+with and every depth after a change inside it.
+
 The depth truth (``_generate.json`` ``depth``): per day, per ``QM/QUEUE`` (every destination queue instance and
 transmission queue that changed), every change in time order as ``[microseconds since 1970, depth after, MsgId]``
 where depth counts committed units only (a get that is backed out changes nothing); the starting depth of each day
@@ -30,6 +35,7 @@ import clwl.generate.render_puts as RP
 from clwl.generate.estate import SLOT_MIN, TRAFFIC_END_MIN, TRAFFIC_START_MIN
 from clwl.generate.trace_json import trace_object
 
+STATINT_US = 1800 * 1_000_000  # the queue managers' statistics interval (STATINT 1800), from midnight
 THINK_US = (2_000, 40_000)  # a consumer's delay after a message arrives
 GET_SPACING_US = 150  # a consumer's calls are at least this far apart
 COMMIT_AFTER_US = 40
@@ -109,6 +115,30 @@ class DepthLedger:
                 rows.append([us, depth, mid])
             day_truth[f"{key[0]}/{key[1]}"] = {"start": self.start.get(key, 0), "changes": rows}
         return day_truth
+
+    def statistics(self, truth: dict) -> dict[str, str]:
+        """Each queue manager's statistics.amqsmon text for the day, from the depth truth (:meth:`close`)."""
+        day_us = (datetime(self.day.year, self.day.month, self.day.day) - _EPOCH) // timedelta(microseconds=1)
+        per: dict[str, dict[int, list[tuple[str, int, int]]]] = {}
+        for key, v in sorted(truth.items()):
+            qm, queue = key.split("/", 1)
+            depth, changes, i = v["start"], v["changes"], 0
+            for k in range(24 * 3600 * 1_000_000 // STATINT_US):
+                end = day_us + (k + 1) * STATINT_US
+                seen = [depth]
+                while i < len(changes) and changes[i][0] < end:
+                    depth = changes[i][1]
+                    seen.append(depth)
+                    i += 1
+                if len(seen) > 1 or depth:  # a queue that changed in the interval, or held messages
+                    per.setdefault(qm, {}).setdefault(k, []).append((queue, min(seen), max(seen)))
+        out = {}
+        for qm, intervals in sorted(per.items()):
+            q = self.est.qmgrs[qm]
+            out[qm] = RM.render_amqsmon([
+                RM.statistics_record(q, _at(day_us + k * STATINT_US), _at(day_us + (k + 1) * STATINT_US), queues)
+                for k, queues in sorted(intervals.items())], "QueueStatistics")
+        return out
 
     def end_depths(self, truth: dict) -> dict[tuple[str, str], int]:
         """The depth of every queue at the end of the day (the next day's start)."""

@@ -159,7 +159,7 @@ class Generator(CaptureWriter, BrowseWriter, AccountingWriter, TruthWriter):
                              "each message from the put MQ traced")
         self.depth_truth: dict[str, dict] = {}
         self.depth_start: dict[tuple[str, str], int] = {}
-        self.consumer_truth = {"files": [], "gets": 0, "backouts": 0, "pauses": []}
+        self.consumer_truth = {"files": [], "gets": 0, "backouts": 0, "pauses": [], "statistics": []}
         self.path_truth: list[dict] = []
         self._plan()
 
@@ -411,6 +411,9 @@ class Generator(CaptureWriter, BrowseWriter, AccountingWriter, TruthWriter):
             truth = self.depth_truth[day.isoformat()] = ledger.close()
             self.depth_start = ledger.end_depths(truth)
             ct = self.consumer_truth
+            for qm, text in ledger.statistics(truth).items():  # MQ's QMinDepth/QMaxDepth of the same changes
+                p = self.write(day, qm, "statistics.amqsmon", text)
+                ct["statistics"].append(str(p.relative_to(self.out)))
             ct["gets"] += ledger.gets
             ct["backouts"] += ledger.backouts
             ct["pauses"] += [{"day": day.isoformat(), **p} for p in ledger.pauses]

@@ -52,5 +52,6 @@ class GenerateOptions:
     qsg_igq_changes: float = 0.0  # per day: a sending member's IGQ switched (ENABLED <-> DISABLED) at a capture
     events: tuple[str, ...] = ()  # --event DAY:KIND[:ARGS] as given (clwl.generate.planned); none: the estate of
     # earlier versions
-    trace_gets: bool = False  # also the consumers' MQGETs (<QM>.<date>.consumers.amqsact) and the depth truth;
-    # needs activity-trace puts and the channel trace at both ends
+    trace_gets: bool = False  # also the consumers' MQGETs (<QM>.<date>.consumers.amqsact), the depth truth and
+    # its QMinDepth/QMaxDepth per statistics interval (statistics.amqsmon); needs activity-trace puts and the channel
+    # trace at both ends

@@ -182,10 +182,10 @@ class Named(str):
     """An integer field amqsmon prints by its constant's name (QueueType: Local), without quotes."""
 
 
-def render_amqsmon(records: list[list[tuple[int, str, object]]]) -> str:
+def render_amqsmon(records: list[list[tuple[int, str, object]]], monitoring_type: str = "QueueAccounting") -> str:
     out = []
     for rec in records:
-        out.append("MonitoringType: QueueAccounting")
+        out.append(f"MonitoringType: {monitoring_type}")
         for indent, k, v in rec:
             pad = " " * indent
             if isinstance(v, list):
@@ -227,6 +227,20 @@ def accounting_head(conn: AccountingConnection, start: datetime, end: datetime, 
         (0, "ApplicationPid", conn.pid), (0, "ApplicationTid", conn.tid), (0, "UserId", conn.user),
         (0, "ObjectCount", objects),
     ]
+
+
+def statistics_record(qm: QMgr, start: datetime, end: datetime,
+                      queues: list[tuple[str, int, int]]) -> list[tuple[int, str, object]]:
+    """A QueueStatistics record of one interval: a group per queue with its QMinDepth and QMaxDepth (the only
+    counters printed; amqsmon prints a field the message does not carry not at all)."""
+    rec: list[tuple[int, str, object]] = [
+        (0, "QueueManager", qm.name), (0, "IntervalStartDate", mq_date(start)),
+        (0, "IntervalStartTime", mq_time(start)), (0, "IntervalEndDate", mq_date(end)),
+        (0, "IntervalEndTime", mq_time(end)), (0, "CommandLevel", qm.cmdlevel), (0, "ObjectCount", len(queues))]
+    for gi, (queue, lo, hi) in enumerate(queues):
+        rec += [(0, "QueueStatistics", gi), (2, "QueueName", queue), (2, "QueueType", Named("Local")),
+                (2, "QueueDefinitionType", Named("Predefined")), (2, "QMinDepth", lo), (2, "QMaxDepth", hi)]
+    return rec
 
 
 def queue_group(gi: int, queue: str, created: datetime, first_open: bool, opened: datetime,

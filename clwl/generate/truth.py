@@ -204,5 +204,7 @@ class TruthWriter:
                 "consumer (<QM>.<date>.consumers.amqsact, MEDIUM, MQGET under syncpoint with its MsgId and MQCMIT), "
                 "oldest first, 2-40 ms after it arrives; some consumers pause once a day inside a half-hour slot; about "
                 "one get in 97 is backed out (MQBACK) and got again at once; depth: per day and QM/QUEUE every change "
-                "[High Res Time us, depth after, MsgId], committed units only, from the day's start depth")
+                "[High Res Time us, depth after, MsgId], committed units only, from the day's start depth; "
+                "statistics.amqsmon per queue manager: QueueStatistics every 30 minutes from midnight with each "
+                "queue's QMinDepth/QMaxDepth over [start, end) of that truth (queues that changed or held messages)")
         return truth

@@ -125,6 +125,8 @@ _ACCOUNTING_FIELDS = [
     _f("put_bytes_persistent", L),
     _f("application_name", S),
     _f("connection_id", S),
+    _f("q_min_depth", L),  # QueueStatistics' QMinDepth (null for accounting, or not printed)
+    _f("q_max_depth", L),  # QueueStatistics' QMaxDepth
 ]
 
 # What one channel moved in one amqsmon statistics interval (clwl.parse.amqsmon.ChannelStatisticsRecord), minus

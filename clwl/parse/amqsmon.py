@@ -34,7 +34,9 @@ parameter newer than the amqsmon build) is not a problem: it is kept in the row'
 
 Assumptions: interval dates and times are returned as naive datetimes exactly as printed (amqsmon prints
 the queue manager's local time and no zone); a put or channel counter that is absent is ``None``;
-``put_fail_count`` is PutFailCount (Put1FailCount is not added).
+``put_fail_count`` is PutFailCount (Put1FailCount is not added). A QueueStatistics group's QMinDepth and
+QMaxDepth (amqsmon prints them as plain integers) are ``q_min_depth`` / ``q_max_depth``; one that is not a whole
+number, is negative, or a minimum above the maximum costs its queue row (a problem), like a bad int list.
 """
 
 from __future__ import annotations
@@ -98,6 +100,10 @@ class QueueAccountingRecord:
     put_bytes_persistent: int | None
     application_name: str | None  # None for statistics
     connection_id: str | None  # hex, upper case; None for statistics
+    #: QueueStatistics' QMinDepth / QMaxDepth: the least and greatest depth of the queue in the interval (None
+    #: when not printed: accounting records never print them).
+    q_min_depth: int | None = None
+    q_max_depth: int | None = None
     #: Fields amqsmon printed by number (a PCF parameter missing from its name table: ``1505: 7``), as
     #: ``(number, value)`` in file order: the record's own, then its queue group's. Kept, never a problem.
     unknown_fields: tuple[tuple[str, str], ...] = ()
@@ -167,6 +173,14 @@ def _int(fields: dict[str, str], label: str) -> int | None:
         if "out of range" in str(exc):
             raise _Reject(f"{label} {exc}") from None
         raise _Reject(f"{label} is not an integer: {clip(value)!r}") from None
+
+
+def _depth(fields: dict[str, str], label: str) -> int | None:
+    """A queue depth (QMinDepth, QMaxDepth): a whole number, never negative."""
+    value = _int(fields, label)
+    if value is not None and value < 0:
+        raise _Reject(f"{label} is negative: {value}")
+    return value
 
 
 def _first(fields: dict[str, str], labels: tuple[str, ...]) -> str | None:
@@ -312,6 +326,9 @@ def parse_amqsmon_text(
             put1_np, put1_p = _pair(fields, "Put1Count")
             bytes_np, bytes_p = _pair(fields, "PutBytes")
             qtype = fields.get("QueueType")
+            qmin, qmax = _depth(fields, "QMinDepth"), _depth(fields, "QMaxDepth")
+            if qmin is not None and qmax is not None and qmin > qmax:
+                raise _Reject(f"QMinDepth {qmin} is above QMaxDepth {qmax}")
             return QueueAccountingRecord(
                 source=source,
                 line=line,
@@ -330,6 +347,8 @@ def parse_amqsmon_text(
                 put_bytes_persistent=bytes_p,
                 application_name=appl,
                 connection_id=conn,
+                q_min_depth=qmin,
+                q_max_depth=qmax,
                 unknown_fields=tuple(rec.unknown + unknown),
             )
 

@@ -385,7 +385,8 @@ def _parse_amqsmon(out: _Out) -> None:
                 put_count_persistent=r.put_count_persistent, put1_count_nonpersistent=r.put1_count_nonpersistent,
                 put1_count_persistent=r.put1_count_persistent, put_fail_count=r.put_fail_count,
                 put_bytes_nonpersistent=r.put_bytes_nonpersistent, put_bytes_persistent=r.put_bytes_persistent,
-                application_name=r.application_name, connection_id=r.connection_id)
+                application_name=r.application_name, connection_id=r.connection_id, q_min_depth=r.q_min_depth,
+                q_max_depth=r.q_max_depth)
         reason = _row_problem(key, row)
         if reason is None:
             out.add(key, row)

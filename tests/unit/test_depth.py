@@ -224,3 +224,109 @@ def test_clwl_depth_summary_peak_time_at_or_above_and_the_default_threshold():
     assert _limit(limits, ("QM1", "R"), None)[0] == 4
     assert _limit(limits, ("QM1", "Q"), 7) == (7, "--threshold")
     assert _limit(limits, ("QM9", "Q"), None)[0] is None
+
+
+# ----------------------------------------------------------------------------------------------------------
+# statistics intervals (QMinDepth / QMaxDepth): agreement, differences, and a window the trace misses
+
+
+def _half_hours(qmgr: str, queue: str, *spans: tuple[str, int, int]) -> list[StatsInterval]:
+    """MQ's statistics intervals of 30 minutes from each ``(start, QMinDepth, QMaxDepth)``."""
+    return [StatsInterval(qmgr, queue, at(t), at(t) + timedelta(minutes=30), lo, hi) for t, lo, hi in spans]
+
+
+def test_statistics_intervals_that_agree_give_no_difference():
+    """QM1/Q: M1..M3 put at 10:00, 10:10, 10:40; the consumer gets each 5 minutes later (10:05, 10:15, 10:45); start
+    0. The line is 1, 0, 1, 0, 1, 0. MQ's intervals [10:00, 10:30): it began at 0 and went to 1: QMinDepth 0,
+    QMaxDepth 1; [10:30, 11:00) the same; [11:00, 11:30): nothing happened, 0 and 0. The rebuilt least and greatest
+    depth over each interval (its starting depth and every depth after a change inside it) are the same: no
+    difference, and no gap (every interval MQ saw move has traced changes)."""
+    app = Conn("QM1", "app").put("10:00:00", "M1", "QM1", "Q").put("10:10:00", "M2", "QM1", "Q") \
+        .put("10:40:00", "M3", "QM1", "Q")
+    cons = Conn("QM1", "consumer").get("10:05:00", "M1", "Q").get("10:15:00", "M2", "Q").get("10:45:00", "M3", "Q")
+    stats = _half_hours("QM1", "Q", ("10:00:00", 0, 1), ("10:30:00", 0, 1), ("11:00:00", 0, 0))
+    r = rebuild(app.rows + cons.rows, stats=stats)
+    assert r.gaps == [] and [c.depth for c in r.line("QM1", "Q")] == [1, 0, 1, 0, 1, 0]
+    assert reconcile(r, (), stats) == []
+
+
+def test_gets_by_an_application_not_traced_are_differences_with_their_cause():
+    """QM1/Q: M1, M2, M3 put at 10:00, 10:01, 10:02 (traced); the traced consumer gets M1 at 10:10 and M3 at 10:20;
+    another application, not traced, got M2 at 10:05. What MQ saw: 1, 2, 3, 2 (10:05), 1 (10:10), 0 (10:20), so
+    [10:00, 10:30) QMinDepth 0 / QMaxDepth 3 and [10:30, 11:00) 0 / 0. The rebuild lacks the 10:05 get: 1, 2, 3,
+    2 (10:10), 1 (10:20). First interval: 0 / 3, the same. Second: it stays at 1, so QMinDepth 0 against 1 and
+    QMaxDepth 0 against 1: rebuilt higher, a get not traced, both listed at the interval's end (11:00). Not a gap:
+    MQ saw no movement in the second interval (nothing was missed then), and in the first the trace has changes and
+    the offset did not change."""
+    app = Conn("QM1", "app").put("10:00:00", "M1", "QM1", "Q").put("10:01:00", "M2", "QM1", "Q") \
+        .put("10:02:00", "M3", "QM1", "Q")
+    cons = Conn("QM1", "consumer").get("10:10:00", "M1", "Q").get("10:20:00", "M3", "Q")
+    stats = _half_hours("QM1", "Q", ("10:00:00", 0, 3), ("10:30:00", 0, 0))
+    r = rebuild(app.rows + cons.rows, stats=stats)
+    assert r.gaps == [] and [c.depth for c in r.line("QM1", "Q")] == [1, 2, 3, 2, 1]
+    assert [(d.at, d.measure, d.captured, d.rebuilt, d.cause) for d in reconcile(r, (), stats)] == [
+        (at("11:00:00"), "QMinDepth", 0, 1, CAUSE_UNTRACED_GET),
+        (at("11:00:00"), "QMaxDepth", 0, 1, CAUSE_UNTRACED_GET)]
+
+
+def _every_ten_minutes() -> list[dict]:
+    """QM1/Q put at 10:00, 10:10, ... 11:50 and got 2 minutes later; QM2/P put a minute past and got at 4 past."""
+    rows = []
+    for qm, queue, put_s, get_s in (("QM1", "Q", 0, 2), ("QM2", "P", 1, 4)):
+        app, cons = Conn(qm, "app"), Conn(qm, "consumer")
+        for i in range(12):
+            h, m = 10 + i // 6, (i % 6) * 10
+            app.put(f"{h}:{m + put_s}:00", f"{queue}{i}", qm, queue)
+            cons.get(f"{h}:{m + get_s}:00", f"{queue}{i}", queue)
+        rows += app.rows + cons.rows
+    return rows
+
+
+def test_a_window_without_trace_is_a_named_gap_not_a_flat_or_rising_line():
+    """Two queue managers, each queue put to every 10 minutes from 10:00 to 11:50 and got soon after, so MQ's four
+    30-minute intervals from 10:00 each show QMinDepth 0 / QMaxDepth 1.
+
+    QM1/Q (put at :00, got at :02): QM1's whole trace stops 10:30-11:30 (those rows are missing). The rebuild has
+    no change of Q in [10:30, 11:00) and [11:00, 11:30) while MQ saw it move (0 to 1): a window with no trace, the
+    queue manager silent; a flat 0 there would be wrong. One gap, 10:30:00-11:30:00, two intervals.
+
+    QM2/P (put at :01, got at :04): only the consumer's trace stops 10:30-11:30. The traced puts go on, so the
+    rebuild would rise 1, 2, 3 in [10:30, 11:00) (least 0, greatest 3: off MQ's 0 / 1 by (0, 2), before (0, 0)) and
+    4, 5, 6 in [11:00, 11:30) (3 / 6: off by (3, 5)); the consumer got P before 10:30 and after 11:30 and has no
+    traced call inside either interval: both are in the window, one gap 10:30:00-11:30:00. In [11:30, 12:00) the
+    consumer is traced again: the carried offset there is no further window. Neither queue has a line."""
+    rows = _every_ten_minutes()
+    lost = (at("10:30:00") - _EPOCH) // timedelta(microseconds=1), (at("11:30:00") - _EPOCH) // timedelta(
+        microseconds=1)
+    rows = [r for r in rows if not (lost[0] <= r["high_res_time"] < lost[1]
+                                    and (r["qmgr"] == "QM1" or r["application_name"] == "consumer"))]
+    stats = [st for qm, queue in (("QM1", "Q"), ("QM2", "P")) for st in _half_hours(
+        qm, queue, ("10:00:00", 0, 1), ("10:30:00", 0, 1), ("11:00:00", 0, 1), ("11:30:00", 0, 1))]
+    r = rebuild(rows, stats=stats)
+    assert [(g.qmgr, g.queue) for g in r.gaps] == [("QM1", "Q"), ("QM2", "P")]
+    q, p = (g.reason for g in r.gaps)
+    assert "10:30:00-11:30:00 (2 statistics interval(s): the depth moved but the trace holds no put or get of the " \
+           "queue: the queue manager's trace is silent)" in q
+    assert "10:30:00-11:30:00 (2 statistics interval(s): a connection that changes the queue before and after it " \
+           "has no traced call)" in p
+    assert r.changes == [] and reconcile(r, (), stats) == []
+    # with the whole trace, both queues have their line and agree with every interval
+    full = rebuild(_every_ten_minutes(), stats=stats)
+    assert full.gaps == [] and len(full.changes) == 48 and reconcile(full, (), stats) == []
+
+
+def test_a_queue_moving_in_the_statistics_with_nothing_traced_all_day_is_a_gap():
+    """QM1 is traced (an application puts and gets Q) but nothing of QM1/R is: MQ's statistics show R moving in
+    [10:00, 10:30) (QMinDepth 0, QMaxDepth 3) and still in [10:30, 11:00) (2 / 2). R has no traced change, so no
+    line could be drawn; it is named as a gap from the statistics (one interval moved, the first 10:00-10:30). QM2
+    has no trace at all and is not expected: its statistics name QM2/S. Q, traced and agreeing, keeps its line."""
+    app = Conn("QM1", "app").put("10:00:00", "M1", "QM1", "Q").get("10:01:00", "M1", "Q")
+    stats = (_half_hours("QM1", "R", ("10:00:00", 0, 3), ("10:30:00", 2, 2))
+             + _half_hours("QM1", "Q", ("10:00:00", 0, 1)) + _half_hours("QM2", "S", ("10:00:00", 1, 4)))
+    r = rebuild(app.rows, stats=stats)
+    assert [(g.qmgr, g.queue) for g in r.gaps] == [("QM1", "R"), ("QM2", "S")]
+    assert r.gaps[0].reason == ("MQ's statistics show the depth moving in 1 interval(s) (the first 10:00:00-10:30:00) "
+                                "but the trace holds no put or get of the queue all day: the trace of the "
+                                "applications (or channel agents) that use it is missing")
+    assert r.gaps[1].reason.endswith("but no activity trace from this queue manager on the day")
+    assert [c.depth for c in r.line("QM1", "Q")] == [1, 0] and reconcile(r, (), stats) == []

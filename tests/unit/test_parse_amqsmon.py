@@ -111,6 +111,37 @@ def test_statistics_grouped_and_top_level():
         96, "QM3", "TO.QM3", "ClusRcvr", "QM1", "10.1.2.10", 114, 116936)
 
 
+def test_statistics_qmin_and_qmax_depth():
+    """The fixture's groups print QMinDepth / QMaxDepth as amqsmon does (plain integers): 0/14 and 0/3 in the
+    first record, 0/9 at the top level of the second; the third record prints none (None). Accounting records
+    never carry them."""
+    rows, _, _ = parse_amqsmon_file(FIX / "statistics_qm3.txt")
+    queues = [r for r in rows if isinstance(r, QueueAccountingRecord)]
+    assert [(r.queue, r.q_min_depth, r.q_max_depth) for r in queues] == [
+        ("APP.ORDERS", 0, 14), ("APP.PAYMENTS", 0, 3), ("APP.ORDERS", 0, 9), ("APP.ORDERS", None, None),
+        ("APP.PAYMENTS", None, None)]
+    acct, _, _ = parse_amqsmon_file(FIX / "accounting_qm2.txt")
+    assert all(r.q_min_depth is None and r.q_max_depth is None for r in acct)
+
+
+STATS_RECORD = ("MonitoringType: QueueStatistics\nQueueManager: 'QM3'\nIntervalStartDate: '2025-05-01'\n"
+                "IntervalStartTime: '10.00.00'\nIntervalEndDate: '2025-05-01'\nIntervalEndTime: '10.30.00'\n"
+                "ObjectCount: 2\nQueueStatistics: 0\n  QueueName: 'A'\n  QMinDepth: {lo}\n  QMaxDepth: {hi}\n"
+                "QueueStatistics: 1\n  QueueName: 'B'\n  QMinDepth: 1\n  QMaxDepth: 2\n")
+
+
+@pytest.mark.parametrize("lo,hi,reason", [
+    ("none", "3", "QMinDepth is not an integer: 'none'"),
+    ("0", "[0, 3]", "QMaxDepth is not an integer: '[0, 3]'"),
+    ("-1", "3", "QMinDepth is negative: -1"),
+    ("5", "3", "QMinDepth 5 is above QMaxDepth 3"),
+])
+def test_a_malformed_depth_costs_its_queue_row_only(lo, hi, reason):
+    records, problems, _ = parse_amqsmon_text(STATS_RECORD.format(lo=lo, hi=hi), "t")
+    assert [(r.queue, r.q_min_depth, r.q_max_depth) for r in records] == [("B", 1, 2)]
+    assert [(p.line, p.reason) for p in problems] == [(8, reason)]
+
+
 def test_damaged_file():
     _, problems, _ = parse_amqsmon_file(FIX / "damaged.txt")
     assert [(p.line, p.reason) for p in problems] == [
