@@ -44,13 +44,18 @@ def who_and_remedy(dist: pd.DataFrame, skew: pd.DataFrame | None) -> pd.DataFram
     interval's puts per application and bind (Day.skew)."""
     out = dist.copy()
     apps, remedies = [], []
+    # The skew's rows per interval, found once: a day has thousands of distribution rows, few of them skewed.
+    where: dict = {}
+    if skew is not None and not skew.empty:
+        starts = pd.to_datetime(skew["interval_start"], utc=True)
+        for i, key in enumerate(zip(skew["sending_qmgr"], skew["queue"], starts)):
+            where.setdefault(key, []).append(i)
     for _, r in out.iterrows():
         part = pd.DataFrame()
-        if skew is not None and not skew.empty:
+        if where:
             start = pd.Timestamp(r["interval_start"])
             start = start.tz_convert("UTC") if start.tzinfo else start.tz_localize("UTC")
-            part = skew[(skew["sending_qmgr"] == r["sending_qmgr"]) & (skew["queue"] == r["queue"])
-                        & (pd.to_datetime(skew["interval_start"], utc=True) == start)]
+            part = skew.iloc[where.get((r["sending_qmgr"], r["queue"], start), [])]
         by_app = (part.groupby("application", dropna=False)["messages"].sum().sort_values(ascending=False)
                   if not part.empty else pd.Series(dtype=int))
         counts = [(a if isinstance(a, str) else "unknown application", int(n)) for a, n in by_app.items()]

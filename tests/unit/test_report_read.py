@@ -49,7 +49,7 @@ def test_a_run_dates_rows_at_a_version(tmp_path):
     assert read.read_table(path, D1, "gold.routing_replay", load=False).version == 1
     every = read.read_table(path, D1, "gold.routing_replay", by_date=False)
     assert len(every.frame) == 5 and every.version == 1
-    cube = read.read_table(path, D1, "gold.routing_replay", columns=read.REPLAY_CUBE_COLS, reduce=read.replay_cube)
+    cube = read.read_table(path, D1, "gold.routing_replay", columns=read.REPLAY_CUBE_COLS, reduce=read.arrow_cube)
     assert cube.version == 1 and int(cube.frame["messages"].sum()) == 4
     assert int(cube.frame.loc[cube.frame["final_qmgr"] == "", "messages"].sum()) == 1  # no error column: no "(error)"
     assert read.read_table(str(tmp_path / "none"), D1, "x").note == "not published"
