@@ -3,10 +3,12 @@
 pandas through clwl.lake.door (:func:`~clwl.lake.door.snapshot`, :func:`~clwl.lake.door.read_rows`). Every column read is named from the table registry
 (clwl/lake/registry.py).
 
-routing_replay (a row per message) is only ever read batch by batch into a small count cube (:func:`replay_cube`),
-never whole, and its disagreeing rows (agrees = false) through a pushed-down filter, keeping the first
-``MAX_DISAGREEMENTS``. :func:`gather` reads one run date into the :class:`~clwl.report.model.Day` the sections
-take; the Delta version of every table read goes with it, so the report can be reproduced by time travel.
+routing_replay (a row per message) is only ever read batch by batch into a small count cube (:func:`arrow_cube`:
+counted in Arrow first, so pandas sees a few hundred rows), never whole, and its disagreeing rows (agrees = false)
+through a pushed-down filter, keeping the first ``MAX_DISAGREEMENTS``. The other reads of a table with a row per
+message count in Arrow too (:func:`read_skew`, :func:`read_seen`); only the rows a section shows singly (the stuck
+and delayed messages, their puts, the disagreements) reach pandas as rows. :func:`gather` reads one run date into
+the :class:`~clwl.report.model.Day` the sections take; the Delta version of every table read goes with it, so the report can be reproduced by time travel.
 """
 
 from __future__ import annotations
