@@ -44,21 +44,30 @@ def who_and_remedy(dist: pd.DataFrame, skew: pd.DataFrame | None) -> pd.DataFram
     interval's puts per application and bind (Day.skew)."""
     out = dist.copy()
     apps, remedies = [], []
-    for _, r in out.iterrows():
-        part = pd.DataFrame()
-        if skew is not None and not skew.empty:
-            start = pd.Timestamp(r["interval_start"])
+    # The skew's rows per interval, found once: a day has thousands of distribution rows, few of them skewed.
+    where: dict = {}
+    if skew is not None and not skew.empty:
+        starts = pd.to_datetime(skew["interval_start"], utc=True)
+        for i, key in enumerate(zip(skew["sending_qmgr"], skew["queue"], starts)):
+            where.setdefault(key, []).append(i)
+    for sender, queue, interval_start, verdict, explanation in zip(
+            out["sending_qmgr"], out["queue"], out["interval_start"], out["verdict"],
+            out["explanation"] if "explanation" in out.columns else [""] * len(out)):
+        rows = None
+        if where:
+            start = pd.Timestamp(interval_start)
             start = start.tz_convert("UTC") if start.tzinfo else start.tz_localize("UTC")
-            part = skew[(skew["sending_qmgr"] == r["sending_qmgr"]) & (skew["queue"] == r["queue"])
-                        & (pd.to_datetime(skew["interval_start"], utc=True) == start)]
+            rows = where.get((sender, queue, start))
+        part = skew.iloc[rows] if rows else None  # None: no put of this interval counted (most rows)
         by_app = (part.groupby("application", dropna=False)["messages"].sum().sort_values(ascending=False)
-                  if not part.empty else pd.Series(dtype=int))
+                  if part is not None else pd.Series(dtype=int))
         counts = [(a if isinstance(a, str) else "unknown application", int(n)) for a, n in by_app.items()]
-        bound = part[part["bind"] == BOUND] if not part.empty else part
-        bound_apps = bound.groupby("application", dropna=False)["messages"].sum() if not bound.empty else None
+        bound = part[part["bind"] == BOUND] if part is not None else None
+        bound_apps = (bound.groupby("application", dropna=False)["messages"].sum()
+                      if bound is not None and not bound.empty else None)
         apps.append(counts_text(counts))
-        remedies.append("" if r["verdict"] != "unexpected" else distribution_remedy(
-            str(r["explanation"]), queue=str(r["queue"]), bound=int(bound["messages"].sum()) if not bound.empty else 0,
+        remedies.append("" if verdict != "unexpected" else distribution_remedy(
+            str(explanation), queue=str(queue), bound=int(bound["messages"].sum()) if bound_apps is not None else 0,
             applications=counts_text([(a if isinstance(a, str) else "unknown application", int(n))
                                       for a, n in bound_apps.items()]) if bound_apps is not None else ""))
     out["applications"], out["remedy"] = apps, remedies

@@ -142,7 +142,7 @@ class Day:
     """Everything the sections read, gathered once from the lake (clwl.report.read.gather) or handed in by a
     test: the run date's rows of the published tables, as plain frames.
 
-    routing_cube: routing_replay as its count cube (clwl.report.read.replay_cube; batches combined); stuck,
+    routing_cube: routing_replay as its count cube (clwl.report.read.arrow_cube; batches combined); stuck,
     distribution, run_summary: the run date's rows of those gold tables; channel_status: silver.channel_status
     (None: no table, channel_note says why); xmitq_contents: silver.xmitq_contents' browses; timelines: the
     configuration timelines the configured shares are computed from (None: not read, configured_note says

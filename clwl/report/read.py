@@ -3,10 +3,12 @@
 pandas through clwl.lake.door (:func:`~clwl.lake.door.snapshot`, :func:`~clwl.lake.door.read_rows`). Every column read is named from the table registry
 (clwl/lake/registry.py).
 
-routing_replay (a row per message) is only ever read batch by batch into a small count cube (:func:`replay_cube`),
-never whole, and its disagreeing rows (agrees = false) through a pushed-down filter, keeping the first
-``MAX_DISAGREEMENTS``. :func:`gather` reads one run date into the :class:`~clwl.report.model.Day` the sections
-take; the Delta version of every table read goes with it, so the report can be reproduced by time travel.
+routing_replay (a row per message) is only ever read batch by batch into a small count cube (:func:`arrow_cube`:
+counted in Arrow first, so pandas sees a few hundred rows), never whole, and its disagreeing rows (agrees = false)
+through a pushed-down filter, keeping the first ``MAX_DISAGREEMENTS``. The other reads of a table with a row per
+message count in Arrow too (:func:`read_skew`, :func:`read_seen`); only the rows a section shows singly (the stuck
+and delayed messages, their puts, the disagreements) reach pandas as rows. :func:`gather` reads one run date into
+the :class:`~clwl.report.model.Day` the sections take; the Delta version of every table read goes with it, so the report can be reproduced by time travel.
 """
 
 from __future__ import annotations
@@ -40,13 +42,13 @@ class _Table:
 
 def read_table(path: str, day: dt.date, name: str, *, by_date: bool = True, load: bool = True,
                columns: Sequence[str] | None = None,
-               reduce: Callable[[pd.DataFrame], pd.DataFrame] | None = None, version: int | None = None) -> _Table:
+               reduce: Callable[[Any], pd.DataFrame] | None = None, version: int | None = None) -> _Table:
     """The run date's rows of a Delta table (load=False: only its version; columns: only those the table has;
     version: that version, else the latest).
 
-    reduce: a summary that adds up across parts of the table (a count cube): it is taken batch by batch and the
-    parts combined with :func:`combine`, so that a table with a row per message is never held whole (at 10M
-    messages, reading routing_replay's overview columns into pandas took the driver to 1.8 GiB)."""
+    reduce: a summary that adds up across parts of the table (a count cube): it is taken of each pyarrow
+    RecordBatch and the parts combined with :func:`combine`, so that a table with a row per message is never held
+    whole (at 10M messages, reading routing_replay's overview columns into pandas took the driver to 1.8 GiB)."""
     if not is_delta_table(path):
         return _Table(name, path, pd.DataFrame(), None, "not published")
     t = snapshot(path, version)
@@ -56,7 +58,7 @@ def read_table(path: str, day: dt.date, name: str, *, by_date: bool = True, load
     filters = [("run_date", "=", day)] if by_date and "run_date" in cols else None
     wanted = [c for c in columns if c in cols] if columns else None
     if reduce is not None:
-        parts = [reduce(b.to_pandas()) for b in t.batches(wanted, filters, batch_size=BATCH_ROWS) if b.num_rows]
+        parts = [reduce(b) for b in t.batches(wanted, filters, batch_size=BATCH_ROWS) if b.num_rows]
         return _Table(name, path, combine(parts), t.version)
     return _Table(name, path, t.rows(wanted, filters).to_pandas(), t.version)
 
@@ -73,9 +75,33 @@ CUBE_KEYS = ("sending_qmgr", "queue", "path", "unroutable", "not_reallocatable",
              "still_waiting", "final_qmgr", "observed_qmgr", "agrees", "config_time")
 
 NONE = ""  # a missing key in the cube (groupby drops nulls otherwise)
+WEIGHT = "__messages"  # a pre-counted frame's rows per combination (arrow_cube); absent: one message a row
+
+
+def arrow_cube(batch: Any) -> pd.DataFrame:
+    """:func:`replay_cube` of a pyarrow RecordBatch of routing_replay: its rows first counted in Arrow per
+    combination of the columns the cube reads (each reduced to what the cube asks of it: held_from and
+    reallocations to whether set), so that pandas and the ISO texts of config_time see a few hundred rows, not
+    one per message (at 10M messages, a Python loop over every row)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    if batch.num_rows == 0:
+        return replay_cube(batch.to_pandas())
+    cols = {name: batch.column(name) for name in batch.schema.names}
+    if "held_from" in cols:  # only whether it is set is read
+        cols["held_from"] = pc.if_else(pc.is_valid(cols["held_from"]), True, pa.scalar(None, pa.bool_()))
+    if "reallocations" in cols:  # only whether it is above 0 is read
+        cols["reallocations"] = pc.if_else(pc.greater(pc.fill_null(cols["reallocations"], 0), 0), 1, 0)
+    table = pa.table(cols)
+    keys = list(cols)
+    counted = table.group_by(keys, use_threads=False).aggregate([([], "count_all")])
+    return replay_cube(counted.rename_columns([*keys, WEIGHT]).to_pandas())
+
 
 def replay_cube(replay: pd.DataFrame) -> pd.DataFrame:
-    """Messages per combination of CUBE_KEYS: a few hundred rows for a day of any size."""
+    """Messages per combination of CUBE_KEYS: a few hundred rows for a day of any size. A frame with a
+    ``WEIGHT`` column (:func:`arrow_cube`) counts each row as that many messages."""
     if replay.empty:
         return pd.DataFrame(columns=[*CUBE_KEYS, "messages"])
     n = len(replay)
@@ -99,6 +125,9 @@ def replay_cube(replay: pd.DataFrame) -> pd.DataFrame:
         "agrees": text(col("agrees").map({True: "yes", False: "no"})),
         "config_time": iso(col("config_time")),
     })
+    if WEIGHT in replay.columns:
+        cube["messages"] = replay[WEIGHT].astype("int64")
+        return cube.groupby(list(CUBE_KEYS), dropna=False)["messages"].sum().reset_index()
     return cube.groupby(list(CUBE_KEYS), dropna=False).size().rename("messages").reset_index()
 
 
@@ -139,7 +168,7 @@ def read_gold(lake: Path, day: dt.date) -> dict[str, _Table]:
             continue
         per_message = name == "routing_replay"
         tables[name] = read_table(path, day, f"gold.{name}", columns=REPLAY_CUBE_COLS if per_message else None,
-                                  reduce=replay_cube if per_message else None, version=published.version(name))
+                                  reduce=arrow_cube if per_message else None, version=published.version(name))
     return tables
 
 
@@ -162,9 +191,10 @@ def destination_counts(lake: Path, day: dt.date) -> pd.DataFrame:
 
 
 def fold(path: str, day: dt.date, columns: Sequence[str], where: Sequence[tuple[str, str, Any]],
-         step: Callable[[Any, pd.DataFrame], Any], start: Any, *, version: int | None = None
+         step: Callable[[Any, Any], Any], start: Any, *, version: int | None = None, arrow: bool = False
          ) -> tuple[Any, int | None]:
-    """``step(state, batch)`` over the run date's rows of a Delta table that match ``where``, batch by batch,
+    """``step(state, batch)`` over the run date's rows of a Delta table that match ``where``, batch by batch
+    (pandas frames; arrow: the pyarrow RecordBatches, for a step that counts them before pandas sees them),
     and the version read: only those rows and columns are ever read. ``where``: (column, op, value) with op
     "=", "in", "is not null" (value ignored) or "is distinct from" (not equal, or null), pushed down to deltalake's pyarrow dataset.
     Of ``columns``, those the table has (an older table lacks some); (None, version) when it lacks a column of
@@ -188,7 +218,7 @@ def fold(path: str, day: dt.date, columns: Sequence[str], where: Sequence[tuple[
     state = start
     for batch in t.batches(columns, expr, batch_size=BATCH_ROWS):
         if batch.num_rows:
-            state = step(state, batch.to_pandas())
+            state = step(state, batch if arrow else batch.to_pandas())
     return state, t.version
 
 
@@ -268,6 +298,13 @@ def read_puts(lake: Path, day: dt.date, msg_ids: set[str]) -> pd.DataFrame | Non
 SKEW_KEYS = ["sending_qmgr", "queue", "interval_start"]
 
 
+def _at(t: pd.Timestamp, type_: Any) -> Any:
+    """A UTC instant as a pyarrow scalar of a timestamp column's type, to compare the column with."""
+    import pyarrow as pa
+
+    return pa.scalar(t.to_pydatetime(), pa.timestamp("us", tz="UTC")).cast(type_)
+
+
 def read_skew(lake: Path, day: dt.date, unexpected: pd.DataFrame) -> pd.DataFrame | None:
     """Per unexpected destination-interval (SKEW_KEYS; sending_qmgr "*": every sender), its puts per
     application and bind (``messages``), counted batch by batch from silver.message_events."""
@@ -277,20 +314,32 @@ def read_skew(lake: Path, day: dt.date, unexpected: pd.DataFrame) -> pd.DataFram
     spans = spans.assign(interval_start=pd.to_datetime(spans["interval_start"], utc=True),
                          interval_end=pd.to_datetime(spans["interval_end"], utc=True))
 
-    def step(parts: list[pd.DataFrame], batch: pd.DataFrame) -> list[pd.DataFrame]:
-        batch = with_applications(lake, day, batch)
-        batch["put_time"] = pd.to_datetime(batch["put_time"], utc=True)
+    def step(parts: list[pd.DataFrame], batch: Any) -> list[pd.DataFrame]:
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
+        puts = pa.Table.from_batches([batch])
+        times = puts.column("put_time")
         for sender, queue, start, end in zip(spans["sending_qmgr"], spans["queue"], spans["interval_start"],
                                              spans["interval_end"]):
-            hit = batch[(batch["queue"] == queue) & (batch["put_time"] >= start) & (batch["put_time"] < end)
-                        & ((batch["sending_qmgr"] == sender) | (sender == "*"))]
-            if len(hit):
-                parts.append(hit.groupby(["application", "bind"], dropna=False).size().rename("messages")
-                             .reset_index().assign(sending_qmgr=sender, queue=queue, interval_start=start))
+            hit = pc.and_kleene(pc.equal(puts.column("queue"), queue),
+                                pc.and_kleene(pc.greater_equal(times, _at(start, times.type)),
+                                              pc.less(times, _at(end, times.type))))
+            if sender != "*":
+                hit = pc.and_kleene(hit, pc.equal(puts.column("sending_qmgr"), sender))
+            rows = puts.filter(hit)
+            if not rows.num_rows:
+                continue
+            # The application depends on these columns alone: it is found once per combination, not per put.
+            keys = [c for c in ("open_handle", "source", APPLICATION_COLUMN, "bind") if c in rows.column_names]
+            combos = with_applications(lake, day, rows.group_by(keys, use_threads=False).aggregate(
+                [([], "count_all")]).rename_columns([*keys, "messages"]).to_pandas())
+            parts.append(combos.groupby(["application", "bind"], dropna=False)["messages"].sum().astype("int64")
+                         .reset_index().assign(sending_qmgr=sender, queue=queue, interval_start=start))
         return parts
 
     state, _ = fold(table_path(lake, "silver.message_events"), day, [*PUT_COLS, APPLICATION_COLUMN],
-                    [("queue", "in", sorted(set(spans["queue"])))], step, [])
+                    [("queue", "in", sorted(set(spans["queue"])))], step, [], arrow=True)
     if state is None:
         return None
     if not state:
@@ -319,9 +368,15 @@ def read_seen(silver: Path, lake: Path, day: dt.date, *, replay_version: int | N
     captures, _ = fold(table_path(silver, "bronze.capture_files"), day, CAPTURE_COLS,
                        [("capture_type", "=", "chstatus")], times, {})
 
-    def spans(found: dict, batch: pd.DataFrame) -> dict:
-        g = batch.assign(put_time=pd.to_datetime(batch["put_time"], utc=True)).groupby("sending_qmgr")["put_time"]
-        for q, a, b in zip(g.min().index, g.min(), g.max()):
+    def spans(found: dict, batch: Any) -> dict:
+        # Each sender's first and last put counted in Arrow: pandas sees a row per sender, not per message.
+        import pyarrow as pa
+
+        g = pa.Table.from_batches([batch]).group_by("sending_qmgr", use_threads=False).aggregate(
+            [("put_time", "min"), ("put_time", "max")]).to_pandas()
+        g = g[g["sending_qmgr"].notna()].sort_values("sending_qmgr", kind="stable")  # pandas' groupby order
+        lo, hi = pd.to_datetime(g["put_time_min"], utc=True), pd.to_datetime(g["put_time_max"], utc=True)
+        for q, a, b in zip(g["sending_qmgr"], lo, hi):
             old = found.get(q)
             found[q] = (a.to_pydatetime(), b.to_pydatetime()) if old is None else (min(old[0], a.to_pydatetime()),
                                                                                  max(old[1], b.to_pydatetime()))
@@ -329,7 +384,7 @@ def read_seen(silver: Path, lake: Path, day: dt.date, *, replay_version: int | N
 
     puts, _ = fold(table_path(lake, "gold.routing_replay"), day,
                    columns_of("gold.routing_replay", "sending_qmgr", "put_time"), [], spans, {},
-                   version=replay_version)
+                   version=replay_version, arrow=True)
     accounting, _ = fold(table_path(silver, "silver.queue_accounting"), day, ACCOUNTING_COLS,
                          [("monitoring_type", "=", "QueueAccounting")],
                          lambda found, batch: found | set(batch["qmgr"].astype(str)), set())

@@ -205,7 +205,7 @@ def test_replay_cube_read_batch_by_batch_equals_the_whole_table(tmp_path, monkey
     for batch in (1 << 18, 64, 7):
         monkeypatch.setattr(read, "BATCH_ROWS", batch)
         streamed = read.read_table(str(path), day, "gold.routing_replay", columns=read.REPLAY_CUBE_COLS,
-                                   reduce=read.replay_cube).frame
+                                   reduce=read.arrow_cube).frame
         pd.testing.assert_frame_equal(streamed.sort_values(keys).reset_index(drop=True)[list(whole.columns)],
                                       whole, check_dtype=False)
 

@@ -49,7 +49,7 @@ def test_a_run_dates_rows_at_a_version(tmp_path):
     assert read.read_table(path, D1, "gold.routing_replay", load=False).version == 1
     every = read.read_table(path, D1, "gold.routing_replay", by_date=False)
     assert len(every.frame) == 5 and every.version == 1
-    cube = read.read_table(path, D1, "gold.routing_replay", columns=read.REPLAY_CUBE_COLS, reduce=read.replay_cube)
+    cube = read.read_table(path, D1, "gold.routing_replay", columns=read.REPLAY_CUBE_COLS, reduce=read.arrow_cube)
     assert cube.version == 1 and int(cube.frame["messages"].sum()) == 4
     assert int(cube.frame.loc[cube.frame["final_qmgr"] == "", "messages"].sum()) == 1  # no error column: no "(error)"
     assert read.read_table(str(tmp_path / "none"), D1, "x").note == "not published"
@@ -112,3 +112,57 @@ def test_the_timing_disagreements_at_the_published_version(tmp_path):
     assert list(wrong.columns) == list(TIMING_READ) and list(wrong["msg_id"]) == ["c", "b"]
     write_published(lake / "gold", {"routing_replay": 0})
     assert read_disagreements(lake, D1) is None  # the published version has no timing columns
+
+
+def _puts(rows: list[tuple]) -> pa.Table:
+    """silver.message_events rows as (run_date, sender, queue, seconds after T, bind, open_handle)."""
+    cols = list(zip(*rows))
+    n = len(rows)
+    return pa.table({
+        "run_date": pa.array(cols[0], pa.date32()), "sending_qmgr": list(cols[1]),
+        "msg_id": [f"M{i}" for i in range(n)], "queue": list(cols[2]),
+        "put_time": pa.array([T + dt.timedelta(seconds=s) for s in cols[3]], pa.timestamp("us", "UTC")),
+        "bind": pa.array(cols[4], pa.string()), "target_qmgr": pa.nulls(n, pa.string()),
+        "open_handle": pa.array(cols[5], pa.string()), "source": ["puts_csv"] * n,
+    })
+
+
+def test_the_skew_counts_each_intervals_puts_per_application_and_bind(tmp_path, monkeypatch):
+    """read_skew counts, per unexpected interval [start, end), the puts of its queue (of its sender; "*": every
+    sender) per application (the handle's first field) and bind, whatever the batch size. By hand, interval
+    QM1 Q1 [T, T+60s): M0 (s 0, app-a, open), M1 (s 10, app-a, open), M2 (s 20, app-b, not-fixed); M3 is at
+    T+60s (the end: out), M4 is QM2's, M5 is Q2's, M6 another date's; so app-a/open 2, app-b/not-fixed 1.
+    Interval * Q1 [T, T+120s): every sender: M0, M1, M2, M3 (app-b, s 60), M4 (QM2, no handle: application
+    None); so app-a/open 2, app-b/not-fixed 2, None/not-fixed 1."""
+    lake = tmp_path / "lake"
+    deltalake.write_deltalake(table_path(lake, "silver.message_events"), _puts([
+        (D1, "QM1", "Q1", 0, "open", "app-a:1:1"), (D1, "QM1", "Q1", 10, "open", "app-a:1:1"),
+        (D1, "QM1", "Q1", 20, "not-fixed", "app-b:2:1"), (D1, "QM1", "Q1", 60, "not-fixed", "app-b:2:1"),
+        (D1, "QM2", "Q1", 30, "not-fixed", None), (D1, "QM1", "Q2", 5, "open", "app-a:1:1"),
+        (D2, "QM1", "Q1", 5, "open", "app-a:1:1")]), partition_by=["run_date"])
+    start = pd.Timestamp(T)
+    unexpected = pd.DataFrame({"sending_qmgr": ["QM1", "*"], "queue": ["Q1", "Q1"],
+                               "interval_start": [start, start],
+                               "interval_end": [start + pd.Timedelta(seconds=60), start + pd.Timedelta(seconds=120)]})
+    expected = {("QM1", "app-a", "open"): 2, ("QM1", "app-b", "not-fixed"): 1,
+                ("*", "app-a", "open"): 2, ("*", "app-b", "not-fixed"): 2, ("*", None, "not-fixed"): 1}
+    for batch in (1 << 18, 2):
+        monkeypatch.setattr(read, "BATCH_ROWS", batch)
+        skew = read.read_skew(lake, D1, unexpected)
+        assert set(skew.columns) == {*read.SKEW_KEYS, "application", "bind", "messages"}
+        got = {(s, a if isinstance(a, str) else None, b): int(n)
+               for s, a, b, n in zip(skew["sending_qmgr"], skew["application"], skew["bind"], skew["messages"])}
+        assert got == expected and (skew["interval_start"] == start).all()
+    assert read.read_skew(lake, D1, unexpected.iloc[0:0]) is None
+
+
+def test_the_senders_first_and_last_puts_whatever_the_batch(tmp_path, monkeypatch):
+    """read_seen's puts: each sender's first and last put_time of the run date in gold.routing_replay (the latest
+    version). _replay puts a write's row i at T + i s: the first write has QM1's a (T) and b (T+1s), QM3's c
+    (T+2s) and D2's d (another date: not counted); the append QM3's e (T). So QM1 (T, T+1s), QM3 (T, T+2s)."""
+    lake, _ = _lake(tmp_path)
+    at = [T + dt.timedelta(seconds=i) for i in range(3)]
+    for batch in (1 << 18, 1):
+        monkeypatch.setattr(read, "BATCH_ROWS", batch)
+        seen = read.read_seen(lake, lake, D1, replay_version=None)
+        assert seen.puts == {"QM1": (at[0], at[1]), "QM3": (at[0], at[2])}
