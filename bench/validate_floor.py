@@ -5,6 +5,8 @@ aggregate pass per table.
     python bench/validate_floor.py --lake DIR              # a lake a `clwl run` made (bench/jobs.py --keep DIR/..)
     python bench/validate_floor.py --lake DIR --repeat 3   # medians of 3, product and floor alternated
     python bench/validate_floor.py --lake DIR --jobs       # also each table's jobs by call site (Spark's UI)
+    python bench/validate_floor.py --lake DIR --spark      # every table through GX's Spark engine, as a large
+                                                           # table is (no pandas copy): the samples as 1M's shape
 
 The product side is publish's validation as spark/publish.py runs it (frames persisted but routing_replay and
 silver message_events, the default cross-table checks, every gold suite then every silver suite), on the
@@ -276,6 +278,7 @@ def main() -> None:
     ap.add_argument("--date", action="append", help="run date(s) (default: every published date)")
     ap.add_argument("--repeat", type=int, default=1, help="rounds, product and floor alternated; medians shown")
     ap.add_argument("--jobs", action="store_true", help="per table, the jobs by call site (Spark's UI)")
+    ap.add_argument("--spark", action="store_true", help="no pandas copy: every table on GX's Spark engine")
     a = ap.parse_args()
 
     from clwl.lake.door import Lake
@@ -284,6 +287,10 @@ def main() -> None:
     from spark.session import get_spark
 
     config = PipelineConfig.from_env(lake=Path(a.lake))
+    if a.spark:
+        from spark import quality
+
+        quality.SMALL_TABLE_BYTES = -1  # nothing is small
     dates = a.date or sorted(read_published(Lake(config.lake).layer("gold")).dates)
     port = None
     conf = {"spark.ui.retainedJobs": "100000", "spark.ui.retainedStages": "100000"}
