@@ -64,7 +64,8 @@ def test_same_results_as_gx_spark_engine(spark, frame, monkeypatch, fmt):
     theirs = quality_gx.gx_validate(frame, suite, {"result_format": fmt})
     assert _results(ours) == _results(theirs)
     by_query = {q: (ok, res, raised) for q, ok, res, raised in _results(ours)}
-    assert by_query[OK][:2] == (True, "{}" if fmt == "BOOLEAN_ONLY" else '{"observed_value": 0}')
+    assert by_query[OK][:2] == (True, {"BOOLEAN_ONLY": "{}", "SUMMARY": '{"observed_value": 0}', "COMPLETE":
+                                       '{"details": {"unexpected_rows": []}, "observed_value": 0}'}[fmt])
     assert by_query[BAD][0] is False and by_query[NOT_A_CONDITION][0] is False
     assert by_query[BROKEN][2] is True and by_query[None][0] is True and by_query[None][2] is False
     if fmt != "BOOLEAN_ONLY":
