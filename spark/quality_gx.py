@@ -47,61 +47,127 @@ def _gx_context():
         return _gx_state["gx"], _gx_state["context"], _gx_state["datasource"]
 
 
-# The Spark frame behind the pandas copy being validated: GX's pandas engine has no SQL, so the suite's
-# unexpected_rows_expectations are answered by Spark SQL over this frame (see _SparkQueries).
+# The Spark frame a suite is validated on (or whose pandas copy is): the suite's unexpected_rows_expectations
+# are answered from it, their row counts in one aggregate (see _SparkQueries). GX's own Spark implementation
+# runs two jobs per such expectation (the count, and up to 200 rows even when there are none), and its pandas
+# engine has no SQL at all.
 _spark_twin: ContextVar["_SparkQueries | None"] = ContextVar("clwl_spark_twin", default=None)
+
+_WHERE = "SELECT * FROM {batch} WHERE "
 
 
 class _SparkQueries:
-    """The unexpected_rows_query results of one suite over one Spark frame, from one Spark job: the queries'
-    rows tagged with the query's number and unioned (all read the same small table), collected once. A set of
-    queries that cannot be unioned (different columns) runs one query at a time."""
+    """The unexpected_rows_query results of one suite over one Spark frame.
+
+    The row counts of all the suite's queries come from one Spark job: a query of the form
+    ``SELECT * FROM {batch} WHERE <condition>`` (every suite's) is counted as ``count_if((<condition>))``, the same
+    rows, all in one aggregate, so one scan of the frame; others are tagged, unioned and counted per tag. A set
+    that cannot be counted so (a query that fails) is counted one query at a time: a failing query fails its own
+    expectation only, as in GX. A query's rows are fetched only when its count is not zero."""
 
     def __init__(self, df: DataFrame, queries: Sequence[str]):
         self.df, self.queries = df, list(dict.fromkeys(queries))
-        self._rows: dict[str, list | Exception] | None = None
+        self._counts: dict[str, int | Exception] = {}
+        self._rows: dict[tuple[str, bool], list] = {}
 
     def _format(self, query: str, view: str) -> str:
         from great_expectations.expectations.metrics.query_metric_provider import QueryMetricProvider
 
         return QueryMetricProvider._format_query(query, batch=view)  # GX's own substitution of {batch}
 
-    def rows(self, query: str) -> list:
-        if self._rows is None or query not in self._rows:
-            spark = self.df.sparkSession
-            view = f"clwl_batch_{uuid.uuid4().hex[:12]}"
-            self.df.createOrReplaceTempView(view)
-            try:
-                wanted = self.queries if query in self.queries else [query]
+    def _sql(self, build):
+        """`build(view)` run as Spark SQL over the frame, collected, with the frame as a temporary view."""
+        spark = self.df.sparkSession
+        view = f"clwl_batch_{uuid.uuid4().hex[:12]}"
+        self.df.createOrReplaceTempView(view)
+        try:
+            return spark.sql(build(view)).collect()
+        finally:
+            spark.catalog.dropTempView(view)
+
+    def _count_all(self, wanted: list[str]) -> None:
+        def aggregate(view: str) -> str:
+            # each condition formatted as GX would format the whole query, so {batch} inside it is the view too
+            return "SELECT " + ", ".join(
+                f"count_if(({self._format(q, view)[len(_WHERE.format(batch=view)):]})) AS c{i}"
+                for i, q in enumerate(wanted)) + f" FROM {view}"
+
+        def union(view: str) -> str:
+            tagged = " UNION ALL ".join(f"SELECT {i} AS q FROM ({self._format(q, view)})" for i, q in enumerate(wanted))
+            return f"SELECT q, count(1) AS n FROM ({tagged}) GROUP BY q"
+
+        try:
+            if all(q.startswith(_WHERE) for q in wanted):
+                row = self._sql(aggregate)[0]
+                self._counts.update({q: int(row[f"c{i}"]) for i, q in enumerate(wanted)})
+            else:
+                got = {int(r["q"]): int(r["n"]) for r in self._sql(union)}
+                self._counts.update({q: got.get(i, 0) for i, q in enumerate(wanted)})
+        except Exception:  # noqa: BLE001 - a query that fails (or one that is not a bare condition): one at a time
+            for q in wanted:
                 try:
-                    union = " UNION ALL ".join(f"SELECT {i} AS __clwl_query, * FROM ({self._format(q, view)})"
-                                               for i, q in enumerate(wanted))
-                    got: dict[str, list] = {q: [] for q in wanted}
-                    for r in spark.sql(union).collect():
-                        d = r.asDict()
-                        got[wanted[d.pop("__clwl_query")]].append(d)
-                except Exception:  # noqa: BLE001 - a query that fails, or queries of different columns
-                    got = {}
-                    for q in wanted:  # one at a time: a failing query fails its own expectation only, as in GX
-                        try:
-                            got[q] = [r.asDict() for r in spark.sql(self._format(q, view)).collect()]
-                        except Exception as exc:  # noqa: BLE001 - raised again for that query's metrics
-                            got[q] = exc
-            finally:
-                spark.catalog.dropTempView(view)
-            self._rows = {**(self._rows or {}), **got}
-        rows = self._rows[query]
-        if isinstance(rows, Exception):
-            raise rows
-        return rows
+                    self._counts[q] = int(self._sql(lambda v, q=q: f"SELECT count(1) AS n FROM ({self._format(q, v)})")
+                                          [0]["n"])
+                except Exception as exc:  # noqa: BLE001 - raised again for that query's metrics
+                    self._counts[q] = exc
+
+    def count(self, query: str) -> int:
+        if query not in self._counts:
+            self._count_all([q for q in self.queries if q not in self._counts] if query in self.queries else [query])
+        n = self._counts[query]
+        if isinstance(n, Exception):
+            raise n
+        return n
+
+    def rows(self, query: str, fetch_all: bool = False) -> list:
+        """The query's rows as dicts, up to GX's MAX_RESULT_RECORDS unless `fetch_all` (GX's own limit)."""
+        from great_expectations.constants import MAX_RESULT_RECORDS
+
+        if self.count(query) == 0:
+            return []  # what the query returns, without a job
+        key = (query, fetch_all)
+        if key not in self._rows:
+            self._rows[key] = [r.asDict() for r in self._sql(
+                lambda v: f"SELECT * FROM ({self._format(query, v)})" + ("" if fetch_all else f" LIMIT {MAX_RESULT_RECORDS}"))]
+        return self._rows[key]
 
 
 def _register_pandas_query_metrics() -> None:
-    """unexpected_rows_query.row_count / .table for GX's pandas engine, from the Spark twin of the batch (GX
-    implements them for SQL and Spark only). Same values as GX's Spark implementations: the count of the
-    query's rows, and up to MAX_RESULT_RECORDS of them as dicts."""
-    from great_expectations.constants import MAX_RESULT_RECORDS
-    from great_expectations.execution_engine import PandasExecutionEngine
+    """unexpected_rows_query.row_count / .table from the Spark frame of the batch (_SparkQueries): for GX's pandas
+    engine, which has none, and for its Spark engine, in one job for the whole suite instead of two per query.
+    Same values as GX's Spark implementations: the count of the query's rows, and up to MAX_RESULT_RECORDS of
+    them as dicts (all with fetch_all). Without a frame set (GX run by someone else) GX's own Spark
+    implementations answer."""
+    from great_expectations.expectations.metrics.query_metrics.query_row_count.unexpected_rows_query_row_count import (
+        UnexpectedRowsQueryRowCount,
+    )
+    from great_expectations.expectations.metrics.query_metrics.query_table.unexpected_rows_query_table import (
+        UnexpectedRowsQueryTable,
+    )
+
+    gx_count, gx_table = UnexpectedRowsQueryRowCount._spark, UnexpectedRowsQueryTable._spark
+
+    def twin(required: bool) -> "_SparkQueries | None":
+        t = _spark_twin.get()
+        if t is None and required:
+            raise RuntimeError("unexpected_rows_expectation on a pandas batch needs the Spark frame it copies")
+        return t
+
+    def query(cls, metric_value_kwargs: dict) -> str:
+        return cls._get_query_from_metric_value_kwargs(metric_value_kwargs)
+
+    # GX logs a WARNING for each metric registered over its own: that is the point here, not news for a task log
+    quiet = logging.getLogger("great_expectations.expectations.registry")
+    level = quiet.level
+    quiet.setLevel(logging.ERROR)
+    try:
+        _define_twin_metrics(twin, query, gx_count, gx_table)
+    finally:
+        quiet.setLevel(level)
+
+
+def _define_twin_metrics(twin, query, gx_count, gx_table) -> None:
+    from great_expectations.execution_engine import PandasExecutionEngine, SparkDFExecutionEngine
     from great_expectations.expectations.metrics.metric_provider import metric_value
     from great_expectations.expectations.metrics.query_metrics.query_row_count.unexpected_rows_query_row_count import (
         UnexpectedRowsQueryRowCount,
@@ -110,22 +176,31 @@ def _register_pandas_query_metrics() -> None:
         UnexpectedRowsQueryTable,
     )
 
-    def twin_rows(cls, metric_value_kwargs: dict) -> list:
-        twin = _spark_twin.get()
-        if twin is None:
-            raise RuntimeError("unexpected_rows_expectation on a pandas batch needs the Spark frame it copies")
-        return twin.rows(cls._get_query_from_metric_value_kwargs(metric_value_kwargs))
-
     class _RowCountOnTwin(UnexpectedRowsQueryRowCount):  # noqa: F841 - registered with GX by its metaclass
         @metric_value(engine=PandasExecutionEngine)
         def _pandas(cls, execution_engine, metric_domain_kwargs, metric_value_kwargs, metrics, runtime_configuration):
-            return len(twin_rows(cls, metric_value_kwargs))
+            return twin(True).count(query(cls, metric_value_kwargs))
+
+        @metric_value(engine=SparkDFExecutionEngine)
+        def _spark(cls, execution_engine, metric_domain_kwargs, metric_value_kwargs, metrics, runtime_configuration):
+            t = twin(False)
+            if t is None:
+                return gx_count(cls, execution_engine, metric_domain_kwargs, metric_value_kwargs, metrics,
+                                         runtime_configuration)
+            return t.count(query(cls, metric_value_kwargs))
 
     class _TableOnTwin(UnexpectedRowsQueryTable):  # noqa: F841
         @metric_value(engine=PandasExecutionEngine)
         def _pandas(cls, execution_engine, metric_domain_kwargs, metric_value_kwargs, metrics, runtime_configuration):
-            rows = twin_rows(cls, metric_value_kwargs)
-            return list(rows) if metric_value_kwargs.get("fetch_all", False) else rows[:MAX_RESULT_RECORDS]
+            return twin(True).rows(query(cls, metric_value_kwargs), metric_value_kwargs.get("fetch_all", False))
+
+        @metric_value(engine=SparkDFExecutionEngine)
+        def _spark(cls, execution_engine, metric_domain_kwargs, metric_value_kwargs, metrics, runtime_configuration):
+            t = twin(False)
+            if t is None:
+                return gx_table(cls, execution_engine, metric_domain_kwargs, metric_value_kwargs, metrics,
+                                         runtime_configuration)
+            return t.rows(query(cls, metric_value_kwargs), metric_value_kwargs.get("fetch_all", False))
 
 
 def _build_suite(gx, data: dict, unique_name: str):
@@ -160,7 +235,7 @@ def gx_validate(df: DataFrame, data: dict, result_format: dict, local=None) -> d
         )
     queries = [e["kwargs"]["unexpected_rows_query"] for e in data["expectations"]
                if e.get("type") == "unexpected_rows_expectation" and "unexpected_rows_query" in (e.get("kwargs") or {})]
-    token = _spark_twin.set(_SparkQueries(df, queries) if local is not None else None)
+    token = _spark_twin.set(_SparkQueries(df, queries))
     try:
         result = vd.run(batch_parameters={"dataframe": df if local is None else local}, result_format=result_format)
         out = result.to_json_dict()
