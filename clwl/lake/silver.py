@@ -209,7 +209,7 @@ def trace_applications(lake: Path | str, run_date: str, connections: Optional[Co
     names are left out, so such a put falls back to its handle. Empty when the lake has no activity trace."""
     from clwl.lake.door import Lake
 
-    lk = Lake(lake)
+    lk = Lake.of(lake)
     if (connections is not None and not connections) or not lk.exists("bronze.activity_operations"):
         return {}
     filters = [("run_date", "=", run_day(run_date))]
