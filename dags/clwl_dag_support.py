@@ -289,7 +289,8 @@ def ingest_day(config: PipelineConfig, run_date: str) -> dict:
     from clwl.lake.lineage_stages import ingest_lineage
     from spark.ingest import ingest
 
-    with lake_writer(config), ingest_lineage(config, pipeline_run_id(get_current_context()), [run_date]):
+    with lake_writer(config) as lake, ingest_lineage(lake, config.landing, pipeline_run_id(get_current_context()),
+                                                     [run_date]):
         summary = ingest(config, [run_date], spark=spark_session(config), progress=log.info)
     return {"run_date": run_date, "ingest_run_id": summary.run_id, "files": len(summary.files),
             "files_rejected": summary.files_rejected, "records_read": summary.records_read,

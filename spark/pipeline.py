@@ -225,7 +225,7 @@ def _run_pipeline(run: PipelineRun, run_dates: Optional[list[str]], spark: Optio
         outcome.seconds["rollback"] = _time.perf_counter() - t  # in the run's time breakdown
     if ingest_first:
         progress(f"[1/{total}] ingest {len(dates)} date(s) from {config.landing}")
-        with ingest_lineage(config, run.run_id, dates):
+        with ingest_lineage(run.lake, config.landing, run.run_id, dates):
             outcome.ingest = _timed(outcome.seconds, "ingest", lambda: (ingest(
                 config, dates, spark=spark, progress=lambda m: progress("      " + m)), None), progress)
     for i, d in enumerate(dates):
@@ -300,7 +300,7 @@ def _checked_days(run: PipelineRun, dates: list[str], code: str, ingest_first: b
     run is forced, a publish is left to settle, or the ingest has files to read (the inputs are known after it)."""
     from spark.ingest import ingest_pending
 
-    if run.force or unsettled(run.out_lake.layer("gold")) or (ingest_first and ingest_pending(run.config, dates)):
+    if run.force or unsettled(run.out_lake.layer("gold")) or (ingest_first and ingest_pending(run.config, dates, lake=run.lake)):
         return None
     return [date_before_run(run, d, code) for d in dates]
 

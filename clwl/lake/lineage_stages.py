@@ -214,11 +214,11 @@ def landing_inputs(landing: Any, run_dates: Sequence[str]) -> list:
 
 
 @contextmanager
-def ingest_lineage(config: Any, run_id: str, run_dates: Sequence[str]) -> Iterator[_Stage]:
-    """The ingest's events: the landing folders of ``run_dates`` in, the bronze and silver tables it wrote out."""
-    lake = Lake(config.lake)
+def ingest_lineage(lake: Lake, landing_root: Any, run_id: str, run_dates: Sequence[str]) -> Iterator[_Stage]:
+    """The ingest's events: the landing folders of ``run_dates`` (under ``landing_root``) in, the bronze and silver
+    tables it wrote to ``lake`` out."""
     try:
-        landing = landing_inputs(config.landing, run_dates)
+        landing = landing_inputs(landing_root, run_dates)
     except Exception as e:
         log.warning("lineage: landing folders of %s not listed: %s", ", ".join(run_dates), e)
         landing = []

@@ -29,11 +29,12 @@ from spark.run import new_run_id
 from spark.tables import ensure_tables
 
 
-def ingest_pending(config: PipelineConfig, run_dates: list[str] | None = None, trace_tz: str | None = None) -> bool:
+def ingest_pending(config: PipelineConfig, run_dates: list[str] | None = None, trace_tz: str | None = None, *,
+                   lake: Lake) -> bool:
     """Whether :func:`ingest` of these run dates would read or remove any file (a new, changed or gone file, or
     code that reads files differently), decided as the ingest decides it, without Spark: the landing folder's
-    files and the run log read with deltalake. A lake without the run log has everything to ingest."""
-    lake = Lake(config.lake)
+    files and the run log read with deltalake. A lake without the run log has everything to ingest. ``lake``: the
+    run's (PipelineRun.lake), the one ``config`` names."""
     if not lake.exists("silver.ingest_files"):
         return True
     dates, files, _ = discover_landing(config.landing, run_dates)
