@@ -159,8 +159,7 @@ def distribution(spark: SparkSession, lake: Lake, run_date: str, replayed: DataF
         got[c.observed_qmgr] += c["count"]
     for (sender, queue, interval_start), (exp, got) in sorted(groups.items(), key=lambda kv: kv[0]):
         start = as_utc(interval_start)
-        rows += _judge_rows(rd, sender, queue, start, start + timedelta(hours=1), exp, got,
-                            timelines.get(sender, []), "observed_destination")
+        rows += _judge_rows(rd, sender, queue, start, exp, got, timelines.get(sender, []))
 
     # (2) Receiver accounting: all senders together, per accounting interval.
     acct = (on_date(read_table(spark, lake, "silver.queue_accounting"), run_date)
@@ -288,8 +287,11 @@ def _channel_destination(timeline: list[Snapshot], channel: str, at: datetime) -
     return None
 
 
-def _judge_rows(rd, sender: str, queue: str, start: datetime, end: datetime, exp: dict, obs: dict,
-                timeline: list[Snapshot], source: str) -> Iterable[tuple]:
+def _judge_rows(rd, sender: str, queue: str, start: datetime, exp: dict, obs: dict,
+                timeline: list[Snapshot]) -> Iterable[tuple]:
+    """The sender's hour from ``start`` to a queue, judged by observed destination (expected ``exp`` against
+    observed ``obs`` per destination)."""
+    end, source = start + timedelta(hours=1), "observed_destination"
     p, verdicts = judge_group(exp, obs)
     for dest in sorted(verdicts):
         e, o = exp.get(dest, 0.0), obs.get(dest, 0)
