@@ -335,7 +335,6 @@ JUSTIFIED_WIDE = {
 #: and times ride together) or for a dataclass of their shared inputs. The set may only shrink.
 STILL_WIDE = {
     "spark/replay.py:replay_messages",
-    "clwl/engine/replay.py:put_batch",
     "clwl/parse/puts.py:_csv_rows", "clwl/report/model.py:table_view",
     "clwl/generate/simulate.py:__init__", "clwl/generate/simulate.py:_hold",
 }
