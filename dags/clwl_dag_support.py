@@ -243,8 +243,9 @@ LOCK_WAIT_SECONDS = 3600
 
 
 @contextmanager
-def lake_writer(config: PipelineConfig) -> Iterator[None]:
-    """Hold the lake lock for the block (the writing part of a task), after rolling back a killed publish."""
+def lake_writer(config: PipelineConfig) -> Iterator[Lake]:
+    """Hold the lake lock for the block (the writing part of a task), after rolling back a killed publish; the
+    block gets the task's lake (its door, built here once)."""
     from clwl.lake.lock import WAIT_ENV, lake_lock
 
     ti = get_current_context()["ti"]
@@ -253,8 +254,9 @@ def lake_writer(config: PipelineConfig) -> Iterator[None]:
         from spark.publish import settle_before_writing
 
         # A publish killed earlier is rolled back before this task writes; Spark starts here only when it must.
-        settle_before_writing(config, lambda: spark_session(config), log.info)
-        yield
+        lake = Lake(config.lake)
+        settle_before_writing(lake, lambda: spark_session(config), log.info)
+        yield lake
 
 
 class NoLandingDate(AirflowSkipException):
@@ -287,7 +289,8 @@ def ingest_day(config: PipelineConfig, run_date: str) -> dict:
     from clwl.lake.lineage_stages import ingest_lineage
     from spark.ingest import ingest
 
-    with lake_writer(config), ingest_lineage(config, pipeline_run_id(get_current_context()), [run_date]):
+    with lake_writer(config) as lake, ingest_lineage(lake, config.landing, pipeline_run_id(get_current_context()),
+                                                     [run_date]):
         summary = ingest(config, [run_date], spark=spark_session(config), progress=log.info)
     return {"run_date": run_date, "ingest_run_id": summary.run_id, "files": len(summary.files),
             "files_rejected": summary.files_rejected, "records_read": summary.records_read,
@@ -358,8 +361,8 @@ def report_published_day(config: PipelineConfig, run_date: str, *, rewrite: bool
     from clwl.lake.reports import report_made_for
     from spark.stages import report_stage
 
-    with lake_writer(config):
-        run_id = Lake(config.lake).published().dates.get(run_date)
+    with lake_writer(config) as lake:
+        run_id = lake.published().dates.get(run_date)
         if not run_id:
             raise NotPublished(f"{run_date} has not been published in {config.lake}: no report written (run "
                                f"clwl_nightly for that date first)")

@@ -84,7 +84,7 @@ class PipelineConfig:
         object.__setattr__(self, "lake", lake)
         object.__setattr__(self, "landing", _abs(self.landing))
         object.__setattr__(self, "reports", _location(self.reports) if self.reports is not None
-                           else Lake(lake).layer(REPORTS))
+                           else lake / REPORTS)
         if not self.master:
             raise ValueError("master must not be empty")
         if self.remote is not None and not str(self.remote).startswith("sc://"):

@@ -14,7 +14,6 @@ from pyspark.sql import functions as F
 
 from clwl.days import RunDate
 from clwl.lake.door import Lake
-from spark.config import PipelineConfig
 from spark.quality import FAILURE_EXAMPLES, CheckResult, ExtraCheck, local_copy_of, row_count
 from spark.tables import on_date, read_table
 
@@ -285,9 +284,8 @@ def _as_date(d: dt.date | str) -> dt.date:
 # ------------------------------------------------------------------------------------------------ silver
 
 
-def read_delta_if_exists(spark: SparkSession, config: PipelineConfig, key: str) -> DataFrame | None:
+def read_delta_if_exists(spark: SparkSession, lake: Lake, key: str) -> DataFrame | None:
     """The table ``key`` of the lake (``"silver.quarantine"``) as a DataFrame; None when it is not there."""
-    lake = Lake(config.lake)
     return read_table(spark, lake, key) if lake.exists(key) else None
 
 
@@ -300,14 +298,14 @@ def events_for_run_date(events: DataFrame, run_date: dt.date | str) -> DataFrame
     return events.where(F.to_date("put_time") == F.lit(day))
 
 
-def silver_tables(spark: SparkSession, config: PipelineConfig, run_date: dt.date | str,
+def silver_tables(spark: SparkSession, lake: Lake, run_date: dt.date | str,
                   skip: Iterable[str] = ()) -> dict[str, DataFrame]:
     """The silver tables that have a suite and exist in the lake, message_events narrowed to the run date."""
     out = {}
     for name in SILVER_TABLES:
         if name in skip:
             continue
-        df = read_delta_if_exists(spark, config, f"silver.{name}")
+        df = read_delta_if_exists(spark, lake, f"silver.{name}")
         if df is not None:
             out[name] = events_for_run_date(df, run_date) if name == "message_events" else df
     return out
@@ -315,7 +313,7 @@ def silver_tables(spark: SparkSession, config: PipelineConfig, run_date: dt.date
 
 def default_cross_checks(
     spark: SparkSession,
-    config: PipelineConfig,
+    lake: Lake,
     run_date: dt.date | str,
     run_id: str,
     tables: Mapping[str, DataFrame],
@@ -323,7 +321,7 @@ def default_cross_checks(
 ) -> dict[str, list[ExtraCheck]]:
     """The checks publish runs besides the suites, per gold table."""
     if silver is None:
-        silver = silver_tables(spark, config, run_date)
+        silver = silver_tables(spark, lake, run_date)
     if "message_events" in silver:
         silver = {**silver, "message_events": events_for_run_date(silver["message_events"], run_date)}
     replay = tables.get("routing_replay")

@@ -31,7 +31,6 @@ from clwl.analyses.distribution import explain, judge_count, judge_group
 from clwl.days import RunDate, as_utc, day_bounds
 from clwl.engine.replay import Snapshot
 from clwl.lake.door import Lake
-from spark.config import PipelineConfig
 from spark.tables import TABLES, on_date, read_table
 
 DISTRIBUTION = TABLES["gold.distribution"]
@@ -63,14 +62,14 @@ def ceil_second(t):
 SOURCE_STATUS, SOURCE_BROWSE, SOURCE_TRACE = "channel status", "xmitq browse", "channel agent trace"
 
 
-def stuck_messages(spark: SparkSession, config: PipelineConfig, run_date: str, replayed: DataFrame) -> DataFrame:
+def stuck_messages(spark: SparkSession, lake: Lake, run_date: str, replayed: DataFrame) -> DataFrame:
     """The messages that waited behind a channel that moved nothing and stayed there, as the replay has them from
     the channel status captures; and the messages the replay delivered at once that a transmission queue browse
     or the channel agents' trace shows waiting (the channel failed between captures). Where the trace saw the
     message leave (routing_replay.observed_left_at, set where timing_agrees is not null), that is when it was
     released, and timing_source says so; the channel status inference remains for messages nobody traced."""
     _, end = day_bounds(run_date)
-    browsed = (on_date(read_table(spark, config, "silver.xmitq_contents"), run_date)
+    browsed = (on_date(read_table(spark, lake, "silver.xmitq_contents"), run_date)
                .groupBy(F.upper("msg_id").alias("b_msg_id"))
                .agg(F.min("capture_time").alias("seen_at"), F.first("xmitq").alias("seen_xmitq")))
     # The browses are small (the messages on transmission queues at capture times): broadcast them.
@@ -140,7 +139,7 @@ def _in_interval(d: str, a: str):
     return F.when(F.col(f"{d}.late"), (at > start) & (at <= end)).otherwise((at >= start) & (at < end))
 
 
-def distribution(spark: SparkSession, config: PipelineConfig, run_date: str, replayed: DataFrame,
+def distribution(spark: SparkSession, lake: Lake, run_date: str, replayed: DataFrame,
                  timelines: dict[str, list[Snapshot]]) -> DataFrame:
     rd = RunDate(run_date).day
     ok = replayed.where(F.col("error").isNull())
@@ -160,11 +159,10 @@ def distribution(spark: SparkSession, config: PipelineConfig, run_date: str, rep
         got[c.observed_qmgr] += c["count"]
     for (sender, queue, interval_start), (exp, got) in sorted(groups.items(), key=lambda kv: kv[0]):
         start = as_utc(interval_start)
-        rows += _judge_rows(rd, sender, queue, start, start + timedelta(hours=1), exp, got,
-                            timelines.get(sender, []), "observed_destination")
+        rows += _judge_rows(rd, sender, queue, start, exp, got, timelines.get(sender, []))
 
     # (2) Receiver accounting: all senders together, per accounting interval.
-    acct = (on_date(read_table(spark, config, "silver.queue_accounting"), run_date)
+    acct = (on_date(read_table(spark, lake, "silver.queue_accounting"), run_date)
             .where(F.col("monitoring_type") == "QueueAccounting")
             # One record per connection (each sender's channel agent, each local application) and interval:
             # the connections' intervals end together at the accounting timer, and start when each connection
@@ -208,11 +206,11 @@ def distribution(spark: SparkSession, config: PipelineConfig, run_date: str, rep
                 channel=None))
 
     # (3) Channel statistics on the senders: per sender, sending channel and statistics interval.
-    rows += _channel_statistics_rows(spark, config, run_date, rd, replayed, ok, timelines)
+    rows += _channel_statistics_rows(spark, lake, run_date, rd, replayed, ok, timelines)
     return spark.createDataFrame(rows, DISTRIBUTION_SCHEMA)
 
 
-def _channel_statistics_rows(spark: SparkSession, config: PipelineConfig, run_date: str, rd, replayed: DataFrame,
+def _channel_statistics_rows(spark: SparkSession, lake: Lake, run_date: str, rd, replayed: DataFrame,
                              ok: DataFrame, timelines: dict[str, list[Snapshot]]) -> list[tuple]:
     """The sending side's observation: the MsgCount of each sending channel of a sender in each of its amqsmon
     statistics intervals, against the replay's messages of that sender that left by that channel
@@ -220,9 +218,9 @@ def _channel_statistics_rows(spark: SparkSession, config: PipelineConfig, run_da
     the sender's puts: the sender has replayed messages that day, and the interval overlaps the time from its
     first put to its last put or delivery. MsgCount counts every message the channel sent, the replay's and any
     other traffic, so a count above the replay's carries that caveat in its explanation."""
-    if not Lake(config.lake).exists("silver.channel_statistics"):
+    if not lake.exists("silver.channel_statistics"):
         return []
-    stats = on_date(read_table(spark, config, "silver.channel_statistics"), run_date).where(F.col("msg_count").isNotNull())
+    stats = on_date(read_table(spark, lake, "silver.channel_statistics"), run_date).where(F.col("msg_count").isNotNull())
     if stats.limit(1).count() == 0:  # the usual day: no channel statistics at all, the replay is not read
         return []
     spans = {r.sending_qmgr: (r.first, r.last) for r in replayed.groupBy("sending_qmgr").agg(
@@ -289,8 +287,11 @@ def _channel_destination(timeline: list[Snapshot], channel: str, at: datetime) -
     return None
 
 
-def _judge_rows(rd, sender: str, queue: str, start: datetime, end: datetime, exp: dict, obs: dict,
-                timeline: list[Snapshot], source: str) -> Iterable[tuple]:
+def _judge_rows(rd, sender: str, queue: str, start: datetime, exp: dict, obs: dict,
+                timeline: list[Snapshot]) -> Iterable[tuple]:
+    """The sender's hour from ``start`` to a queue, judged by observed destination (expected ``exp`` against
+    observed ``obs`` per destination)."""
+    end, source = start + timedelta(hours=1), "observed_destination"
     p, verdicts = judge_group(exp, obs)
     for dest in sorted(verdicts):
         e, o = exp.get(dest, 0.0), obs.get(dest, 0)

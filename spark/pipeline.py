@@ -13,13 +13,13 @@ from __future__ import annotations
 
 import time as _time
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import datetime
 from typing import Callable, Optional
 
 from pyspark.sql import SparkSession
 
 from clwl.analyses.whatif import WhatIf
-from clwl.days import RunDate
+from clwl.days import UTC, RunDate
 from clwl.lake.door import Lake, unsettled
 from clwl.lake.fingerprint import code_digest
 from clwl.lake.lineage_stages import ingest_lineage, run_lineage
@@ -27,8 +27,6 @@ from spark.config import PipelineConfig
 from spark.replay import load_timelines
 from spark.run import PipelineRun, new_run_id
 from spark.stages import blocked_quality_docs, detect_stage, publish_stage, replay_stage, report_stage
-
-UTC = timezone.utc
 
 Progress = Callable[[str], None]
 
@@ -223,11 +221,11 @@ def _run_pipeline(run: PipelineRun, run_dates: Optional[list[str]], spark: Optio
     from spark.publish import settle_before_writing
 
     t = _time.perf_counter()
-    if settle_before_writing(config, lambda: spark, progress):  # a killed publish is rolled back at the next write
+    if settle_before_writing(run.lake, lambda: spark, progress):  # a killed publish is rolled back at the next write
         outcome.seconds["rollback"] = _time.perf_counter() - t  # in the run's time breakdown
     if ingest_first:
         progress(f"[1/{total}] ingest {len(dates)} date(s) from {config.landing}")
-        with ingest_lineage(config, run.run_id, dates):
+        with ingest_lineage(run.lake, config.landing, run.run_id, dates):
             outcome.ingest = _timed(outcome.seconds, "ingest", lambda: (ingest(
                 config, dates, spark=spark, progress=lambda m: progress("      " + m)), None), progress)
     for i, d in enumerate(dates):
@@ -302,7 +300,7 @@ def _checked_days(run: PipelineRun, dates: list[str], code: str, ingest_first: b
     run is forced, a publish is left to settle, or the ingest has files to read (the inputs are known after it)."""
     from spark.ingest import ingest_pending
 
-    if run.force or unsettled(run.out_lake.layer("gold")) or (ingest_first and ingest_pending(run.config, dates)):
+    if run.force or unsettled(run.out_lake.layer("gold")) or (ingest_first and ingest_pending(run.config, dates, lake=run.lake)):
         return None
     return [date_before_run(run, d, code) for d in dates]
 

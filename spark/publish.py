@@ -55,8 +55,7 @@ from clwl.lake.door import GOLD_TABLES, VALIDATION, Lake, gold_tables, is_delta_
 from clwl.lake.lock import lake_lock
 from clwl.lake.published import read_published, write_published
 from clwl.lake.storage import delete_object, delete_prefix, put_object, read_object, store_for
-from spark.config import PipelineConfig
-from spark.cross_checks import SILVER_TABLES, default_cross_checks, events_for_run_date, silver_tables
+from spark.cross_checks import default_cross_checks, events_for_run_date, silver_tables
 from spark.delta_commits import replace_partition_with_files
 from spark.quality import ExtraCheck, ValidationOutcome, forget_frames, validate_table
 from spark.replay import ROUTING_REPLAY_OPTIONS
@@ -80,32 +79,19 @@ class PublishError(RuntimeError):
     """Writing failed after validation passed; the tables already written were put back."""
 
 
-def publish(
-    spark: SparkSession,
-    config: PipelineConfig,
-    run_date: dt.date | str,
-    run_id: str,
-    tables: Mapping[str, DataFrame],
-    extra_checks: Mapping[str, ExtraCheck | Sequence[ExtraCheck] | DataFrame] | None = None,
-    *,
-    silver: Mapping[str, DataFrame] | None = None,
-    cross_checks: bool = True,
-    validate_silver: bool = True,
-    uncached: Collection[str] = (),
-    staged: Mapping[str, tuple[str, int]] | None = None,
-    made_from: Mapping[str, str] | None = None,
-) -> PublishOutcome:
-    """Validate all `tables` (bare gold names), then publish them all or none.
+@dataclass(frozen=True)
+class PublishRequest:
+    """What one publish of a run date writes and how it is checked, besides the lake, the date and the run id.
 
+    tables: the gold tables to publish, by bare name.
     extra_checks: more checks per gold table name, run on top of the default cross-table checks
-    (`cross_checks=False` leaves those out). A DataFrame under a silver name (`silver.message_events` or
-    `silver_message_events`) is taken as that silver table's rows for the run date, like `silver`.
+    (``cross_checks=False`` leaves those out).
     silver: silver tables to reconcile with and validate, by bare name; those not given are read from
-    `<lake>/silver/<table>` when they exist (message_events narrowed to the run date). A what-if run, whose
+    ``<lake>/silver/<table>`` when they exist (message_events narrowed to the run date). A what-if run, whose
     lake has no silver, passes them here.
     validate_silver: also run the silver suites (message_events, quarantine, config_history) on those tables;
     a failing silver suite blocks too.
-    uncached: tables (bare gold names, or `silver.message_events`) not to persist for validation and writing.
+    uncached: tables (bare gold names, or ``silver.message_events``) not to persist for validation and writing.
     By default every frame is persisted, so that what is written is what was validated. A caller whose large
     frames are reads of Delta tables pinned to a version (publish_stage) names them here: each check then reads
     only its columns from Parquet, which is cheaper than first building an in-memory copy of every column (at
@@ -114,10 +100,34 @@ def publish(
     as ``{name: (path, version)}`` (publish_stage's pinned staging tables): gold takes that table's files of the
     run date in one commit, without rewriting their rows (spark/delta_commits.py), where the two tables allow
     it; otherwise, and for the others, the rows are written.
-    made_from: what the date was made from (clwl.lake.fingerprint.date_inputs), recorded with the publish so that a run
-    with the same inputs leaves the date as it is.
+    made_from: what the date was made from (clwl.lake.fingerprint.date_inputs), recorded with the publish so that
+    a run with the same inputs leaves the date as it is.
     """
+
+    tables: Mapping[str, DataFrame]
+    extra_checks: Mapping[str, ExtraCheck | Sequence[ExtraCheck]] = field(default_factory=dict)
+    silver: Mapping[str, DataFrame] = field(default_factory=dict)
+    cross_checks: bool = True
+    validate_silver: bool = True
+    uncached: Collection[str] = ()
+    staged: Mapping[str, tuple[str, int]] = field(default_factory=dict)
+    made_from: Mapping[str, str] | None = None
+
+    def checks(self) -> dict[str, list[ExtraCheck]]:
+        """The extra checks as lists, each under a gold table (ValueError for another name)."""
+        more: dict[str, list[ExtraCheck]] = {}
+        for key, value in self.extra_checks.items():
+            if key not in GOLD_TABLES:
+                raise ValueError(f"extra_checks[{key!r}]: not a gold table")
+            more[key] = [value] if isinstance(value, ExtraCheck) else list(value)
+        return more
+
+
+def publish(spark: SparkSession, lake: Lake, run_date: dt.date | str, run_id: str,
+            request: PublishRequest) -> PublishOutcome:
+    """Validate all of ``request.tables`` (bare gold names), then publish them all to ``lake`` or none."""
     day = RunDate(run_date).day
+    tables = request.tables
     if not tables:
         raise ValueError("nothing to publish: no tables given")
     unknown = [t for t in tables if t not in GOLD_TABLES]
@@ -125,40 +135,29 @@ def publish(
         raise ValueError(f"not gold tables: {unknown} (known: {', '.join(GOLD_TABLES)})")
     if not run_id or "/" in run_id or run_id in (".", ".."):
         raise ValueError(f"bad run_id {run_id!r}")
-    result_dir = _result_dir(config, run_id, day)
+    more_checks = request.checks()
+    result_dir = _result_dir(lake, run_id, day)
     order = [t for t in GOLD_TABLES if t in tables]
-
-    given_silver: dict[str, DataFrame] = {}
-    more_checks: dict[str, list[ExtraCheck]] = {}
-    for key, value in {**(extra_checks or {})}.items():
-        if isinstance(value, DataFrame):
-            name = key.split(".", 1)[1] if key.startswith("silver.") else key.removeprefix("silver_")
-            if name not in SILVER_TABLES:
-                raise ValueError(f"extra_checks[{key!r}]: a DataFrame is taken only for a silver table "
-                                 f"({', '.join('silver.' + t for t in SILVER_TABLES)})")
-            given_silver[name] = value
-        elif key not in GOLD_TABLES:
-            raise ValueError(f"extra_checks[{key!r}]: not a gold table")
-        else:
-            more_checks[key] = [value] if isinstance(value, ExtraCheck) else list(value)
-    given_silver.update(silver or {})
+    given_silver = dict(request.silver)
+    uncached = request.uncached
 
     # The frames are computed once (the replay behind them is the expensive part), validated, then written.
     started = time.perf_counter()
     lock = contextlib.ExitStack()  # one writer per lake (re-entrant: run_pipeline already holds it)
-    lock.enter_context(lake_lock(config.lake, purpose=f"publish {run_id} {day.isoformat()}"))
+    lock.enter_context(lake_lock(lake.root, purpose=f"publish {run_id} {day.isoformat()}"))
     cached: dict[str, DataFrame] = {}
     forget_frames()
     try:
-        settle_gold(spark, config)
-        ensure_gold(spark, config)
+        settle_gold(spark, lake)
+        ensure_gold(spark, lake)
         cached = {name: df if name in uncached else _persist(df) for name, df in tables.items()}
-        inputs = silver_tables(spark, config, day, skip=given_silver) if (validate_silver or cross_checks) else {}
+        inputs = (silver_tables(spark, lake, day, skip=given_silver)
+                  if (request.validate_silver or request.cross_checks) else {})
         inputs.update(given_silver)
         if "message_events" in inputs:
             inputs["message_events"] = events_for_run_date(inputs["message_events"], day)
         checks: dict[str, list[ExtraCheck]] = (
-            default_cross_checks(spark, config, day, run_id, cached, inputs) if cross_checks else {}
+            default_cross_checks(spark, lake, day, run_id, cached, inputs) if request.cross_checks else {}
         )
         for name, more in more_checks.items():
             checks.setdefault(name, []).extend(more)
@@ -166,13 +165,13 @@ def publish(
         outcomes: list[ValidationOutcome] = []
         for name in order:
             outcomes.append(validate_table(cached[name], f"gold.{name}", checks.get(name, ()), cache=False))
-        if validate_silver:
+        if request.validate_silver:
             for name, df in sorted(inputs.items()):
                 outcomes.append(validate_table(df, f"silver.{name}", cache=f"silver.{name}" not in uncached))
         for o in outcomes:
             _write_result(o, result_dir)
 
-        previous = {f"gold.{n}": Lake(config.lake).version(f"gold.{n}") for n in order}
+        previous = {f"gold.{n}": lake.version(f"gold.{n}") for n in order}
         failures = [f"{o.table}: {f}" for o in outcomes if not o.success for f in o.failed]
         seconds = {"validate": time.perf_counter() - started}
         if failures:
@@ -182,8 +181,8 @@ def publish(
             return PublishOutcome(False, failures, result_dir, {}, previous, outcomes, seconds)
 
         started = time.perf_counter()
-        versions = _write_all(spark, config, day, order, cached, previous, staged)
-        _commit_published(config, day, run_id, versions, made_from)  # the commit point: readers now see this run
+        versions = _write_all(spark, lake, day, cached, previous, request.staged)
+        _commit_published(lake, day, run_id, versions, request.made_from)  # the commit point: readers now see this run
         _write_summary(result_dir, run_id, day, True, [], versions, previous)
         seconds["write"] = time.perf_counter() - started
         return PublishOutcome(True, [], result_dir, versions, previous, outcomes, seconds)
@@ -197,10 +196,10 @@ def publish(
             lock.close()
 
 
-def _result_dir(config: PipelineConfig, run_id: str, day: dt.date) -> Path:
+def _result_dir(lake: Lake, run_id: str, day: dt.date) -> Path:
     """`<lake>/validation/<run_id>`; when a run publishes several dates under one run id, the results of a date
     other than the one already there go to `<lake>/validation/<run_id>/<run_date>` (never overwritten)."""
-    folder = Lake(config.lake).layer(VALIDATION) / run_id
+    folder = lake.layer(VALIDATION) / run_id
     try:  # bounded: never a FIFO's hang; a local file or an object alike
         there = json.loads(read_object(folder / "_publish.json").data).get("run_date")
     except (OSError, ValueError, AttributeError):
@@ -208,7 +207,7 @@ def _result_dir(config: PipelineConfig, run_id: str, day: dt.date) -> Path:
     return folder / day.isoformat() if there and there != day.isoformat() else folder
 
 
-def settle_gold(spark: SparkSession, config: PipelineConfig) -> dict[str, str]:
+def settle_gold(spark: SparkSession, lake: Lake) -> dict[str, str]:
     """Make every gold table's latest version its published one, before a publish writes (under the lake lock).
 
     A commit after the version `gold/_published.json` names was left by a publish that did not finish (killed,
@@ -219,7 +218,7 @@ def settle_gold(spark: SparkSession, config: PipelineConfig) -> dict[str, str]:
     at its latest version. The pointer then names the RESTORE commits (the published files, at a new version), so
     a table's latest version is its published one again (clwl.lake.door.unsettled is empty). Returns what was done
     per table ("restored from 7 to 5", "removed")."""
-    gold = Lake(config.lake).layer("gold")
+    gold = lake.layer("gold")
     pub = read_published(gold)
     found = {p.name: str(p) for p in gold_tables(gold)}
     for tmp in store_for(gold).temporaries(gold):  # a killed pointer write
@@ -253,13 +252,13 @@ def settle_gold(spark: SparkSession, config: PipelineConfig) -> dict[str, str]:
     return done
 
 
-def ensure_gold(spark: SparkSession, config: PipelineConfig) -> dict[str, list[str]]:
+def ensure_gold(spark: SparkSession, lake: Lake) -> dict[str, list[str]]:
     """Give every existing gold table the registry's CHECK constraints and change data feed it lacks (a lake
     made by an earlier version; spark.tables.ensure_properties), under the lake lock after :func:`settle_gold`.
     Each ALTER TABLE is a commit with the same rows, so the pointer then names those commits: the table's latest
     version is its published one again, the rows readers see unchanged. A table created from now on has them
     from its first commit (:func:`_write_all`). What was done per table."""
-    gold = Lake(config.lake).layer("gold")
+    gold = lake.layer("gold")
     done: dict[str, list[str]] = {}
     for name in GOLD_TABLES:
         location = gold / name
@@ -279,28 +278,28 @@ def ensure_gold(spark: SparkSession, config: PipelineConfig) -> dict[str, list[s
     return done
 
 
-def settle_before_writing(config: PipelineConfig, session: Callable[[], SparkSession],
+def settle_before_writing(lake: Lake, session: Callable[[], SparkSession],
                           progress: Callable[[str], object] = log.info) -> dict[str, str]:
     """At the start of every command that writes the lake (``clwl run``, ``clwl ingest``, a DAG task), under the
     lake lock: roll back what a killed publish left (:func:`settle_gold`), so that a reader of the latest versions
     stops seeing it at the next write. The check is a listing (clwl.lake.door.unsettled); Spark (``session()``) is
     asked for only when something is left."""
-    left = unsettled(Lake(config.lake).layer("gold"))
+    left = unsettled(lake.layer("gold"))
     if not left:
         return {}
     progress(f"gold: a publish did not finish ({'; '.join(left)}): rolling it back to the published versions")
-    done = settle_gold(session(), config)
+    done = settle_gold(session(), lake)
     for name, what in done.items():
         progress(f"  gold.{name}: {what}")
     return done
 
 
-def _commit_published(config: PipelineConfig, day: dt.date, run_id: str, versions: Mapping[str, int],
+def _commit_published(lake: Lake, day: dt.date, run_id: str, versions: Mapping[str, int],
                       inputs: Mapping[str, str] | None = None) -> None:
     """Name the versions just written in `gold/_published.json` (one atomic replace): the publish's commit point,
     with what the date was made from (clwl/lake/fingerprint.py; none given: the date's earlier record is dropped, so
     the next run does it again)."""
-    gold = Lake(config.lake).layer("gold")
+    gold = lake.layer("gold")
     pub = read_published(gold)
     tables = {**pub.tables, **{k.removeprefix("gold."): int(v) for k, v in versions.items()}}
     recorded = {d: v for d, v in pub.inputs.items() if d != day.isoformat()}
@@ -363,9 +362,9 @@ def write_run_date(df: DataFrame, path: str, day: dt.date, options: Mapping[str,
        .save(path))
 
 
-def _write_all(spark: SparkSession, config: PipelineConfig, day: dt.date, order: Sequence[str],
-               frames: Mapping[str, DataFrame], previous: Mapping[str, int | None],
-               staged: Mapping[str, tuple[str, int]] | None = None) -> dict[str, int]:
+def _write_all(spark: SparkSession, lake: Lake, day: dt.date, frames: Mapping[str, DataFrame],
+               previous: Mapping[str, int | None], staged: Mapping[str, tuple[str, int]] | None = None
+               ) -> dict[str, int]:
     """Write the tables: side by side (a Delta write of a small table is mostly its commit), then run_summary
     last, with the versions of the others. A table in ``staged`` takes the staged files themselves when it can
     (at 10M messages the copy of routing_replay's rows was 47 s)."""
@@ -373,8 +372,8 @@ def _write_all(spark: SparkSession, config: PipelineConfig, day: dt.date, order:
 
     versions: dict[str, int] = {}
     written: list[str] = []
+    order = [t for t in GOLD_TABLES if t in frames]
     first = [n for n in order if n != "run_summary"]
-    lake = Lake(config.lake)
 
     def write(name: str) -> str:
         path = str(lake.table(f"gold.{name}"))

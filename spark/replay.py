@@ -172,7 +172,7 @@ def _replay_partitions(timelines: dict[str, list[Snapshot]], run_date: date, end
         targets, observed = blank(sub.column("target_qmgr")), blank(sub.column("observed_qmgr"))
         # The replay loop's columns and its waiting messages' events as the in-process replay takes them (one
         # conversion, clwl.lake.silver), so the pipeline and `clwl explain` route the same inputs.
-        codes, rows = rep.put_batch(*silver.put_columns(sub), silver.batch_event(sub))
+        codes, rows = rep.put_batch(silver.put_columns(sub), silver.batch_event(sub))
         if rows:
             yield to_batch([out_row(qm, r) for r in rows])
         idx = pa.array(codes, pa.int32())

@@ -50,14 +50,12 @@ class PipelineRun:
     force: bool = False  # run every date, also one whose inputs are those of its published run
 
     def __post_init__(self) -> None:
-        if self.lake is None:
-            object.__setattr__(self, "lake", Lake(self.config.lake))
-        else:
-            lake = Lake(self.lake) if not isinstance(self.lake, Lake) else self.lake
-            if lake.root != self.config.lake:  # PipelineConfig.lake keeps naming the run's lake (absolute)
-                reports = None if self.config.reports == Lake(self.config.lake).layer(REPORTS) else self.config.reports
-                object.__setattr__(self, "config", replace(self.config, lake=lake.root, reports=reports))
-            object.__setattr__(self, "lake", Lake(self.config.lake))
+        if self.lake is not None:
+            root = Lake.of(self.lake).root
+            if root != self.config.lake:  # PipelineConfig.lake keeps naming the run's lake (absolute)
+                reports = None if self.config.reports == self.config.lake / REPORTS else self.config.reports
+                object.__setattr__(self, "config", replace(self.config, lake=root, reports=reports))
+        object.__setattr__(self, "lake", Lake(self.config.lake))  # the run's lake, built once: handed down
         if self.senders is not None:
             object.__setattr__(self, "senders", tuple(self.senders) or None)
         if (self.senders or self.cluster) and self.whatif is None:

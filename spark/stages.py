@@ -8,7 +8,7 @@ and `clwl run` in one process. Replay and detect write ``<lake>/staging/`` (:fun
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import datetime
 from pathlib import Path
 from typing import Optional
 
@@ -16,7 +16,7 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from clwl.analyses.observed_columns import observed_day
-from clwl.days import RunDate
+from clwl.days import UTC, RunDate
 from clwl.lake.door import GOLD_TABLES, RUN_INPUTS, STAGING_KEYS, Lake
 from clwl.lake.lineage_stages import lineage_stage
 from spark.config import PipelineConfig
@@ -25,7 +25,6 @@ from spark.replay import ROUTING_REPLAY_OPTIONS, load_timelines, replay_messages
 from spark.run import PipelineRun
 from spark.tables import TABLES, on_date, read_table
 
-UTC = timezone.utc
 RUN_SUMMARY = TABLES["gold.run_summary"]
 GOLD_KEYS = tuple(f"gold.{t}" for t in GOLD_TABLES)
 
@@ -86,8 +85,8 @@ def detect_stage(spark: SparkSession, run: PipelineRun, run_date: RunDate, inges
     run_date = RunDate(run_date)
     replayed = on_date(read_table(spark, run.out_lake, "staging.routing_replay"), run_date)
     timelines = load_timelines(run.config, run_date, run.overrides)
-    stuck = stuck_messages(spark, run.config, run_date, replayed)
-    dist = distribution(spark, run.config, run_date, replayed, timelines)
+    stuck = stuck_messages(spark, run.lake, run_date, replayed)
+    dist = distribution(spark, run.lake, run_date, replayed, timelines)
     n_stuck = _write_staged(run, stuck, "stuck_messages", run_date)
     _write_date(run, dist, "distribution", run_date)
     # MQ's answer beside the replay's: traced = messages with an observed destination; agreed / disagreed by
@@ -106,9 +105,9 @@ def detect_stage(spark: SparkSession, run: PipelineRun, run_date: RunDate, inges
     verdicts = run.out_lake.rows("staging.distribution", ["verdict"],
                                  filters=[("run_date", "=", run_date.day)])
     n_unexp = sum(v == "unexpected" for v in verdicts.column("verdict").to_pylist())
-    counts = ingest_counts or _ingest_counts(run.config, run_date)
+    counts = ingest_counts or _ingest_counts(run.lake, run_date)
     versions = {t: run.lake.version(t) for t in RUN_INPUTS if run.lake.exists(t)}
-    warnings = day_warnings(spark, run.config, run_date, n_msgs)
+    warnings = day_warnings(spark, run.lake, run_date, n_msgs)
     summary = spark.createDataFrame([RUN_SUMMARY.row(
         run_id=run.run_id, run_date=run_date.day, started_at=started_at or datetime.now(UTC),
         finished_at=datetime.now(UTC), rows_read=int(counts.get("read", 0)),
@@ -133,7 +132,7 @@ def detect_stage(spark: SparkSession, run: PipelineRun, run_date: RunDate, inges
     return {"messages": n_msgs, "stuck": n_stuck, "unexpected": n_unexp, "warnings": warnings}
 
 
-def day_warnings(spark: SparkSession, config: PipelineConfig, run_date: RunDate, messages: int) -> list[str]:
+def day_warnings(spark: SparkSession, lake: Lake, run_date: RunDate, messages: int) -> list[str]:
     """What is wrong with the run date's input as a whole, though every file of it was fine: today, a day with
     no put record at all (nothing to replay), with or without configuration captures. Published all the same
     (an empty day is a valid day), but said in the progress output, gold.run_summary.warnings and the report.
@@ -142,7 +141,6 @@ def day_warnings(spark: SparkSession, config: PipelineConfig, run_date: RunDate,
     replay none of a day that has put records)."""
     if messages:
         return []
-    lake = Lake(config.lake)
     if lake.exists("silver.message_events") and on_date(read_table(spark, lake, "silver.message_events"),
                                                         run_date).limit(1).count():
         return []
@@ -160,26 +158,22 @@ def day_warnings(spark: SparkSession, config: PipelineConfig, run_date: RunDate,
 def publish_stage(spark: SparkSession, run: PipelineRun, run_date: RunDate, inputs: Optional[dict] = None):
     """Validate the staged tables of ``run_date`` and publish them to gold only if every suite passes.
 
-    Holds the lake lock (re-entrant: `clwl run` already holds it; publish also locks a what-if output lake), and
-    the publish is all or nothing for readers (`<out>/gold/_published.json`, see spark/publish.py)."""
-    from clwl.lake.lock import lake_lock
-    from spark.publish import publish
+    The caller holds the run's lake lock (`clwl run`, a DAG task's lake_writer); publish takes the lock of the lake
+    it writes once (re-entrant on the run's; a what-if output lake's own), and is all or nothing for readers
+    (`<out>/gold/_published.json`, see spark/publish.py)."""
+    from spark.publish import PublishRequest, publish
 
     run_date = RunDate(run_date)
-
-    with lake_lock(run.config.lake, purpose=f"publish {run.run_id} {run_date}"):
-        # Each table is read at the version it has now, so the gate validates exactly what publish then writes,
-        # and the two per-message tables are not cached for it (see publish's `uncached`).
-        versions = {t: run.out_lake.version(f"staging.{t}") for t in GOLD_TABLES}
-        staged = {t: _pinned(spark, run.out_lake, f"staging.{t}", run_date, versions[t]) for t in GOLD_TABLES}
-        staged["run_summary"] = staged["run_summary"].withColumn("status", F.lit("published"))
-        silver_events = _pinned(spark, run.lake, "silver.message_events", run_date)
-        # Gold may take the staged files of the tables published as they are (not run_summary: it changes).
-        return publish(spark, run.out, run_date, run.run_id, staged,
-                       extra_checks={"silver_message_events": silver_events},
-                       uncached=("routing_replay", "silver.message_events"),
-                       staged={t: (run.staging(t), versions[t]) for t in GOLD_TABLES if t != "run_summary"},
-                       made_from=inputs)
+    # Each table is read at the version it has now, so the gate validates exactly what publish then writes,
+    # and the two per-message tables are not cached for it (see PublishRequest's `uncached`).
+    versions = {t: run.out_lake.version(f"staging.{t}") for t in GOLD_TABLES}
+    staged = {t: _pinned(spark, run.out_lake, f"staging.{t}", run_date, versions[t]) for t in GOLD_TABLES}
+    staged["run_summary"] = staged["run_summary"].withColumn("status", F.lit("published"))
+    silver_events = _pinned(spark, run.lake, "silver.message_events", run_date)
+    # Gold may take the staged files of the tables published as they are (not run_summary: it changes).
+    return publish(spark, run.out_lake, run_date, run.run_id, PublishRequest(
+        staged, silver={"message_events": silver_events}, uncached=("routing_replay", "silver.message_events"),
+        staged={t: (run.staging(t), versions[t]) for t in GOLD_TABLES if t != "run_summary"}, made_from=inputs))
 
 
 def _pinned(spark: SparkSession, lake: Lake, key: str, run_date: RunDate, version: Optional[int] = None) -> DataFrame:
@@ -263,12 +257,12 @@ def _upload_report(local: Path, reports, html: Path, md: Path) -> tuple[str, str
     return (str(reports / html.relative_to(local).as_posix()), str(reports / md.relative_to(local).as_posix()))
 
 
-def _ingest_counts(config: PipelineConfig, run_date: str) -> dict:
+def _ingest_counts(lake: Lake, run_date: str) -> dict:
     from spark.ingest.run_log import latest_log_rows
 
-    if not Lake(config.lake).exists("silver.ingest_files"):
+    if not lake.exists("silver.ingest_files"):
         return {}
     # The log gains a row per file at every run (unchanged files included): the date's counts are those of each
     # file's latest row, and a file removed since is not counted, so a re-run reports what the first run did.
-    kept = [r for r in latest_log_rows(config, [run_date]).values() if r["status"] != "removed"]
+    kept = [r for r in latest_log_rows(lake, [run_date]).values() if r["status"] != "removed"]
     return {k: sum(r[f"records_{k}"] or 0 for r in kept) for k in ("read", "accepted", "quarantined")}

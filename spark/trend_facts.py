@@ -15,7 +15,7 @@ from typing import Optional
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from clwl.analyses.trend_facts import Fact, day_facts, put_spans
+from clwl.analyses.trend_facts import DayInputs, Fact, day_facts, put_spans
 from clwl.days import RunDate
 from spark.run import PipelineRun
 from spark.tables import TABLES, on_date, read_table
@@ -59,9 +59,9 @@ def gather_facts(spark: SparkSession, run: PipelineRun, run_date: str, replayed:
     except DriftError:
         changes = None
     evidence = day_evidence(main, None, day, estate, stuck, put_spans=spans)
-    return day_facts(run_date, distribution=dist, stuck=stuck, delayed=delayed, estate=estate, incidents=found,
-                     findings=findings, rules=RULE_NAMES, drift=changes, evidence=evidence, traced=traced,
-                     agreed=agreed, opens=opens)
+    return day_facts(run_date, DayInputs(distribution=dist, stuck=stuck, delayed=delayed, estate=estate,
+                                         incidents=found, findings=findings, rules=RULE_NAMES, drift=changes,
+                                         evidence=evidence, traced=traced, agreed=agreed, opens=opens))
 
 
 def facts_frame(spark: SparkSession, run_date: str, facts: list[Fact]) -> DataFrame:

@@ -249,7 +249,7 @@ def finish_window(rep: SenderReplay, day: SenderDay, tracked: set[str], window: 
                 fates[r.msg_id] = row_fate(r, day_end)
 
     for ch in day.window:
-        codes, rows = rep.put_batch(*ch.columns, ch.event)
+        codes, rows = rep.put_batch(ch.columns, ch.event)
         take(rows)
         by_code: dict[int, Fate] = {}  # a few results, shared by many messages
         for mid, code in zip(ch.msg_ids, codes):
@@ -262,7 +262,7 @@ def finish_window(rep: SenderReplay, day: SenderDay, tracked: set[str], window: 
     for ch in day.after:
         if not _waiting_from_before(rep, window.end):
             break
-        take(rep.put_batch(*ch.columns, ch.event)[1])
+        take(rep.put_batch(ch.columns, ch.event)[1])
         _clear_results(rep)
     if _waiting_from_before(rep, window.end):
         take(rep.finish(day_end))
@@ -482,7 +482,7 @@ def examine_sender(day: SenderDay, timeline: Sequence[Snapshot], cases: Sequence
     rep = SenderReplay(day.sender, base_tl, profile)
     messages: dict[str, Message] = {}
     for ch in day.before:
-        codes, _ = rep.put_batch(*ch.columns, ch.event)
+        codes, _ = rep.put_batch(ch.columns, ch.event)
         for i, code in enumerate(codes):
             if code < 0:  # waits: it may still wait when the window begins
                 messages[ch.msg_ids[i]] = Message(ch.queues[i], application_of(ch.handles[i], names))

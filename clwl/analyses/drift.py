@@ -469,7 +469,7 @@ def read_history(lake: Location | str, baseline_at: datetime, until: datetime) -
 
     from clwl.lake.door import Lake, LakeFileError
 
-    door = Lake(lake)
+    door = Lake.of(lake)
     if not door.exists(HISTORY_TABLE):
         raise DriftError(f"{lake}: no {HISTORY_TABLE} (ingest the captures first: clwl ingest or clwl run)")
     try:
@@ -492,7 +492,7 @@ def read_captures(lake: Location | str) -> Optional[list[tuple[str, datetime]]]:
 
     from clwl.lake.door import Lake
 
-    door = Lake(lake)
+    door = Lake.of(lake)
     if not door.exists(CAPTURE_TABLE):
         return None
     try:

@@ -307,7 +307,7 @@ def _feed(rep: SenderReplay, sub) -> list[ReplayRow]:
     """Route a batch of messages through ``rep`` (no trace); the rows that became final."""
     if sub.num_rows == 0:
         return []
-    _, rows = rep.put_batch(*put_columns(sub), batch_event(sub))
+    _, rows = rep.put_batch(put_columns(sub), batch_event(sub))
     return rows
 
 

@@ -36,7 +36,7 @@ def lint_lake(lake: Location | str, run_date: str, notes: Optional[list[str]] = 
     from clwl.lake.door import Lake
     from clwl.lake.silver import load_timelines
 
-    lk = Lake(lake)
+    lk = Lake.of(lake)
     for key in ("silver.config_history", "silver.channel_status", "silver.ingest_files"):
         if not lk.exists(key):
             raise LintInputError(f"{lake}: no {key} table (ingest the landing folder first: clwl run or clwl ingest)")

@@ -291,7 +291,7 @@ def gate_verdicts(lake: Location | str) -> list[Verdict]:
     from clwl.lake.door import Lake, LakeFileError
     from clwl.lake.storage import list_folders, read_object
 
-    lk = Lake(lake)
+    lk = Lake.of(lake)
     folder = lk.layer("validation")
     found: list[Verdict] = []
 
@@ -481,7 +481,7 @@ def lake_metrics(lake: Location | str, run_date: Optional[str] = None, *, blocke
     from clwl.lake.door import Lake
     from clwl.lake.silver import load_timelines
 
-    lk = Lake(lake)
+    lk = Lake.of(lake)
     pub, dates = published_state(lk)
     verdicts = gate_verdicts(lake)
     gate_blocked = blocked_dates(verdicts)

@@ -361,7 +361,7 @@ def trend(lake: Location | str, days: int = DEFAULT_DAYS, until: Optional[str] =
         raise TrendError(f"--window {window} --min-days {min_days}: both at least 1, --min-days at most --window")
     if not threshold > 0:
         raise TrendError(f"--threshold {threshold}: a number above 0")
-    lk = Lake(lake)
+    lk = Lake.of(lake)
     pub = lk.published()
     dates = sorted(pub.dates) if pub.exists else []
     if until is not None:

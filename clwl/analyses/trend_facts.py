@@ -190,15 +190,34 @@ def open_facts(opens: Iterable[Mapping]) -> list[Fact]:
             for (s, q, app), a in sorted(acc.items())]
 
 
-def day_facts(run_date: str, *, distribution: list[dict], stuck: list[dict], delayed: list[dict], estate,
-              incidents: Iterable = (), findings: Optional[Mapping[str, int]] = None, rules: Iterable[str] = (),
-              drift=None, evidence=None, traced: Optional[int] = None, agreed: Optional[int] = None,
-              opens: Iterable[Mapping] = ()) -> list[Fact]:
+@dataclass(frozen=True)
+class DayInputs:
+    """What one day's facts are made from: the gold rows (distribution, stuck and delayed messages), the estate,
+    and what the other analyses said of the day (incidents, lint findings of ``rules``, drift, evidence, the
+    trace's traced and agreed messages, the applications' opens)."""
+
+    distribution: list[dict]
+    stuck: list[dict]
+    delayed: list[dict]
+    estate: object
+    incidents: Iterable = ()
+    findings: Optional[Mapping[str, int]] = None
+    rules: Iterable[str] = ()
+    drift: object = None
+    evidence: object = None
+    traced: Optional[int] = None
+    agreed: Optional[int] = None
+    opens: Iterable[Mapping] = ()
+
+
+def day_facts(run_date: str, day: DayInputs) -> list[Fact]:
     """Every fact of one day, in a stable order."""
-    facts = (share_facts(distribution, estate) + channel_facts(stuck, delayed, estate, run_date)
-             + incident_facts(incidents) + finding_facts(findings, rules) + change_facts(drift, estate.observers)
-             + (evidence_facts(evidence) if evidence is not None else []) + trace_facts(traced, agreed)
-             + open_facts(opens))
+    estate = day.estate
+    facts = (share_facts(day.distribution, estate) + channel_facts(day.stuck, day.delayed, estate, run_date)
+             + incident_facts(day.incidents) + finding_facts(day.findings, day.rules)
+             + change_facts(day.drift, estate.observers)
+             + (evidence_facts(day.evidence) if day.evidence is not None else []) + trace_facts(day.traced, day.agreed)
+             + open_facts(day.opens))
     unknown = {f.metric for f in facts} - set(METRICS)
     if unknown:  # a metric the docs and the trend do not know
         raise ValueError(f"trend facts of unknown metrics {sorted(unknown)}")

@@ -77,10 +77,8 @@ class AdviseTask(LakeTask):
         return self.args.lake is not None  # checked before the advice is worked out: a wrong lake is one line at once
 
     def resolve_lake(self):
-        from clwl.lake.door import Lake
-
         lake = super().resolve_lake()
-        if not Lake(lake).exists("silver.config_history"):
+        if not lake.exists("silver.config_history"):
             raise TaskError(f"--lake: {lake} holds no silver.config_history (run clwl run on the landing first)")
         return lake
 

@@ -76,7 +76,7 @@ class QueryTask(LakeTask):
         here: the query says which table it does not find."""
         self.require(self.readers)
         lake = self.given_lake()
-        store_for(lake).is_folder(lake)  # a name too long, a folder on the way not searchable: one line
+        store_for(lake.root).is_folder(lake.root)  # a name too long, a folder on the way not searchable: one line
         name = getattr(self.args, "whatif", None)
         if name is None:
             return lake
@@ -86,10 +86,10 @@ class QueryTask(LakeTask):
 
         if not re.match(NAME_PATTERN, name):
             raise TaskError(f"--whatif {name!r}: not a what-if name")
-        known = list_folders(Lake(lake).layer("whatif"))
+        known = list_folders(lake.layer("whatif"))
         if name not in known:
             raise TaskError(f"no what-if {name!r} in {lake} (what-ifs: {', '.join(known) or 'none'})")
-        return Lake(lake).whatif(name).root
+        return lake.whatif(name)
 
     def failures(self):
         return (QueryError,)
@@ -168,9 +168,9 @@ def absent_dates(sql: str, lake) -> str | None:
     try:
         from clwl.lake.published import read_published
 
-        held = set(read_published(Lake(lake).layer("gold")).dates)
+        lk = Lake.of(lake)
+        held = set(read_published(lk.layer("gold")).dates)
         if not held:
-            lk = Lake(lake)
             if lk.exists("silver.ingest_files"):
                 held = {str(d) for d in lk.rows("silver.ingest_files", ["run_date"]).column("run_date").to_pylist()}
     except Exception:  # the lake's dates are a hint: a lake that cannot say them gets none
@@ -208,7 +208,7 @@ class PublishedTask(LakeTask):
     def resolve_lake(self):
         """The lake whose gold folder holds something (not the lake's readers: the pointer is plain JSON)."""
         lake = self.given_lake()
-        gold = Lake(lake).layer("gold")
+        gold = lake.layer("gold")
         # Locally the gold folder is enough (an empty one too); an object store has no empty folders: a table.
         there = bool(list_folders(gold)) if is_object_store(gold) else local_folder_exists(gold)
         if not there:
@@ -218,7 +218,7 @@ class PublishedTask(LakeTask):
     def compute(self) -> dict:
         from clwl.lake.door import reader_recipes
 
-        return reader_recipes(Lake(self.lake).layer("gold"), self.args.trino_schema)
+        return reader_recipes(self.lake.layer("gold"), self.args.trino_schema)
 
     def json_document(self, recipes: dict) -> dict:
         return recipes

@@ -53,10 +53,9 @@ class ReportTask(LakeTask):
             raise TaskError(f"--out {self.args.out}: not a folder")
 
     def compute(self) -> dict:
-        from clwl.lake.door import Lake
         from clwl.lake.reports import NoReport, blocked_quality_docs, fetch_report, report_made_for
 
-        lake = Lake(self.lake)
+        lake = self.lake
         published = lake.published()
         date = self.date
         if date is None:

@@ -52,7 +52,7 @@ class LakeTask:
 
     def __init__(self, args: argparse.Namespace):
         self.args = args
-        self.lake: Any = None  # a Path or a clwl.lake.storage.LakeLocation once resolved (None: no lake read)
+        self.lake: Any = None  # the clwl.lake.door.Lake once resolved, handed to compute (None: no lake read)
         self.date: Any = None  # the run date (a clwl.days.RunDate) once resolved, when the command has one
 
     @classmethod
@@ -87,24 +87,24 @@ class LakeTask:
         return True
 
     def resolve(self) -> None:
-        """The lake, then the run date."""
+        """The lake (its door built here, once: compute hands it down), then the run date."""
         if self.reads_lake():
             self.lake = self.resolve_lake()
         self.date = self.resolve_date()
 
     def resolve_lake(self) -> Any:
-        """The lake this run reads (``--lake``; else $CLWL_LAKE, else ./lake): a Path or a
-        clwl.lake.storage.LakeLocation. TaskError when :attr:`readers` are not installed or nothing is there;
+        """The lake this run reads (``--lake``; else $CLWL_LAKE, else ./lake), a clwl.lake.door.Lake (at a Path
+        or a clwl.lake.storage.LakeLocation). TaskError when :attr:`readers` are not installed or nothing is there;
         StorageError (a LakeFileError) for a typo in $CLWL_LAKE, missing S3 credentials, a folder that cannot be
         looked at."""
         from clwl.lake.storage import store_for
 
         self.require(self.readers)
         lake = self.given_lake()
-        store = store_for(lake)
+        store = store_for(lake.root)
         store.storage_options()  # an object store's credentials and endpoint: one line before anything is sent
         # Locally a name too long, a folder on the way not searchable: one line too.
-        if not store.is_folder(lake):
+        if not store.is_folder(lake.root):
             raise TaskError(f"no lake at {lake} (name it with --lake or $CLWL_LAKE)")
         return lake
 
@@ -144,7 +144,8 @@ class LakeTask:
             raise TaskError(reason)
 
     def given_lake(self) -> Any:
-        """``--lake``, else the one reading of $CLWL_LAKE (StorageError for a typo of a URI), else ./lake."""
-        from clwl.lake.door import default_lake_location
+        """The lake at ``--lake``, else at the one reading of $CLWL_LAKE (StorageError for a typo of a URI), else
+        at ./lake: its door, built here once for the whole run."""
+        from clwl.lake.door import Lake, default_lake_location
 
-        return self.args.lake if self.args.lake is not None else default_lake_location()
+        return Lake(self.args.lake if self.args.lake is not None else default_lake_location())

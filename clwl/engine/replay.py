@@ -19,7 +19,7 @@ from __future__ import annotations
 import bisect
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
-from typing import Callable, Iterable, Iterator, Optional
+from typing import Callable, Iterable, Iterator, NamedTuple, Optional
 
 from clwl.engine.algorithm import Request, Step
 from clwl.engine.model import ClusterView, state_tier
@@ -153,6 +153,22 @@ def timeline_from_captures(qmgr: str, captures: Iterable[tuple[datetime, set[str
     return out
 
 
+class PutColumns(NamedTuple):
+    """A batch of put messages as columns, one list each, in time order (:meth:`SenderReplay.put_batch`):
+    ``times_us`` put times in microseconds since the epoch; the rest as :class:`PutEvent` names them."""
+
+    times_us: list[int]
+    queues: list[str]
+    targets: list[Optional[str]]
+    binds: list[str]
+    handles: list[str]
+    groups: list[str]
+    logical: list[bool]
+    from_channel: list[bool]
+    pcf: list[bool]
+    lengths: list[int]
+
+
 class SenderReplay:
     """The replay of one sending queue manager."""
 
@@ -271,18 +287,16 @@ class SenderReplay:
         yield row
 
     # -- the batch path (spark/replay.py): put()'s decisions without an object per message ----------------
-    def put_batch(self, times_us: list[int], queues: list[str], targets: list[Optional[str]], binds: list[str],
-                  handles: list[str], groups: list[str], logical: list[bool], from_channel: list[bool],
-                  pcf: list[bool], lengths: list[int], event: Callable[[int], PutEvent]
-                  ) -> tuple[list[int], list[ReplayRow]]:
+    def put_batch(self, columns: PutColumns, event: Callable[[int], PutEvent]) -> tuple[list[int], list[ReplayRow]]:
         """Route a batch of messages given as columns, in time order, exactly as :meth:`put` would.
 
-        ``times_us``: put times in microseconds since the epoch. Returns ``(codes, rows)``: ``codes[i]`` is the
+        ``columns``: a :class:`PutColumns` (or a tuple of its ten lists, in its order). Returns ``(codes, rows)``: ``codes[i]`` is the
         index in :attr:`outcomes` of message i's result ``(Route or RouteError, config_time)`` when that was its
         fate at once (delivered at its put time, or an error); -1 when it waits on a transmission queue (its
         row comes later, from this or a later batch or from :meth:`finish`). ``rows``: the rows that became
         final during the batch. ``event(i)`` builds message i's PutEvent; it is called only for messages that
         wait, so the common case costs no object per message."""
+        times_us, queues, targets, binds, handles, groups, logical, from_channel, pcf, lengths = columns
         codes: list[int] = []
         append = codes.append
         rows: list[ReplayRow] = []

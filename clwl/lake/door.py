@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import functools
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterator, NamedTuple, Sequence
 
@@ -346,7 +346,7 @@ class Lake:
     """The lake at ``root`` (a folder, local or mounted, or ``s3://bucket/prefix``: clwl/lake/storage.py): where each folder and table is, and what the tables
     hold, read without Spark. A table is named by its key, ``"<layer>.<name>"``: a table of the map
     (:data:`TABLE_KEYS`) or a staged gold table (``"staging.routing_replay"``). A what-if run's output is a lake
-    of its own (``Lake(whatif_root(lake, name))``)."""
+    of its own (:meth:`whatif`)."""
 
     root: Path | LakeLocation
 
@@ -382,7 +382,7 @@ class Lake:
 
     def whatif(self, name: str) -> "Lake":
         """The lake a what-if run named ``name`` writes (``<lake>/whatif/<name>``)."""
-        return Lake(whatif_root(self.root, _name("what-if", name)))
+        return replace(self, root=whatif_root(self.root, _name("what-if", name)))  # this lake's, rooted there
 
     # -- what the tables hold
     def exists(self, key: str) -> bool:

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import datetime as dt
 import hashlib
+import os
 from pathlib import Path
 from typing import Any, Iterable, Mapping, Optional
 from uuid import UUID
@@ -179,20 +180,26 @@ def new_run_uuid() -> str:
     return str(generate_new_uuid())
 
 
-def stage_event(state: str, namespace: str, job: str, run_uuid: str | UUID, *,
+def namespace() -> str:
+    """The jobs' namespace now: $OPENLINEAGE_NAMESPACE, else ours."""
+    return os.environ.get(NAMESPACE_ENV, "").strip() or DEFAULT_NAMESPACE
+
+
+def stage_event(state: str, job: str, run_uuid: str | UUID, *,
                 inputs: Iterable[InputDataset] = (), outputs: Iterable[OutputDataset] = (),
                 parent: Optional[ParentRunFacet] = None, run_facets: Optional[Mapping[str, RunFacet]] = None,
-                error: Optional[BaseException] = None, at: Optional[dt.datetime] = None) -> RunEvent:
-    """One event: ``state`` START, COMPLETE or FAIL (a FAIL carries ``error`` as the errorMessage facet)."""
+                error: Optional[BaseException] = None) -> RunEvent:
+    """One event of the job ``job`` (in :func:`namespace`), now: ``state`` START, COMPLETE or FAIL (a FAIL carries
+    ``error`` as the errorMessage facet)."""
     facets: dict[str, RunFacet] = dict(run_facets or {})
     if parent is not None:
         facets["parent"] = parent
     if error is not None:
         facets["errorMessage"] = ErrorMessageRunFacet(message=f"{type(error).__name__}: {error}"[:2000],
                                                       programmingLanguage="python")
-    when = (at or dt.datetime.now(dt.timezone.utc)).isoformat()
+    when = dt.datetime.now(dt.timezone.utc).isoformat()
     return RunEvent(eventType=RunState[state], eventTime=when, run=Run(runId=str(run_uuid), facets=facets),
-                    job=Job(namespace=namespace, name=job), producer=PRODUCER,
+                    job=Job(namespace=namespace(), name=job), producer=PRODUCER,
                     inputs=list(inputs), outputs=list(outputs))
 
 

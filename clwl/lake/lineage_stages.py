@@ -28,15 +28,14 @@ from typing import Any, Callable, Iterator, Optional, Sequence
 
 from clwl.lake.door import GOLD_TABLES, RUN_INPUTS, STAGING_KEYS, TABLE_KEYS, Lake
 from clwl.lake.lineage import (
-    DEFAULT_NAMESPACE,
     LINEAGE,
-    NAMESPACE_ENV,
     GateRunFacet,
     RunDateFacet,
     assertions_facet,
     dataset_name,
     folder_input,
     folder_output,
+    namespace,
     new_run_uuid,
     parent_facet,
     stage_event,
@@ -53,10 +52,6 @@ _PARENT: ContextVar[Any] = ContextVar("clwl_lineage_parent", default=None)
 #: Whether the client sends events beyond the lake's file (the client's own environment variables).
 REMOTE_ENV = ("OPENLINEAGE_URL", "OPENLINEAGE_CONFIG")
 _MAX_FILE = 1 << 30  # an object-store lineage file is read whole to append a line
-
-
-def namespace() -> str:
-    return os.environ.get(NAMESPACE_ENV, "").strip() or DEFAULT_NAMESPACE
 
 
 def lineage_file(lake: Lake, run_id: str):
@@ -121,7 +116,7 @@ def stage_lineage(stage: str, run_id: str, run_date: Optional[str], *, reads: La
         read = {k: _versions(_lake_of(k, reads, writes), [k]).get(k) for k in read_keys}
         inputs = [table_input(_lake_of(k, reads, writes).table(k), v) for k, v in read.items() if v is not None]
         inputs += list(landing)
-        emit(writes, run_id, stage_event("START", namespace(), f"clwl.{stage}", ol_run, inputs=inputs,
+        emit(writes, run_id, stage_event("START", f"clwl.{stage}", ol_run, inputs=inputs,
                                          parent=parent, run_facets=facets))
         started = (ol_run, parent, facets, before, written, inputs)
     except Exception as e:
@@ -131,7 +126,7 @@ def stage_lineage(stage: str, run_id: str, run_date: Optional[str], *, reads: La
     except BaseException as error:
         if started:
             ol_run, parent, facets, *_ = started
-            emit(writes, run_id, stage_event("FAIL", namespace(), f"clwl.{stage}", ol_run, parent=parent,
+            emit(writes, run_id, stage_event("FAIL", f"clwl.{stage}", ol_run, parent=parent,
                                              run_facets=facets, error=error))
         raise
     if not started:
@@ -141,7 +136,7 @@ def stage_lineage(stage: str, run_id: str, run_date: Optional[str], *, reads: La
         after = _versions(writes, written)
         moved = {k: v for k, v in after.items() if v != before.get(k)}
         inputs, outputs, facets = _ended(box.result, reads, writes, moved, inputs, dict(facets), run_date)
-        emit(writes, run_id, stage_event("COMPLETE", namespace(), f"clwl.{stage}", ol_run, inputs=inputs,
+        emit(writes, run_id, stage_event("COMPLETE", f"clwl.{stage}", ol_run, inputs=inputs,
                                          outputs=outputs, parent=parent, run_facets=facets))
     except Exception as e:
         log.warning("lineage: no COMPLETE event for %s %s (run %s): %s", stage, run_date, run_id, e)
@@ -214,11 +209,11 @@ def landing_inputs(landing: Any, run_dates: Sequence[str]) -> list:
 
 
 @contextmanager
-def ingest_lineage(config: Any, run_id: str, run_dates: Sequence[str]) -> Iterator[_Stage]:
-    """The ingest's events: the landing folders of ``run_dates`` in, the bronze and silver tables it wrote out."""
-    lake = Lake(config.lake)
+def ingest_lineage(lake: Lake, landing_root: Any, run_id: str, run_dates: Sequence[str]) -> Iterator[_Stage]:
+    """The ingest's events: the landing folders of ``run_dates`` (under ``landing_root``) in, the bronze and silver
+    tables it wrote to ``lake`` out."""
     try:
-        landing = landing_inputs(config.landing, run_dates)
+        landing = landing_inputs(landing_root, run_dates)
     except Exception as e:
         log.warning("lineage: landing folders of %s not listed: %s", ", ".join(run_dates), e)
         landing = []
@@ -250,7 +245,7 @@ class _ParentRun:
     def start(self) -> None:
         if not self.started:
             self.started = True
-            emit(self.lake, self.run_id, stage_event("START", namespace(), "clwl.run", self.ol_run))
+            emit(self.lake, self.run_id, stage_event("START", "clwl.run", self.ol_run))
 
 
 @contextmanager
@@ -263,9 +258,9 @@ def run_lineage(lake: Lake, run_id: str) -> Iterator[None]:
         yield
     except BaseException as error:
         if parent.started:
-            emit(lake, run_id, stage_event("FAIL", namespace(), "clwl.run", parent.ol_run, error=error))
+            emit(lake, run_id, stage_event("FAIL", "clwl.run", parent.ol_run, error=error))
         raise
     finally:
         _PARENT.reset(token)
     if parent.started:
-        emit(lake, run_id, stage_event("COMPLETE", namespace(), "clwl.run", parent.ol_run))
+        emit(lake, run_id, stage_event("COMPLETE", "clwl.run", parent.ol_run))

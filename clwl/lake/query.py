@@ -35,7 +35,7 @@ from clwl.lake.door import (
     snapshot,
 )
 from clwl.lake.put_records import STORED_SUFFIX, VIEWS, view_sql
-from clwl.lake.storage import lake_root, list_folders, store_for
+from clwl.lake.storage import list_folders, store_for
 from clwl.terminal import printable
 
 LAYER_PRIORITY = tuple(reversed(LAYERS))  # who gets the bare name when two layers share a table name: gold first
@@ -303,7 +303,8 @@ def run_query(sql: str, lake: Path, *, timeout: float | None = DEFAULT_TIMEOUT,
 
 
 def _answer(sql: str, lake: Path, memory_mb: int):
-    lake = lake_root(lake)
+    door = Lake.of(lake)  # the command's, handed down, or one for the whole query
+    lake = door.root
     if not store_for(lake).is_folder(lake):
         raise QueryError(f"no lake at {lake} (give --lake DIR, or set CLWL_LAKE)")
     try:
@@ -316,7 +317,6 @@ def _answer(sql: str, lake: Path, memory_mb: int):
 
     ctx = _session(memory_mb)
     options = _read_only_options()
-    door = Lake(lake)  # one for the whole query
     gold = door.layer("gold")
     try:  # gold tables are read at the versions of the last finished publish, all from one reading of the file
         published = door.published()

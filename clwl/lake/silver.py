@@ -21,7 +21,7 @@ from urllib.parse import unquote
 
 from clwl.days import as_utc, day_bounds, run_day
 from clwl.engine.qsg import membership_from_history
-from clwl.engine.replay import PutEvent, Snapshot, timeline_from_history
+from clwl.engine.replay import PutColumns, PutEvent, Snapshot, timeline_from_history
 from clwl.lake.registry import check_partitioning, columns_of, spec
 from clwl.lake.storage import arrow_paths, lake_root
 
@@ -117,7 +117,7 @@ def put_event(c: dict, i: int) -> PutEvent:
                     c["source"][i] == OBSERVED_AT_PUT)
 
 
-def put_columns(batch: "pa.RecordBatch") -> tuple[list, ...]:
+def put_columns(batch: "pa.RecordBatch") -> PutColumns:
     """SenderReplay.put_batch's columns (times_us, queues, targets, binds, handles, groups, logical, from_channel,
     pcf, lengths) from a batch of INPUT_COLUMNS as :func:`sender_batches` gives them, as the pipeline's replay
     (spark/replay.py) takes them: put times in microseconds, a blank target as none, nulls as blank or False."""
@@ -126,7 +126,7 @@ def put_columns(batch: "pa.RecordBatch") -> tuple[list, ...]:
 
     target = batch.column("target_qmgr")
     target = pc.if_else(pc.equal(target, ""), pa.scalar(None, pa.string()), target)  # "" is no target, as there
-    return (batch.column("put_time").cast(pa.timestamp("us", "UTC")).cast(pa.int64()).to_pylist(),
+    return PutColumns(batch.column("put_time").cast(pa.timestamp("us", "UTC")).cast(pa.int64()).to_pylist(),
             batch.column("queue").to_pylist(), target.to_pylist(), batch.column("bind").to_pylist(),
             pc.fill_null(batch.column("open_handle"), "").to_pylist(),
             pc.fill_null(batch.column("group_id"), "").to_pylist(),
@@ -209,7 +209,7 @@ def trace_applications(lake: Path | str, run_date: str, connections: Optional[Co
     names are left out, so such a put falls back to its handle. Empty when the lake has no activity trace."""
     from clwl.lake.door import Lake
 
-    lk = Lake(lake)
+    lk = Lake.of(lake)
     if (connections is not None and not connections) or not lk.exists("bronze.activity_operations"):
         return {}
     filters = [("run_date", "=", run_day(run_date))]

@@ -38,7 +38,7 @@ def read_disagreements(lake: Path, day) -> pd.DataFrame | None:
     version, by sending queue manager and put time; None when the table or its timing columns are not there."""
     from clwl.lake.door import Lake
 
-    lake = Lake(lake)
+    lake = Lake.of(lake)
     version = lake.published_version("gold.routing_replay")
     if version is None:
         return None

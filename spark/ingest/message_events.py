@@ -95,17 +95,15 @@ def scope_of_put_files(spark, config, frames: dict, puts: dict[str, str]) -> Mes
                         traced, frozenset(puts))
 
 
-def _file_order(config, files: Iterable[str], ingested_at: datetime) -> list[tuple[str, int]]:
+def _file_order(lake, files: Iterable[str], ingested_at: datetime) -> list[tuple[str, int]]:
     """``(source_file, rank)``: the put files in the order their copies of a message are kept: by first ingest
     (the earliest run-log row since the file last appeared in the landing folder; ``ingested_at`` for a file new
     in this run), then by name. Read from the run log without a JVM (it is small)."""
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    from clwl.lake.door import Lake
-
     wanted = sorted(set(files))
-    log = Lake(config.lake).rows("silver.ingest_files", ["source_file", "ingested_at", "ingest_run_id", "status"])
+    log = lake.rows("silver.ingest_files", ["source_file", "ingested_at", "ingest_run_id", "status"])
     log = log.filter(pc.is_in(log.column("source_file"), value_set=pa.array(wanted, pa.string())))
 
     def utc(t: datetime) -> datetime:
@@ -206,7 +204,7 @@ def put_rows(spark, config, scope: MessageScope, frames: dict, where: str):
     return rows
 
 
-def message_jobs(spark, config, scope: MessageScope, frames: dict, ingested_at: datetime, run_id: str):
+def message_jobs(ingest, scope: MessageScope, frames: dict):
     """The writes of silver.message_events for the scope's pairs (run date, sending queue manager), of the put
     rows held back from it (the only rows bronze.put_records stores) and of their quarantine rows (level
     :data:`MESSAGE_LEVEL`, for the scope's files), from every accepted put row of those pairs (:func:`put_rows`).
@@ -223,6 +221,7 @@ def message_jobs(spark, config, scope: MessageScope, frames: dict, ingested_at: 
     from pyspark.sql import Window
     from pyspark.sql import functions as F
 
+    spark, config, run_id = ingest.spark, ingest.config, ingest.run_id
     where = _pairs_where(scope.pairs)
     # source: the put file's format; an activity trace's rows (format amqsact) are activity_trace events.
     bronze = put_rows(spark, config, scope, frames, where).withColumn(
@@ -245,7 +244,7 @@ def message_jobs(spark, config, scope: MessageScope, frames: dict, ingested_at: 
     fields = compared_fields(TABLES["silver.message_events"].columns)
     may_repeat = good if len(multi) == len(scope.pairs) else good.where(_pairs_where(multi))
     repeated = may_repeat.groupBy(*keys).count().where(F.col("count") > 1).drop("count")
-    order = _file_order(config, scope.order_files, ingested_at)  # only where copies may repeat: a run-log read
+    order = _file_order(ingest.lake, scope.order_files, ingest.ingested_at)  # only where copies may repeat: a run-log read
     ranks = spark.createDataFrame(order, "source_file string, _order int")
     w = Window.partitionBy(*keys).orderBy("_order", "source_file", "position")
     ranked = (may_repeat.join(repeated, keys, "left_semi").join(F.broadcast(ranks), "source_file", "left")

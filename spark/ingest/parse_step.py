@@ -12,6 +12,7 @@ from pathlib import Path
 
 from clwl.landing.discovery import TASK_BYTES as TASK_BYTES
 from clwl.landing.discovery import LandingFile, plan_tasks
+from spark.ingest.context import IngestRun
 from spark.ingest.landing_stage import stage_landing, tasks_read_the_store
 from spark.ingest.parse_tasks import ReconciliationError, parse_partition
 from spark.ingest.put_csv import PUT_RECORDS, PutCsvRead, read_put_csvs
@@ -61,15 +62,16 @@ def _put_csvs_by_spark(spark, todo: list[LandingFile], run_id: str, scratch: Pat
         return PutCsvRead()
 
 
-def parse_files(spark, todo: list[LandingFile], dates: list[str], run_id: str, scratch: Path, task_bytes: int,
-                 progress, trace_tz: str | None = None, put_csv_reader: bool = False
-                 ) -> tuple[list[dict], dict[str, object]]:
+def parse_files(ingest: IngestRun, todo: list[LandingFile], dates: list[str], scratch: Path, task_bytes: int
+                ) -> tuple[list[dict], dict[str, object]]:
     """Parse ``todo`` in Spark tasks: ``(per-file summaries, DataFrame of the parsed rows per table key)``, the
-    DataFrames reading the Parquet files the tasks wrote to ``scratch``. ``trace_tz``: the zone the local
-    times of activity traces are read in. ``put_csv_reader``: True, the put CSV files whose every record is clean
-    are read by Spark's CSV reader (:mod:`spark.ingest.put_csv`), the others by the Python parser, with the same
-    rows either way; False (the default), every file by the Python parser. A run passes its
-    ``PipelineConfig.put_csv_reader`` (``$CLWL_PUT_CSV_READER=spark``)."""
+    DataFrames reading the Parquet files the tasks wrote to ``scratch``. ``ingest.trace_tz``: the zone the local
+    times of activity traces are read in. ``ingest.config.put_csv_reader`` (``$CLWL_PUT_CSV_READER=spark``): True,
+    the put CSV files whose every record is clean are read by Spark's CSV reader (:mod:`spark.ingest.put_csv`),
+    the others by the Python parser, with the same rows either way; False (the default), every file by the Python
+    parser."""
+    spark, run_id, progress, trace_tz = ingest.spark, ingest.run_id, ingest.progress, ingest.trace_tz
+    put_csv_reader = ingest.config.put_csv_reader
     results: list[dict] = []
     frames: dict[str, object] = {}
     if not todo:

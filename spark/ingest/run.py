@@ -6,10 +6,12 @@ import time
 from datetime import datetime, timezone
 from typing import Callable
 
+from clwl.lake.door import Lake
 from clwl.landing.discovery import TRACE_TZ_ENV as TRACE_TZ_ENV
 from clwl.landing.discovery import discover_landing, trace_zone
 from clwl.terminal import printable
 from spark.config import PipelineConfig
+from spark.ingest.context import IngestRun
 from spark.ingest.parse_step import TASK_BYTES, parse_files
 from spark.ingest.parse_tasks import ReconciliationError
 from spark.ingest.put_layout import migrate_put_records
@@ -27,16 +29,16 @@ from spark.run import new_run_id
 from spark.tables import ensure_tables
 
 
-def ingest_pending(config: PipelineConfig, run_dates: list[str] | None = None, trace_tz: str | None = None) -> bool:
+def ingest_pending(config: PipelineConfig, run_dates: list[str] | None = None, trace_tz: str | None = None, *,
+                   lake: Lake) -> bool:
     """Whether :func:`ingest` of these run dates would read or remove any file (a new, changed or gone file, or
     code that reads files differently), decided as the ingest decides it, without Spark: the landing folder's
-    files and the run log read with deltalake. A lake without the run log has everything to ingest."""
-    from clwl.lake.door import Lake
-
-    if not Lake(config.lake).exists("silver.ingest_files"):
+    files and the run log read with deltalake. A lake without the run log has everything to ingest. ``lake``: the
+    run's (PipelineRun.lake), the one ``config`` names."""
+    if not lake.exists("silver.ingest_files"):
         return True
     dates, files, _ = discover_landing(config.landing, run_dates)
-    previous = {} if not files and not dates else latest_log_rows(config, dates)
+    previous = {} if not files and not dates else latest_log_rows(lake, dates)
     todo, _, removed = plan_files(files, previous, code_version(), False, trace_zone(trace_tz or config.trace_tz))
     return bool(todo or removed)
 
@@ -73,28 +75,26 @@ def ingest(config: PipelineConfig, run_dates: list[str] | None = None, spark=Non
         spark = get_spark(config.master, app_name="clwl-ingest", shown_output=config.verbose, lake=config.lake)
     from spark.publish import settle_before_writing  # here, not at the top: spark.publish imports the ingest's users
 
-    settle_before_writing(config, lambda: spark, progress)  # a killed publish is rolled back at the next write
+    run = IngestRun(spark, config, Lake(config.lake), run_id, ingested_at, progress, trace_tz, code_version())
+    settle_before_writing(run.lake, lambda: spark, progress)  # a killed publish is rolled back at the next write
     ensure_tables(spark, config)
     migrate_put_records(spark, config, progress, run_id, ingested_at)  # once, on a lake of the earlier layout
-    version = code_version()
-    previous = {} if not files and not dates else latest_log_rows(config, dates)
+    previous = {} if not files and not dates else latest_log_rows(run.lake, dates)
 
     # 1. which files to read, which are unchanged, which are gone
-    todo, unchanged, removed = plan_files(files, previous, version, force, trace_tz)
+    todo, unchanged, removed = plan_files(files, previous, run.version, force, trace_tz)
     report_plan(progress, dates, files, todo, unchanged, removed)
 
     # 2-4. parse in Spark tasks, replace the files' rows, rebuild message events and histories
     scratch = make_scratch(config, run_id)
     try:
-        results, frames = parse_files(spark, todo, dates, run_id, scratch, task_bytes, progress, trace_tz,
-                                      config.put_csv_reader)
-        written, held = write_tables(spark, config, frames, todo, removed, results, progress, run_id, ingested_at)
+        results, frames = parse_files(run, todo, dates, scratch, task_bytes)
+        written, held = write_tables(run, frames, todo, removed, results)
     finally:
         remove_scratch(scratch)  # also when parsing or writing failed
 
     # 5. the run log, last
-    logged = log_run(spark, config, summary, todo, unchanged, removed, results, held, ingested_at, version,
-                      trace_tz)
+    logged = log_run(run, summary, todo, unchanged, removed, results, held)
     if logged:
         written["silver.ingest_files"] = logged
     if summary.records_read != summary.records_accepted + summary.records_quarantined:

@@ -10,11 +10,12 @@ from datetime import datetime
 from pathlib import Path
 
 from clwl.days import RunDate
+from clwl.lake.door import Lake
 from clwl.landing import formats
 from clwl.landing.discovery import LandingFile
 from clwl.landing.totals import RecordTotals
 from clwl.terminal import printable
-from spark.config import PipelineConfig
+from spark.ingest.context import IngestRun
 from spark.tables import TABLES, path
 
 
@@ -102,15 +103,13 @@ def code_version() -> str:
     return h.hexdigest()[:16]
 
 
-def latest_log_rows(config: PipelineConfig, dates: list[str]) -> dict[str, dict]:
+def latest_log_rows(lake: Lake, dates: list[str]) -> dict[str, dict]:
     """Latest run-log row per source_file of these run dates (the latest ``ingested_at``, then run id), read on
     the driver without the JVM: the log is small (a row per file per run), and a Spark read of it was the fresh
     JVM's first Delta read, seconds before anything else could start."""
     if not dates:
         return {}
-    from clwl.lake.door import Lake
-
-    rows = Lake(config.lake).rows("silver.ingest_files", filters=[
+    rows = lake.rows("silver.ingest_files", filters=[
         ("run_date", "in", [RunDate(d).day for d in sorted(set(dates))])]).to_pylist()
     latest: dict[str, dict] = {}
     for r in sorted(rows, key=lambda r: (r["ingested_at"], r["ingest_run_id"])):
@@ -184,14 +183,14 @@ def chstatus_notes(run_date: str, files: list[LandingFile]) -> list[str]:
     return [f"gap {g.kind}: {g.detail(run_date)}" for g in chstatus_gaps(run_date, captures, senders)]
 
 
-def log_run(spark, config: PipelineConfig, summary: IngestSummary, todo: list[LandingFile],
-             unchanged: list[tuple[LandingFile, dict]], removed: list[dict], results: list[dict],
-             held: dict[str, int], ingested_at: datetime, version: str, trace_tz: str | None = None) -> int:
+def log_run(ingest: IngestRun, summary: IngestSummary, todo: list[LandingFile],
+            unchanged: list[tuple[LandingFile, dict]], removed: list[dict], results: list[dict],
+            held: dict[str, int]) -> int:
     """Step 5: the run's per-file results into ``summary.files`` and appended to silver.ingest_files; rows
     appended. ``held``: per put file, the change in its records held back from silver.message_events
     (duplicates, put times outside the run date) that this run decided: accepted by the parser, quarantined
     now."""
-    run_id = summary.run_id
+    run_id, ingested_at, version, trace_tz = summary.run_id, ingest.ingested_at, ingest.version, ingest.trace_tz
     by_name = {r["source_file"]: r for r in results}
     for name, n in held.items():
         if name in by_name:
@@ -235,6 +234,6 @@ def log_run(spark, config: PipelineConfig, summary: IngestSummary, todo: list[La
                                         prev["format"], "removed", 0, 0, 0))
     summary.files.sort(key=lambda f: f.source_file)
     if log_rows:
-        spark.createDataFrame(log_rows, t_log.schema).write.format("delta").mode("append").save(
-            path(config, t_log))
+        ingest.spark.createDataFrame(log_rows, t_log.schema).write.format("delta").mode("append").save(
+            path(ingest.config, t_log))
     return len(log_rows)

@@ -5,11 +5,10 @@ queue managers, side by side."""
 from __future__ import annotations
 
 import time
-from datetime import datetime
 
-from clwl.lake.door import Lake
 from clwl.landing import formats
 from clwl.landing.discovery import LandingFile, classify_name
+from spark.ingest.context import IngestRun
 from spark.ingest.history import build_histories, split_histories
 from spark.ingest.message_events import MessageScope, message_jobs, message_scope, write_phases
 from spark.ingest.scratch import QUARANTINE_TABLE
@@ -31,8 +30,8 @@ def _parser_of_removed(prev: dict) -> str:
     return classify_name(name, str(prev["run_date"]))[0]
 
 
-def write_tables(spark, config, frames: dict, todo: list[LandingFile], removed: list[dict], results: list[dict],
-                  progress, run_id: str, ingested_at: datetime) -> tuple[dict[str, int], dict[str, int]]:
+def write_tables(ingest: IngestRun, frames: dict, todo: list[LandingFile], removed: list[dict], results: list[dict]
+                 ) -> tuple[dict[str, int], dict[str, int]]:
     """Replace the touched files' rows in every table they feed, then rebuild the message events of the affected
     senders and days (:func:`message_jobs`) and the affected histories. ``(rows written per table, held)``:
     held is, per put file whose held-back records were recomputed, how many more of its records than before
@@ -42,26 +41,27 @@ def write_tables(spark, config, frames: dict, todo: list[LandingFile], removed: 
     for prev in removed:
         touched.append((prev["source_file"], str(prev["run_date"]), _parser_of_removed(prev)))
     if not touched:
-        progress("write: nothing new or changed, no table rewritten")
+        ingest.progress("write: nothing new or changed, no table rewritten")
         return {}, {}
     t0 = time.monotonic()
-    scope = message_scope(spark, config, frames, touched)
-    written = _replace_file_rows(spark, config, frames, touched, results)
-    progress("write bronze/silver: " + ", ".join(f"{k} {n}" for k, n in written.items())
+    scope = message_scope(ingest.spark, ingest.config, frames, touched)
+    written = _replace_file_rows(ingest, frames, touched, results)
+    ingest.progress("write bronze/silver: " + ", ".join(f"{k} {n}" for k, n in written.items())
              + f" rows ({time.monotonic() - t0:.1f}s)")
 
     qmgr_of = {f.source_file: f.observing_qmgr for f in todo}
     qmgr_of.update((p["source_file"], p["observing_qmgr"]) for p in removed)
     qmgrs = sorted({qmgr_of[s] for s, _, parser in touched
                     if set(formats.feeds(parser)) & set(_HISTORY_SOURCES) and qmgr_of[s]})
-    held = _rebuild_events_and_histories(spark, config, frames, written, scope, qmgrs, progress, run_id, ingested_at)
+    held = _rebuild_events_and_histories(ingest, frames, written, scope, qmgrs)
     return written, held
 
 
-def _replace_file_rows(spark, config, frames: dict, touched: list[tuple[str, str, str]], results: list[dict]
+def _replace_file_rows(ingest: IngestRun, frames: dict, touched: list[tuple[str, str, str]], results: list[dict]
                        ) -> dict[str, int]:
     """Step 3: replace the touched files' rows in bronze, the silver tables made from one file's rows, and
     silver.quarantine; rows written per table (as the parse tasks counted them)."""
+    spark = ingest.spark
     rows = {key: sum(r["rows"].get(key, 0) for r in results) for key in TABLES}
 
     def frame(key: str):
@@ -95,7 +95,7 @@ def _replace_file_rows(spark, config, frames: dict, touched: list[tuple[str, str
         if key == "bronze.put_records":  # counted only: written in step 4
             jobs.append((key, None, where))
             continue
-        if rows[sources[key][0] if key in sources else key] == 0 and Lake(config.lake).version(key) == 0:
+        if rows[sources[key][0] if key in sources else key] == 0 and ingest.lake.version(key) == 0:
             jobs.append((key, None, where))  # nothing to write or replace: the table is as ensure_tables made it
             continue
         if key in sources:
@@ -104,18 +104,19 @@ def _replace_file_rows(spark, config, frames: dict, touched: list[tuple[str, str
         else:
             df = frame(key)
         jobs.append((key, df, where))
-    run_writes(spark, config, [job for job in jobs if job[1] is not None])
+    run_writes(spark, ingest.config, [job for job in jobs if job[1] is not None])
     return {key: rows[key if key not in sources else sources[key][0]] for key, _, _ in jobs}
 
 
-def _rebuild_events_and_histories(spark, config, frames: dict, written: dict[str, int], scope: MessageScope,
-                                  qmgrs: list[str], progress, run_id: str, ingested_at: datetime) -> dict[str, int]:
+def _rebuild_events_and_histories(ingest: IngestRun, frames: dict, written: dict[str, int], scope: MessageScope,
+                                  qmgrs: list[str]) -> dict[str, int]:
     """Step 4: message events, rebuilt per (run date, sending queue manager) of ``scope`` from all of its
     accepted put rows, and history, rebuilt per observing queue manager of ``qmgrs`` from all of its captures:
     written side by side (the put rows held back are written to bronze before and after, see
     ``message_events._phases``). Adds the rows written to ``written``; returns held (see :func:`write_tables`)."""
     from pyspark.sql import functions as F
 
+    spark, config, progress = ingest.spark, ingest.config, ingest.progress
     pairs = scope.pairs
     held: dict[str, int] = {}
     cached = []
@@ -124,7 +125,7 @@ def _rebuild_events_and_histories(spark, config, frames: dict, written: dict[str
     t0 = time.monotonic()
     try:
         if pairs:
-            phases, held, kinds, losers = message_jobs(spark, config, scope, frames, ingested_at, run_id)
+            phases, held, kinds, losers = message_jobs(ingest, scope, frames)
             cached.append(losers)
         if qmgrs:
             objs = read(spark, config, "bronze.mqsc_objects").where(F.col("observing_qmgr").isin(qmgrs))

@@ -20,7 +20,8 @@ def _write(spark, config, key: str, df, predicate: str, count: bool = False) -> 
     """Replace the rows matching ``predicate`` with ``df``; rows written (-1 unless ``count``)."""
     t = TABLES[key]
     location = path(config, key)
-    before = Lake(config.lake).version(key) if count else None
+    lake = Lake(config.lake) if count else None  # once for the write: before and after it
+    before = lake.version(key) if lake is not None else None
     writer = df.select(*t.columns).write.format("delta").mode("overwrite").option("replaceWhere", predicate)
     if t.partition_by:
         writer = writer.partitionBy(*t.partition_by)
@@ -29,7 +30,6 @@ def _write(spark, config, key: str, df, predicate: str, count: bool = False) -> 
         return -1
     # The rows of the table's latest commit (ours: the lake lock is held), from its Delta log: no Spark job. A
     # write that replaces nothing with nothing makes no commit: the latest is an earlier write's, so 0 rows.
-    lake = Lake(config.lake)
     return 0 if lake.version(key) == before else lake.rows_committed(key)
 
 

@@ -12,6 +12,7 @@ import datetime as dt
 
 import pytest
 
+from clwl.lake.door import Lake
 from spark import detect, tables
 from spark.config import PipelineConfig
 from spark.replay import as_utc
@@ -62,7 +63,7 @@ def test_distribution_counts(spark, tmp_lake):
         "sending_qmgr string, msg_id string, put_time timestamp, queue string, final_qmgr string, "
         "delivered_at timestamp, released_at timestamp, observed_qmgr string, error string")
 
-    dist = detect.distribution(spark, config, DAY, replayed, timelines={}).collect()
+    dist = detect.distribution(spark, Lake(config.lake), DAY, replayed, timelines={}).collect()
 
     acct = sorted((r for r in dist if r.source == "accounting"), key=lambda r: r.interval_start)
     assert [(r.qmgr, as_utc(r.interval_start), as_utc(r.interval_end)) for r in acct] == [("QM2", s, e) for s, e, _ in INTERVALS]

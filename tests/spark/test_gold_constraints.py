@@ -83,9 +83,10 @@ def passing_gate(monkeypatch):
 
 
 def _publish(spark, cfg, day, run_id, frames, **kw):
-    from spark.publish import publish
+    from spark.publish import PublishRequest, publish
 
-    return publish(spark, cfg, day, run_id, frames, cross_checks=False, validate_silver=False, **kw)
+    return publish(spark, Lake(cfg.lake), day, run_id,
+                   PublishRequest(frames, cross_checks=False, validate_silver=False, **kw))
 
 
 def _same(have: dict[str, str], want: dict[str, str]) -> bool:
@@ -235,7 +236,7 @@ def test_a_lake_made_before_the_constraints_gains_them_and_the_change_data_feed_
     assert pub.dates == {DAY.isoformat(): "run-old", NEXT.isoformat(): "run-new"}
     assert len(_published_rows(cfg, "SELECT * FROM stuck_messages")) == 2  # the old rows, as they were
     pointer = _pointer(cfg)
-    assert ensure_gold(spark, cfg) == {}  # tried again, refused again: nothing to do, no commit
+    assert ensure_gold(spark, Lake(cfg.lake)) == {}  # tried again, refused again: nothing to do, no commit
     assert _pointer(cfg) == pointer
 
     ensure_table(spark, cfg, "silver.config_history")  # what the next ingest does first (ensure_tables)

@@ -216,10 +216,11 @@ def test_a_publish_killed_at_a_gold_commit_leaves_gold_on_one_run(spark, prepare
 
         ingest(config, [DAY], spark=spark, progress=lambda m: None)
     else:
+        from clwl.lake.door import Lake
         from spark.publish import settle_before_writing
 
         lines: list[str] = []
-        done = settle_before_writing(config, lambda: spark, lines.append)
+        done = settle_before_writing(Lake(config.lake), lambda: spark, lines.append)
         assert set(done) == beyond and "a publish did not finish" in lines[0], (done, lines)
     from clwl.lake.door import unsettled
 

@@ -14,11 +14,15 @@ from __future__ import annotations
 import random
 import re
 from collections import defaultdict
+from datetime import datetime, timezone
 from pathlib import Path
 
 import pytest
 
+from clwl.lake.door import Lake
+from spark.config import PipelineConfig
 from spark.ingest import LandingFile
+from spark.ingest.context import IngestRun
 from spark.ingest.parse_step import TASK_BYTES, parse_files
 from spark.ingest.put_csv import read_put_csvs
 from tests.unit.test_put_csv_fastpath import CASES
@@ -98,8 +102,9 @@ def test_the_spark_reader_and_the_python_parser_give_the_same_rows(spark, corpus
     for by_spark in (True, False):
         scratch = tmp_path / f"scratch-{by_spark}"
         scratch.mkdir()
-        results, frames = parse_files(spark, corpus, dates, "run-compare", scratch, TASK_BYTES, said.append,
-                                      put_csv_reader=by_spark)
+        config = PipelineConfig(lake=tmp_path / "lake", put_csv_reader=by_spark)
+        ingest = IngestRun(spark, config, Lake(config.lake), "run-compare", datetime.now(timezone.utc), said.append)
+        results, frames = parse_files(ingest, corpus, dates, scratch, TASK_BYTES)
         runs[by_spark] = ({r["source_file"]: r for r in results}, _by_file(frames.get("bronze.put_records")),
                           _by_file(frames.get("silver.quarantine")))
     (fast_sums, fast_rows, fast_problems), (sums, rows, problems) = runs[True], runs[False]

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from clwl.lake.door import GOLD_TABLES
+from clwl.lake.door import GOLD_TABLES, Lake
 from spark.config import PipelineConfig
 
 pytestmark = pytest.mark.spark
@@ -200,7 +200,7 @@ def lake(tmp_path_factory):
 def test_good_run_is_published_and_a_broken_one_is_blocked(spark, lake):
     from pyspark.sql import functions as F
 
-    from spark.publish import publish
+    from spark.publish import PublishRequest, publish
 
     cfg = PipelineConfig(lake=lake)
     write_silver(cfg, DAY)
@@ -209,7 +209,7 @@ def test_good_run_is_published_and_a_broken_one_is_blocked(spark, lake):
                 partition_by=["run_date"])
 
     # 1. A good run: validated, then all four tables written; run_summary records the versions.
-    good = publish(spark, cfg, DAY, "run-good", gold_frames(spark, DAY, "run-good"))
+    good = publish(spark, Lake(cfg.lake), DAY, "run-good", PublishRequest(gold_frames(spark, DAY, "run-good")))
     assert good.published, good.failures
     assert good.failures == []
     # A new gold table's version 0 is the empty table with its constraints (spark.tables.create_empty); the
@@ -248,7 +248,7 @@ def test_good_run_is_published_and_a_broken_one_is_blocked(spark, lake):
     frames["distribution"] = frames["distribution"].withColumn(  # 7 expected for 6 observed messages
         "expected", F.when(F.col("qmgr") == "QM4", F.col("expected") + 1).otherwise(F.col("expected"))
     ).withColumn("deviation", (F.col("observed") - F.col("expected")).cast("double"))
-    bad = publish(spark, cfg, DAY, "run-bad", frames, validate_silver=False)  # silver passed above
+    bad = publish(spark, Lake(cfg.lake), DAY, "run-bad", PublishRequest(frames, validate_silver=False))  # silver passed above
 
     assert not bad.published
     text = "\n".join(bad.failures)
@@ -338,8 +338,7 @@ def test_a_failed_write_puts_back_what_the_publish_already_wrote(spark, tmp_lake
     frames = {"routing_replay": spark.createDataFrame(replay_rows(DAY), RR_SCHEMA),
               "stuck_messages": spark.createDataFrame(stuck_rows(DAY), SM_SCHEMA)}
     with pytest.raises(PublishError, match=r"writing gold.stuck_messages failed .*put back gold.routing_replay"):
-        _write_all(spark, cfg, DAY, ["routing_replay", "stuck_messages"], frames,
-                   {"gold.routing_replay": 0, "gold.stuck_messages": 0})
+        _write_all(spark, Lake(cfg.lake), DAY, frames, {"gold.routing_replay": 0, "gold.stuck_messages": 0})
     assert deltalake.DeltaTable(replay_path).version() == 2  # written (1), then put back (2)
     assert sorted(r["msg_id"] for r in rows_of(cfg, "routing_replay")) == ["QM1-1120-001", "QM1-1120-002"]
     assert rows_of(cfg, "stuck_messages") == [{"run_date": DAY, "sending_qmgr": "QM1", "msg_id": "x",

@@ -299,7 +299,7 @@ def test_the_runs_time_breakdown_counts_the_rollback(tmp_path, monkeypatch, caps
     from spark.config import PipelineConfig
     from spark.run import PipelineRun
 
-    def settle(config, session, progress):
+    def settle(lake, session, progress):
         time.sleep(0.2)
         return {"routing_replay": "restored from 7 to 5"}
 

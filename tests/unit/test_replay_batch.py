@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from clwl.engine.model import ClusterChannel, ClusterView, QmgrAttributes, QueueInstance
-from clwl.engine.replay import PutEvent, SenderReplay, Snapshot, replay, timeline_from_captures
+from clwl.engine.replay import PutColumns, PutEvent, SenderReplay, Snapshot, replay, timeline_from_captures
 from clwl.generate import GenerateOptions, generate
 from clwl.parse.mqsc import parse_mqsc_file
 from clwl.parse.puts import parse_puts_file
@@ -74,11 +74,11 @@ def _batch_replay(qm: str, timeline, events: list[PutEvent], size: int, until: d
     out: dict[str, tuple] = {}
     for start in range(0, len(events), size):
         chunk = events[start:start + size]
-        codes, rows = rep.put_batch(
+        codes, rows = rep.put_batch(PutColumns(
             [_micros(e.put_time) for e in chunk], [e.queue for e in chunk], [e.target_qmgr for e in chunk],
             [e.bind for e in chunk], [e.open_handle for e in chunk], [e.group_id for e in chunk],
             [e.logical_order for e in chunk], [e.from_cluster_channel for e in chunk], [e.pcf for e in chunk],
-            [e.length for e in chunk], lambda i, chunk=chunk: chunk[i])
+            [e.length for e in chunk]), lambda i, chunk=chunk: chunk[i])
         for r in rows:
             out[r.msg_id] = tuple(getattr(r, f) for f in FIELDS)
         for e, code in zip(chunk, codes):

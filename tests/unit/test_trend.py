@@ -166,7 +166,7 @@ def test_a_days_facts_from_its_rows():
     from types import SimpleNamespace
 
     from clwl.analyses.published_day import Estate
-    from clwl.analyses.trend_facts import day_facts
+    from clwl.analyses.trend_facts import DayInputs, day_facts
 
     day = "2026-11-20"
     estate = Estate(qmgrs={"QM1", "QM2", "QM3"}, observers={"QM1"}, channels={("QM1", "TO.QM2"), ("QM1", "TO.QM3")},
@@ -183,10 +183,10 @@ def test_a_days_facts_from_its_rows():
     opens_rows = [{"sending_qmgr": "QM1", "queue": "APP.ORDERS", "application": "payments", "bind": "OPEN",
                    "target_qmgr": t, "grouped": False, "messages": 1} for t in (None, "QM3")]
     drift = SimpleNamespace(changes=[], effects=[], qmgrs=("QM1",))
-    facts = day_facts(day, distribution=dist, stuck=stuck_rows, delayed=delayed, estate=estate,
-                      findings={"defbind_open": 2}, rules=["defbind_open", "single_host"], drift=drift,
-                      evidence=SimpleNamespace(gaps={("QM1", "no_chstatus"): 1}), traced=4, agreed=3,
-                      opens=opens_rows)
+    facts = day_facts(day, DayInputs(distribution=dist, stuck=stuck_rows, delayed=delayed, estate=estate,
+                                     findings={"defbind_open": 2}, rules=["defbind_open", "single_host"],
+                                     drift=drift, evidence=SimpleNamespace(gaps={("QM1", "no_chstatus"): 1}),
+                                     traced=4, agreed=3, opens=opens_rows))
     got = {(f.metric, f.qmgr, f.channel, f.facet): (f.value, f.messages) for f in facts}
     assert got[("share_observed", "QM2", None, "observed_destination")] == (0.75, 4)
     assert got[("share_observed", "QM3", None, "observed_destination")] == (0.25, 4)
