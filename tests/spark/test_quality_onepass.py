@@ -4,6 +4,7 @@ same results as Great Expectations' own Spark implementation, in every result fo
 from __future__ import annotations
 
 import json
+import uuid
 
 import pytest
 
@@ -36,7 +37,7 @@ def _results(out: dict) -> list[tuple]:
 
 
 def _jobs(spark, run) -> tuple[object, int]:
-    group = f"onepass-{id(run)}-{spark.sparkContext.applicationId}"
+    group = f"onepass-{uuid.uuid4().hex}"  # a group of its own: the tracker counts a group's jobs cumulatively
     spark.sparkContext.setJobGroup(group, group)
     try:
         out = run()
@@ -81,16 +82,21 @@ def test_one_aggregate_for_the_counts_and_rows_only_when_there_are_some(spark, f
     partitions is 2 (Spark takes one partition, then the rest). GX's own Spark metrics run, per
     unexpected_rows_expectation, the count (2) and the rows (2, even when there are none): 3 passing queries are
     12 jobs. Ours: one aggregate for the 3 counts (2) and no row fetch (every count is 0): 10 fewer. Adding BAD
-    (2 rows, SUMMARY): GX 4 more jobs; ours 2 more (its rows; its count is in the same aggregate)."""
+    (2 rows) to a suite run with SUMMARY: GX 4 more jobs; ours 2 more (its rows; its count is in the same
+    aggregate)."""
     from spark import quality_gx
 
     passing = _suite(OK, OK.replace("100", "200"), OK.replace("100", "300"))
-    quality_gx.gx_validate(frame, passing, {"result_format": "BOOLEAN_ONLY"})  # GX's context made, untimed
-    _, ours = _jobs(spark, lambda: quality_gx.gx_validate(frame, passing, {"result_format": "BOOLEAN_ONLY"}))
     failing = _suite(OK, OK.replace("100", "200"), OK.replace("100", "300"), BAD)
-    _, ours_failing = _jobs(spark, lambda: quality_gx.gx_validate(frame, failing, {"result_format": "SUMMARY"}))
-    monkeypatch.setattr(quality_gx, "_SparkQueries", lambda df, queries: None)
-    _, theirs = _jobs(spark, lambda: quality_gx.gx_validate(frame, passing, {"result_format": "BOOLEAN_ONLY"}))
-    _, theirs_failing = _jobs(spark, lambda: quality_gx.gx_validate(frame, failing, {"result_format": "SUMMARY"}))
-    assert theirs - ours == 10
-    assert ours_failing - ours == 2 and theirs_failing - theirs == 4
+    boolean, summary = {"result_format": "BOOLEAN_ONLY"}, {"result_format": "SUMMARY"}
+    quality_gx.gx_validate(frame, passing, boolean)  # GX's context made, untimed
+    jobs = {}
+    for who in ("ours", "theirs"):
+        if who == "theirs":
+            monkeypatch.setattr(quality_gx, "_SparkQueries", lambda df, queries: None)  # GX's own Spark metrics
+        for name, suite, fmt in (("passing", passing, boolean), ("passing summary", passing, summary),
+                                 ("failing summary", failing, summary)):
+            jobs[who, name] = _jobs(spark, lambda: quality_gx.gx_validate(frame, suite, fmt))[1]
+    assert jobs["theirs", "passing"] - jobs["ours", "passing"] == 10
+    assert jobs["ours", "failing summary"] - jobs["ours", "passing summary"] == 2
+    assert jobs["theirs", "failing summary"] - jobs["theirs", "passing summary"] == 4
