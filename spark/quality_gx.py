@@ -1,7 +1,8 @@
 """Great Expectations for the quality gate (spark/quality.py): one ephemeral GX context per process (GX writes no
 files) with a Spark and a pandas datasource, a suite built strictly from its JSON, and one validation run of it on a
-Spark frame or on that frame's pandas copy. GX's pandas engine has no SQL: a suite's unexpected_rows_expectations on
-a pandas copy are answered by Spark SQL over the frame it copies, all of them in one Spark job.
+Spark frame or on that frame's pandas copy. A suite's unexpected_rows_expectations are answered by Spark SQL over the
+frame, on either engine (GX's pandas engine has no SQL; its Spark engine runs two jobs per query): their row counts
+in one aggregate, their rows only where a count is not zero.
 """
 
 from __future__ import annotations

@@ -4,6 +4,7 @@ same results as Great Expectations' own Spark implementation, in every result fo
 from __future__ import annotations
 
 import json
+import uuid
 
 import pytest
 
@@ -36,7 +37,7 @@ def _results(out: dict) -> list[tuple]:
 
 
 def _jobs(spark, run) -> tuple[object, int]:
-    group = f"onepass-{id(run)}-{spark.sparkContext.applicationId}"
+    group = f"onepass-{uuid.uuid4().hex}"  # a group of its own: the tracker counts a group's jobs cumulatively
     spark.sparkContext.setJobGroup(group, group)
     try:
         out = run()
@@ -75,21 +76,27 @@ def test_same_results_as_gx_spark_engine(spark, frame, monkeypatch, fmt):
         assert sorted(r["k"] for r in json.loads(by_query[BAD][1])["details"]["unexpected_rows"]) == [2, 3]
 
 
-def test_one_job_for_the_counts_and_rows_only_when_there_are_some(spark, frame, monkeypatch):
-    """GX's own Spark metrics start two jobs per unexpected_rows_expectation (row_count: a count; table: up to 200
-    rows, even when there are none): 3 passing queries are 6 jobs. Ours: one aggregate job for the 3 counts and
-    no row fetch (every count is 0): 5 jobs fewer. With BAD (2 rows) added and SUMMARY asked, GX's table metric
-    is still computed (GX asks for it in every format): ours fetches BAD's rows only, 1 job more than the
-    passing suite's count job; GX's: 2 more."""
+def test_one_aggregate_for_the_counts_and_rows_only_when_there_are_some(spark, frame, monkeypatch):
+    """Jobs, on local[2] with adaptive execution (Spark's default): a global count or aggregate is 2 jobs (its map
+    stage runs as a job of its own), and `limit(200).collect()` of fewer rows than 200 over the frame's 2
+    partitions is 2 (Spark takes one partition, then the rest). GX's own Spark metrics run, per
+    unexpected_rows_expectation, the count (2) and the rows (2, even when there are none): 3 passing queries are
+    12 jobs. Ours: one aggregate for the 3 counts (2) and no row fetch (every count is 0): 10 fewer. Adding BAD
+    (2 rows) to a suite run with SUMMARY: GX 4 more jobs; ours 2 more (its rows; its count is in the same
+    aggregate)."""
     from spark import quality_gx
 
     passing = _suite(OK, OK.replace("100", "200"), OK.replace("100", "300"))
-    quality_gx.gx_validate(frame, passing, {"result_format": "BOOLEAN_ONLY"})  # GX's context made, untimed
-    _, ours = _jobs(spark, lambda: quality_gx.gx_validate(frame, passing, {"result_format": "BOOLEAN_ONLY"}))
     failing = _suite(OK, OK.replace("100", "200"), OK.replace("100", "300"), BAD)
-    _, ours_failing = _jobs(spark, lambda: quality_gx.gx_validate(frame, failing, {"result_format": "SUMMARY"}))
-    monkeypatch.setattr(quality_gx, "_SparkQueries", lambda df, queries: None)
-    _, theirs = _jobs(spark, lambda: quality_gx.gx_validate(frame, passing, {"result_format": "BOOLEAN_ONLY"}))
-    _, theirs_failing = _jobs(spark, lambda: quality_gx.gx_validate(frame, failing, {"result_format": "SUMMARY"}))
-    assert theirs - ours == 5
-    assert ours_failing - ours == 1 and theirs_failing - theirs == 2
+    boolean, summary = {"result_format": "BOOLEAN_ONLY"}, {"result_format": "SUMMARY"}
+    quality_gx.gx_validate(frame, passing, boolean)  # GX's context made, untimed
+    jobs = {}
+    for who in ("ours", "theirs"):
+        if who == "theirs":
+            monkeypatch.setattr(quality_gx, "_SparkQueries", lambda df, queries: None)  # GX's own Spark metrics
+        for name, suite, fmt in (("passing", passing, boolean), ("passing summary", passing, summary),
+                                 ("failing summary", failing, summary)):
+            jobs[who, name] = _jobs(spark, lambda: quality_gx.gx_validate(frame, suite, fmt))[1]
+    assert jobs["theirs", "passing"] - jobs["ours", "passing"] == 10
+    assert jobs["ours", "failing summary"] - jobs["ours", "passing summary"] == 2
+    assert jobs["theirs", "failing summary"] - jobs["theirs", "passing summary"] == 4
