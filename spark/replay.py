@@ -16,7 +16,7 @@ sender's files and its batches in put order), which `clwl explain` and the repor
 from __future__ import annotations
 
 from datetime import date, datetime
-from typing import TYPE_CHECKING, Collection, Iterable, Iterator, Optional
+from typing import TYPE_CHECKING, Collection, Iterable, Iterator, NamedTuple, Optional
 
 from pyspark.sql import DataFrame, SparkSession
 
@@ -284,21 +284,29 @@ def sender_inputs(config: PipelineConfig, run_date: str, senders: Optional[Itera
     return silver.sender_inputs(config.lake, run_date, senders)
 
 
+class ReplayScope(NamedTuple):
+    """What narrows a replay (a what-if run's senders or cluster): the sending queue managers, the queues; None,
+    all of them."""
+
+    senders: Optional[Iterable[str]] = None
+    queues: Optional[Collection[str]] = None
+
+
 def replay_messages(spark: SparkSession, config: PipelineConfig, run_date: str, profile: str = "default",
-                    timelines: dict[str, list[Snapshot]] | None = None, senders: Optional[Iterable[str]] = None,
-                    queues: Optional[Collection[str]] = None, reference: bool = False,
-                    batch_rows: int = BATCH_ROWS, observed: dict[str, ObservedMessage] | None = None) -> DataFrame:
+                    timelines: dict[str, list[Snapshot]] | None = None, scope: Optional[ReplayScope] = None,
+                    reference: bool = False, observed: dict[str, ObservedMessage] | None = None) -> DataFrame:
     """Every message event of ``run_date`` replayed (REPLAY_SCHEMA), one row per message.
 
     One Spark task per sending queue manager (the routing state is per sender): it reads that sender's files
     of silver.message_events, in put order, and streams them through the replay loop (mapInArrow; the state
-    is carried across Arrow batches). ``senders`` / ``queues`` narrow the replay to some senders / queues.
+    is carried across Arrow batches of BATCH_ROWS). ``scope``: narrowed to some senders / queues.
     ``reference``: take the reference path (a PutEvent and a ReplayRow per message) instead of the fast one.
     ``observed``: the day's channel agents' timeline (:func:`clwl.analyses.observed_columns.observed_day`, computed once on the
     driver and shipped with the timelines): the rows it saw get the timing columns (:func:`with_timing`)."""
     start, end = day_bounds(run_date)
     if timelines is None:
         timelines = load_timelines(config, run_date)
+    senders, queues = scope or ReplayScope()
     _, inputs = sender_inputs(config, run_date, senders)
     if not inputs:
         return spark.createDataFrame([], REPLAY_SCHEMA)
@@ -314,7 +322,7 @@ def replay_messages(spark: SparkSession, config: PipelineConfig, run_date: str, 
         timelines, by_sender, seen = shipped
         for batch in batches:
             for qm in (order[i] for i in batch.column("id").to_pylist()):
-                for out in partitions(timelines, day, end, profile)(sender_batches(by_sender[qm], queues, batch_rows)):
+                for out in partitions(timelines, day, end, profile)(sender_batches(by_sender[qm], queues, BATCH_ROWS)):
                     yield with_timing(out, seen)
 
     # One task per sender: spark.range with as many partitions as rows puts one id (an index into order) in each.

@@ -21,7 +21,7 @@ from clwl.lake.door import GOLD_TABLES, RUN_INPUTS, STAGING_KEYS, Lake
 from clwl.lake.lineage_stages import lineage_stage
 from spark.config import PipelineConfig
 from spark.detect import distribution, stuck_messages
-from spark.replay import ROUTING_REPLAY_OPTIONS, load_timelines, replay_messages
+from spark.replay import ROUTING_REPLAY_OPTIONS, ReplayScope, load_timelines, replay_messages
 from spark.run import PipelineRun
 from spark.tables import TABLES, on_date, read_table
 
@@ -72,8 +72,8 @@ def replay_stage(spark: SparkSession, run: PipelineRun, run_date: RunDate) -> in
     # The channel agents' trace, once per date on the driver (clwl.analyses.observed: a few rows per traced message,
     # read with pyarrow), broadcast to the replay's tasks, which stamp the timing columns on the rows it saw.
     observed = observed_day(run.config.lake, run_date)
-    replayed = replay_messages(spark, run.config, run_date, run.profile, timelines,
-                               list(run.senders) if run.senders else None, queues, observed=observed)
+    scope = ReplayScope(list(run.senders) if run.senders else None, queues)
+    replayed = replay_messages(spark, run.config, run_date, run.profile, timelines, scope, observed=observed)
     return _write_staged(run, replayed, "routing_replay", run_date, ROUTING_REPLAY_OPTIONS)
 
 

@@ -46,7 +46,7 @@ from clwl.generate.estate import (
     at_min,
 )
 from clwl.generate.held import BrowseWriter
-from clwl.generate.simulate import SenderDay, Shares
+from clwl.generate.simulate import DayOutput, SenderDay, Shares
 from clwl.generate.truth import TruthWriter
 
 PUTS_FORMATS = ("csv", "activity-trace")
@@ -319,12 +319,12 @@ class Generator(CaptureWriter, BrowseWriter, AccountingWriter, TruthWriter):
                                                  json_lines=self.trace_format == "json")
                 if ledger is not None:
                     writers[s].on_put = ledger.app_put
-                self.sd[s] = SenderDay(est, self.cfg, s, day, di, self.shares, writers[s], 1,
-                                       channel_trace=channels)
+                self.sd[s] = SenderDay(est, self.cfg, s, day, di, self.shares,
+                                       DayOutput(writers[s], 1, channel_trace=channels))
             else:
                 out = RP.ApplicationColumnWriter(outs[s]) if s in self.application_senders() else outs[s]
-                self.sd[s] = SenderDay(est, self.cfg, s, day, di, self.shares, out, o.observed_every,
-                                       self.bad_rows.get((s, day)), channel_trace=channels)
+                self.sd[s] = SenderDay(est, self.cfg, s, day, di, self.shares,
+                                       DayOutput(out, o.observed_every, self.bad_rows.get((s, day)), channels))
         acct = DayAccounting()
         slots = list(range(TRAFFIC_START_MIN, TRAFFIC_END_MIN, SLOT_MIN))
         captures = est.captures[day]

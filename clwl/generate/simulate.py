@@ -9,6 +9,7 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass
 from datetime import date
+from typing import Any, NamedTuple, Optional
 
 import clwl.generate.qsg as Q
 from clwl.generate.accounting import DayAccounting, interval_of
@@ -37,21 +38,42 @@ class Shares:
     group_logical: float = 0.85
 
 
+@dataclass(frozen=True)
+class DayOutput:
+    """Where one sender's day is written: ``puts``, the put-record writer (CSV, or the activity trace's); every how
+    many messages a sample is observed; data rows followed by broken ones (quarantine cases, by row index); the
+    channel agents' trace, when generated."""
+
+    puts: Any
+    observed_every: int = 1
+    broken_rows: Optional[dict[int, list[str]]] = None
+    channel_trace: Any = None
+
+
+class HeldPut(NamedTuple):
+    """A message held on a retrying channel's transmission queue: its number in the day, the application role that
+    put it, why it is held, and how it was bound (``_svc_bound_put``'s or ``_special``'s detail, or None)."""
+
+    count: int
+    role: str
+    reason: str
+    detail_args: Any
+
+
 class SenderDay(PartitionWaits):
     """Generates, routes and writes (puts.csv) one sending queue manager's messages of one day."""
 
     MAX_SESSIONS = 4
 
     def __init__(self, estate: Estate, cfg: ConfigState, sender: str, day: date, day_index: int, shares: Shares,
-                 csv_out, observed_every: int, broken_rows: dict[int, list[str]] | None = None,
-                 channel_trace=None):
+                 output: DayOutput):
         self.estate, self.cfg, self.sender, self.day, self.di = estate, cfg, sender, day, day_index
         self.rng = random.Random(f"clwl-generate/{estate.seed}/traffic/{sender}/{day.isoformat()}")
         self.router = SenderRouter(estate, cfg, sender)
         self.shares = shares
-        self.out = csv_out
-        self.observed_every = max(1, observed_every)
-        self.broken_rows = broken_rows or {}
+        self.out = output.puts
+        self.observed_every = max(1, output.observed_every)
+        self.broken_rows = output.broken_rows or {}
         self.broken_written: list[dict] = []
         self.day_prefix = day.isoformat() + "T"
         apps = estate.apps[sender]
@@ -135,13 +157,13 @@ class SenderDay(PartitionWaits):
         # the channel agents' trace (clwl.generate.channel_trace.ChannelTraces) is told when each message leaves its
         # transmission queue; held messages wait here for the end of their outage: (key, msg id, put ms, queue
         # index, length, persistent)
-        self.channel_trace = channel_trace
+        self.channel_trace = output.channel_trace
         self.held_departures: list[tuple[int, str, int, int, int, int]] = []
         # an output that prints handles (the activity trace) is told where each ends, handle_ends: 2 x data row
         # (closed before that row's put) or 2 x row + 1 (after it) -> handles; and the rows that are the last
         # message of their group (group_last)
-        self.handle_ends: dict[int, list[str]] | None = getattr(csv_out, "handle_ends", None)
-        self.group_last: set[int] | None = getattr(csv_out, "group_last", None)
+        self.handle_ends: dict[int, list[str]] | None = getattr(output.puts, "handle_ends", None)
+        self.group_last: set[int] | None = getattr(output.puts, "group_last", None)
         self.out.write(PUTS_CSV_HEADER)
 
     # -- sessions and groups ------------------------------------------------------------------------
@@ -290,7 +312,7 @@ class SenderDay(PartitionWaits):
                 self.igq_msgs += 1
             elif retrying[k]:
                 if router.dests[k].qmgr in self.cfg.retrying:
-                    self._hold(k, qi, pers, ln, reason, t, count, role, detail_args)
+                    self._hold(k, qi, pers, ln, t, HeldPut(count, role, reason, detail_args))
                 else:
                     waited = self._wait(k, qi, pers, ln, reason, t, mid)
             else:
@@ -396,7 +418,8 @@ class SenderDay(PartitionWaits):
         return qi, k, "recon", head, ZERO_TOKEN_HEX, "not re-allocatable: target queue manager named", \
             ("named", self.handles["recon"][qi], b"", 0, False, False, target)
 
-    def _hold(self, k, qi, pers, ln, reason, t, count, role, detail_args) -> None:
+    def _hold(self, k, qi, pers, ln, t, put: HeldPut) -> None:
+        count, role, reason, detail_args = put
         store = self.held
         assert store is not None, "a message for a retrying channel outside an outage"
         d = self.router.dests[k]
