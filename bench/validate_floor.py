@@ -204,12 +204,19 @@ def product(spark, config, day, jobs: Jobs, show_sites: bool) -> tuple[float, di
             verdict &= o.success
         per["__verdict"] = verdict
     finally:
-        forget_frames()
-        for n, df in cached.items():
-            if df is not gold[n]:
-                df.unpersist()
-        spark.sparkContext.setJobGroup("", "")
+        _release(spark, cached, gold)
     return time.perf_counter() - started, per
+
+
+def _release(spark, cached: dict, gold: dict) -> None:
+    """After one side's validation: the local copies forgotten, the frames it cached unpersisted, no job group."""
+    from spark.quality import forget_frames
+
+    forget_frames()
+    for n, df in cached.items():
+        if df is not gold[n]:
+            df.unpersist()
+    spark.sparkContext.setJobGroup("", "")
 
 
 def floor(spark, config, day, jobs: Jobs) -> tuple[float, dict]:
@@ -264,11 +271,7 @@ def floor(spark, config, day, jobs: Jobs) -> tuple[float, dict]:
             verdict &= ok
         per["__verdict"] = verdict
     finally:
-        forget_frames()
-        for n, df in cached.items():
-            if df is not gold[n]:
-                df.unpersist()
-        spark.sparkContext.setJobGroup("", "")
+        _release(spark, cached, gold)
     return time.perf_counter() - started, per
 
 
