@@ -309,7 +309,8 @@ def test_the_runs_time_breakdown_counts_the_rollback(tmp_path, monkeypatch, caps
     run = PipelineRun(PipelineConfig(lake=tmp_path / "lake", landing=tmp_path), "run-x")
     outcome = pipeline._run_pipeline(run, [DAY], spark=object(), progress=lambda m: None, ingest_first=False)
     assert outcome.seconds["rollback"] >= 0.2
-    outcome.seconds["total"] = outcome.seconds["rollback"] + 1
+    # the printed figure from a fixed breakdown: the measured one is 0.2 s and more on a loaded machine
+    outcome.seconds.update(rollback=0.2, total=1.2)
     _print_outcome(outcome)
     assert "(rollback 0.2 s)" in capsys.readouterr().out
 
