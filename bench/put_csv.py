@@ -22,6 +22,7 @@ import statistics
 import sys
 import tempfile
 import time
+from datetime import datetime, timezone
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -81,6 +82,9 @@ def cpu_seconds() -> float:
 
 def one_parse(spark, spec, root: Path, by_spark: bool, n: int):
     """(parse step seconds, parse + rows read seconds, CPU seconds of both, the bronze.put_records DataFrame)."""
+    from clwl.lake.door import Lake
+    from spark.config import PipelineConfig
+    from spark.ingest.context import IngestRun
     from spark.ingest.parse_step import TASK_BYTES, parse_files
 
     scratch = root / f"scratch-{'spark' if by_spark else 'python'}-{n}"
@@ -88,8 +92,9 @@ def one_parse(spark, spec, root: Path, by_spark: bool, n: int):
     scratch.mkdir(parents=True)
     cpu = cpu_seconds()
     t = time.perf_counter()
-    results, frames = parse_files(spark, [spec], [RUN_DATE], f"bench-{n}", scratch, TASK_BYTES, print,
-                                  put_csv_reader=by_spark)
+    config = PipelineConfig.from_env(lake=root / "lake", put_csv_reader=by_spark)
+    ingest = IngestRun(spark, config, Lake(config.lake), f"bench-{n}", datetime.now(timezone.utc), print)
+    results, frames = parse_files(ingest, [spec], [RUN_DATE], scratch, TASK_BYTES)
     parse = time.perf_counter() - t
     frame = frames["bronze.put_records"]
     frame.write.format("noop").mode("overwrite").save()

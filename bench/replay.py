@@ -72,7 +72,7 @@ def main() -> None:
         for qm, tl, cols in columns:
             rep = SenderReplay(qm, tl)
             for c in cols:
-                codes, rows = rep.put_batch(*c)
+                codes, rows = rep.put_batch(c[:10], c[10])
                 done += sum(1 for x in codes if x >= 0) + len(rows)
             done += sum(1 for _ in rep.finish(until))
         return done

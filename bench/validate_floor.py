@@ -187,9 +187,9 @@ def product(spark, config, day, jobs: Jobs, show_sites: bool) -> tuple[float, di
     forget_frames()
     cached = {n: df if n in uncached else df.persist(StorageLevel.MEMORY_AND_DISK) for n, df in gold.items()}
     try:
-        inputs = silver_tables(spark, config, day, skip={"message_events"})
+        inputs = silver_tables(spark, lake, day, skip={"message_events"})
         inputs["message_events"] = events_for_run_date(events, day)
-        checks = default_cross_checks(spark, config, day, run_id, cached, inputs)
+        checks = default_cross_checks(spark, lake, day, run_id, cached, inputs)
         todo = [(f"gold.{n}", cached[n], checks.get(n, ()), False) for n in GOLD_TABLES if n in cached]
         todo += [(f"silver.{n}", df, (), n != "message_events") for n, df in sorted(inputs.items())]
         verdict = True
@@ -243,7 +243,7 @@ def floor(spark, config, day, jobs: Jobs) -> tuple[float, dict]:
     forget_frames()
     cached = {n: df if n == "routing_replay" else df.persist(StorageLevel.MEMORY_AND_DISK) for n, df in gold.items()}
     try:
-        inputs = silver_tables(spark, config, day, skip={"message_events"})
+        inputs = silver_tables(spark, lake, day, skip={"message_events"})
         inputs["message_events"] = events_for_run_date(events, day)
         replay = cached.get("routing_replay")
         cross = {"routing_replay": [check_row_count(inputs["message_events"], "silver/message_events")],

@@ -12,10 +12,10 @@ property is set last, so a migration stopped on the way is simply run again by t
 from __future__ import annotations
 
 import time
-from datetime import datetime
 
 from clwl.lake.door import snapshot
 from clwl.lake.put_records import LAYOUT, LAYOUT_PROPERTY
+from spark.ingest.context import IngestRun
 from spark.ingest.message_events import message_jobs, scope_of_put_files, write_phases
 from spark.tables import path, read
 
@@ -27,8 +27,10 @@ def migrated(config) -> bool:
     return snapshot(path(config, KEY)).configuration.get(LAYOUT_PROPERTY) == LAYOUT
 
 
-def migrate_put_records(spark, config, progress, run_id: str, ingested_at: datetime) -> bool:
-    """Migrate a lake of the earlier layout (see the module); False when there is nothing to do."""
+def migrate_put_records(run: IngestRun) -> bool:
+    """Migrate a lake of the earlier layout (see the module) as part of the ingest ``run``; False when there is
+    nothing to do."""
+    spark, config, progress = run.spark, run.config, run.progress
     if migrated(config):
         return False
     t0 = time.monotonic()
@@ -40,7 +42,7 @@ def migrate_put_records(spark, config, progress, run_id: str, ingested_at: datet
         # Every put file as if new in this run gives the scope of all of them (pairs, files, traced ...); none is
         # touched, so the rebuild reads every row from the lake.
         scope = scope_of_put_files(spark, config, {KEY: rows}, puts)._replace(touched=frozenset())
-        phases, _held, _kinds, losers = message_jobs(spark, config, scope, {}, ingested_at, run_id)
+        phases, _held, _kinds, losers = message_jobs(run, scope, {})
         try:
             write_phases(spark, config, phases)
         finally:

@@ -78,7 +78,7 @@ def ingest(config: PipelineConfig, run_dates: list[str] | None = None, spark=Non
     run = IngestRun(spark, config, Lake(config.lake), run_id, ingested_at, progress, trace_tz, code_version())
     settle_before_writing(run.lake, lambda: spark, progress)  # a killed publish is rolled back at the next write
     ensure_tables(spark, config)
-    migrate_put_records(spark, config, progress, run_id, ingested_at)  # once, on a lake of the earlier layout
+    migrate_put_records(run)  # once, on a lake of the earlier layout
     previous = {} if not files and not dates else latest_log_rows(run.lake, dates)
 
     # 1. which files to read, which are unchanged, which are gone
