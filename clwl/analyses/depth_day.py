@@ -94,8 +94,8 @@ def statistics(lake: Any, run_date: Any) -> list[StatsInterval]:
         return []
     rows = snap.rows(STATS_COLUMNS, filters=[("run_date", "=", _day(run_date)),
                                              ("monitoring_type", "=", "QueueStatistics")]).to_pylist()
-    utc = lambda t: t if t.tzinfo else t.replace(tzinfo=timezone.utc)  # noqa: E731  (printed time read as UTC)
-    return sorted({StatsInterval(r["qmgr"], r["queue"], utc(r["interval_start"]), utc(r["interval_end"]),
+    # amqsmon's printed times, stored naive, are read as UTC
+    return sorted({StatsInterval(r["qmgr"], r["queue"], as_utc(r["interval_start"]), as_utc(r["interval_end"]),
                                  r["q_min_depth"], r["q_max_depth"])
                    for r in rows if r["q_min_depth"] is not None and r["q_max_depth"] is not None},
                   key=lambda st: (st.qmgr, st.queue, st.start))
