@@ -238,6 +238,11 @@ def session_settings(shuffle_partitions: int) -> dict[str, str]:
         # and Delta's 50 snapshot-state partitions likewise for every table load.
         "spark.sql.shuffle.partitions": str(shuffle_partitions),
         "spark.databricks.delta.snapshotPartitions": "2",
+        # No adaptive execution: with a handful of shuffle partitions there is little for it to coalesce, and it
+        # runs each shuffle's map side as a Spark job of its own, which on small days is most of the cost (the
+        # samples' run: 403 jobs with it, 276 without, the same rows; BENCHMARKS.md section 11). The joins that
+        # must broadcast say so (F.broadcast), so none waits on adaptive execution to turn into one.
+        "spark.sql.adaptive.enabled": "false",
         # Partitioned writes (every run-date table; silver.message_events also by sender) keep up to this many
         # files open per task instead of first sorting the task's rows by partition: the replay's output is
         # one partition per task, and sorting it cost more than writing it.
