@@ -7,14 +7,17 @@ silver tables they read. :func:`default_cross_checks` is what publish runs besid
 from __future__ import annotations
 
 import datetime as dt
+from types import SimpleNamespace
 from typing import Iterable, Mapping, Sequence
 
+import numpy as np
+import pandas as pd
 from pyspark.sql import DataFrame, SparkSession, Window
 from pyspark.sql import functions as F
 
 from clwl.days import RunDate
 from clwl.lake.door import Lake
-from spark.quality import FAILURE_EXAMPLES, CheckResult, ExtraCheck, local_copy_of, row_count
+from spark.quality import FAILURE_EXAMPLES, CheckResult, ExtraCheck, count_where, local_copy_of, row_count
 from spark.tables import on_date, read_table
 
 #: silver tables that feed gold and have a suite
@@ -28,13 +31,13 @@ _BROADCAST_KEYS = 1_000_000  # check_keys_in broadcasts the checked table's keys
 def check_run_date(run_date: dt.date | str) -> ExtraCheck:
     """Every row belongs to the run date being published (publish replaces only that partition)."""
     day = _as_date(run_date)
+    bad_rows = f"run_date IS NULL OR run_date <> DATE'{day.isoformat()}'"
 
     def run(df: DataFrame) -> CheckResult:
-        bad = df.where(F.col("run_date").isNull() | (F.col("run_date") != F.lit(day))).groupBy("run_date").count()
-        rows = bad.limit(FAILURE_EXAMPLES).collect()
-        if not rows:
+        n = count_where(df, bad_rows)
+        if not n:
             return CheckResult(True, observed=0)
-        n = bad.agg(F.sum("count")).first()[0]
+        rows = df.where(bad_rows).groupBy("run_date").count().limit(FAILURE_EXAMPLES).collect()
         return CheckResult(False, f"{n} rows not of run date {day} (e.g. {[str(r.run_date) for r in rows]})", n)
 
     def local(pdf) -> CheckResult | None:
@@ -47,7 +50,8 @@ def check_run_date(run_date: dt.date | str) -> ExtraCheck:
         return CheckResult(False, f"{n} rows not of run date {day} (e.g. {[str(v) for v in dict.fromkeys(bad)][:FAILURE_EXAMPLES]})",
                            n)
 
-    return ExtraCheck("run_date_is_the_run_date", run, "run_date", f"every row has run_date = {day}", local)
+    return ExtraCheck("run_date_is_the_run_date", run, "run_date", f"every row has run_date = {day}", local,
+                      bad_rows)
 
 
 def check_row_count(other: DataFrame | None, other_name: str) -> ExtraCheck:
@@ -178,7 +182,9 @@ def check_distribution_totals(replay: DataFrame) -> ExtraCheck:
         rows = bad.orderBy("queue", "sending_qmgr", "interval_start", "source").limit(FAILURE_EXAMPLES).collect()
         if not rows:
             return CheckResult(True, observed=0)
-        n = bad.count()
+        return verdict(bad.count(), rows)
+
+    def verdict(n: int, rows) -> CheckResult:
         ex = [f"{r.sending_qmgr}/{r.queue}/{r.source} from {r.interval_start.isoformat()}: expected "
               f"{r.expected_total}, observed {r.observed_total}, "
               + (f"replayed with an observed destination {r.replayed}" if r.source == "observed_destination"
@@ -186,10 +192,68 @@ def check_distribution_totals(replay: DataFrame) -> ExtraCheck:
         return CheckResult(False, f"{n} intervals where the totals do not reconcile with the replay "
                                   f"({'; '.join(ex)})", {"intervals": n, "examples": ex})
 
+    def local(dist) -> CheckResult | None:
+        # The same definition on the pandas copies of both tables (the ~11 Spark jobs of `run` are the joins',
+        # the window's and the sort's stages, for a few thousand rows). Spark decides where its nulls would
+        # (no join on a null key, a null sum) and where the times are not of one type.
+        copy = local_copy_of(replay)
+        if copy is None:
+            return None
+        routed = copy[copy["error"].isna()]
+        group = ["sending_qmgr", "queue", "interval_start", "interval_end", "source"]
+        if (dist[group + ["expected", "observed"]].isna().any().any()
+                or routed[["sending_qmgr", "queue", "put_time"]].isna().any().any()
+                or not (dist["interval_start"].dtype == dist["interval_end"].dtype == routed["put_time"].dtype)
+                or not all(pd.api.types.is_integer_dtype(dist[c]) for c in ("expected", "observed"))):
+            return None
+        totals = dist.groupby(group, sort=False).agg(expected_total=("expected", "sum"),
+                                                     observed_total=("observed", "sum")).reset_index()
+        put = routed["put_time"].astype("int64")
+        seen = put[routed["observed_qmgr"].notna()]
+
+        def times(by: list[str], of) -> dict:
+            return {k if len(by) > 1 else k[0]: np.sort(v.to_numpy())
+                    for k, v in of.groupby([routed.loc[of.index, c] for c in by], sort=False)}
+
+        observed_by, put_by_queue, put_by_sender = (times(["sending_qmgr", "queue"], seen), times(["queue"], put),
+                                                    times(["sending_qmgr"], put))
+        none = np.empty(0, dtype="int64")
+        start, end = totals["interval_start"].astype("int64"), totals["interval_end"].astype("int64")
+        replayed = []
+        for i, r in enumerate(totals.itertuples(index=False)):
+            if r.source == "observed_destination":  # [start, end), destination observed
+                t = observed_by.get((r.sending_qmgr, r.queue), none)
+                replayed.append(int(np.searchsorted(t, end.iat[i]) - np.searchsorted(t, start.iat[i])))
+            else:  # put up to the end: per sender for channel statistics, per queue otherwise
+                t = (put_by_sender.get(r.sending_qmgr, none) if r.source == "channel_statistics"
+                     else put_by_queue.get(r.queue, none))
+                replayed.append(int(np.searchsorted(t, end.iat[i], side="right")))
+        totals["replayed"] = replayed
+        exact = totals["source"] == "observed_destination"
+        bad = totals[(exact & ((totals["expected_total"] != totals["replayed"])
+                               | (totals["observed_total"] != totals["replayed"])))
+                     | (~exact & (totals["expected_total"] > totals["replayed"]))]
+        if bad.empty:
+            return CheckResult(True, observed=0)
+        first = bad.sort_values(["queue", "sending_qmgr", "interval_start", "source"], kind="stable").head(
+            FAILURE_EXAMPLES)
+        # as Spark's rows read: its timestamps as naive local datetimes, its numbers as ints
+        rows = [SimpleNamespace(sending_qmgr=r.sending_qmgr, queue=r.queue, source=r.source,
+                                interval_start=_as_spark_datetime(r.interval_start),
+                                expected_total=int(r.expected_total), observed_total=int(r.observed_total),
+                                replayed=int(r.replayed)) for r in first.itertuples(index=False)]
+        return verdict(int(len(bad)), rows)
+
     return ExtraCheck("expected_totals_reconcile_with_replay", run, "expected",
                       "observed_destination: sum(expected) = sum(observed) = replayed messages with an observed "
                       "destination in the interval; accounting (per queue) and channel statistics (per sender): "
-                      "sum(expected) <= messages put before its end")
+                      "sum(expected) <= messages put before its end", local)
+
+
+def _as_spark_datetime(ts) -> dt.datetime:
+    """A pandas timestamp as PySpark's collect() gives a TimestampType value: a naive datetime in the local zone."""
+    d = ts.to_pydatetime()
+    return d.astimezone().replace(tzinfo=None) if d.tzinfo is not None else d
 
 
 #: The timing columns' rules (issue 29 item 2), per gold table: a SQL condition that holds for a bad row and what
@@ -223,15 +287,14 @@ def check_timing_columns(table: str) -> ExtraCheck:
     def run(df: DataFrame) -> CheckResult:
         if column not in df.columns:
             return CheckResult(True, observed=0)
-        bad = df.where(F.expr(bad_rows))
-        rows = bad.limit(FAILURE_EXAMPLES).collect()
-        if not rows:
+        n = count_where(df, bad_rows)
+        if not n:
             return CheckResult(True, observed=0)
-        n = bad.count()
+        rows = df.where(F.expr(bad_rows)).limit(FAILURE_EXAMPLES).collect()
         return CheckResult(False, f"{n} rows break the rule: {description} (e.g. "
                                   f"{[r['msg_id'] for r in rows]})", n)
 
-    return ExtraCheck(f"{table}_timing_columns", run, column, description)
+    return ExtraCheck(f"{table}_timing_columns", run, column, description, bad_rows=bad_rows)
 
 
 def timing_counts(replay: DataFrame) -> dict[str, int]:
@@ -240,6 +303,13 @@ def timing_counts(replay: DataFrame) -> dict[str, int]:
     row = replay.agg(F.count(t).alias("timing_observed"), F.count(F.when(t, 1)).alias("timing_agreed"),
                      F.count(F.when(~t, 1)).alias("timing_disagreed")).collect()[0]
     return {k: int(row[k]) for k in ("timing_observed", "timing_agreed", "timing_disagreed")}
+
+
+def _timing_counts_local(copy) -> dict[str, int]:
+    """timing_counts on routing_replay's pandas copy (timing_agrees: True, False or None/NA)."""
+    t = copy["timing_agrees"]
+    return {"timing_observed": int(t.notna().sum()), "timing_agreed": int((t == True).sum()),  # noqa: E712
+            "timing_disagreed": int((t == False).sum())}  # noqa: E712
 
 
 def check_run_summary(run_id: str, replay: DataFrame | None, stuck: DataFrame | None,
@@ -254,13 +324,14 @@ def check_run_summary(run_id: str, replay: DataFrame | None, stuck: DataFrame | 
         rows = df.where(F.col("run_id") == run_id).collect()
         if len(rows) != 1:
             return CheckResult(False, f"{len(rows)} rows for run_id {run_id!r}, want 1", len(rows))
-        r = rows[0]
+        return compare(rows[0], "timing_observed" in df.columns, timing_counts)
+
+    def compare(r, has_timing: bool, count_timing) -> CheckResult:
         actual = {}
         if replay is not None:
             actual["messages_replayed"] = row_count(replay)
-            if ("timing_agrees" in replay.columns and "timing_observed" in df.columns
-                    and r["timing_observed"] is not None):
-                actual.update(timing_counts(replay))
+            if "timing_agrees" in replay.columns and has_timing and r["timing_observed"] is not None:
+                actual.update(count_timing(replay))
         if stuck is not None:
             actual["messages_stuck"] = row_count(stuck)
         if distribution is not None:
@@ -272,9 +343,25 @@ def check_run_summary(run_id: str, replay: DataFrame | None, stuck: DataFrame | 
         return CheckResult(not wrong, "" if not wrong else "; ".join(
             f"{k} = {w['summary']}, the table says {w['table']}" for k, w in wrong.items()), actual)
 
+    def local(pdf) -> CheckResult | None:
+        # The summary row from run_summary's pandas copy, the timing counts from routing_replay's: no Spark job.
+        # Spark decides where a count column is not all integers in the copy (a null there is NaN in pandas, and
+        # a reason would read nan or 5.0 where Spark's reads None or 5), and when the replay has no copy.
+        replay_copy = local_copy_of(replay) if replay is not None else None
+        counts = ["messages_replayed", "messages_stuck", "distribution_unexpected"] + [
+            c for c in ("timing_observed", "timing_agreed", "timing_disagreed") if c in pdf.columns]
+        if (replay is not None and replay_copy is None) or not {"run_id", *counts[:3]} <= set(pdf.columns) \
+                or not all(pd.api.types.is_integer_dtype(pdf[c]) for c in counts if c in pdf.columns):
+            return None
+        rows = pdf[pdf["run_id"] == run_id]
+        if len(rows) != 1:
+            return CheckResult(False, f"{len(rows)} rows for run_id {run_id!r}, want 1", len(rows))
+        row = {c: int(v) for c, v in rows.iloc[0][counts].items()}
+        return compare(row, "timing_observed" in pdf.columns, lambda _: _timing_counts_local(replay_copy))
+
     return ExtraCheck("run_summary_counts_match_gold", run, None,
                       "messages_replayed, messages_stuck, distribution_unexpected and the timing counts match the "
-                      "gold tables")
+                      "gold tables", local)
 
 
 def _as_date(d: dt.date | str) -> dt.date:

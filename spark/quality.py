@@ -27,6 +27,7 @@ import os
 import time
 import uuid
 import weakref
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping
@@ -35,7 +36,7 @@ from pyspark import StorageLevel
 from pyspark.sql import DataFrame
 
 from spark.config import expectations_dir
-from spark.quality_gx import gx_validate
+from spark.quality_gx import gx_validate, suite_queries, where_query
 
 log = logging.getLogger(__name__)
 
@@ -76,6 +77,10 @@ class ExtraCheck:
     description: str = ""
     # The same check on the table's pandas copy, when validate_table made one (a small table): no Spark job.
     local: Callable[[Any], CheckResult] | None = None
+    # A check over the table's own rows: the SQL condition a breaking row meets. validate_table counts it in the
+    # aggregate that counts the suite's unexpected_rows queries (one Spark job for all); `func` reads that count
+    # with count_where, and fetches example rows only when it is not zero.
+    bad_rows: str | None = None
 
 
 @dataclass
@@ -167,6 +172,28 @@ def row_count(df: DataFrame) -> int:
     return fact["count"]
 
 
+# The frame being validated, and its counter of the suite's queries and its checks' bad_rows (count_where).
+_counting: ContextVar[tuple[DataFrame, Any, frozenset] | None] = ContextVar("clwl_counting", default=None)
+
+
+def count_where(df: DataFrame, condition: str) -> int:
+    """The rows of `df` meeting the SQL `condition`: from validate_table's one aggregate when `condition` is an
+    ExtraCheck.bad_rows of the frame it validates, else one Spark query."""
+    counting = _counting.get()
+    if counting is not None and counting[0] is df and counting[1] is not None and condition in counting[2]:
+        return counting[1].count(where_query(condition))
+    return df.where(condition).count()
+
+
+def _resolves(df: DataFrame, condition: str) -> bool:
+    """Whether Spark can read `condition` over `df` (its columns are there): an analysis, no job. One that cannot
+    stays out of the shared aggregate, and fails only its own check."""
+    try:
+        return df.where(condition).schema is not None
+    except Exception:  # noqa: BLE001
+        return False
+
+
 def local_copy_of(df: DataFrame | None):
     """The pandas copy validate_table made of `df` (a small table), else None: a cross-table check reads it rather
     than run a Spark job over the other table."""
@@ -256,14 +283,19 @@ def validate_table(
     if local is None and cache and not df.storageLevel.useMemory and not df.storageLevel.useDisk:
         df = df.persist(StorageLevel.MEMORY_AND_DISK)
         cached_here = True
+    extra_checks = list(extra_checks)
+    conditions = frozenset(c.bad_rows for c in extra_checks if c.bad_rows and _resolves(df, c.bad_rows))
+    queries = suite_queries(df, data, sorted(conditions))  # the suite's queries and these: one aggregate
+    token = _counting.set((df, queries, conditions))
     try:
-        gx_json = gx_validate(df, data, FAST_FORMAT, local)
+        gx_json = gx_validate(df, data, FAST_FORMAT, local, queries)
         failed_at = [i for i, r in enumerate(gx_json.get("results", [])) if not r.get("success")]
         if failed_at:
-            _add_details(df, data, gx_json, failed_at, local)
+            _add_details(df, data, gx_json, failed_at, local, queries)
         gx_seconds = time.perf_counter() - started
         extras = [_run_extra(c, df, local) for c in extra_checks]
     finally:
+        _counting.reset(token)
         if cached_here:
             df.unpersist()
 
@@ -300,11 +332,11 @@ def _expectation_key(cfg: Mapping) -> str:
     return json.dumps({"type": cfg.get("type"), "kwargs": kwargs}, sort_keys=True, default=str)
 
 
-def _add_details(df: DataFrame, data: dict, gx_json: dict, failed_at: list[int], local=None) -> None:
+def _add_details(df: DataFrame, data: dict, gx_json: dict, failed_at: list[int], local=None, queries=None) -> None:
     """Re-run the failed expectations with DETAIL_FORMAT and put their detailed results in place."""
     results = gx_json["results"]
     configs = [results[i].get("expectation_config") or {} for i in failed_at]
-    detail = gx_validate(df, {**data, "expectations": configs}, DETAIL_FORMAT, local)
+    detail = gx_validate(df, {**data, "expectations": configs}, DETAIL_FORMAT, local, queries)
     by_key = {_expectation_key(r.get("expectation_config") or {}): r for r in detail.get("results", [])}
     for i in failed_at:
         r = by_key.get(_expectation_key(results[i].get("expectation_config") or {}))

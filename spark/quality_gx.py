@@ -221,8 +221,27 @@ def _build_suite(gx, data: dict, unique_name: str):
     return gx.ExpectationSuite(name=unique_name, expectations=expectations, meta=data.get("meta") or None)
 
 
-def gx_validate(df: DataFrame, data: dict, result_format: dict, local=None) -> dict:
-    """One GX run of the suite `data` on `df`, or on its pandas copy `local` when given."""
+def unexpected_rows_queries(data: dict) -> list[str]:
+    """The unexpected_rows_query of each of the suite's unexpected_rows_expectations."""
+    return [e["kwargs"]["unexpected_rows_query"] for e in data["expectations"]
+            if e.get("type") == "unexpected_rows_expectation" and "unexpected_rows_query" in (e.get("kwargs") or {})]
+
+
+def where_query(condition: str) -> str:
+    """The unexpected_rows_query of the rows meeting the SQL `condition` (its braces kept, as GX formats the
+    query)."""
+    return _WHERE + condition.replace("{", "{{").replace("}", "}}")
+
+
+def suite_queries(df: DataFrame, data: dict, conditions: Sequence[str] = ()) -> "_SparkQueries | None":
+    """The counter of the suite's unexpected_rows queries over `df`, and of the rows meeting each of
+    `conditions` (a table's own checks, spark/quality.py's ExtraCheck.bad_rows): all counted in one aggregate."""
+    return _SparkQueries(df, unexpected_rows_queries(data) + [where_query(c) for c in conditions])
+
+
+def gx_validate(df: DataFrame, data: dict, result_format: dict, local=None, queries=None) -> dict:
+    """One GX run of the suite `data` on `df`, or on its pandas copy `local` when given. `queries`: the suite's
+    counter (suite_queries) when the caller shares it between runs and its own checks; else one made here."""
     gx, context, datasource = _gx_context()
     if local is not None:
         datasource = _gx_state["pandas"]
@@ -234,9 +253,7 @@ def gx_validate(df: DataFrame, data: dict, result_format: dict, local=None) -> d
         vd = context.validation_definitions.add(
             gx.ValidationDefinition(name=f"{data['name']}-{tag}", data=batch_def, suite=suite)
         )
-    queries = [e["kwargs"]["unexpected_rows_query"] for e in data["expectations"]
-               if e.get("type") == "unexpected_rows_expectation" and "unexpected_rows_query" in (e.get("kwargs") or {})]
-    token = _spark_twin.set(_SparkQueries(df, queries))
+    token = _spark_twin.set(queries if queries is not None else _SparkQueries(df, unexpected_rows_queries(data)))
     try:
         result = vd.run(batch_parameters={"dataframe": df if local is None else local}, result_format=result_format)
         out = result.to_json_dict()
