@@ -136,12 +136,28 @@ def table(stages: list[Stage], jobs: list, total: float) -> None:
           "the first stage line)")
 
 
+def sites(stages: list[Stage], jobs: list, text: str) -> None:
+    """The jobs of each stage whose title has ``text``, counted by call site (Spark's job name: the user code's
+    line that started it)."""
+    for s in stages:
+        if text not in s.title:
+            continue
+        counts: dict[str, int] = {}
+        for a, _, name in jobs:
+            if s.start <= a < s.end:
+                counts[name] = counts.get(name, 0) + 1
+        print(f"\n{s.title}: {sum(counts.values())} jobs by call site")
+        for name, n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])):
+            print(f"{n:5d}  {name}")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--messages", type=int, help="one generated day of this many messages (default: the samples)")
     ap.add_argument("--senders", type=int, default=4)
     ap.add_argument("--landing", help="an existing landing folder")
     ap.add_argument("--keep", help="keep the landing and lake here")
+    ap.add_argument("--sites", metavar="TEXT", help="also list the jobs of each stage whose title has TEXT by call site")
     a = ap.parse_args()
     print(f"machine: {os.cpu_count()} cores, load average {os.getloadavg()[0]:.2f}; python {sys.version.split()[0]}")
     root = Path(a.keep) if a.keep else Path(tempfile.mkdtemp(prefix="clwl-bench-jobs-"))
@@ -160,10 +176,12 @@ def main() -> None:
     stages, jobs, total = run(landing, root / "lake")
     print(f"clwl run on {landing}: {len(jobs)} Spark jobs in {total:.1f} s")
     table(stages, jobs, total)
+    if a.sites:
+        sites(stages, jobs, a.sites)
     if not a.keep:
         shutil.rmtree(root, ignore_errors=True)
 
 
 if __name__ == "__main__":
-    sys.path.insert(0, str(ROOT))
+    sys.path.insert(0, os.environ.get("CLWL_BENCH_CODE", str(ROOT)))  # another checkout: its code, counted the same way
     main()

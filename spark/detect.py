@@ -177,7 +177,10 @@ def distribution(spark: SparkSession, lake: Lake, run_date: str, replayed: DataF
         whole_seconds = all(r.interval_start.microsecond == 0 and r.interval_end.microsecond == 0
                             for r in acct_rows)
         delivered = _delivered_per_second(ok, ["final_qmgr", "queue"], whole_seconds)
-        a = acct.alias("a")
+        # The intervals from the rows collected above, not `acct` again (a second read and aggregate: 3 jobs).
+        a = spark.createDataFrame([(r.qmgr, r.queue, r.interval_start, r.interval_end) for r in acct_rows],
+                                  "qmgr string, queue string, interval_start timestamp, "
+                                  "interval_end timestamp").alias("a")
         d = delivered.alias("d")
         # The per-second counts stream past the broadcast intervals (a few hundred rows); an interval no
         # message falls in expects 0. (A left join from the intervals would broadcast the per-second counts.)

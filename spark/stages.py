@@ -12,10 +12,12 @@ from datetime import datetime
 from pathlib import Path
 from typing import Optional
 
+from pyspark import StorageLevel
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from clwl.analyses.observed_columns import observed_day
+from clwl.analyses.trend_facts import put_spans
 from clwl.days import UTC, RunDate
 from clwl.lake.door import GOLD_TABLES, RUN_INPUTS, STAGING_KEYS, Lake
 from clwl.lake.lineage_stages import lineage_stage
@@ -81,9 +83,19 @@ def replay_stage(spark: SparkSession, run: PipelineRun, run_date: RunDate) -> in
 def detect_stage(spark: SparkSession, run: PipelineRun, run_date: RunDate, ingest_counts: Optional[dict] = None,
                  started_at: Optional[datetime] = None) -> dict[str, int]:
     """Stage the gold tables of ``run_date`` (routing_replay, stuck_messages, distribution, run_summary)."""
-    # Not cached: each use reads only the columns it needs from the staged table.
     run_date = RunDate(run_date)
-    replayed = on_date(read_table(spark, run.out_lake, "staging.routing_replay"), run_date)
+    # Persisted for the stage: it is read some six times (each a Delta scan planned anew, with its own job to
+    # list the partition's files); the first reads it whole, the rest from memory.
+    replayed = on_date(read_table(spark, run.out_lake, "staging.routing_replay"), run_date).persist(
+        StorageLevel.MEMORY_AND_DISK)
+    try:
+        return _detect(spark, run, run_date, replayed, ingest_counts, started_at)
+    finally:
+        replayed.unpersist()
+
+
+def _detect(spark: SparkSession, run: PipelineRun, run_date: RunDate, replayed: DataFrame,
+            ingest_counts: Optional[dict], started_at: Optional[datetime]) -> dict[str, int]:
     timelines = load_timelines(run.config, run_date, run.overrides)
     stuck = stuck_messages(spark, run.lake, run_date, replayed)
     dist = distribution(spark, run.lake, run_date, replayed, timelines)
@@ -91,14 +103,20 @@ def detect_stage(spark: SparkSession, run: PipelineRun, run_date: RunDate, inges
     _write_date(run, dist, "distribution", run_date)
     # MQ's answer beside the replay's: traced = messages with an observed destination; agreed / disagreed by
     # `agrees` (null exactly when there is no observed destination). A disagreement is a finding, not a failure.
-    seen = replayed.agg(F.count(F.lit(1)).alias("n"),
-                        F.count("observed_qmgr").alias("traced"),
-                        F.count(F.when(F.col("agrees"), 1)).alias("agreed"),
-                        F.count(F.when(~F.col("agrees"), 1)).alias("disagreed"),
-                        # The replay's wait against the channel agents' trace (timing_agrees: null when untraced).
-                        F.count("timing_agrees").alias("timing_observed"),
-                        F.count(F.when(F.col("timing_agrees"), 1)).alias("timing_agreed"),
-                        F.count(F.when(~F.col("timing_agrees"), 1)).alias("timing_disagreed")).collect()[0]
+    # Counted per sender, with each sender's first and last put (the trend facts' put spans): one aggregate for
+    # both, the counts summed here.
+    per_sender = replayed.groupBy("sending_qmgr").agg(
+        F.count(F.lit(1)).alias("n"),
+        F.count("observed_qmgr").alias("traced"),
+        F.count(F.when(F.col("agrees"), 1)).alias("agreed"),
+        F.count(F.when(~F.col("agrees"), 1)).alias("disagreed"),
+        # The replay's wait against the channel agents' trace (timing_agrees: null when untraced).
+        F.count("timing_agrees").alias("timing_observed"),
+        F.count(F.when(F.col("timing_agrees"), 1)).alias("timing_agreed"),
+        F.count(F.when(~F.col("timing_agrees"), 1)).alias("timing_disagreed"),
+        F.min("put_time").alias("first"), F.max("put_time").alias("last")).collect()
+    seen = {k: sum(int(r[k]) for r in per_sender) for k in (
+        "n", "traced", "agreed", "disagreed", "timing_observed", "timing_agreed", "timing_disagreed")}
     n_msgs = int(seen["n"])
     # The staged distribution is small: read on the driver without the JVM (a Spark read costs a few jobs,
     # seconds in a fresh session, as load_timelines says).
@@ -121,7 +139,8 @@ def detect_stage(spark: SparkSession, run: PipelineRun, run_date: RunDate, inges
     # The day's numbers for the trends across days: staged here, published with the others or not at all.
     from spark.trend_facts import facts_frame, gather_facts
 
-    facts = gather_facts(spark, run, run_date, replayed, timelines, int(seen["traced"]), int(seen["agreed"]))
+    facts = gather_facts(spark, run, run_date, replayed, timelines, int(seen["traced"]), int(seen["agreed"]),
+                         put_spans(r.asDict() for r in per_sender))
     _staging(run, "trend_facts")  # created first: a day without facts still has its (empty) staging table
     _write_date(run, facts_frame(spark, run_date, facts), "trend_facts", run_date)
     # Every queue's depth rebuilt from the day's activity trace (issue 44): staged here, published with the others.

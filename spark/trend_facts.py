@@ -2,10 +2,11 @@
 them with the day's other gold tables, all or nothing: a blocked day adds no facts, a re-run replaces its rows.
 
 From what the run holds: the staged distribution and stuck messages (small, read without the JVM, as
-detect_stage reads the verdicts), the waiting messages and each sender's put span from the staged replay (one
-Spark job each, a few columns), the applications' opens from the day's partition of silver.message_events (one
-aggregate). Incidents, lint, drift and the evidence gaps are the analyses' own (clwl/analyses), over the main
-lake's silver and bronze, as ``clwl metrics`` computes them for a published day.
+detect_stage reads the verdicts), the waiting messages from the staged replay (one Spark job, a few columns;
+each sender's put span comes with detect_stage's per-sender counts), the applications' opens from the day's
+partition of silver.message_events (one aggregate). Incidents, lint, drift and the evidence gaps are the
+analyses' own (clwl/analyses), over the main lake's silver and bronze, as ``clwl metrics`` computes them for a
+published day.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from typing import Optional
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from clwl.analyses.trend_facts import DayInputs, Fact, day_facts, put_spans
+from clwl.analyses.trend_facts import DayInputs, Fact, day_facts
 from clwl.days import RunDate
 from spark.run import PipelineRun
 from spark.tables import TABLES, on_date, read_table
@@ -24,8 +25,9 @@ TREND_FACTS = TABLES["gold.trend_facts"]
 
 
 def gather_facts(spark: SparkSession, run: PipelineRun, run_date: str, replayed: DataFrame, timelines: dict,
-                 traced: Optional[int], agreed: Optional[int]) -> list[Fact]:
-    """The facts of ``run_date`` from the staged tables of this run (``replayed``: its staged routing_replay)."""
+                 traced: Optional[int], agreed: Optional[int], spans: dict) -> list[Fact]:
+    """The facts of ``run_date`` from the staged tables of this run (``replayed``: its staged routing_replay;
+    ``spans``: each sender's first and last put in it, :func:`put_spans`, counted with detect's own aggregate)."""
     from clwl.analyses.drift import DriftError, drift
     from clwl.analyses.lint import RULE_NAMES, LintInputError
     from clwl.analyses.lint_lake import lint_lake
@@ -38,8 +40,6 @@ def gather_facts(spark: SparkSession, run: PipelineRun, run_date: str, replayed:
                                                      "observed"], filters=[("run_date", "=", day)]).to_pylist()
     stuck = run.out_lake.rows("staging.stuck_messages", filters=[("run_date", "=", day)]).to_pylist()
     delayed = [r.asDict() for r in replayed.where(F.col("held_from").isNotNull()).select(*DELAYED_COLUMNS).collect()]
-    spans = put_spans(r.asDict() for r in replayed.groupBy("sending_qmgr").agg(
-        F.min("put_time").alias("first"), F.max("put_time").alias("last")).collect())
     opens = []
     if main.exists("silver.message_events"):
         events = on_date(read_table(spark, main, "silver.message_events"), run_date)
