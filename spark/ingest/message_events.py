@@ -11,6 +11,8 @@ from datetime import datetime, timezone
 from typing import Iterable, NamedTuple
 
 from clwl.days import RunDate
+from clwl.lake.door import Lake
+from clwl.lake.put_records import VIEWS
 from clwl.landing.formats import PUT_FORMATS, SELF_CHECKED_FORMATS, TRACE_FORMAT
 from clwl.landing.held_back import (
     DATE_REASON,
@@ -24,7 +26,7 @@ from clwl.landing.held_back import (
 )
 from clwl.parse.activity_trace import ORIGIN as TRACE_ORIGIN
 from spark.ingest.scratch import QUARANTINE_TABLE
-from spark.ingest.writes import run_writes, sql_in, sql_string
+from spark.ingest.writes import holds_rows, run_writes, sql_in, sql_string
 from spark.tables import TABLES, read, read_stored
 
 # ----------------------------------------------------------------------------------------------------------
@@ -36,6 +38,8 @@ from spark.tables import TABLES, read, read_stored
 MESSAGE_LEVEL = "message"
 #: Formats whose files give put records: their senders' and days' message events are rebuilt when they change.
 PUT_PARSERS = PUT_FORMATS
+PUTS = "bronze.put_records"
+TRACE_TABLE = "bronze.activity_operations"  # a traced put's ApplName
 
 
 # SELF_CHECKED_FORMATS (clwl.landing.formats): put file formats whose parser refuses a msg_id repeated within the file
@@ -52,6 +56,8 @@ class MessageScope(NamedTuple):
     single: frozenset[tuple[str, str]]  # pairs whose rows are all in one file of SELF_CHECKED_FORMATS
     traced: frozenset[tuple[str, str]] = frozenset()  # pairs with rows of an activity trace (their ApplName is read)
     touched: frozenset[str] = frozenset()  # the put files of this run: new, changed or removed (their lake rows go)
+    # the tables read here that had files on the scope's dates before this run wrote (the others are not read)
+    in_lake: frozenset[str] = frozenset((*VIEWS[PUTS], TRACE_TABLE))
 
 
 def message_scope(spark, config, frames: dict, touched: list[tuple[str, str, str]]) -> MessageScope:
@@ -72,13 +78,22 @@ def scope_of_put_files(spark, config, frames: dict, puts: dict[str, str]) -> Mes
     if not puts:
         return MessageScope((), frozenset(), frozenset(), frozenset())
     cols = ("run_date", "source_file", "sending_qmgr", "format")
-    before = (read(spark, config, "bronze.put_records")
-              .where(F.col("run_date").isin([RunDate(d).day for d in sorted(set(puts.values()))]))
-              .select(*cols, F.lit(False).alias("new")))
-    if "bronze.put_records" in frames:
-        before = before.unionByName(frames["bronze.put_records"].select(*cols, F.lit(True).alias("new")))
-    found = {(r["run_date"].isoformat(), r["source_file"], r["sending_qmgr"], r["format"], r["new"])
-             for r in before.distinct().collect()}
+    days = [RunDate(d).day for d in sorted(set(puts.values()))]
+    # A new run date (or lake) has no put rows in the lake yet: its Spark read, a dozen jobs of Delta snapshots
+    # and file listings for no row, is left out (the files in the Delta log tell, no job).
+    lake = Lake(config.lake)
+    in_lake = frozenset(k for k in (*VIEWS[PUTS], TRACE_TABLE) if holds_rows(lake, k, days))
+    parts = []
+    if in_lake & set(VIEWS[PUTS]):
+        parts.append(read(spark, config, PUTS).where(F.col("run_date").isin(days))
+                     .select(*cols, F.lit(False).alias("new")))
+    if PUTS in frames:
+        parts.append(frames[PUTS].select(*cols, F.lit(True).alias("new")))
+    found = set()
+    if parts:
+        before = parts[0] if len(parts) == 1 else parts[0].unionByName(parts[1])
+        found = {(r["run_date"].isoformat(), r["source_file"], r["sending_qmgr"], r["format"], r["new"])
+                 for r in before.distinct().collect()}
     changed = {(d, q) for d, s, q, _, _ in found if s in puts}
     after = {(d, s, q): f for d, s, q, f, new in found if new or s not in puts}
     files = frozenset(s for d, s, q in after if (d, q) in changed)
@@ -92,7 +107,7 @@ def scope_of_put_files(spark, config, frames: dict, puts: dict[str, str]) -> Mes
     single = frozenset(p for p in pairs if len(files_of.get(p, ())) <= 1 and p not in unchecked)
     traced = frozenset((d, q) for (d, s, q), f in after.items() if f == TRACE_FORMAT and (d, q) in pairs)
     return MessageScope(tuple(sorted(pairs)), files, frozenset(s for d, s, q in after if (d, q) in pairs), single,
-                        traced, frozenset(puts))
+                        traced, frozenset(puts), in_lake)
 
 
 def _file_order(lake, files: Iterable[str], ingested_at: datetime) -> list[tuple[str, int]]:
@@ -171,7 +186,7 @@ def application_column(column, traced_appl_name, open_handle):
     return F.coalesce(F.when(given != "", given), F.when(traced != "", traced), from_handle)
 
 
-def _with_application(spark, config, events, scope: MessageScope):
+def _with_application(spark, config, events, scope: MessageScope, frames: dict):
     """The message events with ``application`` by :func:`application_column`: bronze's column (the put file's, as
     given), else for a traced put the ApplName its MQPUT or MQPUT1 row of bronze.activity_operations carries (the
     same file and line: an MQPUT1 has no open handle to find its connection by), else the open handle."""
@@ -180,8 +195,11 @@ def _with_application(spark, config, events, scope: MessageScope):
     traced = F.lit(None).cast("string")
     if scope.traced:
         dates = sorted({d for d, _ in scope.traced})
-        names = (read(spark, config, "bronze.activity_operations")
-                 .where(sql_in("run_date", dates))
+        # The lake's rows of the files this run touched are its own, in hand (step 3 replaced them): without
+        # other files on those dates before this run, read from the scratch files, not back from the table.
+        ops = (frames[TRACE_TABLE] if TRACE_TABLE not in scope.in_lake and TRACE_TABLE in frames
+               else read(spark, config, TRACE_TABLE))
+        names = (ops.where(sql_in("run_date", dates))
                  .where(F.col("operation").isin("MQPUT", "MQPUT1") & F.col("application_name").isNotNull())
                  .select("run_date", "source_file", "position", F.col("application_name").alias("_appl_name")))
         events = events.join(names, ["run_date", "source_file", "position"], "left")
@@ -193,15 +211,17 @@ def put_rows(spark, config, scope: MessageScope, frames: dict, where: str):
     """Every accepted put row of the scope's pairs, as bronze.put_records has them: the lake's (the view of
     clwl.lake.put_records) but those of the files this run touched, and this run's rows of those files (``frames``).
     Reading the view again after the writes of :func:`message_jobs` began gives the same rows (a row in both of
-    its tables is taken once), so Spark may recompute it."""
+    its tables is taken once), so Spark may recompute it. Without put rows in the lake on the scope's dates
+    (``scope.in_lake``), this run's rows only."""
     from pyspark.sql import functions as F
 
-    rows = read(spark, config, "bronze.put_records").where(where)
+    mine = frames[PUTS].where(where) if PUTS in frames else None
+    if not scope.in_lake & set(VIEWS[PUTS]) and mine is not None:
+        return mine
+    rows = read(spark, config, PUTS).where(where)
     if scope.touched:
         rows = rows.where(~F.col("source_file").isin(sorted(scope.touched)))
-    if "bronze.put_records" in frames:
-        rows = rows.unionByName(frames["bronze.put_records"].where(where))
-    return rows
+    return rows if mine is None else rows.unionByName(mine)
 
 
 def message_jobs(ingest, scope: MessageScope, frames: dict):
@@ -239,7 +259,7 @@ def message_jobs(ingest, scope: MessageScope, frames: dict):
     good = bronze.where(in_day)
     multi = [p for p in scope.pairs if p not in scope.single]
     if not multi:
-        return _held_back(spark, config, scope, where, bronze, good, outside, run_id)
+        return _held_back(spark, config, scope, where, bronze, good, outside, run_id, frames)
     keys = list(KEYS)
     fields = compared_fields(TABLES["silver.message_events"].columns)
     may_repeat = good if len(multi) == len(scope.pairs) else good.where(_pairs_where(multi))
@@ -260,7 +280,7 @@ def message_jobs(ingest, scope: MessageScope, frames: dict):
                 kept_position=F.col("_kept.position").cast("string"), source_file=F.col("source_file"),
                 position=line, difference=F.when(differs == "", F.lit(SAME_RECORD))
                 .otherwise(_reason(DIFFERS, fields=differs))).alias("reason"))
-    return _held_back(spark, config, scope, where, bronze, good, outside.unionByName(duplicates), run_id)
+    return _held_back(spark, config, scope, where, bronze, good, outside.unionByName(duplicates), run_id, frames)
 
 
 def _reason(template: str, **columns):
@@ -284,7 +304,7 @@ def _pairs_where(pairs) -> str:
     return " OR ".join(f"(run_date = {sql_string(d)} AND {sql_in('sending_qmgr', qs)})" for d, qs in sorted(by_date.items()))
 
 
-def _held_back(spark, config, scope: MessageScope, where: str, puts, good, losers, run_id: str):
+def _held_back(spark, config, scope: MessageScope, where: str, puts, good, losers, run_id: str, frames: dict):
     """The writes of :func:`message_jobs`, given the rows held back (``losers``: the put rows outside their run
     date and the later copies of repeated msg_ids) of ``puts``."""
     from pyspark.sql import Window
@@ -303,16 +323,23 @@ def _held_back(spark, config, scope: MessageScope, where: str, puts, good, loser
     events = good if not found else good.join(losers.select("source_file", "position"),
                                              ["source_file", "position"], "left_anti")
     # After the held-back decision, which compares bronze's application as given (as clwl check does).
-    events = _with_application(spark, config, events.withColumn("application_given", F.col("application")), scope)
+    events = _with_application(spark, config, events.withColumn("application_given", F.col("application")), scope,
+                               frames)
     jobs = [("silver.message_events", events, where)]
     held: dict[str, int] = {}
     if files:
         # The quarantine rows of the files now: their parsers' rows (seq 0..n-1) and the held-back ones before.
-        before = (read(spark, config, QUARANTINE_TABLE).where(sql_in("source_file", files))
-                  .groupBy("source_file")
-                  .agg(F.max(F.when(F.col("level") != MESSAGE_LEVEL, F.col("seq"))).alias("last"),
-                       F.sum(F.when(F.col("level") == MESSAGE_LEVEL, 1).otherwise(0)).alias("held"))
-                  .collect())
+        # Those of the files this run touched are the rows it just wrote (step 3 replaced theirs): read from its
+        # scratch files in hand, not back from the Delta table; the lake is read for the others only.
+        mine, others = sorted(files & scope.touched), sorted(files - scope.touched)
+        parts = [read(spark, config, QUARANTINE_TABLE).where(sql_in("source_file", others))] if others else []
+        if mine and QUARANTINE_TABLE in frames:
+            parts.append(frames[QUARANTINE_TABLE].where(sql_in("source_file", mine)))
+        before = [] if not parts else (
+            (parts[0] if len(parts) == 1 else parts[0].unionByName(parts[1])).groupBy("source_file")
+            .agg(F.max(F.when(F.col("level") != MESSAGE_LEVEL, F.col("seq"))).alias("last"),
+                 F.sum(F.when(F.col("level") == MESSAGE_LEVEL, 1).otherwise(0)).alias("held"))
+            .collect())
         last = {r["source_file"]: r["last"] for r in before if r["last"] is not None}
         held = {s: now.get(s, 0) - next((r["held"] for r in before if r["source_file"] == s), 0) for s in files}
         offsets = spark.createDataFrame([(s, int(last.get(s, -1)) + 1) for s in sorted(files)],
@@ -341,17 +368,18 @@ def _phases(spark, config, scope: MessageScope, where: str, kept_back, jobs: lis
     pairs and nothing is held back: a new day without repeats writes each put row once, to silver."""
     from pyspark.sql import functions as F
 
-    stored = read_stored(spark, config, "bronze.put_records").where(where)
-    stale = stored
-    if scope.touched:
-        stale = stale.where(~F.col("source_file").isin(sorted(scope.touched)))
-    stale = stale.join(kept_back.select("source_file", "position"), ["source_file", "position"], "left_anti")
-    has_stored = bool(stored.limit(1).count())
+    key = PUTS
+    stored = read_stored(spark, config, key).where(where) if key in scope.in_lake else None  # no file: no row
+    has_stored = stored is not None and bool(stored.limit(1).count())
     if not has_stored and not any_held:
         return [jobs]
-    key = "bronze.put_records"
-    if has_stored and stale.limit(1).count():
-        return [[(key, kept_back.unionByName(stale), where)], jobs, [(key, kept_back, where)]]
+    if has_stored:
+        stale = stored
+        if scope.touched:
+            stale = stale.where(~F.col("source_file").isin(sorted(scope.touched)))
+        stale = stale.join(kept_back.select("source_file", "position"), ["source_file", "position"], "left_anti")
+        if stale.limit(1).count():
+            return [[(key, kept_back.unionByName(stale), where)], jobs, [(key, kept_back, where)]]
     return [[(key, kept_back, where)], jobs]
 
 

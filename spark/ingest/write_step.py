@@ -12,7 +12,7 @@ from spark.ingest.context import IngestRun
 from spark.ingest.history import build_histories, split_histories
 from spark.ingest.message_events import MessageScope, message_jobs, message_scope, write_phases
 from spark.ingest.scratch import QUARANTINE_TABLE
-from spark.ingest.writes import run_writes, sql_in
+from spark.ingest.writes import holds_rows, run_writes, sql_in
 from spark.tables import TABLES, read
 
 # The tables a file of each format feeds: clwl.landing.formats.feeds (silver.quarantine is fed by every file). A file
@@ -45,6 +45,8 @@ def write_tables(ingest: IngestRun, frames: dict, todo: list[LandingFile], remov
         return {}, {}
     t0 = time.monotonic()
     scope = message_scope(ingest.spark, ingest.config, frames, touched)
+    # Before step 3 writes: whether the history's sources hold rows of files other than this run's.
+    history_in_lake = any(holds_rows(ingest.lake, k) for k in _HISTORY_SOURCES)
     written = _replace_file_rows(ingest, frames, touched, results)
     ingest.progress("write bronze/silver: " + ", ".join(f"{k} {n}" for k, n in written.items())
              + f" rows ({time.monotonic() - t0:.1f}s)")
@@ -53,7 +55,7 @@ def write_tables(ingest: IngestRun, frames: dict, todo: list[LandingFile], remov
     qmgr_of.update((p["source_file"], p["observing_qmgr"]) for p in removed)
     qmgrs = sorted({qmgr_of[s] for s, _, parser in touched
                     if set(formats.feeds(parser)) & set(_HISTORY_SOURCES) and qmgr_of[s]})
-    held = _rebuild_events_and_histories(ingest, frames, written, scope, qmgrs)
+    held = _rebuild_events_and_histories(ingest, frames, written, scope, qmgrs, history_in_lake)
     return written, held
 
 
@@ -109,11 +111,13 @@ def _replace_file_rows(ingest: IngestRun, frames: dict, touched: list[tuple[str,
 
 
 def _rebuild_events_and_histories(ingest: IngestRun, frames: dict, written: dict[str, int], scope: MessageScope,
-                                  qmgrs: list[str]) -> dict[str, int]:
+                                  qmgrs: list[str], history_in_lake: bool = True) -> dict[str, int]:
     """Step 4: message events, rebuilt per (run date, sending queue manager) of ``scope`` from all of its
     accepted put rows, and history, rebuilt per observing queue manager of ``qmgrs`` from all of its captures:
     written side by side (the put rows held back are written to bronze before and after, see
-    ``message_events._phases``). Adds the rows written to ``written``; returns held (see :func:`write_tables`)."""
+    ``message_events._phases``). Adds the rows written to ``written``; returns held (see :func:`write_tables`).
+    ``history_in_lake``: whether the history's bronze tables held rows before this run wrote; when not, their
+    rows now are this run's, in hand, and are not read back from the tables just written."""
     from pyspark.sql import functions as F
 
     spark, config, progress = ingest.spark, ingest.config, ingest.progress
@@ -128,8 +132,12 @@ def _rebuild_events_and_histories(ingest: IngestRun, frames: dict, written: dict
             phases, held, kinds, losers = message_jobs(ingest, scope, frames)
             cached.append(losers)
         if qmgrs:
-            objs = read(spark, config, "bronze.mqsc_objects").where(F.col("observing_qmgr").isin(qmgrs))
-            caps = read(spark, config, "bronze.capture_files").where(F.col("observing_qmgr").isin(qmgrs))
+            def source(key: str):
+                rows = frames.get(key) if not history_in_lake else None
+                rows = read(spark, config, key) if rows is None else rows
+                return rows.where(F.col("observing_qmgr").isin(qmgrs))
+
+            objs, caps = source("bronze.mqsc_objects"), source("bronze.capture_files")
             where = sql_in("observing_qmgr", qmgrs)
             tagged = build_histories(objs, caps).persist()
             cached.append(tagged)

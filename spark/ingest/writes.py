@@ -16,6 +16,17 @@ def sql_in(column: str, values: Iterable[str]) -> str:
     return f"{column} IN ({', '.join(sql_string(v) for v in sorted(set(values)))})"
 
 
+def holds_rows(lake: Lake, key: str, days: Iterable | None = None) -> bool:
+    """Whether the table has a data file (in the partitions of these run dates, when given), from its Delta log:
+    no Spark job. One that has none holds no rows there, so its Spark read (a job or more per Delta snapshot and
+    file listing) can be left out; a new lake's tables and a new run date's partitions have none."""
+    if not lake.exists(key):
+        return False
+    if days is None:
+        return bool(lake.files(key))
+    return any(lake.files(key, {"run_date": d}) for d in days)
+
+
 def _write(spark, config, key: str, df, predicate: str, count: bool = False) -> int:
     """Replace the rows matching ``predicate`` with ``df``; rows written (-1 unless ``count``)."""
     t = TABLES[key]
