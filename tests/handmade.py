@@ -108,6 +108,19 @@ def msg(n: int) -> str:
     return f"414D5120514D31202020202020202020{n:016X}"
 
 
+def copy_run(config, root: Path):
+    """A writable copy of a published run (its PipelineConfig's lake and landing) under ``root``, for a test that
+    changes what a session fixture built (tests/conftest.py ``reallocation_lake``). source_file is relative to the
+    landing root, so the copy's files are the ones the run ingested; what-ifs other tests wrote are left out."""
+    import shutil
+
+    from spark.config import PipelineConfig
+
+    shutil.copytree(config.landing, root / "landing", symlinks=True)
+    shutil.copytree(config.lake, root / "lake", symlinks=True, ignore=shutil.ignore_patterns("whatif"))
+    return PipelineConfig(lake=root / "lake", landing=root / "landing")
+
+
 def reallocation_landing(root, resent: bool = False):
     """``resent``: also a late file puts_resent.csv that repeats M2 and M5 (a re-sent export): both copies are
     held out of silver (quarantined, naming both files), and the day routes each message once."""

@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.handmade import DAY, msg, reallocation_landing
+from tests.handmade import DAY, copy_run, msg, reallocation_landing
 
 pytestmark = [pytest.mark.spark, pytest.mark.slow]
 
@@ -69,24 +69,23 @@ def test_a_day_with_a_reallocation_publishes_and_lists_only_what_stayed(spark, t
     assert released.isna()[msg(5)]
 
 
-def test_a_rerun_of_a_date_gives_the_same_run_summary(spark, tmp_path):
+def test_a_rerun_of_a_date_gives_the_same_run_summary(spark, reallocation_lake, tmp_path):
     """run_summary's rows_read / accepted / quarantined are the date's files as ingested now, not the sum of
     every run's log rows: the second run reads nothing new (the files are unchanged) and must report the
-    same counts as the first."""
+    same counts as the first. The first run is the session's (tests/conftest.py ``reallocation_lake``), copied."""
     from deltalake import DeltaTable
 
-    from spark.config import PipelineConfig
     from spark.pipeline import run_pipeline
 
-    config = PipelineConfig(lake=tmp_path / "lake", landing=reallocation_landing(tmp_path / "landing"))
+    config = copy_run(reallocation_lake, tmp_path)
     cols = ["rows_read", "rows_accepted", "rows_quarantined", "messages_replayed", "messages_stuck"]
     seen = []
-    for _ in range(2):
-        assert run_pipeline(config, [DAY], spark=spark, progress=lambda m: None).published
+    for run in range(2):
+        if run:
+            assert run_pipeline(config, [DAY], spark=spark, progress=lambda m: None).published
         summary = DeltaTable(str(config.lake / "gold" / "run_summary")).to_pandas()
         (row,) = summary.to_dict("records")
         seen.append({c: row[c] for c in cols})
     assert seen[0] == seen[1]
     # 3 captures (1 + 2 + 2 records... counted by the parsers) and 6 put rows: at least the 6 puts were read.
     assert seen[0]["rows_read"] == seen[0]["rows_accepted"] + seen[0]["rows_quarantined"] >= 6
-

@@ -1,8 +1,9 @@
 """Nothing changed, nothing done (issue 30 item 1): a date whose inputs are those its published run recorded is
 left as it is, and each input, changed alone, makes the date run again.
 
-The estate is the hand-made re-allocation day (tests/handmade.py), in a lake of this module's own (the test
-changes its landing). What a date's inputs are is clwl/lake/fingerprint.py's docstring: the data files of its
+The estate is the hand-made re-allocation day (tests/handmade.py), the session's published run of it
+(tests/conftest.py ``reallocation_lake``) copied into a lake and landing of this module's own (the test changes
+its landing). What a date's inputs are is clwl/lake/fingerprint.py's docstring: the data files of its
 partitions, the configuration and status histories up to the end of the day, its quarantine and ingest-log rows,
 the run's options and the code. Each step below changes one of them and checks which digest moved.
 """
@@ -11,7 +12,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.handmade import DAY, reallocation_landing
+from tests.handmade import DAY, copy_run
 
 pytestmark = [pytest.mark.spark, pytest.mark.slow]
 
@@ -21,15 +22,17 @@ def _quiet(_line: str) -> None:
 
 
 @pytest.fixture(scope="module")
-def published(spark, tmp_path_factory):
-    from spark.config import PipelineConfig
-    from spark.pipeline import run_pipeline
+def published(reallocation_lake, tmp_path_factory):
+    """The session's published run of the hand-made day (tests/conftest.py ``reallocation_lake``), copied: this
+    module changes its landing and lake. (config, the published run's id)."""
+    from clwl.lake.door import Lake
+    from clwl.lake.published import read_published
 
-    root = tmp_path_factory.mktemp("unchanged")
-    config = PipelineConfig(lake=root / "lake", landing=reallocation_landing(root / "landing"))
-    outcome = run_pipeline(config, [DAY], spark=spark, progress=_quiet)
-    assert outcome.published and not outcome.dates[0].unchanged_since
-    return config, outcome.run_id
+    config = copy_run(reallocation_lake, tmp_path_factory.mktemp("unchanged"))
+    run_id = read_published(config.lake / "gold").dates[DAY]
+    (summary,) = Lake(config.lake).rows("gold.run_summary").to_pylist()
+    assert (summary["run_id"], summary["status"]) == (run_id, "published")
+    return config, run_id
 
 
 def _gold_versions(config) -> dict:
