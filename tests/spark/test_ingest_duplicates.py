@@ -7,7 +7,8 @@
 3. A put row whose put time is not on its folder's run date is quarantined with a reason naming both dates and
    the folder to put it in; it is never replayed with the run date's configuration.
 
-Every landing here is built by hand in tmp_path from the sample estate's QM1 captures and a few of its put rows.
+Every landing here is built by hand in tmp_path from the sample estate's QM1 captures and a few of its put rows,
+except the end-to-end run's: the sample day with a re-sent file, against the session's run of that day.
 """
 
 from __future__ import annotations
@@ -248,26 +249,36 @@ def _destinations(cfg: PipelineConfig) -> dict[str, tuple]:
 
 
 @pytest.mark.slow
-def test_run_with_a_resent_file_publishes_the_same_destinations(spark, tmp_path):
+def test_run_with_a_resent_file_publishes_the_same_destinations(spark, samples_day_run, tmp_path):
+    """The sample day with a re-sent file (three of QM1's put rows again, in a file whose name sorts after theirs)
+    publishes the destinations the same day publishes without it: the session's `clwl run` of that date on
+    samples/landing (tests/conftest.py samples_day_run, only read here; source_file is relative to the landing
+    root, so the copy's rows are the same). The three copies, and only they, are quarantined, naming both files."""
     from spark.pipeline import run_pipeline
 
-    outcomes = {}
-    for name, resent in (("base", False), ("resent", True)):
-        landing = tmp_path / name / "landing"
-        cfg = PipelineConfig(lake=tmp_path / name / "lake", landing=landing)
-        captures(landing)
-        puts(landing, "puts_a.csv", ROWS[:60])
-        if resent:
-            puts(landing, "puts_b.csv", [ROWS[40], ROWS[10], ROWS[25]])
-        outcome = run_pipeline(cfg, [DAY], spark=spark, progress=quiet)
-        assert outcome.published and outcome.dates[0].published, outcome.dates[0].failures
-        outcomes[name] = (cfg, outcome)
-    base, resent = (_destinations(outcomes[n][0]) for n in ("base", "resent"))
-    assert len(resent) == 60 and resent == base
-    q = held_back(outcomes["resent"][0])
-    assert len(q) == 3
-    assert all(f"{DAY}/QM1/puts_a.csv" in r["reason"] and f"{DAY}/QM1/puts_b.csv" in r["reason"] for r in q)
-    assert outcomes["resent"][1].dates[0].messages == 60
+    base_cfg, base_day = samples_day_run.config, samples_day_run.outcome.dates[0]
+    assert base_day.run_date == DAY and base_day.published
+    landing = tmp_path / "landing"
+    shutil.copytree(base_cfg.landing / DAY, landing / DAY)
+    cfg = PipelineConfig(lake=tmp_path / "lake", landing=landing)
+    resent_rows = [ROWS[40], ROWS[10], ROWS[25]]
+    puts(landing, "puts_resent.csv", resent_rows)
+    outcome = run_pipeline(cfg, [DAY], spark=spark, progress=quiet)
+    assert outcome.published and outcome.dates[0].published, outcome.dates[0].failures
+
+    base, resent = _destinations(base_cfg), _destinations(cfg)
+    assert {msg_id(r) for r in resent_rows} <= set(base)  # the re-sent messages are replayed, once
+    assert len(resent) == base_day.messages and resent == base
+    b = f"{DAY}/QM1/puts_resent.csv"
+    q = [r for r in held_back(cfg) if r["source_file"] == b]
+    assert sorted(r["position"] for r in q) == [2, 3, 4]
+    assert all(f"{DAY}/QM1/puts.csv line" in r["reason"] and b in r["reason"] for r in q)
+
+    def others(c):  # the day's own held-back rows (the samples' deliberate defects): the same in both runs
+        return sorted((r["source_file"], r["position"], r["reason"]) for r in held_back(c) if r["source_file"] != b)
+
+    assert others(cfg) == others(base_cfg)
+    assert outcome.dates[0].messages == base_day.messages
 
 
 def test_a_msg_id_put_twice_in_one_activity_trace_is_replayed_once(spark, tmp_path):
