@@ -11,7 +11,6 @@ from datetime import datetime, timezone
 from typing import Iterable, NamedTuple
 
 from clwl.days import RunDate
-from clwl.lake.door import Lake
 from clwl.lake.put_records import VIEWS
 from clwl.landing.formats import PUT_FORMATS, SELF_CHECKED_FORMATS, TRACE_FORMAT
 from clwl.landing.held_back import (
@@ -25,6 +24,7 @@ from clwl.landing.held_back import (
     template_parts,
 )
 from clwl.parse.activity_trace import ORIGIN as TRACE_ORIGIN
+from spark.ingest.context import IngestRun
 from spark.ingest.scratch import QUARANTINE_TABLE
 from spark.ingest.writes import holds_rows, run_writes, sql_in, sql_string
 from spark.tables import TABLES, read, read_stored
@@ -60,7 +60,7 @@ class MessageScope(NamedTuple):
     in_lake: frozenset[str] = frozenset((*VIEWS[PUTS], TRACE_TABLE))
 
 
-def message_scope(spark, config, frames: dict, touched: list[tuple[str, str, str]]) -> MessageScope:
+def message_scope(run: IngestRun, frames: dict, touched: list[tuple[str, str, str]]) -> MessageScope:
     """What a run's put files make rebuild (one Spark job, before bronze is written).
 
     pairs: every (run date, sending queue manager) with a row in a touched put file, before or after this run,
@@ -68,12 +68,14 @@ def message_scope(spark, config, frames: dict, touched: list[tuple[str, str, str
     rebuilt). files: the put files, after this run, that hold rows of a touched pair. single: the pairs that,
     after this run, have rows in one put file only, which its parser checked for repeated msg_ids: the search
     for msg_ids repeated across files (an aggregation over every message of the pair) is left out for them."""
-    return scope_of_put_files(spark, config, frames, {s: d for s, d, p in touched if p in PUT_PARSERS})
+    return scope_of_put_files(run, frames, {s: d for s, d, p in touched if p in PUT_PARSERS})
 
 
-def scope_of_put_files(spark, config, frames: dict, puts: dict[str, str]) -> MessageScope:
+def scope_of_put_files(run: IngestRun, frames: dict, puts: dict[str, str]) -> MessageScope:
     """:func:`message_scope` of the touched put files ``puts`` (source file -> run date)."""
     from pyspark.sql import functions as F
+
+    spark, config = run.spark, run.config
 
     if not puts:
         return MessageScope((), frozenset(), frozenset(), frozenset())
@@ -81,8 +83,7 @@ def scope_of_put_files(spark, config, frames: dict, puts: dict[str, str]) -> Mes
     days = [RunDate(d).day for d in sorted(set(puts.values()))]
     # A new run date (or lake) has no put rows in the lake yet: its Spark read, a dozen jobs of Delta snapshots
     # and file listings for no row, is left out (the files in the Delta log tell, no job).
-    lake = Lake(config.lake)
-    in_lake = frozenset(k for k in (*VIEWS[PUTS], TRACE_TABLE) if holds_rows(lake, k, days))
+    in_lake = frozenset(k for k in (*VIEWS[PUTS], TRACE_TABLE) if holds_rows(run.lake, k, days))
     parts = []
     if in_lake & set(VIEWS[PUTS]):
         parts.append(read(spark, config, PUTS).where(F.col("run_date").isin(days))
@@ -241,7 +242,7 @@ def message_jobs(ingest, scope: MessageScope, frames: dict):
     from pyspark.sql import Window
     from pyspark.sql import functions as F
 
-    spark, config, run_id = ingest.spark, ingest.config, ingest.run_id
+    spark, config = ingest.spark, ingest.config
     where = _pairs_where(scope.pairs)
     # source: the put file's format; an activity trace's rows (format amqsact) are activity_trace events.
     bronze = put_rows(spark, config, scope, frames, where).withColumn(
@@ -259,7 +260,7 @@ def message_jobs(ingest, scope: MessageScope, frames: dict):
     good = bronze.where(in_day)
     multi = [p for p in scope.pairs if p not in scope.single]
     if not multi:
-        return _held_back(spark, config, scope, where, bronze, good, outside, run_id, frames)
+        return _held_back(ingest, scope, where, bronze, good, outside, frames)
     keys = list(KEYS)
     fields = compared_fields(TABLES["silver.message_events"].columns)
     may_repeat = good if len(multi) == len(scope.pairs) else good.where(_pairs_where(multi))
@@ -280,7 +281,7 @@ def message_jobs(ingest, scope: MessageScope, frames: dict):
                 kept_position=F.col("_kept.position").cast("string"), source_file=F.col("source_file"),
                 position=line, difference=F.when(differs == "", F.lit(SAME_RECORD))
                 .otherwise(_reason(DIFFERS, fields=differs))).alias("reason"))
-    return _held_back(spark, config, scope, where, bronze, good, outside.unionByName(duplicates), run_id, frames)
+    return _held_back(ingest, scope, where, bronze, good, outside.unionByName(duplicates), frames)
 
 
 def _reason(template: str, **columns):
@@ -304,11 +305,13 @@ def _pairs_where(pairs) -> str:
     return " OR ".join(f"(run_date = {sql_string(d)} AND {sql_in('sending_qmgr', qs)})" for d, qs in sorted(by_date.items()))
 
 
-def _held_back(spark, config, scope: MessageScope, where: str, puts, good, losers, run_id: str, frames: dict):
+def _held_back(ingest: IngestRun, scope: MessageScope, where: str, puts, good, losers, frames: dict):
     """The writes of :func:`message_jobs`, given the rows held back (``losers``: the put rows outside their run
     date and the later copies of repeated msg_ids) of ``puts``."""
     from pyspark.sql import Window
     from pyspark.sql import functions as F
+
+    spark, config, run_id = ingest.spark, ingest.config, ingest.run_id
 
     files = scope.files
     losers = losers.persist()

@@ -41,7 +41,7 @@ def migrate_put_records(run: IngestRun) -> bool:
     if puts:
         # Every put file as if new in this run gives the scope of all of them (pairs, files, traced ...); none is
         # touched, so the rebuild reads every row from the lake.
-        scope = scope_of_put_files(spark, config, {KEY: rows}, puts)._replace(touched=frozenset())
+        scope = scope_of_put_files(run, {KEY: rows}, puts)._replace(touched=frozenset())
         phases, _held, _kinds, losers = message_jobs(run, scope, {})
         try:
             write_phases(spark, config, phases)

@@ -44,7 +44,7 @@ def write_tables(ingest: IngestRun, frames: dict, todo: list[LandingFile], remov
         ingest.progress("write: nothing new or changed, no table rewritten")
         return {}, {}
     t0 = time.monotonic()
-    scope = message_scope(ingest.spark, ingest.config, frames, touched)
+    scope = message_scope(ingest, frames, touched)
     # Before step 3 writes: whether the history's sources hold rows of files other than this run's.
     history_in_lake = any(holds_rows(ingest.lake, k) for k in _HISTORY_SOURCES)
     written = _replace_file_rows(ingest, frames, touched, results)
