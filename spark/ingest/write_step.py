@@ -111,7 +111,7 @@ def _replace_file_rows(ingest: IngestRun, frames: dict, touched: list[tuple[str,
 
 
 def _rebuild_events_and_histories(ingest: IngestRun, frames: dict, written: dict[str, int], scope: MessageScope,
-                                  qmgrs: list[str], history_in_lake: bool = True) -> dict[str, int]:
+                                  qmgrs: list[str], history_in_lake: bool) -> dict[str, int]:
     """Step 4: message events, rebuilt per (run date, sending queue manager) of ``scope`` from all of its
     accepted put rows, and history, rebuilt per observing queue manager of ``qmgrs`` from all of its captures:
     written side by side (the put rows held back are written to bronze before and after, see
