@@ -171,23 +171,22 @@ class Place:
     reports: Path
 
 
-def quality_docs(rep: Report, day: Day, folder: Path) -> None:
-    """Build the Data Docs of the report's run into ``<folder>/quality/`` and link them from the run summary; a
-    report is written without them (and says why) when the run kept no results or GX cannot build them."""
+def quality_docs(validation_root: Any, run_id: str, day: dt.date, folder: Path) -> tuple[str, str]:
+    """Build the Data Docs of the report's run into ``<folder>/quality/``: (the link to their index, "") for the
+    run summary, or ("", why not) when the run kept no results or GX cannot build them (the report is written
+    without them and says so)."""
     from clwl.report.quality_docs import QUALITY_DIR, QualityDocsError, build_quality_docs, validation_folder
 
-    if day.validation_root is None:
-        rep.quality_docs_note = "No quality gate results to show: this report was made without the lake's validation folder."
-        return
+    if validation_root is None:
+        return "", "No quality gate results to show: this report was made without the lake's validation folder."
     try:
-        where = validation_folder(day.validation_root, day.run_id, day.run_date.isoformat())
-        index = build_quality_docs(where, folder / QUALITY_DIR, day.run_id, day.run_date.isoformat())
+        where = validation_folder(validation_root, run_id, day.isoformat())
+        index = build_quality_docs(where, folder / QUALITY_DIR, run_id, day.isoformat())
     except QualityDocsError as exc:
-        log.warning("report %s: no Data Docs: %s", day.run_date, exc)
+        log.warning("report %s: no Data Docs: %s", day, exc)
         shutil.rmtree(folder / QUALITY_DIR, ignore_errors=True)  # an earlier run's are not this report's
-        rep.quality_docs_note = f"The quality gate's Data Docs were not built: {exc}"
-        return
-    rep.quality_docs = index.relative_to(folder).as_posix()
+        return "", f"The quality gate's Data Docs were not built: {exc}"
+    return index.relative_to(folder).as_posix(), ""
 
 
 def write_report(out: Places, run_date: dt.date | str, run_id: str, *, channel_status: str | Path | None = None,
@@ -199,13 +198,20 @@ def write_report(out: Places, run_date: dt.date | str, run_id: str, *, channel_s
     what-if run's report, titled as one, listing its overrides and showing the published day beside it. The
     silver tables (configuration, browses) are the main lake's.
     """
+    from concurrent.futures import ThreadPoolExecutor
+
     day = run_date if isinstance(run_date, dt.date) else run_day(run_date)
-    gathered = gather(lake_root(out.lake), day, run_id, silver_lake=lake_root(published.lake) if published is not None else None,
-                      channel_status=channel_status, whatif=whatif)
-    rep = build_report(gathered)
     folder = Path(out.reports) / day.isoformat()
     folder.mkdir(parents=True, exist_ok=True)
-    quality_docs(rep, gathered, folder)
+    # The Data Docs need only the kept results: built beside the reads and the sections (their first build in a
+    # process imports Great Expectations, seconds of its own), taken when the report is put together.
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="report-docs") as pool:
+        docs = pool.submit(quality_docs, lake_root(out.lake) / "validation", run_id, day, folder)
+        gathered = gather(lake_root(out.lake), day, run_id,
+                          silver_lake=lake_root(published.lake) if published is not None else None,
+                          channel_status=channel_status, whatif=whatif)
+        rep = build_report(gathered)
+        rep.quality_docs, rep.quality_docs_note = docs.result()
     charts_dir = folder / "charts"
     for c in rep.all_charts:
         charts_dir.mkdir(exist_ok=True)

@@ -94,6 +94,16 @@ def test_overlap_chains_transitively():
     assert [(w.start, w.end) for w in windows] == [(at(9), at(9, 40))]
 
 
+def test_a_chain_reaches_to_the_latest_end_of_any_of_its_spans_not_its_last():
+    """Rule 1 on one channel, the chain's reach kept as spans join it: 09:00-12:00, then 09:30-09:45 (inside it),
+    then 11:00-11:30. The third does not meet the second (09:45 < 11:00) but meets the chain, whose span is
+    [09:00, 12:00): one window 09:00-12:00. A fourth at 12:00-13:00 only touches that end: a window of its own.
+    (The chain's span is kept as it grows, so a channel with thousands of spans is chained in one pass.)"""
+    windows = channel_windows([down("QM1", "QM2", at(9), at(12)), down("QM1", "QM2", at(9, 30), at(9, 45)),
+                               down("QM1", "QM2", at(11), at(11, 30)), down("QM1", "QM2", at(12), at(13))])
+    assert [(w.start, w.end) for w in windows] == [(at(9), at(12)), (at(12), at(13))]
+
+
 def test_a_sender_whose_receivers_are_fine_elsewhere_is_the_sender_side():
     """QM5 loses TO.QM2, TO.QM3 and TO.QM4 10:00-12:00 (rule 2); QM1 -> QM3 is also down 11:00-11:30, so QM3 alone
     is unreachable from two senders (rule 3 for QM5's TO.QM3 window). Not every channel of QM5's chain is in a

@@ -161,7 +161,7 @@ def test_write_report_puts_the_marker_last(tmp_path, monkeypatch):
     monkeypatch.setattr(build, "build_report", lambda g: type("R", (), {"all_charts": []})())
     monkeypatch.setattr(build, "render_html", lambda rep: "<html/>")
     monkeypatch.setattr(build, "render_md", lambda rep: "# r\n")
-    monkeypatch.setattr(build, "quality_docs", lambda rep, day, folder: None)  # no lake here: no Data Docs
+    monkeypatch.setattr(build, "quality_docs", lambda root, run_id, day, folder: ("", "none"))  # no lake: no Data Docs
     monkeypatch.setattr(Path, "write_text", spy)
     html, md = build.write_report(build.Place(tmp_path / "lake", tmp_path / "reports"), DAY, "run-x")
     assert written == ["report.html", "summary.md"]

@@ -5,12 +5,10 @@ come before it."""
 from __future__ import annotations
 
 import datetime as dt
-from types import SimpleNamespace
 
 import pytest
 
 from clwl.report.build import quality_docs
-from clwl.report.model import Report
 from clwl.report.quality_docs import QualityDocsError, build_quality_docs, kept_results, validation_folder
 
 DAY = dt.date(2026, 11, 20)
@@ -38,11 +36,9 @@ def test_a_second_date_of_a_run_is_read_from_its_own_folder(tmp_path):
 
 
 def test_a_report_whose_run_kept_no_results_says_so_and_links_nothing(tmp_path):
-    rep = Report("t", DAY, "run-1", "now")
     (tmp_path / "report" / "quality").mkdir(parents=True)  # an earlier run's site: not this report's
-    quality_docs(rep, SimpleNamespace(validation_root=tmp_path / "validation", run_id="run-1", run_date=DAY),
-                 tmp_path / "report")
-    assert rep.quality_docs == ""
-    assert rep.quality_docs_note.startswith("The quality gate's Data Docs were not built: ")
-    assert "no validation result" in rep.quality_docs_note
+    link, note = quality_docs(tmp_path / "validation", "run-1", DAY, tmp_path / "report")
+    assert link == ""
+    assert note.startswith("The quality gate's Data Docs were not built: ")
+    assert "no validation result" in note
     assert not (tmp_path / "report" / "quality").exists()
