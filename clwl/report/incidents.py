@@ -185,7 +185,7 @@ def day_incidents(day: Day) -> list[Incident]:
     centre's own channel status was unseen during it (the evidence rule the picture hatches)."""
     from clwl.report.channels import chstatus_day_gaps
 
-    troubles, delays = troubles_and_delays(day)
+    troubles, delays = day.troubles
     found = incidents(troubles, workload_channels(day), delays)
     unseen: dict[str, list] = {}
     for g in chstatus_day_gaps(day):
@@ -389,7 +389,7 @@ def picture_section(day: Day, rep: Report) -> None:
     """The one picture at the top of the findings."""
     from clwl.report.channels import chstatus_day_gaps
 
-    troubles, delays = troubles_and_delays(day)
+    troubles, delays = day.troubles
     found = incidents(troubles, workload_channels(day), delays)
     rep.picture = waiting_picture(day, found, chstatus_day_gaps(day), delays)
 

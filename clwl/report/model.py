@@ -191,6 +191,14 @@ class Day:
         return summary_row(self.run_summary, self.run_id)
 
     @cached_property
+    def troubles(self) -> tuple[list, list]:
+        """The day's trouble windows and delayed messages (clwl.report.incidents.troubles_and_delays), made once:
+        the incidents and the picture both start from them, and at 10M messages they are a row per delayed one."""
+        from clwl.report.incidents import troubles_and_delays
+
+        return troubles_and_delays(self)
+
+    @cached_property
     def stuck_rows(self) -> pd.DataFrame:
         """The stuck rows with their age as h:mm."""
         stuck = self.stuck.copy()
