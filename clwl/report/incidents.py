@@ -166,6 +166,14 @@ def troubles_and_delays(day: Day) -> tuple[list[Trouble], list[Delay]]:
     return troubles, list(delays.values())
 
 
+def day_troubles(day: Day) -> tuple[list[Trouble], list[Delay]]:
+    """:func:`troubles_and_delays` of the day, made once per Day: the incidents and the picture both start from
+    them, and at 10M messages they are a Python loop over every delayed message."""
+    if "troubles" not in day.derived:
+        day.derived["troubles"] = troubles_and_delays(day)
+    return day.derived["troubles"]
+
+
 def _guess_receiver(channel: str) -> str:
     """A channel without configuration: named after its receiver by the TO.<qmgr> convention, else itself."""
     return channel[3:] if channel.upper().startswith("TO.") else channel
@@ -185,7 +193,7 @@ def day_incidents(day: Day) -> list[Incident]:
     centre's own channel status was unseen during it (the evidence rule the picture hatches)."""
     from clwl.report.channels import chstatus_day_gaps
 
-    troubles, delays = day.troubles
+    troubles, delays = day_troubles(day)
     found = incidents(troubles, workload_channels(day), delays)
     unseen: dict[str, list] = {}
     for g in chstatus_day_gaps(day):
@@ -389,7 +397,7 @@ def picture_section(day: Day, rep: Report) -> None:
     """The one picture at the top of the findings."""
     from clwl.report.channels import chstatus_day_gaps
 
-    troubles, delays = day.troubles
+    troubles, delays = day_troubles(day)
     found = incidents(troubles, workload_channels(day), delays)
     rep.picture = waiting_picture(day, found, chstatus_day_gaps(day), delays)
 

@@ -184,19 +184,14 @@ class Day:
     puts: pd.DataFrame | None = None
     skew: pd.DataFrame | None = None
     seen: Seen | None = None  # what the evidence covered (None: not read: the report says so)
+    # What sections derive from the day and more than one reads, made once by the module that knows how
+    # (clwl.report.incidents.day_troubles); not part of the day's identity.
+    derived: dict = field(default_factory=dict, repr=False, compare=False)
 
     @cached_property
     def summary(self) -> tuple[dict, str]:
         """The run summary row of this run (or the latest of the date, with a note saying so)."""
         return summary_row(self.run_summary, self.run_id)
-
-    @cached_property
-    def troubles(self) -> tuple[list, list]:
-        """The day's trouble windows and delayed messages (clwl.report.incidents.troubles_and_delays), made once:
-        the incidents and the picture both start from them, and at 10M messages they are a row per delayed one."""
-        from clwl.report.incidents import troubles_and_delays
-
-        return troubles_and_delays(self)
 
     @cached_property
     def stuck_rows(self) -> pd.DataFrame:
