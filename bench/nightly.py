@@ -107,15 +107,19 @@ def run_logged(cmd: list[str], env: dict[str, str], log: Path, what: str) -> tup
     log.write_text(out, encoding="utf-8")
     if proc.returncode != 0:
         raise SystemExit(f"{what} failed (exit {proc.returncode}), see {log}:\n{out[-3000:]}")
-    return seconds, out, started_a_jvm(proc.pid, wall_start)
+    return seconds, out, started_a_jvm(wall_start, env.get("AIRFLOW_HOME"))
 
 
-def started_a_jvm(pid: int, since: float) -> bool:
-    """Whether process ``pid`` started a driver JVM: get_spark sends a JVM's output to the temp folder's
-    clwl-spark-<pid>.log when it starts one (written after ``since``: pids are reused); attached to a Connect
-    server, it starts none (as tests/spark/test_spark_connect.py checks)."""
-    path = Path(tempfile.gettempdir()) / f"clwl-spark-{pid}.log"  # spark.session.spark_log_path of that process
-    return path.exists() and path.stat().st_mtime >= since
+def started_a_jvm(since: float, airflow_home: str | None) -> bool:
+    """Whether a driver JVM was started since ``since``: get_spark sends a JVM's output to a file when it starts one,
+    in a task the file dags/clwl_dag_support.spark_log_file names under Airflow's log folder
+    (<AIRFLOW_HOME>/logs/clwl-spark/...), elsewhere the temp folder's clwl-spark-<pid>.log. Any such file written
+    since the command started counts (the tasks run one at a time, and the bench alone on the machine).
+    Attached to a Connect server, a task starts none (as tests/spark/test_spark_connect.py checks)."""
+    places = list(Path(tempfile.gettempdir()).glob("clwl-spark-*.log"))
+    if airflow_home:
+        places += list((Path(airflow_home) / "logs" / "clwl-spark").rglob("*.log"))
+    return any(p.stat().st_mtime >= since for p in places)
 
 
 def task_state(home: Path, run_id: str, task: str) -> str | None:

@@ -172,13 +172,12 @@ class Place:
 
 
 def quality_docs(validation_root: Any, run_id: str, day: dt.date, folder: Path) -> tuple[str, str]:
-    """Build the Data Docs of the report's run into ``<folder>/quality/``: (the link to their index, "") for the
-    run summary, or ("", why not) when the run kept no results or GX cannot build them (the report is written
-    without them and says so)."""
+    """Build the Data Docs of the report's run, from the results kept under ``validation_root`` (the lake's
+    validation folder: a Path or a location on the object store), into ``<folder>/quality/``: (the link to their
+    index, "") for the run summary, or ("", why not) when the run kept no results or GX cannot build them (the
+    report is written without them and says so)."""
     from clwl.report.quality_docs import QUALITY_DIR, QualityDocsError, build_quality_docs, validation_folder
 
-    if validation_root is None:
-        return "", "No quality gate results to show: this report was made without the lake's validation folder."
     try:
         where = validation_folder(validation_root, run_id, day.isoformat())
         index = build_quality_docs(where, folder / QUALITY_DIR, run_id, day.isoformat())
