@@ -190,9 +190,12 @@ def application_by_msg(day: Day) -> dict[str, str]:
 
 def day_incidents(day: Day) -> list[Incident]:
     """The day's incidents, each with its channels' transmission queues as the engine resolves them and whether its
-    centre's own channel status was unseen during it (the evidence rule the picture hatches)."""
+    centre's own channel status was unseen during it (the evidence rule the picture hatches). Made once per Day
+    (kept in ``Day.derived``): the incidents section and the picture both show them."""
     from clwl.report.channels import chstatus_day_gaps
 
+    if "incidents" in day.derived:
+        return day.derived["incidents"]
     troubles, delays = day_troubles(day)
     found = incidents(troubles, workload_channels(day), delays)
     unseen: dict[str, list] = {}
@@ -202,6 +205,7 @@ def day_incidents(day: Day) -> list[Incident]:
         inc.xmitqs = channel_xmitqs(day, inc)
         if any(u.start < inc.end and inc.start < u.end for u in unseen.get(inc.subject, ())):
             inc.unseen = (inc.subject,)
+    day.derived["incidents"] = found
     return found
 
 
@@ -397,9 +401,8 @@ def picture_section(day: Day, rep: Report) -> None:
     """The one picture at the top of the findings."""
     from clwl.report.channels import chstatus_day_gaps
 
-    troubles, delays = day_troubles(day)
-    found = incidents(troubles, workload_channels(day), delays)
-    rep.picture = waiting_picture(day, found, chstatus_day_gaps(day), delays)
+    _, delays = day_troubles(day)
+    rep.picture = waiting_picture(day, day_incidents(day), chstatus_day_gaps(day), delays)
 
 
 def applications_text(msg_ids: Any, apps: dict[str, str]) -> str:

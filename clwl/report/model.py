@@ -185,7 +185,7 @@ class Day:
     skew: pd.DataFrame | None = None
     seen: Seen | None = None  # what the evidence covered (None: not read: the report says so)
     # What sections derive from the day and more than one reads, made once by the module that knows how
-    # (clwl.report.incidents.day_troubles); not part of the day's identity.
+    # (clwl.report.incidents: day_troubles, day_incidents); not part of the day's identity.
     derived: dict = field(default_factory=dict, repr=False, compare=False)
 
     @cached_property
