@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any, Callable, Protocol
 
 from clwl.days import run_day
+from clwl.lake.door import VALIDATION
 from clwl.lake.reports import MARKER, marker_bytes
 from clwl.lake.storage import lake_root
 from clwl.report.advice import blast_section, drift_section, even_split_section, lint_section
@@ -204,9 +205,10 @@ def write_report(out: Places, run_date: dt.date | str, run_id: str, *, channel_s
     folder.mkdir(parents=True, exist_ok=True)
     # The Data Docs need only the kept results: built beside the reads and the sections (their first build in a
     # process imports Great Expectations, seconds of its own), taken when the report is put together.
+    lake = lake_root(out.lake)
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="report-docs") as pool:
-        docs = pool.submit(quality_docs, lake_root(out.lake) / "validation", run_id, day, folder)
-        gathered = gather(lake_root(out.lake), day, run_id,
+        docs = pool.submit(quality_docs, lake / VALIDATION, run_id, day, folder)
+        gathered = gather(lake, day, run_id,
                           silver_lake=lake_root(published.lake) if published is not None else None,
                           channel_status=channel_status, whatif=whatif)
         rep = build_report(gathered)

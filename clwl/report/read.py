@@ -21,7 +21,7 @@ from typing import Any, Callable, Sequence
 
 import pandas as pd
 
-from clwl.lake.door import GOLD_TABLES, is_delta_table, read_rows, snapshot
+from clwl.lake.door import GOLD_TABLES, VALIDATION, is_delta_table, read_rows, snapshot
 from clwl.lake.registry import columns_of
 from clwl.lake.silver import table_path, trace_applications
 from clwl.lake.storage import lake_root
@@ -516,7 +516,7 @@ def gather(lake: Path, day: dt.date, run_id: str, *, silver_lake: Path | None = 
         channel_status=None if cs.note == "not published" else cs.frame,
         channel_note=f"no channel status table at {cs_path}" if cs.note == "not published" else "",
         xmitq_contents=xq.frame, xmitq_note=xq_note, timelines=timelines, configured_note=configured_note,
-        versions=versions, validation_root=lake_root(lake) / "validation", lake=silver,
+        versions=versions, validation_root=lake_root(lake) / VALIDATION, lake=silver,
         whatif=whatif.name if whatif is not None else None,
         overrides=whatif.overrides() if whatif is not None else None, beside=beside,
         disagreements=wrong[0] if wrong else None, disagreement_total=wrong[1] if wrong else None, low_puts=low,
